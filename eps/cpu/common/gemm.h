@@ -1,0 +1,97 @@
+// Single-precision GEMM (C = alpha*op(A)*op(B) + beta*C): cache-blocked, packed, threaded,
+// with operands that can be packed once (constant weights) and saved as bytes.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "nxrt/ep/kernel.h"
+
+namespace nxrt::cpu {
+
+// Growable 64-byte aligned float storage; contents are undefined after a resize.
+class AlignedFloats {
+ public:
+  AlignedFloats() = default;
+  explicit AlignedFloats(std::size_t count) { resize(count); }
+  // Keeps the allocation when it is large enough already.
+  void resize(std::size_t count);
+  float* data() const { return data_.get(); }
+  std::size_t size() const { return size_; }
+
+ private:
+  struct Free {
+    void operator()(float* p) const { std::free(p); }
+  };
+  std::unique_ptr<float[], Free> data_;
+  std::size_t size_ = 0;
+  std::size_t capacity_ = 0;
+};
+
+// Which operand of the product a packed matrix is: A (rows x depth) or B (depth x cols).
+enum class GemmSide : uint32_t { kA = 0, kB = 1 };
+
+// An operand rearranged into the micro-kernel's panels: A as strips of kGemmMr rows, B as
+// strips of kGemmNr columns, each strip depth-major and zero-padded. Packed once, used by
+// every call; its byte form goes into EPContext blobs.
+class PackedMatrix {
+ public:
+  // op(A) is m x k: A is m x k (row-major, leading dimension lda) or, transposed, k x m.
+  static PackedMatrix pack_a(const float* a, int64_t lda, bool trans, int64_t m, int64_t k);
+  // op(B) is k x n: B is k x n (leading dimension ldb) or, transposed, n x k.
+  static PackedMatrix pack_b(const float* b, int64_t ldb, bool trans, int64_t k, int64_t n);
+
+  GemmSide side() const { return side_; }
+  int64_t outer() const { return outer_; }  // m for A, n for B
+  int64_t depth() const { return depth_; }  // k
+  int64_t strip_width() const;              // kGemmMr or kGemmNr
+  // Start of the strip holding rows (A) or columns (B) [s * strip_width, ...).
+  const float* strip(int64_t s) const { return data_.data() + s * strip_width() * depth_; }
+
+ private:
+  PackedMatrix(GemmSide side, int64_t outer, int64_t depth);
+  friend std::optional<std::vector<PackedMatrix>> load_packed_matrices(std::span<const std::byte>,
+                                                                       GemmSide, std::size_t,
+                                                                       int64_t, int64_t);
+  GemmSide side_;
+  int64_t outer_;
+  int64_t depth_;
+  AlignedFloats data_;
+};
+
+// The form of one operand: a strided matrix (optionally transposed) or a packed one.
+struct GemmOperand {
+  const float* data = nullptr;
+  int64_t ld = 0;
+  bool trans = false;
+  const PackedMatrix* packed = nullptr;
+
+  static GemmOperand matrix(const float* data, int64_t ld, bool trans = false) {
+    return GemmOperand{data, ld, trans, nullptr};
+  }
+  static GemmOperand of(const PackedMatrix& p) { return GemmOperand{nullptr, 0, false, &p}; }
+};
+
+// C (m x n, leading dimension ldc) = alpha * op(A) * op(B) + beta * C. With beta == 0, C
+// is only written (it may hold garbage or NaN). A packed operand must have been packed for
+// the same side with matching m/n and k. Splits the work over `parallel`.
+void gemm(int64_t m, int64_t n, int64_t k, float alpha, const GemmOperand& a, const GemmOperand& b,
+          float beta, float* c, int64_t ldc, const Parallel& parallel);
+
+// Byte form of a kernel's packed operands (for Kernel::save_packed).
+std::vector<std::byte> save_packed_matrices(std::span<const PackedMatrix> packed);
+// Restores `count` operands of `side` with the given outer dimension and depth; nullopt
+// when the bytes were made for other shapes or another micro-kernel (then pack again).
+std::optional<std::vector<PackedMatrix>> load_packed_matrices(std::span<const std::byte> bytes,
+                                                              GemmSide side, std::size_t count,
+                                                              int64_t outer, int64_t depth);
+
+// "avx512", "avx2" or "generic": the micro-kernel compiled in, for kernel variant names.
+const char* gemm_isa();
+
+}  // namespace nxrt::cpu

@@ -1,0 +1,59 @@
+// Helpers of the data-movement kernels (shape ops, Transpose, Concat/Split, Slice/Gather,
+// constants): they serve every dtype by copying elements by size, strings as objects.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+#include "nxrt/ep/claim.h"
+#include "nxrt/ep/kernel.h"
+
+namespace nxrt::cpu {
+
+// Calls fn(std::type_identity<T>{}) where T is std::string for strings and otherwise an
+// unsigned integer of the element's size, so that assigning a T copies one element of
+// any dtype (float16 and bfloat16 as uint16_t, bool as uint8_t...).
+template <class Fn>
+decltype(auto) visit_element_type(DType t, Fn&& fn) {
+  if (t == DType::kString) return fn(std::type_identity<std::string>{});
+  switch (dtype_size(t)) {
+    case 1: return fn(std::type_identity<uint8_t>{});
+    case 2: return fn(std::type_identity<uint16_t>{});
+    case 4: return fn(std::type_identity<uint32_t>{});
+    default: return fn(std::type_identity<uint64_t>{});
+  }
+}
+
+// Copies n elements between non-overlapping buffers; strings are assigned, not memcpy'd.
+void copy_elements(DType t, void* dst, const void* src, int64_t n);
+
+// The contiguous run of `source`'s elements that starts at element `offset`, as a tensor
+// of `shape` sharing the storage (a ViewOutput: nothing is copied).
+Tensor contiguous_view(const Tensor& source, int64_t offset, Shape shape);
+
+// Product of shape[begin, end): the outer or inner extent around an axis.
+int64_t dims_product(std::span<const int64_t> shape, std::size_t begin, std::size_t end);
+
+// Cost of a kernel that moves elements without arithmetic: every output element read once
+// and written once; zeros while an output's shape is symbolic.
+Cost copy_cost(const NodeContext& ctx);
+
+// The values of input i when it is a constant initializer (a shape, axes, split sizes,
+// starts...); nullopt when it is absent, computed at run time, or unreadable.
+std::optional<std::vector<int64_t>> constant_ints(const NodeContext& ctx, std::size_t i);
+
+// A decline carrying an error's text: checks run a kernel's own shape logic on statically
+// known values, so claim and run reject a node with the same words.
+KernelMatch declined_by(const Error& error);
+
+// Resolves axes against `rank` (negative ones from the back when allow_negative), rejecting
+// out-of-range and repeated axes with an error that names `op` and the valid range.
+Expected<std::vector<int64_t>> normalize_axes(std::string_view op, std::span<const int64_t> axes,
+                                              int64_t rank, bool allow_negative);
+
+}  // namespace nxrt::cpu

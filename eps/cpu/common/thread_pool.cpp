@@ -1,0 +1,83 @@
+// A small fork-join pool: workers sleep until a job arrives, then pull chunks.
+#include "common/thread_pool.h"
+
+#include <algorithm>
+
+namespace nxrt::cpu {
+namespace {
+// Set while a thread runs a chunk: a nested for_range then runs inline instead of deadlocking.
+thread_local bool tls_in_chunk = false;
+
+struct InChunk {
+  bool saved = tls_in_chunk;
+  InChunk() { tls_in_chunk = true; }
+  ~InChunk() { tls_in_chunk = saved; }
+};
+}  // namespace
+
+ThreadPool::ThreadPool(int threads) {
+  if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  for (int i = 1; i < threads; ++i) workers_.emplace_back([this] { worker_loop(); });
+}
+
+ThreadPool::~ThreadPool() {
+  {
+    std::lock_guard lock(mutex_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  for (auto& w : workers_) w.join();
+}
+
+void ThreadPool::drain(std::unique_lock<std::mutex>& lock) const {
+  while (job_.fn && job_.next < job_.n) {
+    const int64_t begin = job_.next;
+    const int64_t end = std::min(job_.n, begin + job_.chunk);
+    job_.next = end;
+    const auto* fn = job_.fn;
+    lock.unlock();
+    {
+      InChunk guard;
+      (*fn)(begin, end);
+    }
+    lock.lock();
+    if (--job_.remaining == 0) done_.notify_all();
+  }
+}
+
+void ThreadPool::worker_loop() {
+  uint64_t seen = 0;
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    wake_.wait(lock, [&] { return stop_ || job_.generation != seen; });
+    if (stop_) return;
+    seen = job_.generation;
+    drain(lock);
+  }
+}
+
+void ThreadPool::for_range(int64_t n, int64_t grain,
+                           const std::function<void(int64_t, int64_t)>& fn) const {
+  if (n <= 0) return;
+  grain = std::max<int64_t>(grain, 1);
+  const int64_t max_chunks = static_cast<int64_t>(threads()) * 4;
+  const int64_t chunk = std::max(grain, (n + max_chunks - 1) / max_chunks);
+  if (workers_.empty() || chunk >= n || tls_in_chunk) {
+    fn(0, n);
+    return;
+  }
+  std::lock_guard submit(submit_);
+  std::unique_lock lock(mutex_);
+  job_.fn = &fn;
+  job_.n = n;
+  job_.chunk = chunk;
+  job_.next = 0;
+  job_.remaining = (n + chunk - 1) / chunk;
+  ++job_.generation;
+  wake_.notify_all();
+  drain(lock);
+  done_.wait(lock, [&] { return job_.remaining == 0; });
+  job_.fn = nullptr;
+}
+
+}  // namespace nxrt::cpu

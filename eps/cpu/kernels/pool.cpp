@@ -1,0 +1,6 @@
+// PLACEHOLDER (being written this session): MaxPool AveragePool GlobalAveragePool GlobalMaxPool.
+#include "kernels/kernels.h"
+
+namespace nxrt::cpu {
+std::vector<KernelDef> pool_kernels() { return {}; }
+}  // namespace nxrt::cpu

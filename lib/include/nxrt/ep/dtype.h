@@ -1,0 +1,56 @@
+// DType: element types, numbered as ONNX's TensorProto.DataType.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace nxrt {
+
+enum class DType : int32_t {
+  kUndefined = 0,
+  kFloat32 = 1,
+  kUInt8 = 2,
+  kInt8 = 3,
+  kUInt16 = 4,
+  kInt16 = 5,
+  kInt32 = 6,
+  kInt64 = 7,
+  kString = 8,
+  kBool = 9,
+  kFloat16 = 10,
+  kFloat64 = 11,
+  kUInt32 = 12,
+  kUInt64 = 13,
+  kBFloat16 = 16,
+};
+
+// Bytes per element; std::string's size for kString; 0 for kUndefined or unknown codes.
+std::size_t dtype_size(DType t);
+// ONNX's spelling: "float", "int64", "bool", "float16", "string"...
+std::string_view dtype_name(DType t);
+// Accepts ONNX spellings and numpy-like ones ("float32", "f32", "i64").
+std::optional<DType> dtype_from_name(std::string_view name);
+// Maps an ONNX TensorProto.DataType code; nullopt for codes nxrt does not know.
+std::optional<DType> dtype_from_onnx(int32_t code);
+
+bool is_floating(DType t);
+bool is_integer(DType t);  // signed or unsigned, not bool
+
+// The C++ type of a DType, for kernels: dtype_of<float>() == DType::kFloat32.
+template <class T>
+constexpr DType dtype_of();
+template <> constexpr DType dtype_of<float>() { return DType::kFloat32; }
+template <> constexpr DType dtype_of<double>() { return DType::kFloat64; }
+template <> constexpr DType dtype_of<int8_t>() { return DType::kInt8; }
+template <> constexpr DType dtype_of<uint8_t>() { return DType::kUInt8; }
+template <> constexpr DType dtype_of<int16_t>() { return DType::kInt16; }
+template <> constexpr DType dtype_of<uint16_t>() { return DType::kUInt16; }
+template <> constexpr DType dtype_of<int32_t>() { return DType::kInt32; }
+template <> constexpr DType dtype_of<uint32_t>() { return DType::kUInt32; }
+template <> constexpr DType dtype_of<int64_t>() { return DType::kInt64; }
+template <> constexpr DType dtype_of<uint64_t>() { return DType::kUInt64; }
+template <> constexpr DType dtype_of<bool>() { return DType::kBool; }
+
+}  // namespace nxrt

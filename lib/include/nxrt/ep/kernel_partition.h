@@ -1,0 +1,48 @@
+// The default compile step: one kernel per node from an OpRegistry, run in topological
+// order with buffers released (and reused) as soon as their last consumer has run.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "nxrt/ep/provider.h"
+
+namespace nxrt {
+
+// A kernel per member node, in the partition's order; `parallel` must outlive the result.
+// `packed` optionally supplies each node's pre-packed state (by node name), e.g. from an
+// EPContext blob; kernels that support it skip their packing step.
+// Node name -> the state its kernel saved with save_packed().
+using PackedStates = std::map<std::string, std::vector<std::byte>>;
+
+class KernelPartition final : public CompiledPartition {
+ public:
+  static Expected<std::unique_ptr<KernelPartition>> build(const Partition& partition,
+                                                          const OpRegistry& registry,
+                                                          std::string ep_name,
+                                                          std::shared_ptr<const Parallel> parallel,
+                                                          const PackedStates& packed = {});
+  ~KernelPartition() override;
+
+  Expected<std::vector<Tensor>> run(std::span<const Tensor> inputs) override;
+  std::vector<std::string> describe() const override;
+  // Each node's kernel, in partition order (for saving packed state).
+  struct Step;
+  const std::vector<Step>& steps() const;
+
+ private:
+  KernelPartition();
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+struct KernelPartition::Step {
+  const Node* node;
+  std::unique_ptr<Kernel> kernel;
+  std::vector<int> inputs;   // slots; -1 for omitted inputs
+  std::vector<int> outputs;  // slots; -1 for omitted outputs
+  std::vector<int> release;  // slots whose last use is this step
+};
+
+}  // namespace nxrt

@@ -1,0 +1,91 @@
+// ExecutionProvider, EpInfo, EpConfig, Partition, CompiledPartition and the optional
+// interfaces (ContextCapable) found with dynamic_cast.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "nxrt/ep/device.h"
+#include "nxrt/ep/error.h"
+#include "nxrt/ep/kernel.h"
+#include "nxrt/ep/registry.h"
+#include "nxrt/ir/graph.h"
+
+namespace nxrt {
+
+struct EpContext;
+
+struct EpInfo {
+  std::string name;      // "cpu", "onednn", "cuda", or a plugin's own
+  std::string version;
+  std::string vendor;
+  DeviceId device;
+  std::string device_name;  // "x86_64 (avx2, fma)"
+  bool available = true;
+  std::string unavailable_reason;
+  std::vector<std::string> capabilities;     // "epcontext", "weight-paging"...
+  std::vector<std::string> context_sources;  // EPContext `source` keys this EP accepts
+};
+
+struct EpConfig {
+  int threads = 0;  // 0: one per core
+  std::map<std::string, std::string> options;
+};
+
+// A convex group of nodes of one graph placed on one EP (ARCHITECTURE.md §3.6).
+struct Partition {
+  const Graph* graph = nullptr;
+  std::string ep;
+  int index = 0;               // order among the session's partitions
+  std::string name;            // "cpu_0"; the EPContext node's partition_name
+  std::vector<NodeId> nodes;   // members in topological order
+  // Consumed by a member, produced outside (first-use order); constant initializers are
+  // not boundary values: the partition owns them (and an EPContext blob stores them).
+  std::vector<ValueId> inputs;
+  std::vector<ValueId> outputs;  // produced by a member, used by a graph output or non-member
+};
+
+// A compiled partition: takes the boundary inputs (in Partition::inputs order) and
+// produces the boundary outputs (in Partition::outputs order).
+class CompiledPartition {
+ public:
+  virtual ~CompiledPartition() = default;
+  virtual Expected<std::vector<Tensor>> run(std::span<const Tensor> inputs) = 0;
+  // One line per kernel or fused group: "node 'Conv_0' gemm-packed", for --profile.
+  virtual std::vector<std::string> describe() const { return {}; }
+};
+
+class ExecutionProvider {
+ public:
+  virtual ~ExecutionProvider() = default;
+  virtual const EpInfo& info() const = 0;
+  // This EP's verdict on one node; cheap and without side effects.
+  virtual KernelMatch claim(const NodeContext& ctx) const = 0;
+  virtual Expected<std::unique_ptr<CompiledPartition>> compile(const Partition& partition) = 0;
+  // The ops this EP registers (for list-eps); empty for EPs without a kernel table.
+  virtual std::vector<OpKey> registered_ops() const { return {}; }
+
+  // Memory of the EP's device. Host EPs use host memory and need not override these.
+  virtual Expected<Tensor> allocate(DType dtype, Shape shape);
+  virtual Expected<void> copy(const TensorView& src, const TensorMut& dst);
+  virtual Expected<void> sync() { return {}; }
+};
+
+// Optional: the EP can save a compiled partition as an EPContext payload and restore it.
+class ContextCapable {
+ public:
+  virtual ~ContextCapable() = default;
+  virtual Expected<EpContext> save_context(const Partition& partition,
+                                           const CompiledPartition& compiled) = 0;
+  // `partition` has the EPContext node as its only member; its boundary is the node's.
+  virtual Expected<std::unique_ptr<CompiledPartition>> load_context(
+      const EpContext& context, const Partition& partition) = 0;
+  // "ep_compatibility_info.<ep>" metadata value: what blobs of this host depend on.
+  virtual std::string compatibility_info() const = 0;
+};
+
+}  // namespace nxrt

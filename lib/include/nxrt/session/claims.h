@@ -1,0 +1,63 @@
+// ClaimsReport: every EP's verdict on every node, the placement and the partitions.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "nxrt/ep/epcontext.h"
+#include "nxrt/ep/provider.h"
+#include "nxrt/ep/registry.h"
+#include "nxrt/model/model.h"
+
+namespace nxrt {
+
+struct NodeClaim {
+  const Graph* graph = nullptr;
+  NodeId node = -1;
+  std::string path;              // "Loop_3/body/Add_1" for subgraph nodes, else the name
+  bool in_subgraph = false;
+  std::vector<EpVerdict> verdicts;  // every EP, priority order
+  std::string placed_ep;         // empty: no EP claims it (or it is inside a subgraph)
+  int partition = -1;            // index into ClaimsReport::partitions
+};
+
+// An EPContext node as the reader sees it (explain-claims shows these).
+struct ContextNodeInfo {
+  NodeId node = -1;
+  std::string source;
+  std::string ep;                // empty when no loaded EP accepts the source
+  std::size_t payload_bytes = 0;
+  std::string location;          // "inline" or the side file's name
+};
+
+struct ClaimsReport {
+  std::vector<std::string> eps;      // priority order
+  std::vector<NodeClaim> nodes;      // main graph first (topological), then subgraph nodes
+  std::vector<Partition> partitions; // in execution order
+  std::vector<ContextNodeInfo> context_nodes;
+
+  // Main-graph nodes that no EP claims.
+  std::vector<const NodeClaim*> unclaimed() const;
+  // An Error (ErrorCode::kUnclaimed) listing each unclaimed node with every EP's reason.
+  Error unclaimed_error(const std::string& model_path) const;
+};
+
+// Claims, places (first claiming EP in priority order wins) and partitions the model's
+// main graph; records the verdicts of subgraph nodes too. EPContext nodes are placed on the
+// EP that accepts their `source`.
+Expected<ClaimsReport> analyze_claims(const Model& model, const EpRegistry& eps,
+                                      const EpContextRegistry& contexts);
+
+// Groups placed nodes into convex partitions (no path leaves a group and comes back) and
+// orders them for execution. `placement[node]` is the EP name, empty for unplaced nodes.
+// Nodes listed in `alone` (EPContext nodes) get a partition of their own.
+std::vector<Partition> make_partitions(const Graph& graph, const std::vector<std::string>& placement,
+                                       const std::vector<bool>& alone);
+
+// The boundary rule, shared by everyone: inputs are values a member consumes that come
+// from outside the group (constant initializers excluded), in first-use order; outputs are
+// values a member produces that a graph output or a non-member uses, in production order.
+void compute_boundary(const Graph& graph, Partition& partition);
+
+}  // namespace nxrt

@@ -1,0 +1,68 @@
+// Session: a model loaded, claimed, partitioned and compiled, ready to run.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "nxrt/ep/epcontext.h"
+#include "nxrt/ep/provider.h"
+#include "nxrt/model/model.h"
+#include "nxrt/session/claims.h"
+
+namespace nxrt {
+
+struct SessionOptions {
+  std::vector<std::string> eps = {"cpu"};  // priority order
+  EpConfig config;
+  LoadOptions load;
+};
+
+// Creates the named EPs from the factory list, in order; unknown names are a usage error
+// that lists the known ones.
+Expected<EpRegistry> create_eps(const std::vector<std::string>& names, const EpConfig& config);
+
+// The EPs, the model and its claims: what explain-claims needs (nothing compiled).
+struct Analysis {
+  EpRegistry eps;
+  EpContextRegistry contexts;
+  Model model;
+  ClaimsReport report;
+};
+Expected<Analysis> analyze(const std::filesystem::path& model_path, const SessionOptions& options);
+
+class Session {
+ public:
+  // analyze(), then compile every partition (or restore it from its EPContext node).
+  static Expected<std::unique_ptr<Session>> create(const std::filesystem::path& model_path,
+                                                   const SessionOptions& options);
+  ~Session();
+
+  const Model& model() const { return analysis_.model; }
+  const ClaimsReport& report() const { return analysis_.report; }
+  const EpRegistry& eps() const { return analysis_.eps; }
+  const CompiledPartition& compiled(std::size_t partition) const { return *compiled_[partition]; }
+  double create_ms() const { return create_ms_; }
+
+  // Graph inputs the caller must feed (initializer defaults excluded), in model order.
+  std::vector<const Value*> required_inputs() const;
+  // Runs the model; inputs by graph-input name. Returns the graph outputs by name.
+  Expected<std::map<std::string, Tensor>> run(const std::map<std::string, Tensor>& inputs);
+
+  // Per-partition time of the last run, in microseconds (for --profile).
+  const std::vector<double>& last_partition_us() const { return partition_us_; }
+
+ private:
+  Session() = default;
+  Expected<void> check_inputs(const std::map<std::string, Tensor>& inputs) const;
+
+  Analysis analysis_;
+  std::vector<std::unique_ptr<CompiledPartition>> compiled_;
+  std::vector<std::vector<std::size_t>> release_after_;  // per partition: boundary values to drop
+  double create_ms_ = 0;
+  std::vector<double> partition_us_;
+};
+
+}  // namespace nxrt

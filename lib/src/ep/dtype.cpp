@@ -1,0 +1,80 @@
+// Element type sizes, names and ONNX code mapping.
+#include "nxrt/ep/dtype.h"
+
+#include <array>
+#include <string>
+#include <utility>
+
+namespace nxrt {
+namespace {
+
+struct DTypeInfo {
+  DType type;
+  std::size_t size;
+  std::string_view name;    // ONNX spelling
+  std::string_view alias1;  // numpy spelling
+  std::string_view alias2;  // short spelling
+};
+
+constexpr std::array kInfos = {
+    DTypeInfo{DType::kFloat32, 4, "float", "float32", "f32"},
+    DTypeInfo{DType::kUInt8, 1, "uint8", "uint8", "u8"},
+    DTypeInfo{DType::kInt8, 1, "int8", "int8", "i8"},
+    DTypeInfo{DType::kUInt16, 2, "uint16", "uint16", "u16"},
+    DTypeInfo{DType::kInt16, 2, "int16", "int16", "i16"},
+    DTypeInfo{DType::kInt32, 4, "int32", "int32", "i32"},
+    DTypeInfo{DType::kInt64, 8, "int64", "int64", "i64"},
+    DTypeInfo{DType::kString, sizeof(std::string), "string", "str", "string"},
+    DTypeInfo{DType::kBool, 1, "bool", "bool_", "b8"},
+    DTypeInfo{DType::kFloat16, 2, "float16", "half", "f16"},
+    DTypeInfo{DType::kFloat64, 8, "double", "float64", "f64"},
+    DTypeInfo{DType::kUInt32, 4, "uint32", "uint32", "u32"},
+    DTypeInfo{DType::kUInt64, 8, "uint64", "uint64", "u64"},
+    DTypeInfo{DType::kBFloat16, 2, "bfloat16", "bfloat16", "bf16"},
+};
+
+const DTypeInfo* find_info(DType t) {
+  for (const auto& info : kInfos)
+    if (info.type == t) return &info;
+  return nullptr;
+}
+
+}  // namespace
+
+std::size_t dtype_size(DType t) {
+  const auto* info = find_info(t);
+  return info ? info->size : 0;
+}
+
+std::string_view dtype_name(DType t) {
+  const auto* info = find_info(t);
+  return info ? info->name : std::string_view("undefined");
+}
+
+std::optional<DType> dtype_from_name(std::string_view name) {
+  for (const auto& info : kInfos)
+    if (name == info.name || name == info.alias1 || name == info.alias2) return info.type;
+  return std::nullopt;
+}
+
+std::optional<DType> dtype_from_onnx(int32_t code) {
+  if (const auto* info = find_info(static_cast<DType>(code))) return info->type;
+  return std::nullopt;
+}
+
+bool is_floating(DType t) {
+  return t == DType::kFloat32 || t == DType::kFloat64 || t == DType::kFloat16 ||
+         t == DType::kBFloat16;
+}
+
+bool is_integer(DType t) {
+  switch (t) {
+    case DType::kUInt8: case DType::kInt8: case DType::kUInt16: case DType::kInt16:
+    case DType::kInt32: case DType::kInt64: case DType::kUInt32: case DType::kUInt64:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace nxrt

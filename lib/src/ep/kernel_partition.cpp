@@ -1,0 +1,176 @@
+// KernelPartition: builds a kernel per node and runs them with lifetime-based release.
+#include "nxrt/ep/kernel_partition.h"
+
+#include <fmt/format.h>
+
+#include <map>
+#include <unordered_map>
+
+#include "buffer_pool.h"
+
+namespace nxrt {
+
+struct KernelPartition::State {
+  std::string ep_name;
+  std::shared_ptr<const Parallel> parallel;
+  std::vector<Step> steps;
+  std::size_t slot_count = 0;
+  std::vector<int> input_slots;                    // per boundary input
+  std::vector<int> output_slots;                   // per boundary output
+  std::vector<std::pair<int, Tensor>> constants;   // initializers, materialized once
+  std::shared_ptr<BufferPool> pool = std::make_shared<BufferPool>();
+};
+
+namespace {
+
+// The KernelContext of one step: reads and writes slots of the value table.
+class StepContext final : public KernelContext {
+ public:
+  StepContext(const KernelPartition::Step& step, std::vector<Tensor>& slots, BufferPool& pool,
+              const Parallel& parallel)
+      : step_(step), slots_(slots), pool_(pool), parallel_(parallel) {}
+
+  std::size_t input_count() const override { return step_.inputs.size(); }
+  bool has_input(std::size_t i) const override {
+    return i < step_.inputs.size() && step_.inputs[i] >= 0;
+  }
+  const Tensor& input(std::size_t i) const override {
+    static const Tensor kNone;
+    return has_input(i) ? slots_[static_cast<std::size_t>(step_.inputs[i])] : kNone;
+  }
+  std::size_t output_count() const override { return step_.outputs.size(); }
+  bool wants_output(std::size_t i) const override {
+    return i < step_.outputs.size() && step_.outputs[i] >= 0;
+  }
+  Expected<Tensor> output(std::size_t i, DType dtype, Shape shape) override {
+    const int64_t numel = shape_numel(shape);
+    if (numel < 0)
+      return fail(ErrorCode::kRuntime,
+                  fmt::format("output {} of {} has an invalid shape {}", i, step_.node->describe(),
+                              shape_to_string(shape)));
+    Tensor t = dtype == DType::kString ? Tensor::empty(dtype, std::move(shape))
+                                       : pool_.allocate(dtype, std::move(shape));
+    set_output(i, t);
+    return t;
+  }
+  void set_output(std::size_t i, Tensor tensor) override {
+    if (wants_output(i)) slots_[static_cast<std::size_t>(step_.outputs[i])] = std::move(tensor);
+  }
+  const Parallel& parallel() const override { return parallel_; }
+
+ private:
+  const KernelPartition::Step& step_;
+  std::vector<Tensor>& slots_;
+  BufferPool& pool_;
+  const Parallel& parallel_;
+};
+
+}  // namespace
+
+KernelPartition::KernelPartition() : state_(std::make_unique<State>()) {}
+KernelPartition::~KernelPartition() = default;
+
+const std::vector<KernelPartition::Step>& KernelPartition::steps() const { return state_->steps; }
+
+Expected<std::unique_ptr<KernelPartition>> KernelPartition::build(
+    const Partition& partition, const OpRegistry& registry, std::string ep_name,
+    std::shared_ptr<const Parallel> parallel, const PackedStates& packed) {
+  const Graph& graph = *partition.graph;
+  std::unique_ptr<KernelPartition> kp(new KernelPartition());
+  State& st = *kp->state_;
+  st.ep_name = std::move(ep_name);
+  st.parallel = std::move(parallel);
+
+  std::unordered_map<ValueId, int> slot_of;
+  auto slot = [&](ValueId v) {
+    auto [it, inserted] = slot_of.emplace(v, static_cast<int>(slot_of.size()));
+    return it->second;
+  };
+  for (ValueId v : partition.inputs) st.input_slots.push_back(slot(v));
+
+  for (NodeId id : partition.nodes) {
+    const Node& node = graph.node(id);
+    Step step{&node, nullptr, {}, {}, {}};
+    for (ValueId v : node.inputs) {
+      if (v == kNoValue) {
+        step.inputs.push_back(-1);
+        continue;
+      }
+      const bool known = slot_of.contains(v);
+      const int s = slot(v);
+      step.inputs.push_back(s);
+      const Value& val = graph.value(v);
+      if (!known && val.initializer && !val.is_graph_input) {
+        auto t = val.initializer->materialize();
+        if (!t) return forward_error(std::move(t), fmt::format("reading initializer '{}'", val.name));
+        st.constants.emplace_back(s, std::move(*t));
+      }
+    }
+    for (ValueId v : node.outputs) step.outputs.push_back(v == kNoValue ? -1 : slot(v));
+    NodeContext ctx(graph, node);
+    if (auto p = packed.find(node.name); p != packed.end()) ctx.set_packed_state(p->second);
+    auto kernel = registry.create(ctx, st.ep_name);
+    if (!kernel) return std::unexpected(std::move(kernel.error()));
+    step.kernel = std::move(*kernel);
+    st.steps.push_back(std::move(step));
+  }
+  for (ValueId v : partition.outputs) {
+    if (!slot_of.contains(v))
+      return fail(ErrorCode::kRuntime,
+                  fmt::format("partition '{}' lists output '{}' that none of its nodes produces",
+                              partition.name, graph.value(v).name));
+    st.output_slots.push_back(slot_of.at(v));
+  }
+  st.slot_count = slot_of.size();
+
+  // Release each intermediate slot after its last reader; boundary outputs and constants stay.
+  std::vector<int> last_use(st.slot_count, -1);
+  for (std::size_t i = 0; i < st.steps.size(); ++i)
+    for (int s : st.steps[i].inputs)
+      if (s >= 0) last_use[static_cast<std::size_t>(s)] = static_cast<int>(i);
+  std::vector<bool> keep(st.slot_count, false);
+  for (int s : st.output_slots) keep[static_cast<std::size_t>(s)] = true;
+  for (const auto& [s, t] : st.constants) keep[static_cast<std::size_t>(s)] = true;
+  for (std::size_t s = 0; s < st.slot_count; ++s)
+    if (!keep[s] && last_use[s] >= 0)
+      st.steps[static_cast<std::size_t>(last_use[s])].release.push_back(static_cast<int>(s));
+  return kp;
+}
+
+Expected<std::vector<Tensor>> KernelPartition::run(std::span<const Tensor> inputs) {
+  State& st = *state_;
+  if (inputs.size() != st.input_slots.size())
+    return fail(ErrorCode::kRuntime, fmt::format("partition expects {} inputs, got {}",
+                                                 st.input_slots.size(), inputs.size()));
+  std::vector<Tensor> slots(st.slot_count);
+  for (std::size_t i = 0; i < inputs.size(); ++i) slots[static_cast<std::size_t>(st.input_slots[i])] = inputs[i];
+  for (const auto& [s, t] : st.constants) slots[static_cast<std::size_t>(s)] = t;
+
+  for (const Step& step : st.steps) {
+    StepContext ctx(step, slots, *st.pool, *st.parallel);
+    if (auto r = step.kernel->compute(ctx); !r)
+      return forward_error(std::move(r), fmt::format("running {} on the {} EP", step.node->describe(), st.ep_name));
+    for (std::size_t o = 0; o < step.outputs.size(); ++o) {
+      const int s = step.outputs[o];
+      if (s >= 0 && !slots[static_cast<std::size_t>(s)].defined())
+        return fail(ErrorCode::kRuntime,
+                    fmt::format("{} produced no value for its output {}", step.node->describe(), o),
+                    fmt::format("the {} kernel '{}' did not set it", st.ep_name, step.kernel->variant()),
+                    "report this as a bug in the kernel");
+    }
+    for (int s : step.release) slots[static_cast<std::size_t>(s)] = Tensor();
+  }
+  std::vector<Tensor> outputs;
+  outputs.reserve(st.output_slots.size());
+  for (int s : st.output_slots) outputs.push_back(slots[static_cast<std::size_t>(s)]);
+  return outputs;
+}
+
+std::vector<std::string> KernelPartition::describe() const {
+  std::vector<std::string> out;
+  for (const Step& s : state_->steps)
+    out.push_back(fmt::format("{} {}", s.node->name, s.kernel->variant()));
+  return out;
+}
+
+}  // namespace nxrt

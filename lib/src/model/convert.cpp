@@ -1,0 +1,53 @@
+// TypeProto <-> ValueType.
+#include "convert.h"
+
+namespace nxrt {
+namespace {
+
+ValueType tensor_type(const onnx::TypeProto::Tensor& t) {
+  ValueType vt;
+  vt.dtype = dtype_from_onnx(t.elem_type()).value_or(DType::kUndefined);
+  if (!t.has_shape()) return vt;
+  std::vector<Dim> dims;
+  for (const auto& d : t.shape().dim()) {
+    if (d.has_dim_value() && d.dim_value() >= 0) dims.push_back(Dim{d.dim_value(), {}});
+    else dims.push_back(Dim{-1, d.has_dim_param() ? d.dim_param() : std::string()});
+  }
+  vt.shape = std::move(dims);
+  return vt;
+}
+
+}  // namespace
+
+ValueType convert_type(const onnx::TypeProto& type) {
+  if (type.has_tensor_type()) return tensor_type(type.tensor_type());
+  ValueType vt;
+  if (type.has_sequence_type()) {
+    vt.kind = ValueType::Kind::kSequence;
+    const auto& elem = type.sequence_type().elem_type();
+    if (elem.has_tensor_type()) vt.dtype = tensor_type(elem.tensor_type()).dtype;
+    return vt;
+  }
+  if (type.has_optional_type()) {
+    vt.kind = ValueType::Kind::kOptional;
+    const auto& elem = type.optional_type().elem_type();
+    if (elem.has_tensor_type()) vt.dtype = tensor_type(elem.tensor_type()).dtype;
+    return vt;
+  }
+  vt.kind = type.has_map_type() ? ValueType::Kind::kMap : ValueType::Kind::kUnknown;
+  return vt;
+}
+
+void type_to_proto(const ValueType& type, onnx::TypeProto& proto) {
+  auto* t = proto.mutable_tensor_type();
+  t->set_elem_type(static_cast<int32_t>(type.dtype));
+  if (!type.shape) return;
+  auto* shape = t->mutable_shape();
+  for (const Dim& d : *type.shape) {
+    auto* dim = shape->add_dim();
+    if (d.known()) dim->set_dim_value(d.size);
+    else if (!d.symbol.empty()) dim->set_dim_param(d.symbol);
+  }
+}
+
+}  // namespace nxrt

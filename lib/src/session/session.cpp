@@ -1,0 +1,219 @@
+// Session: EP creation, analysis, compilation (or EPContext restore) and execution.
+#include "nxrt/session/session.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <set>
+
+#include "epcontext_node.h"
+
+namespace nxrt {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+// Checks a fed tensor against the input's declared type: dtype, rank and static dims.
+Expected<void> check_input(const Value& v, const Tensor& t) {
+  const ValueType& type = v.type;
+  if (type.dtype != DType::kUndefined && t.dtype() != type.dtype)
+    return fail(ErrorCode::kInvalidInput,
+                fmt::format("input '{}' is {}, the model expects {}", v.name, dtype_name(t.dtype()),
+                            dtype_name(type.dtype)),
+                {}, fmt::format("give '{}' a tensor of type {}", v.name, dtype_name(type.dtype)));
+  if (!type.shape) return {};
+  const auto& dims = *type.shape;
+  bool ok = dims.size() == t.shape().size();
+  for (std::size_t i = 0; ok && i < dims.size(); ++i) ok = !dims[i].known() || dims[i].size == t.shape()[i];
+  if (!ok)
+    return fail(ErrorCode::kInvalidInput,
+                fmt::format("input '{}' has shape {}, the model expects {}", v.name, shape_to_string(t.shape()),
+                            type.to_string()),
+                {}, "feed a tensor of the declared shape (symbolic dimensions may take any size)");
+  return {};
+}
+
+}  // namespace
+
+Expected<EpRegistry> create_eps(const std::vector<std::string>& names, const EpConfig& config) {
+  EpRegistry registry;
+  std::set<std::string> seen;
+  for (const auto& name : names) {
+    if (!seen.insert(name).second)
+      return fail(ErrorCode::kUsage, fmt::format("EP '{}' is listed twice in --ep", name), {},
+                  "list each EP once, in priority order");
+    const EpFactory* factory = find_ep_factory(name);
+    if (!factory) {
+      std::vector<std::string> known;
+      for (const auto& f : ep_factories()) known.push_back(f.name);
+      return fail(ErrorCode::kUsage, fmt::format("unknown EP '{}'", name),
+                  fmt::format("this build has: {}", fmt::join(known, ", ")),
+                  "run 'nxrt list-eps' to see the EPs and why any is unavailable");
+    }
+    auto ep = factory->create(config);
+    if (!ep) return forward_error(std::move(ep), fmt::format("creating the {} EP", name));
+    registry.add(std::move(*ep));
+  }
+  return registry;
+}
+
+Expected<Analysis> analyze(const std::filesystem::path& model_path, const SessionOptions& options) {
+  auto eps = create_eps(options.eps, options.config);
+  if (!eps) return std::unexpected(eps.error());
+  std::vector<ExecutionProvider*> raw;
+  for (const auto& ep : eps->eps()) raw.push_back(ep.get());
+  auto contexts = build_ep_context_registry(raw);
+  if (!contexts) return std::unexpected(contexts.error());
+  auto model = load_model(model_path, options.load);
+  if (!model) return std::unexpected(model.error());
+  auto report = analyze_claims(*model, *eps, *contexts);
+  if (!report) return std::unexpected(report.error());
+  return Analysis{std::move(*eps), std::move(*contexts), std::move(*model), std::move(*report)};
+}
+
+Session::~Session() = default;
+
+Expected<std::unique_ptr<Session>> Session::create(const std::filesystem::path& model_path,
+                                                   const SessionOptions& options) {
+  const auto t0 = Clock::now();
+  auto analysis = analyze(model_path, options);
+  if (!analysis) return std::unexpected(analysis.error());
+  std::unique_ptr<Session> s(new Session());
+  s->analysis_ = std::move(*analysis);
+  const ClaimsReport& report = s->analysis_.report;
+  if (!report.unclaimed().empty()) return fail(report.unclaimed_error(model_path.string()));
+
+  const Graph& graph = *s->analysis_.model.graph;
+  auto contexts = read_context_nodes(graph);
+  if (!contexts) return std::unexpected(contexts.error());
+  for (const Partition& p : report.partitions) {
+    ExecutionProvider* ep = s->analysis_.eps.find(p.ep);
+    const Node& first = graph.node(p.nodes.front());
+    Expected<std::unique_ptr<CompiledPartition>> compiled = nullptr;
+    if (first.is_ep_context()) {
+      auto* capable = dynamic_cast<ContextCapable*>(ep);
+      if (!capable)
+        return fail(ErrorCode::kInvalidInput,
+                    fmt::format("EPContext node '{}' is for the {} EP, which cannot load contexts", first.name, p.ep));
+      compiled = capable->load_context(contexts->at(first.id), p);
+      if (!compiled)
+        return forward_error(std::move(compiled), fmt::format("loading {} from '{}'", first.describe(),
+                                                               model_path.string()));
+    } else {
+      compiled = ep->compile(p);
+      if (!compiled)
+        return forward_error(std::move(compiled),
+                             fmt::format("compiling partition '{}' of '{}' on the {} EP", p.name, model_path.string(), p.ep));
+    }
+    s->compiled_.push_back(std::move(*compiled));
+  }
+
+  // Each boundary value is dropped after the last partition that reads it.
+  std::map<ValueId, std::size_t> last_reader;
+  for (const Partition& p : report.partitions)
+    for (ValueId v : p.inputs) last_reader[v] = static_cast<std::size_t>(p.index);
+  s->release_after_.resize(report.partitions.size());
+  for (const auto& [v, idx] : last_reader)
+    if (!graph.value(v).is_graph_output) s->release_after_[idx].push_back(static_cast<std::size_t>(v));
+  s->create_ms_ = ms_since(t0);
+  return s;
+}
+
+std::vector<const Value*> Session::required_inputs() const {
+  std::vector<const Value*> out;
+  const Graph& g = *analysis_.model.graph;
+  for (ValueId v : g.inputs)
+    if (!g.value(v).initializer) out.push_back(&g.value(v));
+  return out;
+}
+
+Expected<void> Session::check_inputs(const std::map<std::string, Tensor>& inputs) const {
+  const Graph& g = *analysis_.model.graph;
+  for (const Value* v : required_inputs())
+    if (!inputs.contains(v->name))
+      return fail(ErrorCode::kUsage, fmt::format("input '{}' ({}) was not given", v->name, v->type.to_string()), {},
+                  fmt::format("pass --input {}=FILE.npy (or =random)", v->name));
+  for (const auto& [name, tensor] : inputs) {
+    auto id = g.find_value(name);
+    if (!id || !g.value(*id).is_graph_input) {
+      std::vector<std::string> names;
+      for (ValueId in : g.inputs) names.push_back(g.value(in).name);
+      return fail(ErrorCode::kUsage, fmt::format("'{}' is not an input of the model", name), {},
+                  fmt::format("the inputs are: {}", fmt::join(names, ", ")));
+    }
+    if (auto r = check_input(g.value(*id), tensor); !r) return r;
+  }
+  return {};
+}
+
+Expected<std::map<std::string, Tensor>> Session::run(const std::map<std::string, Tensor>& inputs) {
+  if (auto r = check_inputs(inputs); !r) return std::unexpected(r.error());
+  const Graph& g = *analysis_.model.graph;
+  const ClaimsReport& report = analysis_.report;
+  std::vector<Tensor> values(g.values.size());
+  for (const auto& [name, tensor] : inputs) values[static_cast<std::size_t>(*g.find_value(name))] = tensor;
+  // Graph inputs left out fall back to their initializer defaults.
+  for (ValueId v : g.inputs) {
+    const Value& val = g.value(v);
+    if (!values[static_cast<std::size_t>(v)].defined() && val.initializer) {
+      auto t = val.initializer->materialize();
+      if (!t) return std::unexpected(t.error());
+      values[static_cast<std::size_t>(v)] = *t;
+    }
+  }
+  partition_us_.assign(report.partitions.size(), 0);
+  for (const Partition& p : report.partitions) {
+    ExecutionProvider* ep = analysis_.eps.find(p.ep);
+    const DeviceId device = ep->info().device;
+    std::vector<Tensor> args;
+    args.reserve(p.inputs.size());
+    for (ValueId v : p.inputs) {
+      Tensor t = values[static_cast<std::size_t>(v)];
+      if (t.defined() && t.device() != device) {  // copy across devices at the boundary
+        auto moved = ep->allocate(t.dtype(), t.shape());
+        if (!moved) return std::unexpected(moved.error());
+        if (auto r = ep->copy(t.view(), moved->mut()); !r) return std::unexpected(r.error());
+        t = *moved;
+      }
+      args.push_back(std::move(t));
+    }
+    const auto t0 = Clock::now();
+    auto outputs = compiled_[static_cast<std::size_t>(p.index)]->run(args);
+    partition_us_[static_cast<std::size_t>(p.index)] = ms_since(t0) * 1000.0;
+    if (!outputs) return forward_error(std::move(outputs), fmt::format("running partition '{}'", p.name));
+    if (outputs->size() != p.outputs.size())
+      return fail(ErrorCode::kRuntime,
+                  fmt::format("partition '{}' on the {} EP returned {} outputs, expected {}", p.name, p.ep,
+                              outputs->size(), p.outputs.size()));
+    for (std::size_t i = 0; i < p.outputs.size(); ++i)
+      values[static_cast<std::size_t>(p.outputs[i])] = std::move((*outputs)[i]);
+    for (std::size_t v : release_after_[static_cast<std::size_t>(p.index)]) values[v] = Tensor();
+  }
+  std::map<std::string, Tensor> result;
+  for (ValueId v : g.outputs) {
+    const Value& val = g.value(v);
+    Tensor t = values[static_cast<std::size_t>(v)];
+    if (!t.defined() && val.initializer) {
+      auto m = val.initializer->materialize();
+      if (!m) return std::unexpected(m.error());
+      t = *m;
+    }
+    if (!t.defined())
+      return fail(ErrorCode::kRuntime, fmt::format("graph output '{}' was not computed", val.name));
+    if (!t.device().is_host()) {
+      Tensor host = Tensor::empty(t.dtype(), t.shape());
+      ExecutionProvider* ep = analysis_.eps.find(report.partitions[static_cast<std::size_t>(
+          report.nodes[static_cast<std::size_t>(val.producer)].partition)].ep);
+      if (auto r = ep->copy(t.view(), host.mut()); !r) return std::unexpected(r.error());
+      t = host;
+    }
+    result[val.name] = std::move(t);
+  }
+  return result;
+}
+
+}  // namespace nxrt

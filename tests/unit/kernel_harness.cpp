@@ -1,0 +1,143 @@
+// The one-node harness: builds a Graph, places the node on the cpu EP, runs it.
+#include "kernel_harness.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "cpu/cpu_provider.h"
+#include "nxrt/ep/kernel_partition.h"
+
+namespace nxrt::test {
+namespace {
+
+struct Built {
+  Graph graph;
+  Partition partition;
+};
+
+Built build(const NodeSpec& spec) {
+  Built b;
+  Graph& g = b.graph;
+  g.opset_imports[spec.domain] = spec.opset;
+  Node node;
+  node.id = 0;
+  node.name = spec.op_type + "_0";
+  node.op_type = spec.op_type;
+  node.domain = spec.domain;
+  node.opset = spec.opset;
+  node.attributes = spec.attrs;
+  for (std::size_t i = 0; i < spec.inputs.size(); ++i) {
+    const Tensor& t = spec.inputs[i];
+    if (!t.defined()) {
+      node.inputs.push_back(kNoValue);
+      continue;
+    }
+    ValueId v = g.intern_value(fmt::format("in{}", i));
+    Value& val = g.value(v);
+    val.type.dtype = t.dtype();
+    std::vector<Dim> dims;
+    for (int64_t d : t.shape()) dims.push_back(Dim{d, {}});
+    val.type.shape = dims;
+    const bool constant = i < spec.constant.size() && spec.constant[i];
+    if (constant) {
+      val.initializer = WeightHandle::resident(t);
+    } else {
+      val.is_graph_input = true;
+      g.inputs.push_back(v);
+      b.partition.inputs.push_back(v);
+    }
+    node.inputs.push_back(v);
+  }
+  for (std::size_t o = 0; o < spec.outputs; ++o) {
+    ValueId v = g.intern_value(fmt::format("out{}", o));
+    g.value(v).is_graph_output = true;
+    g.outputs.push_back(v);
+    node.outputs.push_back(v);
+    b.partition.outputs.push_back(v);
+  }
+  g.nodes.push_back(std::move(node));
+  g.rebuild_links();
+  b.partition.ep = "cpu";
+  b.partition.name = "cpu_0";
+  b.partition.nodes = {0};
+  return b;
+}
+
+std::unique_ptr<ExecutionProvider> make_cpu(int threads) {
+  auto ep = cpu::CpuProvider::create(EpConfig{threads, {}});
+  if (!ep) throw std::runtime_error(ep.error().render());
+  return std::move(*ep);
+}
+
+}  // namespace
+
+KernelMatch claim_on_cpu(const NodeSpec& spec) {
+  Built b = build(spec);
+  auto ep = make_cpu(1);
+  return ep->claim(NodeContext(b.graph, b.graph.nodes[0]));
+}
+
+Expected<std::vector<Tensor>> run_on_cpu(const NodeSpec& spec) {
+  Built b = build(spec);
+  b.partition.graph = &b.graph;
+  auto ep = make_cpu(spec.threads);
+  KernelMatch m = ep->claim(NodeContext(b.graph, b.graph.nodes[0]));
+  if (!m) return fail(ErrorCode::kUnclaimed, "declined", m.reason());
+  auto compiled = ep->compile(b.partition);
+  if (!compiled) return std::unexpected(compiled.error());
+  std::vector<Tensor> inputs;
+  for (std::size_t i = 0; i < spec.inputs.size(); ++i)
+    if (spec.inputs[i].defined() && !(i < spec.constant.size() && spec.constant[i]))
+      inputs.push_back(spec.inputs[i]);
+  return (*compiled)->run(inputs);
+}
+
+namespace {
+double element_as_double(const TensorView& v, int64_t i) {
+  switch (v.dtype) {
+    case DType::kFloat32: return v.data_as<float>()[i];
+    case DType::kFloat64: return v.data_as<double>()[i];
+    case DType::kInt64: return static_cast<double>(v.data_as<int64_t>()[i]);
+    case DType::kInt32: return v.data_as<int32_t>()[i];
+    case DType::kInt8: return v.data_as<int8_t>()[i];
+    case DType::kUInt8: return v.data_as<uint8_t>()[i];
+    case DType::kBool: return v.data_as<bool>()[i];
+    case DType::kInt16: return v.data_as<int16_t>()[i];
+    case DType::kUInt16: return v.data_as<uint16_t>()[i];
+    case DType::kUInt32: return v.data_as<uint32_t>()[i];
+    case DType::kUInt64: return static_cast<double>(v.data_as<uint64_t>()[i]);
+    default: return std::nan("");
+  }
+}
+}  // namespace
+
+std::string compare_tensors(const Tensor& actual, const Tensor& expected, double rtol, double atol) {
+  if (actual.dtype() != expected.dtype())
+    return fmt::format("dtype {} != expected {}", dtype_name(actual.dtype()), dtype_name(expected.dtype()));
+  if (actual.shape() != expected.shape())
+    return fmt::format("shape {} != expected {}", shape_to_string(actual.shape()), shape_to_string(expected.shape()));
+  const Tensor a = copy_to_contiguous(actual.view());
+  const Tensor e = copy_to_contiguous(expected.view());
+  const bool exact = !is_floating(a.dtype());
+  for (int64_t i = 0; i < a.numel(); ++i) {
+    if (a.dtype() == DType::kString) {
+      if (a.data_as<std::string>()[i] != e.data_as<std::string>()[i])
+        return fmt::format("element {}: '{}' != expected '{}'", i, a.data_as<std::string>()[i], e.data_as<std::string>()[i]);
+      continue;
+    }
+    const double x = element_as_double(a.view(), i), y = element_as_double(e.view(), i);
+    if (std::isnan(x) && std::isnan(y)) continue;
+    const bool ok = exact ? x == y : std::abs(x - y) <= atol + rtol * std::abs(y);
+    if (!ok) return fmt::format("element {}: {} != expected {}", i, x, y);
+  }
+  return {};
+}
+
+AttributeMap attrs(std::vector<std::pair<std::string, Attribute::Value>> entries) {
+  AttributeMap m;
+  for (auto& [name, value] : entries) m.set(name, Attribute{std::move(value)});
+  return m;
+}
+
+}  // namespace nxrt::test

@@ -1,0 +1,40 @@
+// Runs one ONNX node on the CPU EP from in-memory tensors: the unit tests' kernel harness.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "nxrt/ep/kernel.h"
+#include "nxrt/ep/tensor.h"
+#include "nxrt/ir/attribute.h"
+
+namespace nxrt::test {
+
+struct NodeSpec {
+  std::string op_type;
+  std::string domain;                 // "" for ai.onnx
+  int64_t opset = 17;
+  std::vector<Tensor> inputs;         // an undefined Tensor marks an omitted optional input
+  std::vector<bool> constant;         // per input: feed it as an initializer (default: no)
+  AttributeMap attrs;
+  std::size_t outputs = 1;
+  int threads = 2;
+};
+
+// The cpu EP's verdict on the node (input types and shapes taken from the tensors).
+KernelMatch claim_on_cpu(const NodeSpec& spec);
+// Claims, compiles and runs the node; the error carries the decline reason if any.
+Expected<std::vector<Tensor>> run_on_cpu(const NodeSpec& spec);
+
+// Elementwise comparison with |a-b| <= atol + rtol*|b|; exact for non-float types.
+// Returns an empty string when equal, else a description of the first difference.
+std::string compare_tensors(const Tensor& actual, const Tensor& expected, double rtol = 1e-5,
+                            double atol = 1e-6);
+
+// Attribute construction shorthand: attrs({{"axis", 1}, {"perm", ints{0,2,1}}}).
+using ints = std::vector<int64_t>;
+using floats = std::vector<float>;
+AttributeMap attrs(std::vector<std::pair<std::string, Attribute::Value>> entries);
+
+}  // namespace nxrt::test
