@@ -167,7 +167,7 @@ Expected<void> broadcast_binary(KernelContext& ctx, std::string_view op_name, Op
   const Tensor& b = ctx.input(1);
   auto bc = Broadcast<2>::make(op_name, {&a.shape(), &b.shape()});
   if (!bc) return std::unexpected(std::move(bc.error()));
-  auto y = ctx.output(0, dtype_of<O>(), bc->shape());
+  Expected<Tensor> y = ctx.output(0, dtype_of<O>(), bc->shape());
   if (!y) return std::unexpected(std::move(y.error()));
   const A* pa = a.data_as<A>();
   const B* pb = b.data_as<B>();

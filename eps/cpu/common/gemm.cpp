@@ -3,6 +3,8 @@
 #include "common/gemm.h"
 
 #include <algorithm>
+#include <array>
+#include <utility>
 #include <cstring>
 #include <new>
 
@@ -43,6 +45,18 @@ inline Vec load(const float* p) {
 
 inline void store(float* p, Vec v) { std::memcpy(p, &v, sizeof v); }
 
+inline Vec broadcast(float x) {
+#if defined(__AVX512F__)
+  return _mm512_set1_ps(x);
+#elif defined(__AVX2__) && defined(__FMA__)
+  return _mm256_set1_ps(x);
+#else
+  Vec v;
+  for (int l = 0; l < kW; ++l) v[l] = x;
+  return v;
+#endif
+}
+
 inline Vec fma(Vec a, Vec b, Vec c) {
 #if defined(__AVX512F__)
   return _mm512_fmadd_ps(a, b, c);
@@ -55,27 +69,31 @@ inline Vec fma(Vec a, Vec b, Vec c) {
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-// C tile (mr x nr valid of kMr x kNr) = alpha * a_strip * b_strip + beta * C; beta == 0
-// never reads C.
-void micro_kernel(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, float alpha,
-                  float beta, int64_t mr, int64_t nr) {
-  Vec acc[kMr][2] = {};
+// C tile (mr x nr valid) = alpha * a_strip * b_strip + beta * C over R rows and V vectors
+// of columns, the smallest register tile that covers mr x nr; beta == 0 never reads C.
+template <int R, int V>
+void micro_kernel(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, float alpha, float beta,
+                  int64_t mr, int64_t nr) {
+  Vec acc[R][V] = {};
   for (int64_t p = 0; p < kc; ++p) {
-    const Vec b0 = load(b), b1 = load(b + kW);
+    Vec bv[V];
+#pragma GCC unroll 2
+    for (int v = 0; v < V; ++v) bv[v] = load(b + v * kW);
 #pragma GCC unroll 16
-    for (int i = 0; i < kMr; ++i) {
-      const Vec ai = Vec{} + a[i];
-      acc[i][0] = fma(ai, b0, acc[i][0]);
-      acc[i][1] = fma(ai, b1, acc[i][1]);
+    for (int i = 0; i < R; ++i) {
+      const Vec ai = broadcast(a[i]);
+#pragma GCC unroll 2
+      for (int v = 0; v < V; ++v) acc[i][v] = fma(ai, bv[v], acc[i][v]);
     }
     a += kMr;
     b += kNr;
   }
-  if (mr == kMr && nr == kNr) {
+  if (mr == R && nr == V * kW) {
 #pragma GCC unroll 16
-    for (int i = 0; i < kMr; ++i) {
+    for (int i = 0; i < R; ++i) {
       float* row = c + i * ldc;
-      for (int v = 0; v < 2; ++v) {
+#pragma GCC unroll 2
+      for (int v = 0; v < V; ++v) {
         Vec r = acc[i][v] * alpha;
         if (beta != 0) r += load(row + v * kW) * beta;
         store(row + v * kW, r);
@@ -83,13 +101,26 @@ void micro_kernel(int64_t kc, const float* a, const float* b, float* c, int64_t 
     }
     return;
   }
-  alignas(64) float tile[kMr][kNr];
-  for (int i = 0; i < kMr; ++i)
-    for (int v = 0; v < 2; ++v) store(&tile[i][v * kW], acc[i][v] * alpha);
+  alignas(64) float tile[R][V * kW];
+  for (int i = 0; i < R; ++i)
+    for (int v = 0; v < V; ++v) store(&tile[i][v * kW], acc[i][v] * alpha);
   for (int64_t i = 0; i < mr; ++i) {
     float* row = c + i * ldc;
     for (int64_t j = 0; j < nr; ++j) row[j] = beta != 0 ? tile[i][j] + beta * row[j] : tile[i][j];
   }
+}
+
+using MicroKernel = void (*)(int64_t, const float*, const float*, float*, int64_t, float, float, int64_t, int64_t);
+
+template <int... I>
+constexpr std::array<MicroKernel, 2 * kMr> micro_kernel_table(std::integer_sequence<int, I...>) {
+  return {micro_kernel<I / 2 + 1, I % 2 + 1>...};
+}
+// Indexed by (rows - 1) * 2 + (vectors - 1): edge tiles do no arithmetic for padding.
+constexpr auto kMicroKernels = micro_kernel_table(std::make_integer_sequence<int, 2 * kMr>());
+
+MicroKernel micro_kernel_for(int64_t mr, int64_t nr) {
+  return kMicroKernels[static_cast<std::size_t>((mr - 1) * 2 + (nr > kW ? 1 : 0))];
 }
 
 // Copies `valid` rows (A) or columns (B) starting at o0, depth [p0, p0 + kc), into a
@@ -242,8 +273,9 @@ void gemm(int64_t m, int64_t n, int64_t k, float alpha, const GemmOperand& a, co
             const int64_t nr = std::min<int64_t>(kNr, n - col);
             for (int64_t s = s_begin; s < s_end; ++s) {
               const int64_t row = s * kMr;
-              micro_kernel(kc, a_base + (s - s_begin) * a_stride, b_base + j * b_stride, c + row * ldc + col, ldc,
-                           alpha, step_beta, std::min<int64_t>(kMr, m - row), nr);
+              const int64_t mr = std::min<int64_t>(kMr, m - row);
+              micro_kernel_for(mr, nr)(kc, a_base + (s - s_begin) * a_stride, b_base + j * b_stride,
+                                       c + row * ldc + col, ldc, alpha, step_beta, mr, nr);
             }
           }
         }

@@ -55,6 +55,18 @@ KernelMatch declined_by(const Error& error) {
   return KernelMatch::declined(fmt::format("{}; {}", error.what, error.how));
 }
 
+KernelMatch check_axis_attribute(const NodeContext& ctx, int64_t axis) {
+  const std::string& op = ctx.node().op_type;
+  NXRT_REQUIRE(axis >= 0 || ctx.opset() >= 11,
+               "{}: axis {} is negative; {} accepts negative axes from opset 11 on and this node has "
+               "opset {}", op, axis, op, ctx.opset());
+  if (auto rank = ctx.input_rank(0))
+    NXRT_REQUIRE(axis >= -*rank && axis < *rank,
+                 "{}: axis {} is out of range for an input of rank {}; valid axes are [{}, {}]", op, axis,
+                 *rank, ctx.opset() >= 11 ? -*rank : 0, *rank - 1);
+  return KernelMatch::supported();
+}
+
 Expected<std::vector<int64_t>> normalize_axes(std::string_view op, std::span<const int64_t> axes,
                                               int64_t rank, bool allow_negative) {
   std::vector<int64_t> out;

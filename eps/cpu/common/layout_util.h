@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "nxrt/ep/claim.h"
@@ -39,6 +40,24 @@ Tensor contiguous_view(const Tensor& source, int64_t offset, Shape shape);
 // Product of shape[begin, end): the outer or inner extent around an axis.
 int64_t dims_product(std::span<const int64_t> shape, std::size_t begin, std::size_t end);
 
+// Axes walked by an outer loop, each with its stride in the input and in the output.
+struct OuterAxes {
+  Shape sizes, in_strides, out_strides;
+
+  int64_t count() const { return shape_numel(sizes); }
+  // Input and output offsets, in elements, of outer position i (row-major over sizes).
+  std::pair<int64_t, int64_t> offsets(int64_t i) const {
+    int64_t in = 0, out = 0;
+    for (std::size_t d = sizes.size(); d-- > 0;) {
+      const int64_t idx = i % sizes[d];
+      i /= sizes[d];
+      in += idx * in_strides[d];
+      out += idx * out_strides[d];
+    }
+    return {in, out};
+  }
+};
+
 // Cost of a kernel that moves elements without arithmetic: every output element read once
 // and written once; zeros while an output's shape is symbolic.
 Cost copy_cost(const NodeContext& ctx);
@@ -50,6 +69,10 @@ std::optional<std::vector<int64_t>> constant_ints(const NodeContext& ctx, std::s
 // A decline carrying an error's text: checks run a kernel's own shape logic on statically
 // known values, so claim and run reject a node with the same words.
 KernelMatch declined_by(const Error& error);
+
+// Declines an axis attribute that is negative before opset 11 or, when input 0's rank is
+// known, out of range for it (Concat, Split, Gather).
+KernelMatch check_axis_attribute(const NodeContext& ctx, int64_t axis);
 
 // Resolves axes against `rank` (negative ones from the back when allow_negative), rejecting
 // out-of-range and repeated axes with an error that names `op` and the valid range.

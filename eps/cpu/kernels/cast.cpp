@@ -1,6 +1,282 @@
-// PLACEHOLDER (being written this session): Cast.
+// Cast between float, double, the integer types, bool, float16, bfloat16, and between
+// string and the float and integer types.
+#include <bit>
+#include <charconv>
+#include <cstring>
+#include <string>
+#include <type_traits>
+
+#include "common/broadcast.h"
+#include "common/kernel_util.h"
 #include "kernels/kernels.h"
 
 namespace nxrt::cpu {
-std::vector<KernelDef> cast_kernels() { return {}; }
+namespace {
+
+// 16-bit float bit patterns, as distinct types for the dispatch.
+struct Float16 {
+  uint16_t bits;
+};
+struct BFloat16 {
+  uint16_t bits;
+};
+
+}  // namespace
+
+template <>
+struct ElementDType<Float16> {
+  static constexpr DType kValue = DType::kFloat16;
+};
+template <>
+struct ElementDType<BFloat16> {
+  static constexpr DType kValue = DType::kBFloat16;
+};
+
+namespace {
+
+// Rounds a double to the nearest-even float with kExpBits exponent and kMantBits mantissa
+// bits (binary16: 5, 10; bfloat16: 8, 7) in integer arithmetic, so there is no double
+// rounding through float. NaN stays a quiet NaN; overflow gives infinity.
+template <int kExpBits, int kMantBits>
+uint16_t round_to_narrow_float(double value) {
+  constexpr uint32_t kInf = ((1u << kExpBits) - 1) << kMantBits;
+  constexpr int kBias = (1 << (kExpBits - 1)) - 1;
+  const uint64_t x = std::bit_cast<uint64_t>(value);
+  const auto sign = static_cast<uint16_t>((x >> 63) << (kExpBits + kMantBits));
+  const uint64_t magnitude = x & ~(uint64_t{1} << 63);
+  if (magnitude >= 0x7ff0000000000000) {
+    const uint32_t quiet = magnitude > 0x7ff0000000000000 ? 1u << (kMantBits - 1) : 0;
+    return static_cast<uint16_t>(sign | kInf | quiet);
+  }
+  const int exponent = static_cast<int>(magnitude >> 52) - 1023;
+  if (exponent > kBias) return static_cast<uint16_t>(sign | kInf);
+  // Below half the smallest subnormal (or zero, or a double subnormal): rounds to zero.
+  if (exponent < -kBias - kMantBits) return sign;
+  const uint64_t mantissa = (magnitude & ((uint64_t{1} << 52) - 1)) | (uint64_t{1} << 52);
+  int biased = exponent + kBias;
+  int shift = 52 - kMantBits;
+  if (biased <= 0) {
+    shift += 1 - biased;
+    biased = 0;
+  }
+  uint64_t q = mantissa >> shift;
+  const uint64_t rest = mantissa & ((uint64_t{1} << shift) - 1);
+  const uint64_t half = uint64_t{1} << (shift - 1);
+  if (rest > half || (rest == half && (q & 1))) ++q;
+  // A normal q carries the implicit bit, which adding onto (biased - 1) turns into the
+  // exponent; a rounding carry moves to the next binade (or to infinity) by itself.
+  const uint64_t bits = biased > 0 ? (static_cast<uint64_t>(biased - 1) << kMantBits) + q : q;
+  return static_cast<uint16_t>(sign | bits);
+}
+
+// float -> binary16, round to nearest even, branch-free so conversion loops vectorize
+// (the scheme of Marat Dukhan's FP16 library): scaling by 2^112 * 2^-110 lets the FPU do
+// the rounding at the binary16 precision of the value's binade.
+inline uint16_t float_to_half(float f) {
+  float base = (std::abs(f) * 0x1.0p+112f) * 0x1.0p-110f;
+  const uint32_t w = std::bit_cast<uint32_t>(f);
+  const uint32_t shl1_w = w + w;
+  const uint32_t sign = w & 0x80000000u;
+  uint32_t bias = shl1_w & 0xff000000u;
+  if (bias < 0x71000000u) bias = 0x71000000u;
+  base = std::bit_cast<float>((bias >> 1) + 0x07800000u) + base;
+  const uint32_t bits = std::bit_cast<uint32_t>(base);
+  const uint32_t nonsign = ((bits >> 13) & 0x7c00u) + (bits & 0x0fffu);
+  return static_cast<uint16_t>((sign >> 16) | (shl1_w > 0xff000000u ? 0x7e00u : nonsign));
+}
+
+// binary16 -> float, exact and branch-free: normals by rebiasing the exponent, subnormals by
+// subtracting a magic 0.5.
+inline float half_to_float(uint16_t h) {
+  const uint32_t w = static_cast<uint32_t>(h) << 16;
+  const uint32_t sign = w & 0x80000000u;
+  const uint32_t two_w = w + w;
+  const float normal = std::bit_cast<float>((two_w >> 4) + (0xe0u << 23)) * 0x1.0p-112f;
+  const float subnormal = std::bit_cast<float>((two_w >> 17) | (126u << 23)) - 0.5f;
+  const uint32_t magnitude =
+      two_w < (1u << 27) ? std::bit_cast<uint32_t>(subnormal) : std::bit_cast<uint32_t>(normal);
+  return std::bit_cast<float>(sign | magnitude);
+}
+
+inline uint16_t float_to_bfloat16(float f) {
+  const uint32_t x = std::bit_cast<uint32_t>(f);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((x >> 16) | 0x40u);
+  return static_cast<uint16_t>((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
+}
+
+inline float bfloat16_to_float(uint16_t b) { return std::bit_cast<float>(static_cast<uint32_t>(b) << 16); }
+
+// One element from From to To. Out-of-range float-to-integer conversions behave as the
+// hardware's conversion instruction does, as in other ONNX runtimes.
+template <class To, class From>
+To convert(From v) {
+  if constexpr (std::is_same_v<To, From>) {
+    return v;
+  } else if constexpr (std::is_same_v<From, Float16>) {
+    return convert<To>(half_to_float(v.bits));
+  } else if constexpr (std::is_same_v<From, BFloat16>) {
+    return convert<To>(bfloat16_to_float(v.bits));
+  } else if constexpr (std::is_same_v<To, Float16>) {
+    if constexpr (std::is_same_v<From, float>) return Float16{float_to_half(v)};
+    else return Float16{round_to_narrow_float<5, 10>(static_cast<double>(v))};
+  } else if constexpr (std::is_same_v<To, BFloat16>) {
+    if constexpr (std::is_same_v<From, float>) return BFloat16{float_to_bfloat16(v)};
+    else return BFloat16{round_to_narrow_float<8, 7>(static_cast<double>(v))};
+  } else if constexpr (std::is_same_v<To, bool>) {
+    return v != From(0);
+  } else {
+    return static_cast<To>(v);
+  }
+}
+
+using CastTypes = TypeList<float, double, int8_t, uint8_t, int16_t, uint16_t, int32_t, uint32_t,
+                           int64_t, uint64_t, bool, Float16, BFloat16>;
+// The types that convert to and from text.
+using TextTypes = TypeList<float, double, int8_t, uint8_t, int16_t, uint16_t, int32_t, uint32_t,
+                           int64_t, uint64_t>;
+
+template <class... Ts>
+bool in_list(TypeList<Ts...>, DType t) {
+  return ((ElementDType<Ts>::kValue == t) || ...);
+}
+
+template <class... Ts>
+std::string list_names(TypeList<Ts...>) {
+  return dtype_list({ElementDType<Ts>::kValue...});
+}
+
+bool castable(DType t) { return in_list(CastTypes{}, t) || t == DType::kString; }
+
+KernelMatch check_cast(const NodeContext& ctx) {
+  const DType from = ctx.input_dtype(0);
+  const Attribute* to_attr = ctx.attrs().find("to");
+  NXRT_REQUIRE(ctx.has_input(0), "Cast: input 0 is missing; it is required");
+  NXRT_REQUIRE(from != DType::kUndefined,
+               "Cast: the type of input 0 is unknown; run shape inference or give the model "
+               "value_info for it");
+  NXRT_REQUIRE(to_attr, "Cast: attribute 'to' is missing; it is required");
+  NXRT_REQUIRE(to_attr->type() == AttributeType::kInt, "Cast: attribute 'to' is a {}, expected an int",
+               to_attr->type_name());
+  const int64_t code = std::get<int64_t>(to_attr->value);
+  const std::optional<DType> to = dtype_from_onnx(static_cast<int32_t>(code));
+  NXRT_REQUIRE(to && castable(*to), "Cast: target type {} ({}) is not supported by the cpu EP; it casts "
+               "between {}, string", code, to ? dtype_name(*to) : "unknown", list_names(CastTypes{}));
+  NXRT_REQUIRE(castable(from), "Cast: input type {} is not supported by the cpu EP; it casts between {}, string",
+               dtype_name(from), list_names(CastTypes{}));
+  NXRT_REQUIRE(from == *to || (from != DType::kString && *to != DType::kString) ||
+                   in_list(TextTypes{}, from == DType::kString ? *to : from),
+               "Cast: {} to {} is not supported by the cpu EP; string converts only to and from {}",
+               dtype_name(from), dtype_name(*to), list_names(TextTypes{}));
+  return KernelMatch::supported(elementwise_cost(ctx, 1));
+}
+
+// Integers print exactly, floats in the shortest text that reads back to the same value
+// (numpy's str() for values of moderate size), specials as "nan", "inf", "-inf".
+template <class T>
+std::string format_element(T v) {
+  char buf[64];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, r.ptr);
+}
+
+// Accepts what ONNX allows: plain and scientific numbers, a leading '+', and "INF", "+INF",
+// "-INF", "NaN" in any case; integer targets also take decimal text, truncated ("100.5" ->
+// 100).
+template <class T>
+bool parse_element(const std::string& text, T& out) {
+  const char* first = text.data();
+  const char* last = first + text.size();
+  if (first != last && *first == '+') ++first;
+  if (first == last) return false;
+  // Floats parse directly (no double rounding through double); integers exactly if they can.
+  const auto r = std::from_chars(first, last, out);
+  if (r.ec == std::errc() && r.ptr == last) return true;
+  if constexpr (std::is_floating_point_v<T>) return false;
+  double d = 0;
+  const auto rd = std::from_chars(first, last, d);
+  if (rd.ec != std::errc() || rd.ptr != last) return false;
+  out = static_cast<T>(d);
+  return true;
+}
+
+class CastKernel final : public Kernel {
+ public:
+  explicit CastKernel(DType to) : to_(to) {}
+
+  Expected<void> compute(KernelContext& ctx) override {
+    const Tensor& x = ctx.input(0);
+    if (x.dtype() == to_) {
+      ctx.set_output(0, x);
+      return {};
+    }
+    if (x.dtype() == DType::kString)
+      return dispatch_dtype(TextTypes{}, to_, [&](auto to) { return parse<typename decltype(to)::type>(ctx); });
+    if (to_ == DType::kString)
+      return dispatch_dtype(TextTypes{}, x.dtype(), [&](auto from) { return format<typename decltype(from)::type>(ctx); });
+    return dispatch_dtype(CastTypes{}, x.dtype(), [&](auto from) {
+      return dispatch_dtype(CastTypes{}, to_, [&](auto to) {
+        return convert_all<typename decltype(from)::type, typename decltype(to)::type>(ctx);
+      });
+    });
+  }
+  std::string_view variant() const override { return "elementwise"; }
+
+ private:
+  template <class From, class To>
+  Expected<void> convert_all(KernelContext& ctx) const {
+    const Tensor& x = ctx.input(0);
+    auto y = ctx.output(0, to_, x.shape());
+    if (!y) return std::unexpected(std::move(y.error()));
+    const From* in = x.data_as<From>();
+    To* out = y->mut_as<To>();
+    ctx.parallel().for_range(x.numel(), kElementwiseGrain, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) out[i] = convert<To>(in[i]);
+    });
+    return {};
+  }
+
+  template <class From>
+  Expected<void> format(KernelContext& ctx) const {
+    const Tensor& x = ctx.input(0);
+    auto y = ctx.output(0, DType::kString, x.shape());
+    if (!y) return std::unexpected(std::move(y.error()));
+    const From* in = x.data_as<From>();
+    std::string* out = y->mut_as<std::string>();
+    for (int64_t i = 0; i < x.numel(); ++i) out[i] = format_element(in[i]);
+    return {};
+  }
+
+  template <class To>
+  Expected<void> parse(KernelContext& ctx) const {
+    const Tensor& x = ctx.input(0);
+    auto y = ctx.output(0, to_, x.shape());
+    if (!y) return std::unexpected(std::move(y.error()));
+    const std::string* in = x.data_as<std::string>();
+    To* out = y->mut_as<To>();
+    for (int64_t i = 0; i < x.numel(); ++i) {
+      if (parse_element(in[i], out[i])) continue;
+      return fail(ErrorCode::kRuntime,
+                  fmt::format("Cast: element {} of the input, '{}', is not a number", i, in[i]),
+                  fmt::format("casting string to {} needs decimal or scientific numbers, INF or NaN",
+                              dtype_name(to_)),
+                  "clean the input strings");
+    }
+    return {};
+  }
+
+  DType to_;
+};
+
+}  // namespace
+
+std::vector<KernelDef> cast_kernels() {
+  return {
+      KernelDef{{"", "Cast", 6}, 0, check_cast,
+                [](const NodeContext& ctx) {
+                  const int64_t code = ctx.attrs().int_or("to", 0);
+                  return make_kernel<CastKernel>(*dtype_from_onnx(static_cast<int32_t>(code)));
+                }},
+  };
+}
+
 }  // namespace nxrt::cpu

@@ -1,6 +1,305 @@
-// PLACEHOLDER (being written this session): MaxPool AveragePool GlobalAveragePool GlobalMaxPool.
+// Pooling over 1-D to 3-D windows: MaxPool (with its Indices output), AveragePool,
+// GlobalAveragePool and GlobalMaxPool.
+#include <algorithm>
+#include <limits>
+
+#include "common/kernel_util.h"
+#include "common/window.h"
 #include "kernels/kernels.h"
 
 namespace nxrt::cpu {
-std::vector<KernelDef> pool_kernels() { return {}; }
+namespace {
+
+// The taps [first, second) of output o's window that read inside the input, and the count
+// of taps inside the padded input (what count_include_pad divides by).
+struct Taps {
+  int64_t first, second, padded;
+};
+
+Taps window_taps(const WindowDim& d, int64_t o) {
+  const int64_t start = o * d.stride - d.pad_begin;
+  auto below = [&](int64_t limit) {  // taps t with start + t * dilation < limit
+    return limit <= start ? int64_t{0} : std::min(d.kernel, (limit - start + d.dilation - 1) / d.dilation);
+  };
+  const int64_t first = start >= 0 ? 0 : std::min(d.kernel, (-start + d.dilation - 1) / d.dilation);
+  return Taps{first, std::max(first, below(d.in)), below(d.in + d.pad_end)};
+}
+
+// Calls fn(plane, offset of the output in its plane, od, oh, ow, taps of d, h, w) for every
+// output element, planes in parallel.
+template <class Fn>
+void for_each_window(const Window3& w, int64_t planes, const Parallel& parallel, Fn fn) {
+  const auto& [dd, dh, dw] = w;
+  const int64_t out = dd.out * dh.out * dw.out;
+  parallel.for_range(planes, std::max<int64_t>(1, 4096 / std::max<int64_t>(out, 1)), [&](int64_t p0, int64_t p1) {
+    for (int64_t plane = p0; plane < p1; ++plane)
+      for (int64_t od = 0; od < dd.out; ++od) {
+        const Taps td = window_taps(dd, od);
+        for (int64_t oh = 0; oh < dh.out; ++oh) {
+          const Taps th = window_taps(dh, oh);
+          for (int64_t ow = 0; ow < dw.out; ++ow)
+            fn(plane, (od * dh.out + oh) * dw.out + ow, od, oh, ow, td, th, window_taps(dw, ow));
+        }
+      }
+  });
+}
+
+// Shared claim checks of the windowed pools: dtype, rank, window attributes.
+KernelMatch check_window_pool(const NodeContext& ctx, std::initializer_list<DType> types) {
+  const std::string& op = ctx.node().op_type;
+  NXRT_REQUIRE_MATCH(require_input_dtype(ctx, 0, types));
+  const auto kernel = ctx.attrs().get_ints("kernel_shape");
+  NXRT_REQUIRE(kernel.has_value(), "{}: the kernel_shape attribute is missing; it is required", op);
+  const std::size_t spatial = kernel->size();
+  NXRT_REQUIRE(spatial >= 1 && spatial <= 3, "{}: kernel_shape {} is {}-D; the cpu EP supports 1-D, 2-D and 3-D "
+               "pooling", op, *kernel, spatial);
+  NXRT_REQUIRE(ctx.input_rank(0).value_or(static_cast<int64_t>(spatial) + 2) == static_cast<int64_t>(spatial) + 2,
+               "{}: X has rank {} but kernel_shape {} has {} dims; X must be N x C x {} spatial dims", op,
+               ctx.input_rank(0).value_or(0), *kernel, spatial, spatial);
+  NXRT_REQUIRE_MATCH(check_window_attrs(ctx, spatial, true));
+  auto x = ctx.input_static_shape(0);
+  if (!x) return KernelMatch::supported();
+  const WindowAttrs attrs = read_window_attrs(ctx.attrs(), spatial);
+  auto w = plan_window(attrs, std::span(*x).subspan(2), attrs.kernel, op);
+  NXRT_REQUIRE(w.has_value(), "{}", w.error().what);
+  const Shape out = window_output_shape((*x)[0], (*x)[1], *w, spatial);
+  Cost cost;
+  cost.flops = static_cast<double>(shape_numel(out) * shape_numel(attrs.kernel));
+  cost.bytes_moved = static_cast<double>((shape_numel(*x) + shape_numel(out)) * static_cast<int64_t>(dtype_size(ctx.input_dtype(0))));
+  return KernelMatch::supported(cost);
+}
+
+// Resolves the window for the runtime X and allocates output 0.
+Expected<std::pair<Window3, Tensor>> plan_pool(KernelContext& ctx, const WindowAttrs& attrs, const std::string& op) {
+  const Tensor& x = ctx.input(0);
+  if (x.shape().size() != attrs.kernel.size() + 2)
+    return fail(ErrorCode::kRuntime, fmt::format("{}: X {} does not have the {} spatial dims of kernel_shape {}", op,
+                                                 shape_to_string(x.shape()), attrs.kernel.size(), attrs.kernel));
+  auto w = plan_window(attrs, std::span(x.shape()).subspan(2), attrs.kernel, op);
+  if (!w) return std::unexpected(w.error());
+  auto y = ctx.output(0, x.dtype(), window_output_shape(x.shape()[0], x.shape()[1], *w, attrs.kernel.size()));
+  if (!y) return std::unexpected(y.error());
+  return std::pair{*w, std::move(*y)};
+}
+
+// ---- MaxPool ----
+
+KernelMatch check_max_pool(const NodeContext& ctx) {
+  // int8 and uint8 arrived in opset 12.
+  const KernelMatch window =
+      ctx.opset() >= 12 ? check_window_pool(ctx, {DType::kFloat32, DType::kFloat64, DType::kInt8, DType::kUInt8})
+                        : check_window_pool(ctx, {DType::kFloat32, DType::kFloat64});
+  NXRT_REQUIRE_MATCH(window);
+  const int64_t order = ctx.attrs().int_or("storage_order", 0);
+  NXRT_REQUIRE(order == 0 || order == 1, "MaxPool: storage_order {} is not 0 (row major) or 1 (column major)", order);
+  return window;
+}
+
+class MaxPoolKernel final : public Kernel {
+ public:
+  MaxPoolKernel(WindowAttrs attrs, bool column_major) : attrs_(std::move(attrs)), column_major_(column_major) {}
+
+  Expected<void> compute(KernelContext& ctx) override {
+    switch (ctx.input(0).dtype()) {
+      case DType::kFloat64: return run<double>(ctx);
+      case DType::kInt8: return run<int8_t>(ctx);
+      case DType::kUInt8: return run<uint8_t>(ctx);
+      default: return run<float>(ctx);
+    }
+  }
+  std::string_view variant() const override { return "maxpool-direct"; }
+
+ private:
+  template <class T>
+  Expected<void> run(KernelContext& ctx) const {
+    auto planned = plan_pool(ctx, attrs_, "MaxPool");
+    if (!planned) return std::unexpected(planned.error());
+    const auto& [w, y] = *planned;
+    int64_t* indices = nullptr;
+    if (ctx.wants_output(1)) {
+      auto i = ctx.output(1, DType::kInt64, y.shape());
+      if (!i) return std::unexpected(i.error());
+      indices = i->mut_as<int64_t>();
+    }
+    const auto& [dd, dh, dw] = w;
+    const int64_t in = dd.in * dh.in * dw.in, out = dd.out * dh.out * dw.out;
+    const T* x = ctx.input(0).data_as<T>();
+    T* yd = y.mut_as<T>();
+    const int64_t planes = y.shape()[0] * y.shape()[1];
+    for_each_window(w, planes, ctx.parallel(), [&](int64_t plane, int64_t o, int64_t od, int64_t oh, int64_t ow,
+                                                   const Taps& td, const Taps& th, const Taps& tw) {
+      const T* xp = x + plane * in;
+      T best = std::numeric_limits<T>::lowest();
+      int64_t arg = -1;
+      for (int64_t a = td.first; a < td.second; ++a) {
+        const int64_t id = od * dd.stride - dd.pad_begin + a * dd.dilation;
+        for (int64_t b = th.first; b < th.second; ++b) {
+          const int64_t ih = oh * dh.stride - dh.pad_begin + b * dh.dilation;
+          for (int64_t e = tw.first; e < tw.second; ++e) {
+            const int64_t iw = ow * dw.stride - dw.pad_begin + e * dw.dilation;
+            const int64_t at = (id * dh.in + ih) * dw.in + iw;
+            if (arg < 0 || xp[at] > best) {
+              best = xp[at];
+              arg = column_major_ ? id + ih * dd.in + iw * dd.in * dh.in : at;
+            }
+          }
+        }
+      }
+      yd[plane * out + o] = best;
+      if (indices) indices[plane * out + o] = arg < 0 ? -1 : plane * in + arg;
+    });
+    return {};
+  }
+
+  WindowAttrs attrs_;
+  bool column_major_;
+};
+
+Expected<std::unique_ptr<Kernel>> create_max_pool(const NodeContext& ctx) {
+  const std::size_t spatial = ctx.attrs().ints_or("kernel_shape", {}).size();
+  return make_kernel<MaxPoolKernel>(read_window_attrs(ctx.attrs(), spatial), ctx.attrs().int_or("storage_order", 0) == 1);
+}
+
+// ---- AveragePool ----
+
+KernelMatch check_average_pool(const NodeContext& ctx) {
+  const KernelMatch window = check_window_pool(ctx, {DType::kFloat32, DType::kFloat64});
+  NXRT_REQUIRE_MATCH(window);
+  const int64_t include = ctx.attrs().int_or("count_include_pad", 0);
+  NXRT_REQUIRE(include == 0 || include == 1, "AveragePool: count_include_pad {} is not 0 or 1", include);
+  return window;
+}
+
+class AveragePoolKernel final : public Kernel {
+ public:
+  AveragePoolKernel(WindowAttrs attrs, bool count_pad) : attrs_(std::move(attrs)), count_pad_(count_pad) {}
+
+  Expected<void> compute(KernelContext& ctx) override {
+    if (ctx.input(0).dtype() == DType::kFloat64) return run<double>(ctx);
+    return run<float>(ctx);
+  }
+  std::string_view variant() const override { return "avgpool-direct"; }
+
+ private:
+  template <class T>
+  Expected<void> run(KernelContext& ctx) const {
+    auto planned = plan_pool(ctx, attrs_, "AveragePool");
+    if (!planned) return std::unexpected(planned.error());
+    const auto& [w, y] = *planned;
+    const auto& [dd, dh, dw] = w;
+    const int64_t in = dd.in * dh.in * dw.in, out = dd.out * dh.out * dw.out;
+    const T* x = ctx.input(0).data_as<T>();
+    T* yd = y.mut_as<T>();
+    const int64_t planes = y.shape()[0] * y.shape()[1];
+    for_each_window(w, planes, ctx.parallel(), [&](int64_t plane, int64_t o, int64_t od, int64_t oh, int64_t ow,
+                                                   const Taps& td, const Taps& th, const Taps& tw) {
+      const T* xp = x + plane * in;
+      T sum = 0;
+      for (int64_t a = td.first; a < td.second; ++a) {
+        const int64_t id = od * dd.stride - dd.pad_begin + a * dd.dilation;
+        for (int64_t b = th.first; b < th.second; ++b) {
+          const int64_t ih = oh * dh.stride - dh.pad_begin + b * dh.dilation;
+          const int64_t row = (id * dh.in + ih) * dw.in + ow * dw.stride - dw.pad_begin;
+          for (int64_t e = tw.first; e < tw.second; ++e) sum += xp[row + e * dw.dilation];
+        }
+      }
+      const int64_t count = count_pad_ ? td.padded * th.padded * tw.padded
+                                       : (td.second - td.first) * (th.second - th.first) * (tw.second - tw.first);
+      yd[plane * out + o] = count > 0 ? sum / static_cast<T>(count) : T(0);
+    });
+    return {};
+  }
+
+  WindowAttrs attrs_;
+  bool count_pad_;
+};
+
+Expected<std::unique_ptr<Kernel>> create_average_pool(const NodeContext& ctx) {
+  const std::size_t spatial = ctx.attrs().ints_or("kernel_shape", {}).size();
+  return make_kernel<AveragePoolKernel>(read_window_attrs(ctx.attrs(), spatial),
+                                        ctx.attrs().int_or("count_include_pad", 0) == 1);
+}
+
+// ---- GlobalAveragePool, GlobalMaxPool ----
+
+KernelMatch check_global_pool(const NodeContext& ctx) {
+  NXRT_REQUIRE_MATCH(require_input_dtype(ctx, 0, {DType::kFloat32, DType::kFloat64}));
+  NXRT_REQUIRE(ctx.input_rank(0).value_or(3) >= 3, "{}: X has rank {}; it must be N x C x at least one spatial dim",
+               ctx.node().op_type, ctx.input_rank(0).value_or(3));
+  return KernelMatch::supported(elementwise_cost(ctx, 1));
+}
+
+// Reduces every N x C plane of X to one value: fn(plane pointer, plane size).
+template <class T, class Reduce>
+Expected<void> reduce_planes(KernelContext& ctx, const std::string& op, Reduce reduce) {
+  const Tensor& x = ctx.input(0);
+  const Shape& s = x.shape();
+  if (s.size() < 3)
+    return fail(ErrorCode::kRuntime, fmt::format("{}: X {} has no spatial dims", op, shape_to_string(s)));
+  Shape out(s.size(), 1);
+  out[0] = s[0];
+  out[1] = s[1];
+  auto y = ctx.output(0, x.dtype(), out);
+  if (!y) return std::unexpected(y.error());
+  const int64_t size = x.numel() / std::max<int64_t>(1, s[0] * s[1]);
+  const T* xd = x.data_as<T>();
+  T* yd = y->mut_as<T>();
+  ctx.parallel().for_range(s[0] * s[1], std::max<int64_t>(1, 16384 / std::max<int64_t>(size, 1)),
+                           [&](int64_t p0, int64_t p1) {
+                             for (int64_t p = p0; p < p1; ++p) yd[p] = reduce(xd + p * size, size);
+                           });
+  return {};
+}
+
+class GlobalPoolKernel final : public Kernel {
+ public:
+  explicit GlobalPoolKernel(bool max) : max_(max) {}
+
+  Expected<void> compute(KernelContext& ctx) override {
+    if (ctx.input(0).dtype() == DType::kFloat64) return run<double>(ctx);
+    return run<float>(ctx);
+  }
+  std::string_view variant() const override { return max_ ? "global-maxpool" : "global-avgpool"; }
+
+ private:
+  template <class T>
+  Expected<void> run(KernelContext& ctx) const {
+    if (max_)
+      return reduce_planes<T>(ctx, "GlobalMaxPool", [](const T* p, int64_t n) {
+        T m = n > 0 ? p[0] : std::numeric_limits<T>::lowest();
+        for (int64_t i = 1; i < n; ++i) m = std::max(m, p[i]);
+        return m;
+      });
+    return reduce_planes<T>(ctx, "GlobalAveragePool", [](const T* p, int64_t n) {
+      T sum = 0;
+      for (int64_t i = 0; i < n; ++i) sum += p[i];
+      return n > 0 ? sum / static_cast<T>(n) : T(0);
+    });
+  }
+
+  bool max_;
+};
+
+KernelDef max_pool_def(int64_t since, int64_t until) {
+  return KernelDef{{"", "MaxPool", since}, until, check_max_pool, create_max_pool};
+}
+
+KernelDef average_pool_def(int64_t since, int64_t until) {
+  return KernelDef{{"", "AveragePool", since}, until, check_average_pool, create_average_pool};
+}
+
+}  // namespace
+
+std::vector<KernelDef> pool_kernels() {
+  return {
+      max_pool_def(1, 7),  max_pool_def(8, 9), max_pool_def(10, 10), max_pool_def(11, 11), max_pool_def(12, 0),
+      average_pool_def(1, 6), average_pool_def(7, 9), average_pool_def(10, 10), average_pool_def(11, 18),
+      average_pool_def(19, 0),
+      {{"", "GlobalAveragePool", 1}, 0, check_global_pool,
+       [](const NodeContext&) { return make_kernel<GlobalPoolKernel>(false); }},
+      {{"", "GlobalMaxPool", 1}, 0, check_global_pool,
+       [](const NodeContext&) { return make_kernel<GlobalPoolKernel>(true); }},
+  };
+}
+
 }  // namespace nxrt::cpu

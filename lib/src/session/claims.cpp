@@ -1,5 +1,6 @@
 // analyze_claims: every EP's verdict per node, priority placement, partitions.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "epcontext_node.h"
 #include "nxrt/session/claims.h"
@@ -57,20 +58,16 @@ Expected<ClaimsReport> analyze_claims(const Model& model, const EpRegistry& eps,
       auto info = describe_context_node(graph, node, contexts);
       if (!info) return std::unexpected(info.error());
       for (const auto& ep : eps.eps()) {
-        const std::string& name = ep->info().name;
+        const EpInfo& ep_info = ep->info();
         claim.verdicts.push_back(
-            {name, name == info->ep
-                       ? KernelMatch::supported()
-                       : KernelMatch::declined(fmt::format("EPContext: source '{}' is not one of this EP's keys",
-                                                           info->source))});
+            {ep_info.name,
+             ep_info.name == info->ep
+                 ? KernelMatch::supported()
+                 : KernelMatch::declined(fmt::format(
+                       "EPContext: source '{}' is not a key of this EP (it accepts: {}); load the EP that "
+                       "produced the model, or recompile the original model with nxrt compile-epcontext",
+                       info->source, ep_info.context_sources.empty() ? "none" : fmt::format("{}", fmt::join(ep_info.context_sources, ", "))))});
       }
-      if (info->ep.empty())
-        return fail(ErrorCode::kUnclaimed,
-                    fmt::format("{}: EPContext node '{}' has source '{}', which no loaded EP accepts",
-                                model.path.string(), node.name, info->source),
-                    fmt::format("the loaded EPs accept: {}", contexts.describe_keys()),
-                    "load the EP that produced this model (--ep, --plugin), or recompile the original model "
-                    "with nxrt compile-epcontext");
       placement[static_cast<std::size_t>(node.id)] = info->ep;
       alone[static_cast<std::size_t>(node.id)] = true;
       report.context_nodes.push_back(std::move(*info));

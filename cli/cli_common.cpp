@@ -1,0 +1,130 @@
+// Shared flag handling and input gathering for the subcommands.
+#include "cli_common.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "nxrt/io/tensor_file.h"
+
+namespace nxrt::cli {
+
+std::vector<std::string> default_eps() { return {"cpu"}; }
+
+void EpFlags::add_to(CLI::App& cmd) {
+  cmd.add_option("--ep", eps, "EPs in priority order, comma separated (default: cpu)")
+      ->delimiter(',')
+      ->type_name("LIST");
+  cmd.add_option("--threads", threads, "threads per EP (0: one per core)")->check(CLI::NonNegativeNumber);
+  cmd.add_option("--shape", shapes, "concrete shape of an input, e.g. --shape input=1x3x224x224")
+      ->type_name("NAME=DIMS");
+}
+
+Expected<Shape> parse_dims(const std::string& text) {
+  Shape dims;
+  std::size_t pos = 0;
+  while (pos <= text.size()) {
+    const std::size_t end = text.find_first_of("x,", pos);
+    const std::string part = text.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
+    std::size_t used = 0;
+    int64_t d = -1;
+    try {
+      d = std::stoll(part, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (part.empty() || used != part.size() || d < 0)
+      return fail(ErrorCode::kUsage, fmt::format("'{}' is not a shape", text), fmt::format("'{}' is not a size", part),
+                  "write dimensions separated by 'x', e.g. 1x3x224x224 (an empty value is a scalar: NAME=)");
+    dims.push_back(d);
+    if (end == std::string::npos) break;
+    pos = end + 1;
+  }
+  return dims;
+}
+
+Expected<SessionOptions> EpFlags::session_options() const {
+  SessionOptions o;
+  o.eps = eps.empty() ? default_eps() : eps;
+  o.config.threads = threads;
+  for (const auto& spec : shapes) {
+    const auto eq = spec.find('=');
+    if (eq == std::string::npos || eq == 0)
+      return fail(ErrorCode::kUsage, fmt::format("--shape '{}' has no NAME=", spec), {},
+                  "write --shape NAME=DIMS, e.g. --shape input=1x3x224x224");
+    Shape dims;
+    if (eq + 1 < spec.size()) {
+      auto parsed = parse_dims(spec.substr(eq + 1));
+      if (!parsed) return std::unexpected(parsed.error());
+      dims = *parsed;
+    }
+    o.load.input_shapes[spec.substr(0, eq)] = dims;
+  }
+  return o;
+}
+
+Expected<std::map<std::string, Tensor>> gather_inputs(const Session& session, const std::vector<std::string>& specs,
+                                                      bool quiet) {
+  std::map<std::string, std::string> given;
+  for (const auto& spec : specs) {
+    const auto eq = spec.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size())
+      return fail(ErrorCode::kUsage, fmt::format("--input '{}' is not NAME=FILE", spec), {},
+                  "write --input NAME=FILE.npy, NAME=FILE.pb or NAME=random");
+    given[spec.substr(0, eq)] = spec.substr(eq + 1);
+  }
+  std::map<std::string, Tensor> inputs;
+  uint64_t seed = 0;
+  for (const Value* v : session.required_inputs()) {
+    ++seed;
+    auto it = given.find(v->name);
+    if (it != given.end() && it->second != "random") {
+      auto t = read_tensor_file(it->second);
+      if (!t) return forward_error(std::move(t), fmt::format("reading input '{}'", v->name));
+      inputs[v->name] = std::move(*t);
+      given.erase(it);
+      continue;
+    }
+    const bool asked = it != given.end();
+    if (asked) given.erase(it);
+    bool defaulted = false;
+    const Shape shape = concrete_shape(v->type, &defaulted);
+    if (!quiet && defaulted)
+      fmt::print(stderr, "note: input '{}' is {}; unknown dimensions set to 1 (use --shape {}=DIMS)\n", v->name,
+                 v->type.to_string(), v->name);
+    if (!quiet && !asked)
+      fmt::print(stderr, "note: input '{}' not given; using random {} data\n", v->name, shape_to_string(shape));
+    auto t = random_tensor(v->type.dtype, shape, seed);
+    if (!t) return forward_error(std::move(t), fmt::format("making random data for input '{}'", v->name));
+    inputs[v->name] = std::move(*t);
+  }
+  if (!given.empty()) {
+    std::vector<std::string> names;
+    for (const Value* v : session.required_inputs()) names.push_back(v->name);
+    return fail(ErrorCode::kUsage, fmt::format("--input names '{}', which is not an input of the model", given.begin()->first),
+                {}, fmt::format("the inputs are: {}", fmt::join(names, ", ")));
+  }
+  return inputs;
+}
+
+int report(const Error& error) {
+  fmt::print(stderr, "{}", error.render());
+  return error.exit_code();
+}
+
+std::string human_bytes(double bytes) {
+  if (bytes < 1024) return fmt::format("{:.0f} B", bytes);
+  if (bytes < 1024.0 * 1024) return fmt::format("{:.1f} KiB", bytes / 1024);
+  if (bytes < 1024.0 * 1024 * 1024) return fmt::format("{:.1f} MiB", bytes / (1024.0 * 1024));
+  return fmt::format("{:.2f} GiB", bytes / (1024.0 * 1024 * 1024));
+}
+
+std::string human_flops(double flops) {
+  if (flops < 1e3) return fmt::format("{:.0f} FLOP", flops);
+  if (flops < 1e6) return fmt::format("{:.1f} kFLOP", flops / 1e3);
+  if (flops < 1e9) return fmt::format("{:.1f} MFLOP", flops / 1e6);
+  return fmt::format("{:.2f} GFLOP", flops / 1e9);
+}
+
+}  // namespace nxrt::cli

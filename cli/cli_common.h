@@ -1,0 +1,44 @@
+// Flags and helpers shared by the subcommands: EP lists, shapes, inputs, error output.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "nxrt/ep/error.h"
+#include "nxrt/session/session.h"
+
+namespace nxrt::cli {
+
+// The flags every subcommand that claims or runs takes.
+struct EpFlags {
+  std::vector<std::string> eps;      // --ep, comma lists allowed, repeatable
+  int threads = 0;                   // --threads
+  std::vector<std::string> shapes;   // --shape NAME=DIMS
+  void add_to(CLI::App& cmd);
+  // SessionOptions from the flags (defaults to the default EP list).
+  Expected<SessionOptions> session_options() const;
+};
+
+// EPs used when --ep is not given.
+std::vector<std::string> default_eps();
+
+// "1x3x224x224" or "1,3,224,224" -> dims.
+Expected<Shape> parse_dims(const std::string& text);
+
+// Inputs for a session from --input NAME=FILE|random specs; inputs not named get random
+// data (said on stderr unless quiet), symbolic dims default to 1 (said too).
+Expected<std::map<std::string, Tensor>> gather_inputs(const Session& session, const std::vector<std::string>& specs,
+                                                      bool quiet);
+
+// Prints the error for people on stderr and returns its exit code.
+int report(const Error& error);
+
+// "1.2 KiB", "3.4 MiB".
+std::string human_bytes(double bytes);
+// "12.3 MFLOP", "4.56 GFLOP".
+std::string human_flops(double flops);
+
+}  // namespace nxrt::cli

@@ -1,0 +1,135 @@
+// nxrt bench: session creation, first inference, latency percentiles, throughput, memory.
+#include <fmt/format.h>
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "cli_common.h"
+#include "commands.h"
+#include "render/table.h"
+
+namespace nxrt::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct BenchFlags {
+  std::string model;
+  EpFlags ep;
+  std::vector<std::string> inputs;
+  int runs = 50;
+  int warmup = 5;
+  bool profile = false;
+  bool json = false;
+  bool quiet = false;
+};
+
+double ms_between(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
+// Nearest-rank percentile of sorted samples: the smallest value with at least p% at or below it.
+double percentile(const std::vector<double>& sorted, double p) {
+  const auto rank = static_cast<std::size_t>(std::ceil(p / 100.0 * static_cast<double>(sorted.size())));
+  return sorted[std::clamp<std::size_t>(rank, 1, sorted.size()) - 1];
+}
+
+double peak_rss_mib() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB on Linux
+}
+
+int bench(const BenchFlags& f) {
+  auto options = f.ep.session_options();
+  if (!options) return report(options.error());
+  auto session = Session::create(f.model, *options);
+  if (!session) return report(session.error());
+  Session& s = **session;
+  auto inputs = gather_inputs(s, f.inputs, f.quiet || f.json);
+  if (!inputs) return report(inputs.error());
+
+  const auto t_first = Clock::now();
+  if (auto r = s.run(*inputs); !r) return report(r.error());
+  const double first_ms = ms_between(t_first, Clock::now());
+  for (int i = 0; i < f.warmup; ++i)
+    if (auto r = s.run(*inputs); !r) return report(r.error());
+
+  std::vector<double> samples;
+  std::vector<double> partition_us(s.report().partitions.size(), 0);
+  for (int i = 0; i < f.runs; ++i) {
+    const auto t0 = Clock::now();
+    auto r = s.run(*inputs);
+    const auto t1 = Clock::now();
+    if (!r) return report(r.error());
+    samples.push_back(ms_between(t0, t1));
+    for (std::size_t p = 0; p < partition_us.size(); ++p) partition_us[p] += s.last_partition_us()[p];
+  }
+  std::vector<double> sorted = samples;
+  std::sort(sorted.begin(), sorted.end());
+  double mean = 0;
+  for (double x : samples) mean += x;
+  mean /= static_cast<double>(samples.size());
+  const double median = percentile(sorted, 50);
+
+  nlohmann::ordered_json json = {
+      {"model", f.model},
+      {"eps", options->eps},
+      {"threads", options->config.threads},
+      {"runs", f.runs},
+      {"warmup", f.warmup},
+      {"session_create_ms", s.create_ms()},
+      {"first_inference_ms", first_ms},
+      {"latency_ms",
+       {{"median", median}, {"p90", percentile(sorted, 90)}, {"p99", percentile(sorted, 99)}, {"min", sorted.front()},
+        {"max", sorted.back()}, {"mean", mean}}},
+      {"throughput_per_s", 1000.0 / mean},
+      {"peak_rss_mib", peak_rss_mib()}};
+  Table parts({"PARTITION", "EP", "NODES", "MEAN", "SHARE"});
+  double total_us = 0;
+  for (double us : partition_us) total_us += us;
+  nlohmann::ordered_json profile = nlohmann::ordered_json::array();
+  for (const Partition& p : s.report().partitions) {
+    const double us = partition_us[static_cast<std::size_t>(p.index)] / f.runs;
+    const double share = total_us > 0 ? 100.0 * partition_us[static_cast<std::size_t>(p.index)] / total_us : 0;
+    parts.add({p.name, p.ep, std::to_string(p.nodes.size()), fmt::format("{:.3f} ms", us / 1000), fmt::format("{:.1f}%", share)});
+    profile.push_back({{"partition", p.name}, {"ep", p.ep}, {"nodes", p.nodes.size()}, {"mean_ms", us / 1000}, {"share", share / 100}});
+  }
+  if (f.profile) json["profile"] = profile;
+  if (f.json) {
+    fmt::print("{}\n", json.dump(2));
+    return 0;
+  }
+  fmt::print("{} on [{}], {} runs after {} warm-up\n", f.model, fmt::join(options->eps, ", "), f.runs, f.warmup);
+  fmt::print("  session creation  {:10.3f} ms\n", s.create_ms());
+  fmt::print("  first inference   {:10.3f} ms\n", first_ms);
+  fmt::print("  median            {:10.3f} ms\n", median);
+  fmt::print("  p90               {:10.3f} ms\n", percentile(sorted, 90));
+  fmt::print("  p99               {:10.3f} ms\n", percentile(sorted, 99));
+  fmt::print("  min / max         {:10.3f} / {:.3f} ms\n", sorted.front(), sorted.back());
+  fmt::print("  throughput        {:10.1f} inferences/s\n", 1000.0 / mean);
+  fmt::print("  peak RSS          {:10.1f} MiB\n", peak_rss_mib());
+  if (f.profile) fmt::print("\nper partition (mean of {} runs):\n{}", f.runs, parts.render());
+  return 0;
+}
+
+}  // namespace
+
+Action add_bench(CLI::App& app) {
+  auto f = std::make_shared<BenchFlags>();
+  auto* cmd = app.add_subcommand("bench", "measure session creation, first inference, latency percentiles and memory");
+  cmd->add_option("MODEL", f->model, "the .onnx model (or EPContext model)")->required();
+  f->ep.add_to(*cmd);
+  cmd->add_option("--input", f->inputs, "an input from a .npy or .pb file, or random data")->type_name("NAME=FILE|random");
+  cmd->add_option("-n,--runs", f->runs, "timed runs")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--warmup", f->warmup, "untimed runs before timing")->check(CLI::NonNegativeNumber)->capture_default_str();
+  cmd->add_flag("--profile", f->profile, "time per partition");
+  cmd->add_flag("--json", f->json, "print JSON instead of text");
+  cmd->add_flag("-q,--quiet", f->quiet, "no notes on stderr");
+  return [f] { return bench(*f); };
+}
+
+}  // namespace nxrt::cli

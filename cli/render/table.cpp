@@ -1,0 +1,38 @@
+// Table rendering.
+#include "render/table.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace nxrt::cli {
+namespace {
+// Display width of UTF-8 text (counts code points, not bytes).
+std::size_t width(const std::string& s) {
+  return static_cast<std::size_t>(std::count_if(s.begin(), s.end(), [](char c) { return (c & 0xC0) != 0x80; }));
+}
+}  // namespace
+
+std::string Table::render() const {
+  std::vector<std::size_t> widths(header_.size(), 0);
+  auto measure = [&](const std::vector<std::string>& row) {
+    for (std::size_t i = 0; i < row.size() && i < widths.size(); ++i) widths[i] = std::max(widths[i], width(row[i]));
+  };
+  measure(header_);
+  for (const auto& r : rows_) measure(r);
+  std::string out;
+  auto line = [&](const std::vector<std::string>& row) {
+    std::string l;
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      l += row[i];
+      if (i + 1 < row.size()) l += std::string(widths[i] - width(row[i]) + 2, ' ');
+    }
+    while (!l.empty() && l.back() == ' ') l.pop_back();
+    out += l + "\n";
+  };
+  line(header_);
+  for (const auto& r : rows_) line(r);
+  return out;
+}
+
+}  // namespace nxrt::cli

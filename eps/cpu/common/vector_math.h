@@ -1,0 +1,72 @@
+// Row primitives that vectorize: sums and maxima with independent lanes, and exp over
+// arrays (softmax, normalization and reduction kernels share them).
+#pragma once
+
+#include <cstdint>
+
+namespace nxrt::cpu {
+
+// Partial results per lane: a single running float sum or max must be evaluated in order
+// (the compiler may not reassociate), sixteen independent ones fill vector registers.
+inline constexpr int64_t kLanes = 16;
+
+// Sum of x[0, n) accumulated in Acc (double for float data keeps long rows accurate).
+template <class Acc, class T>
+Acc lane_sum(const T* x, int64_t n) {
+  Acc lanes[kLanes] = {};
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int64_t j = 0; j < kLanes; ++j) lanes[j] += static_cast<Acc>(x[i + j]);
+  Acc sum = 0;
+  for (int64_t j = 0; j < kLanes; ++j) sum += lanes[j];
+  for (; i < n; ++i) sum += static_cast<Acc>(x[i]);
+  return sum;
+}
+
+// Sum of (x[i] - mean)^2 over [0, n), in Acc.
+template <class Acc, class T>
+Acc lane_squared_deviation(const T* x, int64_t n, Acc mean) {
+  Acc lanes[kLanes] = {};
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int64_t j = 0; j < kLanes; ++j) {
+      const Acc d = static_cast<Acc>(x[i + j]) - mean;
+      lanes[j] += d * d;
+    }
+  Acc sum = 0;
+  for (int64_t j = 0; j < kLanes; ++j) sum += lanes[j];
+  for (; i < n; ++i) {
+    const Acc d = static_cast<Acc>(x[i]) - mean;
+    sum += d * d;
+  }
+  return sum;
+}
+
+// Maximum of x[0, n), n >= 1; NaNs are skipped (a row holding one still yields NaN later,
+// where exp(NaN - max) propagates it).
+template <class T>
+T lane_max(const T* x, int64_t n) {
+  T lanes[kLanes];
+  for (int64_t j = 0; j < kLanes; ++j) lanes[j] = x[0];
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int64_t j = 0; j < kLanes; ++j) {
+      const T v = x[i + j];
+      lanes[j] = lanes[j] < v ? v : lanes[j];
+    }
+  T m = lanes[0];
+  for (int64_t j = 1; j < kLanes; ++j) m = m < lanes[j] ? lanes[j] : m;
+  for (; i < n; ++i) m = m < x[i] ? x[i] : m;
+  return m;
+}
+
+// y[i] = exp(x[i] - shift). The float version evaluates exp in SIMD registers (Cephes'
+// reduction and polynomial, within 1 ulp of std::exp; results below FLT_MIN flush to 0):
+// std::exp is a libm call per element and would dominate a softmax.
+void exp_shifted(const float* x, float shift, float* y, int64_t n);
+void exp_shifted(const double* x, double shift, double* y, int64_t n);
+// y[i] = exp(x[i] - shift[i]).
+void exp_shifted(const float* x, const float* shift, float* y, int64_t n);
+void exp_shifted(const double* x, const double* shift, double* y, int64_t n);
+
+}  // namespace nxrt::cpu

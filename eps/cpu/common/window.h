@@ -1,0 +1,60 @@
+// Sliding-window geometry shared by Conv and the pooling ops: kernel, strides, dilations,
+// pads, auto_pad and ceil_mode resolved into per-dimension output sizes and pads.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "nxrt/ep/claim.h"
+#include "nxrt/ep/kernel.h"
+
+namespace nxrt::cpu {
+
+// The window attributes of a node, with ONNX's defaults filled in.
+struct WindowAttrs {
+  std::string auto_pad = "NOTSET";
+  std::vector<int64_t> kernel;     // empty when the attribute is absent (Conv infers it)
+  std::vector<int64_t> strides;    // one per spatial dim
+  std::vector<int64_t> dilations;  // one per spatial dim
+  std::vector<int64_t> pads;       // begins then ends, 2 per spatial dim
+  bool ceil_mode = false;
+};
+
+WindowAttrs read_window_attrs(const AttributeMap& attrs, std::size_t spatial_rank);
+
+// Declines unless the attributes fit `spatial_rank` dims: lengths, positive strides and
+// dilations, non-negative pads, a known auto_pad, and kernel_shape present when required.
+KernelMatch check_window_attrs(const NodeContext& ctx, std::size_t spatial_rank, bool kernel_required);
+
+// One spatial dimension of a window op, resolved for a concrete input size.
+struct WindowDim {
+  int64_t in = 1;
+  int64_t out = 1;
+  int64_t kernel = 1;
+  int64_t stride = 1;
+  int64_t dilation = 1;
+  int64_t pad_begin = 0;
+  int64_t pad_end = 0;
+};
+
+// Always three dims (depth, height, width): 1-D and 2-D ops get leading dims of size 1,
+// so kernels have one loop nest for every spatial rank.
+using Window3 = std::array<WindowDim, 3>;
+
+// The outputs [first, second) whose window tap `tap` (0 <= tap < kernel) reads inside the
+// input: o * stride - pad_begin + tap * dilation in [0, in).
+std::pair<int64_t, int64_t> valid_outputs(const WindowDim& d, int64_t tap);
+
+// Resolves output sizes and pads for the spatial input dims `in` and kernel sizes `kernel`;
+// fails (kRuntime) when an output size would be below 1. `op` names the node in messages.
+Expected<Window3> plan_window(const WindowAttrs& attrs, std::span<const int64_t> in,
+                              std::span<const int64_t> kernel, const std::string& op);
+
+// The output shape: N, `channels`, then the spatial output sizes of the last `spatial_rank` dims.
+Shape window_output_shape(int64_t batch, int64_t channels, const Window3& w, std::size_t spatial_rank);
+
+}  // namespace nxrt::cpu

@@ -1,0 +1,38 @@
+// Atomic output files: written under a temporary name in the target folder, then renamed.
+#pragma once
+
+#include <filesystem>
+#include <span>
+#include <vector>
+
+#include "nxrt/ep/error.h"
+
+namespace nxrt {
+
+// A set of files that appear together or not at all. stage() writes each to a temporary
+// file beside its target; commit() renames them all; the destructor removes whatever was
+// not committed (so an error path leaves nothing half-written).
+class StagedFiles {
+ public:
+  StagedFiles() = default;
+  StagedFiles(const StagedFiles&) = delete;
+  StagedFiles& operator=(const StagedFiles&) = delete;
+  ~StagedFiles();
+
+  Expected<void> stage(const std::filesystem::path& target, std::span<const std::byte> bytes);
+  Expected<void> commit();
+  // Temporary files not yet committed (for a signal handler that must clean up).
+  std::vector<std::filesystem::path> pending() const;
+
+ private:
+  struct Entry {
+    std::filesystem::path target;
+    std::filesystem::path temp;
+  };
+  std::vector<Entry> entries_;
+};
+
+// One file, atomically.
+Expected<void> write_file_atomically(const std::filesystem::path& target, std::span<const std::byte> bytes);
+
+}  // namespace nxrt

@@ -1,0 +1,34 @@
+// Output comparison with BENCHMARKS.md's rule: |a - e| <= atol + rtol * |e| elementwise,
+// exact for integers, booleans and strings, NaN equal to NaN.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "nxrt/ep/tensor.h"
+
+namespace nxrt {
+
+inline constexpr double kDefaultRtol = 1e-3;
+inline constexpr double kDefaultAtol = 1e-5;
+
+struct TensorDiff {
+  bool ok = true;
+  std::string problem;        // dtype or shape mismatch; empty when they agree
+  int64_t elements = 0;
+  int64_t mismatches = 0;
+  int64_t first_mismatch = -1;  // flat index
+  double max_abs = 0;           // over all elements
+  double max_rel = 0;           // |a - e| / |e| over elements with e != 0
+  double actual_at_first = 0;
+  double expected_at_first = 0;
+};
+
+TensorDiff compare_tensors(const Tensor& actual, const Tensor& expected, double rtol = kDefaultRtol,
+                           double atol = kDefaultAtol);
+
+// float16 / bfloat16 bit patterns to float (for comparisons and printing).
+float half_to_float(uint16_t bits);
+float bfloat16_to_float(uint16_t bits);
+
+}  // namespace nxrt

@@ -1,0 +1,69 @@
+// Temporary-then-rename writes, with cleanup of anything not committed.
+#include "nxrt/io/atomic_file.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace nxrt {
+
+StagedFiles::~StagedFiles() {
+  std::error_code ec;
+  for (const auto& e : entries_) std::filesystem::remove(e.temp, ec);
+}
+
+Expected<void> StagedFiles::stage(const std::filesystem::path& target, std::span<const std::byte> bytes) {
+  const auto dir = target.parent_path().empty() ? std::filesystem::path(".") : target.parent_path();
+  std::string pattern = (dir / fmt::format(".{}.tmp-XXXXXX", target.filename().string())).string();
+  const int fd = ::mkstemp(pattern.data());
+  if (fd < 0)
+    return fail(ErrorCode::kRuntime, fmt::format("cannot create a file in '{}'", dir.string()), std::strerror(errno),
+                "check that the folder exists and is writable");
+  entries_.push_back({target, pattern});
+  std::size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int err = errno;
+      ::close(fd);
+      return fail(ErrorCode::kRuntime, fmt::format("cannot write '{}'", target.string()), std::strerror(err),
+                  "check the free space and permissions of the folder");
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  ::fchmod(fd, 0644);
+  if (::fsync(fd) != 0 || ::close(fd) != 0)
+    return fail(ErrorCode::kRuntime, fmt::format("cannot finish writing '{}'", target.string()), std::strerror(errno));
+  return {};
+}
+
+Expected<void> StagedFiles::commit() {
+  for (auto it = entries_.begin(); it != entries_.end();) {
+    std::error_code ec;
+    std::filesystem::rename(it->temp, it->target, ec);
+    if (ec)
+      return fail(ErrorCode::kRuntime, fmt::format("cannot move the new file into place as '{}'", it->target.string()),
+                  ec.message());
+    it = entries_.erase(it);
+  }
+  return {};
+}
+
+std::vector<std::filesystem::path> StagedFiles::pending() const {
+  std::vector<std::filesystem::path> out;
+  for (const auto& e : entries_) out.push_back(e.temp);
+  return out;
+}
+
+Expected<void> write_file_atomically(const std::filesystem::path& target, std::span<const std::byte> bytes) {
+  StagedFiles files;
+  if (auto r = files.stage(target, bytes); !r) return r;
+  return files.commit();
+}
+
+}  // namespace nxrt

@@ -1,0 +1,125 @@
+// Elementwise comparison of tensors for run --test-dir, --compare-ep and the tests.
+#include "nxrt/io/compare.h"
+
+#include <fmt/format.h>
+
+#include <bit>
+#include <cmath>
+#include <cstring>
+
+namespace nxrt {
+
+float half_to_float(uint16_t h) {
+  const uint32_t sign = (h & 0x8000u) << 16;
+  uint32_t exp = (h >> 10) & 0x1f;
+  uint32_t mant = h & 0x3ffu;
+  uint32_t bits;
+  if (exp == 0x1f) {
+    bits = sign | 0x7f800000u | (mant << 13);
+  } else if (exp == 0) {
+    if (mant == 0) {
+      bits = sign;
+    } else {  // subnormal: normalise
+      exp = 127 - 15 + 1;
+      while (!(mant & 0x400u)) {
+        mant <<= 1;
+        --exp;
+      }
+      bits = sign | (exp << 23) | ((mant & 0x3ffu) << 13);
+    }
+  } else {
+    bits = sign | ((exp + 127 - 15) << 23) | (mant << 13);
+  }
+  return std::bit_cast<float>(bits);
+}
+
+float bfloat16_to_float(uint16_t bits) { return std::bit_cast<float>(static_cast<uint32_t>(bits) << 16); }
+
+namespace {
+
+double element(const TensorView& v, int64_t i) {
+  switch (v.dtype) {
+    case DType::kFloat32: return v.data_as<float>()[i];
+    case DType::kFloat64: return v.data_as<double>()[i];
+    case DType::kFloat16: return half_to_float(v.data_as<uint16_t>()[i]);
+    case DType::kBFloat16: return bfloat16_to_float(v.data_as<uint16_t>()[i]);
+    case DType::kInt8: return v.data_as<int8_t>()[i];
+    case DType::kUInt8: return v.data_as<uint8_t>()[i];
+    case DType::kInt16: return v.data_as<int16_t>()[i];
+    case DType::kUInt16: return v.data_as<uint16_t>()[i];
+    case DType::kInt32: return v.data_as<int32_t>()[i];
+    case DType::kUInt32: return v.data_as<uint32_t>()[i];
+    case DType::kInt64: return static_cast<double>(v.data_as<int64_t>()[i]);
+    case DType::kUInt64: return static_cast<double>(v.data_as<uint64_t>()[i]);
+    case DType::kBool: return v.data_as<uint8_t>()[i] != 0;
+    default: return 0;
+  }
+}
+
+// Integers compare exactly on their bit patterns (doubles lose int64 precision).
+bool exact_equal(const TensorView& a, const TensorView& e, int64_t i) {
+  if (a.dtype == DType::kString) return a.data_as<std::string>()[i] == e.data_as<std::string>()[i];
+  if (a.dtype == DType::kBool) return (a.data_as<uint8_t>()[i] != 0) == (e.data_as<uint8_t>()[i] != 0);
+  const std::size_t size = dtype_size(a.dtype);
+  return std::memcmp(static_cast<const char*>(a.data()) + i * static_cast<int64_t>(size),
+                     static_cast<const char*>(e.data()) + i * static_cast<int64_t>(size), size) == 0;
+}
+
+}  // namespace
+
+TensorDiff compare_tensors(const Tensor& actual, const Tensor& expected, double rtol, double atol) {
+  TensorDiff d;
+  if (actual.dtype() != expected.dtype()) {
+    d.ok = false;
+    d.problem = fmt::format("type {} where {} was expected", dtype_name(actual.dtype()), dtype_name(expected.dtype()));
+    return d;
+  }
+  if (actual.shape() != expected.shape()) {
+    d.ok = false;
+    d.problem = fmt::format("shape {} where {} was expected", shape_to_string(actual.shape()),
+                            shape_to_string(expected.shape()));
+    return d;
+  }
+  const Tensor a = actual.view().is_contiguous() ? actual : copy_to_contiguous(actual.view());
+  const Tensor e = expected.view().is_contiguous() ? expected : copy_to_contiguous(expected.view());
+  const TensorView av = a.view(), ev = e.view();
+  const bool floating = is_floating(a.dtype());
+  d.elements = a.numel();
+  for (int64_t i = 0; i < d.elements; ++i) {
+    bool ok;
+    if (floating) {
+      const double x = element(av, i), y = element(ev, i);
+      if (std::isnan(x) || std::isnan(y)) {
+        ok = std::isnan(x) && std::isnan(y);
+      } else if (std::isinf(x) || std::isinf(y)) {
+        ok = x == y;
+      } else {
+        const double diff = std::abs(x - y);
+        d.max_abs = std::max(d.max_abs, diff);
+        if (y != 0) d.max_rel = std::max(d.max_rel, diff / std::abs(y));
+        ok = diff <= atol + rtol * std::abs(y);
+      }
+    } else {
+      ok = exact_equal(av, ev, i);
+      if (!ok && a.dtype() != DType::kString) {
+        const double diff = std::abs(element(av, i) - element(ev, i));
+        d.max_abs = std::max(d.max_abs, diff);
+        if (element(ev, i) != 0) d.max_rel = std::max(d.max_rel, diff / std::abs(element(ev, i)));
+      }
+    }
+    if (!ok) {
+      if (d.mismatches == 0) {
+        d.first_mismatch = i;
+        if (a.dtype() != DType::kString) {
+          d.actual_at_first = element(av, i);
+          d.expected_at_first = element(ev, i);
+        }
+      }
+      ++d.mismatches;
+    }
+  }
+  d.ok = d.mismatches == 0;
+  return d;
+}
+
+}  // namespace nxrt

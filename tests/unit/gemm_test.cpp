@@ -1,0 +1,160 @@
+// The packed SGEMM against a naive triple loop, and packed operands through their bytes.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "common/gemm.h"
+#include "common/thread_pool.h"
+
+using namespace nxrt;
+using namespace nxrt::cpu;
+
+namespace {
+
+// One GEMM problem with padded leading dimensions and random contents.
+struct Problem {
+  int64_t m, n, k;
+  bool trans_a, trans_b;
+  float alpha, beta;
+  int64_t lda, ldb, ldc;
+  std::vector<float> a, b, c;
+
+  Problem(int64_t m_, int64_t n_, int64_t k_, bool ta, bool tb, float al, float be, std::mt19937& rng)
+      : m(m_), n(n_), k(k_), trans_a(ta), trans_b(tb), alpha(al), beta(be) {
+    std::uniform_real_distribution<float> dist(-1, 1);
+    lda = (ta ? m : k) + 3;
+    ldb = (tb ? k : n) + 1;
+    ldc = n + 2;
+    a.resize(static_cast<std::size_t>((ta ? k : m) * lda));
+    b.resize(static_cast<std::size_t>((tb ? n : k) * ldb));
+    c.resize(static_cast<std::size_t>(m * ldc));
+    for (float& v : a) v = dist(rng);
+    for (float& v : b) v = dist(rng);
+    // beta == 0 must not read C: fill it with NaN to catch a read.
+    for (float& v : c) v = beta == 0 ? std::numeric_limits<float>::quiet_NaN() : dist(rng);
+  }
+  float at_a(int64_t i, int64_t p) const { return trans_a ? a[p * lda + i] : a[i * lda + p]; }
+  float at_b(int64_t p, int64_t j) const { return trans_b ? b[j * ldb + p] : b[p * ldb + j]; }
+
+  // The naive product in double.
+  std::vector<double> expected() const {
+    std::vector<double> out(static_cast<std::size_t>(m * n));
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        double s = 0;
+        for (int64_t p = 0; p < k; ++p) s += double(at_a(i, p)) * at_b(p, j);
+        out[i * n + j] = alpha * s + (beta == 0 ? 0.0 : beta * double(c[i * ldc + j]));
+      }
+    return out;
+  }
+};
+
+// Empty when every element of C is within tolerance of the expected product.
+std::string check_result(const Problem& p, const std::vector<float>& c, const std::vector<double>& want) {
+  const double tol = 1e-5 * (static_cast<double>(p.k) + 4);
+  for (int64_t i = 0; i < p.m; ++i)
+    for (int64_t j = 0; j < p.n; ++j) {
+      const double got = c[i * p.ldc + j], w = want[i * p.n + j];
+      if (!(std::abs(got - w) <= tol * (1 + std::abs(w))))
+        return fmt::format("m={} n={} k={} transA={} transB={} alpha={} beta={}: C[{},{}] = {}, expected {}", p.m, p.n,
+                           p.k, p.trans_a, p.trans_b, p.alpha, p.beta, i, j, got, w);
+    }
+  // The padding columns of C stay untouched.
+  for (int64_t i = 0; i < p.m; ++i)
+    for (int64_t j = p.n; j < p.ldc; ++j)
+      if (!(c[i * p.ldc + j] == p.c[i * p.ldc + j] || (std::isnan(c[i * p.ldc + j]) && std::isnan(p.c[i * p.ldc + j]))))
+        return fmt::format("m={} n={} k={}: padding C[{},{}] was written", p.m, p.n, p.k, i, j);
+  return {};
+}
+
+// Runs the problem unpacked, with packed A and with packed B.
+void check_problem(const Problem& p, const Parallel& parallel) {
+  const auto want = p.expected();
+  const GemmOperand a = GemmOperand::matrix(p.a.data(), p.lda, p.trans_a);
+  const GemmOperand b = GemmOperand::matrix(p.b.data(), p.ldb, p.trans_b);
+  std::vector<float> c = p.c;
+  gemm(p.m, p.n, p.k, p.alpha, a, b, p.beta, c.data(), p.ldc, parallel);
+  INFO("unpacked");
+  CHECK(check_result(p, c, want) == "");
+
+  const PackedMatrix pa = PackedMatrix::pack_a(p.a.data(), p.lda, p.trans_a, p.m, p.k);
+  const PackedMatrix pb = PackedMatrix::pack_b(p.b.data(), p.ldb, p.trans_b, p.k, p.n);
+  c = p.c;
+  gemm(p.m, p.n, p.k, p.alpha, GemmOperand::of(pa), GemmOperand::of(pb), p.beta, c.data(), p.ldc, parallel);
+  INFO("both packed");
+  CHECK(check_result(p, c, want) == "");
+  c = p.c;
+  gemm(p.m, p.n, p.k, p.alpha, a, GemmOperand::of(pb), p.beta, c.data(), p.ldc, parallel);
+  INFO("B packed");
+  CHECK(check_result(p, c, want) == "");
+}
+
+}  // namespace
+
+TEST_CASE("gemm matches a naive product for odd sizes, transposes, alpha and beta", "[cpu][gemm]") {
+  std::mt19937 rng(42);
+  const std::vector<int64_t> sizes = {1, 2, 5, 6, 7, 13, 16, 17, 31, 33, 64, 100, 145, 257};
+  std::uniform_int_distribution<std::size_t> pick(0, sizes.size() - 1);
+  const std::vector<std::pair<float, float>> scales = {{1, 0}, {1, 1}, {0.5f, -2}, {-1.5f, 0}, {2, 0.25f}};
+  SerialParallel serial;
+  ThreadPool two(2);
+  for (int trial = 0; trial < 60; ++trial) {
+    const auto [alpha, beta] = scales[static_cast<std::size_t>(trial) % scales.size()];
+    const Problem p(sizes[pick(rng)], sizes[pick(rng)], sizes[pick(rng)], trial % 2 == 1, trial % 4 >= 2, alpha, beta,
+                    rng);
+    check_problem(p, trial % 3 == 0 ? static_cast<const Parallel&>(serial) : two);
+  }
+}
+
+TEST_CASE("gemm crosses its cache blocks in k and n on one and two threads", "[cpu][gemm]") {
+  std::mt19937 rng(7);
+  SerialParallel serial;
+  ThreadPool two(2);
+  for (const Parallel* par : {static_cast<const Parallel*>(&serial), static_cast<const Parallel*>(&two)}) {
+    check_problem(Problem(37, 29, 700, false, false, 1, 0, rng), *par);    // several k blocks
+    check_problem(Problem(9, 2100, 40, true, false, 1, 1, rng), *par);     // two n blocks, few rows
+    check_problem(Problem(300, 70, 300, false, true, 0.5f, 0.5f, rng), *par);  // several row blocks
+    check_problem(Problem(1, 333, 77, false, false, 1, 0, rng), *par);     // a row vector
+  }
+}
+
+TEST_CASE("gemm with k == 0 or alpha == 0 only scales C", "[cpu][gemm]") {
+  SerialParallel serial;
+  std::vector<float> c = {1, 2, 3, 4};
+  gemm(2, 2, 0, 1, GemmOperand::matrix(nullptr, 0), GemmOperand::matrix(nullptr, 2), 3, c.data(), 2, serial);
+  CHECK(c == std::vector<float>{3, 6, 9, 12});
+  c = {std::nanf(""), 1, 2, 3};
+  gemm(2, 2, 0, 1, GemmOperand::matrix(nullptr, 0), GemmOperand::matrix(nullptr, 2), 0, c.data(), 2, serial);
+  CHECK(c == std::vector<float>{0, 0, 0, 0});
+}
+
+TEST_CASE("packed operands survive a round trip through bytes and reject other shapes", "[cpu][gemm]") {
+  std::mt19937 rng(3);
+  const Problem p(23, 41, 19, false, true, 1, 0, rng);
+  const std::vector<PackedMatrix> packed = {PackedMatrix::pack_b(p.b.data(), p.ldb, true, p.k, p.n),
+                                            PackedMatrix::pack_b(p.b.data(), p.ldb, true, p.k, p.n)};
+  const std::vector<std::byte> bytes = save_packed_matrices(packed);
+  REQUIRE_FALSE(bytes.empty());
+
+  auto restored = load_packed_matrices(bytes, GemmSide::kB, 2, p.n, p.k);
+  REQUIRE(restored);
+  REQUIRE(restored->size() == 2);
+  SerialParallel serial;
+  std::vector<float> c = p.c;
+  gemm(p.m, p.n, p.k, 1, GemmOperand::matrix(p.a.data(), p.lda), GemmOperand::of((*restored)[1]), 0, c.data(), p.ldc,
+       serial);
+  CHECK(check_result(p, c, p.expected()) == "");
+
+  CHECK_FALSE(load_packed_matrices(bytes, GemmSide::kA, 2, p.n, p.k));      // other side
+  CHECK_FALSE(load_packed_matrices(bytes, GemmSide::kB, 1, p.n, p.k));      // other count
+  CHECK_FALSE(load_packed_matrices(bytes, GemmSide::kB, 2, p.n + 1, p.k));  // other n
+  CHECK_FALSE(load_packed_matrices(bytes, GemmSide::kB, 2, p.n, p.k - 1));  // other k
+  CHECK_FALSE(load_packed_matrices(std::span(bytes).first(bytes.size() - 4), GemmSide::kB, 2, p.n, p.k));
+  CHECK_FALSE(load_packed_matrices({}, GemmSide::kB, 2, p.n, p.k));
+  CHECK(save_packed_matrices({}).empty());
+}
