@@ -12,12 +12,14 @@
 namespace nxrt::test {
 
 struct NodeSpec {
-  std::string op_type;
-  std::string domain;                 // "" for ai.onnx
+  // The {} initializers let designated initializers omit fields without
+  // -Wmissing-field-initializers warnings.
+  std::string op_type{};
+  std::string domain{};               // "" for ai.onnx
   int64_t opset = 17;
-  std::vector<Tensor> inputs;         // an undefined Tensor marks an omitted optional input
-  std::vector<bool> constant;         // per input: feed it as an initializer (default: no)
-  AttributeMap attrs;
+  std::vector<Tensor> inputs{};       // an undefined Tensor marks an omitted optional input
+  std::vector<bool> constant{};       // per input: feed it as an initializer (default: no)
+  AttributeMap attrs{};
   std::size_t outputs = 1;
   int threads = 2;
 };

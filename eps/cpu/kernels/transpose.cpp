@@ -10,7 +10,7 @@
 namespace nxrt::cpu {
 namespace {
 
-constexpr int64_t kTile = 32;              // elements per side of a 2-D tile
+constexpr int64_t kTile = 16;              // elements per side of a 2-D tile
 constexpr int64_t kGrainElements = 16384;  // elements per parallel chunk, at least
 
 // The smallest problem equivalent to a transpose: size-1 axes dropped and runs of input
