@@ -16,7 +16,9 @@ void EpFlags::add_to(CLI::App& cmd) {
   cmd.add_option("--ep", eps, "EPs in priority order, comma separated (default: cpu)")
       ->delimiter(',')
       ->type_name("LIST");
-  cmd.add_option("--threads", threads, "threads per EP (0: one per core)")->check(CLI::NonNegativeNumber);
+  cmd.add_option("--threads", threads, "threads per EP (0: one per hardware thread)")
+      ->check(CLI::Range(0, 4096))
+      ->capture_default_str();
   cmd.add_option("--shape", shapes, "concrete shape of an input, e.g. --shape input=1x3x224x224")
       ->type_name("NAME=DIMS");
 }

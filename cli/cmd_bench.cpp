@@ -124,8 +124,8 @@ Action add_bench(CLI::App& app) {
   cmd->add_option("MODEL", f->model, "the .onnx model (or EPContext model)")->required();
   f->ep.add_to(*cmd);
   cmd->add_option("--input", f->inputs, "an input from a .npy or .pb file, or random data")->type_name("NAME=FILE|random");
-  cmd->add_option("-n,--runs", f->runs, "timed runs")->check(CLI::PositiveNumber)->capture_default_str();
-  cmd->add_option("--warmup", f->warmup, "untimed runs before timing")->check(CLI::NonNegativeNumber)->capture_default_str();
+  cmd->add_option("-n,--runs", f->runs, "timed runs")->check(CLI::Range(1, 100000000))->capture_default_str();
+  cmd->add_option("--warmup", f->warmup, "untimed runs before timing")->check(CLI::Range(0, 100000000))->capture_default_str();
   cmd->add_flag("--profile", f->profile, "time per partition");
   cmd->add_flag("--json", f->json, "print JSON instead of text");
   cmd->add_flag("-q,--quiet", f->quiet, "no notes on stderr");

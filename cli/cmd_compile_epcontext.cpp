@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <atomic>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -33,24 +34,52 @@ struct Job {
   Expected<EpContextWriteResult> result = fail(ErrorCode::kRuntime, "not run");
 };
 
-// Applies ORT's session option names (EPCONTEXT.md) onto the write options.
-Expected<void> apply_ort_option(const std::string& spec, EpContextWriteOptions& o, std::string& output) {
+// Applies ORT's session option names (EPCONTEXT.md); each may not contradict its nxrt flag.
+Expected<void> apply_ort_option(const std::string& spec, CompileFlags& f) {
   const auto eq = spec.find('=');
   const std::string key = spec.substr(0, eq), value = eq == std::string::npos ? "" : spec.substr(eq + 1);
+  auto conflict = [&](std::string_view flag) {
+    return fail(ErrorCode::kUsage, fmt::format("--config {} contradicts {}", spec, flag), {}, "give only one of them");
+  };
   if (key == "ep.context_embed_mode" && (value == "0" || value == "1")) {
-    o.embed = value == "1";
+    if ((value == "1" && f.external) || (value == "0" && f.embed)) return conflict(f.embed ? "--embed" : "--external");
+    (value == "1" ? f.embed : f.external) = true;
     return {};
   }
   if (key == "ep.context_file_path" && !value.empty()) {
-    output = value;
+    if (!f.output.empty() && f.output != value) return conflict("-o");
+    f.output = value;
     return {};
   }
   if (key == "ep.context_node_name_prefix") {
-    o.node_name_prefix = value;
+    if (!f.node_prefix.empty() && f.node_prefix != value) return conflict("--node-name-prefix");
+    f.node_prefix = value;
     return {};
   }
   return fail(ErrorCode::kUsage, fmt::format("unknown or invalid option '{}'", spec), {},
               "accepted: ep.context_embed_mode=0|1, ep.context_file_path=PATH, ep.context_node_name_prefix=TEXT");
+}
+
+// Where each model's output goes; two models may not share one.
+Expected<std::vector<std::filesystem::path>> output_paths(const CompileFlags& f) {
+  if (f.models.size() > 1 && !f.output.empty())
+    return fail(ErrorCode::kUsage, "-o names one output but several models were given", {},
+                "use --output-dir DIR for several models");
+  std::vector<std::filesystem::path> out;
+  std::map<std::filesystem::path, std::string> seen;
+  for (const auto& m : f.models) {
+    std::filesystem::path p = f.output;
+    if (p.empty()) {
+      p = default_context_output(m);
+      if (!f.output_dir.empty()) p = std::filesystem::path(f.output_dir) / p.filename();
+    }
+    const auto key = std::filesystem::weakly_canonical(p);
+    if (auto [it, fresh] = seen.emplace(key, m); !fresh)
+      return fail(ErrorCode::kUsage, fmt::format("'{}' and '{}' would both be written to '{}'", it->second, m, p.string()),
+                  {}, "compile models with the same file name into different --output-dir folders");
+    out.push_back(std::move(p));
+  }
+  return out;
 }
 
 Expected<EpContextWriteResult> compile_one(const std::string& model, const std::filesystem::path& output,
@@ -64,31 +93,31 @@ Expected<EpContextWriteResult> compile_one(const std::string& model, const std::
 
 int compile_epcontext(CompileFlags& f) {
   if (f.embed && f.external) return report(fail(ErrorCode::kUsage, "--embed and --external contradict each other").error());
+  for (const auto& spec : f.config)
+    if (auto r = apply_ort_option(spec, f); !r) return report(r.error());
   EpContextWriteOptions base;
   base.embed = f.embed;
   base.force = f.force;
   base.allow_empty = f.allow_empty;
   base.node_name_prefix = f.node_prefix;
-  std::string output = f.output;
-  for (const auto& spec : f.config)
-    if (auto r = apply_ort_option(spec, base, output); !r) return report(r.error());
-  if (f.models.size() > 1 && !output.empty())
-    return report(fail(ErrorCode::kUsage, "-o names one output but several models were given", {},
-                        "use --output-dir DIR for several models").error());
+  auto outputs = output_paths(f);
+  if (!outputs) return report(outputs.error());
+  if (!f.output_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(f.output_dir, ec);
+    if (ec)
+      return report(fail(ErrorCode::kRuntime, fmt::format("cannot create --output-dir '{}'", f.output_dir), ec.message())
+                        .error());
+  }
   auto session_options = f.ep.session_options();
   if (!session_options) return report(session_options.error());
 
   std::vector<Job> jobs;
   for (const auto& m : f.models) jobs.push_back(Job{m});
-  auto output_of = [&](const std::string& model) -> std::filesystem::path {
-    if (!output.empty()) return output;
-    const std::filesystem::path def = default_context_output(model);
-    return f.output_dir.empty() ? def : std::filesystem::path(f.output_dir) / def.filename();
-  };
   std::atomic<std::size_t> next{0};
   auto worker = [&] {
     for (std::size_t i = next++; i < jobs.size(); i = next++)
-      jobs[i].result = compile_one(jobs[i].model, output_of(jobs[i].model), base, *session_options);
+      jobs[i].result = compile_one(jobs[i].model, (*outputs)[i], base, *session_options);
   };
   std::vector<std::thread> threads;
   for (int t = 1; t < std::min<int>(f.jobs, static_cast<int>(jobs.size())); ++t) threads.emplace_back(worker);
@@ -132,12 +161,14 @@ Action add_compile_epcontext(CLI::App& app) {
       "compile-epcontext",
       "partition and compile models, writing ONNX models whose compiled partitions are com.microsoft::EPContext nodes");
   cmd->add_option("MODEL", f->models, "the .onnx model(s)")->required();
-  cmd->add_option("-o,--output", f->output, "output model (default: <stem>_ctx.onnx beside the input)");
-  cmd->add_option("--output-dir", f->output_dir, "folder for the outputs of several models");
+  auto* output = cmd->add_option("-o,--output", f->output, "output model (default: <stem>_ctx.onnx beside the input)");
+  cmd->add_option("--output-dir", f->output_dir, "write <stem>_ctx.onnx of each model into this folder (created if needed)")
+      ->excludes(output);
   f->ep.add_to(*cmd);
   cmd->add_flag("--embed", f->embed, "store payloads inline in the model (embed_mode=1)");
   cmd->add_flag("--external", f->external,
-                "store payloads in side files <stem>_<ep>.bin (embed_mode=0); this is the default, as in ONNX Runtime");
+                "store payloads in side files beside the output, <output stem>_<ep>.bin (embed_mode=0); the default, as "
+                "in ONNX Runtime");
   cmd->add_option("--config", f->config,
                   "ONNX Runtime option names: ep.context_embed_mode=0|1, ep.context_file_path=PATH, "
                   "ep.context_node_name_prefix=TEXT")
@@ -145,7 +176,9 @@ Action add_compile_epcontext(CLI::App& app) {
   cmd->add_option("--node-name-prefix", f->node_prefix, "prefix for EPContext node names");
   cmd->add_flag("--force", f->force, "overwrite existing output files (never the input model)");
   cmd->add_flag("--allow-empty", f->allow_empty, "succeed even when no partition can be saved as a context");
-  cmd->add_option("-j,--jobs", f->jobs, "compile this many models at once")->check(CLI::PositiveNumber);
+  cmd->add_option("-j,--jobs", f->jobs, "compile this many models at once")
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
   cmd->add_flag("--json", f->json, "print JSON instead of a table");
   return [f] { return compile_epcontext(*f); };
 }

@@ -48,6 +48,12 @@ std::string output_types(const NodeClaim& c) {
   return fmt::format("{}", fmt::join(out, ", "));
 }
 
+nlohmann::ordered_json opsets_json(const Graph& g) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  for (const auto& [domain, version] : g.opset_imports) j[display_domain(domain)] = version;
+  return j;
+}
+
 nlohmann::ordered_json to_json(const Analysis& a, const ExplainFlags& f) {
   const ClaimsReport& r = a.report;
   const Graph& g = *a.model.graph;
@@ -93,11 +99,12 @@ nlohmann::ordered_json to_json(const Analysis& a, const ExplainFlags& f) {
                         {"location", c.location}});
   return {{"model", a.model.path.string()},
           {"ir_version", a.model.ir_version},
-          {"opsets", g.opset_imports},
+          {"opsets", opsets_json(g)},
           {"eps", r.eps},
           {"nodes", std::move(nodes)},
           {"partitions", std::move(partitions)},
           {"context_nodes", std::move(contexts)},
+          {"rewrites", a.rewrites},
           {"unclaimed", r.unclaimed().size()},
           {"warnings", a.model.warnings}};
 }
@@ -141,6 +148,7 @@ void print_table(const Analysis& a, const ExplainFlags& f) {
                fmt::format("{}", fmt::join(outs, ", "))});
   }
   fmt::print("\n{}", parts.empty() ? "no partitions\n" : parts.render());
+  if (!a.rewrites.empty()) fmt::print("\nbefore placement:\n  {}\n", fmt::join(a.rewrites, "\n  "));
   const auto missing = r.unclaimed();
   fmt::print("\nsummary: {} nodes, {} placed, {} unclaimed, {} partition{}\n", g.nodes.size(),
              g.nodes.size() - missing.size(), missing.size(), r.partitions.size(), r.partitions.size() == 1 ? "" : "s");

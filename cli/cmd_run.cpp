@@ -30,10 +30,10 @@ struct RunFlags {
   bool quiet = false;
 };
 
-// One row per output comparison; returns whether all matched.
-bool print_comparison(const std::map<std::string, Tensor>& actual, const std::map<std::string, Tensor>& expected,
-                      const std::vector<std::string>& order, double rtol, double atol, const std::string& label,
-                      nlohmann::ordered_json& json) {
+// Compares each output; prints a table unless `quiet` (JSON output); returns whether all matched.
+bool compare_outputs(const std::map<std::string, Tensor>& actual, const std::map<std::string, Tensor>& expected,
+                     const std::vector<std::string>& order, double rtol, double atol, const std::string& label,
+                     bool quiet, nlohmann::ordered_json& json) {
   Table table({"OUTPUT", "STATUS", "MAX ABS ERR", "MAX REL ERR", "MISMATCHES", "FIRST MISMATCH"});
   bool all_ok = true;
   for (const auto& name : order) {
@@ -49,7 +49,7 @@ bool print_comparison(const std::map<std::string, Tensor>& actual, const std::ma
     json.push_back({{"output", name}, {"against", label}, {"ok", d.ok}, {"problem", d.problem}, {"max_abs", d.max_abs},
                     {"max_rel", d.max_rel}, {"mismatches", d.mismatches}, {"elements", d.elements}});
   }
-  fmt::print("comparison with {} (rtol {:g}, atol {:g}):\n{}", label, rtol, atol, table.render());
+  if (!quiet) fmt::print("comparison with {} (rtol {:g}, atol {:g}):\n{}", label, rtol, atol, table.render());
   return all_ok;
 }
 
@@ -125,10 +125,12 @@ int run_test_dir(const RunFlags& f) {
       if (!t) return report(t.error());
       expected[order[i]] = std::move(*t);
     }
-    all_ok &= print_comparison(*outputs, expected, order, f.rtol, f.atol, set.filename().string(), json);
+    all_ok &= compare_outputs(*outputs, expected, order, f.rtol, f.atol, set.filename().string(), f.json, json);
   }
-  if (f.json) fmt::print("{}\n", nlohmann::ordered_json{{"test_dir", f.test_dir}, {"ok", all_ok}, {"outputs", json}}.dump(2));
-  fmt::print("{}: {}\n", f.test_dir, all_ok ? "pass" : "MISMATCH");
+  if (f.json)
+    fmt::print("{}\n", nlohmann::ordered_json{{"test_dir", f.test_dir}, {"ok", all_ok}, {"outputs", json}}.dump(2));
+  else
+    fmt::print("{}: {}\n", f.test_dir, all_ok ? "pass" : "MISMATCH");
   return all_ok ? 0 : static_cast<int>(ErrorCode::kMismatch);
 }
 
@@ -137,7 +139,7 @@ int run_model(const RunFlags& f) {
   if (!options) return report(options.error());
   auto session = Session::create(f.model, *options);
   if (!session) return report(session.error());
-  auto inputs = gather_inputs(**session, f.inputs, f.quiet);
+  auto inputs = gather_inputs(**session, f.inputs, f.quiet || f.json);
   if (!inputs) return report(inputs.error());
   auto outputs = (*session)->run(*inputs);
   if (!outputs) return report(outputs.error());
@@ -168,7 +170,8 @@ int run_model(const RunFlags& f) {
     if (!reference) return report(reference.error());
     auto expected = (*reference)->run(*inputs);
     if (!expected) return report(expected.error());
-    ok = print_comparison(*outputs, *expected, order, f.rtol, f.atol, fmt::format("the {} EP", f.compare_ep), comparisons);
+    ok = compare_outputs(*outputs, *expected, order, f.rtol, f.atol, fmt::format("the {} EP", f.compare_ep), f.json,
+                         comparisons);
   }
   if (f.json)
     fmt::print("{}\n", nlohmann::ordered_json{{"model", f.model}, {"eps", options->eps}, {"outputs", json_outputs},
@@ -181,13 +184,17 @@ int run_model(const RunFlags& f) {
 Action add_run(CLI::App& app) {
   auto f = std::make_shared<RunFlags>();
   auto* cmd = app.add_subcommand("run", "run a model (or an EPContext model) and print or save its outputs");
-  cmd->add_option("MODEL", f->model, "the .onnx model");
-  cmd->add_option("--test-dir", f->test_dir, "run an ONNX backend-test folder (model.onnx + test_data_set_N/) and compare")
-      ->excludes(cmd->get_option("MODEL"));
+  auto* model = cmd->add_option("MODEL", f->model, "the .onnx model");
+  auto* test_dir = cmd->add_option("--test-dir", f->test_dir,
+                                   "run an ONNX backend-test folder (model.onnx + test_data_set_N/) and compare")
+                       ->excludes(model);
   f->ep.add_to(*cmd);
-  cmd->add_option("--input", f->inputs, "an input from a .npy or .pb file, or random data")->type_name("NAME=FILE|random");
-  cmd->add_option("--output-dir", f->output_dir, "write each output as <name>.npy (or .pb) into this folder");
-  cmd->add_option("--compare-ep", f->compare_ep, "run again on this EP alone and compare the outputs");
+  cmd->add_option("--input", f->inputs, "an input from a .npy or .pb file, or random data")
+      ->type_name("NAME=FILE|random")
+      ->excludes(test_dir);
+  cmd->add_option("--output-dir", f->output_dir, "write each output as <name>.npy (or .pb) into this folder")
+      ->excludes(test_dir);
+  cmd->add_option("--compare-ep", f->compare_ep, "run again on this EP alone and compare the outputs")->excludes(test_dir);
   cmd->add_option("--rtol", f->rtol, "relative tolerance for comparisons")->capture_default_str();
   cmd->add_option("--atol", f->atol, "absolute tolerance for comparisons")->capture_default_str();
   cmd->add_flag("--json", f->json, "print JSON instead of text");

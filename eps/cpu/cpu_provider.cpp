@@ -36,7 +36,7 @@ Expected<std::unique_ptr<ExecutionProvider>> CpuProvider::create(const EpConfig&
       .version = kVersion,
       .vendor = "nxrt",
       .device = kHostDevice,
-      .device_name = fmt::format("{} ({} threads)", host_isa(), ep->pool_->threads()),
+      .device_name = host_isa(),
       .available = true,
       .unavailable_reason = {},
       .capabilities = {"epcontext"},

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import onnx
+import onnx.numpy_helper
 
 NXRT = os.environ.get("NXRT", "build/cli/nxrt")
 ROOT = Path(os.environ.get("NXRT_SOURCE_DIR", Path(__file__).resolve().parents[2]))
@@ -72,7 +73,8 @@ class ExplainClaims(TempDirTest):
             self.assertIn(rc, (0, 4), err)
             report = json.loads(out)
             proto = onnx.load(str(model), load_external_data=False)
-            self.assertEqual(len(report["nodes"]), len(proto.graph.node), name)
+            # Constant nodes folded into initializers are listed under "rewrites" instead.
+            self.assertEqual(len(report["nodes"]) + len(report["rewrites"]), len(proto.graph.node), name)
             for node in report["nodes"]:
                 self.assertEqual([v["ep"] for v in node["verdicts"]], report["eps"])
                 for v in node["verdicts"]:
@@ -274,12 +276,24 @@ class CompileEpContext(TempDirTest):
         self.assertFalse((self.tmp / "again.onnx").exists())
 
     def test_several_models_in_parallel(self):
-        models = [DATA / "cnn/model.onnx", DATA / "mlp/model.onnx"]
-        rc, out, err = nxrt("compile-epcontext", *models, "--output-dir", self.tmp, "-j", "2", "--json")
+        models = []
+        for name in ["cnn", "mlp"]:
+            shutil.copy(DATA / name / "model.onnx", self.tmp / f"{name}.onnx")
+            models.append(self.tmp / f"{name}.onnx")
+        out_dir = self.tmp / "compiled"
+        rc, out, err = nxrt("compile-epcontext", *models, "--output-dir", out_dir, "-j", "2", "--json")
         self.assertEqual(rc, 0, err)
         results = json.loads(out)["results"]
         self.assertEqual([r["ok"] for r in results], [True, True])
-        self.assertTrue((self.tmp / "model_ctx.onnx").exists() or len(results) == 2)
+        self.assertEqual(sorted(p.name for p in out_dir.iterdir()),
+                         ["cnn_ctx.onnx", "cnn_ctx_cpu.bin", "mlp_ctx.onnx", "mlp_ctx_cpu.bin"])
+
+    def test_several_models_with_one_output_name_refused(self):
+        rc, _, err = nxrt("compile-epcontext", DATA / "cnn/model.onnx", DATA / "mlp/model.onnx",
+                          "--output-dir", self.tmp / "out")
+        self.assertEqual(rc, 2)
+        self.assertIn("would both be written", err)
+        self.assertFalse((self.tmp / "out").exists())
 
     def test_external_data_model(self):
         out = self.tmp / "ext_ctx.onnx"

@@ -46,12 +46,15 @@ TEST_CASE("Concat joins along an axis, negative from opset 11", "[cpu][concat]")
   SECTION("int64 shapes and strings") {
     out = run_ok({.op_type = "Concat", .opset = 13, .inputs = {int64s({1, 2}), int64s({3})}, .attrs = attrs({{"axis", int64_t{0}}})});
     CHECK(compare_tensors(out[0], int64s({1, 2, 3})).empty());
+    // Longer than the small-string buffer, so a byte copy would share heap pointers.
+    const std::string long_text(40, 'q');
     Tensor s = Tensor::empty(DType::kString, {1, 2});
-    s.mut_as<std::string>()[0] = "x";
-    s.mut_as<std::string>()[1] = "a string longer than the small-string buffer";
+    s.mut_as<std::string>()[0] = std::string(1, 'x');
+    s.mut_as<std::string>()[1] = long_text;
     out = run_ok({.op_type = "Concat", .opset = 13, .inputs = {s, s}, .attrs = attrs({{"axis", int64_t{0}}})});
     REQUIRE(out[0].shape() == Shape{2, 2});
-    CHECK(out[0].data_as<std::string>()[3] == "a string longer than the small-string buffer");
+    CHECK(out[0].data_as<std::string>()[3] == long_text);
+    CHECK(out[0].data_as<std::string>()[2] == "x");
   }
   SECTION("a large concat runs in parallel chunks") {
     std::vector<float> big(64 * 300), other(64 * 100);

@@ -1,6 +1,5 @@
 // Conv against a naive direct convolution for many shapes and attribute combinations.
 #include <catch2/catch.hpp>
-
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -110,8 +109,11 @@ void check_conv(const ConvCase& c, std::mt19937& rng, int threads) {
   const Tensor want = reference_conv(c, x, w, c.bias ? &b : nullptr);
   for (bool constant : {true, false}) {
     INFO(describe(c) << " constant W " << constant << " threads " << threads);
-    NodeSpec spec{.op_type = "Conv", .inputs = {x, w}, .constant = {false, constant, constant},
-                  .attrs = conv_attrs(c, !constant), .threads = threads};
+    NodeSpec spec{.op_type = "Conv",
+                  .inputs = {x, w},
+                  .constant = {false, constant, constant},
+                  .attrs = conv_attrs(c, !constant),
+                  .threads = threads};
     if (c.bias) spec.inputs.push_back(b);
     auto y = run_on_cpu(spec);
     REQUIRE(y);
@@ -169,17 +171,38 @@ TEST_CASE("Conv 1-D and 3-D match a direct convolution", "[cpu][conv]") {
 
 TEST_CASE("Conv on larger images: 1x1, strided 3x3 and many small groups", "[cpu][conv]") {
   std::mt19937 rng(11);
-  ConvCase pointwise{.x = {2, 24, 17, 19}, .out_channels = 40, .kernel = {1, 1}, .strides = {1, 1},
-                     .dilations = {1, 1}, .pads = {0, 0, 0, 0}, .bias = true};
+  ConvCase pointwise{.x = {2, 24, 17, 19},
+                     .out_channels = 40,
+                     .kernel = {1, 1},
+                     .strides = {1, 1},
+                     .dilations = {1, 1},
+                     .pads = {0, 0, 0, 0},
+                     .bias = true};
   check_conv(pointwise, rng, 2);
-  ConvCase strided{.x = {1, 16, 30, 29}, .out_channels = 33, .kernel = {3, 3}, .strides = {2, 2},
-                   .dilations = {1, 1}, .pads = {1, 1, 1, 1}, .bias = true};
+  ConvCase strided{.x = {1, 16, 30, 29},
+                   .out_channels = 33,
+                   .kernel = {3, 3},
+                   .strides = {2, 2},
+                   .dilations = {1, 1},
+                   .pads = {1, 1, 1, 1},
+                   .bias = true};
   check_conv(strided, rng, 2);
-  ConvCase grouped{.x = {3, 32, 9, 9}, .out_channels = 64, .group = 16, .kernel = {3, 3}, .strides = {1, 1},
-                   .dilations = {1, 1}, .pads = {1, 1, 1, 1}};
+  ConvCase grouped{.x = {3, 32, 9, 9},
+                   .out_channels = 64,
+                   .group = 16,
+                   .kernel = {3, 3},
+                   .strides = {1, 1},
+                   .dilations = {1, 1},
+                   .pads = {1, 1, 1, 1}};
   check_conv(grouped, rng, 2);
-  ConvCase depthwise{.x = {1, 12, 40, 37}, .out_channels = 12, .group = 12, .kernel = {3, 3}, .strides = {1, 1},
-                     .dilations = {1, 1}, .pads = {1, 1, 1, 1}, .bias = true};
+  ConvCase depthwise{.x = {1, 12, 40, 37},
+                     .out_channels = 12,
+                     .group = 12,
+                     .kernel = {3, 3},
+                     .strides = {1, 1},
+                     .dilations = {1, 1},
+                     .pads = {1, 1, 1, 1},
+                     .bias = true};
   check_conv(depthwise, rng, 2);
 }
 
@@ -193,20 +216,24 @@ TEST_CASE("Conv declines unsupported types, ranks and inconsistent shapes with t
   const Tensor x4 = random_floats({1, 1, 2, 2, 2, 2}, rng);
   m = claim_on_cpu({.op_type = "Conv", .inputs = {x4, x4}});
   REQUIRE_FALSE(m);
-  CHECK(m.reason() == "Conv: 4-D convolution is not supported by the cpu EP; it supports 1-D, 2-D and 3-D (X of rank 3 to 5)");
+  CHECK(m.reason() ==
+        "Conv: 4-D convolution is not supported by the cpu EP; it supports 1-D, 2-D and 3-D (X of rank 3 to 5)");
 
-  m = claim_on_cpu({.op_type = "Conv", .inputs = {random_floats({1, 4, 5, 5}, rng), random_floats({6, 3, 3, 3}, rng)},
+  m = claim_on_cpu({.op_type = "Conv",
+                    .inputs = {random_floats({1, 4, 5, 5}, rng), random_floats({6, 3, 3, 3}, rng)},
                     .attrs = attrs({{"group", int64_t{2}}})});
   REQUIRE_FALSE(m);
   CHECK(m.reason() == "Conv: X [1,4,5,5] and W [6,3,3,3] do not fit group 2");
 
-  m = claim_on_cpu({.op_type = "Conv", .inputs = {random_floats({1, 1, 5, 5}, rng), random_floats({1, 1, 3, 3}, rng)},
+  m = claim_on_cpu({.op_type = "Conv",
+                    .inputs = {random_floats({1, 1, 5, 5}, rng), random_floats({1, 1, 3, 3}, rng)},
                     .attrs = attrs({{"strides", ints{1}}})});
   REQUIRE_FALSE(m);
   CHECK(m.reason() == "Conv: strides [1] has 1 values for 2 spatial dims");
 
   m = claim_on_cpu({.op_type = "Conv", .inputs = {random_floats({1, 1, 2, 2}, rng), random_floats({1, 1, 3, 3}, rng)}});
   REQUIRE_FALSE(m);
-  CHECK(m.reason() == "Conv: the window of spatial dim 0 (kernel 3, dilation 1) is larger than the padded input (2 + "
-                      "pads 0 and 0)");
+  CHECK(m.reason() ==
+        "Conv: the window of spatial dim 0 (kernel 3, dilation 1) is larger than the padded input (2 + "
+        "pads 0 and 0)");
 }

@@ -1,18 +1,23 @@
 // The packed SGEMM against a naive triple loop, and packed operands through their bytes.
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 
 #include <cmath>
 #include <limits>
 #include <random>
 #include <vector>
 
-#include <fmt/format.h>
-
 #include "common/gemm.h"
 #include "common/thread_pool.h"
+#include "cpu/cpu_provider.h"
+#include "kernel_harness.h"
+#include "lib_test_util.h"
+#include "nxrt/ep/kernel_partition.h"
+#include "nxrt/session/claims.h"
 
 using namespace nxrt;
 using namespace nxrt::cpu;
+using nxrt::test::compare_tensors;
 
 namespace {
 
@@ -116,10 +121,10 @@ TEST_CASE("gemm crosses its cache blocks in k and n on one and two threads", "[c
   SerialParallel serial;
   ThreadPool two(2);
   for (const Parallel* par : {static_cast<const Parallel*>(&serial), static_cast<const Parallel*>(&two)}) {
-    check_problem(Problem(37, 29, 700, false, false, 1, 0, rng), *par);    // several k blocks
-    check_problem(Problem(9, 2100, 40, true, false, 1, 1, rng), *par);     // two n blocks, few rows
+    check_problem(Problem(37, 29, 700, false, false, 1, 0, rng), *par);        // several k blocks
+    check_problem(Problem(9, 2100, 40, true, false, 1, 1, rng), *par);         // two n blocks, few rows
     check_problem(Problem(300, 70, 300, false, true, 0.5f, 0.5f, rng), *par);  // several row blocks
-    check_problem(Problem(1, 333, 77, false, false, 1, 0, rng), *par);     // a row vector
+    check_problem(Problem(1, 333, 77, false, false, 1, 0, rng), *par);         // a row vector
   }
 }
 
@@ -136,8 +141,8 @@ TEST_CASE("gemm with k == 0 or alpha == 0 only scales C", "[cpu][gemm]") {
 TEST_CASE("packed operands survive a round trip through bytes and reject other shapes", "[cpu][gemm]") {
   std::mt19937 rng(3);
   const Problem p(23, 41, 19, false, true, 1, 0, rng);
-  const std::vector<PackedMatrix> packed = {PackedMatrix::pack_b(p.b.data(), p.ldb, true, p.k, p.n),
-                                            PackedMatrix::pack_b(p.b.data(), p.ldb, true, p.k, p.n)};
+  std::vector<PackedMatrix> packed;
+  for (int i = 0; i < 2; ++i) packed.push_back(PackedMatrix::pack_b(p.b.data(), p.ldb, true, p.k, p.n));
   const std::vector<std::byte> bytes = save_packed_matrices(packed);
   REQUIRE_FALSE(bytes.empty());
 
@@ -157,4 +162,95 @@ TEST_CASE("packed operands survive a round trip through bytes and reject other s
   CHECK_FALSE(load_packed_matrices(std::span(bytes).first(bytes.size() - 4), GemmSide::kB, 2, p.n, p.k));
   CHECK_FALSE(load_packed_matrices({}, GemmSide::kB, 2, p.n, p.k));
   CHECK(save_packed_matrices({}).empty());
+}
+
+namespace {
+
+// x -> MatMul(x, Wm), Gemm(x, Wg^T), Conv(img, Wc): three kernels with packed weights.
+struct PackedModel {
+  PackedModel() {
+    std::mt19937 rng(5);
+    auto random = [&](Shape s) {
+      std::uniform_real_distribution<float> dist(-1, 1);
+      std::vector<float> v(static_cast<std::size_t>(shape_numel(s)));
+      for (float& f : v) f = dist(rng);
+      return Tensor::from_vector<float>(std::move(s), v);
+    };
+    x = random({9, 20});
+    img = random({1, 3, 8, 8});
+    b.input("x", DType::kFloat32, {9, 20});
+    b.input("img", DType::kFloat32, {1, 3, 8, 8});
+    b.constant("Wm", random({20, 35}));
+    b.constant("Wg", random({35, 20}));
+    b.constant("Wc", random({10, 3, 3, 3}));
+    b.node("matmul", "MatMul", {"x", "Wm"}, {"ym"}, DType::kFloat32, {9, 35});
+    const NodeId gemm = b.node("gemm", "Gemm", {"x", "Wg"}, {"yg"}, DType::kFloat32, {9, 35});
+    b.graph.nodes[static_cast<std::size_t>(gemm)].attributes.set("transB", Attribute{int64_t{1}});
+    b.node("conv", "Conv", {"img", "Wc"}, {"yc"}, DType::kFloat32, {1, 10, 6, 6});
+    for (const char* out : {"ym", "yg", "yc"}) b.output(out);
+    b.finish();
+    partition.graph = &b.graph;
+    partition.ep = "cpu";
+    partition.name = "cpu_0";
+    partition.nodes = {0, 1, 2};
+    compute_boundary(b.graph, partition);
+    auto ep = CpuProvider::create(EpConfig{2, {}});
+    if (!ep) throw std::runtime_error(ep.error().render());
+    cpu = std::move(*ep);
+  }
+
+  Expected<std::unique_ptr<KernelPartition>> build(const PackedStates& packed) const {
+    return KernelPartition::build(partition, static_cast<const CpuProvider&>(*cpu).registry(), "cpu", pool, packed);
+  }
+
+  test::GraphBuilder b;
+  Partition partition;
+  std::unique_ptr<ExecutionProvider> cpu;
+  std::shared_ptr<const Parallel> pool = std::make_shared<ThreadPool>(2);
+  Tensor x, img;
+};
+
+}  // namespace
+
+TEST_CASE("MatMul, Gemm and Conv save packed weights and restore them from bytes", "[cpu][gemm]") {
+  const PackedModel model;
+  auto fresh = model.build({});
+  REQUIRE(fresh);
+  PackedStates states;
+  for (const auto& step : (*fresh)->steps()) {
+    INFO(step.node->name);
+    states[step.node->name] = step.kernel->save_packed();
+    CHECK_FALSE(states[step.node->name].empty());
+  }
+  CHECK((*fresh)->describe() ==
+        std::vector<std::string>{"matmul matmul-packed", "gemm gemm-packed", "conv conv-im2col-gemm-packed"});
+  const std::vector<Tensor> inputs = {model.x, model.img};
+  auto want = (*fresh)->run(inputs);
+  REQUIRE(want);
+
+  auto restored = model.build(states);
+  REQUIRE(restored);
+  auto got = (*restored)->run(inputs);
+  REQUIRE(got);
+  for (std::size_t i = 0; i < 3; ++i) CHECK(compare_tensors((*got)[i], (*want)[i], 0, 0).empty());
+
+  // A state that does not fit (truncated) is ignored: the kernel packs its weights again.
+  PackedStates truncated = states;
+  for (auto& [name, bytes] : truncated) bytes.resize(bytes.size() / 2);
+  auto repacked = model.build(truncated);
+  REQUIRE(repacked);
+  got = (*repacked)->run(inputs);
+  REQUIRE(got);
+  for (std::size_t i = 0; i < 3; ++i) CHECK(compare_tensors((*got)[i], (*want)[i], 0, 0).empty());
+
+  // A state of the right size is used as it is: zeroed panels (past the 40-byte header) give
+  // zero outputs.
+  PackedStates zeroed = states;
+  for (auto& [name, bytes] : zeroed) std::fill(bytes.begin() + 40, bytes.end(), std::byte{0});
+  auto used = model.build(zeroed);
+  REQUIRE(used);
+  got = (*used)->run(inputs);
+  REQUIRE(got);
+  for (std::size_t i = 0; i < 3; ++i)
+    CHECK(compare_tensors((*got)[i], Tensor::empty(DType::kFloat32, (*want)[i].shape())).empty());
 }

@@ -128,7 +128,8 @@ std::string compare_tensors(const Tensor& actual, const Tensor& expected, double
     }
     const double x = element_as_double(a.view(), i), y = element_as_double(e.view(), i);
     if (std::isnan(x) && std::isnan(y)) continue;
-    const bool ok = exact ? x == y : std::abs(x - y) <= atol + rtol * std::abs(y);
+    // x == y first: equal infinities differ by NaN.
+    const bool ok = x == y || (!exact && std::abs(x - y) <= atol + rtol * std::abs(y));
     if (!ok) return fmt::format("element {}: {} != expected {}", i, x, y);
   }
   return {};

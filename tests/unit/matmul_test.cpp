@@ -1,6 +1,7 @@
 // MatMul (numpy semantics) and Gemm against straightforward reference loops.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <random>
 
 #include "kernel_harness.h"
@@ -77,9 +78,18 @@ void check_matmul(const Tensor& a, const Tensor& b, const Tensor& want) {
 
 TEST_CASE("MatMul follows numpy: 2-D, 1-D promotion, batches and broadcasting", "[cpu][matmul]") {
   const std::vector<std::pair<Shape, Shape>> cases = {
-      {{7, 5}, {5, 19}},         {{33, 70}, {70, 41}},   {{5}, {5, 9}},          {{9, 5}, {5}},
-      {{6}, {6}},                {{2, 1, 3, 4}, {5, 4, 2}}, {{3, 4}, {2, 4, 5}}, {{2, 3, 8, 16}, {16, 24}},
-      {{4, 6}, {3, 1, 6, 2}},    {{3, 4}, {3, 1, 4, 2}},   {{64, 8, 8}, {64, 8, 8}}, {{2, 0, 3}, {3, 4}},
+      {{7, 5}, {5, 19}},
+      {{33, 70}, {70, 41}},
+      {{5}, {5, 9}},
+      {{9, 5}, {5}},
+      {{6}, {6}},
+      {{2, 1, 3, 4}, {5, 4, 2}},
+      {{3, 4}, {2, 4, 5}},
+      {{2, 3, 8, 16}, {16, 24}},
+      {{4, 6}, {3, 1, 6, 2}},
+      {{3, 4}, {3, 1, 4, 2}},
+      {{64, 8, 8}, {64, 8, 8}},
+      {{2, 0, 3}, {3, 4}},
   };
   unsigned seed = 1;
   for (const auto& [as, bs] : cases) {
@@ -98,17 +108,21 @@ TEST_CASE("MatMul runs double and integer types on the reference path", "[cpu][m
 }
 
 TEST_CASE("MatMul declines mismatched types and shapes with the reason", "[cpu][matmul][claim]") {
-  auto m = claim_on_cpu({.op_type = "MatMul", .inputs = {random_tensor<float>({2, 3}, 1), random_tensor<float>({4, 2}, 2)}});
+  auto m =
+      claim_on_cpu({.op_type = "MatMul", .inputs = {random_tensor<float>({2, 3}, 1), random_tensor<float>({4, 2}, 2)}});
   REQUIRE_FALSE(m);
   CHECK(m.reason() == "MatMul: A [2,3] has 3 columns but B [4,2] has 4 rows");
-  m = claim_on_cpu({.op_type = "MatMul", .inputs = {random_tensor<float>({2, 3}, 1), random_tensor<double>({3, 2}, 2)}});
+  m = claim_on_cpu(
+      {.op_type = "MatMul", .inputs = {random_tensor<float>({2, 3}, 1), random_tensor<double>({3, 2}, 2)}});
   REQUIRE_FALSE(m);
   CHECK(m.reason() == "MatMul: B has type double and A float; they must match");
-  m = claim_on_cpu({.op_type = "MatMul", .opset = 8,
+  m = claim_on_cpu({.op_type = "MatMul",
+                    .opset = 8,
                     .inputs = {random_tensor<int32_t>({2, 3}, 1), random_tensor<int32_t>({3, 2}, 2)}});
   REQUIRE_FALSE(m);
   CHECK(m.reason() == "MatMul: input 0 has type int32; the cpu EP supports float, double for MatMul");
-  m = claim_on_cpu({.op_type = "MatMul", .inputs = {random_tensor<float>({2, 2, 3}, 1), random_tensor<float>({3, 3, 2}, 2)}});
+  m = claim_on_cpu(
+      {.op_type = "MatMul", .inputs = {random_tensor<float>({2, 2, 3}, 1), random_tensor<float>({3, 3, 2}, 2)}});
   REQUIRE_FALSE(m);
   CHECK(m.reason() == "MatMul: batch dims of A [2,2,3] and B [3,3,2] do not broadcast");
 }
@@ -151,11 +165,11 @@ TEST_CASE("Gemm covers transposes, alpha, beta and every broadcast of C", "[cpu]
       const Tensor c = random_tensor<float>(cs, seed++);
       for (bool constant : {false, true}) {
         INFO("transA " << ta << " transB " << tb << " C " << shape_to_string(cs) << " constant B " << constant);
-        auto y = run_on_cpu({.op_type = "Gemm",
-                             .inputs = {a, b, c},
-                             .constant = {false, constant, false},
-                             .attrs = attrs({{"alpha", 0.5f}, {"beta", -2.f}, {"transA", int64_t{ta}},
-                                             {"transB", int64_t{tb}}})});
+        auto y = run_on_cpu(
+            {.op_type = "Gemm",
+             .inputs = {a, b, c},
+             .constant = {false, constant, false},
+             .attrs = attrs({{"alpha", 0.5f}, {"beta", -2.f}, {"transA", int64_t{ta}}, {"transB", int64_t{tb}}})});
         REQUIRE(y);
         CHECK(compare_tensors((*y)[0], reference_gemm(a, b, &c, ta, tb, 0.5f, -2.f), 1e-5, 1e-4) == "");
       }
@@ -178,7 +192,8 @@ TEST_CASE("Gemm runs double and integer types", "[cpu][matmul]") {
   const Tensor a = Tensor::from_vector<int64_t>({2, 3}, {1, 2, 3, 4, 5, 6});
   const Tensor b = Tensor::from_vector<int64_t>({2, 3}, {1, 0, -1, 2, 1, 0});
   const Tensor c = Tensor::from_vector<int64_t>({2}, {10, 20});
-  auto y = run_on_cpu({.op_type = "Gemm", .inputs = {a, b, c}, .attrs = attrs({{"transB", int64_t{1}}, {"alpha", 2.f}})});
+  auto y =
+      run_on_cpu({.op_type = "Gemm", .inputs = {a, b, c}, .attrs = attrs({{"transB", int64_t{1}}, {"alpha", 2.f}})});
   REQUIRE(y);
   // A * B^T = [[-2, 4], [-2, 13]]; times 2 plus C.
   CHECK(compare_tensors((*y)[0], Tensor::from_vector<int64_t>({2, 2}, {6, 28, 6, 46})).empty());

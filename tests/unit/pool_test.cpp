@@ -1,6 +1,5 @@
 // Pooling ops against the ONNX backend tests' precomputed cases and a reference loop.
 #include <catch2/catch.hpp>
-
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -32,8 +31,8 @@ Expected<std::vector<Tensor>> pool(const std::string& op, const Tensor& x, Attri
 }  // namespace
 
 TEST_CASE("MaxPool reproduces the ONNX backend tests' precomputed outputs", "[cpu][pool]") {
-  auto y = pool("MaxPool", counting_image(4), attrs({{"kernel_shape", ints{3, 3}}, {"strides", ints{2, 2}},
-                                                     {"ceil_mode", int64_t{1}}}));
+  auto y = pool("MaxPool", counting_image(4),
+                attrs({{"kernel_shape", ints{3, 3}}, {"strides", ints{2, 2}}, {"ceil_mode", int64_t{1}}}));
   REQUIRE(y);
   CHECK(compare_tensors((*y)[0], Tensor::from_vector<float>({1, 1, 2, 2}, {11, 12, 15, 16})).empty());
 
@@ -44,8 +43,8 @@ TEST_CASE("MaxPool reproduces the ONNX backend tests' precomputed outputs", "[cp
   // maxpool_with_argmax_2d_precomputed_pads
   y = pool("MaxPool", counting_image(5), attrs({{"kernel_shape", ints{5, 5}}, {"pads", ints{2, 2, 2, 2}}}), 2);
   REQUIRE(y);
-  const std::vector<float> row_max = {13, 14, 15, 15, 15, 18, 19, 20, 20, 20, 23, 24, 25, 25, 25,
-                                      23, 24, 25, 25, 25, 23, 24, 25, 25, 25};
+  const std::vector<float> row_max = {13, 14, 15, 15, 15, 18, 19, 20, 20, 20, 23, 24, 25,
+                                      25, 25, 23, 24, 25, 25, 25, 23, 24, 25, 25, 25};
   CHECK(compare_tensors((*y)[0], Tensor::from_vector<float>({1, 1, 5, 5}, row_max)).empty());
   std::vector<int64_t> idx;
   for (float v : row_max) idx.push_back(static_cast<int64_t>(v) - 1);
@@ -68,8 +67,9 @@ TEST_CASE("AveragePool reproduces the ONNX backend tests' precomputed outputs", 
   y = pool("AveragePool", counting_image(5),
            attrs({{"kernel_shape", ints{3, 3}}, {"strides", ints{2, 2}}, {"auto_pad", std::string("SAME_UPPER")}}));
   REQUIRE(y);
-  CHECK(compare_tensors((*y)[0], Tensor::from_vector<float>({1, 1, 3, 3}, {4, 5.5f, 7, 11.5f, 13, 14.5f, 19, 20.5f, 22}))
-            .empty());
+  CHECK(
+      compare_tensors((*y)[0], Tensor::from_vector<float>({1, 1, 3, 3}, {4, 5.5f, 7, 11.5f, 13, 14.5f, 19, 20.5f, 22}))
+          .empty());
 
   y = pool("AveragePool", counting_image(5),
            attrs({{"kernel_shape", ints{5, 5}}, {"pads", ints{2, 2, 2, 2}}, {"count_include_pad", int64_t{1}}}));
@@ -83,8 +83,8 @@ TEST_CASE("AveragePool reproduces the ONNX backend tests' precomputed outputs", 
 
   y = pool("AveragePool", counting_image(5), attrs({{"kernel_shape", ints{5, 5}}, {"pads", ints{2, 2, 2, 2}}}));
   REQUIRE(y);
-  const std::vector<float> exclude_pad = {7, 7.5f, 8, 8.5f, 9, 9.5f, 10, 10.5f, 11, 11.5f, 12, 12.5f, 13,
-                                          13.5f, 14, 14.5f, 15, 15.5f, 16, 16.5f, 17, 17.5f, 18, 18.5f, 19};
+  const std::vector<float> exclude_pad = {7,  7.5f,  8,  8.5f,  9,  9.5f,  10, 10.5f, 11, 11.5f, 12, 12.5f, 13, 13.5f,
+                                          14, 14.5f, 15, 15.5f, 16, 16.5f, 17, 17.5f, 18, 18.5f, 19};
   CHECK(compare_tensors((*y)[0], Tensor::from_vector<float>({1, 1, 5, 5}, exclude_pad)).empty());
 }
 
@@ -164,7 +164,8 @@ std::array<Tensor, 3> reference_pool(const PoolCase& c, const Tensor& x) {
           arg.push_back(p * plane_size + best_at);
           avg.push_back(sum / static_cast<float>(c.count_pad ? padded : valid));
         }
-  return {Tensor::from_vector<float>(ys, mx), Tensor::from_vector<int64_t>(ys, arg), Tensor::from_vector<float>(ys, avg)};
+  return {Tensor::from_vector<float>(ys, mx), Tensor::from_vector<int64_t>(ys, arg),
+          Tensor::from_vector<float>(ys, avg)};
 }
 
 AttributeMap pool_attrs(const PoolCase& c) {
@@ -199,8 +200,18 @@ PoolCase random_pool_case(std::mt19937& rng, std::size_t rank) {
       const int64_t span = (c.kernel[i] - 1) * c.dilations[i] + 1;
       const int64_t padded = c.x[2 + i] + (c.auto_pad == "NOTSET" ? c.pads[i] + c.pads[i + rank] : 0);
       valid = valid && (c.auto_pad.starts_with("SAME") || padded >= span);
-      // Every window must see the input (pads below the kernel span and at least one tap inside).
-      valid = valid && (c.auto_pad != "NOTSET" || (c.pads[i] < span && c.pads[i + rank] < span));
+    }
+    // Every window must see at least one input element (an empty window has no max or mean).
+    for (std::size_t i = 0; valid && i < rank; ++i) {
+      const auto [pb, pe, out] = resolve_dim(c, i);
+      for (int64_t o = 0; o < out; ++o) {
+        bool seen = false;
+        for (int64_t t = 0; t < c.kernel[i]; ++t) {
+          const int64_t pos = o * c.strides[i] - pb + t * c.dilations[i];
+          seen = seen || (pos >= 0 && pos < c.x[2 + i]);
+        }
+        valid = valid && seen;
+      }
     }
     if (valid) return c;
   }
@@ -243,7 +254,8 @@ TEST_CASE("MaxPool runs double and, from opset 12, int8 and uint8", "[cpu][pool]
   y = pool("MaxPool", xd, attrs({{"kernel_shape", ints{2}}, {"pads", ints{1, 0}}}));
   REQUIRE(y);
   CHECK(compare_tensors((*y)[0], Tensor::from_vector<double>({1, 1, 3}, {0.5, 0.5, 2})).empty());
-  auto m = claim_on_cpu({.op_type = "MaxPool", .opset = 11, .inputs = {x}, .attrs = attrs({{"kernel_shape", ints{2}}})});
+  auto m =
+      claim_on_cpu({.op_type = "MaxPool", .opset = 11, .inputs = {x}, .attrs = attrs({{"kernel_shape", ints{2}}})});
   REQUIRE_FALSE(m);
   CHECK(m.reason() == "MaxPool: input 0 has type int8; the cpu EP supports float, double for MaxPool");
 }
@@ -267,15 +279,17 @@ TEST_CASE("pooling declines bad attributes with the reason", "[cpu][pool][claim]
   auto m = claim_on_cpu({.op_type = "MaxPool", .inputs = {x}});
   REQUIRE_FALSE(m);
   CHECK(m.reason() == "MaxPool: the kernel_shape attribute is missing; it is required");
-  m = claim_on_cpu({.op_type = "AveragePool", .inputs = {x}, .attrs = attrs({{"kernel_shape", ints{2, 2}},
-                                                                              {"auto_pad", std::string("SAME")}})});
+  m = claim_on_cpu({.op_type = "AveragePool",
+                    .inputs = {x},
+                    .attrs = attrs({{"kernel_shape", ints{2, 2}}, {"auto_pad", std::string("SAME")}})});
   REQUIRE_FALSE(m);
   CHECK(m.reason() == "AveragePool: auto_pad 'SAME' is not an ONNX value; use NOTSET, SAME_UPPER, SAME_LOWER or VALID");
   m = claim_on_cpu({.op_type = "MaxPool", .inputs = {x}, .attrs = attrs({{"kernel_shape", ints{2}}})});
   REQUIRE_FALSE(m);
   CHECK(m.reason() == "MaxPool: X has rank 4 but kernel_shape [2] has 1 dims; X must be N x C x 1 spatial dims");
-  m = claim_on_cpu({.op_type = "MaxPool", .inputs = {x}, .attrs = attrs({{"kernel_shape", ints{2, 2}},
-                                                                          {"storage_order", int64_t{2}}})});
+  m = claim_on_cpu({.op_type = "MaxPool",
+                    .inputs = {x},
+                    .attrs = attrs({{"kernel_shape", ints{2, 2}}, {"storage_order", int64_t{2}}})});
   REQUIRE_FALSE(m);
   CHECK(m.reason() == "MaxPool: storage_order 2 is not 0 (row major) or 1 (column major)");
   m = claim_on_cpu({.op_type = "GlobalMaxPool", .inputs = {Tensor::from_vector<float>({2, 2}, {1, 2, 3, 4})}});

@@ -4,9 +4,9 @@
 
 #include <algorithm>
 #include <array>
-#include <utility>
 #include <cstring>
 #include <new>
+#include <utility>
 
 #if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))
 #include <immintrin.h>
@@ -75,6 +75,11 @@ template <int R, int V>
 void micro_kernel(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, float alpha, float beta,
                   int64_t mr, int64_t nr) {
   Vec acc[R][V] = {};
+  // C is touched once per kc steps; fetching it early hides the miss behind the loop.
+  for (int i = 0; i < R; ++i) {
+    __builtin_prefetch(c + i * ldc, 1);
+    __builtin_prefetch(c + i * ldc + V * kW - 1, 1);
+  }
   for (int64_t p = 0; p < kc; ++p) {
     Vec bv[V];
 #pragma GCC unroll 2
@@ -123,29 +128,43 @@ MicroKernel micro_kernel_for(int64_t mr, int64_t nr) {
   return kMicroKernels[static_cast<std::size_t>((mr - 1) * 2 + (nr > kW ? 1 : 0))];
 }
 
-// Copies `valid` rows (A) or columns (B) starting at o0, depth [p0, p0 + kc), into a
-// depth-major strip of `width` lanes, zero-padding the lanes past `valid`. Element
-// (outer o, depth p) is src[p*ld + o] when depth_major, else src[o*ld + p].
-void pack_strip(const float* src, int64_t ld, bool depth_major, int64_t o0, int64_t valid,
-                int64_t p0, int64_t kc, int width, float* dst) {
-  if (depth_major) {
-    for (int64_t p = 0; p < kc; ++p) {
-      const float* row = src + (p0 + p) * ld + o0;
-      float* d = dst + p * width;
-      for (int64_t o = 0; o < valid; ++o) d[o] = row[o];
-      for (int64_t o = valid; o < width; ++o) d[o] = 0;
+// Packs strips [s0, s1) of `width` lanes: strip s covers outer indices (rows of A, columns
+// of B) from o_base + s * width, clipped to outer_end and zero-padded, over depth
+// [p0, p0 + kc); it lands at dst + (s - s0) * width * kc, depth-major. Element (outer o,
+// depth p) is src[p*ld + o] when depth_major, else src[o*ld + p].
+void pack_strips(const float* src, int64_t ld, bool depth_major, int64_t o_base, int64_t outer_end, int64_t s0,
+                 int64_t s1, int64_t p0, int64_t kc, int width, float* dst) {
+  if (!depth_major) {
+    for (int64_t s = s0; s < s1; ++s) {
+      const int64_t o0 = o_base + s * width, valid = std::min<int64_t>(width, outer_end - o0);
+      float* d = dst + (s - s0) * width * kc;
+      for (int64_t o = 0; o < valid; ++o) {
+        const float* col = src + (o0 + o) * ld + p0;
+        for (int64_t p = 0; p < kc; ++p) d[p * width + o] = col[p];
+      }
+      for (int64_t o = valid; o < width; ++o)
+        for (int64_t p = 0; p < kc; ++p) d[p * width + o] = 0;
     }
     return;
   }
-  for (int64_t o = 0; o < valid; ++o) {
-    const float* col = src + (o0 + o) * ld + p0;
-    for (int64_t p = 0; p < kc; ++p) dst[p * width + o] = col[p];
+  // A few strips per pass over the rows: each source row is read as one contiguous run
+  // (prefetch-friendly) while only that many destination streams are open.
+  constexpr int64_t kStripsPerPass = 8;
+  for (int64_t g = s0; g < s1; g += kStripsPerPass) {
+    const int64_t g_end = std::min(s1, g + kStripsPerPass);
+    for (int64_t p = 0; p < kc; ++p) {
+      const float* row = src + (p0 + p) * ld;
+      for (int64_t s = g; s < g_end; ++s) {
+        const int64_t o0 = o_base + s * width, valid = std::min<int64_t>(width, outer_end - o0);
+        float* d = dst + (s - s0) * width * kc + p * width;
+        for (int64_t o = 0; o < valid; ++o) d[o] = row[o0 + o];
+        for (int64_t o = valid; o < width; ++o) d[o] = 0;
+      }
+    }
   }
-  for (int64_t o = valid; o < width; ++o)
-    for (int64_t p = 0; p < kc; ++p) dst[p * width + o] = 0;
 }
 
-// Element layout of an unpacked operand: A(i, p) and B(p, j) as pack_strip sees them.
+// Element layout of an unpacked operand: A(i, p) and B(p, j) as pack_strips sees them.
 bool depth_major(GemmSide side, bool trans) { return side == GemmSide::kA ? trans : !trans; }
 
 float* thread_buffer(AlignedFloats& buffer, std::size_t count) {
@@ -193,31 +212,30 @@ void AlignedFloats::resize(std::size_t count) {
   capacity_ = bytes / sizeof(float);
 }
 
-PackedMatrix::PackedMatrix(GemmSide side, int64_t outer, int64_t depth)
-    : side_(side), outer_(outer), depth_(depth) {
+PackedMatrix::PackedMatrix(GemmSide side, int64_t outer, int64_t depth) : side_(side), outer_(outer), depth_(depth) {
   data_.resize(static_cast<std::size_t>(ceil_div(outer, strip_width()) * strip_width() * depth));
+}
+
+PackedMatrix PackedMatrix::allocate(GemmSide side, int64_t outer, int64_t depth) {
+  return PackedMatrix(side, outer, depth);
 }
 
 int64_t PackedMatrix::strip_width() const { return side_ == GemmSide::kA ? kMr : kNr; }
 
 PackedMatrix PackedMatrix::pack_a(const float* a, int64_t lda, bool trans, int64_t m, int64_t k) {
   PackedMatrix p(GemmSide::kA, m, k);
-  for (int64_t s = 0; s * kMr < m; ++s)
-    pack_strip(a, lda, depth_major(GemmSide::kA, trans), s * kMr, std::min<int64_t>(kMr, m - s * kMr), 0, k,
-               kMr, p.data_.data() + s * kMr * k);
+  pack_strips(a, lda, depth_major(GemmSide::kA, trans), 0, m, 0, ceil_div(m, kMr), 0, k, kMr, p.data_.data());
   return p;
 }
 
 PackedMatrix PackedMatrix::pack_b(const float* b, int64_t ldb, bool trans, int64_t k, int64_t n) {
   PackedMatrix p(GemmSide::kB, n, k);
-  for (int64_t s = 0; s * kNr < n; ++s)
-    pack_strip(b, ldb, depth_major(GemmSide::kB, trans), s * kNr, std::min<int64_t>(kNr, n - s * kNr), 0, k,
-               kNr, p.data_.data() + s * kNr * k);
+  pack_strips(b, ldb, depth_major(GemmSide::kB, trans), 0, n, 0, ceil_div(n, kNr), 0, k, kNr, p.data_.data());
   return p;
 }
 
-void gemm(int64_t m, int64_t n, int64_t k, float alpha, const GemmOperand& a, const GemmOperand& b,
-          float beta, float* c, int64_t ldc, const Parallel& parallel) {
+void gemm(int64_t m, int64_t n, int64_t k, float alpha, const GemmOperand& a, const GemmOperand& b, float beta,
+          float* c, int64_t ldc, const Parallel& parallel) {
   if (m <= 0 || n <= 0) return;
   if (k <= 0 || alpha == 0) {
     scale_c(m, n, beta, c, ldc);
@@ -240,9 +258,8 @@ void gemm(int64_t m, int64_t n, int64_t k, float alpha, const GemmOperand& a, co
       } else {
         float* buf = thread_buffer(b_block_buffer, static_cast<std::size_t>(nc_strips * kNr * kc));
         parallel.for_range(nc_strips, 8, [&](int64_t s0, int64_t s1) {
-          for (int64_t s = s0; s < s1; ++s)
-            pack_strip(b.data, b.ld, depth_major(GemmSide::kB, b.trans), jc + s * kNr,
-                       std::min<int64_t>(kNr, nc - s * kNr), pc, kc, kNr, buf + s * kNr * kc);
+          pack_strips(b.data, b.ld, depth_major(GemmSide::kB, b.trans), jc, n, s0, s1, pc, kc, kNr,
+                      buf + s0 * kNr * kc);
         });
         b_base = buf;
         b_stride = kc * kNr;
@@ -262,9 +279,7 @@ void gemm(int64_t m, int64_t n, int64_t k, float alpha, const GemmOperand& a, co
             a_stride = k * kMr;
           } else {
             float* buf = thread_buffer(a_block_buffer, static_cast<std::size_t>((s_end - s_begin) * kMr * kc));
-            for (int64_t s = s_begin; s < s_end; ++s)
-              pack_strip(a.data, a.ld, depth_major(GemmSide::kA, a.trans), s * kMr,
-                         std::min<int64_t>(kMr, m - s * kMr), pc, kc, kMr, buf + (s - s_begin) * kMr * kc);
+            pack_strips(a.data, a.ld, depth_major(GemmSide::kA, a.trans), 0, m, s_begin, s_end, pc, kc, kMr, buf);
             a_base = buf;
             a_stride = kc * kMr;
           }
@@ -302,8 +317,13 @@ struct PackedHeader {
 std::vector<std::byte> save_packed_matrices(std::span<const PackedMatrix> packed) {
   if (packed.empty()) return {};
   const PackedMatrix& first = packed.front();
-  const PackedHeader h{kPackedMagic, kPackedFormat, static_cast<uint32_t>(first.side()),
-                       static_cast<uint32_t>(first.strip_width()), packed.size(), first.outer(), first.depth()};
+  const PackedHeader h{kPackedMagic,
+                       kPackedFormat,
+                       static_cast<uint32_t>(first.side()),
+                       static_cast<uint32_t>(first.strip_width()),
+                       packed.size(),
+                       first.outer(),
+                       first.depth()};
   const std::size_t floats_each =
       static_cast<std::size_t>(ceil_div(first.outer(), first.strip_width()) * first.strip_width() * first.depth());
   std::vector<std::byte> out(sizeof h + packed.size() * floats_each * sizeof(float));
@@ -316,9 +336,8 @@ std::vector<std::byte> save_packed_matrices(std::span<const PackedMatrix> packed
   return out;
 }
 
-std::optional<std::vector<PackedMatrix>> load_packed_matrices(std::span<const std::byte> bytes,
-                                                              GemmSide side, std::size_t count,
-                                                              int64_t outer, int64_t depth) {
+std::optional<std::vector<PackedMatrix>> load_packed_matrices(std::span<const std::byte> bytes, GemmSide side,
+                                                              std::size_t count, int64_t outer, int64_t depth) {
   PackedHeader h{};
   if (bytes.size() < sizeof h) return std::nullopt;
   std::memcpy(&h, bytes.data(), sizeof h);

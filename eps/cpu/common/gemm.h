@@ -46,18 +46,22 @@ class PackedMatrix {
   // op(B) is k x n: B is k x n (leading dimension ldb) or, transposed, n x k.
   static PackedMatrix pack_b(const float* b, int64_t ldb, bool trans, int64_t k, int64_t n);
 
+  // Room for a packed operand whose producer writes the strips itself (im2col does);
+  // the lanes past `outer` in the last strip must be written as zeros too.
+  static PackedMatrix allocate(GemmSide side, int64_t outer, int64_t depth);
+
   GemmSide side() const { return side_; }
   int64_t outer() const { return outer_; }  // m for A, n for B
   int64_t depth() const { return depth_; }  // k
   int64_t strip_width() const;              // kGemmMr or kGemmNr
   // Start of the strip holding rows (A) or columns (B) [s * strip_width, ...).
   const float* strip(int64_t s) const { return data_.data() + s * strip_width() * depth_; }
+  float* mutable_strip(int64_t s) { return data_.data() + s * strip_width() * depth_; }
 
  private:
   PackedMatrix(GemmSide side, int64_t outer, int64_t depth);
-  friend std::optional<std::vector<PackedMatrix>> load_packed_matrices(std::span<const std::byte>,
-                                                                       GemmSide, std::size_t,
-                                                                       int64_t, int64_t);
+  friend std::optional<std::vector<PackedMatrix>> load_packed_matrices(std::span<const std::byte>, GemmSide,
+                                                                       std::size_t, int64_t, int64_t);
   GemmSide side_;
   int64_t outer_;
   int64_t depth_;
@@ -80,16 +84,15 @@ struct GemmOperand {
 // C (m x n, leading dimension ldc) = alpha * op(A) * op(B) + beta * C. With beta == 0, C
 // is only written (it may hold garbage or NaN). A packed operand must have been packed for
 // the same side with matching m/n and k. Splits the work over `parallel`.
-void gemm(int64_t m, int64_t n, int64_t k, float alpha, const GemmOperand& a, const GemmOperand& b,
-          float beta, float* c, int64_t ldc, const Parallel& parallel);
+void gemm(int64_t m, int64_t n, int64_t k, float alpha, const GemmOperand& a, const GemmOperand& b, float beta,
+          float* c, int64_t ldc, const Parallel& parallel);
 
 // Byte form of a kernel's packed operands (for Kernel::save_packed).
 std::vector<std::byte> save_packed_matrices(std::span<const PackedMatrix> packed);
 // Restores `count` operands of `side` with the given outer dimension and depth; nullopt
 // when the bytes were made for other shapes or another micro-kernel (then pack again).
-std::optional<std::vector<PackedMatrix>> load_packed_matrices(std::span<const std::byte> bytes,
-                                                              GemmSide side, std::size_t count,
-                                                              int64_t outer, int64_t depth);
+std::optional<std::vector<PackedMatrix>> load_packed_matrices(std::span<const std::byte> bytes, GemmSide side,
+                                                              std::size_t count, int64_t outer, int64_t depth);
 
 // "avx512", "avx2" or "generic": the micro-kernel compiled in, for kernel variant names.
 const char* gemm_isa();

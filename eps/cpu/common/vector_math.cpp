@@ -1,4 +1,5 @@
-// exp over arrays: float in explicit SIMD vectors, double through std::exp.
+// exp and float16 conversion over arrays in explicit SIMD vectors; exp of double through
+// std::exp.
 #include "common/vector_math.h"
 
 #include <bit>
@@ -14,6 +15,9 @@ namespace {
 // the loop scalar.
 typedef float Floats __attribute__((vector_size(32)));
 typedef int32_t Ints __attribute__((vector_size(32)));
+typedef uint32_t Uints __attribute__((vector_size(32)));
+typedef uint16_t Halves __attribute__((vector_size(16)));
+typedef double Doubles __attribute__((vector_size(32)));
 constexpr int64_t kWidth = 8;
 
 Floats exp_vector(Floats x) {
@@ -58,7 +62,84 @@ void store_tail(float* p, Floats v, int64_t n) {
   std::memcpy(p, &v, static_cast<std::size_t>(n) * sizeof(float));
 }
 
+// float -> binary16 bits, the branch-free scheme of Marat Dukhan's FP16 library: scaling by
+// 2^112 * 2^-110 and adding a bias of the value's binade makes the FPU round at binary16
+// precision (to nearest even), subnormals included.
+Uints float_to_half_bits(Floats f) {
+  const Uints w = std::bit_cast<Uints>(f);
+  Floats base = (std::bit_cast<Floats>(w & 0x7fffffffu) * 0x1.0p+112f) * 0x1.0p-110f;
+  const Uints shl1_w = w + w;
+  const Uints sign = w & 0x80000000u;
+  Uints bias = shl1_w & 0xff000000u;
+  bias = bias < 0x71000000u ? Uints{} + 0x71000000u : bias;
+  base = std::bit_cast<Floats>((bias >> 1) + 0x07800000u) + base;
+  const Uints bits = std::bit_cast<Uints>(base);
+  const Uints nonsign = ((bits >> 13) & 0x7c00u) + (bits & 0x0fffu);
+  return (sign >> 16) | (shl1_w > 0xff000000u ? Uints{} + 0x7e00u : nonsign);
+}
+
+// binary16 bits (zero-extended) -> float: normals by rebiasing the exponent, subnormals by
+// subtracting a magic 0.5.
+Floats half_bits_to_float(Uints h) {
+  const Uints w = h << 16;
+  const Uints sign = w & 0x80000000u;
+  const Uints two_w = w + w;
+  const Floats normal = std::bit_cast<Floats>((two_w >> 4) + (0xe0u << 23)) * 0x1.0p-112f;
+  const Floats subnormal = std::bit_cast<Floats>((two_w >> 17) | (126u << 23)) - 0.5f;
+  const Uints magnitude = two_w < (1u << 27) ? std::bit_cast<Uints>(subnormal) : std::bit_cast<Uints>(normal);
+  return std::bit_cast<Floats>(sign | magnitude);
+}
+
+Uints load_halves(const uint16_t* p, int64_t n) {
+  Halves v{};
+  std::memcpy(&v, p, static_cast<std::size_t>(n) * sizeof(uint16_t));
+  return __builtin_convertvector(v, Uints);
+}
+
+void store_halves(uint16_t* p, Uints v, int64_t n) {
+  const Halves h = __builtin_convertvector(v, Halves);
+  std::memcpy(p, &h, static_cast<std::size_t>(n) * sizeof(uint16_t));
+}
+
+// Vector-wide running maximum, then across lanes and over the tail.
+template <class V, class T>
+T max_of(const T* x, int64_t n) {
+  constexpr auto kW = static_cast<int64_t>(sizeof(V) / sizeof(T));
+  T m = x[0];
+  int64_t i = 0;
+  if (n >= kW) {
+    V acc;
+    std::memcpy(&acc, x, sizeof acc);
+    for (i = kW; i + kW <= n; i += kW) {
+      V v;
+      std::memcpy(&v, x + i, sizeof v);
+      acc = acc < v ? v : acc;
+    }
+    for (int64_t j = 0; j < kW; ++j) m = m < acc[j] ? acc[j] : m;
+  }
+  for (; i < n; ++i) m = m < x[i] ? x[i] : m;
+  return m;
+}
+
 }  // namespace
+
+float lane_max(const float* x, int64_t n) { return max_of<Floats>(x, n); }
+double lane_max(const double* x, int64_t n) { return max_of<Doubles>(x, n); }
+
+void floats_to_halves(const float* x, uint16_t* y, int64_t n) {
+  int64_t i = 0;
+  for (; i + kWidth <= n; i += kWidth) store_halves(y + i, float_to_half_bits(load(x + i)), kWidth);
+  if (i < n) store_halves(y + i, float_to_half_bits(load_tail(x + i, n - i)), n - i);
+}
+
+void halves_to_floats(const uint16_t* x, float* y, int64_t n) {
+  int64_t i = 0;
+  for (; i + kWidth <= n; i += kWidth) {
+    const Floats v = half_bits_to_float(load_halves(x + i, kWidth));
+    std::memcpy(y + i, &v, sizeof v);
+  }
+  if (i < n) store_tail(y + i, half_bits_to_float(load_halves(x + i, n - i)), n - i);
+}
 
 void exp_shifted(const float* x, float shift, float* y, int64_t n) {
   int64_t i = 0;

@@ -1,5 +1,5 @@
-// Row primitives that vectorize: sums and maxima with independent lanes, and exp over
-// arrays (softmax, normalization and reduction kernels share them).
+// Array primitives that vectorize: sums and maxima with independent lanes, exp, and
+// float <-> float16 conversion (softmax, normalization, reduction and Cast share them).
 #pragma once
 
 #include <cstdint>
@@ -42,23 +42,11 @@ Acc lane_squared_deviation(const T* x, int64_t n, Acc mean) {
   return sum;
 }
 
-// Maximum of x[0, n), n >= 1; NaNs are skipped (a row holding one still yields NaN later,
-// where exp(NaN - max) propagates it).
-template <class T>
-T lane_max(const T* x, int64_t n) {
-  T lanes[kLanes];
-  for (int64_t j = 0; j < kLanes; ++j) lanes[j] = x[0];
-  int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes)
-    for (int64_t j = 0; j < kLanes; ++j) {
-      const T v = x[i + j];
-      lanes[j] = lanes[j] < v ? v : lanes[j];
-    }
-  T m = lanes[0];
-  for (int64_t j = 1; j < kLanes; ++j) m = m < lanes[j] ? lanes[j] : m;
-  for (; i < n; ++i) m = m < x[i] ? x[i] : m;
-  return m;
-}
+// Maximum of x[0, n), n >= 1, in SIMD vectors (the compiler does not vectorize a max
+// reduction by itself under IEEE semantics). NaNs may be skipped: a row holding one still
+// yields NaN in softmax, where exp(NaN - max) propagates it.
+float lane_max(const float* x, int64_t n);
+double lane_max(const double* x, int64_t n);
 
 // y[i] = exp(x[i] - shift). The float version evaluates exp in SIMD registers (Cephes'
 // reduction and polynomial, within 1 ulp of std::exp; results below FLT_MIN flush to 0):
@@ -68,5 +56,10 @@ void exp_shifted(const double* x, double shift, double* y, int64_t n);
 // y[i] = exp(x[i] - shift[i]).
 void exp_shifted(const float* x, const float* shift, float* y, int64_t n);
 void exp_shifted(const double* x, const double* shift, double* y, int64_t n);
+
+// IEEE binary16 bit patterns from floats, rounded to nearest even (NaN stays NaN, overflow
+// gives infinity), and back (exact).
+void floats_to_halves(const float* x, uint16_t* y, int64_t n);
+void halves_to_floats(const uint16_t* x, float* y, int64_t n);
 
 }  // namespace nxrt::cpu

@@ -2,6 +2,7 @@
 // pads, auto_pad and ceil_mode resolved into per-dimension output sizes and pads.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <span>
@@ -47,12 +48,19 @@ using Window3 = std::array<WindowDim, 3>;
 
 // The outputs [first, second) whose window tap `tap` (0 <= tap < kernel) reads inside the
 // input: o * stride - pad_begin + tap * dilation in [0, in).
-std::pair<int64_t, int64_t> valid_outputs(const WindowDim& d, int64_t tap);
+inline std::pair<int64_t, int64_t> valid_outputs(const WindowDim& d, int64_t tap) {
+  const int64_t offset = tap * d.dilation - d.pad_begin;  // input index of output 0's tap
+  // o >= ceil(-offset / stride) and o * stride + offset < in.
+  const int64_t first = offset >= 0 ? 0 : (-offset + d.stride - 1) / d.stride;
+  const int64_t limit = d.in - offset;
+  const int64_t second = limit <= 0 ? 0 : std::min(d.out, (limit + d.stride - 1) / d.stride);
+  return {std::min(first, second), second};
+}
 
 // Resolves output sizes and pads for the spatial input dims `in` and kernel sizes `kernel`;
 // fails (kRuntime) when an output size would be below 1. `op` names the node in messages.
-Expected<Window3> plan_window(const WindowAttrs& attrs, std::span<const int64_t> in,
-                              std::span<const int64_t> kernel, const std::string& op);
+Expected<Window3> plan_window(const WindowAttrs& attrs, std::span<const int64_t> in, std::span<const int64_t> kernel,
+                              const std::string& op);
 
 // The output shape: N, `channels`, then the spatial output sizes of the last `spatial_rank` dims.
 Shape window_output_shape(int64_t batch, int64_t channels, const Window3& w, std::size_t spatial_rank);

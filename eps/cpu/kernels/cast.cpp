@@ -1,5 +1,6 @@
 // Cast between float, double, the integer types, bool, float16, bfloat16, and between
 // string and the float and integer types.
+#include <algorithm>
 #include <bit>
 #include <charconv>
 #include <cstring>
@@ -8,18 +9,22 @@
 
 #include "common/broadcast.h"
 #include "common/kernel_util.h"
+#include "common/vector_math.h"
 #include "kernels/kernels.h"
 
 namespace nxrt::cpu {
 namespace {
 
-// 16-bit float bit patterns, as distinct types for the dispatch.
-struct Float16 {
-  uint16_t bits;
-};
-struct BFloat16 {
-  uint16_t bits;
-};
+// Dispatch tags of the 16-bit float types; their elements are handled as uint16_t bits.
+struct Float16 {};
+struct BFloat16 {};
+
+template <class T>
+constexpr bool kIsBits16 = std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>;
+
+// The type a kernel reads and writes for element type T.
+template <class T>
+using Element = std::conditional_t<kIsBits16<T>, uint16_t, T>;
 
 }  // namespace
 
@@ -69,35 +74,6 @@ uint16_t round_to_narrow_float(double value) {
   return static_cast<uint16_t>(sign | bits);
 }
 
-// float -> binary16, round to nearest even, branch-free so conversion loops vectorize
-// (the scheme of Marat Dukhan's FP16 library): scaling by 2^112 * 2^-110 lets the FPU do
-// the rounding at the binary16 precision of the value's binade.
-inline uint16_t float_to_half(float f) {
-  float base = (std::abs(f) * 0x1.0p+112f) * 0x1.0p-110f;
-  const uint32_t w = std::bit_cast<uint32_t>(f);
-  const uint32_t shl1_w = w + w;
-  const uint32_t sign = w & 0x80000000u;
-  uint32_t bias = shl1_w & 0xff000000u;
-  if (bias < 0x71000000u) bias = 0x71000000u;
-  base = std::bit_cast<float>((bias >> 1) + 0x07800000u) + base;
-  const uint32_t bits = std::bit_cast<uint32_t>(base);
-  const uint32_t nonsign = ((bits >> 13) & 0x7c00u) + (bits & 0x0fffu);
-  return static_cast<uint16_t>((sign >> 16) | (shl1_w > 0xff000000u ? 0x7e00u : nonsign));
-}
-
-// binary16 -> float, exact and branch-free: normals by rebiasing the exponent, subnormals by
-// subtracting a magic 0.5.
-inline float half_to_float(uint16_t h) {
-  const uint32_t w = static_cast<uint32_t>(h) << 16;
-  const uint32_t sign = w & 0x80000000u;
-  const uint32_t two_w = w + w;
-  const float normal = std::bit_cast<float>((two_w >> 4) + (0xe0u << 23)) * 0x1.0p-112f;
-  const float subnormal = std::bit_cast<float>((two_w >> 17) | (126u << 23)) - 0.5f;
-  const uint32_t magnitude =
-      two_w < (1u << 27) ? std::bit_cast<uint32_t>(subnormal) : std::bit_cast<uint32_t>(normal);
-  return std::bit_cast<float>(sign | magnitude);
-}
-
 inline uint16_t float_to_bfloat16(float f) {
   const uint32_t x = std::bit_cast<uint32_t>(f);
   if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((x >> 16) | 0x40u);
@@ -106,26 +82,47 @@ inline uint16_t float_to_bfloat16(float f) {
 
 inline float bfloat16_to_float(uint16_t b) { return std::bit_cast<float>(static_cast<uint32_t>(b) << 16); }
 
-// One element from From to To. Out-of-range float-to-integer conversions behave as the
-// hardware's conversion instruction does, as in other ONNX runtimes.
+// One element from From to To (float16 sources are staged through float by the caller).
+// Out-of-range float-to-integer conversions behave as the hardware's conversion
+// instruction does, as in other ONNX runtimes.
 template <class To, class From>
-To convert(From v) {
+Element<To> convert(Element<From> v) {
+  static_assert(!std::is_same_v<From, Float16>);
   if constexpr (std::is_same_v<To, From>) {
     return v;
-  } else if constexpr (std::is_same_v<From, Float16>) {
-    return convert<To>(half_to_float(v.bits));
   } else if constexpr (std::is_same_v<From, BFloat16>) {
-    return convert<To>(bfloat16_to_float(v.bits));
+    return convert<To, float>(bfloat16_to_float(v));
   } else if constexpr (std::is_same_v<To, Float16>) {
-    if constexpr (std::is_same_v<From, float>) return Float16{float_to_half(v)};
-    else return Float16{round_to_narrow_float<5, 10>(static_cast<double>(v))};
+    return round_to_narrow_float<5, 10>(static_cast<double>(v));
   } else if constexpr (std::is_same_v<To, BFloat16>) {
-    if constexpr (std::is_same_v<From, float>) return BFloat16{float_to_bfloat16(v)};
-    else return BFloat16{round_to_narrow_float<8, 7>(static_cast<double>(v))};
+    if constexpr (std::is_same_v<From, float>) return float_to_bfloat16(v);
+    else return round_to_narrow_float<8, 7>(static_cast<double>(v));
   } else if constexpr (std::is_same_v<To, bool>) {
     return v != From(0);
   } else {
     return static_cast<To>(v);
+  }
+}
+
+// Floats per staging block when a float16 source is widened to float first.
+constexpr int64_t kStage = 1024;
+
+// out[i] = in[i] as To for i < n; float <-> float16 run as vector conversions.
+template <class From, class To>
+void convert_range(const Element<From>* in, Element<To>* out, int64_t n) {
+  if constexpr (std::is_same_v<From, float> && std::is_same_v<To, Float16>) {
+    floats_to_halves(in, out, n);
+  } else if constexpr (std::is_same_v<From, Float16> && std::is_same_v<To, float>) {
+    halves_to_floats(in, out, n);
+  } else if constexpr (std::is_same_v<From, Float16>) {
+    float stage[kStage];
+    for (int64_t b = 0; b < n; b += kStage) {
+      const int64_t m = std::min(kStage, n - b);
+      halves_to_floats(in + b, stage, m);
+      for (int64_t i = 0; i < m; ++i) out[b + i] = convert<To, float>(stage[i]);
+    }
+  } else {
+    for (int64_t i = 0; i < n; ++i) out[i] = convert<To, From>(in[i]);
   }
 }
 
@@ -146,29 +143,6 @@ std::string list_names(TypeList<Ts...>) {
 }
 
 bool castable(DType t) { return in_list(CastTypes{}, t) || t == DType::kString; }
-
-KernelMatch check_cast(const NodeContext& ctx) {
-  const DType from = ctx.input_dtype(0);
-  const Attribute* to_attr = ctx.attrs().find("to");
-  NXRT_REQUIRE(ctx.has_input(0), "Cast: input 0 is missing; it is required");
-  NXRT_REQUIRE(from != DType::kUndefined,
-               "Cast: the type of input 0 is unknown; run shape inference or give the model "
-               "value_info for it");
-  NXRT_REQUIRE(to_attr, "Cast: attribute 'to' is missing; it is required");
-  NXRT_REQUIRE(to_attr->type() == AttributeType::kInt, "Cast: attribute 'to' is a {}, expected an int",
-               to_attr->type_name());
-  const int64_t code = std::get<int64_t>(to_attr->value);
-  const std::optional<DType> to = dtype_from_onnx(static_cast<int32_t>(code));
-  NXRT_REQUIRE(to && castable(*to), "Cast: target type {} ({}) is not supported by the cpu EP; it casts "
-               "between {}, string", code, to ? dtype_name(*to) : "unknown", list_names(CastTypes{}));
-  NXRT_REQUIRE(castable(from), "Cast: input type {} is not supported by the cpu EP; it casts between {}, string",
-               dtype_name(from), list_names(CastTypes{}));
-  NXRT_REQUIRE(from == *to || (from != DType::kString && *to != DType::kString) ||
-                   in_list(TextTypes{}, from == DType::kString ? *to : from),
-               "Cast: {} to {} is not supported by the cpu EP; string converts only to and from {}",
-               dtype_name(from), dtype_name(*to), list_names(TextTypes{}));
-  return KernelMatch::supported(elementwise_cost(ctx, 1));
-}
 
 // Integers print exactly, floats in the shortest text that reads back to the same value
 // (numpy's str() for values of moderate size), specials as "nan", "inf", "-inf".
@@ -199,6 +173,29 @@ bool parse_element(const std::string& text, T& out) {
   return true;
 }
 
+KernelMatch check_cast(const NodeContext& ctx) {
+  const DType from = ctx.input_dtype(0);
+  const Attribute* to_attr = ctx.attrs().find("to");
+  NXRT_REQUIRE(ctx.has_input(0), "Cast: input 0 is missing; it is required");
+  NXRT_REQUIRE(from != DType::kUndefined,
+               "Cast: the type of input 0 is unknown; run shape inference or give the model "
+               "value_info for it");
+  NXRT_REQUIRE(to_attr, "Cast: attribute 'to' is missing; it is required");
+  NXRT_REQUIRE(to_attr->type() == AttributeType::kInt, "Cast: attribute 'to' is a {}, expected an int",
+               to_attr->type_name());
+  const int64_t code = std::get<int64_t>(to_attr->value);
+  const std::optional<DType> to = dtype_from_onnx(static_cast<int32_t>(code));
+  NXRT_REQUIRE(to && castable(*to), "Cast: target type {} ({}) is not supported by the cpu EP; it casts "
+               "between {}, string", code, to ? dtype_name(*to) : "unknown", list_names(CastTypes{}));
+  NXRT_REQUIRE(castable(from), "Cast: input type {} is not supported by the cpu EP; it casts between {}, string",
+               dtype_name(from), list_names(CastTypes{}));
+  NXRT_REQUIRE(from == *to || (from != DType::kString && *to != DType::kString) ||
+                   in_list(TextTypes{}, from == DType::kString ? *to : from),
+               "Cast: {} to {} is not supported by the cpu EP; string converts only to and from {}",
+               dtype_name(from), dtype_name(*to), list_names(TextTypes{}));
+  return KernelMatch::supported(elementwise_cost(ctx, 1));
+}
+
 class CastKernel final : public Kernel {
  public:
   explicit CastKernel(DType to) : to_(to) {}
@@ -227,11 +224,10 @@ class CastKernel final : public Kernel {
     const Tensor& x = ctx.input(0);
     auto y = ctx.output(0, to_, x.shape());
     if (!y) return std::unexpected(std::move(y.error()));
-    const From* in = x.data_as<From>();
-    To* out = y->mut_as<To>();
-    ctx.parallel().for_range(x.numel(), kElementwiseGrain, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) out[i] = convert<To>(in[i]);
-    });
+    const Element<From>* in = x.data_as<Element<From>>();
+    Element<To>* out = y->template mut_as<Element<To>>();
+    ctx.parallel().for_range(x.numel(), kElementwiseGrain,
+                             [&](int64_t b, int64_t e) { convert_range<From, To>(in + b, out + b, e - b); });
     return {};
   }
 

@@ -108,22 +108,6 @@ class NotKernel final : public Kernel {
   }
 };
 
-KernelMatch check_where(const NodeContext& ctx) {
-  NXRT_REQUIRE(ctx.input_count() == 3, "Where: expected 3 inputs, got {}", ctx.input_count());
-  NXRT_REQUIRE_MATCH(require_input_dtype_in(ctx, 0, BoolTypes{}));
-  NXRT_REQUIRE(ctx.has_input(1) && ctx.has_input(2), "Where: inputs X and Y are required");
-  NXRT_REQUIRE(ctx.input_dtype(1) != DType::kUndefined,
-               "Where: the type of input 1 is unknown; run shape inference or give the model "
-               "value_info for it");
-  NXRT_REQUIRE(ctx.input_dtype(1) == ctx.input_dtype(2),
-               "Where: X has type {} and Y {}; both must have the same type (insert a Cast)",
-               dtype_name(ctx.input_dtype(1)), dtype_name(ctx.input_dtype(2)));
-  NXRT_REQUIRE(dtype_size(ctx.input_dtype(1)) != 0, "Where: X has type {}, which the cpu EP cannot hold",
-               dtype_name(ctx.input_dtype(1)));
-  NXRT_REQUIRE_MATCH(require_broadcastable(ctx, {0, 1, 2}));
-  return KernelMatch::supported(elementwise_cost(ctx, 1));
-}
-
 // out[i] = c[i * sc] ? x[i * sx] : y[i * sy]; the unit-stride and scalar-branch patterns
 // (a mask selecting between scores and a constant) get loops the compiler vectorizes.
 template <class T>
@@ -140,6 +124,22 @@ void select_run(T* __restrict out, const bool* __restrict c, int64_t sc, const T
   } else {
     for (int64_t i = 0; i < n; ++i) out[i] = c[i * sc] ? x[i * sx] : y[i * sy];
   }
+}
+
+KernelMatch check_where(const NodeContext& ctx) {
+  NXRT_REQUIRE(ctx.input_count() == 3, "Where: expected 3 inputs, got {}", ctx.input_count());
+  NXRT_REQUIRE_MATCH(require_input_dtype_in(ctx, 0, BoolTypes{}));
+  NXRT_REQUIRE(ctx.has_input(1) && ctx.has_input(2), "Where: inputs X and Y are required");
+  NXRT_REQUIRE(ctx.input_dtype(1) != DType::kUndefined,
+               "Where: the type of input 1 is unknown; run shape inference or give the model "
+               "value_info for it");
+  NXRT_REQUIRE(ctx.input_dtype(1) == ctx.input_dtype(2),
+               "Where: X has type {} and Y {}; both must have the same type (insert a Cast)",
+               dtype_name(ctx.input_dtype(1)), dtype_name(ctx.input_dtype(2)));
+  NXRT_REQUIRE(dtype_size(ctx.input_dtype(1)) != 0, "Where: X has type {}, which the cpu EP cannot hold",
+               dtype_name(ctx.input_dtype(1)));
+  NXRT_REQUIRE_MATCH(require_broadcastable(ctx, {0, 1, 2}));
+  return KernelMatch::supported(elementwise_cost(ctx, 1));
 }
 
 // Where over any dtype: elements are copied as unsigned integers of their size, strings as

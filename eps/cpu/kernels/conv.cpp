@@ -1,7 +1,7 @@
 // Conv on float, 1-D to 3-D (groups, pads, strides, dilations, auto_pad, bias): im2col and
 // the packed GEMM with weights packed at creation; depthwise convolutions run directly.
 #include <algorithm>
-#include <numeric>
+#include <optional>
 
 #include "common/gemm.h"
 #include "common/kernel_util.h"
@@ -67,11 +67,41 @@ Expected<ConvPlan> plan_conv(const WindowAttrs& attrs, int64_t group, const Shap
   return p;
 }
 
-// Rows of the im2col matrix: one per (input channel, kernel tap), columns per output pixel.
-void im2col(const ConvPlan& p, const float* x, float* col, const Parallel& parallel) {
+// Appends one depth row of a packed B operand, element by element in pixel order, moving
+// to the next strip every `width` lanes.
+class StripWriter {
+ public:
+  StripWriter(float* row, int64_t width, int64_t strip_stride) : dst_(row), width_(width), stride_(strip_stride) {}
+  // Writes value(0), ..., value(count - 1).
+  template <class Value>
+  void put(int64_t count, Value value) {
+    for (int64_t i = 0; i < count;) {
+      const int64_t run = std::min(count - i, width_ - lane_);
+      for (int64_t j = 0; j < run; ++j) dst_[lane_ + j] = value(i + j);
+      i += run;
+      lane_ += run;
+      if (lane_ == width_) {
+        lane_ = 0;
+        dst_ += stride_;
+      }
+    }
+  }
+  // Zeros the lanes past the last pixel, as the GEMM expects of a partial strip.
+  void finish() {
+    if (lane_ > 0) put(width_ - lane_, [](int64_t) { return 0.f; });
+  }
+
+ private:
+  float* dst_;
+  int64_t width_, stride_, lane_ = 0;
+};
+
+// im2col straight into the GEMM's packed B layout: depth rows are (input channel, kernel
+// tap), columns output pixels. Skips a separate packing pass over the matrix.
+void im2col_packed(const ConvPlan& p, const float* x, PackedMatrix& col, const Parallel& parallel) {
   const auto& [dd, dh, dw] = p.window;
-  const int64_t out = p.out_size(), in = p.in_size();
-  parallel.for_range(p.group_in() * p.kernel_size(), 4, [&](int64_t r0, int64_t r1) {
+  const int64_t in = p.in_size(), width = col.strip_width(), stride = width * col.depth();
+  parallel.for_range(col.depth(), 4, [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
       const int64_t e = r % dw.kernel, b = (r / dw.kernel) % dh.kernel;
       const int64_t a = (r / (dw.kernel * dh.kernel)) % dd.kernel, c = r / p.kernel_size();
@@ -79,22 +109,27 @@ void im2col(const ConvPlan& p, const float* x, float* col, const Parallel& paral
       const auto [d_lo, d_hi] = valid_outputs(dd, a);
       const auto [h_lo, h_hi] = valid_outputs(dh, b);
       const auto [w_lo, w_hi] = valid_outputs(dw, e);
+      const int64_t offset = e * dw.dilation - dw.pad_begin;
+      StripWriter out(col.mutable_strip(0) + r * width, width, stride);
+      auto zero = [](int64_t) { return 0.f; };
       for (int64_t od = 0; od < dd.out; ++od) {
         for (int64_t oh = 0; oh < dh.out; ++oh) {
-          float* row = col + r * out + (od * dh.out + oh) * dw.out;
           if (od < d_lo || od >= d_hi || oh < h_lo || oh >= h_hi) {
-            std::fill(row, row + dw.out, 0.f);
+            out.put(dw.out, zero);
             continue;
           }
           const int64_t id = od * dd.stride - dd.pad_begin + a * dd.dilation;
           const int64_t ih = oh * dh.stride - dh.pad_begin + b * dh.dilation;
-          const float* src = xc + (id * dh.in + ih) * dw.in;
-          const int64_t offset = e * dw.dilation - dw.pad_begin;
-          std::fill(row, row + w_lo, 0.f);
-          for (int64_t ow = w_lo; ow < w_hi; ++ow) row[ow] = src[ow * dw.stride + offset];
-          std::fill(row + w_hi, row + dw.out, 0.f);
+          const float* src = xc + (id * dh.in + ih) * dw.in + w_lo * dw.stride + offset;
+          out.put(w_lo, zero);
+          if (dw.stride == 1)
+            out.put(w_hi - w_lo, [src](int64_t i) { return src[i]; });
+          else
+            out.put(w_hi - w_lo, [src, s = dw.stride](int64_t i) { return src[i * s]; });
+          out.put(dw.out - w_hi, zero);
         }
       }
+      out.finish();
     }
   });
 }
@@ -105,6 +140,8 @@ void conv_depthwise(const ConvPlan& p, const float* x, const float* w, const flo
   const auto& [dd, dh, dw] = p.window;
   const int64_t out = p.out_size(), in = p.in_size(), ksize = p.kernel_size();
   const int64_t multiplier = p.group_out();
+  std::vector<std::pair<int64_t, int64_t>> w_range;  // per kernel column: the outputs it reaches
+  for (int64_t e = 0; e < dw.kernel; ++e) w_range.push_back(valid_outputs(dw, e));
   parallel.for_range(p.batch * p.out_channels, 1, [&](int64_t p0, int64_t p1) {
     for (int64_t plane = p0; plane < p1; ++plane) {
       const int64_t n = plane / p.out_channels, oc = plane % p.out_channels;
@@ -124,7 +161,7 @@ void conv_depthwise(const ConvPlan& p, const float* x, const float* w, const flo
               const float* src = xp + (id * dh.in + ih) * dw.in;
               for (int64_t e = 0; e < dw.kernel; ++e) {
                 const float wv = wp[(a * dh.kernel + b) * dw.kernel + e];
-                const auto [w_lo, w_hi] = valid_outputs(dw, e);
+                const auto [w_lo, w_hi] = w_range[static_cast<std::size_t>(e)];
                 const int64_t offset = e * dw.dilation - dw.pad_begin;
                 if (dw.stride == 1) {
                   for (int64_t ow = w_lo; ow < w_hi; ++ow) row[ow] += wv * src[ow + offset];
@@ -147,11 +184,14 @@ KernelMatch check_conv(const NodeContext& ctx) {
                "Conv: the bias has type {}; the cpu EP supports float like X and W", dtype_name(ctx.input_dtype(2)));
   const std::optional<int64_t> rank = ctx.input_rank(0) ? ctx.input_rank(0) : ctx.input_rank(1);
   const auto kernel = ctx.attrs().get_ints("kernel_shape");
-  NXRT_REQUIRE(rank || kernel, "Conv: the ranks of X and W are unknown and kernel_shape is absent; run shape "
+  NXRT_REQUIRE(rank || kernel,
+               "Conv: the ranks of X and W are unknown and kernel_shape is absent; run shape "
                "inference or give the model value_info for X");
   const int64_t spatial = rank ? *rank - 2 : static_cast<int64_t>(kernel->size());
-  NXRT_REQUIRE(spatial >= 1 && spatial <= 3, "Conv: {}-D convolution is not supported by the cpu EP; it supports "
-               "1-D, 2-D and 3-D (X of rank 3 to 5)", spatial);
+  NXRT_REQUIRE(spatial >= 1 && spatial <= 3,
+               "Conv: {}-D convolution is not supported by the cpu EP; it supports "
+               "1-D, 2-D and 3-D (X of rank 3 to 5)",
+               spatial);
   NXRT_REQUIRE_MATCH(check_window_attrs(ctx, static_cast<std::size_t>(spatial), false));
   const int64_t group = ctx.attrs().int_or("group", 1);
   NXRT_REQUIRE(group >= 1, "Conv: group {} is below 1", group);
@@ -200,36 +240,37 @@ class ConvKernel final : public Kernel {
     const int64_t cg = p.group_in(), mg = p.group_out(), kdim = cg * p.kernel_size();
     const int64_t out = p.out_size(), in = p.in_size();
     const bool pointwise = p.pointwise();
-    auto one = [&](int64_t task, float* col, const Parallel& par) {
+    auto one = [&](int64_t task, PackedMatrix* col, const Parallel& par) {
       const int64_t n = task / p.group, g = task % p.group;
       const float* xg = x + (n * p.channels + g * cg) * in;
       float* yg = y + (n * p.out_channels + g * mg) * out;
       if (bias)
         for (int64_t i = 0; i < mg; ++i) std::fill(yg + i * out, yg + (i + 1) * out, bias[g * mg + i]);
-      if (!pointwise) im2col(p, xg, col, par);
+      if (!pointwise) im2col_packed(p, xg, *col, par);
       const GemmOperand a = packed_w_.empty() ? GemmOperand::matrix(w + g * mg * kdim, kdim)
                                               : GemmOperand::of(packed_w_[static_cast<std::size_t>(g)]);
-      gemm(mg, out, kdim, 1.f, a, GemmOperand::matrix(pointwise ? xg : col, out), bias ? 1.f : 0.f, yg, out, par);
+      const GemmOperand b = pointwise ? GemmOperand::matrix(xg, out) : GemmOperand::of(*col);
+      gemm(mg, out, kdim, 1.f, a, b, bias ? 1.f : 0.f, yg, out, par);
     };
     const int64_t tasks = p.batch * p.group;
-    const std::size_t col_size = pointwise ? 0 : static_cast<std::size_t>(kdim * out);
     if (static_cast<double>(mg * out * kdim) < kSmallProduct && tasks >= 2 * parallel.threads()) {
       parallel.for_range(tasks, 1, [&](int64_t t0, int64_t t1) {
         const SerialParallel serial;
-        AlignedFloats col(col_size);
-        for (int64_t t = t0; t < t1; ++t) one(t, col.data(), serial);
+        PackedMatrix col = PackedMatrix::allocate(GemmSide::kB, pointwise ? 0 : out, kdim);
+        for (int64_t t = t0; t < t1; ++t) one(t, &col, serial);
       });
       return;
     }
-    col_.resize(col_size);
-    for (int64_t t = 0; t < tasks; ++t) one(t, col_.data(), parallel);
+    if (!pointwise && (!col_ || col_->outer() != out || col_->depth() != kdim))
+      col_ = PackedMatrix::allocate(GemmSide::kB, out, kdim);
+    for (int64_t t = 0; t < tasks; ++t) one(t, col_ ? &*col_ : nullptr, parallel);
   }
 
   WindowAttrs attrs_;
   int64_t group_;
   std::vector<PackedMatrix> packed_w_;
   std::string variant_;
-  AlignedFloats col_;  // im2col workspace, kept between runs
+  std::optional<PackedMatrix> col_;  // im2col workspace, kept between runs
 };
 
 // The implementation a node gets, from what is static: weights' shape, strides and pads.
@@ -245,17 +286,20 @@ std::string conv_variant(const Shape& w, const WindowAttrs& a, int64_t group, bo
 Expected<std::unique_ptr<Kernel>> create_conv(const NodeContext& ctx) {
   const int64_t group = ctx.attrs().int_or("group", 1);
   const WeightHandle* wh = ctx.constant_input(1);
-  const std::size_t spatial = static_cast<std::size_t>(
-      ctx.input_rank(0) ? *ctx.input_rank(0) - 2
-                        : ctx.input_rank(1) ? *ctx.input_rank(1) - 2 : ctx.attrs().ints_or("kernel_shape", {}).size());
+  const std::size_t spatial =
+      static_cast<std::size_t>(ctx.input_rank(0)   ? *ctx.input_rank(0) - 2
+                               : ctx.input_rank(1) ? *ctx.input_rank(1) - 2
+                                                   : ctx.attrs().ints_or("kernel_shape", {}).size());
   WindowAttrs attrs = read_window_attrs(ctx.attrs(), spatial);
   std::vector<PackedMatrix> packed;
   const Shape ws = wh ? wh->shape() : ctx.input_static_shape(1).value_or(Shape{});
   // Depthwise weights are used as they are; inconsistent shapes are reported when run.
-  if (wh && wh->dtype() == DType::kFloat32 && ws.size() >= 3 && ws[0] > 0 && ws[0] % group == 0 && !(group > 1 && ws[1] == 1)) {
+  if (wh && wh->dtype() == DType::kFloat32 && ws.size() >= 3 && ws[0] > 0 && ws[0] % group == 0 &&
+      !(group > 1 && ws[1] == 1)) {
     const int64_t mg = ws[0] / group;
     const int64_t kdim = shape_numel(ws) / ws[0];
-    if (auto restored = load_packed_matrices(ctx.packed_state(), GemmSide::kA, static_cast<std::size_t>(group), mg, kdim)) {
+    if (auto restored =
+            load_packed_matrices(ctx.packed_state(), GemmSide::kA, static_cast<std::size_t>(group), mg, kdim)) {
       packed = std::move(*restored);
     } else {
       auto t = wh->materialize();

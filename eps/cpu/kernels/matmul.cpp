@@ -16,8 +16,8 @@ constexpr double kSmallProduct = 1 << 18;
 // C (m x n, leading dimension n) = alpha * op(A) * op(B) + beta * C for types without a
 // packed GEMM; beta == 0 never reads C.
 template <class T>
-void reference_gemm(int64_t m, int64_t n, int64_t k, T alpha, const T* a, bool trans_a, const T* b,
-                    bool trans_b, T beta, T* c) {
+void reference_gemm(int64_t m, int64_t n, int64_t k, T alpha, const T* a, bool trans_a, const T* b, bool trans_b,
+                    T beta, T* c) {
   for (int64_t i = 0; i < m; ++i) {
     T* row = c + i * n;
     for (int64_t j = 0; j < n; ++j) row[j] = beta == T(0) ? T(0) : beta * row[j];
@@ -67,8 +67,8 @@ Shape batch_dims(const Shape& shape, std::size_t rank) {
 
 Expected<MatMulPlan> plan_matmul(const Shape& a, const Shape& b) {
   if (a.empty() || b.empty())
-    return fail(ErrorCode::kRuntime, fmt::format("MatMul: an input is a scalar (A {}, B {})", shape_to_string(a),
-                                                 shape_to_string(b)),
+    return fail(ErrorCode::kRuntime,
+                fmt::format("MatMul: an input is a scalar (A {}, B {})", shape_to_string(a), shape_to_string(b)),
                 "numpy matmul needs operands of rank >= 1");
   MatMulPlan p;
   p.m = a.size() == 1 ? 1 : a[a.size() - 2];
@@ -85,10 +85,10 @@ Expected<MatMulPlan> plan_matmul(const Shape& a, const Shape& b) {
   Shape batch(rank);
   for (std::size_t d = 0; d < rank; ++d) {
     if (ab[d] != bb[d] && ab[d] != 1 && bb[d] != 1)
-      return fail(ErrorCode::kRuntime,
-                  fmt::format("MatMul: batch dims of A {} and B {} do not broadcast", shape_to_string(a),
-                              shape_to_string(b)),
-                  fmt::format("dim {} of the batch is {} in A and {} in B", d, ab[d], bb[d]));
+      return fail(
+          ErrorCode::kRuntime,
+          fmt::format("MatMul: batch dims of A {} and B {} do not broadcast", shape_to_string(a), shape_to_string(b)),
+          fmt::format("dim {} of the batch is {} in A and {} in B", d, ab[d], bb[d]));
     batch[d] = ab[d] == 1 ? bb[d] : ab[d];
   }
   p.out = batch;
@@ -156,10 +156,18 @@ class MatMulKernel final : public Kernel {
     auto y = ctx.output(0, a.dtype(), plan->out);
     if (!y) return std::unexpected(y.error());
     switch (a.dtype()) {
-      case DType::kFloat32: run_float(*plan, a, b, *y, ctx.parallel()); break;
-      case DType::kFloat64: run_reference<double>(*plan, a, b, *y, ctx.parallel()); break;
-      case DType::kInt32: run_reference<int32_t>(*plan, a, b, *y, ctx.parallel()); break;
-      default: run_reference<int64_t>(*plan, a, b, *y, ctx.parallel()); break;
+      case DType::kFloat32:
+        run_float(*plan, a, b, *y, ctx.parallel());
+        break;
+      case DType::kFloat64:
+        run_reference<double>(*plan, a, b, *y, ctx.parallel());
+        break;
+      case DType::kInt32:
+        run_reference<int32_t>(*plan, a, b, *y, ctx.parallel());
+        break;
+      default:
+        run_reference<int64_t>(*plan, a, b, *y, ctx.parallel());
+        break;
     }
     return {};
   }
@@ -185,8 +193,8 @@ class MatMulKernel final : public Kernel {
     }
     auto one = [&](int64_t i, const Parallel& par) {
       const auto s = static_cast<std::size_t>(i);
-      gemm(p.m, p.n, p.k, 1.f, GemmOperand::matrix(ad + p.a_offsets[s], p.k), b_operand(s), 0.f,
-           yd + i * p.m * p.n, p.n, par);
+      gemm(p.m, p.n, p.k, 1.f, GemmOperand::matrix(ad + p.a_offsets[s], p.k), b_operand(s), 0.f, yd + i * p.m * p.n,
+           p.n, par);
     };
     if (static_cast<double>(p.m * p.n * p.k) < kSmallProduct && count >= 2 * parallel.threads()) {
       parallel.for_range(count, 1, [&](int64_t i0, int64_t i1) {
@@ -268,16 +276,22 @@ KernelMatch check_gemm(const NodeContext& ctx) {
   else
     NXRT_REQUIRE_MATCH(require_input_dtype(ctx, 0, {DType::kFloat32, DType::kFloat64, DType::kInt32, DType::kInt64}));
   const DType t = ctx.input_dtype(0);
-  NXRT_REQUIRE(ctx.input_dtype(1) == t, "Gemm: B has type {} and A {}; they must match",
-               dtype_name(ctx.input_dtype(1)), dtype_name(t));
-  NXRT_REQUIRE(ctx.opset() >= 11 || ctx.has_input(2), "Gemm: input C is missing; it is optional only from opset 11 "
-               "(the model imports opset {})", ctx.opset());
+  NXRT_REQUIRE(ctx.input_dtype(1) == t, "Gemm: B has type {} and A {}; they must match", dtype_name(ctx.input_dtype(1)),
+               dtype_name(t));
+  NXRT_REQUIRE(ctx.opset() >= 11 || ctx.has_input(2),
+               "Gemm: input C is missing; it is optional only from opset 11 "
+               "(the model imports opset {})",
+               ctx.opset());
   NXRT_REQUIRE(!ctx.has_input(2) || ctx.input_dtype(2) == t, "Gemm: C has type {} and A {}; they must match",
                dtype_name(ctx.input_dtype(2)), dtype_name(t));
-  NXRT_REQUIRE(ctx.input_rank(0).value_or(2) == 2, "Gemm: A has rank {}; Gemm takes 2-D A and B (use MatMul for "
-               "batched products)", ctx.input_rank(0).value_or(2));
-  NXRT_REQUIRE(ctx.input_rank(1).value_or(2) == 2, "Gemm: B has rank {}; Gemm takes 2-D A and B (use MatMul for "
-               "batched products)", ctx.input_rank(1).value_or(2));
+  NXRT_REQUIRE(ctx.input_rank(0).value_or(2) == 2,
+               "Gemm: A has rank {}; Gemm takes 2-D A and B (use MatMul for "
+               "batched products)",
+               ctx.input_rank(0).value_or(2));
+  NXRT_REQUIRE(ctx.input_rank(1).value_or(2) == 2,
+               "Gemm: B has rank {}; Gemm takes 2-D A and B (use MatMul for "
+               "batched products)",
+               ctx.input_rank(1).value_or(2));
   auto a = ctx.input_static_shape(0), b = ctx.input_static_shape(1);
   if (!a || !b) return KernelMatch::supported();
   const GemmAttrs g = read_gemm_attrs(ctx.attrs());
@@ -286,8 +300,8 @@ KernelMatch check_gemm(const NodeContext& ctx) {
   NXRT_REQUIRE(ka == kb, "Gemm: op(A) is {}x{} and op(B) {}x{} (transA={}, transB={}); the inner dims must match", m,
                ka, kb, n, int(g.trans_a), int(g.trans_b));
   auto c = ctx.has_input(2) ? ctx.input_static_shape(2) : std::nullopt;
-  NXRT_REQUIRE(!c || broadcasts_to(*c, m, n), "Gemm: C {} does not broadcast to the {}x{} result",
-               shape_to_string(*c), m, n);
+  NXRT_REQUIRE(!c || broadcasts_to(*c, m, n), "Gemm: C {} does not broadcast to the {}x{} result", shape_to_string(*c),
+               m, n);
   return KernelMatch::supported(product_cost(ctx, static_cast<double>(m * n * ka)));
 }
 
@@ -299,8 +313,8 @@ class GemmKernel final : public Kernel {
     const Tensor& a = ctx.input(0);
     const Tensor& b = ctx.input(1);
     if (a.shape().size() != 2 || b.shape().size() != 2)
-      return fail(ErrorCode::kRuntime,
-                  fmt::format("Gemm: A {} and B {} must be 2-D", shape_to_string(a.shape()), shape_to_string(b.shape())));
+      return fail(ErrorCode::kRuntime, fmt::format("Gemm: A {} and B {} must be 2-D", shape_to_string(a.shape()),
+                                                   shape_to_string(b.shape())));
     const int64_t m = attrs_.trans_a ? a.shape()[1] : a.shape()[0];
     const int64_t k = attrs_.trans_a ? a.shape()[0] : a.shape()[1];
     const int64_t kb = attrs_.trans_b ? b.shape()[1] : b.shape()[0];
@@ -317,10 +331,14 @@ class GemmKernel final : public Kernel {
     auto y = ctx.output(0, a.dtype(), {m, n});
     if (!y) return std::unexpected(y.error());
     switch (a.dtype()) {
-      case DType::kFloat32: return run<float>(ctx, m, n, k, use_c, *y);
-      case DType::kFloat64: return run<double>(ctx, m, n, k, use_c, *y);
-      case DType::kInt32: return run<int32_t>(ctx, m, n, k, use_c, *y);
-      default: return run<int64_t>(ctx, m, n, k, use_c, *y);
+      case DType::kFloat32:
+        return run<float>(ctx, m, n, k, use_c, *y);
+      case DType::kFloat64:
+        return run<double>(ctx, m, n, k, use_c, *y);
+      case DType::kInt32:
+        return run<int32_t>(ctx, m, n, k, use_c, *y);
+      default:
+        return run<int64_t>(ctx, m, n, k, use_c, *y);
     }
   }
   std::string_view variant() const override { return packed_b_.empty() ? "gemm" : "gemm-packed"; }
@@ -372,12 +390,9 @@ Expected<std::unique_ptr<Kernel>> create_gemm(const NodeContext& ctx) {
 
 std::vector<KernelDef> matmul_kernels() {
   return {
-      {{"", "MatMul", 1}, 8, check_matmul, create_matmul},
-      {{"", "MatMul", 9}, 12, check_matmul, create_matmul},
-      {{"", "MatMul", 13}, 0, check_matmul, create_matmul},
-      {{"", "Gemm", 7}, 8, check_gemm, create_gemm},
-      {{"", "Gemm", 9}, 10, check_gemm, create_gemm},
-      {{"", "Gemm", 11}, 12, check_gemm, create_gemm},
+      {{"", "MatMul", 1}, 8, check_matmul, create_matmul},  {{"", "MatMul", 9}, 12, check_matmul, create_matmul},
+      {{"", "MatMul", 13}, 0, check_matmul, create_matmul}, {{"", "Gemm", 7}, 8, check_gemm, create_gemm},
+      {{"", "Gemm", 9}, 10, check_gemm, create_gemm},       {{"", "Gemm", 11}, 12, check_gemm, create_gemm},
       {{"", "Gemm", 13}, 0, check_gemm, create_gemm},
   };
 }

@@ -118,27 +118,6 @@ KernelDef batch_norm_def(int64_t since, int64_t until) {
                    }};
 }
 
-KernelMatch check_layer_norm(const NodeContext& ctx) {
-  NXRT_REQUIRE(ctx.input_count() >= 2, "LayerNormalization: expected inputs X, Scale and optional B, got {} inputs",
-               ctx.input_count());
-  NXRT_REQUIRE_MATCH(require_input_dtype_in(ctx, 0, FloatTypes{}));
-  NXRT_REQUIRE(ctx.input_dtype(1) == ctx.input_dtype(0),
-               "LayerNormalization: Scale has type {} and X {}; the cpu EP needs them equal",
-               dtype_name(ctx.input_dtype(1)), dtype_name(ctx.input_dtype(0)));
-  NXRT_REQUIRE(!ctx.has_input(2) || ctx.input_dtype(2) == ctx.input_dtype(0),
-               "LayerNormalization: B has type {} and X {}; the cpu EP needs them equal",
-               dtype_name(ctx.input_dtype(2)), dtype_name(ctx.input_dtype(0)));
-  const int64_t stash = ctx.attrs().int_or("stash_type", 1);
-  NXRT_REQUIRE(stash == 1, "LayerNormalization: stash_type {} is not supported by the cpu EP; it computes "
-               "statistics in float (stash_type 1)", stash);
-  const int64_t axis = ctx.attrs().int_or("axis", -1);
-  const std::optional<int64_t> rank = ctx.input_rank(0);
-  NXRT_REQUIRE(!rank || normalize_axis(axis, *rank),
-               "LayerNormalization: axis {} is out of range for X of rank {}; valid axes are [{}, {}]",
-               axis, rank.value_or(0), -rank.value_or(0), std::max<int64_t>(rank.value_or(0) - 1, 0));
-  return KernelMatch::supported(elementwise_cost(ctx, 8));
-}
-
 // Scale or B as a vector over the normalized elements: used in place when it already has
 // one value per element, else expanded (it may broadcast, e.g. [D] over [S, D]).
 template <class T>
@@ -161,6 +140,27 @@ Expected<const T*> per_element(const Tensor& t, const Shape& normalized, const c
     for (int64_t i = 0; i < count; ++i) expanded[static_cast<std::size_t>(out + i)] = src[in[1] + i * step[1]];
   });
   return expanded.data();
+}
+
+KernelMatch check_layer_norm(const NodeContext& ctx) {
+  NXRT_REQUIRE(ctx.input_count() >= 2, "LayerNormalization: expected inputs X, Scale and optional B, got {} inputs",
+               ctx.input_count());
+  NXRT_REQUIRE_MATCH(require_input_dtype_in(ctx, 0, FloatTypes{}));
+  NXRT_REQUIRE(ctx.input_dtype(1) == ctx.input_dtype(0),
+               "LayerNormalization: Scale has type {} and X {}; the cpu EP needs them equal",
+               dtype_name(ctx.input_dtype(1)), dtype_name(ctx.input_dtype(0)));
+  NXRT_REQUIRE(!ctx.has_input(2) || ctx.input_dtype(2) == ctx.input_dtype(0),
+               "LayerNormalization: B has type {} and X {}; the cpu EP needs them equal",
+               dtype_name(ctx.input_dtype(2)), dtype_name(ctx.input_dtype(0)));
+  const int64_t stash = ctx.attrs().int_or("stash_type", 1);
+  NXRT_REQUIRE(stash == 1, "LayerNormalization: stash_type {} is not supported by the cpu EP; it computes "
+               "statistics in float (stash_type 1)", stash);
+  const int64_t axis = ctx.attrs().int_or("axis", -1);
+  const std::optional<int64_t> rank = ctx.input_rank(0);
+  NXRT_REQUIRE(!rank || normalize_axis(axis, *rank),
+               "LayerNormalization: axis {} is out of range for X of rank {}; valid axes are [{}, {}]",
+               axis, rank.value_or(0), -rank.value_or(0), std::max<int64_t>(rank.value_or(0) - 1, 0));
+  return KernelMatch::supported(elementwise_cost(ctx, 8));
 }
 
 // Per row of the trailing `axis..` dims: mean and variance (two passes, accumulated in

@@ -51,8 +51,10 @@ KernelMatch check_window_pool(const NodeContext& ctx, std::initializer_list<DTyp
   const auto kernel = ctx.attrs().get_ints("kernel_shape");
   NXRT_REQUIRE(kernel.has_value(), "{}: the kernel_shape attribute is missing; it is required", op);
   const std::size_t spatial = kernel->size();
-  NXRT_REQUIRE(spatial >= 1 && spatial <= 3, "{}: kernel_shape {} is {}-D; the cpu EP supports 1-D, 2-D and 3-D "
-               "pooling", op, *kernel, spatial);
+  NXRT_REQUIRE(spatial >= 1 && spatial <= 3,
+               "{}: kernel_shape {} is {}-D; the cpu EP supports 1-D, 2-D and 3-D "
+               "pooling",
+               op, *kernel, spatial);
   NXRT_REQUIRE(ctx.input_rank(0).value_or(static_cast<int64_t>(spatial) + 2) == static_cast<int64_t>(spatial) + 2,
                "{}: X has rank {} but kernel_shape {} has {} dims; X must be N x C x {} spatial dims", op,
                ctx.input_rank(0).value_or(0), *kernel, spatial, spatial);
@@ -65,7 +67,8 @@ KernelMatch check_window_pool(const NodeContext& ctx, std::initializer_list<DTyp
   const Shape out = window_output_shape((*x)[0], (*x)[1], *w, spatial);
   Cost cost;
   cost.flops = static_cast<double>(shape_numel(out) * shape_numel(attrs.kernel));
-  cost.bytes_moved = static_cast<double>((shape_numel(*x) + shape_numel(out)) * static_cast<int64_t>(dtype_size(ctx.input_dtype(0))));
+  cost.bytes_moved =
+      static_cast<double>((shape_numel(*x) + shape_numel(out)) * static_cast<int64_t>(dtype_size(ctx.input_dtype(0))));
   return KernelMatch::supported(cost);
 }
 
@@ -101,10 +104,14 @@ class MaxPoolKernel final : public Kernel {
 
   Expected<void> compute(KernelContext& ctx) override {
     switch (ctx.input(0).dtype()) {
-      case DType::kFloat64: return run<double>(ctx);
-      case DType::kInt8: return run<int8_t>(ctx);
-      case DType::kUInt8: return run<uint8_t>(ctx);
-      default: return run<float>(ctx);
+      case DType::kFloat64:
+        return run<double>(ctx);
+      case DType::kInt8:
+        return run<int8_t>(ctx);
+      case DType::kUInt8:
+        return run<uint8_t>(ctx);
+      default:
+        return run<float>(ctx);
     }
   }
   std::string_view variant() const override { return "maxpool-direct"; }
@@ -126,28 +133,29 @@ class MaxPoolKernel final : public Kernel {
     const T* x = ctx.input(0).data_as<T>();
     T* yd = y.mut_as<T>();
     const int64_t planes = y.shape()[0] * y.shape()[1];
-    for_each_window(w, planes, ctx.parallel(), [&](int64_t plane, int64_t o, int64_t od, int64_t oh, int64_t ow,
-                                                   const Taps& td, const Taps& th, const Taps& tw) {
-      const T* xp = x + plane * in;
-      T best = std::numeric_limits<T>::lowest();
-      int64_t arg = -1;
-      for (int64_t a = td.first; a < td.second; ++a) {
-        const int64_t id = od * dd.stride - dd.pad_begin + a * dd.dilation;
-        for (int64_t b = th.first; b < th.second; ++b) {
-          const int64_t ih = oh * dh.stride - dh.pad_begin + b * dh.dilation;
-          for (int64_t e = tw.first; e < tw.second; ++e) {
-            const int64_t iw = ow * dw.stride - dw.pad_begin + e * dw.dilation;
-            const int64_t at = (id * dh.in + ih) * dw.in + iw;
-            if (arg < 0 || xp[at] > best) {
-              best = xp[at];
-              arg = column_major_ ? id + ih * dd.in + iw * dd.in * dh.in : at;
-            }
-          }
-        }
-      }
-      yd[plane * out + o] = best;
-      if (indices) indices[plane * out + o] = arg < 0 ? -1 : plane * in + arg;
-    });
+    for_each_window(w, planes, ctx.parallel(),
+                    [&](int64_t plane, int64_t o, int64_t od, int64_t oh, int64_t ow, const Taps& td, const Taps& th,
+                        const Taps& tw) {
+                      const T* xp = x + plane * in;
+                      T best = std::numeric_limits<T>::lowest();
+                      int64_t arg = -1;
+                      for (int64_t a = td.first; a < td.second; ++a) {
+                        const int64_t id = od * dd.stride - dd.pad_begin + a * dd.dilation;
+                        for (int64_t b = th.first; b < th.second; ++b) {
+                          const int64_t ih = oh * dh.stride - dh.pad_begin + b * dh.dilation;
+                          for (int64_t e = tw.first; e < tw.second; ++e) {
+                            const int64_t iw = ow * dw.stride - dw.pad_begin + e * dw.dilation;
+                            const int64_t at = (id * dh.in + ih) * dw.in + iw;
+                            if (arg < 0 || xp[at] > best) {
+                              best = xp[at];
+                              arg = column_major_ ? id + ih * dd.in + iw * dd.in * dh.in : at;
+                            }
+                          }
+                        }
+                      }
+                      yd[plane * out + o] = best;
+                      if (indices) indices[plane * out + o] = arg < 0 ? -1 : plane * in + arg;
+                    });
     return {};
   }
 
@@ -157,7 +165,8 @@ class MaxPoolKernel final : public Kernel {
 
 Expected<std::unique_ptr<Kernel>> create_max_pool(const NodeContext& ctx) {
   const std::size_t spatial = ctx.attrs().ints_or("kernel_shape", {}).size();
-  return make_kernel<MaxPoolKernel>(read_window_attrs(ctx.attrs(), spatial), ctx.attrs().int_or("storage_order", 0) == 1);
+  return make_kernel<MaxPoolKernel>(read_window_attrs(ctx.attrs(), spatial),
+                                    ctx.attrs().int_or("storage_order", 0) == 1);
 }
 
 // ---- AveragePool ----
@@ -191,22 +200,24 @@ class AveragePoolKernel final : public Kernel {
     const T* x = ctx.input(0).data_as<T>();
     T* yd = y.mut_as<T>();
     const int64_t planes = y.shape()[0] * y.shape()[1];
-    for_each_window(w, planes, ctx.parallel(), [&](int64_t plane, int64_t o, int64_t od, int64_t oh, int64_t ow,
-                                                   const Taps& td, const Taps& th, const Taps& tw) {
-      const T* xp = x + plane * in;
-      T sum = 0;
-      for (int64_t a = td.first; a < td.second; ++a) {
-        const int64_t id = od * dd.stride - dd.pad_begin + a * dd.dilation;
-        for (int64_t b = th.first; b < th.second; ++b) {
-          const int64_t ih = oh * dh.stride - dh.pad_begin + b * dh.dilation;
-          const int64_t row = (id * dh.in + ih) * dw.in + ow * dw.stride - dw.pad_begin;
-          for (int64_t e = tw.first; e < tw.second; ++e) sum += xp[row + e * dw.dilation];
-        }
-      }
-      const int64_t count = count_pad_ ? td.padded * th.padded * tw.padded
-                                       : (td.second - td.first) * (th.second - th.first) * (tw.second - tw.first);
-      yd[plane * out + o] = count > 0 ? sum / static_cast<T>(count) : T(0);
-    });
+    for_each_window(w, planes, ctx.parallel(),
+                    [&](int64_t plane, int64_t o, int64_t od, int64_t oh, int64_t ow, const Taps& td, const Taps& th,
+                        const Taps& tw) {
+                      const T* xp = x + plane * in;
+                      T sum = 0;
+                      for (int64_t a = td.first; a < td.second; ++a) {
+                        const int64_t id = od * dd.stride - dd.pad_begin + a * dd.dilation;
+                        for (int64_t b = th.first; b < th.second; ++b) {
+                          const int64_t ih = oh * dh.stride - dh.pad_begin + b * dh.dilation;
+                          const int64_t row = (id * dh.in + ih) * dw.in + ow * dw.stride - dw.pad_begin;
+                          for (int64_t e = tw.first; e < tw.second; ++e) sum += xp[row + e * dw.dilation];
+                        }
+                      }
+                      const int64_t count =
+                          count_pad_ ? td.padded * th.padded * tw.padded
+                                     : (td.second - td.first) * (th.second - th.first) * (tw.second - tw.first);
+                      yd[plane * out + o] = count > 0 ? sum / static_cast<T>(count) : T(0);
+                    });
     return {};
   }
 
@@ -292,12 +303,23 @@ KernelDef average_pool_def(int64_t since, int64_t until) {
 
 std::vector<KernelDef> pool_kernels() {
   return {
-      max_pool_def(1, 7),  max_pool_def(8, 9), max_pool_def(10, 10), max_pool_def(11, 11), max_pool_def(12, 0),
-      average_pool_def(1, 6), average_pool_def(7, 9), average_pool_def(10, 10), average_pool_def(11, 18),
+      max_pool_def(1, 7),
+      max_pool_def(8, 9),
+      max_pool_def(10, 10),
+      max_pool_def(11, 11),
+      max_pool_def(12, 0),
+      average_pool_def(1, 6),
+      average_pool_def(7, 9),
+      average_pool_def(10, 10),
+      average_pool_def(11, 18),
       average_pool_def(19, 0),
-      {{"", "GlobalAveragePool", 1}, 0, check_global_pool,
+      {{"", "GlobalAveragePool", 1},
+       0,
+       check_global_pool,
        [](const NodeContext&) { return make_kernel<GlobalPoolKernel>(false); }},
-      {{"", "GlobalMaxPool", 1}, 0, check_global_pool,
+      {{"", "GlobalMaxPool", 1},
+       0,
+       check_global_pool,
        [](const NodeContext&) { return make_kernel<GlobalPoolKernel>(true); }},
   };
 }

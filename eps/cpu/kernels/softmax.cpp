@@ -13,15 +13,16 @@ namespace nxrt::cpu {
 namespace {
 
 // One contiguous row. LogSoftmax writes exp(x - max) into y only to sum it, then
-// overwrites y with x - max - log(sum).
+// overwrites y with (x - max) - log(sum).
 template <class T, bool kLog>
 void normalize_row(const T* x, T* y, int64_t n) {
   const T m = lane_max(x, n);
   exp_shifted(x, m, y, n);
   const T sum = lane_sum<T>(y, n);
   if constexpr (kLog) {
-    const T shift = m + std::log(sum);
-    for (int64_t i = 0; i < n; ++i) y[i] = x[i] - shift;
+    // (x - max) - log(sum): folding max + log(sum) first would round at max's magnitude.
+    const T log_sum = std::log(sum);
+    for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - m) - log_sum;
   } else {
     const T scale = T(1) / sum;
     for (int64_t i = 0; i < n; ++i) y[i] *= scale;
@@ -48,9 +49,9 @@ void normalize_columns(const T* x, T* y, int64_t len, int64_t inner, int64_t wid
     for (int64_t c = 0; c < width; ++c) s[c] += y[j * inner + c];
   }
   if constexpr (kLog) {
-    for (int64_t c = 0; c < width; ++c) m[c] += std::log(s[c]);
+    for (int64_t c = 0; c < width; ++c) s[c] = std::log(s[c]);
     for (int64_t j = 0; j < len; ++j)
-      for (int64_t c = 0; c < width; ++c) y[j * inner + c] = x[j * inner + c] - m[c];
+      for (int64_t c = 0; c < width; ++c) y[j * inner + c] = (x[j * inner + c] - m[c]) - s[c];
   } else {
     for (int64_t c = 0; c < width; ++c) s[c] = T(1) / s[c];
     for (int64_t j = 0; j < len; ++j)

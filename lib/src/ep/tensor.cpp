@@ -73,9 +73,12 @@ Expected<TensorView> TensorView::make(const void* data, std::size_t capacity_byt
       const __int128 span = static_cast<__int128>(shape[i] - 1) * strides[i];
       (span < 0 ? lo : hi) += span;
     }
-    const __int128 first = byte_offset + lo * static_cast<__int128>(esize);
-    const __int128 end = byte_offset + (hi + 1) * static_cast<__int128>(esize);
-    if (first < 0 || end > static_cast<__int128>(capacity_bytes))
+    // lo and hi stay within 2^126 in magnitude, but times the element size they could wrap:
+    // compare element counts against the room before and after element 0 instead.
+    const auto size = static_cast<__int128>(esize);
+    const __int128 room_before = byte_offset / size;
+    const __int128 room_after = (static_cast<__int128>(capacity_bytes) - byte_offset) / size;
+    if (-lo > room_before || hi + 1 > room_after)
       return fail(ErrorCode::kInvalidInput,
                   fmt::format("tensor of shape {} and strides {} reaches past its {} bytes of data",
                               shape_to_string(shape), shape_to_string(strides), capacity_bytes));
@@ -150,7 +153,8 @@ Tensor Tensor::empty(DType dtype, Shape shape) {
 
 Tensor Tensor::from_bytes(DType dtype, Shape shape, std::span<const std::byte> bytes) {
   Tensor t = empty(dtype, std::move(shape));
-  std::memcpy(t.storage_->data(), bytes.data(), std::min(bytes.size(), t.nbytes()));
+  const std::size_t n = std::min(bytes.size(), t.nbytes());
+  if (n > 0) std::memcpy(t.storage_->data(), bytes.data(), n);
   return t;
 }
 

@@ -37,8 +37,12 @@ Expected<void> StagedFiles::stage(const std::filesystem::path& target, std::span
     done += static_cast<std::size_t>(n);
   }
   ::fchmod(fd, 0644);
-  if (::fsync(fd) != 0 || ::close(fd) != 0)
-    return fail(ErrorCode::kRuntime, fmt::format("cannot finish writing '{}'", target.string()), std::strerror(errno));
+  const bool synced = ::fsync(fd) == 0;
+  const int sync_errno = errno;
+  const bool closed = ::close(fd) == 0;
+  if (!synced || !closed)
+    return fail(ErrorCode::kRuntime, fmt::format("cannot finish writing '{}'", target.string()),
+                std::strerror(synced ? errno : sync_errno));
   return {};
 }
 

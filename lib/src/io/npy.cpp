@@ -1,12 +1,9 @@
 // NumPy .npy reader and writer: a hand-written parser for the header's small dict grammar.
 #include "nxrt/io/npy.h"
 
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <bit>
 #include <cctype>
 #include <cerrno>
@@ -16,6 +13,8 @@
 #include <optional>
 #include <string_view>
 #include <system_error>
+
+#include "nxrt/io/atomic_file.h"
 
 namespace nxrt {
 namespace {
@@ -396,26 +395,6 @@ std::string encode_header(DType dtype, const Shape& shape) {
   return out;
 }
 
-std::span<const std::byte> tensor_bytes(const Tensor& tensor) {
-  return {static_cast<const std::byte*>(tensor.view().data()), tensor.nbytes()};
-}
-
-std::unexpected<Error> write_error(const std::filesystem::path& path, std::string_view step, int err) {
-  return fail(ErrorCode::kInvalidInput, fmt::format("cannot write '{}': {} failed", path.string(), step),
-              std::strerror(err), "check that the folder exists, is writable and has free space");
-}
-
-// Writes all of `bytes` to fd, retrying short writes and interrupted calls.
-bool write_all(int fd, std::span<const std::byte> bytes) {
-  while (!bytes.empty()) {
-    const ssize_t n = ::write(fd, bytes.data(), bytes.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    bytes = bytes.subspan(static_cast<std::size_t>(n));
-  }
-  return true;
-}
-
 }  // namespace
 
 bool npy_supports(DType dtype) { return !descr_of(dtype).empty(); }
@@ -427,7 +406,8 @@ Expected<Tensor> parse_npy(std::span<const std::byte> bytes, const std::string& 
   auto fields = parse_header(bytes.subspan(prefix->header_begin, prefix->header_bytes), *prefix, bytes.size(),
                              &data_offset, context);
   if (!fields) return std::unexpected(std::move(fields.error()));
-  Tensor tensor = Tensor::from_bytes(fields->dtype, std::move(fields->shape), bytes.subspan(data_offset));
+  Tensor tensor = Tensor::empty(fields->dtype, std::move(fields->shape));
+  if (tensor.nbytes() > 0) std::memcpy(tensor.mut().data(), bytes.data() + data_offset, tensor.nbytes());
   normalize_bools(tensor);
   return tensor;
 }
@@ -472,10 +452,10 @@ Expected<Tensor> read_npy(const std::filesystem::path& path) {
 std::vector<std::byte> encode_npy(const Tensor& tensor) {
   if (!tensor.defined() || !tensor.device().is_host() || !npy_supports(tensor.dtype())) return {};
   const std::string header = encode_header(tensor.dtype(), tensor.shape());
-  const std::span<const std::byte> data = tensor_bytes(tensor);
-  std::vector<std::byte> out(header.size() + data.size());
+  const auto* data = static_cast<const std::byte*>(tensor.view().data());
+  std::vector<std::byte> out(header.size() + tensor.nbytes());
   std::memcpy(out.data(), header.data(), header.size());
-  if (!data.empty()) std::memcpy(out.data() + header.size(), data.data(), data.size());
+  if (tensor.nbytes() > 0) std::memcpy(out.data() + header.size(), data, tensor.nbytes());
   return out;
 }
 
@@ -492,35 +472,8 @@ Expected<void> write_npy(const std::filesystem::path& path, const Tensor& tensor
                               kSupportedDescrs),
                   "save the output as a TensorProto (.pb) instead");
 
-  // A unique name in the same folder, so the final rename stays on one file system.
-  static std::atomic<unsigned> counter{0};
-  const std::filesystem::path folder = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
-  std::filesystem::path temp;
-  int fd = -1;
-  for (int attempt = 0; fd < 0 && attempt < 100; ++attempt) {
-    temp = folder / fmt::format(".{}.{}-{}.tmp", path.filename().string(), ::getpid(), counter++);
-    fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-    if (fd < 0 && errno != EEXIST) return write_error(path, fmt::format("creating '{}'", temp.string()), errno);
-  }
-  if (fd < 0) return write_error(path, fmt::format("creating '{}'", temp.string()), EEXIST);
-
-  const std::string header = encode_header(tensor.dtype(), tensor.shape());
-  errno = 0;
-  const bool written = write_all(fd, std::as_bytes(std::span(header))) && write_all(fd, tensor_bytes(tensor));
-  const int write_errno = errno;
-  // fsync before rename: otherwise a crash can leave the new name pointing at empty data.
-  const bool synced = written && ::fsync(fd) == 0;
-  const int sync_errno = errno;
-  const bool closed = ::close(fd) == 0;
-  const int close_errno = errno;
-  const auto discard = [&](std::string_view step, int err) {
-    ::unlink(temp.c_str());
-    return write_error(path, step, err);
-  };
-  if (!written) return discard("write", write_errno ? write_errno : EIO);
-  if (!synced) return discard("fsync", sync_errno);
-  if (!closed) return discard("close", close_errno);
-  if (::rename(temp.c_str(), path.c_str()) != 0) return discard("rename", errno);
+  if (auto written = write_file_atomically(path, encode_npy(tensor)); !written)
+    return forward_error(std::move(written), fmt::format("writing '{}' as .npy", path.string()));
   return {};
 }
 

@@ -237,6 +237,46 @@ Expected<void> convert_graph(const onnx::GraphProto& gp, Graph& graph, LoadState
   return sort_topologically(*g, st);
 }
 
+// ONNX's shape inference walks nodes in file order and leaves a node's outputs untyped when
+// its inputs come later; files listing nodes out of order get the order convert_graph would
+// give (stable), subgraphs included. A cycle is left as is for convert_graph to report.
+void order_proto_nodes(onnx::GraphProto& g) {
+  for (auto& node : *g.mutable_node())
+    for (auto& a : *node.mutable_attribute()) {
+      if (a.has_g()) order_proto_nodes(*a.mutable_g());
+      for (auto& sub : *a.mutable_graphs()) order_proto_nodes(sub);
+    }
+  const int n = g.node_size();
+  std::unordered_map<std::string, int> producer;
+  for (int i = 0; i < n; ++i)
+    for (const auto& out : g.node(i).output())
+      if (!out.empty()) producer.emplace(out, i);
+  std::vector<int> pending(static_cast<std::size_t>(n), 0);
+  std::vector<std::vector<int>> users(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    std::set<int> deps;
+    for (const auto& in : g.node(i).input())
+      if (auto it = producer.find(in); it != producer.end()) deps.insert(it->second);
+    for (int d : deps) users[static_cast<std::size_t>(d)].push_back(i);
+    pending[static_cast<std::size_t>(i)] = static_cast<int>(deps.size());
+  }
+  std::priority_queue<int, std::vector<int>, std::greater<>> ready;
+  for (int i = 0; i < n; ++i)
+    if (pending[static_cast<std::size_t>(i)] == 0) ready.push(i);
+  std::vector<int> order;
+  while (!ready.empty()) {
+    const int i = ready.top();
+    ready.pop();
+    order.push_back(i);
+    for (int u : users[static_cast<std::size_t>(i)])
+      if (--pending[static_cast<std::size_t>(u)] == 0) ready.push(u);
+  }
+  if (static_cast<int>(order.size()) != n || std::is_sorted(order.begin(), order.end())) return;
+  google::protobuf::RepeatedPtrField<onnx::NodeProto> sorted;
+  for (int i : order) sorted.Add()->Swap(g.mutable_node(i));
+  g.mutable_node()->Swap(&sorted);
+}
+
 Expected<void> apply_input_shapes(onnx::ModelProto& proto, const LoadOptions& options, const LoadState& st) {
   for (const auto& [name, shape] : options.input_shapes) {
     onnx::ValueInfoProto* target = nullptr;
@@ -279,6 +319,7 @@ Expected<Model> load_model_proto(std::shared_ptr<onnx::ModelProto> proto, const 
   model.producer = fmt::format("{} {}", proto->producer_name(), proto->producer_version());
   for (const auto& p : proto->metadata_props()) model.metadata[p.key()] = p.value();
   if (options.infer_shapes) {
+    order_proto_nodes(*proto->mutable_graph());
     try {
       onnx::shape_inference::InferShapes(*proto);
     } catch (const std::exception& e) {

@@ -192,6 +192,22 @@ Expected<EpContextWriteResult> write_epcontext_model(const Session& session, con
       init.set_name(name);
     }
   }
+  // Values the IR holds as constants but the file computed (folded Constant nodes) become
+  // initializers when a remaining node or a graph output still reads them.
+  std::set<std::string> defined = inputs;
+  for (const auto& init : g->initializer()) defined.insert(init.name());
+  for (const auto& n : g->node())
+    for (const auto& o : n.output()) defined.insert(o);
+  for (const std::string& name : reads) {
+    if (name.empty() || defined.contains(name)) continue;
+    auto id = graph.find_value(name);
+    if (!id || !graph.value(*id).initializer) continue;
+    auto t = graph.value(*id).initializer->materialize();
+    if (!t) return forward_error(std::move(t), fmt::format("writing initializer '{}'", name));
+    auto* init = g->add_initializer();
+    tensor_to_proto(*t, *init);
+    init->set_name(name);
+  }
   // value_info of values that now live inside blobs goes too.
   std::set<std::string> live = reads;
   for (const auto& n : g->node())

@@ -71,7 +71,6 @@ std::vector<Partition> make_partitions(const Graph& graph, const std::vector<std
 
   for (const Node& node : graph.nodes) {
     const std::string& ep = placement[static_cast<std::size_t>(node.id)];
-    if (ep.empty()) continue;
     std::set<int> pred_groups;
     for (ValueId v : node.inputs)
       if (v != kNoValue && graph.value(v).producer >= 0)
@@ -86,7 +85,9 @@ std::vector<Partition> make_partitions(const Graph& graph, const std::vector<std
       return true;
     };
     int chosen = -1;
-    if (!alone[static_cast<std::size_t>(node.id)]) {
+    // Unplaced nodes get a group of their own that is never emitted: paths through them
+    // must still count, or a group could swallow both ends of such a path.
+    if (!ep.empty() && !alone[static_cast<std::size_t>(node.id)]) {
       for (int g : pred_groups)
         if (!alone[static_cast<std::size_t>(groups[static_cast<std::size_t>(g)].members.front())] && can_join(g)) {
           chosen = g;
@@ -129,6 +130,9 @@ std::vector<Partition> make_partitions(const Graph& graph, const std::vector<std
     const int g = ready.top();
     ready.pop();
     Group& group = groups[static_cast<std::size_t>(g)];
+    for (int s : group.successors)
+      if (--indegree[static_cast<std::size_t>(s)] == 0) ready.push(s);
+    if (group.ep.empty()) continue;
     Partition p;
     p.graph = &graph;
     p.ep = group.ep;
@@ -137,8 +141,6 @@ std::vector<Partition> make_partitions(const Graph& graph, const std::vector<std
     p.nodes = group.members;  // already topological: nodes were visited in order
     compute_boundary(graph, p);
     out.push_back(std::move(p));
-    for (int s : group.successors)
-      if (--indegree[static_cast<std::size_t>(s)] == 0) ready.push(s);
   }
   return out;
 }

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "epcontext_node.h"
+#include "nxrt/ir/passes.h"
 
 namespace nxrt {
 namespace {
@@ -70,9 +71,15 @@ Expected<Analysis> analyze(const std::filesystem::path& model_path, const Sessio
   if (!contexts) return std::unexpected(contexts.error());
   auto model = load_model(model_path, options.load);
   if (!model) return std::unexpected(model.error());
+  std::vector<std::string> rewrites;
+  for (const auto& pass : default_passes()) {
+    auto changes = pass->run(*model->graph);
+    if (!changes) return forward_error(std::move(changes), fmt::format("running pass '{}'", pass->name()));
+    for (auto& c : *changes) rewrites.push_back(fmt::format("{}: {}", pass->name(), c));
+  }
   auto report = analyze_claims(*model, *eps, *contexts);
   if (!report) return std::unexpected(report.error());
-  return Analysis{std::move(*eps), std::move(*contexts), std::move(*model), std::move(*report)};
+  return Analysis{std::move(*eps), std::move(*contexts), std::move(*model), std::move(rewrites), std::move(*report)};
 }
 
 Session::~Session() = default;

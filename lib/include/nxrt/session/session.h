@@ -29,6 +29,7 @@ struct Analysis {
   EpRegistry eps;
   EpContextRegistry contexts;
   Model model;
+  std::vector<std::string> rewrites;  // what the optimizer passes changed, one line each
   ClaimsReport report;
 };
 Expected<Analysis> analyze(const std::filesystem::path& model_path, const SessionOptions& options);

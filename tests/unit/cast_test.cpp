@@ -1,0 +1,151 @@
+// Cast between numeric types, bool, float16/bfloat16 (bit-exact rounding) and string.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+#include "kernel_harness.h"
+
+using namespace nxrt;
+using namespace nxrt::test;
+
+namespace {
+
+Tensor cast(const Tensor& x, DType to, int64_t opset = 13) {
+  auto r = run_on_cpu({.op_type = "Cast", .opset = opset, .inputs = {x},
+                       .attrs = attrs({{"to", static_cast<int64_t>(to)}})});
+  if (!r) FAIL(r.error().render());
+  return (*r)[0];
+}
+
+Tensor bits16(DType t, const std::vector<uint16_t>& bits) {
+  return Tensor::from_bytes(t, {static_cast<int64_t>(bits.size())}, std::as_bytes(std::span(bits)));
+}
+
+std::vector<uint16_t> bits_of(const Tensor& t) {
+  return {t.data_as<uint16_t>(), t.data_as<uint16_t>() + t.numel()};
+}
+
+Tensor strings(const std::vector<std::string>& values) {
+  Tensor t = Tensor::empty(DType::kString, {static_cast<int64_t>(values.size())});
+  std::copy(values.begin(), values.end(), t.mut_as<std::string>());
+  return t;
+}
+
+Tensor bools(std::vector<uint8_t> values) {
+  return Tensor::from_bytes(DType::kBool, {static_cast<int64_t>(values.size())}, std::as_bytes(std::span(values)));
+}
+
+}  // namespace
+
+TEST_CASE("Cast between numeric types truncates, wraps and maps to bool", "[cpu][cast]") {
+  const Tensor f = Tensor::from_vector<float>({5}, {-2.7f, -0.5f, 0, 1.5f, 300.9f});
+  CHECK(compare_tensors(cast(f, DType::kInt32), Tensor::from_vector<int32_t>({5}, {-2, 0, 0, 1, 300})).empty());
+  CHECK(compare_tensors(cast(f, DType::kBool), bools({1, 1, 0, 1, 1})).empty());
+  CHECK(compare_tensors(cast(f, DType::kFloat64, 6), Tensor::from_vector<double>({5}, {-2.7f, -0.5f, 0, 1.5f, 300.9f})).empty());
+  CHECK(compare_tensors(cast(bools({1, 0}), DType::kFloat32), Tensor::from_vector<float>({2}, {1, 0})).empty());
+  CHECK(compare_tensors(cast(Tensor::from_vector<int64_t>({3}, {300, -129, 5}), DType::kInt8),
+                        Tensor::from_vector<int8_t>({3}, {44, 127, 5})).empty());
+  CHECK(compare_tensors(cast(Tensor::from_vector<uint8_t>({2}, {255, 0}), DType::kInt64),
+                        Tensor::from_vector<int64_t>({2}, {255, 0})).empty());
+  CHECK(compare_tensors(cast(Tensor::from_vector<double>({2}, {0.1, 1e40}), DType::kFloat32),
+                        Tensor::from_vector<float>({2}, {0.1f, std::numeric_limits<float>::infinity()})).empty());
+
+  // A large tensor goes through the parallel path.
+  std::vector<int32_t> big(100000);
+  for (std::size_t i = 0; i < big.size(); ++i) big[i] = static_cast<int32_t>(i) - 50000;
+  const Tensor out = cast(Tensor::from_vector<int32_t>({100000}, big), DType::kFloat32);
+  for (std::size_t i = 0; i < big.size(); i += 997) CHECK(out.data_as<float>()[i] == static_cast<float>(big[i]));
+}
+
+TEST_CASE("Cast to the same type returns the input", "[cpu][cast]") {
+  const Tensor x = Tensor::from_vector<float>({2}, {1, 2});
+  const Tensor y = cast(x, DType::kFloat32);
+  CHECK(y.storage() == x.storage());
+}
+
+TEST_CASE("Cast to float16 rounds to nearest even and handles the special values", "[cpu][cast]") {
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  // 1 + 2^-11 ties to 1 (even); 1 + 3 * 2^-11 ties up to 1 + 2^-9; 65504 is the largest
+  // finite value and 65520 the first that rounds to infinity; 2^-24 is the smallest
+  // subnormal, 2^-25 a tie that rounds to 0 and 1.5 * 2^-25 rounds up to it.
+  const std::vector<float> values{1.0f, -2.0f, 1.0f + 0x1p-11f, 1.0f + 3 * 0x1p-11f, 65504.0f, 65519.0f, 65520.0f,
+                                  0x1p-24f, 0x1p-25f, 1.5f * 0x1p-25f, -0.0f, inf, -inf, 1.0f / 3};
+  const std::vector<uint16_t> expected{0x3c00, 0xc000, 0x3c00, 0x3c02, 0x7bff, 0x7bff, 0x7c00,
+                                       0x0001, 0x0000, 0x0001, 0x8000, 0x7c00, 0xfc00, 0x3555};
+  const Tensor xf = Tensor::from_vector<float>({static_cast<int64_t>(values.size())}, values);
+  CHECK(bits_of(cast(xf, DType::kFloat16)) == expected);
+  std::vector<double> dvalues(values.begin(), values.end());
+  const Tensor xd = Tensor::from_vector<double>({static_cast<int64_t>(dvalues.size())}, dvalues);
+  CHECK(bits_of(cast(xd, DType::kFloat16)) == expected);
+  // A double just above a float16 tie must round up, which rounding through float would lose.
+  const Tensor tie = Tensor::from_vector<double>({1}, {1.0 + 0x1p-11 + 0x1p-40});
+  CHECK(bits_of(cast(tie, DType::kFloat16)) == std::vector<uint16_t>{0x3c01});
+
+  const uint16_t h_nan = bits_of(cast(Tensor::from_vector<float>({1}, {nan}), DType::kFloat16))[0];
+  CHECK((h_nan & 0x7c00) == 0x7c00);
+  CHECK((h_nan & 0x03ff) != 0);
+  CHECK(bits_of(cast(Tensor::from_vector<int32_t>({3}, {1, -70000, 2049}), DType::kFloat16)) ==
+        std::vector<uint16_t>{0x3c00, 0xfc00, 0x6800});
+}
+
+TEST_CASE("Cast from float16 and bfloat16 is exact", "[cpu][cast]") {
+  const Tensor h = bits16(DType::kFloat16, {0x3c00, 0x3555, 0x0001, 0x8400, 0x7bff, 0x7c00, 0xfc00, 0x7e00});
+  const Tensor f = cast(h, DType::kFloat32);
+  const float* v = f.data_as<float>();
+  CHECK(v[0] == 1.0f);
+  CHECK(v[1] == 0.333251953125f);
+  CHECK(v[2] == 0x1p-24f);
+  CHECK(v[3] == -0x1p-14f);
+  CHECK(v[4] == 65504.0f);
+  CHECK(v[5] == std::numeric_limits<float>::infinity());
+  CHECK(v[6] == -std::numeric_limits<float>::infinity());
+  CHECK(std::isnan(v[7]));
+  CHECK(compare_tensors(cast(bits16(DType::kFloat16, {0x4500, 0xc500}), DType::kInt32),
+                        Tensor::from_vector<int32_t>({2}, {5, -5})).empty());
+
+  // bfloat16: float's top half, rounded to nearest even.
+  const Tensor bf = cast(Tensor::from_vector<float>({3}, {1.0f, 1.0f + 0x1p-8f, 1.0f + 3 * 0x1p-8f}), DType::kBFloat16);
+  CHECK(bits_of(bf) == std::vector<uint16_t>{0x3f80, 0x3f80, 0x3f82});
+  CHECK(cast(bits16(DType::kBFloat16, {0x4049}), DType::kFloat32).data_as<float>()[0] == 3.140625f);
+  CHECK(bits_of(cast(bits16(DType::kBFloat16, {0x3f80}), DType::kFloat16)) == std::vector<uint16_t>{0x3c00});
+}
+
+TEST_CASE("Cast parses and formats strings", "[cpu][cast]") {
+  const Tensor parsed = cast(strings({"3.25", "+INF", "-inf", "1e-5", "-0.5"}), DType::kFloat32);
+  CHECK(compare_tensors(parsed, Tensor::from_vector<float>({5}, {3.25f, std::numeric_limits<float>::infinity(),
+                                                                  -std::numeric_limits<float>::infinity(), 1e-5f, -0.5f}))
+            .empty());
+  CHECK(std::isnan(cast(strings({"NaN"}), DType::kFloat64).data_as<double>()[0]));
+  CHECK(compare_tensors(cast(strings({"-42", "100.5", "7e2"}), DType::kInt64),
+                        Tensor::from_vector<int64_t>({3}, {-42, 100, 700})).empty());
+
+  const Tensor text = cast(Tensor::from_vector<float>({4}, {0.5f, -3, 0.1f, std::numeric_limits<float>::infinity()}),
+                           DType::kString);
+  CHECK(compare_tensors(text, strings({"0.5", "-3", "0.1", "inf"})).empty());
+  CHECK(compare_tensors(cast(Tensor::from_vector<int64_t>({2}, {-9007199254740993LL, 0}), DType::kString),
+                        strings({"-9007199254740993", "0"})).empty());
+
+  auto bad = run_on_cpu({.op_type = "Cast", .inputs = {strings({"1", "one"})},
+                         .attrs = attrs({{"to", static_cast<int64_t>(DType::kInt32)}})});
+  REQUIRE_FALSE(bad);
+  CHECK(bad.error().what == "Cast: element 1 of the input, 'one', is not a number");
+}
+
+TEST_CASE("Cast declines what it does not convert", "[cpu][cast][claim]") {
+  auto to_string = claim_on_cpu({.op_type = "Cast", .inputs = {bools({1})},
+                                 .attrs = attrs({{"to", static_cast<int64_t>(DType::kString)}})});
+  REQUIRE_FALSE(to_string);
+  CHECK(to_string.reason() == "Cast: bool to string is not supported by the cpu EP; string converts only to and "
+                              "from float, double, int8, uint8, int16, uint16, int32, uint32, int64, uint64");
+  auto unknown = claim_on_cpu({.op_type = "Cast", .inputs = {Tensor::from_vector<float>({1}, {1})},
+                               .attrs = attrs({{"to", int64_t{17}}})});
+  REQUIRE_FALSE(unknown);
+  CHECK(unknown.reason() == "Cast: target type 17 (unknown) is not supported by the cpu EP; it casts between float, "
+                            "double, int8, uint8, int16, uint16, int32, uint32, int64, uint64, bool, float16, "
+                            "bfloat16, string");
+  auto missing = claim_on_cpu({.op_type = "Cast", .inputs = {Tensor::from_vector<float>({1}, {1})}});
+  REQUIRE_FALSE(missing);
+  CHECK(missing.reason() == "Cast: attribute 'to' is missing; it is required");
+}

@@ -1,0 +1,134 @@
+// KernelPartition with the real cpu EP: results, buffer release and reuse across runs.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+
+#include "cpu/cpu_provider.h"
+#include "kernel_harness.h"
+#include "lib_test_util.h"
+#include "nxrt/ep/kernel_partition.h"
+#include "nxrt/session/claims.h"
+
+using namespace nxrt;
+using namespace nxrt::test;
+
+namespace {
+
+std::unique_ptr<ExecutionProvider> make_cpu() {
+  auto ep = cpu::CpuProvider::create(EpConfig{1, {}});
+  if (!ep) throw std::runtime_error(ep.error().render());
+  return std::move(*ep);
+}
+
+// x -> Relu -> a -> Neg -> b -> Abs -> c; `a_is_output` also makes a a boundary output.
+struct Chain {
+  explicit Chain(bool a_is_output) {
+    b.input("x");
+    b.node("relu", "Relu", {"x"}, {"a"});
+    b.node("neg", "Neg", {"a"}, {"b"});
+    b.node("abs", "Abs", {"b"}, {"c"});
+    if (a_is_output) b.output("a");
+    b.output("c");
+    b.finish();
+    partition.graph = &b.graph;
+    partition.ep = "cpu";
+    partition.name = "cpu_0";
+    partition.nodes = {0, 1, 2};
+    compute_boundary(b.graph, partition);
+  }
+  GraphBuilder b;
+  Partition partition;
+};
+
+bool contains(const std::vector<int>& v, int x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+
+}  // namespace
+
+TEST_CASE("KernelPartition runs a chain of cpu kernels", "[lib][kernel_partition]") {
+  auto ep = make_cpu();
+  const auto& cpu = static_cast<const cpu::CpuProvider&>(*ep);
+  Chain chain(false);
+  REQUIRE(chain.partition.outputs.size() == 1);
+  auto kp = KernelPartition::build(chain.partition, cpu.registry(), "cpu", std::make_shared<SerialParallel>());
+  REQUIRE(kp);
+  const Tensor x = Tensor::from_vector<float>({4}, {-2, -0.5f, 0, 3});
+  auto out = (*kp)->run(std::vector<Tensor>{x});
+  REQUIRE(out);
+  REQUIRE(out->size() == 1);
+  // |-(relu(x))| == relu(x)
+  CHECK(compare_tensors((*out)[0], Tensor::from_vector<float>({4}, {0, 0, 0, 3})) == "");
+  CHECK((*kp)->describe().size() == 3);
+  CHECK((*kp)->describe()[0].rfind("relu ", 0) == 0);
+
+  auto wrong = (*kp)->run(std::vector<Tensor>{});
+  REQUIRE_FALSE(wrong);
+  CHECK(wrong.error().what == "partition expects 1 inputs, got 0");
+}
+
+TEST_CASE("KernelPartition releases intermediates after their last reader, never its outputs",
+          "[lib][kernel_partition]") {
+  auto ep = make_cpu();
+  const auto& cpu = static_cast<const cpu::CpuProvider&>(*ep);
+  Chain chain(true);  // a is both read by Neg and a boundary output
+  REQUIRE(chain.partition.outputs.size() == 2);
+  auto kp = KernelPartition::build(chain.partition, cpu.registry(), "cpu", std::make_shared<SerialParallel>());
+  REQUIRE(kp);
+  const auto& steps = (*kp)->steps();
+  REQUIRE(steps.size() == 3);
+  const int slot_a = steps[0].outputs[0];
+  const int slot_b = steps[1].outputs[0];
+  const int slot_c = steps[2].outputs[0];
+  CHECK(steps[1].inputs[0] == slot_a);
+  CHECK(steps[2].inputs[0] == slot_b);
+  // b is an intermediate: dropped right after Abs, its only reader.
+  CHECK(contains(steps[2].release, slot_b));
+  // a and c are outputs: nobody releases them.
+  for (const auto& s : steps) {
+    CHECK_FALSE(contains(s.release, slot_a));
+    CHECK_FALSE(contains(s.release, slot_c));
+  }
+
+  const Tensor x1 = Tensor::from_vector<float>({4}, {-1, 2, -3, 4});
+  const Tensor x2 = Tensor::from_vector<float>({4}, {5, -6, 7, -8});
+  auto first = (*kp)->run(std::vector<Tensor>{x1});
+  REQUIRE(first);
+  const std::vector<Tensor> kept = *first;
+  auto again = (*kp)->run(std::vector<Tensor>{x1});
+  REQUIRE(again);
+  auto second = (*kp)->run(std::vector<Tensor>{x2});
+  REQUIRE(second);
+  // Identical results for identical inputs...
+  CHECK(compare_tensors((*again)[0], kept[0]) == "");
+  CHECK(compare_tensors((*again)[1], kept[1]) == "");
+  // ...and outputs the caller still holds are never reused for later runs.
+  CHECK(compare_tensors(kept[0], Tensor::from_vector<float>({4}, {0, 2, 0, 4})) == "");
+  CHECK(compare_tensors(kept[1], Tensor::from_vector<float>({4}, {0, 2, 0, 4})) == "");
+  CHECK(compare_tensors((*second)[0], Tensor::from_vector<float>({4}, {5, 0, 7, 0})) == "");
+  CHECK(compare_tensors((*second)[1], Tensor::from_vector<float>({4}, {5, 0, 7, 0})) == "");
+  CHECK((*second)[0].storage() != kept[0].storage());
+  CHECK((*second)[1].storage() != kept[1].storage());
+  CHECK((*first)[0].view().data() != (*first)[1].view().data());
+  // The outputs are owned by the caller alone: the partition kept no reference.
+  CHECK(kept[1].storage().use_count() == 2);  // `kept` and `*first`
+}
+
+TEST_CASE("KernelPartition::build fails for a node the registry declines", "[lib][kernel_partition]") {
+  auto ep = make_cpu();
+  const auto& cpu = static_cast<const cpu::CpuProvider&>(*ep);
+  GraphBuilder b;
+  b.input("x", DType::kInt32);
+  b.node("relu", "Relu", {"x"}, {"y"}, DType::kInt32);
+  b.output("y");
+  b.finish();
+  Partition p;
+  p.graph = &b.graph;
+  p.ep = "cpu";
+  p.name = "cpu_0";
+  p.nodes = {0};
+  compute_boundary(b.graph, p);
+  auto kp = KernelPartition::build(p, cpu.registry(), "cpu", std::make_shared<SerialParallel>());
+  REQUIRE_FALSE(kp);
+  CHECK(kp.error().code == ErrorCode::kUnclaimed);
+  CHECK(kp.error().what == "the cpu EP cannot build a kernel for 'relu' (ai.onnx::Relu, opset 17)");
+  CHECK(kp.error().why == "Relu: input 0 has type int32; the cpu EP supports float, double for Relu");
+}

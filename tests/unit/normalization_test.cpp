@@ -1,0 +1,174 @@
+// BatchNormalization (inference) and LayerNormalization against their formulas in double.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <random>
+
+#include "kernel_harness.h"
+
+using namespace nxrt;
+using namespace nxrt::test;
+
+namespace {
+
+std::vector<float> random_floats(std::size_t n, unsigned seed, float lo = -2, float hi = 2) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(lo, hi);
+  std::vector<float> v(n);
+  for (float& x : v) x = dist(rng);
+  return v;
+}
+
+Expected<std::vector<Tensor>> run(const NodeSpec& spec) { return run_on_cpu(spec); }
+
+// y = (x - mean[p]) / sqrt(var[p] + eps) * scale[p] + B[p], p = (i / inner) % channels.
+Tensor batch_norm_reference(const Tensor& x, const std::vector<Tensor>& p, int64_t channels, int64_t inner, float eps) {
+  std::vector<float> y(static_cast<std::size_t>(x.numel()));
+  for (std::size_t i = 0; i < y.size(); ++i) {
+    const auto c = static_cast<std::size_t>((static_cast<int64_t>(i) / inner) % channels);
+    const double norm = (x.data_as<float>()[i] - p[2].data_as<float>()[c]) /
+                        std::sqrt(static_cast<double>(p[3].data_as<float>()[c]) + eps);
+    y[i] = static_cast<float>(norm * p[0].data_as<float>()[c] + p[1].data_as<float>()[c]);
+  }
+  return Tensor::from_vector<float>(x.shape(), y);
+}
+
+std::vector<Tensor> batch_norm_params(Shape shape, unsigned seed) {
+  const auto n = static_cast<std::size_t>(shape_numel(shape));
+  return {Tensor::from_vector<float>(shape, random_floats(n, seed)), Tensor::from_vector<float>(shape, random_floats(n, seed + 1)),
+          Tensor::from_vector<float>(shape, random_floats(n, seed + 2)),
+          Tensor::from_vector<float>(shape, random_floats(n, seed + 3, 0.1f, 3))};
+}
+
+}  // namespace
+
+TEST_CASE("BatchNormalization applies running statistics per channel", "[cpu][normalization]") {
+  const Tensor x = Tensor::from_vector<float>({2, 3, 4, 5}, random_floats(120, 1));
+  const auto p = batch_norm_params({3}, 10);
+  for (int64_t opset : {7, 9, 14, 15}) {
+    auto y = run({.op_type = "BatchNormalization", .opset = opset, .inputs = {x, p[0], p[1], p[2], p[3]},
+                  .constant = {false, true, true, true, true}, .attrs = attrs({{"epsilon", 1e-3f}})});
+    REQUIRE(y);
+    CHECK(compare_tensors((*y)[0], batch_norm_reference(x, p, 3, 20, 1e-3f)).empty());
+  }
+  // [N, C] input, default epsilon, statistics fed at run time.
+  const Tensor x2 = Tensor::from_vector<float>({4, 3}, random_floats(12, 2));
+  auto y2 = run({.op_type = "BatchNormalization", .opset = 15, .inputs = {x2, p[0], p[1], p[2], p[3]}});
+  REQUIRE(y2);
+  CHECK(compare_tensors((*y2)[0], batch_norm_reference(x2, p, 3, 1, 1e-5f)).empty());
+}
+
+TEST_CASE("BatchNormalization-7 with spatial=0 keeps statistics per position", "[cpu][normalization]") {
+  const Tensor x = Tensor::from_vector<float>({2, 3, 2, 2}, random_floats(24, 3));
+  const auto p = batch_norm_params({3, 2, 2}, 20);
+  auto y = run({.op_type = "BatchNormalization", .opset = 7, .inputs = {x, p[0], p[1], p[2], p[3]},
+                .attrs = attrs({{"spatial", int64_t{0}}})});
+  REQUIRE(y);
+  CHECK(compare_tensors((*y)[0], batch_norm_reference(x, p, 12, 1, 1e-5f)).empty());
+}
+
+TEST_CASE("BatchNormalization declines training", "[cpu][normalization][claim]") {
+  const Tensor x = Tensor::from_vector<float>({1, 3, 1, 1}, {1, 2, 3});
+  const auto p = batch_norm_params({3}, 1);
+  auto training = claim_on_cpu({.op_type = "BatchNormalization", .opset = 15, .inputs = {x, p[0], p[1], p[2], p[3]},
+                                .attrs = attrs({{"training_mode", int64_t{1}}})});
+  REQUIRE_FALSE(training);
+  CHECK(training.reason() == "BatchNormalization: training_mode=1 is not supported by the cpu EP, which runs "
+                             "inference only; export the model in eval mode");
+  auto stats = claim_on_cpu({.op_type = "BatchNormalization", .opset = 9, .inputs = {x, p[0], p[1], p[2], p[3]},
+                             .outputs = 3});
+  REQUIRE_FALSE(stats);
+  CHECK(stats.reason() == "BatchNormalization: output 1 (training statistics) is requested; the cpu EP runs "
+                          "inference only and produces Y alone; export the model in eval mode");
+  auto types = claim_on_cpu({.op_type = "BatchNormalization", .opset = 15,
+                             .inputs = {x, p[0], p[1], p[2], Tensor::from_vector<double>({3}, {1, 1, 1})}});
+  REQUIRE_FALSE(types);
+  CHECK(types.reason() == "BatchNormalization: input 4 (input_var) has type double and X float; the cpu EP needs them equal");
+}
+
+namespace {
+
+// LayerNormalization by its definition, with statistics over the trailing `len` elements;
+// scale and bias already expanded to `len` values.
+struct LayerNormReference {
+  Tensor y, mean, inv_std;
+};
+
+LayerNormReference layer_norm_reference(const Tensor& x, int64_t len, const std::vector<float>& scale,
+                                        const std::vector<float>& bias, float eps, Shape stat_shape) {
+  const int64_t rows = x.numel() / len;
+  std::vector<float> y(static_cast<std::size_t>(x.numel())), mean(static_cast<std::size_t>(rows)), inv(mean.size());
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* xr = x.data_as<float>() + r * len;
+    double m = 0, v = 0;
+    for (int64_t i = 0; i < len; ++i) m += xr[i];
+    m /= static_cast<double>(len);
+    for (int64_t i = 0; i < len; ++i) v += (xr[i] - m) * (xr[i] - m);
+    v /= static_cast<double>(len);
+    const double k = 1 / std::sqrt(v + eps);
+    mean[static_cast<std::size_t>(r)] = static_cast<float>(m);
+    inv[static_cast<std::size_t>(r)] = static_cast<float>(k);
+    for (int64_t i = 0; i < len; ++i)
+      y[static_cast<std::size_t>(r * len + i)] =
+          static_cast<float>((xr[i] - m) * k * scale[static_cast<std::size_t>(i)] + (bias.empty() ? 0 : bias[static_cast<std::size_t>(i)]));
+  }
+  return {Tensor::from_vector<float>(x.shape(), y), Tensor::from_vector<float>(stat_shape, mean),
+          Tensor::from_vector<float>(stat_shape, inv)};
+}
+
+}  // namespace
+
+TEST_CASE("LayerNormalization normalizes the trailing axes and returns its statistics", "[cpu][normalization]") {
+  const Tensor x = Tensor::from_vector<float>({2, 3, 8}, random_floats(48, 5, -3, 5));
+  const auto scale = random_floats(8, 6), bias = random_floats(8, 7);
+  auto y = run({.op_type = "LayerNormalization", .opset = 17,
+                .inputs = {x, Tensor::from_vector<float>({8}, scale), Tensor::from_vector<float>({8}, bias)},
+                .attrs = attrs({{"epsilon", 1e-3f}}), .outputs = 3});
+  REQUIRE(y);
+  const auto ref = layer_norm_reference(x, 8, scale, bias, 1e-3f, {2, 3, 1});
+  CHECK(compare_tensors((*y)[0], ref.y).empty());
+  CHECK(compare_tensors((*y)[1], ref.mean).empty());
+  CHECK(compare_tensors((*y)[2], ref.inv_std).empty());
+
+  // axis 1: statistics over [3, 8]; a [8] scale broadcasts over the 3 rows, no bias.
+  std::vector<float> scale24;
+  for (int r = 0; r < 3; ++r) scale24.insert(scale24.end(), scale.begin(), scale.end());
+  auto y1 = run({.op_type = "LayerNormalization", .opset = 17, .inputs = {x, Tensor::from_vector<float>({8}, scale)},
+                 .attrs = attrs({{"axis", int64_t{1}}}), .outputs = 2});
+  REQUIRE(y1);
+  const auto ref1 = layer_norm_reference(x, 24, scale24, {}, 1e-5f, {2, 1, 1});
+  CHECK(compare_tensors((*y1)[0], ref1.y).empty());
+  CHECK(compare_tensors((*y1)[1], ref1.mean).empty());
+}
+
+TEST_CASE("LayerNormalization over many rows in parallel and in double", "[cpu][normalization]") {
+  const Tensor x = Tensor::from_vector<float>({512, 768}, random_floats(512 * 768, 8, -1, 3));
+  const auto scale = random_floats(768, 9), bias = random_floats(768, 10);
+  auto y = run({.op_type = "LayerNormalization", .opset = 17,
+                .inputs = {x, Tensor::from_vector<float>({768}, scale), Tensor::from_vector<float>({768}, bias)},
+                .constant = {false, true, true}, .threads = 4});
+  REQUIRE(y);
+  CHECK(compare_tensors((*y)[0], layer_norm_reference(x, 768, scale, bias, 1e-5f, {512, 1}).y, 1e-4, 1e-5).empty());
+
+  const Tensor xd = Tensor::from_vector<double>({2, 2}, {1, 3, -1, 1});
+  auto yd = run({.op_type = "LayerNormalization", .opset = 17,
+                 .inputs = {xd, Tensor::from_vector<double>({2}, {1, 2}), Tensor::from_vector<double>({2}, {0, 1})},
+                 .attrs = attrs({{"epsilon", 0.0f}})});
+  REQUIRE(yd);
+  CHECK(compare_tensors((*yd)[0], Tensor::from_vector<double>({2, 2}, {-1, 3, -1, 3})).empty());
+}
+
+TEST_CASE("LayerNormalization declines other stash types and mixed types", "[cpu][normalization][claim]") {
+  const Tensor x = Tensor::from_vector<float>({2, 2}, {1, 2, 3, 4});
+  const Tensor s = Tensor::from_vector<float>({2}, {1, 1});
+  auto stash = claim_on_cpu({.op_type = "LayerNormalization", .inputs = {x, s}, .attrs = attrs({{"stash_type", int64_t{11}}})});
+  REQUIRE_FALSE(stash);
+  CHECK(stash.reason() == "LayerNormalization: stash_type 11 is not supported by the cpu EP; it computes statistics "
+                          "in float (stash_type 1)");
+  auto mixed = claim_on_cpu({.op_type = "LayerNormalization", .inputs = {x, Tensor::from_vector<double>({2}, {1, 1})}});
+  REQUIRE_FALSE(mixed);
+  CHECK(mixed.reason() == "LayerNormalization: Scale has type double and X float; the cpu EP needs them equal");
+  auto axis = claim_on_cpu({.op_type = "LayerNormalization", .inputs = {x, s}, .attrs = attrs({{"axis", int64_t{-3}}})});
+  REQUIRE_FALSE(axis);
+  CHECK(axis.reason() == "LayerNormalization: axis -3 is out of range for X of rank 2; valid axes are [-2, 1]");
+}
