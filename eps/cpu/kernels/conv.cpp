@@ -189,8 +189,7 @@ KernelMatch check_conv(const NodeContext& ctx) {
                "inference or give the model value_info for X");
   const int64_t spatial = rank ? *rank - 2 : static_cast<int64_t>(kernel->size());
   NXRT_REQUIRE(spatial >= 1 && spatial <= 3,
-               "Conv: {}-D convolution is not supported by the cpu EP; it supports "
-               "1-D, 2-D and 3-D (X of rank 3 to 5)",
+               "Conv: {}-D convolution is not supported by the cpu EP; it supports 1-D, 2-D and 3-D (X of rank 3 to 5)",
                spatial);
   NXRT_REQUIRE_MATCH(check_window_attrs(ctx, static_cast<std::size_t>(spatial), false));
   const int64_t group = ctx.attrs().int_or("group", 1);

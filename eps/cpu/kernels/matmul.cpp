@@ -279,18 +279,14 @@ KernelMatch check_gemm(const NodeContext& ctx) {
   NXRT_REQUIRE(ctx.input_dtype(1) == t, "Gemm: B has type {} and A {}; they must match", dtype_name(ctx.input_dtype(1)),
                dtype_name(t));
   NXRT_REQUIRE(ctx.opset() >= 11 || ctx.has_input(2),
-               "Gemm: input C is missing; it is optional only from opset 11 "
-               "(the model imports opset {})",
-               ctx.opset());
+               "Gemm: input C is missing; it is optional only from opset 11 (the model imports opset {})", ctx.opset());
   NXRT_REQUIRE(!ctx.has_input(2) || ctx.input_dtype(2) == t, "Gemm: C has type {} and A {}; they must match",
                dtype_name(ctx.input_dtype(2)), dtype_name(t));
   NXRT_REQUIRE(ctx.input_rank(0).value_or(2) == 2,
-               "Gemm: A has rank {}; Gemm takes 2-D A and B (use MatMul for "
-               "batched products)",
+               "Gemm: A has rank {}; Gemm takes 2-D A and B (use MatMul for batched products)",
                ctx.input_rank(0).value_or(2));
   NXRT_REQUIRE(ctx.input_rank(1).value_or(2) == 2,
-               "Gemm: B has rank {}; Gemm takes 2-D A and B (use MatMul for "
-               "batched products)",
+               "Gemm: B has rank {}; Gemm takes 2-D A and B (use MatMul for batched products)",
                ctx.input_rank(1).value_or(2));
   auto a = ctx.input_static_shape(0), b = ctx.input_static_shape(1);
   if (!a || !b) return KernelMatch::supported();

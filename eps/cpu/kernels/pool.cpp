@@ -1,6 +1,7 @@
 // Pooling over 1-D to 3-D windows: MaxPool (with its Indices output), AveragePool,
 // GlobalAveragePool and GlobalMaxPool.
 #include <algorithm>
+#include <array>
 #include <limits>
 
 #include "common/kernel_util.h"
@@ -10,35 +11,73 @@
 namespace nxrt::cpu {
 namespace {
 
-// The taps [first, second) of output o's window that read inside the input, and the count
-// of taps inside the padded input (what count_include_pad divides by).
-struct Taps {
-  int64_t first, second, padded;
+// One output's window. Per dim (d, h, w): the input index of tap 0, the taps [first,
+// second) that read inside the input, and how many taps lie inside the padded input
+// (what count_include_pad divides by).
+struct Window {
+  std::array<int64_t, 3> start, first, second, padded;
+
+  int64_t valid_count() const { return (second[0] - first[0]) * (second[1] - first[1]) * (second[2] - first[2]); }
+  int64_t padded_count() const { return padded[0] * padded[1] * padded[2]; }
 };
 
-Taps window_taps(const WindowDim& d, int64_t o) {
+// Fills dim q of `win` for output index o.
+void locate(const WindowDim& d, int64_t o, std::size_t q, Window& win) {
   const int64_t start = o * d.stride - d.pad_begin;
   auto below = [&](int64_t limit) {  // taps t with start + t * dilation < limit
     return limit <= start ? int64_t{0} : std::min(d.kernel, (limit - start + d.dilation - 1) / d.dilation);
   };
-  const int64_t first = start >= 0 ? 0 : std::min(d.kernel, (-start + d.dilation - 1) / d.dilation);
-  return Taps{first, std::max(first, below(d.in)), below(d.in + d.pad_end)};
+  win.start[q] = start;
+  win.first[q] = start >= 0 ? 0 : std::min(d.kernel, (-start + d.dilation - 1) / d.dilation);
+  win.second[q] = std::max(win.first[q], below(d.in));
+  win.padded[q] = below(d.in + d.pad_end);
 }
 
-// Calls fn(plane, offset of the output in its plane, od, oh, ow, taps of d, h, w) for every
-// output element, planes in parallel.
+// Calls fn(id, ih, iw) for every tap of the window that reads inside the input.
 template <class Fn>
-void for_each_window(const Window3& w, int64_t planes, const Parallel& parallel, Fn fn) {
-  const auto& [dd, dh, dw] = w;
-  const int64_t out = dd.out * dh.out * dw.out;
-  parallel.for_range(planes, std::max<int64_t>(1, 4096 / std::max<int64_t>(out, 1)), [&](int64_t p0, int64_t p1) {
+void for_each_tap(const Window3& w, const Window& win, Fn fn) {
+  for (int64_t a = win.first[0]; a < win.second[0]; ++a)
+    for (int64_t b = win.first[1]; b < win.second[1]; ++b)
+      for (int64_t e = win.first[2]; e < win.second[2]; ++e)
+        fn(win.start[0] + a * w[0].dilation, win.start[1] + b * w[1].dilation, win.start[2] + e * w[2].dilation);
+}
+
+// A windowed pool resolved for the runtime X, with output 0 allocated; sizes in elements.
+struct PoolRun {
+  Window3 w;
+  Tensor y;
+  int64_t planes, in, out;  // N * C planes of `in` input and `out` output elements
+};
+
+Expected<PoolRun> plan_pool(KernelContext& ctx, const WindowAttrs& attrs, const std::string& op) {
+  const Tensor& x = ctx.input(0);
+  if (x.shape().size() != attrs.kernel.size() + 2)
+    return fail(ErrorCode::kRuntime, fmt::format("{}: X {} does not have the {} spatial dims of kernel_shape {}", op,
+                                                 shape_to_string(x.shape()), attrs.kernel.size(), attrs.kernel));
+  auto w = plan_window(attrs, std::span(x.shape()).subspan(2), attrs.kernel, op);
+  if (!w) return std::unexpected(w.error());
+  auto y = ctx.output(0, x.dtype(), window_output_shape(x.shape()[0], x.shape()[1], *w, attrs.kernel.size()));
+  if (!y) return std::unexpected(y.error());
+  const auto& [dd, dh, dw] = *w;
+  return PoolRun{*w, std::move(*y), x.shape()[0] * x.shape()[1], dd.in * dh.in * dw.in, dd.out * dh.out * dw.out};
+}
+
+// Calls fn(plane, output index in the plane, window) for every output, planes in parallel.
+template <class Fn>
+void for_each_window(const PoolRun& run, const Parallel& parallel, Fn fn) {
+  const auto& [dd, dh, dw] = run.w;
+  const int64_t grain = std::max<int64_t>(1, 4096 / std::max<int64_t>(run.out, 1));  // planes per chunk
+  parallel.for_range(run.planes, grain, [&](int64_t p0, int64_t p1) {
+    Window win{};
     for (int64_t plane = p0; plane < p1; ++plane)
       for (int64_t od = 0; od < dd.out; ++od) {
-        const Taps td = window_taps(dd, od);
+        locate(dd, od, 0, win);
         for (int64_t oh = 0; oh < dh.out; ++oh) {
-          const Taps th = window_taps(dh, oh);
-          for (int64_t ow = 0; ow < dw.out; ++ow)
-            fn(plane, (od * dh.out + oh) * dw.out + ow, od, oh, ow, td, th, window_taps(dw, ow));
+          locate(dh, oh, 1, win);
+          for (int64_t ow = 0; ow < dw.out; ++ow) {
+            locate(dw, ow, 2, win);
+            fn(plane, (od * dh.out + oh) * dw.out + ow, win);
+          }
         }
       }
   });
@@ -52,9 +91,7 @@ KernelMatch check_window_pool(const NodeContext& ctx, std::initializer_list<DTyp
   NXRT_REQUIRE(kernel.has_value(), "{}: the kernel_shape attribute is missing; it is required", op);
   const std::size_t spatial = kernel->size();
   NXRT_REQUIRE(spatial >= 1 && spatial <= 3,
-               "{}: kernel_shape {} is {}-D; the cpu EP supports 1-D, 2-D and 3-D "
-               "pooling",
-               op, *kernel, spatial);
+               "{}: kernel_shape {} is {}-D; the cpu EP supports 1-D, 2-D and 3-D pooling", op, *kernel, spatial);
   NXRT_REQUIRE(ctx.input_rank(0).value_or(static_cast<int64_t>(spatial) + 2) == static_cast<int64_t>(spatial) + 2,
                "{}: X has rank {} but kernel_shape {} has {} dims; X must be N x C x {} spatial dims", op,
                ctx.input_rank(0).value_or(0), *kernel, spatial, spatial);
@@ -70,19 +107,6 @@ KernelMatch check_window_pool(const NodeContext& ctx, std::initializer_list<DTyp
   cost.bytes_moved =
       static_cast<double>((shape_numel(*x) + shape_numel(out)) * static_cast<int64_t>(dtype_size(ctx.input_dtype(0))));
   return KernelMatch::supported(cost);
-}
-
-// Resolves the window for the runtime X and allocates output 0.
-Expected<std::pair<Window3, Tensor>> plan_pool(KernelContext& ctx, const WindowAttrs& attrs, const std::string& op) {
-  const Tensor& x = ctx.input(0);
-  if (x.shape().size() != attrs.kernel.size() + 2)
-    return fail(ErrorCode::kRuntime, fmt::format("{}: X {} does not have the {} spatial dims of kernel_shape {}", op,
-                                                 shape_to_string(x.shape()), attrs.kernel.size(), attrs.kernel));
-  auto w = plan_window(attrs, std::span(x.shape()).subspan(2), attrs.kernel, op);
-  if (!w) return std::unexpected(w.error());
-  auto y = ctx.output(0, x.dtype(), window_output_shape(x.shape()[0], x.shape()[1], *w, attrs.kernel.size()));
-  if (!y) return std::unexpected(y.error());
-  return std::pair{*w, std::move(*y)};
 }
 
 // ---- MaxPool ----
@@ -119,43 +143,30 @@ class MaxPoolKernel final : public Kernel {
  private:
   template <class T>
   Expected<void> run(KernelContext& ctx) const {
-    auto planned = plan_pool(ctx, attrs_, "MaxPool");
-    if (!planned) return std::unexpected(planned.error());
-    const auto& [w, y] = *planned;
+    auto run = plan_pool(ctx, attrs_, "MaxPool");
+    if (!run) return std::unexpected(run.error());
     int64_t* indices = nullptr;
     if (ctx.wants_output(1)) {
-      auto i = ctx.output(1, DType::kInt64, y.shape());
+      auto i = ctx.output(1, DType::kInt64, run->y.shape());
       if (!i) return std::unexpected(i.error());
       indices = i->mut_as<int64_t>();
     }
-    const auto& [dd, dh, dw] = w;
-    const int64_t in = dd.in * dh.in * dw.in, out = dd.out * dh.out * dw.out;
+    const auto& [dd, dh, dw] = run->w;
     const T* x = ctx.input(0).data_as<T>();
-    T* yd = y.mut_as<T>();
-    const int64_t planes = y.shape()[0] * y.shape()[1];
-    for_each_window(w, planes, ctx.parallel(),
-                    [&](int64_t plane, int64_t o, int64_t od, int64_t oh, int64_t ow, const Taps& td, const Taps& th,
-                        const Taps& tw) {
-                      const T* xp = x + plane * in;
-                      T best = std::numeric_limits<T>::lowest();
-                      int64_t arg = -1;
-                      for (int64_t a = td.first; a < td.second; ++a) {
-                        const int64_t id = od * dd.stride - dd.pad_begin + a * dd.dilation;
-                        for (int64_t b = th.first; b < th.second; ++b) {
-                          const int64_t ih = oh * dh.stride - dh.pad_begin + b * dh.dilation;
-                          for (int64_t e = tw.first; e < tw.second; ++e) {
-                            const int64_t iw = ow * dw.stride - dw.pad_begin + e * dw.dilation;
-                            const int64_t at = (id * dh.in + ih) * dw.in + iw;
-                            if (arg < 0 || xp[at] > best) {
-                              best = xp[at];
-                              arg = column_major_ ? id + ih * dd.in + iw * dd.in * dh.in : at;
-                            }
-                          }
-                        }
-                      }
-                      yd[plane * out + o] = best;
-                      if (indices) indices[plane * out + o] = arg < 0 ? -1 : plane * in + arg;
-                    });
+    T* y = run->y.mut_as<T>();
+    for_each_window(*run, ctx.parallel(), [&](int64_t plane, int64_t o, const Window& win) {
+      const T* xp = x + plane * run->in;
+      T best = std::numeric_limits<T>::lowest();
+      int64_t arg = -1;
+      for_each_tap(run->w, win, [&](int64_t id, int64_t ih, int64_t iw) {
+        const int64_t at = (id * dh.in + ih) * dw.in + iw;
+        if (arg >= 0 && !(xp[at] > best)) return;
+        best = xp[at];
+        arg = column_major_ ? id + ih * dd.in + iw * dd.in * dh.in : at;
+      });
+      y[plane * run->out + o] = best;
+      if (indices) indices[plane * run->out + o] = arg < 0 ? -1 : plane * run->in + arg;
+    });
     return {};
   }
 
@@ -192,32 +203,18 @@ class AveragePoolKernel final : public Kernel {
  private:
   template <class T>
   Expected<void> run(KernelContext& ctx) const {
-    auto planned = plan_pool(ctx, attrs_, "AveragePool");
-    if (!planned) return std::unexpected(planned.error());
-    const auto& [w, y] = *planned;
-    const auto& [dd, dh, dw] = w;
-    const int64_t in = dd.in * dh.in * dw.in, out = dd.out * dh.out * dw.out;
+    auto run = plan_pool(ctx, attrs_, "AveragePool");
+    if (!run) return std::unexpected(run.error());
+    const auto& [dd, dh, dw] = run->w;
     const T* x = ctx.input(0).data_as<T>();
-    T* yd = y.mut_as<T>();
-    const int64_t planes = y.shape()[0] * y.shape()[1];
-    for_each_window(w, planes, ctx.parallel(),
-                    [&](int64_t plane, int64_t o, int64_t od, int64_t oh, int64_t ow, const Taps& td, const Taps& th,
-                        const Taps& tw) {
-                      const T* xp = x + plane * in;
-                      T sum = 0;
-                      for (int64_t a = td.first; a < td.second; ++a) {
-                        const int64_t id = od * dd.stride - dd.pad_begin + a * dd.dilation;
-                        for (int64_t b = th.first; b < th.second; ++b) {
-                          const int64_t ih = oh * dh.stride - dh.pad_begin + b * dh.dilation;
-                          const int64_t row = (id * dh.in + ih) * dw.in + ow * dw.stride - dw.pad_begin;
-                          for (int64_t e = tw.first; e < tw.second; ++e) sum += xp[row + e * dw.dilation];
-                        }
-                      }
-                      const int64_t count =
-                          count_pad_ ? td.padded * th.padded * tw.padded
-                                     : (td.second - td.first) * (th.second - th.first) * (tw.second - tw.first);
-                      yd[plane * out + o] = count > 0 ? sum / static_cast<T>(count) : T(0);
-                    });
+    T* y = run->y.mut_as<T>();
+    for_each_window(*run, ctx.parallel(), [&](int64_t plane, int64_t o, const Window& win) {
+      const T* xp = x + plane * run->in;
+      T sum = 0;
+      for_each_tap(run->w, win, [&](int64_t id, int64_t ih, int64_t iw) { sum += xp[(id * dh.in + ih) * dw.in + iw]; });
+      const int64_t count = count_pad_ ? win.padded_count() : win.valid_count();
+      y[plane * run->out + o] = count > 0 ? sum / static_cast<T>(count) : T(0);
+    });
     return {};
   }
 
@@ -240,7 +237,7 @@ KernelMatch check_global_pool(const NodeContext& ctx) {
   return KernelMatch::supported(elementwise_cost(ctx, 1));
 }
 
-// Reduces every N x C plane of X to one value: fn(plane pointer, plane size).
+// Reduces every N x C plane of X to one value: reduce(plane pointer, plane size).
 template <class T, class Reduce>
 Expected<void> reduce_planes(KernelContext& ctx, const std::string& op, Reduce reduce) {
   const Tensor& x = ctx.input(0);
@@ -255,10 +252,10 @@ Expected<void> reduce_planes(KernelContext& ctx, const std::string& op, Reduce r
   const int64_t size = x.numel() / std::max<int64_t>(1, s[0] * s[1]);
   const T* xd = x.data_as<T>();
   T* yd = y->mut_as<T>();
-  ctx.parallel().for_range(s[0] * s[1], std::max<int64_t>(1, 16384 / std::max<int64_t>(size, 1)),
-                           [&](int64_t p0, int64_t p1) {
-                             for (int64_t p = p0; p < p1; ++p) yd[p] = reduce(xd + p * size, size);
-                           });
+  const int64_t grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(size, 1));  // planes per chunk
+  ctx.parallel().for_range(s[0] * s[1], grain, [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) yd[p] = reduce(xd + p * size, size);
+  });
   return {};
 }
 
@@ -299,6 +296,11 @@ KernelDef average_pool_def(int64_t since, int64_t until) {
   return KernelDef{{"", "AveragePool", since}, until, check_average_pool, create_average_pool};
 }
 
+KernelDef global_pool_def(const char* op, bool max) {
+  return KernelDef{
+      {"", op, 1}, 0, check_global_pool, [max](const NodeContext&) { return make_kernel<GlobalPoolKernel>(max); }};
+}
+
 }  // namespace
 
 std::vector<KernelDef> pool_kernels() {
@@ -313,14 +315,8 @@ std::vector<KernelDef> pool_kernels() {
       average_pool_def(10, 10),
       average_pool_def(11, 18),
       average_pool_def(19, 0),
-      {{"", "GlobalAveragePool", 1},
-       0,
-       check_global_pool,
-       [](const NodeContext&) { return make_kernel<GlobalPoolKernel>(false); }},
-      {{"", "GlobalMaxPool", 1},
-       0,
-       check_global_pool,
-       [](const NodeContext&) { return make_kernel<GlobalPoolKernel>(true); }},
+      global_pool_def("GlobalAveragePool", false),
+      global_pool_def("GlobalMaxPool", true),
   };
 }
 

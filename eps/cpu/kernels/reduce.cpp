@@ -122,7 +122,8 @@ void reduce(const Parallel& parallel, const ReduceLayout& l, const T* x, T* out,
   // into parts of kPartLength so that few outputs over many inputs still run in parallel.
   const int64_t total = nred * l.inner;
   const int64_t parts = std::clamp<int64_t>(total / kPartLength, 1, 64);
-  std::vector<Acc> partial(static_cast<std::size_t>(l.blocks * parts));
+  // With one part per output the task finishes it; otherwise parts are added up after.
+  std::vector<Acc> partial(parts > 1 ? static_cast<std::size_t>(l.blocks * parts) : 0);
   const int64_t grain = std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(total / parts, 1));
   parallel.for_range(l.blocks * parts, grain, [&](int64_t begin, int64_t end) {
     for (int64_t task = begin; task < end; ++task) {
@@ -136,9 +137,11 @@ void reduce(const Parallel& parallel, const ReduceLayout& l, const T* x, T* out,
         sum += lane_sum<Acc>(base + roff[r] + i, n);
         pos += n;
       }
-      partial[static_cast<std::size_t>(task)] = sum;
+      if (parts == 1) out[o] = finish<T>(sum, total, mean);
+      else partial[static_cast<std::size_t>(task)] = sum;
     }
   });
+  if (parts == 1) return;
   for (int64_t o = 0; o < l.blocks; ++o) {
     Acc sum = 0;
     for (int64_t p = 0; p < parts; ++p) sum += partial[static_cast<std::size_t>(o * parts + p)];

@@ -2,7 +2,6 @@
 // coerce the input to 2-D at `axis`, opset 13+ normalize along the one axis.
 #include <algorithm>
 #include <cmath>
-#include <limits>
 
 #include "common/broadcast.h"
 #include "common/kernel_util.h"

@@ -167,10 +167,14 @@ Expected<void> convert_graph(const onnx::GraphProto& gp, Graph& graph, LoadState
     node.op_type = np.op_type();
     node.domain = normalize_domain(np.domain());
     node.name = np.name().empty() ? fmt::format("{}_{}", np.op_type(), i) : np.name();
-    if (!node_names.insert(node.name).second) node.name = fmt::format("{}_{}", node.name, i);
+    // A repeated name gets a suffix; loop in case "<name>_<i>" is taken too.
+    const std::string base_name = node.name;
+    for (int suffix = i; !node_names.insert(node.name).second; ++suffix)
+      node.name = fmt::format("{}_{}", base_name, suffix);
     auto op = st.opsets.find(node.domain);
     if (op == st.opsets.end())
-      return invalid(st, fmt::format("node {} uses domain '{}', which the model does not import", node.describe(),
+      return invalid(st, fmt::format("node '{}' ({}::{}) uses domain '{}', which the model does not import", node.name,
+                                     display_domain(node.domain), node.op_type,
                                      display_domain(node.domain)),
                      "every domain a node uses needs an opset_import entry",
                      fmt::format("add an opset_import for '{}'", display_domain(node.domain)));
@@ -316,7 +320,9 @@ Expected<Model> load_model_proto(std::shared_ptr<onnx::ModelProto> proto, const 
   Model model;
   model.path = path;
   model.ir_version = proto->ir_version();
-  model.producer = fmt::format("{} {}", proto->producer_name(), proto->producer_version());
+  model.producer = proto->producer_version().empty()
+                       ? proto->producer_name()
+                       : fmt::format("{} {}", proto->producer_name(), proto->producer_version());
   for (const auto& p : proto->metadata_props()) model.metadata[p.key()] = p.value();
   if (options.infer_shapes) {
     order_proto_nodes(*proto->mutable_graph());

@@ -22,9 +22,10 @@ Expected<std::filesystem::path> guard_relative_path(const std::filesystem::path&
                   "a model may only refer to files inside its own folder", how);
   const fs::path base = dir.empty() ? fs::path(".") : dir;
   const fs::path joined = base / rel;
-  std::error_code ec;
-  const fs::path real_dir = fs::weakly_canonical(base, ec);
+  std::error_code dir_ec, ec;
+  const fs::path real_dir = fs::weakly_canonical(base, dir_ec);
   const fs::path real = fs::weakly_canonical(joined, ec);
+  if (dir_ec) ec = dir_ec;
   if (ec)
     return fail(ErrorCode::kInvalidInput, fmt::format("cannot resolve {} path '{}'", what, relative), ec.message(), how);
   // A symbolic link may point anywhere: compare the resolved path with the resolved folder.
