@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <cstdio>
 #include <nlohmann/json.hpp>
 
 #include "cli_common.h"
@@ -166,6 +167,7 @@ int explain_claims(const ExplainFlags& f) {
     print_table(*analysis, f);
   const auto missing = analysis->report.unclaimed();
   if (missing.empty()) return 0;
+  std::fflush(stdout);  // the report first, then the verdict, also when both go to one pipe
   fmt::print(stderr, "error: {} node{} of '{}' cannot be placed on any EP (see the verdicts above)\n", missing.size(),
              missing.size() == 1 ? "" : "s", f.model);
   return static_cast<int>(ErrorCode::kUnclaimed);

@@ -36,9 +36,10 @@ class AlignedFloats {
 // Which operand of the product a packed matrix is: A (rows x depth) or B (depth x cols).
 enum class GemmSide : uint32_t { kA = 0, kB = 1 };
 
-// An operand rearranged into the micro-kernel's panels: A as strips of kGemmMr rows, B as
-// strips of kGemmNr columns, each strip depth-major and zero-padded. Packed once, used by
-// every call; its byte form goes into EPContext blobs.
+// An operand rearranged into the micro-kernel's panels: A as strips of its register-tile
+// rows, B as strips of its register-tile columns (strip_width() of them), each strip
+// depth-major and zero-padded. Packed once, used by every call; its byte form goes into
+// EPContext blobs.
 class PackedMatrix {
  public:
   // op(A) is m x k: A is m x k (row-major, leading dimension lda) or, transposed, k x m.
@@ -53,7 +54,7 @@ class PackedMatrix {
   GemmSide side() const { return side_; }
   int64_t outer() const { return outer_; }  // m for A, n for B
   int64_t depth() const { return depth_; }  // k
-  int64_t strip_width() const;              // kGemmMr or kGemmNr
+  int64_t strip_width() const;              // the micro-kernel's rows (A) or columns (B)
   // Start of the strip holding rows (A) or columns (B) [s * strip_width, ...).
   const float* strip(int64_t s) const { return data_.data() + s * strip_width() * depth_; }
   float* mutable_strip(int64_t s) { return data_.data() + s * strip_width() * depth_; }
@@ -80,6 +81,10 @@ struct GemmOperand {
   }
   static GemmOperand of(const PackedMatrix& p) { return GemmOperand{nullptr, 0, false, &p}; }
 };
+
+// Below this many multiply-adds (m * n * k) a product gains little from splitting across
+// threads; callers with a batch of such products run the batch in parallel instead.
+inline constexpr double kSmallGemm = 1 << 18;
 
 // C (m x n, leading dimension ldc) = alpha * op(A) * op(B) + beta * C. With beta == 0, C
 // is only written (it may hold garbage or NaN). A packed operand must have been packed for

@@ -52,7 +52,7 @@ Expected<Window3> plan_window(const WindowAttrs& attrs, std::span<const int64_t>
       attrs.dilations.size() != rank || attrs.pads.size() != 2 * rank)
     return fail(ErrorCode::kRuntime,
                 fmt::format("{}: the input has {} spatial dims but the window attributes (strides {}, dilations {}, "
-                            "pads {}) and kernel {} do not match",
+                            "pads {}) and kernel [{}] do not match",
                             op, rank, attrs.strides, attrs.dilations, attrs.pads, fmt::join(kernel, ",")),
                 "the node's attributes disagree with its input's rank", "check the model's shapes and attributes");
   Window3 w{};

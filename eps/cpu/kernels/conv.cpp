@@ -11,10 +11,6 @@
 namespace nxrt::cpu {
 namespace {
 
-// Below this many multiply-adds per (image, group) product, images and groups run in
-// parallel rather than splitting each product across threads.
-constexpr double kSmallProduct = 1 << 18;
-
 // A Conv resolved for concrete shapes of X, W and the bias.
 struct ConvPlan {
   int64_t batch = 0, channels = 0, out_channels = 0, group = 1;
@@ -252,7 +248,7 @@ class ConvKernel final : public Kernel {
       gemm(mg, out, kdim, 1.f, a, b, bias ? 1.f : 0.f, yg, out, par);
     };
     const int64_t tasks = p.batch * p.group;
-    if (static_cast<double>(mg * out * kdim) < kSmallProduct && tasks >= 2 * parallel.threads()) {
+    if (static_cast<double>(mg * out * kdim) < kSmallGemm && tasks >= 2 * parallel.threads()) {
       parallel.for_range(tasks, 1, [&](int64_t t0, int64_t t1) {
         const SerialParallel serial;
         PackedMatrix col = PackedMatrix::allocate(GemmSide::kB, pointwise ? 0 : out, kdim);

@@ -9,10 +9,6 @@
 namespace nxrt::cpu {
 namespace {
 
-// Below this many multiply-adds per matrix, a batch runs its products in parallel rather
-// than splitting each one across threads.
-constexpr double kSmallProduct = 1 << 18;
-
 // C (m x n, leading dimension n) = alpha * op(A) * op(B) + beta * C for types without a
 // packed GEMM; beta == 0 never reads C.
 template <class T>
@@ -196,7 +192,7 @@ class MatMulKernel final : public Kernel {
       gemm(p.m, p.n, p.k, 1.f, GemmOperand::matrix(ad + p.a_offsets[s], p.k), b_operand(s), 0.f, yd + i * p.m * p.n,
            p.n, par);
     };
-    if (static_cast<double>(p.m * p.n * p.k) < kSmallProduct && count >= 2 * parallel.threads()) {
+    if (static_cast<double>(p.m * p.n * p.k) < kSmallGemm && count >= 2 * parallel.threads()) {
       parallel.for_range(count, 1, [&](int64_t i0, int64_t i1) {
         const SerialParallel serial;
         for (int64_t i = i0; i < i1; ++i) one(i, serial);
