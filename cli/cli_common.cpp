@@ -15,11 +15,13 @@ std::vector<std::string> default_eps() { return {"cpu"}; }
 void EpFlags::add_to(CLI::App& cmd) {
   cmd.add_option("--ep", eps, "EPs in priority order, comma separated (default: cpu)")
       ->delimiter(',')
+      ->allow_extra_args(false)
       ->type_name("LIST");
   cmd.add_option("--threads", threads, "threads per EP (0: one per hardware thread)")
       ->check(CLI::Range(0, 4096))
       ->capture_default_str();
   cmd.add_option("--shape", shapes, "concrete shape of an input, e.g. --shape input=1x3x224x224")
+      ->allow_extra_args(false)
       ->type_name("NAME=DIMS");
 }
 

@@ -103,7 +103,8 @@ int bench(const BenchFlags& f) {
     fmt::print("{}\n", json.dump(2));
     return 0;
   }
-  fmt::print("{} on [{}], {} runs after {} warm-up\n", f.model, fmt::join(options->eps, ", "), f.runs, f.warmup);
+  fmt::print("{} on [{}], {} run{} after {} warm-up\n", f.model, fmt::join(options->eps, ", "), f.runs,
+             f.runs == 1 ? "" : "s", f.warmup);
   fmt::print("  session creation  {:10.3f} ms\n", s.create_ms());
   fmt::print("  first inference   {:10.3f} ms\n", first_ms);
   fmt::print("  median            {:10.3f} ms\n", median);
@@ -123,7 +124,7 @@ Action add_bench(CLI::App& app) {
   auto* cmd = app.add_subcommand("bench", "measure session creation, first inference, latency percentiles and memory");
   cmd->add_option("MODEL", f->model, "the .onnx model (or EPContext model)")->required();
   f->ep.add_to(*cmd);
-  cmd->add_option("--input", f->inputs, "an input from a .npy or .pb file, or random data")->type_name("NAME=FILE|random");
+  cmd->add_option("--input", f->inputs, "an input from a .npy or .pb file, or random data")->type_name("NAME=FILE|random")->allow_extra_args(false);
   cmd->add_option("-n,--runs", f->runs, "timed runs")->check(CLI::Range(1, 100000000))->capture_default_str();
   cmd->add_option("--warmup", f->warmup, "untimed runs before timing")->check(CLI::Range(0, 100000000))->capture_default_str();
   cmd->add_flag("--profile", f->profile, "time per partition");

@@ -48,6 +48,7 @@ Expected<void> apply_ort_option(const std::string& spec, CompileFlags& f) {
   }
   if (key == "ep.context_file_path" && !value.empty()) {
     if (!f.output.empty() && f.output != value) return conflict("-o");
+    if (!f.output_dir.empty()) return conflict("--output-dir");
     f.output = value;
     return {};
   }
@@ -86,6 +87,14 @@ Expected<EpContextWriteResult> compile_one(const std::string& model, const std::
                                            const EpContextWriteOptions& base, const SessionOptions& session_options) {
   auto session = Session::create(model, session_options);
   if (!session) return std::unexpected(session.error());
+  // The output folder is made only once there is something to write into it.
+  if (const auto dir = output.parent_path(); !dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec)
+      return fail(ErrorCode::kRuntime, fmt::format("cannot create the folder '{}'", dir.string()), ec.message(),
+                  "check the path and its permissions");
+  }
   EpContextWriteOptions o = base;
   o.output = output;
   return write_epcontext_model(**session, o);
@@ -102,13 +111,6 @@ int compile_epcontext(CompileFlags& f) {
   base.node_name_prefix = f.node_prefix;
   auto outputs = output_paths(f);
   if (!outputs) return report(outputs.error());
-  if (!f.output_dir.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(f.output_dir, ec);
-    if (ec)
-      return report(fail(ErrorCode::kRuntime, fmt::format("cannot create --output-dir '{}'", f.output_dir), ec.message())
-                        .error());
-  }
   auto session_options = f.ep.session_options();
   if (!session_options) return report(session_options.error());
 
@@ -172,7 +174,8 @@ Action add_compile_epcontext(CLI::App& app) {
   cmd->add_option("--config", f->config,
                   "ONNX Runtime option names: ep.context_embed_mode=0|1, ep.context_file_path=PATH, "
                   "ep.context_node_name_prefix=TEXT")
-      ->type_name("KEY=VALUE");
+      ->type_name("KEY=VALUE")
+      ->allow_extra_args(false);
   cmd->add_option("--node-name-prefix", f->node_prefix, "prefix for EPContext node names");
   cmd->add_flag("--force", f->force, "overwrite existing output files (never the input model)");
   cmd->add_flag("--allow-empty", f->allow_empty, "succeed even when no partition can be saved as a context");

@@ -115,8 +115,9 @@ void print_table(const Analysis& a, const ExplainFlags& f) {
   const Graph& g = *a.model.graph;
   std::vector<std::string> opsets;
   for (const auto& [domain, version] : g.opset_imports) opsets.push_back(fmt::format("{} {}", display_domain(domain), version));
-  fmt::print("model: {} (IR {}, {}; {} nodes)\nEPs in priority order: {}\n\n", a.model.path.string(), a.model.ir_version,
-             fmt::join(opsets, ", "), g.nodes.size(), fmt::join(r.eps, ", "));
+  fmt::print("model: {} (IR {}, {}; {} node{})\nEPs in priority order: {}\n\n", a.model.path.string(),
+             a.model.ir_version, fmt::join(opsets, ", "), g.nodes.size(), g.nodes.size() == 1 ? "" : "s",
+             fmt::join(r.eps, ", "));
   std::vector<std::string> header = {"NODE", "OP", "PLACED", "PARTITION", "OUTPUTS"};
   for (const auto& ep : r.eps) header.push_back(ep);
   Table nodes(header);
@@ -151,8 +152,8 @@ void print_table(const Analysis& a, const ExplainFlags& f) {
   fmt::print("\n{}", parts.empty() ? "no partitions\n" : parts.render());
   if (!a.rewrites.empty()) fmt::print("\nbefore placement:\n  {}\n", fmt::join(a.rewrites, "\n  "));
   const auto missing = r.unclaimed();
-  fmt::print("\nsummary: {} nodes, {} placed, {} unclaimed, {} partition{}\n", g.nodes.size(),
-             g.nodes.size() - missing.size(), missing.size(), r.partitions.size(), r.partitions.size() == 1 ? "" : "s");
+  fmt::print("\nsummary: {} node{}, {} placed, {} unclaimed, {} partition{}\n", g.nodes.size(),
+             g.nodes.size() == 1 ? "" : "s", g.nodes.size() - missing.size(), missing.size(), r.partitions.size(), r.partitions.size() == 1 ? "" : "s");
   for (const auto& w : a.model.warnings) fmt::print(stderr, "warning: {}\n", w);
 }
 

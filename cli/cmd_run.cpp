@@ -191,6 +191,7 @@ Action add_run(CLI::App& app) {
   f->ep.add_to(*cmd);
   cmd->add_option("--input", f->inputs, "an input from a .npy or .pb file, or random data")
       ->type_name("NAME=FILE|random")
+      ->allow_extra_args(false)
       ->excludes(test_dir);
   cmd->add_option("--output-dir", f->output_dir, "write each output as <name>.npy (or .pb) into this folder")
       ->excludes(test_dir);

@@ -7,6 +7,7 @@
 
 #include "cpu/cpu_provider.h"
 #include "nxrt/ep/kernel_partition.h"
+#include "nxrt/io/compare.h"
 
 namespace nxrt::test {
 namespace {
@@ -93,46 +94,13 @@ Expected<std::vector<Tensor>> run_on_cpu(const NodeSpec& spec) {
   return (*compiled)->run(inputs);
 }
 
-namespace {
-double element_as_double(const TensorView& v, int64_t i) {
-  switch (v.dtype) {
-    case DType::kFloat32: return v.data_as<float>()[i];
-    case DType::kFloat64: return v.data_as<double>()[i];
-    case DType::kInt64: return static_cast<double>(v.data_as<int64_t>()[i]);
-    case DType::kInt32: return v.data_as<int32_t>()[i];
-    case DType::kInt8: return v.data_as<int8_t>()[i];
-    case DType::kUInt8: return v.data_as<uint8_t>()[i];
-    case DType::kBool: return v.data_as<bool>()[i];
-    case DType::kInt16: return v.data_as<int16_t>()[i];
-    case DType::kUInt16: return v.data_as<uint16_t>()[i];
-    case DType::kUInt32: return v.data_as<uint32_t>()[i];
-    case DType::kUInt64: return static_cast<double>(v.data_as<uint64_t>()[i]);
-    default: return std::nan("");
-  }
-}
-}  // namespace
-
 std::string compare_tensors(const Tensor& actual, const Tensor& expected, double rtol, double atol) {
-  if (actual.dtype() != expected.dtype())
-    return fmt::format("dtype {} != expected {}", dtype_name(actual.dtype()), dtype_name(expected.dtype()));
-  if (actual.shape() != expected.shape())
-    return fmt::format("shape {} != expected {}", shape_to_string(actual.shape()), shape_to_string(expected.shape()));
-  const Tensor a = copy_to_contiguous(actual.view());
-  const Tensor e = copy_to_contiguous(expected.view());
-  const bool exact = !is_floating(a.dtype());
-  for (int64_t i = 0; i < a.numel(); ++i) {
-    if (a.dtype() == DType::kString) {
-      if (a.data_as<std::string>()[i] != e.data_as<std::string>()[i])
-        return fmt::format("element {}: '{}' != expected '{}'", i, a.data_as<std::string>()[i], e.data_as<std::string>()[i]);
-      continue;
-    }
-    const double x = element_as_double(a.view(), i), y = element_as_double(e.view(), i);
-    if (std::isnan(x) && std::isnan(y)) continue;
-    // x == y first: equal infinities differ by NaN.
-    const bool ok = x == y || (!exact && std::abs(x - y) <= atol + rtol * std::abs(y));
-    if (!ok) return fmt::format("element {}: {} != expected {}", i, x, y);
-  }
-  return {};
+  // The library's rule (float16/bfloat16, NaN, exact integers and strings included).
+  const TensorDiff d = nxrt::compare_tensors(actual, expected, rtol, atol);
+  if (d.ok) return {};
+  if (!d.problem.empty()) return d.problem;
+  return fmt::format("{} of {} elements differ; element {}: {} != expected {}", d.mismatches, d.elements,
+                     d.first_mismatch, d.actual_at_first, d.expected_at_first);
 }
 
 AttributeMap attrs(std::vector<std::pair<std::string, Attribute::Value>> entries) {

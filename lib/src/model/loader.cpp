@@ -298,6 +298,12 @@ Expected<void> apply_input_shapes(onnx::ModelProto& proto, const LoadOptions& op
       return fail(ErrorCode::kUsage,
                   fmt::format("--shape gives input '{}' rank {}, the model declares rank {}", name, shape.size(),
                               dims->dim_size()));
+    for (int i = 0; i < dims->dim_size(); ++i)
+      if (dims->dim(i).has_dim_value() && dims->dim(i).dim_value() != shape[static_cast<std::size_t>(i)])
+        return fail(ErrorCode::kUsage,
+                    fmt::format("--shape gives input '{}' size {} in dimension {}; the model fixes it to {}", name,
+                                shape[static_cast<std::size_t>(i)], i, dims->dim(i).dim_value()),
+                    {}, "--shape can only set symbolic or unknown dimensions");
     dims->clear_dim();
     for (int64_t d : shape) dims->add_dim()->set_dim_value(d);
   }
