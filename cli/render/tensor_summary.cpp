@@ -13,22 +13,8 @@ namespace nxrt::cli {
 namespace {
 
 std::optional<double> number_at(const TensorView& v, int64_t i) {
-  switch (v.dtype) {
-    case DType::kFloat32: return v.data_as<float>()[i];
-    case DType::kFloat64: return v.data_as<double>()[i];
-    case DType::kFloat16: return half_to_float(v.data_as<uint16_t>()[i]);
-    case DType::kBFloat16: return bfloat16_to_float(v.data_as<uint16_t>()[i]);
-    case DType::kInt8: return v.data_as<int8_t>()[i];
-    case DType::kUInt8: return v.data_as<uint8_t>()[i];
-    case DType::kInt16: return v.data_as<int16_t>()[i];
-    case DType::kUInt16: return v.data_as<uint16_t>()[i];
-    case DType::kInt32: return v.data_as<int32_t>()[i];
-    case DType::kUInt32: return v.data_as<uint32_t>()[i];
-    case DType::kInt64: return static_cast<double>(v.data_as<int64_t>()[i]);
-    case DType::kUInt64: return static_cast<double>(v.data_as<uint64_t>()[i]);
-    case DType::kBool: return v.data_as<uint8_t>()[i] ? 1.0 : 0.0;
-    default: return std::nullopt;
-  }
+  if (v.dtype == DType::kString) return std::nullopt;
+  return element_as_double(v, i);
 }
 
 struct Stats {

@@ -35,9 +35,7 @@ float half_to_float(uint16_t h) {
 
 float bfloat16_to_float(uint16_t bits) { return std::bit_cast<float>(static_cast<uint32_t>(bits) << 16); }
 
-namespace {
-
-double element(const TensorView& v, int64_t i) {
+double element_as_double(const TensorView& v, int64_t i) {
   switch (v.dtype) {
     case DType::kFloat32: return v.data_as<float>()[i];
     case DType::kFloat64: return v.data_as<double>()[i];
@@ -52,9 +50,11 @@ double element(const TensorView& v, int64_t i) {
     case DType::kInt64: return static_cast<double>(v.data_as<int64_t>()[i]);
     case DType::kUInt64: return static_cast<double>(v.data_as<uint64_t>()[i]);
     case DType::kBool: return v.data_as<uint8_t>()[i] != 0;
-    default: return 0;
+    default: return std::nan("");
   }
 }
+
+namespace {
 
 // Integers compare exactly on their bit patterns (doubles lose int64 precision).
 bool exact_equal(const TensorView& a, const TensorView& e, int64_t i) {
@@ -88,7 +88,7 @@ TensorDiff compare_tensors(const Tensor& actual, const Tensor& expected, double 
   for (int64_t i = 0; i < d.elements; ++i) {
     bool ok;
     if (floating) {
-      const double x = element(av, i), y = element(ev, i);
+      const double x = element_as_double(av, i), y = element_as_double(ev, i);
       if (std::isnan(x) || std::isnan(y)) {
         ok = std::isnan(x) && std::isnan(y);
       } else if (std::isinf(x) || std::isinf(y)) {
@@ -102,17 +102,17 @@ TensorDiff compare_tensors(const Tensor& actual, const Tensor& expected, double 
     } else {
       ok = exact_equal(av, ev, i);
       if (!ok && a.dtype() != DType::kString) {
-        const double diff = std::abs(element(av, i) - element(ev, i));
+        const double diff = std::abs(element_as_double(av, i) - element_as_double(ev, i));
         d.max_abs = std::max(d.max_abs, diff);
-        if (element(ev, i) != 0) d.max_rel = std::max(d.max_rel, diff / std::abs(element(ev, i)));
+        if (element_as_double(ev, i) != 0) d.max_rel = std::max(d.max_rel, diff / std::abs(element_as_double(ev, i)));
       }
     }
     if (!ok) {
       if (d.mismatches == 0) {
         d.first_mismatch = i;
         if (a.dtype() != DType::kString) {
-          d.actual_at_first = element(av, i);
-          d.expected_at_first = element(ev, i);
+          d.actual_at_first = element_as_double(av, i);
+          d.expected_at_first = element_as_double(ev, i);
         }
       }
       ++d.mismatches;

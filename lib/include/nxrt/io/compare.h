@@ -27,6 +27,10 @@ struct TensorDiff {
 TensorDiff compare_tensors(const Tensor& actual, const Tensor& expected, double rtol = kDefaultRtol,
                            double atol = kDefaultAtol);
 
+// Element i of a contiguous numeric view as double (float16, bfloat16 and bool included);
+// NaN for strings and other non-numeric types.
+double element_as_double(const TensorView& view, int64_t i);
+
 // float16 / bfloat16 bit patterns to float (for comparisons and printing).
 float half_to_float(uint16_t bits);
 float bfloat16_to_float(uint16_t bits);
