@@ -184,7 +184,9 @@ TaskGrid plan_tasks(int64_t m, int64_t nc, int threads) {
   const int64_t m_strips = ceil_div(m, kMr);
   const int64_t n_strips = ceil_div(nc, kNr);
   int64_t m_blocks = ceil_div(m_strips, kMc / kMr);
-  if (threads > 1) m_blocks = std::min(m_strips, ceil_div(m_blocks, threads) * threads);
+  // At least two blocks per thread, a multiple of the threads: a worker that wakes late
+  // still gets a share.
+  if (threads > 1) m_blocks = std::min(m_strips, ceil_div(std::max<int64_t>(m_blocks, 2 * threads), threads) * threads);
   const int64_t spb = ceil_div(m_strips, m_blocks);
   m_blocks = ceil_div(m_strips, spb);
   // Too few row blocks for the threads: split the columns too; each chunk repacks its A

@@ -11,6 +11,9 @@
 namespace nxrt::cpu {
 namespace {
 
+// The largest im2col buffer (in floats) each thread may allocate for itself.
+constexpr int64_t kOwnColumnFloats = int64_t{1} << 20;
+
 // A Conv resolved for concrete shapes of X, W and the bias.
 struct ConvPlan {
   int64_t batch = 0, channels = 0, out_channels = 0, group = 1;
@@ -63,11 +66,11 @@ Expected<ConvPlan> plan_conv(const WindowAttrs& attrs, int64_t group, const Shap
   return p;
 }
 
-// Appends one depth row of a packed B operand, element by element in pixel order, moving
-// to the next strip every `width` lanes.
+// Writes one depth row across consecutive strips of a packed B operand, in pixel order:
+// `width` lanes fill a strip, then writing continues in the next one.
 class StripWriter {
  public:
-  StripWriter(float* row, int64_t width, int64_t strip_stride) : dst_(row), width_(width), stride_(strip_stride) {}
+  StripWriter(float* first, int64_t width, int64_t strip_stride) : dst_(first), width_(width), stride_(strip_stride) {}
   // Writes value(0), ..., value(count - 1).
   template <class Value>
   void put(int64_t count, Value value) {
@@ -82,9 +85,12 @@ class StripWriter {
       }
     }
   }
+  void zeros(int64_t count) {
+    put(count, [](int64_t) { return 0.f; });
+  }
   // Zeros the lanes past the last pixel, as the GEMM expects of a partial strip.
   void finish() {
-    if (lane_ > 0) put(width_ - lane_, [](int64_t) { return 0.f; });
+    if (lane_ > 0) zeros(width_ - lane_);
   }
 
  private:
@@ -92,40 +98,67 @@ class StripWriter {
   int64_t width_, stride_, lane_ = 0;
 };
 
-// im2col straight into the GEMM's packed B layout: depth rows are (input channel, kernel
-// tap), columns output pixels. Skips a separate packing pass over the matrix.
+// Strips im2col fills together: each depth row is written as long runs along output rows,
+// while the strips being written (their distance is often a multiple of 4 KiB) stay few
+// enough not to evict each other from the caches.
+constexpr int64_t kStripsPerBlock = 4;
+
+// im2col straight into the GEMM's packed B layout, so no packing pass follows: depth rows
+// are (input channel, kernel tap), columns output pixels.
 void im2col_packed(const ConvPlan& p, const float* x, PackedMatrix& col, const Parallel& parallel) {
   const auto& [dd, dh, dw] = p.window;
-  const int64_t in = p.in_size(), width = col.strip_width(), stride = width * col.depth();
-  parallel.for_range(col.depth(), 4, [&](int64_t r0, int64_t r1) {
-    for (int64_t r = r0; r < r1; ++r) {
-      const int64_t e = r % dw.kernel, b = (r / dw.kernel) % dh.kernel;
-      const int64_t a = (r / (dw.kernel * dh.kernel)) % dd.kernel, c = r / p.kernel_size();
-      const float* xc = x + c * in;
-      const auto [d_lo, d_hi] = valid_outputs(dd, a);
-      const auto [h_lo, h_hi] = valid_outputs(dh, b);
-      const auto [w_lo, w_hi] = valid_outputs(dw, e);
-      const int64_t offset = e * dw.dilation - dw.pad_begin;
-      StripWriter out(col.mutable_strip(0) + r * width, width, stride);
-      auto zero = [](int64_t) { return 0.f; };
-      for (int64_t od = 0; od < dd.out; ++od) {
-        for (int64_t oh = 0; oh < dh.out; ++oh) {
-          if (od < d_lo || od >= d_hi || oh < h_lo || oh >= h_hi) {
-            out.put(dw.out, zero);
+  const int64_t width = col.strip_width(), out = p.out_size(), stride = width * col.depth();
+  // Per depth row: its input channel and where its tap sits relative to a window's origin.
+  struct Tap {
+    const float* channel;
+    int64_t d, h, w;            // tap offsets along each dim, pads included
+    int64_t w_first, w_second;  // the output columns whose tap lands inside the input row
+  };
+  std::vector<Tap> taps;
+  for (int64_t r = 0; r < col.depth(); ++r) {
+    const int64_t e = r % dw.kernel, b = (r / dw.kernel) % dh.kernel;
+    const int64_t a = (r / (dw.kernel * dh.kernel)) % dd.kernel, c = r / p.kernel_size();
+    const auto [w_first, w_second] = valid_outputs(dw, e);
+    taps.push_back(Tap{x + c * p.in_size(), a * dd.dilation - dd.pad_begin, b * dh.dilation - dh.pad_begin,
+                       e * dw.dilation - dw.pad_begin, w_first, w_second});
+  }
+  // A block's pixels as runs along output rows.
+  struct Run {
+    int64_t count, od, oh, ow;
+  };
+  const int64_t block = kStripsPerBlock * width;
+  parallel.for_range((out + block - 1) / block, 1, [&](int64_t b0, int64_t b1) {
+    std::vector<Run> runs;
+    for (int64_t blk = b0; blk < b1; ++blk) {
+      runs.clear();
+      const int64_t end = std::min(out, (blk + 1) * block);
+      for (int64_t o = blk * block; o < end;) {
+        const int64_t ow = o % dw.out, oh = (o / dw.out) % dh.out, od = o / (dw.out * dh.out);
+        runs.push_back(Run{std::min(end - o, dw.out - ow), od, oh, ow});
+        o += runs.back().count;
+      }
+      float* first = col.mutable_strip(blk * kStripsPerBlock);
+      for (const Tap& t : taps) {
+        StripWriter writer(first, width, stride);
+        first += width;
+        for (const Run& run : runs) {
+          const int64_t id = run.od * dd.stride + t.d, ih = run.oh * dh.stride + t.h;
+          if (id < 0 || id >= dd.in || ih < 0 || ih >= dh.in) {
+            writer.zeros(run.count);
             continue;
           }
-          const int64_t id = od * dd.stride - dd.pad_begin + a * dd.dilation;
-          const int64_t ih = oh * dh.stride - dh.pad_begin + b * dh.dilation;
-          const float* src = xc + (id * dh.in + ih) * dw.in + w_lo * dw.stride + offset;
-          out.put(w_lo, zero);
+          const int64_t run_end = run.ow + run.count;
+          const int64_t lo = std::clamp(t.w_first, run.ow, run_end), hi = std::clamp(t.w_second, lo, run_end);
+          const float* row = t.channel + (id * dh.in + ih) * dw.in;
+          writer.zeros(lo - run.ow);
           if (dw.stride == 1)
-            out.put(w_hi - w_lo, [src](int64_t i) { return src[i]; });
+            writer.put(hi - lo, [row, at = lo + t.w](int64_t i) { return row[at + i]; });
           else
-            out.put(w_hi - w_lo, [src, s = dw.stride](int64_t i) { return src[i * s]; });
-          out.put(dw.out - w_hi, zero);
+            writer.put(hi - lo, [row, lo, tw = t.w, s = dw.stride](int64_t i) { return row[(lo + i) * s + tw]; });
+          writer.zeros(run_end - hi);
         }
+        writer.finish();
       }
-      out.finish();
     }
   });
 }
@@ -247,8 +280,13 @@ class ConvKernel final : public Kernel {
       const GemmOperand b = pointwise ? GemmOperand::matrix(xg, out) : GemmOperand::of(*col);
       gemm(mg, out, kdim, 1.f, a, b, bias ? 1.f : 0.f, yg, out, par);
     };
+    // Enough (image, group) products for every thread: run them side by side, each on
+    // one thread, unless each would need a large im2col buffer of its own. Splitting
+    // every product instead costs two synchronisations per product.
     const int64_t tasks = p.batch * p.group;
-    if (static_cast<double>(mg * out * kdim) < kSmallGemm && tasks >= 2 * parallel.threads()) {
+    const int64_t col_floats = pointwise ? 0 : out * kdim;
+    if (tasks >= 2 * parallel.threads() &&
+        (col_floats <= kOwnColumnFloats || static_cast<double>(mg * out * kdim) < kSmallGemm)) {
       parallel.for_range(tasks, 1, [&](int64_t t0, int64_t t1) {
         const SerialParallel serial;
         PackedMatrix col = PackedMatrix::allocate(GemmSide::kB, pointwise ? 0 : out, kdim);
