@@ -15,14 +15,6 @@ using namespace nxrt::test;
 
 namespace {
 
-std::vector<float> random_floats(std::size_t n, unsigned seed, float lo = -2, float hi = 2) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(lo, hi);
-  std::vector<float> v(n);
-  for (float& x : v) x = dist(rng);
-  return v;
-}
-
 // Flat index into `shape` of the output coordinate `coord` (right-aligned, broadcast dims
 // read index 0): the definition the helper's merged iteration must agree with.
 int64_t broadcast_index(const Shape& shape, const Shape& out, const std::vector<int64_t>& coord) {
@@ -49,12 +41,6 @@ Tensor reference_binary(const Tensor& a, const Tensor& b, const Shape& out, Fn f
                       b.data_as<T>()[broadcast_index(b.shape(), out, coord)]);
   }
   return Tensor::from_vector<T>(out, values);
-}
-
-Tensor run_one(const NodeSpec& spec) {
-  auto r = run_on_cpu(spec);
-  if (!r) FAIL(r.error().render());
-  return (*r)[0];
 }
 
 }  // namespace

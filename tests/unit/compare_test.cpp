@@ -12,12 +12,6 @@ using namespace nxrt::test;
 
 namespace {
 
-Tensor run_one(const NodeSpec& spec) {
-  auto r = run_on_cpu(spec);
-  if (!r) FAIL(r.error().render());
-  return (*r)[0];
-}
-
 Tensor bools(Shape shape, std::vector<uint8_t> values) {
   return Tensor::from_bytes(DType::kBool, std::move(shape), std::as_bytes(std::span(values)));
 }

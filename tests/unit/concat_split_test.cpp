@@ -10,11 +10,6 @@ namespace {
 
 Tensor floats_of(Shape shape, std::vector<float> v) { return Tensor::from_vector<float>(std::move(shape), v); }
 
-Tensor int64s(std::vector<int64_t> v) {
-  const auto n = static_cast<int64_t>(v.size());
-  return Tensor::from_vector<int64_t>({n}, v);
-}
-
 std::vector<Tensor> run_ok(const NodeSpec& spec) {
   auto out = run_on_cpu(spec);
   INFO((out ? std::string() : out.error().render()));

@@ -6,22 +6,6 @@
 using namespace nxrt;
 using namespace nxrt::test;
 
-namespace {
-
-Tensor run_one(const NodeSpec& spec) {
-  auto out = run_on_cpu(spec);
-  INFO((out ? std::string() : out.error().render()));
-  REQUIRE(out);
-  return (*out)[0];
-}
-
-Tensor int64s(std::vector<int64_t> v) {
-  const auto n = static_cast<int64_t>(v.size());
-  return Tensor::from_vector<int64_t>({n}, v);
-}
-
-}  // namespace
-
 TEST_CASE("Constant returns its value attribute without a copy", "[cpu][constant]") {
   const Tensor value = Tensor::from_vector<float>({2, 2}, {1, 2, 3, 4});
   for (int64_t opset : {1, 9, 13}) {

@@ -3,7 +3,10 @@
 
 #include <fmt/format.h>
 
+#include <catch2/catch.hpp>
+
 #include <cmath>
+#include <random>
 
 #include "cpu/cpu_provider.h"
 #include "nxrt/ep/kernel_partition.h"
@@ -101,6 +104,32 @@ std::string compare_tensors(const Tensor& actual, const Tensor& expected, double
   if (!d.problem.empty()) return d.problem;
   return fmt::format("{} of {} elements differ; element {}: {} != expected {}", d.mismatches, d.elements,
                      d.first_mismatch, d.actual_at_first, d.expected_at_first);
+}
+
+Tensor run_one(const NodeSpec& spec) {
+  auto r = run_on_cpu(spec);
+  INFO((r ? std::string() : r.error().render()));
+  REQUIRE(r);
+  return (*r)[0];
+}
+
+Tensor int64s(std::vector<int64_t> values) {
+  const auto n = static_cast<int64_t>(values.size());
+  return Tensor::from_vector<int64_t>({n}, values);
+}
+
+Tensor iota_float(Shape shape) {
+  std::vector<float> v(static_cast<std::size_t>(shape_numel(shape)));
+  for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(i);
+  return Tensor::from_vector<float>(std::move(shape), v);
+}
+
+std::vector<float> random_floats(std::size_t n, unsigned seed, float lo, float hi) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(lo, hi);
+  std::vector<float> v(n);
+  for (float& x : v) x = dist(rng);
+  return v;
 }
 
 AttributeMap attrs(std::vector<std::pair<std::string, Attribute::Value>> entries) {

@@ -34,6 +34,16 @@ Expected<std::vector<Tensor>> run_on_cpu(const NodeSpec& spec);
 std::string compare_tensors(const Tensor& actual, const Tensor& expected, double rtol = 1e-5,
                             double atol = 1e-6);
 
+// Runs a node that must succeed (the test fails with the rendered error otherwise) and
+// returns its first output.
+Tensor run_one(const NodeSpec& spec);
+// A 1-D int64 tensor of the values (shapes, axes, indices).
+Tensor int64s(std::vector<int64_t> values);
+// A float tensor holding 0, 1, 2, ... in row-major order.
+Tensor iota_float(Shape shape);
+// n floats uniform in [lo, hi), reproducible from the seed.
+std::vector<float> random_floats(std::size_t n, unsigned seed, float lo = -2, float hi = 2);
+
 // Attribute construction shorthand: attrs({{"axis", 1}, {"perm", ints{0,2,1}}}).
 using ints = std::vector<int64_t>;
 using floats = std::vector<float>;

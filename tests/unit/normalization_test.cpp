@@ -11,14 +11,6 @@ using namespace nxrt::test;
 
 namespace {
 
-std::vector<float> random_floats(std::size_t n, unsigned seed, float lo = -2, float hi = 2) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(lo, hi);
-  std::vector<float> v(n);
-  for (float& x : v) x = dist(rng);
-  return v;
-}
-
 Expected<std::vector<Tensor>> run(const NodeSpec& spec) { return run_on_cpu(spec); }
 
 // y = (x - mean[p]) / sqrt(var[p] + eps) * scale[p] + B[p], p = (i / inner) % channels.

@@ -11,14 +11,6 @@ using namespace nxrt::test;
 
 namespace {
 
-std::vector<float> random_floats(std::size_t n, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(-2, 2);
-  std::vector<float> v(n);
-  for (float& x : v) x = dist(rng);
-  return v;
-}
-
 // Sums (or averages) x over `axes` (all when empty) by mapping each input coordinate to its
 // output element.
 template <class T>
@@ -49,12 +41,6 @@ Tensor reference(const Tensor& x, std::vector<int64_t> axes, bool keepdims, bool
   std::vector<T> values;
   for (double a : acc) values.push_back(static_cast<T>(mean ? a / static_cast<double>(count) : a));
   return Tensor::from_vector<T>(out, values);
-}
-
-Tensor run_one(const NodeSpec& spec) {
-  auto r = run_on_cpu(spec);
-  if (!r) FAIL(r.error().render());
-  return (*r)[0];
 }
 
 Tensor axes_input(std::vector<int64_t> axes) {

@@ -8,25 +8,6 @@ using namespace nxrt::test;
 
 namespace {
 
-Tensor iota_float(Shape shape) {
-  std::vector<float> v(static_cast<std::size_t>(shape_numel(shape)));
-  for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(i);
-  return Tensor::from_vector<float>(std::move(shape), v);
-}
-
-Tensor int64s(std::vector<int64_t> v) {
-  const auto n = static_cast<int64_t>(v.size());
-  return Tensor::from_vector<int64_t>({n}, v);
-}
-
-// Runs a node expected to succeed and returns its first output.
-Tensor run_one(const NodeSpec& spec) {
-  auto out = run_on_cpu(spec);
-  INFO((out ? std::string() : out.error().render()));
-  REQUIRE(out);
-  return (*out)[0];
-}
-
 // The output is the input's storage under another shape.
 void require_view_of(const Tensor& out, const Tensor& in, const Shape& shape) {
   CHECK(out.shape() == shape);
