@@ -68,8 +68,8 @@ Expected<SessionOptions> EpFlags::session_options() const {
   return o;
 }
 
-Expected<std::map<std::string, Tensor>> gather_inputs(const Session& session, const std::vector<std::string>& specs,
-                                                      bool quiet) {
+Expected<std::map<std::string, RuntimeValue>> gather_inputs(const Session& session,
+                                                            const std::vector<std::string>& specs, bool quiet) {
   std::map<std::string, std::string> given;
   for (const auto& spec : specs) {
     const auto eq = spec.find('=');
@@ -78,13 +78,13 @@ Expected<std::map<std::string, Tensor>> gather_inputs(const Session& session, co
                   "write --input NAME=FILE.npy, NAME=FILE.pb or NAME=random");
     given[spec.substr(0, eq)] = spec.substr(eq + 1);
   }
-  std::map<std::string, Tensor> inputs;
+  std::map<std::string, RuntimeValue> inputs;
   uint64_t seed = 0;
   for (const Value* v : session.required_inputs()) {
     ++seed;
     auto it = given.find(v->name);
     if (it != given.end() && it->second != "random") {
-      auto t = read_tensor_file(it->second);
+      auto t = read_value_file(it->second, v->type);
       if (!t) return forward_error(std::move(t), fmt::format("reading input '{}'", v->name));
       inputs[v->name] = std::move(*t);
       given.erase(it);
@@ -92,6 +92,11 @@ Expected<std::map<std::string, Tensor>> gather_inputs(const Session& session, co
     }
     const bool asked = it != given.end();
     if (asked) given.erase(it);
+    if (v->type.kind != ValueType::Kind::kTensor)
+      return fail(ErrorCode::kUsage,
+                  fmt::format("input '{}' is a {}; nxrt makes random data for tensors only", v->name,
+                              v->type.to_string()),
+                  {}, fmt::format("give it with --input {}=FILE.pb (an ONNX SequenceProto or OptionalProto)", v->name));
     bool defaulted = false;
     const Shape shape = concrete_shape(v->type, &defaulted);
     if (!quiet && defaulted)

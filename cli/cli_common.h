@@ -30,8 +30,8 @@ Expected<Shape> parse_dims(const std::string& text);
 
 // Inputs for a session from --input NAME=FILE|random specs; inputs not named get random
 // data (said on stderr unless quiet), symbolic dims default to 1 (said too).
-Expected<std::map<std::string, Tensor>> gather_inputs(const Session& session, const std::vector<std::string>& specs,
-                                                      bool quiet);
+Expected<std::map<std::string, RuntimeValue>> gather_inputs(const Session& session,
+                                                            const std::vector<std::string>& specs, bool quiet);
 
 // Prints the error for people on stderr and returns its exit code.
 int report(const Error& error);

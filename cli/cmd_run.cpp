@@ -31,13 +31,14 @@ struct RunFlags {
 };
 
 // Compares each output; prints a table unless `quiet` (JSON output); returns whether all matched.
-bool compare_outputs(const std::map<std::string, Tensor>& actual, const std::map<std::string, Tensor>& expected,
+bool compare_outputs(const std::map<std::string, RuntimeValue>& actual,
+                     const std::map<std::string, RuntimeValue>& expected,
                      const std::vector<std::string>& order, double rtol, double atol, const std::string& label,
                      bool quiet, nlohmann::ordered_json& json) {
   Table table({"OUTPUT", "STATUS", "MAX ABS ERR", "MAX REL ERR", "MISMATCHES", "FIRST MISMATCH"});
   bool all_ok = true;
   for (const auto& name : order) {
-    const TensorDiff d = compare_tensors(actual.at(name), expected.at(name), rtol, atol);
+    const TensorDiff d = compare_values(actual.at(name), expected.at(name), rtol, atol);
     all_ok &= d.ok;
     const std::string first =
         d.first_mismatch < 0 ? "-"
@@ -96,21 +97,24 @@ int run_test_dir(const RunFlags& f) {
   bool all_ok = true;
   nlohmann::ordered_json json = nlohmann::ordered_json::array();
   for (const fs::path& set : sets) {
-    std::map<std::string, Tensor> inputs;
+    // input_K.pb feeds the K-th graph input; its own name, when it is one, wins.
+    std::map<std::string, RuntimeValue> inputs;
     const auto input_files = numbered_files(set, "input");
     for (std::size_t i = 0; i < input_files.size(); ++i) {
+      const Value* declared = i < required.size() ? required[i] : nullptr;
+      if (!declared)
+        return report(fail(ErrorCode::kInvalidInput,
+                            fmt::format("'{}' has {} inputs; the model takes {}", set.string(), input_files.size(),
+                                        required.size())).error());
       std::string name;
-      auto t = read_tensor_file(input_files[i], &name);
-      if (!t) return report(t.error());
-      const bool named = std::any_of(required.begin(), required.end(), [&](const Value* v) { return v->name == name; });
-      if (!named) {
-        if (i >= required.size())
-          return report(fail(ErrorCode::kInvalidInput,
-                              fmt::format("'{}' has {} inputs; the model takes {}", set.string(), input_files.size(),
-                                          required.size())).error());
-        name = required[i]->name;
+      auto value = read_value_file(input_files[i], declared->type, &name);
+      if (!value) return report(value.error());
+      auto named = std::find_if(required.begin(), required.end(), [&](const Value* v) { return v->name == name; });
+      if (named != required.end() && *named != declared) {
+        value = read_value_file(input_files[i], (*named)->type, &name);
+        if (!value) return report(value.error());
       }
-      inputs[name] = std::move(*t);
+      inputs[named != required.end() ? name : declared->name] = std::move(*value);
     }
     auto outputs = (*session)->run(inputs);
     if (!outputs) return report(outputs.error());
@@ -119,11 +123,13 @@ int run_test_dir(const RunFlags& f) {
       return report(fail(ErrorCode::kInvalidInput,
                           fmt::format("'{}' has {} expected outputs; the model has {}", set.string(),
                                       expected_files.size(), order.size())).error());
-    std::map<std::string, Tensor> expected;
+    std::map<std::string, RuntimeValue> expected;
+    const Graph& graph = *(*session)->model().graph;
     for (std::size_t i = 0; i < expected_files.size(); ++i) {
-      auto t = read_tensor_file(expected_files[i]);
-      if (!t) return report(t.error());
-      expected[order[i]] = std::move(*t);
+      const Value& declared = graph.value(graph.outputs[i]);
+      auto value = read_value_file(expected_files[i], declared.type);
+      if (!value) return report(value.error());
+      expected[order[i]] = std::move(*value);
     }
     all_ok &= compare_outputs(*outputs, expected, order, f.rtol, f.atol, set.filename().string(), f.json, json);
   }
@@ -148,16 +154,17 @@ int run_model(const RunFlags& f) {
   nlohmann::ordered_json json_outputs = nlohmann::ordered_json::object();
   if (!f.json) fmt::print("outputs of {} on [{}]:\n", f.model, fmt::join(options->eps, ", "));
   for (const auto& name : order) {
-    const Tensor& t = outputs->at(name);
-    json_outputs[name] = summary_json(t);
-    if (!f.json) fmt::print("  {}: {}\n", name, summarize(t));
+    const RuntimeValue& value = outputs->at(name);
+    json_outputs[name] = summary_json(value);
+    if (!f.json) fmt::print("  {}: {}\n", name, summarize(value));
     if (!f.output_dir.empty()) {
       std::error_code ec;
       fs::create_directories(f.output_dir, ec);
       std::string file = name;
       std::replace_if(file.begin(), file.end(), [](char c) { return c == '/' || c == '\\' || c == ':'; }, '_');
-      const fs::path path = fs::path(f.output_dir) / (file + (t.dtype() == DType::kString || t.dtype() == DType::kBFloat16 ? ".pb" : ".npy"));
-      if (auto r = write_tensor_file(path, t, name); !r) return report(r.error());
+      const bool npy = value.is_tensor() && value.dtype() != DType::kString && value.dtype() != DType::kBFloat16;
+      const fs::path path = fs::path(f.output_dir) / (file + (npy ? ".npy" : ".pb"));
+      if (auto r = write_value_file(path, value, name); !r) return report(r.error());
       if (!f.json && !f.quiet) fmt::print("    written to {}\n", path.string());
     }
   }

@@ -79,4 +79,20 @@ nlohmann::ordered_json summary_json(const Tensor& t, std::size_t count) {
   return j;
 }
 
+std::string summarize(const RuntimeValue& v, std::size_t count) {
+  if (v.is_tensor()) return summarize(v.tensor(), count);
+  if (v.is_none()) return "none (an empty optional)";
+  std::vector<std::string> items;
+  for (const Tensor& t : v.items()) items.push_back(summarize(t, count));
+  return fmt::format("sequence of {} {}: {{{}}}", v.items().size(), dtype_name(v.dtype()), fmt::join(items, "; "));
+}
+
+nlohmann::ordered_json summary_json(const RuntimeValue& v, std::size_t count) {
+  if (v.is_tensor()) return summary_json(v.tensor(), count);
+  if (v.is_none()) return {{"kind", "none"}};
+  nlohmann::ordered_json items = nlohmann::ordered_json::array();
+  for (const Tensor& t : v.items()) items.push_back(summary_json(t, count));
+  return {{"kind", "sequence"}, {"dtype", std::string(dtype_name(v.dtype()))}, {"items", items}};
+}
+
 }  // namespace nxrt::cli

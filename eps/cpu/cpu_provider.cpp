@@ -88,7 +88,7 @@ class RestoredPartition final : public CompiledPartition {
  public:
   RestoredPartition(std::unique_ptr<Model> model, std::unique_ptr<CompiledPartition> inner)
       : model_(std::move(model)), inner_(std::move(inner)) {}
-  Expected<std::vector<Tensor>> run(std::span<const Tensor> inputs) override { return inner_->run(inputs); }
+  Expected<std::vector<RuntimeValue>> run(std::span<const RuntimeValue> inputs) override { return inner_->run(inputs); }
   std::vector<std::string> describe() const override { return inner_->describe(); }
 
  private:

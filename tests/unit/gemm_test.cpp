@@ -224,7 +224,7 @@ TEST_CASE("MatMul, Gemm and Conv save packed weights and restore them from bytes
   }
   CHECK((*fresh)->describe() ==
         std::vector<std::string>{"matmul matmul-packed", "gemm gemm-packed", "conv conv-im2col-gemm-packed"});
-  const std::vector<Tensor> inputs = {model.x, model.img};
+  const std::vector<RuntimeValue> inputs = {model.x, model.img};
   auto want = (*fresh)->run(inputs);
   REQUIRE(want);
 
@@ -252,5 +252,5 @@ TEST_CASE("MatMul, Gemm and Conv save packed weights and restore them from bytes
   got = (*used)->run(inputs);
   REQUIRE(got);
   for (std::size_t i = 0; i < 3; ++i)
-    CHECK(compare_tensors((*got)[i], Tensor::empty(DType::kFloat32, (*want)[i].shape())).empty());
+    CHECK(compare_tensors((*got)[i], Tensor::empty(DType::kFloat32, (*want)[i].tensor().shape())).empty());
 }

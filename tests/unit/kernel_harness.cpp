@@ -90,14 +90,28 @@ Expected<std::vector<Tensor>> run_on_cpu(const NodeSpec& spec) {
   if (!m) return fail(ErrorCode::kUnclaimed, "declined", m.reason());
   auto compiled = ep->compile(b.partition);
   if (!compiled) return std::unexpected(compiled.error());
-  std::vector<Tensor> inputs;
+  std::vector<RuntimeValue> inputs;
   for (std::size_t i = 0; i < spec.inputs.size(); ++i)
     if (spec.inputs[i].defined() && !(i < spec.constant.size() && spec.constant[i]))
       inputs.push_back(spec.inputs[i]);
-  return (*compiled)->run(inputs);
+  auto outputs = (*compiled)->run(inputs);
+  if (!outputs) return std::unexpected(outputs.error());
+  std::vector<Tensor> tensors;
+  for (const RuntimeValue& v : *outputs) {
+    if (!v.is_tensor())
+      return fail(ErrorCode::kRuntime, fmt::format("the kernel returned a {} where a tensor was expected", v.describe()));
+    tensors.push_back(v.tensor());
+  }
+  return tensors;
 }
 
-std::string compare_tensors(const Tensor& actual, const Tensor& expected, double rtol, double atol) {
+std::string compare_tensors(const RuntimeValue& actual_value, const RuntimeValue& expected_value, double rtol,
+                            double atol) {
+  if (!actual_value.is_tensor() || !expected_value.is_tensor())
+    return fmt::format("compared a {} with a {}; only tensors compare here", actual_value.describe(),
+                       expected_value.describe());
+  const Tensor& actual = actual_value.tensor();
+  const Tensor& expected = expected_value.tensor();
   // The library's rule (float16/bfloat16, NaN, exact integers and strings included).
   const TensorDiff d = nxrt::compare_tensors(actual, expected, rtol, atol);
   if (d.ok) return {};

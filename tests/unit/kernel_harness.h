@@ -31,7 +31,8 @@ Expected<std::vector<Tensor>> run_on_cpu(const NodeSpec& spec);
 
 // Elementwise comparison with |a-b| <= atol + rtol*|b|; exact for non-float types.
 // Returns an empty string when equal, else a description of the first difference.
-std::string compare_tensors(const Tensor& actual, const Tensor& expected, double rtol = 1e-5,
+// Takes the values partitions and sessions return; both must hold tensors.
+std::string compare_tensors(const RuntimeValue& actual, const RuntimeValue& expected, double rtol = 1e-5,
                             double atol = 1e-6);
 
 // Runs a node that must succeed (the test fails with the rendered error otherwise) and

@@ -82,7 +82,7 @@ TEST_CASE("a cpu EPContext round trip gives the original outputs", "[lib][epcont
   REQUIRE(f.capable);
   auto compiled = f.ep->compile(f.partition);
   REQUIRE(compiled);
-  auto expected = (*compiled)->run(std::vector<Tensor>{kInput});
+  auto expected = (*compiled)->run(std::vector<RuntimeValue>{kInput});
   REQUIRE(expected);
   CHECK(compare_tensors((*expected)[0], Tensor::from_vector<float>({4}, {3, 2, 0, 0})) == "");
 
@@ -95,7 +95,7 @@ TEST_CASE("a cpu EPContext round trip gives the original outputs", "[lib][epcont
 
   auto restored = f.capable->load_context(*ctx, f.partition);
   REQUIRE(restored);
-  auto actual = (*restored)->run(std::vector<Tensor>{kInput});
+  auto actual = (*restored)->run(std::vector<RuntimeValue>{kInput});
   REQUIRE(actual);
   REQUIRE(actual->size() == 1);
   CHECK(compare_tensors((*actual)[0], (*expected)[0], 0, 0) == "");

@@ -52,7 +52,7 @@ TEST_CASE("KernelPartition runs a chain of cpu kernels", "[lib][kernel_partition
   auto kp = KernelPartition::build(chain.partition, cpu.registry(), "cpu", std::make_shared<SerialParallel>());
   REQUIRE(kp);
   const Tensor x = Tensor::from_vector<float>({4}, {-2, -0.5f, 0, 3});
-  auto out = (*kp)->run(std::vector<Tensor>{x});
+  auto out = (*kp)->run(std::vector<RuntimeValue>{x});
   REQUIRE(out);
   REQUIRE(out->size() == 1);
   // |-(relu(x))| == relu(x)
@@ -60,7 +60,7 @@ TEST_CASE("KernelPartition runs a chain of cpu kernels", "[lib][kernel_partition
   CHECK((*kp)->describe().size() == 3);
   CHECK((*kp)->describe()[0].rfind("relu ", 0) == 0);
 
-  auto wrong = (*kp)->run(std::vector<Tensor>{});
+  auto wrong = (*kp)->run(std::vector<RuntimeValue>{});
   REQUIRE_FALSE(wrong);
   CHECK(wrong.error().what == "partition expects 1 inputs, got 0");
 }
@@ -90,12 +90,12 @@ TEST_CASE("KernelPartition releases intermediates after their last reader, never
 
   const Tensor x1 = Tensor::from_vector<float>({4}, {-1, 2, -3, 4});
   const Tensor x2 = Tensor::from_vector<float>({4}, {5, -6, 7, -8});
-  auto first = (*kp)->run(std::vector<Tensor>{x1});
+  auto first = (*kp)->run(std::vector<RuntimeValue>{x1});
   REQUIRE(first);
-  const std::vector<Tensor> kept = *first;
-  auto again = (*kp)->run(std::vector<Tensor>{x1});
+  const std::vector<RuntimeValue> kept = *first;
+  auto again = (*kp)->run(std::vector<RuntimeValue>{x1});
   REQUIRE(again);
-  auto second = (*kp)->run(std::vector<Tensor>{x2});
+  auto second = (*kp)->run(std::vector<RuntimeValue>{x2});
   REQUIRE(second);
   // Identical results for identical inputs...
   CHECK(compare_tensors((*again)[0], kept[0]) == "");
@@ -105,11 +105,11 @@ TEST_CASE("KernelPartition releases intermediates after their last reader, never
   CHECK(compare_tensors(kept[1], Tensor::from_vector<float>({4}, {0, 2, 0, 4})) == "");
   CHECK(compare_tensors((*second)[0], Tensor::from_vector<float>({4}, {5, 0, 7, 0})) == "");
   CHECK(compare_tensors((*second)[1], Tensor::from_vector<float>({4}, {5, 0, 7, 0})) == "");
-  CHECK((*second)[0].storage() != kept[0].storage());
-  CHECK((*second)[1].storage() != kept[1].storage());
-  CHECK((*first)[0].view().data() != (*first)[1].view().data());
+  CHECK((*second)[0].tensor().storage() != kept[0].tensor().storage());
+  CHECK((*second)[1].tensor().storage() != kept[1].tensor().storage());
+  CHECK((*first)[0].tensor().view().data() != (*first)[1].tensor().view().data());
   // The outputs are owned by the caller alone: the partition kept no reference.
-  CHECK(kept[1].storage().use_count() == 2);  // `kept` and `*first`
+  CHECK(kept[1].tensor().storage().use_count() == 2);  // `kept` and `*first`
 }
 
 TEST_CASE("KernelPartition::build fails for a node the registry declines", "[lib][kernel_partition]") {

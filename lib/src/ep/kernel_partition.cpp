@@ -26,17 +26,18 @@ namespace {
 // The KernelContext of one step: reads and writes slots of the value table.
 class StepContext final : public KernelContext {
  public:
-  StepContext(const KernelPartition::Step& step, std::vector<Tensor>& slots, BufferPool& pool,
-              const Parallel& parallel)
-      : step_(step), slots_(slots), pool_(pool), parallel_(parallel) {}
+  StepContext(const KernelPartition::Step& step, std::vector<RuntimeValue>& slots,
+              BufferPool& pool, const std::shared_ptr<const Parallel>& parallel)
+      : step_(step), slots_(slots), pool_(pool), parallel_(parallel),
+        written_(step.outputs.size(), false) {}
 
   std::size_t input_count() const override { return step_.inputs.size(); }
   bool has_input(std::size_t i) const override {
     return i < step_.inputs.size() && step_.inputs[i] >= 0;
   }
-  const Tensor& input(std::size_t i) const override {
-    static const Tensor kNone;
-    return has_input(i) ? slots_[static_cast<std::size_t>(step_.inputs[i])] : kNone;
+  const RuntimeValue& value(std::size_t i) const override {
+    static const RuntimeValue kOmitted;
+    return has_input(i) ? slots_[static_cast<std::size_t>(step_.inputs[i])] : kOmitted;
   }
   std::size_t output_count() const override { return step_.outputs.size(); }
   bool wants_output(std::size_t i) const override {
@@ -53,16 +54,21 @@ class StepContext final : public KernelContext {
     set_output(i, t);
     return t;
   }
-  void set_output(std::size_t i, Tensor tensor) override {
-    if (wants_output(i)) slots_[static_cast<std::size_t>(step_.outputs[i])] = std::move(tensor);
+  void set_output_value(std::size_t i, RuntimeValue value) override {
+    if (!wants_output(i)) return;
+    slots_[static_cast<std::size_t>(step_.outputs[i])] = std::move(value);
+    written_[i] = true;
   }
-  const Parallel& parallel() const override { return parallel_; }
+  const Parallel& parallel() const override { return *parallel_; }
+  std::shared_ptr<const Parallel> shared_parallel() const override { return parallel_; }
+  bool written(std::size_t i) const { return written_[i]; }
 
  private:
   const KernelPartition::Step& step_;
-  std::vector<Tensor>& slots_;
+  std::vector<RuntimeValue>& slots_;
   BufferPool& pool_;
-  const Parallel& parallel_;
+  const std::shared_ptr<const Parallel>& parallel_;
+  std::vector<bool> written_;
 };
 
 }  // namespace
@@ -91,7 +97,9 @@ Expected<std::unique_ptr<KernelPartition>> KernelPartition::build(
   for (NodeId id : partition.nodes) {
     const Node& node = graph.node(id);
     Step step{&node, nullptr, {}, {}, {}};
-    for (ValueId v : node.inputs) {
+    std::vector<ValueId> reads = node.inputs;
+    reads.insert(reads.end(), node.implicit_inputs.begin(), node.implicit_inputs.end());
+    for (ValueId v : reads) {
       if (v == kNoValue) {
         step.inputs.push_back(-1);
         continue;
@@ -137,30 +145,30 @@ Expected<std::unique_ptr<KernelPartition>> KernelPartition::build(
   return kp;
 }
 
-Expected<std::vector<Tensor>> KernelPartition::run(std::span<const Tensor> inputs) {
+Expected<std::vector<RuntimeValue>> KernelPartition::run(std::span<const RuntimeValue> inputs) {
   State& st = *state_;
   if (inputs.size() != st.input_slots.size())
     return fail(ErrorCode::kRuntime, fmt::format("partition expects {} inputs, got {}",
                                                  st.input_slots.size(), inputs.size()));
-  std::vector<Tensor> slots(st.slot_count);
+  std::vector<RuntimeValue> slots(st.slot_count);
   for (std::size_t i = 0; i < inputs.size(); ++i) slots[static_cast<std::size_t>(st.input_slots[i])] = inputs[i];
   for (const auto& [s, t] : st.constants) slots[static_cast<std::size_t>(s)] = t;
 
   for (const Step& step : st.steps) {
-    StepContext ctx(step, slots, *st.pool, *st.parallel);
+    StepContext ctx(step, slots, *st.pool, st.parallel);
     if (auto r = step.kernel->compute(ctx); !r)
       return forward_error(std::move(r), fmt::format("running {} on the {} EP", step.node->describe(), st.ep_name));
     for (std::size_t o = 0; o < step.outputs.size(); ++o) {
       const int s = step.outputs[o];
-      if (s >= 0 && !slots[static_cast<std::size_t>(s)].defined())
+      if (s >= 0 && !ctx.written(o))
         return fail(ErrorCode::kRuntime,
                     fmt::format("{} produced no value for its output {}", step.node->describe(), o),
                     fmt::format("the {} kernel '{}' did not set it", st.ep_name, step.kernel->variant()),
                     "report this as a bug in the kernel");
     }
-    for (int s : step.release) slots[static_cast<std::size_t>(s)] = Tensor();
+    for (int s : step.release) slots[static_cast<std::size_t>(s)] = RuntimeValue();
   }
-  std::vector<Tensor> outputs;
+  std::vector<RuntimeValue> outputs;
   outputs.reserve(st.output_slots.size());
   for (int s : st.output_slots) outputs.push_back(slots[static_cast<std::size_t>(s)]);
   return outputs;

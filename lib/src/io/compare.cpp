@@ -35,6 +35,43 @@ float half_to_float(uint16_t h) {
 
 float bfloat16_to_float(uint16_t bits) { return std::bit_cast<float>(static_cast<uint32_t>(bits) << 16); }
 
+TensorDiff compare_values(const RuntimeValue& actual, const RuntimeValue& expected, double rtol, double atol) {
+  TensorDiff d;
+  if (actual.kind() != expected.kind()) {
+    d.ok = false;
+    d.problem = fmt::format("{} where {} was expected", actual.describe(), expected.describe());
+    return d;
+  }
+  if (actual.is_none()) return d;
+  if (actual.is_tensor()) return compare_tensors(actual.tensor(), expected.tensor(), rtol, atol);
+  const auto& got = actual.items();
+  const auto& want = expected.items();
+  if (got.size() != want.size()) {
+    d.ok = false;
+    d.problem = fmt::format("a sequence of {} tensors where {} were expected", got.size(), want.size());
+    return d;
+  }
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    const TensorDiff item = compare_tensors(got[i], want[i], rtol, atol);
+    if (!item.problem.empty()) {
+      d.ok = false;
+      d.problem = fmt::format("sequence item {}: {}", i, item.problem);
+      return d;
+    }
+    if (d.mismatches == 0 && item.mismatches > 0) {
+      d.first_mismatch = d.elements + item.first_mismatch;
+      d.actual_at_first = item.actual_at_first;
+      d.expected_at_first = item.expected_at_first;
+    }
+    d.ok &= item.ok;
+    d.elements += item.elements;
+    d.mismatches += item.mismatches;
+    d.max_abs = std::max(d.max_abs, item.max_abs);
+    d.max_rel = std::max(d.max_rel, item.max_rel);
+  }
+  return d;
+}
+
 double element_as_double(const TensorView& v, int64_t i) {
   switch (v.dtype) {
     case DType::kFloat32: return v.data_as<float>()[i];

@@ -2,6 +2,7 @@
 #include "nxrt/io/tensor_file.h"
 
 #include <fmt/format.h>
+#include <onnx/onnx-data_pb.h>
 #include <onnx/onnx_pb.h>
 
 #include <random>
@@ -46,6 +47,98 @@ Expected<void> write_tensor_file(const std::filesystem::path& path, const Tensor
   tensor_to_proto(tensor, proto);
   proto.set_name(name);
   const std::string bytes = proto.SerializeAsString();
+  return write_file_atomically(path, std::as_bytes(std::span(bytes.data(), bytes.size())));
+}
+
+namespace {
+
+// Parses a whole .pb file into `proto`; `what` names the message for the error.
+Expected<void> parse_pb_file(const std::filesystem::path& path, google::protobuf::MessageLite& proto,
+                             std::string_view what) {
+  auto file = MappedFile::open(path);
+  if (!file) return std::unexpected(file.error());
+  if ((*file)->size() > static_cast<std::size_t>(INT32_MAX) ||
+      !proto.ParseFromArray((*file)->data(), static_cast<int>((*file)->size())))
+    return fail(ErrorCode::kInvalidInput, fmt::format("'{}' is not a valid {} file", path.string(), what),
+                "the protobuf could not be parsed", fmt::format("write the file as a serialized onnx.{}", what));
+  return {};
+}
+
+// The same bits read as bfloat16 when the file says uint16 and the model bfloat16.
+Tensor as_declared(Tensor t, const ValueType& type) {
+  if (t.dtype() != DType::kUInt16 || type.dtype != DType::kBFloat16) return t;
+  return Tensor(t.storage(), DType::kBFloat16, t.shape(), t.view().byte_offset);
+}
+
+Expected<Tensor> tensor_for(const onnx::TensorProto& proto, const ValueType& type, const std::string& where) {
+  auto t = tensor_from_proto(proto, where);
+  if (!t) return t;
+  return as_declared(std::move(*t), type);
+}
+
+Expected<RuntimeValue> sequence_from_proto(const onnx::SequenceProto& proto, const ValueType& type,
+                                           const std::string& where) {
+  if (proto.elem_type() != onnx::SequenceProto::TENSOR && proto.elem_type() != onnx::SequenceProto::UNDEFINED)
+    return fail(ErrorCode::kInvalidInput,
+                fmt::format("{} holds a sequence of {}; nxrt reads sequences of tensors", where,
+                            onnx::SequenceProto::DataType_Name(
+                                static_cast<onnx::SequenceProto::DataType>(proto.elem_type()))));
+  std::vector<Tensor> items;
+  for (int i = 0; i < proto.tensor_values_size(); ++i) {
+    auto t = tensor_for(proto.tensor_values(i), type, fmt::format("{} item {}", where, i));
+    if (!t) return std::unexpected(t.error());
+    items.push_back(std::move(*t));
+  }
+  const DType element = items.empty() ? type.dtype : items.front().dtype();
+  return RuntimeValue::sequence(element, std::move(items));
+}
+
+}  // namespace
+
+Expected<RuntimeValue> read_value_file(const std::filesystem::path& path, const ValueType& type, std::string* name) {
+  using K = ValueType::Kind;
+  const std::string where = fmt::format("file '{}'", path.string());
+  const K kind = type.kind == K::kOptional ? type.optional_of : type.kind;
+  if (path.extension() == ".pb" && type.kind == K::kOptional) {
+    onnx::OptionalProto proto;
+    if (auto r = parse_pb_file(path, proto, "OptionalProto"); !r) return std::unexpected(r.error());
+    if (name) *name = proto.name();
+    if (proto.has_tensor_value()) {
+      auto t = tensor_for(proto.tensor_value(), type, where);
+      if (!t) return std::unexpected(t.error());
+      return RuntimeValue(std::move(*t));
+    }
+    if (proto.has_sequence_value()) return sequence_from_proto(proto.sequence_value(), type, where);
+    return RuntimeValue::none();
+  }
+  if (path.extension() == ".pb" && kind == K::kSequence) {
+    onnx::SequenceProto proto;
+    if (auto r = parse_pb_file(path, proto, "SequenceProto"); !r) return std::unexpected(r.error());
+    if (name) *name = proto.name();
+    return sequence_from_proto(proto, type, where);
+  }
+  auto t = read_tensor_file(path, name);
+  if (!t) return std::unexpected(t.error());
+  return RuntimeValue(as_declared(std::move(*t), type));
+}
+
+Expected<void> write_value_file(const std::filesystem::path& path, const RuntimeValue& value, const std::string& name) {
+  if (value.is_tensor()) return write_tensor_file(path, value.tensor(), name);
+  if (path.extension() != ".pb")
+    return fail(ErrorCode::kUsage,
+                fmt::format("cannot write '{}': a {} is written as a .pb file", path.string(), value.describe()));
+  std::string bytes;
+  if (value.is_sequence()) {
+    onnx::SequenceProto proto;
+    proto.set_name(name);
+    proto.set_elem_type(onnx::SequenceProto::TENSOR);
+    for (const Tensor& item : value.items()) tensor_to_proto(item, *proto.add_tensor_values());
+    bytes = proto.SerializeAsString();
+  } else {
+    onnx::OptionalProto proto;
+    proto.set_name(name);
+    bytes = proto.SerializeAsString();
+  }
   return write_file_atomically(path, std::as_bytes(std::span(bytes.data(), bytes.size())));
 }
 

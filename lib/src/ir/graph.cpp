@@ -29,7 +29,9 @@ std::string ValueType::to_string() const {
   std::string base(dtype_name(dtype));
   switch (kind) {
     case Kind::kSequence: return fmt::format("seq({})", base);
-    case Kind::kOptional: return fmt::format("optional({})", base);
+    case Kind::kOptional:
+      return optional_of == Kind::kSequence ? fmt::format("optional(seq({}))", base)
+                                            : fmt::format("optional({})", base);
     case Kind::kMap: return "map";
     case Kind::kUnknown: return "?";
     case Kind::kTensor: break;
@@ -72,8 +74,9 @@ void Graph::rebuild_links() {
     v.consumers.clear();
   }
   for (const auto& n : nodes) {
-    for (ValueId in : n.inputs)
-      if (in != kNoValue) value(in).consumers.push_back(n.id);
+    for (const auto* reads : {&n.inputs, &n.implicit_inputs})
+      for (ValueId in : *reads)
+        if (in != kNoValue) value(in).consumers.push_back(n.id);
     for (ValueId out : n.outputs)
       if (out != kNoValue) value(out).producer = n.id;
   }

@@ -26,28 +26,48 @@ ValueType convert_type(const onnx::TypeProto& type) {
     vt.kind = ValueType::Kind::kSequence;
     const auto& elem = type.sequence_type().elem_type();
     if (elem.has_tensor_type()) vt.dtype = tensor_type(elem.tensor_type()).dtype;
+    else vt.kind = ValueType::Kind::kUnknown;  // sequences of maps or sequences
     return vt;
   }
   if (type.has_optional_type()) {
+    const ValueType inner = convert_type(type.optional_type().elem_type());
+    if (inner.kind != ValueType::Kind::kTensor && inner.kind != ValueType::Kind::kSequence) return inner;
     vt.kind = ValueType::Kind::kOptional;
-    const auto& elem = type.optional_type().elem_type();
-    if (elem.has_tensor_type()) vt.dtype = tensor_type(elem.tensor_type()).dtype;
+    vt.optional_of = inner.kind;
+    vt.dtype = inner.dtype;
     return vt;
   }
   vt.kind = type.has_map_type() ? ValueType::Kind::kMap : ValueType::Kind::kUnknown;
   return vt;
 }
 
-void type_to_proto(const ValueType& type, onnx::TypeProto& proto) {
-  auto* t = proto.mutable_tensor_type();
-  t->set_elem_type(static_cast<int32_t>(type.dtype));
+namespace {
+
+void tensor_type_to_proto(const ValueType& type, onnx::TypeProto::Tensor& t) {
+  t.set_elem_type(static_cast<int32_t>(type.dtype));
   if (!type.shape) return;
-  auto* shape = t->mutable_shape();
+  auto* shape = t.mutable_shape();
   for (const Dim& d : *type.shape) {
     auto* dim = shape->add_dim();
     if (d.known()) dim->set_dim_value(d.size);
     else if (!d.symbol.empty()) dim->set_dim_param(d.symbol);
   }
+}
+
+void kind_to_proto(ValueType::Kind kind, const ValueType& type, onnx::TypeProto& proto) {
+  if (kind == ValueType::Kind::kSequence)
+    tensor_type_to_proto(type, *proto.mutable_sequence_type()->mutable_elem_type()->mutable_tensor_type());
+  else
+    tensor_type_to_proto(type, *proto.mutable_tensor_type());
+}
+
+}  // namespace
+
+void type_to_proto(const ValueType& type, onnx::TypeProto& proto) {
+  if (type.kind == ValueType::Kind::kOptional)
+    kind_to_proto(type.optional_of, type, *proto.mutable_optional_type()->mutable_elem_type());
+  else
+    kind_to_proto(type.kind, type, proto);
 }
 
 }  // namespace nxrt

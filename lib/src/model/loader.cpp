@@ -79,8 +79,9 @@ Expected<void> sort_topologically(Graph& g, LoadState& st) {
   std::vector<std::vector<NodeId>> users(n);
   for (const Node& node : g.nodes) {
     std::set<NodeId> deps;
-    for (ValueId v : node.inputs)
-      if (v != kNoValue && g.value(v).producer >= 0) deps.insert(g.value(v).producer);
+    for (const auto* reads : {&node.inputs, &node.implicit_inputs})
+      for (ValueId v : *reads)
+        if (v != kNoValue && g.value(v).producer >= 0) deps.insert(g.value(v).producer);
     for (NodeId d : deps) users[static_cast<std::size_t>(d)].push_back(node.id);
     pending[static_cast<std::size_t>(node.id)] = static_cast<int>(deps.size());
   }
@@ -202,6 +203,14 @@ Expected<void> convert_graph(const onnx::GraphProto& gp, Graph& graph, LoadState
       if (!a) return std::unexpected(a.error());
       node.attributes.set(ap.name(), std::move(*a));
     }
+    // What the node's subgraphs read from outside become its implicit inputs; a name
+    // defined further out is interned here too, so this graph passes it along.
+    std::set<std::string> outer_names;
+    for (const auto& [name, attr] : node.attributes.all())
+      if (const auto* sub = std::get_if<std::shared_ptr<const Graph>>(&attr.value))
+        for (const Value& v : (*sub)->values)
+          if (v.is_outer_scope) outer_names.insert(v.name);
+    for (const auto& name : outer_names) node.implicit_inputs.push_back(g->intern_value(name));
   }
 
   // Every input must come from somewhere: a node, a graph input, an initializer or an

@@ -29,7 +29,9 @@ Expected<std::string> partition_to_onnx(const Partition& partition) {
     if (auto r = node_to_proto(g, n, *gp->add_node()); !r) return std::unexpected(r.error());
     for (ValueId v : n.outputs)
       if (v != kNoValue) members_out.insert(v);
-    for (ValueId v : n.inputs) {
+    std::vector<ValueId> reads = n.inputs;
+    reads.insert(reads.end(), n.implicit_inputs.begin(), n.implicit_inputs.end());
+    for (ValueId v : reads) {
       if (v == kNoValue) continue;
       const Value& val = g.value(v);
       if (!val.initializer || val.is_graph_input || !written_constants.insert(v).second) continue;

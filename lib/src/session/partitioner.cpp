@@ -44,7 +44,10 @@ void compute_boundary(const Graph& graph, Partition& p) {
   p.inputs.clear();
   p.outputs.clear();
   for (NodeId id : p.nodes) {
-    for (ValueId v : graph.node(id).inputs) {
+    const Node& node = graph.node(id);
+    std::vector<ValueId> reads = node.inputs;
+    reads.insert(reads.end(), node.implicit_inputs.begin(), node.implicit_inputs.end());
+    for (ValueId v : reads) {
       if (v == kNoValue) continue;
       const Value& val = graph.value(v);
       if (val.initializer && !val.is_graph_input) continue;  // the partition owns constants
@@ -72,9 +75,10 @@ std::vector<Partition> make_partitions(const Graph& graph, const std::vector<std
   for (const Node& node : graph.nodes) {
     const std::string& ep = placement[static_cast<std::size_t>(node.id)];
     std::set<int> pred_groups;
-    for (ValueId v : node.inputs)
-      if (v != kNoValue && graph.value(v).producer >= 0)
-        if (int g = group_of[static_cast<std::size_t>(graph.value(v).producer)]; g >= 0) pred_groups.insert(g);
+    for (const auto* reads : {&node.inputs, &node.implicit_inputs})
+      for (ValueId v : *reads)
+        if (v != kNoValue && graph.value(v).producer >= 0)
+          if (int g = group_of[static_cast<std::size_t>(graph.value(v).producer)]; g >= 0) pred_groups.insert(g);
 
     // Joining G adds edges H -> G for every predecessor group H; that closes a cycle
     // exactly when G already reaches one of them.

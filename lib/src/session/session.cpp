@@ -19,14 +19,14 @@ double ms_since(Clock::time_point t0) {
 }
 
 // Checks a fed tensor against the input's declared type: dtype, rank and static dims.
-Expected<void> check_input(const Value& v, const Tensor& t) {
+Expected<void> check_tensor_input(const Value& v, const Tensor& t) {
   const ValueType& type = v.type;
   if (type.dtype != DType::kUndefined && t.dtype() != type.dtype)
     return fail(ErrorCode::kInvalidInput,
                 fmt::format("input '{}' is {}, the model expects {}", v.name, dtype_name(t.dtype()),
                             dtype_name(type.dtype)),
                 {}, fmt::format("give '{}' a tensor of type {}", v.name, dtype_name(type.dtype)));
-  if (!type.shape) return {};
+  if (!type.shape || type.kind != ValueType::Kind::kTensor) return {};
   const auto& dims = *type.shape;
   bool ok = dims.size() == t.shape().size();
   for (std::size_t i = 0; ok && i < dims.size(); ++i) ok = !dims[i].known() || dims[i].size == t.shape()[i];
@@ -36,6 +36,85 @@ Expected<void> check_input(const Value& v, const Tensor& t) {
                             type.to_string()),
                 {}, "feed a tensor of the declared shape (symbolic dimensions may take any size)");
   return {};
+}
+
+// The kind of value the declared type admits: optionals admit none or their content.
+bool kind_fits(const ValueType& type, RuntimeValue::Kind kind) {
+  using K = ValueType::Kind;
+  switch (type.kind) {
+    case K::kTensor: return kind == RuntimeValue::Kind::kTensor;
+    case K::kSequence: return kind == RuntimeValue::Kind::kSequence;
+    case K::kOptional:
+      return kind == RuntimeValue::Kind::kNone ||
+             kind == (type.optional_of == K::kSequence ? RuntimeValue::Kind::kSequence
+                                                       : RuntimeValue::Kind::kTensor);
+    case K::kMap:
+    case K::kUnknown: break;
+  }
+  return false;
+}
+
+Expected<void> check_input(const Value& v, const RuntimeValue& value) {
+  if (!kind_fits(v.type, value.kind()))
+    return fail(ErrorCode::kInvalidInput,
+                fmt::format("input '{}' is a {}, the model expects {}", v.name, value.describe(), v.type.to_string()),
+                {}, fmt::format("give '{}' a value of type {}", v.name, v.type.to_string()));
+  if (value.is_tensor()) return check_tensor_input(v, value.tensor());
+  if (value.is_sequence())
+    for (const Tensor& item : value.items())
+      if (auto r = check_tensor_input(v, item); !r) return r;
+  return {};
+}
+
+// `value` with its tensors in the EP's memory (a copy when they are elsewhere).
+Expected<RuntimeValue> to_device(const RuntimeValue& value, ExecutionProvider& ep) {
+  auto move = [&](const Tensor& t) -> Expected<Tensor> {
+    if (!t.defined() || t.device() == ep.info().device) return t;
+    auto moved = ep.allocate(t.dtype(), t.shape());
+    if (!moved) return std::unexpected(moved.error());
+    if (auto r = ep.copy(t.view(), moved->mut()); !r) return std::unexpected(r.error());
+    return *moved;
+  };
+  if (value.is_tensor()) {
+    auto t = move(value.tensor());
+    if (!t) return std::unexpected(t.error());
+    return RuntimeValue(std::move(*t));
+  }
+  if (value.is_sequence()) {
+    std::vector<Tensor> items;
+    for (const Tensor& item : value.items()) {
+      auto t = move(item);
+      if (!t) return std::unexpected(t.error());
+      items.push_back(std::move(*t));
+    }
+    return RuntimeValue::sequence(value.dtype(), std::move(items));
+  }
+  return value;
+}
+
+// `value` with its tensors in host memory, copied by `ep` (the EP that produced it).
+Expected<RuntimeValue> to_host(const RuntimeValue& value, ExecutionProvider& ep) {
+  auto move = [&](const Tensor& t) -> Expected<Tensor> {
+    if (!t.defined() || t.device().is_host()) return t;
+    Tensor host = Tensor::empty(t.dtype(), t.shape());
+    if (auto r = ep.copy(t.view(), host.mut()); !r) return std::unexpected(r.error());
+    return host;
+  };
+  if (value.is_tensor()) {
+    auto t = move(value.tensor());
+    if (!t) return std::unexpected(t.error());
+    return RuntimeValue(std::move(*t));
+  }
+  if (value.is_sequence()) {
+    std::vector<Tensor> items;
+    for (const Tensor& item : value.items()) {
+      auto t = move(item);
+      if (!t) return std::unexpected(t.error());
+      items.push_back(std::move(*t));
+    }
+    return RuntimeValue::sequence(value.dtype(), std::move(items));
+  }
+  return value;
 }
 
 }  // namespace
@@ -138,13 +217,13 @@ std::vector<const Value*> Session::required_inputs() const {
   return out;
 }
 
-Expected<void> Session::check_inputs(const std::map<std::string, Tensor>& inputs) const {
+Expected<void> Session::check_inputs(const std::map<std::string, RuntimeValue>& inputs) const {
   const Graph& g = *analysis_.model.graph;
   for (const Value* v : required_inputs())
     if (!inputs.contains(v->name))
       return fail(ErrorCode::kUsage, fmt::format("input '{}' ({}) was not given", v->name, v->type.to_string()), {},
                   fmt::format("pass --input {}=FILE.npy (or =random)", v->name));
-  for (const auto& [name, tensor] : inputs) {
+  for (const auto& [name, value] : inputs) {
     auto id = g.find_value(name);
     if (!id || !g.value(*id).is_graph_input) {
       std::vector<std::string> names;
@@ -152,41 +231,45 @@ Expected<void> Session::check_inputs(const std::map<std::string, Tensor>& inputs
       return fail(ErrorCode::kUsage, fmt::format("'{}' is not an input of the model", name), {},
                   fmt::format("the inputs are: {}", fmt::join(names, ", ")));
     }
-    if (auto r = check_input(g.value(*id), tensor); !r) return r;
+    if (auto r = check_input(g.value(*id), value); !r) return r;
   }
   return {};
 }
 
-Expected<std::map<std::string, Tensor>> Session::run(const std::map<std::string, Tensor>& inputs) {
+Expected<std::map<std::string, RuntimeValue>> Session::run(const std::map<std::string, RuntimeValue>& inputs) {
   if (auto r = check_inputs(inputs); !r) return std::unexpected(r.error());
   const Graph& g = *analysis_.model.graph;
   const ClaimsReport& report = analysis_.report;
-  std::vector<Tensor> values(g.values.size());
-  for (const auto& [name, tensor] : inputs) values[static_cast<std::size_t>(*g.find_value(name))] = tensor;
-  // Graph inputs left out fall back to their initializer defaults.
-  for (ValueId v : g.inputs) {
+  std::vector<RuntimeValue> values(g.values.size());
+  std::vector<bool> known(g.values.size(), false);
+  auto set = [&](ValueId v, RuntimeValue value) {
+    values[static_cast<std::size_t>(v)] = std::move(value);
+    known[static_cast<std::size_t>(v)] = true;
+  };
+  for (const auto& [name, value] : inputs) set(*g.find_value(name), value);
+  // Graph inputs left out, and outputs that are initializers, take the initializer's value.
+  auto initializer_default = [&](ValueId v) -> Expected<void> {
     const Value& val = g.value(v);
-    if (!values[static_cast<std::size_t>(v)].defined() && val.initializer) {
-      auto t = val.initializer->materialize();
-      if (!t) return std::unexpected(t.error());
-      values[static_cast<std::size_t>(v)] = *t;
-    }
+    if (known[static_cast<std::size_t>(v)] || !val.initializer) return {};
+    auto t = val.initializer->materialize();
+    if (!t) return std::unexpected(t.error());
+    set(v, std::move(*t));
+    return {};
+  };
+  for (ValueId v : g.inputs) {
+    if (auto r = initializer_default(v); !r) return std::unexpected(r.error());
+    if (!known[static_cast<std::size_t>(v)]) set(v, RuntimeValue::none());  // an optional left out
   }
+
   partition_us_.assign(report.partitions.size(), 0);
   for (const Partition& p : report.partitions) {
     ExecutionProvider* ep = analysis_.eps.find(p.ep);
-    const DeviceId device = ep->info().device;
-    std::vector<Tensor> args;
+    std::vector<RuntimeValue> args;
     args.reserve(p.inputs.size());
     for (ValueId v : p.inputs) {
-      Tensor t = values[static_cast<std::size_t>(v)];
-      if (t.defined() && t.device() != device) {  // copy across devices at the boundary
-        auto moved = ep->allocate(t.dtype(), t.shape());
-        if (!moved) return std::unexpected(moved.error());
-        if (auto r = ep->copy(t.view(), moved->mut()); !r) return std::unexpected(r.error());
-        t = *moved;
-      }
-      args.push_back(std::move(t));
+      auto arg = to_device(values[static_cast<std::size_t>(v)], *ep);
+      if (!arg) return std::unexpected(arg.error());
+      args.push_back(std::move(*arg));
     }
     const auto t0 = Clock::now();
     auto outputs = compiled_[static_cast<std::size_t>(p.index)]->run(args);
@@ -196,29 +279,26 @@ Expected<std::map<std::string, Tensor>> Session::run(const std::map<std::string,
       return fail(ErrorCode::kRuntime,
                   fmt::format("partition '{}' on the {} EP returned {} outputs, expected {}", p.name, p.ep,
                               outputs->size(), p.outputs.size()));
-    for (std::size_t i = 0; i < p.outputs.size(); ++i)
-      values[static_cast<std::size_t>(p.outputs[i])] = std::move((*outputs)[i]);
-    for (std::size_t v : release_after_[static_cast<std::size_t>(p.index)]) values[v] = Tensor();
+    for (std::size_t i = 0; i < p.outputs.size(); ++i) set(p.outputs[i], std::move((*outputs)[i]));
+    for (std::size_t v : release_after_[static_cast<std::size_t>(p.index)]) values[v] = RuntimeValue();
   }
-  std::map<std::string, Tensor> result;
+  std::map<std::string, RuntimeValue> result;
   for (ValueId v : g.outputs) {
     const Value& val = g.value(v);
-    Tensor t = values[static_cast<std::size_t>(v)];
-    if (!t.defined() && val.initializer) {
-      auto m = val.initializer->materialize();
-      if (!m) return std::unexpected(m.error());
-      t = *m;
-    }
-    if (!t.defined())
+    if (auto r = initializer_default(v); !r) return std::unexpected(r.error());
+    if (!known[static_cast<std::size_t>(v)])
       return fail(ErrorCode::kRuntime, fmt::format("graph output '{}' was not computed", val.name));
-    if (!t.device().is_host()) {
-      Tensor host = Tensor::empty(t.dtype(), t.shape());
-      ExecutionProvider* ep = analysis_.eps.find(report.partitions[static_cast<std::size_t>(
-          report.nodes[static_cast<std::size_t>(val.producer)].partition)].ep);
-      if (auto r = ep->copy(t.view(), host.mut()); !r) return std::unexpected(r.error());
-      t = host;
+    ExecutionProvider* producer_ep =
+        val.producer < 0 ? nullptr
+                         : analysis_.eps.find(report.partitions[static_cast<std::size_t>(
+                                  report.nodes[static_cast<std::size_t>(val.producer)].partition)].ep);
+    RuntimeValue out = values[static_cast<std::size_t>(v)];
+    if (producer_ep) {
+      auto host = to_host(out, *producer_ep);
+      if (!host) return std::unexpected(host.error());
+      out = std::move(*host);
     }
-    result[val.name] = std::move(t);
+    result[val.name] = std::move(out);
   }
   return result;
 }

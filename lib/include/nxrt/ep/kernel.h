@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "nxrt/ep/error.h"
+#include "nxrt/ep/runtime_value.h"
 #include "nxrt/ep/tensor.h"
 #include "nxrt/ep/weight.h"
 #include "nxrt/ir/graph.h"
@@ -97,21 +99,28 @@ class SerialParallel final : public Parallel {
 };
 
 // What a kernel sees while running: its inputs and a way to get its outputs.
+// Inputs are the node's own, then its implicit inputs (Node::implicit_inputs).
 class KernelContext {
  public:
   virtual ~KernelContext() = default;
   virtual std::size_t input_count() const = 0;
   // True when input i was given (optional inputs may be omitted).
   virtual bool has_input(std::size_t i) const = 0;
-  virtual const Tensor& input(std::size_t i) const = 0;
+  // Input i of any kind (tensor, sequence, empty optional); kNone when omitted.
+  virtual const RuntimeValue& value(std::size_t i) const = 0;
+  // Input i as a tensor; only for inputs the claim checked to be tensors.
+  const Tensor& input(std::size_t i) const { return value(i).tensor(); }
   virtual std::size_t output_count() const = 0;
   // False when the model does not use output i (optional outputs).
   virtual bool wants_output(std::size_t i) const = 0;
   // Allocates output i (from the executor's pool; contents undefined, not zeroed).
   virtual Expected<Tensor> output(std::size_t i, DType dtype, Shape shape) = 0;
-  // ViewOutput: output i is `tensor` itself, typically an input reshaped without a copy.
-  virtual void set_output(std::size_t i, Tensor tensor) = 0;
+  // Output i is `value` itself: a view of an input without a copy, a sequence, a none.
+  virtual void set_output_value(std::size_t i, RuntimeValue value) = 0;
+  void set_output(std::size_t i, Tensor tensor) { set_output_value(i, std::move(tensor)); }
   virtual const Parallel& parallel() const = 0;
+  // The same Parallel, shared, for kernels that build nested runners (If, Loop, Scan).
+  virtual std::shared_ptr<const Parallel> shared_parallel() const = 0;
 };
 
 class Kernel {

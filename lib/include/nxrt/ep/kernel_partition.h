@@ -25,7 +25,7 @@ class KernelPartition final : public CompiledPartition {
                                                           const PackedStates& packed = {});
   ~KernelPartition() override;
 
-  Expected<std::vector<Tensor>> run(std::span<const Tensor> inputs) override;
+  Expected<std::vector<RuntimeValue>> run(std::span<const RuntimeValue> inputs) override;
   std::vector<std::string> describe() const override;
   // Each node's kernel, in partition order (for saving packed state).
   struct Step;

@@ -54,7 +54,7 @@ struct Partition {
 class CompiledPartition {
  public:
   virtual ~CompiledPartition() = default;
-  virtual Expected<std::vector<Tensor>> run(std::span<const Tensor> inputs) = 0;
+  virtual Expected<std::vector<RuntimeValue>> run(std::span<const RuntimeValue> inputs) = 0;
   // One line per kernel or fused group: "node 'Conv_0' gemm-packed", for --profile.
   virtual std::vector<std::string> describe() const { return {}; }
 };

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 
+#include "nxrt/ep/runtime_value.h"
 #include "nxrt/ep/tensor.h"
 
 namespace nxrt {
@@ -26,6 +27,11 @@ struct TensorDiff {
 
 TensorDiff compare_tensors(const Tensor& actual, const Tensor& expected, double rtol = kDefaultRtol,
                            double atol = kDefaultAtol);
+
+// The same rule over values: sequences item by item (element counts and flat indices run
+// across the items), and an empty optional equals only an empty optional.
+TensorDiff compare_values(const RuntimeValue& actual, const RuntimeValue& expected, double rtol = kDefaultRtol,
+                          double atol = kDefaultAtol);
 
 // Element i of a contiguous numeric view as double (float16, bfloat16 and bool included);
 // NaN for strings and other non-numeric types.

@@ -35,8 +35,11 @@ struct Dim {
 struct ValueType {
   enum class Kind { kTensor, kSequence, kOptional, kMap, kUnknown };
   Kind kind = Kind::kTensor;
+  // The tensor's element type; for a sequence or optional, that of the tensors inside.
   DType dtype = DType::kUndefined;
-  std::optional<std::vector<Dim>> shape;  // nullopt: rank unknown
+  // For kOptional: whether it holds a tensor or a sequence (kTensor or kSequence).
+  Kind optional_of = Kind::kTensor;
+  std::optional<std::vector<Dim>> shape;  // nullopt: rank unknown; tensors only
 
   bool has_static_shape() const;
   std::optional<Shape> static_shape() const;
@@ -62,6 +65,9 @@ struct Node {
   int64_t opset = 0;    // the model's import for this node's domain
   std::vector<ValueId> inputs;   // kNoValue for omitted optional inputs
   std::vector<ValueId> outputs;  // kNoValue for omitted optional outputs
+  // Values of this graph that the node's subgraphs (If, Loop, Scan) read from outer scope,
+  // in name order: dependencies like inputs, passed to the kernel after the inputs.
+  std::vector<ValueId> implicit_inputs;
   AttributeMap attributes;
 
   // "'Conv_3' (ai.onnx::Conv, opset 17)": how messages name a node.

@@ -50,14 +50,14 @@ class Session {
   // Graph inputs the caller must feed (initializer defaults excluded), in model order.
   std::vector<const Value*> required_inputs() const;
   // Runs the model; inputs by graph-input name. Returns the graph outputs by name.
-  Expected<std::map<std::string, Tensor>> run(const std::map<std::string, Tensor>& inputs);
+  Expected<std::map<std::string, RuntimeValue>> run(const std::map<std::string, RuntimeValue>& inputs);
 
   // Per-partition time of the last run, in microseconds (for --profile).
   const std::vector<double>& last_partition_us() const { return partition_us_; }
 
  private:
   Session() = default;
-  Expected<void> check_inputs(const std::map<std::string, Tensor>& inputs) const;
+  Expected<void> check_inputs(const std::map<std::string, RuntimeValue>& inputs) const;
 
   Analysis analysis_;
   std::vector<std::unique_ptr<CompiledPartition>> compiled_;

@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# Runs the ONNX backend test suite (Debian's libonnx-testdata) through `nxrt run --test-dir`,
+# one process per case with a time limit, and writes a TSV: case, status, seconds, message.
+#
+#   scripts/conformance.sh [options] [DATA_DIR]
+#     --ep LIST          EPs in priority order (default: cpu)
+#     --out FILE         the TSV (default: $NXRT_BUILD_DIR/conformance-<ep>.tsv)
+#     --check FILE       ratchet: fail when a case listed in FILE does not pass
+#     --update FILE      write the sorted list of passing cases to FILE
+#     --only REGEX       run only the cases whose name matches
+#     -j N               cases run at once (default: number of cores)
+#     --timeout SECONDS  per case (default: 60)
+#
+# Status is pass (exit 0), mismatch (5), declined (4), timeout, crash (killed by a signal) or
+# error (any other exit code). The last line is "N passed, M failed".
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+ep=cpu
+out=
+check=
+update=
+only=
+jobs=$(nproc)
+per_case_timeout=60
+data_dir=/usr/share/libonnx-testdata/data
+build_dir=${NXRT_BUILD_DIR:-build}
+
+usage() { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+while (($#)); do
+  case $1 in
+    --ep) ep=$2; shift 2 ;;
+    --out) out=$2; shift 2 ;;
+    --check) check=$2; shift 2 ;;
+    --update) update=$2; shift 2 ;;
+    --only) only=$2; shift 2 ;;
+    -j) jobs=$2; shift 2 ;;
+    --timeout) per_case_timeout=$2; shift 2 ;;
+    -h|--help) usage ;;
+    -*) echo "conformance: unknown option $1" >&2; usage ;;
+    *) data_dir=$1; shift ;;
+  esac
+done
+
+nxrt=$build_dir/cli/nxrt
+[[ -x $nxrt ]] || { echo "conformance: $nxrt not found; build first with scripts/build.sh" >&2; exit 2; }
+[[ -d $data_dir ]] || {
+  echo "conformance: no test data at $data_dir; install Debian's libonnx-testdata (scripts/install-deps.sh) or pass DATA_DIR" >&2
+  exit 2
+}
+[[ -z $check || -f $check ]] || { echo "conformance: ratchet list $check not found" >&2; exit 2; }
+out=${out:-$build_dir/conformance-${ep//,/-}.tsv}
+
+# A case is a folder holding model.onnx; its name is <suite>/<case> (e.g. node/test_abs).
+mapfile -t cases < <(cd "$data_dir" && find . -name model.onnx -printf '%h\n' | sed 's|^\./||' | sort)
+if [[ -n $only ]]; then
+  mapfile -t cases < <(printf '%s\n' "${cases[@]}" | grep -E -- "$only" || true)
+fi
+((${#cases[@]})) || { echo "conformance: no cases under $data_dir${only:+ matching $only}" >&2; exit 2; }
+
+run_case() {
+  local name=$1 log rc status start end seconds message
+  log=$(mktemp)
+  start=$(date +%s.%N)
+  rc=0
+  timeout -k 5 "$per_case_timeout" "$nxrt" run --test-dir "$data_dir/$name" --ep "$ep" --threads 1 -q \
+    >"$log" 2>&1 || rc=$?
+  end=$(date +%s.%N)
+  case $rc in
+    0) status=pass ;;
+    5) status=mismatch ;;
+    4) status=declined ;;
+    124|137) status=timeout ;;
+    *) if ((rc > 128)); then status=crash; else status=error; fi ;;
+  esac
+  # The first line that says what went wrong; tabs and newlines would break the TSV.
+  case $status in
+    declined) message=$(grep -v -E '^ +(why|how to fix):' "$log" | grep -m1 -E '^ +[a-z0-9_]+: ' | sed 's/^ *//' || true) ;;
+    mismatch) message=$(grep -m1 -E '^[^ ]+ +MISMATCH' "$log" | tr -s ' ' || true) ;;
+    *) message=$(grep -m1 -E '^error: ' "$log" || head -n1 "$log" || true)
+       message+=$(grep -m1 -E '^ +why: ' "$log" | sed 's/^ */ /' || true) ;;
+  esac
+  [[ $status == timeout ]] && message="no result within ${per_case_timeout}s"
+  [[ $status == crash ]] && message="killed by signal $((rc - 128)): ${message}"
+  [[ $status == pass ]] && message=
+  message=${message//$'\t'/ }
+  seconds=$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.2f", b - a }')
+  printf '%s\t%s\t%s\t%s\n' "$name" "$status" "$seconds" "$message"
+  rm -f "$log"
+}
+export -f run_case
+export nxrt data_dir ep per_case_timeout
+
+mkdir -p "$(dirname "$out")"
+{
+  printf 'case\tstatus\tseconds\tmessage\n'
+  printf '%s\n' "${cases[@]}" | xargs -P "$jobs" -I{} bash -c 'run_case "$1"' _ {} | sort
+} >"$out.tmp"
+mv "$out.tmp" "$out"
+
+passed=$(awk -F'\t' 'NR > 1 && $2 == "pass"' "$out" | wc -l)
+total=$((${#cases[@]}))
+awk -F'\t' 'NR > 1 { n[$2]++ } END { for (s in n) printf "  %-9s %d\n", s, n[s] }' "$out" | sort >&2
+echo "conformance: results in $out" >&2
+
+if [[ -n $update ]]; then
+  awk -F'\t' 'NR > 1 && $2 == "pass" { print $1 }' "$out" >"$update"
+  echo "conformance: wrote the $passed passing cases to $update" >&2
+fi
+
+status=0
+if [[ -n $check ]]; then
+  regressed=$(awk -F'\t' 'NR == FNR { if (FNR > 1) st[$1] = $2; next }
+                          /^[^#]/ && ($1 in st) && st[$1] != "pass" { print $1 " (" st[$1] ")" }' \
+                          "$out" "$check")
+  if [[ -n $regressed ]]; then
+    echo "conformance: these cases passed before and do not now (ratchet $check):" >&2
+    echo "$regressed" | sed 's/^/  /' >&2
+    status=1
+  fi
+fi
+echo "$passed passed, $((total - passed)) failed"
+exit $status
