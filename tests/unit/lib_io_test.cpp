@@ -151,3 +151,28 @@ TEST_CASE("compare_tensors reports shape and type mismatches", "[lib][io][compar
   CHECK_FALSE(strings.ok);
   CHECK(strings.first_mismatch == 1);
 }
+
+TEST_CASE("compare_values compares sequences item by item and optionals by presence", "[lib][io][compare]") {
+  const Tensor a = Tensor::from_vector<float>({2}, {1, 2});
+  const Tensor b = Tensor::from_vector<float>({3}, {3, 4, 5});
+  const RuntimeValue seq = RuntimeValue::sequence(DType::kFloat32, {a, b});
+  CHECK(compare_values(seq, seq).ok);
+
+  const TensorDiff shorter = compare_values(RuntimeValue::sequence(DType::kFloat32, {a}), seq);
+  CHECK_FALSE(shorter.ok);
+  CHECK(shorter.problem == "a sequence of 1 tensors where 2 were expected");
+
+  // Flat indices run across the items: the mismatch is element 1 of item 1, index 3.
+  const RuntimeValue off = RuntimeValue::sequence(DType::kFloat32, {a, Tensor::from_vector<float>({3}, {3, 9, 5})});
+  const TensorDiff d = compare_values(off, seq);
+  CHECK_FALSE(d.ok);
+  CHECK(d.elements == 5);
+  CHECK(d.mismatches == 1);
+  CHECK(d.first_mismatch == 3);
+  CHECK(d.max_abs == 5);
+
+  CHECK(compare_values(RuntimeValue::none(), RuntimeValue::none()).ok);
+  const TensorDiff kinds = compare_values(RuntimeValue::none(), a);
+  CHECK_FALSE(kinds.ok);
+  CHECK(kinds.problem == "none where tensor float[2] was expected");
+}

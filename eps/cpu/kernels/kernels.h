@@ -22,6 +22,9 @@ std::vector<KernelDef> transpose_kernels();       // Transpose
 std::vector<KernelDef> concat_split_kernels();    // Concat Split
 std::vector<KernelDef> slice_gather_kernels();    // Slice Gather
 std::vector<KernelDef> constant_kernels();        // Constant ConstantOfShape
+std::vector<KernelDef> sequence_kernels();          // SequenceEmpty SequenceConstruct SequenceInsert SequenceAt SequenceErase SequenceLength SplitToSequence ConcatFromSequence
+std::vector<KernelDef> optional_kernels();          // Optional OptionalHasElement OptionalGetElement
+std::vector<KernelDef> control_flow_kernels();      // If Loop Scan
 
 // Every family's table, best implementation first (the only list of CPU kernels).
 std::vector<KernelDef> all_kernels();

@@ -242,8 +242,11 @@ Expected<void> convert_graph(const onnx::GraphProto& gp, Graph& graph, LoadState
                      "fix the output name or add the node that produces it");
     Value& v = g->value(*id);
     v.is_graph_output = true;
-    if (out.has_type() && out.type().has_tensor_type() && (v.type.dtype == DType::kUndefined || !v.type.shape))
-      v.type = convert_type(out.type());
+    if (out.has_type()) {
+      ValueType declared = convert_type(out.type());
+      if (declared.kind != ValueType::Kind::kTensor || v.type.dtype == DType::kUndefined || !v.type.shape)
+        v.type = std::move(declared);
+    }
     g->outputs.push_back(*id);
   }
   g->rebuild_links();

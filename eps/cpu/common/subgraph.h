@@ -1,0 +1,51 @@
+// Runs a subgraph (If branches, Loop and Scan bodies, SequenceMap's body) with the CPU
+// EP's kernels: the one place control-flow kernels turn a graph attribute into a runner.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "nxrt/ep/kernel.h"
+#include "nxrt/ep/kernel_partition.h"
+
+namespace nxrt::cpu {
+
+// The CPU EP's verdict on every node of `body` (subgraphs inside it included): supported
+// when it claims them all, else the first decline, prefixed with `owner` ("If: then_branch").
+KernelMatch check_subgraph(const Graph& body, std::string_view owner);
+
+class SubgraphRunner {
+ public:
+  // `implicit_names`: the owning node's implicit inputs (Node::implicit_inputs), whose
+  // values run() finds in the kernel context after the node's own inputs.
+  SubgraphRunner(std::shared_ptr<const Graph> body, std::span<const std::string> implicit_names);
+  ~SubgraphRunner();
+
+  const Graph& body() const { return *body_; }
+  // Runs the body on its formal inputs (in body().inputs order); outer-scope values come
+  // from ctx.value(first_implicit + k). Returns the body's outputs in order.
+  Expected<std::vector<RuntimeValue>> run(std::vector<RuntimeValue> formal, const KernelContext& ctx,
+                                          std::size_t first_implicit);
+
+ private:
+  Expected<void> build(const KernelContext& ctx);
+
+  std::shared_ptr<const Graph> body_;
+  std::vector<ValueId> outer_values_;   // the body's outer-scope values
+  std::vector<std::size_t> outer_index_;  // each one's position among the implicit inputs
+  // Where each body output comes from: a node of the partition, one of its inputs passed
+  // straight through, or an initializer returned as it is.
+  struct OutputSource {
+    enum class Kind { kNode, kInput, kConstant } kind;
+    std::size_t index;  // into the partition's outputs, its inputs, or constants_
+  };
+  std::vector<OutputSource> output_sources_;
+  std::vector<Tensor> constants_;
+  Partition partition_;
+  std::unique_ptr<KernelPartition> compiled_;
+};
+
+}  // namespace nxrt::cpu
