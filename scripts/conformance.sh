@@ -12,7 +12,8 @@
 #     --timeout SECONDS  per case (default: 60)
 #
 # Status is pass (exit 0), mismatch (5), declined (4), timeout, crash (killed by a signal) or
-# error (any other exit code). The last line is "N passed, M failed".
+# error (any other exit code). The last line is "N passed, M failed". The exit code is 1
+# when a case crashed or hung, or (with --check) when a listed case no longer passes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -109,6 +110,13 @@ if [[ -n $update ]]; then
 fi
 
 status=0
+# A crash or a hang is a bug whatever the case: nxrt declines or reports, never dies.
+broken=$(awk -F'\t' 'NR > 1 && ($2 == "crash" || $2 == "timeout") { print "  " $1 " (" $2 ": " $4 ")" }' "$out")
+if [[ -n $broken ]]; then
+  echo "conformance: these cases crashed or hung:" >&2
+  echo "$broken" >&2
+  status=1
+fi
 if [[ -n $check ]]; then
   regressed=$(awk -F'\t' 'NR == FNR { if (FNR > 1) st[$1] = $2; next }
                           /^[^#]/ && ($1 in st) && st[$1] != "pass" { print $1 " (" st[$1] ")" }' \
