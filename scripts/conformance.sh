@@ -7,6 +7,8 @@
 #     --out FILE         the TSV (default: $NXRT_BUILD_DIR/conformance-<ep>.tsv)
 #     --check FILE       ratchet: fail when a case listed in FILE does not pass
 #     --update FILE      write the sorted list of passing cases to FILE
+#     --exclude FILE     cases (first column) left out of --check and --update: those
+#                        whose expected outputs come from a random generator
 #     --only REGEX       run only the cases whose name matches
 #     -j N               cases run at once (default: number of cores)
 #     --timeout SECONDS  per case (default: 60)
@@ -21,19 +23,21 @@ ep=cpu
 out=
 check=
 update=
+exclude=
 only=
 jobs=$(nproc)
 per_case_timeout=60
 data_dir=/usr/share/libonnx-testdata/data
 build_dir=${NXRT_BUILD_DIR:-build}
 
-usage() { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 while (($#)); do
   case $1 in
     --ep) ep=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --check) check=$2; shift 2 ;;
     --update) update=$2; shift 2 ;;
+    --exclude) exclude=$2; shift 2 ;;
     --only) only=$2; shift 2 ;;
     -j) jobs=$2; shift 2 ;;
     --timeout) per_case_timeout=$2; shift 2 ;;
@@ -50,6 +54,7 @@ nxrt=$build_dir/cli/nxrt
   exit 2
 }
 [[ -z $check || -f $check ]] || { echo "conformance: ratchet list $check not found" >&2; exit 2; }
+[[ -z $exclude || -f $exclude ]] || { echo "conformance: exclusion list $exclude not found" >&2; exit 2; }
 out=${out:-$build_dir/conformance-${ep//,/-}.tsv}
 
 # A case is a folder holding model.onnx; its name is <suite>/<case> (e.g. node/test_abs).
@@ -104,9 +109,13 @@ total=$((${#cases[@]}))
 awk -F'\t' 'NR > 1 { n[$2]++ } END { for (s in n) printf "  %-9s %d\n", s, n[s] }' "$out" | sort >&2
 echo "conformance: results in $out" >&2
 
+# Cases named in the exclusion list (comments start with #) never enter the ratchet.
+excluded() { if [[ -n $exclude ]]; then grep -v '^#' "$exclude" | cut -f1; fi; }
+
 if [[ -n $update ]]; then
-  awk -F'\t' 'NR > 1 && $2 == "pass" { print $1 }' "$out" >"$update"
-  echo "conformance: wrote the $passed passing cases to $update" >&2
+  awk -F'\t' 'NR == FNR { skip[$1] = 1; next } FNR > 1 && $2 == "pass" && !($1 in skip) { print $1 }' \
+    <(excluded) "$out" >"$update"
+  echo "conformance: wrote the $(wc -l <"$update") passing cases to $update" >&2
 fi
 
 status=0
@@ -118,9 +127,10 @@ if [[ -n $broken ]]; then
   status=1
 fi
 if [[ -n $check ]]; then
-  regressed=$(awk -F'\t' 'NR == FNR { if (FNR > 1) st[$1] = $2; next }
-                          /^[^#]/ && ($1 in st) && st[$1] != "pass" { print $1 " (" st[$1] ")" }' \
-                          "$out" "$check")
+  regressed=$(awk -F'\t' 'FILENAME == ARGV[1] { skip[$1] = 1; next }
+                          FILENAME == ARGV[2] { if (FNR > 1) st[$1] = $2; next }
+                          /^[^#]/ && ($1 in st) && !($1 in skip) && st[$1] != "pass" { print $1 " (" st[$1] ")" }' \
+                          <(excluded) "$out" "$check")
   if [[ -n $regressed ]]; then
     echo "conformance: these cases passed before and do not now (ratchet $check):" >&2
     echo "$regressed" | sed 's/^/  /' >&2

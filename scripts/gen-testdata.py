@@ -8,6 +8,7 @@ computed in float32, never from a runtime under test. testdata/README.md says wh
 case is for.
 """
 
+import math
 import os
 import shutil
 import sys
@@ -86,10 +87,6 @@ def ref_flatten(x, axis=1):
 
 def ref_gemm_trans_b(a, b, c):
     return (a @ b.T + c).astype(F32)
-
-
-def ref_det(x):
-    return np.linalg.det(x).astype(F32)
 
 
 # ---- writing one case ----------------------------------------------------------------------
@@ -223,18 +220,23 @@ def gen_cnn():
 
 
 def gen_unsupported_op():
+    # com.microsoft::Gelu is what exporters targeting ONNX Runtime write for GELU; no nxrt
+    # EP implements ONNX Runtime's contrib ops.
     nodes = [
         helper.make_node("Relu", ["x"], ["relu.out"], name="relu"),
-        helper.make_node("Det", ["relu.out"], ["det.out"], name="det"),
-        helper.make_node("Abs", ["det.out"], ["y"], name="abs"),
+        helper.make_node("Gelu", ["relu.out"], ["gelu.out"], name="gelu", domain="com.microsoft"),
+        helper.make_node("Abs", ["gelu.out"], ["y"], name="abs"),
     ]
     graph = helper.make_graph(
-        nodes, "unsupported_op", [tensor_input("x", [2, 3, 3])], [tensor_input("y", [2])],
-        doc_string="Det, an op no nxrt EP implements, between two ordinary ops")
-    # Positive diagonal so that Relu keeps the matrices well away from singular.
-    x = (weights(30, (2, 3, 3), 0.5) + 2 * np.eye(3, dtype=F32)).astype(F32)
-    y = np.abs(ref_det(ref_relu(x))).astype(F32)
-    write_case("unsupported_op", make_model(graph, 17, 8), {"x": x}, {"y": y})
+        nodes, "unsupported_op", [tensor_input("x", [2, 3, 3])], [tensor_input("y", [2, 3, 3])],
+        value_info=[tensor_input("gelu.out", [2, 3, 3])],  # shape inference cannot see into contrib ops
+        doc_string="com.microsoft::Gelu, an op no nxrt EP implements, between two ordinary ops")
+    x = weights(30, (2, 3, 3), 1.0)
+    r = ref_relu(x)
+    erf = np.vectorize(math.erf)
+    y = np.abs(0.5 * r * (1.0 + erf(r / math.sqrt(2.0)))).astype(F32)
+    write_case("unsupported_op", make_model(graph, 17, 8, [helper.make_opsetid("com.microsoft", 1)]), {"x": x},
+               {"y": y})
 
 
 def gen_external_data():

@@ -1,5 +1,6 @@
-"""CLI tests for control flow (If, Loop, Scan), sequences and optionals: behaviour the ONNX
-backend suite does not cover (declines, runtime errors, outer-scope values, value files)."""
+"""CLI tests for ops that run part of a graph (If, Loop, Scan, Gradient), sequences and
+optionals: behaviour the ONNX backend suite does not cover (declines, runtime errors,
+outer-scope values, value files)."""
 import json
 import unittest
 
@@ -122,6 +123,37 @@ class Sequences(TempDirTest):
         rc, out, err = nxrt("run", model, "-q")
         self.assertEqual(rc, 1, out + err)  # a runtime error
         self.assertIn("read an empty optional", err)
+
+
+class Gradient(TempDirTest):
+    def gradient_model(self, op):
+        nodes = [helper.make_node(op, ["a", "b"], ["c"]),
+                 helper.make_node("Gradient", ["a", "b"], ["dc_da", "dc_db"], domain="ai.onnx.preview.training",
+                                  xs=["a", "b"], y="c")]
+        vi = [helper.make_tensor_value_info(n, TensorProto.FLOAT, [2, 2]) for n in ("a", "b")]
+        graph = helper.make_graph(nodes, "g", vi, [helper.make_tensor_value_info(n, TensorProto.FLOAT, [2, 2])
+                                                   for n in ("dc_da", "dc_db")])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13),
+                                                        helper.make_opsetid("ai.onnx.preview.training", 1)])
+        model.ir_version = 8
+        onnx.save(model, str(self.tmp / "grad.onnx"))
+        return self.tmp / "grad.onnx"
+
+    def test_gradient_of_a_product(self):
+        model = self.gradient_model("Mul")
+        a = save_tensor(self.tmp / "a.pb", np.array([[1, 2], [3, 4]], np.float32))
+        b = save_tensor(self.tmp / "b.pb", np.array([[5, 6], [7, 8]], np.float32))
+        rc, out, err = nxrt("run", model, "--input", f"a={a}", "--input", f"b={b}", "--output-dir", self.tmp / "out",
+                            "-q")
+        self.assertEqual(rc, 0, err)
+        np.testing.assert_allclose(np.load(self.tmp / "out" / "dc_da.npy"), [[5, 6], [7, 8]])
+        np.testing.assert_allclose(np.load(self.tmp / "out" / "dc_db.npy"), [[1, 2], [3, 4]])
+
+    def test_an_op_without_a_known_derivative_is_declined(self):
+        rc, out, err = nxrt("explain-claims", self.gradient_model("MatMul"))
+        self.assertEqual(rc, 4, out + err)
+        self.assertIn("Gradient: y depends on 'MatMul_0' (ai.onnx::MatMul, opset 13), whose derivative the cpu EP "
+                      "does not know", out)
 
 
 if __name__ == "__main__":

@@ -214,9 +214,56 @@ TEST_CASE("arithmetic ops decline mixed types, strings and static shape conflict
   auto pow = claim_on_cpu({.op_type = "Pow", .inputs = {Tensor::from_vector<uint8_t>({1}, {2}),
                                                         Tensor::from_vector<uint8_t>({1}, {2})}});
   REQUIRE_FALSE(pow);
-  CHECK(pow.reason() == "Pow: input 0 has type uint8; the cpu EP supports float, double, int32, int64 for Pow");
+  CHECK(pow.reason() == "Pow: input 0 has type uint8; the cpu EP supports float, double, float16, int32, int64 for Pow");
 
-  auto old = claim_on_cpu({.op_type = "Add", .opset = 6, .inputs = {Tensor::from_vector<float>({1}, {1}),
-                                                                    Tensor::from_vector<float>({1}, {1})}});
+  auto old = claim_on_cpu({.op_type = "Add", .opset = 6, .inputs = {Tensor::from_vector<float>({2, 3}, random_floats(6, 1)),
+                                                                    Tensor::from_vector<float>({3}, {1, 2, 3})}});
   REQUIRE_FALSE(old);
+  CHECK(old.reason() == "Add: input shapes [2,3] and [3] do not match (broadcast is 0, which needs equal shapes at "
+                        "opsets below 7); fix the shapes the model feeds to the node");
+}
+
+TEST_CASE("opset 1-6 broadcast aligns B with A from the axis attribute", "[cpu][binary][elementwise]") {
+  const Tensor a = iota_float({2, 3, 2});
+  const Tensor b = Tensor::from_vector<float>({3}, {10, 20, 30});
+  // axis=1: b[j] is added to a[i][j][k].
+  const Tensor mid = run_one({.op_type = "Add", .opset = 6, .inputs = {a, b},
+                              .attrs = attrs({{"broadcast", int64_t{1}}, {"axis", int64_t{1}}})});
+  std::vector<float> expected(12);
+  for (int i = 0; i < 12; ++i) expected[static_cast<std::size_t>(i)] = static_cast<float>(i) + 10.0f * static_cast<float>(i / 2 % 3 + 1);
+  CHECK(compare_tensors(mid, Tensor::from_vector<float>({2, 3, 2}, expected)).empty());
+  // No axis: B aligns with A's trailing dims.
+  const Tensor tail = run_one({.op_type = "Sub", .opset = 1, .inputs = {a, Tensor::from_vector<float>({2}, {1, 2})},
+                               .attrs = attrs({{"broadcast", int64_t{1}}})});
+  for (int i = 0; i < 12; ++i) CHECK(tail.data_as<float>()[i] == static_cast<float>(i - 1 - i % 2));
+  const Tensor pow = run_one({.op_type = "Pow", .opset = 1, .inputs = {a, Tensor::from_vector<float>({2}, {1, 2})},
+                              .attrs = attrs({{"broadcast", int64_t{1}}, {"axis", int64_t{0}}})});
+  for (int i = 0; i < 12; ++i) CHECK(pow.data_as<float>()[i] == Approx(std::pow(static_cast<float>(i), i < 6 ? 1.0f : 2.0f)));
+}
+
+TEST_CASE("Mod takes the divisor's sign, or with fmod=1 the dividend's", "[cpu][binary][elementwise]") {
+  const Tensor a = Tensor::from_vector<int32_t>({5}, {-4, 7, 5, -7, 4});
+  const Tensor b = Tensor::from_vector<int32_t>({5}, {3, -3, 2, 2, -2});
+  CHECK(compare_tensors(run_one({.op_type = "Mod", .inputs = {a, b}}),
+                        Tensor::from_vector<int32_t>({5}, {2, -2, 1, 1, 0})).empty());
+  CHECK(compare_tensors(run_one({.op_type = "Mod", .inputs = {a, b}, .attrs = attrs({{"fmod", int64_t{1}}})}),
+                        Tensor::from_vector<int32_t>({5}, {-1, 1, 1, -1, 0})).empty());
+  const Tensor f = run_one({.op_type = "Mod", .inputs = {Tensor::from_vector<double>({2}, {-4.5, 4.5}),
+                                                          Tensor::from_vector<double>({}, {2})},
+                            .attrs = attrs({{"fmod", int64_t{1}}})});
+  CHECK(compare_tensors(f, Tensor::from_vector<double>({2}, {-0.5, 0.5})).empty());
+  const Tensor u = run_one({.op_type = "Mod", .inputs = {Tensor::from_vector<uint8_t>({2}, {250, 7}),
+                                                          Tensor::from_vector<uint8_t>({2}, {7, 250})}});
+  CHECK(compare_tensors(u, Tensor::from_vector<uint8_t>({2}, {5, 7})).empty());
+  auto zero = run_on_cpu({.op_type = "Mod", .inputs = {a, Tensor::from_vector<int32_t>({}, {0})}});
+  REQUIRE_FALSE(zero);
+}
+
+TEST_CASE("Pow mixes base and exponent types", "[cpu][binary][elementwise]") {
+  const Tensor fi = run_one({.op_type = "Pow", .opset = 15, .inputs = {Tensor::from_vector<float>({3}, {2, 3, 0.5f}),
+                                                                       Tensor::from_vector<int64_t>({3}, {3, -1, 4})}});
+  CHECK(compare_tensors(fi, Tensor::from_vector<float>({3}, {8, 1.0f / 3, 0.0625f})).empty());
+  const Tensor iu = run_one({.op_type = "Pow", .inputs = {Tensor::from_vector<int64_t>({2}, {3, -2}),
+                                                          Tensor::from_vector<uint32_t>({2}, {4, 5})}});
+  CHECK(compare_tensors(iu, Tensor::from_vector<int64_t>({2}, {81, -32})).empty());
 }

@@ -142,10 +142,23 @@ TEST_CASE("Cast declines what it does not convert", "[cpu][cast][claim]") {
   auto unknown = claim_on_cpu({.op_type = "Cast", .inputs = {Tensor::from_vector<float>({1}, {1})},
                                .attrs = attrs({{"to", int64_t{17}}})});
   REQUIRE_FALSE(unknown);
-  CHECK(unknown.reason() == "Cast: target type 17 (unknown) is not supported by the cpu EP; it casts between float, "
-                            "double, int8, uint8, int16, uint16, int32, uint32, int64, uint64, bool, float16, "
-                            "bfloat16, string");
+  CHECK(unknown.reason() == "Cast: target type 17 is unknown to nxrt");
+  auto like = claim_on_cpu({.op_type = "CastLike", .opset = 15, .inputs = {bools({1}), strings({"1"})}});
+  REQUIRE_FALSE(like);
+  CHECK(like.reason() == "CastLike: bool to string is not supported by the cpu EP; string converts only to and "
+                         "from float, double, int8, uint8, int16, uint16, int32, uint32, int64, uint64");
   auto missing = claim_on_cpu({.op_type = "Cast", .inputs = {Tensor::from_vector<float>({1}, {1})}});
   REQUIRE_FALSE(missing);
   CHECK(missing.reason() == "Cast: attribute 'to' is missing; it is required");
+}
+
+TEST_CASE("CastLike takes the type of input 1; Cast-1 names the type in text", "[cpu][cast][elementwise]") {
+  auto like = run_on_cpu({.op_type = "CastLike", .opset = 15, .inputs = {Tensor::from_vector<float>({3}, {1.9f, -2.5f, 0}),
+                                                                          Tensor::from_vector<int32_t>({1}, {0})}});
+  REQUIRE(like);
+  CHECK(compare_tensors((*like)[0], Tensor::from_vector<int32_t>({3}, {1, -2, 0})).empty());
+  auto old = run_on_cpu({.op_type = "Cast", .opset = 1, .inputs = {Tensor::from_vector<int64_t>({2}, {3, -4})},
+                         .attrs = attrs({{"to", std::string("DOUBLE")}})});
+  REQUIRE(old);
+  CHECK(compare_tensors((*old)[0], Tensor::from_vector<double>({2}, {3, -4})).empty());
 }

@@ -116,7 +116,7 @@ TEST_CASE("Where over a large masked-scores pattern matches a reference loop", "
 TEST_CASE("comparison and logic ops decline unsupported types", "[cpu][compare][claim]") {
   auto less = claim_on_cpu({.op_type = "Less", .inputs = {strings({1}, {"a"}), strings({1}, {"b"})}});
   REQUIRE_FALSE(less);
-  CHECK(less.reason() == "Less: input 0 has type string; the cpu EP supports float, double, int8, uint8, int16, "
+  CHECK(less.reason() == "Less: input 0 has type string; the cpu EP supports float, double, float16, int8, uint8, int16, "
                          "uint16, int32, uint32, int64, uint64, bool for Less");
   auto and_op = claim_on_cpu({.op_type = "And", .inputs = {Tensor::from_vector<int32_t>({1}, {1}),
                                                            Tensor::from_vector<int32_t>({1}, {1})}});
@@ -131,4 +131,15 @@ TEST_CASE("comparison and logic ops decline unsupported types", "[cpu][compare][
                                                             Tensor::from_vector<double>({1}, {1})}});
   REQUIRE_FALSE(mixed);
   CHECK(mixed.reason() == "Where: X has type float and Y double; both must have the same type (insert a Cast)");
+}
+
+TEST_CASE("opset 1-6 comparisons and logic broadcast per the axis attribute", "[cpu][compare][elementwise]") {
+  const Tensor a = Tensor::from_vector<float>({2, 3}, {1, 2, 3, 4, 5, 6});
+  const Tensor b = Tensor::from_vector<float>({2}, {2, 5});
+  const Tensor less = run_one({.op_type = "Less", .opset = 1, .inputs = {a, b},
+                               .attrs = attrs({{"broadcast", int64_t{1}}, {"axis", int64_t{0}}})});
+  CHECK(compare_tensors(less, bools({2, 3}, {1, 0, 0, 1, 0, 0})).empty());
+  const Tensor x = run_one({.op_type = "Xor", .opset = 1, .inputs = {bools({2, 2}, {1, 0, 1, 0}), bools({2}, {1, 1})},
+                            .attrs = attrs({{"broadcast", int64_t{1}}})});
+  CHECK(compare_tensors(x, bools({2, 2}, {0, 1, 0, 1})).empty());
 }

@@ -68,9 +68,11 @@ TEST_CASE("Concat joins along an axis, negative from opset 11", "[cpu][concat]")
 
 TEST_CASE("Concat declines bad axes and mismatched shapes", "[cpu][concat][claim]") {
   const Tensor a = floats_of({2, 2}, {1, 2, 3, 4});
-  auto m = claim_on_cpu({.op_type = "Concat", .opset = 10, .inputs = {a, a}, .attrs = attrs({{"axis", int64_t{-1}}})});
+  // Negative axes count from the back at every opset, as ONNX Runtime accepts them.
+  CHECK(claim_on_cpu({.op_type = "Concat", .opset = 10, .inputs = {a, a}, .attrs = attrs({{"axis", int64_t{-1}}})}));
+  auto m = claim_on_cpu({.op_type = "Concat", .opset = 10, .inputs = {a, a}, .attrs = attrs({{"axis", int64_t{2}}})});
   REQUIRE_FALSE(m);
-  CHECK(m.reason() == "Concat: axis -1 is negative; Concat accepts negative axes from opset 11 on and this node has opset 10");
+  CHECK(m.reason() == "Concat: axis 2 is out of range for an input of rank 2; valid axes are [-2, 1]");
   m = claim_on_cpu({.op_type = "Concat", .opset = 13, .inputs = {a, floats_of({3, 1}, {1, 2, 3})}, .attrs = attrs({{"axis", int64_t{1}}})});
   REQUIRE_FALSE(m);
   CHECK(m.reason() == "Concat: input 1 has shape [3,1], which does not match input 0's shape [2,2] outside axis 1; check the shapes of the inputs");
@@ -127,4 +129,23 @@ TEST_CASE("Split rejects sizes that do not fit, at claim and at run time", "[cpu
   CHECK(r.error().code == ErrorCode::kRuntime);
   CHECK(r.error().what == "Split: split [2,2] does not divide an axis of size 5");
   CHECK(r.error().why == "the sizes must be >= 0 and add up to 5 (they add up to 4)");
+}
+
+TEST_CASE("Concat-1 and Split-1 take their legacy defaults and inputs", "[cpu][concat][split]") {
+  const Tensor a = floats_of({2, 1}, {1, 2});
+  const Tensor b = floats_of({2, 2}, {3, 4, 5, 6});
+  // Concat-1's axis defaults to 1.
+  auto out = run_ok({.op_type = "Concat", .opset = 1, .inputs = {a, b}});
+  CHECK(compare_tensors(out[0], floats_of({2, 3}, {1, 3, 4, 2, 5, 6})).empty());
+  // Split-1 takes the sizes as input 1.
+  const Tensor x = floats_of({2, 3}, {0, 1, 2, 3, 4, 5});
+  out = run_ok({.op_type = "Split", .opset = 1, .inputs = {x, int64s({1, 2})}, .attrs = attrs({{"axis", int64_t{1}}}), .outputs = 2});
+  CHECK(compare_tensors(out[0], floats_of({2, 1}, {0, 3})).empty());
+  CHECK(compare_tensors(out[1], floats_of({2, 2}, {1, 2, 4, 5})).empty());
+  // pytorch's GLU exports Split on axis -1 at opset 6: accepted like ONNX Runtime does.
+  out = run_ok({.op_type = "Split", .opset = 6, .inputs = {floats_of({1, 4}, {1, 2, 3, 4})}, .attrs = attrs({{"axis", int64_t{-1}}}), .outputs = 2});
+  CHECK(compare_tensors(out[1], floats_of({1, 2}, {3, 4})).empty());
+  auto m = claim_on_cpu({.op_type = "Split", .opset = 6, .inputs = {x, int64s({1, 2})}, .outputs = 2});
+  REQUIRE_FALSE(m);
+  CHECK(m.reason() == "Split: input 1 (split) is not defined for Split-6; it gives the sizes as an attribute");
 }

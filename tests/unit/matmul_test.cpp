@@ -221,3 +221,21 @@ TEST_CASE("Gemm declines what it cannot run with the reason", "[cpu][matmul][cla
   m = claim_on_cpu({.op_type = "Gemm", .opset = 6, .inputs = {a, b, random_tensor<float>({5}, 3)}});
   REQUIRE_FALSE(m);
 }
+
+TEST_CASE("Gemm-1 and -6 broadcast C only with broadcast=1", "[cpu][matmul][convt]") {
+  const Tensor a = Tensor::from_vector<float>({2, 2}, {1, 2, 3, 4});
+  const Tensor b = Tensor::from_vector<float>({2, 2}, {1, 0, 0, 1});
+  for (int64_t opset : {1, 6}) {
+    auto y = run_on_cpu({.op_type = "Gemm", .opset = opset, .inputs = {a, b, Tensor::from_vector<float>({2}, {10, 20})},
+                         .attrs = attrs({{"broadcast", int64_t{1}}, {"beta", 2.f}})});
+    REQUIRE(y);
+    CHECK(compare_tensors((*y)[0], Tensor::from_vector<float>({2, 2}, {21, 42, 23, 44})).empty());
+    y = run_on_cpu({.op_type = "Gemm", .opset = opset, .inputs = {a, b, Tensor::from_vector<float>({2, 2}, {1, 1, 1, 1})},
+                    .attrs = attrs({{"transA", int64_t{1}}})});
+    REQUIRE(y);
+    CHECK(compare_tensors((*y)[0], Tensor::from_vector<float>({2, 2}, {2, 4, 3, 5})).empty());
+  }
+  auto m = claim_on_cpu({.op_type = "Gemm", .opset = 6, .inputs = {a, b, Tensor::from_vector<float>({2}, {10, 20})}});
+  REQUIRE_FALSE(m);
+  CHECK(m.reason() == "Gemm: C [2] is not 2x2 and broadcast=0; set broadcast=1 or give C the result's shape");
+}

@@ -1,4 +1,5 @@
-// BatchNormalization (inference) and LayerNormalization against their formulas in double.
+// Normalization ops (BatchNormalization, LayerNormalization, InstanceNormalization, MVN, LRN,
+// LpNormalization) against their formulas and hand-computed cases.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -59,23 +60,124 @@ TEST_CASE("BatchNormalization-7 with spatial=0 keeps statistics per position", "
   CHECK(compare_tensors((*y)[0], batch_norm_reference(x, p, 12, 1, 1e-5f)).empty());
 }
 
-TEST_CASE("BatchNormalization declines training", "[cpu][normalization][claim]") {
+TEST_CASE("BatchNormalization training mode normalizes with batch statistics and moves the running ones",
+          "[cpu][normalization][convt]") {
+  // Channel 0 holds 1, 3, 5, 7 (mean 4, biased variance 5); channel 1 is constant 2.
+  const Tensor x = Tensor::from_vector<float>({2, 2, 2}, {1, 3, 2, 2, 5, 7, 2, 2});
+  const Tensor scale = Tensor::from_vector<float>({2}, {1, 2}), bias = Tensor::from_vector<float>({2}, {0, 1});
+  const Tensor mean = Tensor::from_vector<float>({2}, {0, 0}), var = Tensor::from_vector<float>({2}, {1, 1});
+  const float k = 1 / std::sqrt(6.f);  // 1 / sqrt(5 + epsilon 1)
+  const Tensor want_y = Tensor::from_vector<float>({2, 2, 2}, {-3 * k, -k, 1, 1, k, 3 * k, 1, 1});
+  auto y = run({.op_type = "BatchNormalization", .opset = 15, .inputs = {x, scale, bias, mean, var},
+                .attrs = attrs({{"training_mode", int64_t{1}}, {"epsilon", 1.f}}), .outputs = 3});
+  REQUIRE(y);
+  CHECK(compare_tensors((*y)[0], want_y).empty());
+  // running = input * momentum (0.9 by default) + batch * 0.1
+  CHECK(compare_tensors((*y)[1], Tensor::from_vector<float>({2}, {0.4f, 0.2f})).empty());
+  CHECK(compare_tensors((*y)[2], Tensor::from_vector<float>({2}, {1.4f, 0.9f})).empty());
+
+  // Opset 6 trains when is_test=0 and also returns the batch mean and variance.
+  auto legacy = run({.op_type = "BatchNormalization", .opset = 6, .inputs = {x, scale, bias, mean, var},
+                     .attrs = attrs({{"is_test", int64_t{0}}, {"epsilon", 1.f}, {"momentum", 0.5f}}), .outputs = 5});
+  REQUIRE(legacy);
+  CHECK(compare_tensors((*legacy)[0], want_y).empty());
+  CHECK(compare_tensors((*legacy)[1], Tensor::from_vector<float>({2}, {2, 1})).empty());
+  CHECK(compare_tensors((*legacy)[2], Tensor::from_vector<float>({2}, {3, 0.5f})).empty());
+  CHECK(compare_tensors((*legacy)[3], Tensor::from_vector<float>({2}, {4, 2})).empty());
+  CHECK(compare_tensors((*legacy)[4], Tensor::from_vector<float>({2}, {5, 0})).empty());
+}
+
+TEST_CASE("BatchNormalization-1 and -6 with is_test=1 apply the running statistics", "[cpu][normalization][convt]") {
+  const Tensor x = Tensor::from_vector<float>({2, 3, 2, 2}, random_floats(24, 4));
+  const auto p = batch_norm_params({3}, 30);
+  for (int64_t opset : {1, 6}) {
+    auto y = run({.op_type = "BatchNormalization", .opset = opset, .inputs = {x, p[0], p[1], p[2], p[3]},
+                  .attrs = attrs({{"is_test", int64_t{1}}, {"consumed_inputs", ints{0, 0, 0, 1, 1}}})});
+    REQUIRE(y);
+    CHECK(compare_tensors((*y)[0], batch_norm_reference(x, p, 3, 4, 1e-5f)).empty());
+  }
+}
+
+TEST_CASE("BatchNormalization declines what it cannot run", "[cpu][normalization][claim][convt]") {
   const Tensor x = Tensor::from_vector<float>({1, 3, 1, 1}, {1, 2, 3});
   const auto p = batch_norm_params({3}, 1);
-  auto training = claim_on_cpu({.op_type = "BatchNormalization", .opset = 15, .inputs = {x, p[0], p[1], p[2], p[3]},
-                                .attrs = attrs({{"training_mode", int64_t{1}}})});
-  REQUIRE_FALSE(training);
-  CHECK(training.reason() == "BatchNormalization: training_mode=1 is not supported by the cpu EP, which runs "
-                             "inference only; export the model in eval mode");
-  auto stats = claim_on_cpu({.op_type = "BatchNormalization", .opset = 9, .inputs = {x, p[0], p[1], p[2], p[3]},
-                             .outputs = 3});
-  REQUIRE_FALSE(stats);
-  CHECK(stats.reason() == "BatchNormalization: output 1 (training statistics) is requested; the cpu EP runs "
-                          "inference only and produces Y alone; export the model in eval mode");
+  auto outputs = claim_on_cpu({.op_type = "BatchNormalization", .opset = 15, .inputs = {x, p[0], p[1], p[2], p[3]},
+                               .attrs = attrs({{"training_mode", int64_t{1}}}), .outputs = 5});
+  REQUIRE_FALSE(outputs);
+  CHECK(outputs.reason() ==
+        "BatchNormalization: 5 outputs requested; opset 15 defines Y, running_mean and running_var");
   auto types = claim_on_cpu({.op_type = "BatchNormalization", .opset = 15,
                              .inputs = {x, p[0], p[1], p[2], Tensor::from_vector<double>({3}, {1, 1, 1})}});
   REQUIRE_FALSE(types);
   CHECK(types.reason() == "BatchNormalization: input 4 (input_var) has type double and X float; the cpu EP needs them equal");
+}
+
+TEST_CASE("InstanceNormalization normalizes every (image, channel) plane", "[cpu][normalization][convt]") {
+  // Channel 0: 1, 3 (mean 2, std 1); channel 1: 4, 8 (mean 6, std 2).
+  const Tensor x = Tensor::from_vector<float>({1, 2, 2}, {1, 3, 4, 8});
+  const Tensor scale = Tensor::from_vector<float>({2}, {2, 1}), bias = Tensor::from_vector<float>({2}, {1, 0});
+  for (int64_t opset : {1, 6}) {
+    auto y = run({.op_type = "InstanceNormalization", .opset = opset, .inputs = {x, scale, bias},
+                  .attrs = attrs({{"epsilon", 0.f}})});
+    REQUIRE(y);
+    CHECK(compare_tensors((*y)[0], Tensor::from_vector<float>({1, 2, 2}, {-1, 3, -1, 1})).empty());
+  }
+  const Tensor xd = Tensor::from_vector<double>({1, 1, 2}, {1, 3});
+  auto yd = run({.op_type = "InstanceNormalization", .opset = 6,
+                 .inputs = {xd, Tensor::from_vector<double>({1}, {1}), Tensor::from_vector<double>({1}, {0})},
+                 .attrs = attrs({{"epsilon", 0.f}})});
+  REQUIRE(yd);
+  CHECK(compare_tensors((*yd)[0], Tensor::from_vector<double>({1, 1, 2}, {-1, 1})).empty());
+  auto m = claim_on_cpu({.op_type = "InstanceNormalization", .opset = 6,
+                         .inputs = {Tensor::from_vector<float>({2, 2}, {1, 2, 3, 4}), scale, bias}});
+  REQUIRE_FALSE(m);
+  CHECK(m.reason() == "InstanceNormalization: X has rank 2; expected N x C x at least one spatial dim");
+}
+
+TEST_CASE("MeanVarianceNormalization over the default and explicit axes", "[cpu][normalization][convt]") {
+  const Tensor x = Tensor::from_vector<float>({2, 1, 1, 2}, {1, 3, 5, 7});
+  auto y = run({.op_type = "MeanVarianceNormalization", .opset = 13, .inputs = {x}});
+  REQUIRE(y);
+  const float s = std::sqrt(5.f);  // mean 4, biased variance 5 over axes 0, 2, 3
+  CHECK(compare_tensors((*y)[0], Tensor::from_vector<float>({2, 1, 1, 2}, {-3 / s, -1 / s, 1 / s, 3 / s})).empty());
+  y = run({.op_type = "MeanVarianceNormalization", .opset = 9, .inputs = {x}, .attrs = attrs({{"axes", ints{3}}})});
+  REQUIRE(y);
+  CHECK(compare_tensors((*y)[0], Tensor::from_vector<float>({2, 1, 1, 2}, {-1, 1, -1, 1})).empty());
+  auto m = claim_on_cpu({.op_type = "MeanVarianceNormalization", .opset = 13, .inputs = {x},
+                         .attrs = attrs({{"axes", ints{4}}})});
+  REQUIRE_FALSE(m);
+  CHECK(m.reason().starts_with("MeanVarianceNormalization: axis 4"));
+}
+
+TEST_CASE("LRN sums squares over a window of channels", "[cpu][normalization][convt]") {
+  const Tensor x = Tensor::from_vector<float>({1, 3, 1, 1}, {1, 2, 3});
+  // alpha / size = 1, beta 1, bias 1: y = x / (1 + sum of squares in the window).
+  auto y = run({.op_type = "LRN", .opset = 13, .inputs = {x},
+                .attrs = attrs({{"size", int64_t{3}}, {"alpha", 3.f}, {"beta", 1.f}})});
+  REQUIRE(y);
+  CHECK(compare_tensors((*y)[0], Tensor::from_vector<float>({1, 3, 1, 1}, {1.f / 6, 2.f / 15, 3.f / 14})).empty());
+  // An even size reaches one channel further up than down: windows {0,1}, {1,2}, {2}.
+  y = run({.op_type = "LRN", .opset = 1, .inputs = {x},
+           .attrs = attrs({{"size", int64_t{2}}, {"alpha", 2.f}, {"beta", 1.f}})});
+  REQUIRE(y);
+  CHECK(compare_tensors((*y)[0], Tensor::from_vector<float>({1, 3, 1, 1}, {1.f / 6, 2.f / 14, 3.f / 10})).empty());
+  auto m = claim_on_cpu({.op_type = "LRN", .opset = 13, .inputs = {x}});
+  REQUIRE_FALSE(m);
+  CHECK(m.reason() == "LRN: the size attribute is missing; it is required");
+}
+
+TEST_CASE("LpNormalization divides by the L1 or L2 norm along the axis", "[cpu][normalization][convt]") {
+  const Tensor x = Tensor::from_vector<float>({2, 2}, {3, 4, 0, 0});
+  auto y = run({.op_type = "LpNormalization", .opset = 1, .inputs = {x}});
+  REQUIRE(y);
+  CHECK(compare_tensors((*y)[0], Tensor::from_vector<float>({2, 2}, {0.6f, 0.8f, 0, 0})).empty());
+  y = run({.op_type = "LpNormalization", .opset = 1, .inputs = {x},
+           .attrs = attrs({{"axis", int64_t{0}}, {"p", int64_t{1}}})});
+  REQUIRE(y);
+  CHECK(compare_tensors((*y)[0], Tensor::from_vector<float>({2, 2}, {1, 1, 0, 0})).empty());
+  auto m = claim_on_cpu({.op_type = "LpNormalization", .opset = 1, .inputs = {x}, .attrs = attrs({{"p", int64_t{3}}})});
+  REQUIRE_FALSE(m);
+  CHECK(m.reason() == "LpNormalization: p 3 is not supported; the op defines p = 1 or 2");
 }
 
 namespace {

@@ -296,3 +296,66 @@ TEST_CASE("pooling declines bad attributes with the reason", "[cpu][pool][claim]
   REQUIRE_FALSE(m);
   CHECK(m.reason() == "GlobalMaxPool: X has rank 2; it must be N x C x at least one spatial dim");
 }
+
+TEST_CASE("LpPool takes the p-norm of every window, pads adding nothing", "[cpu][pool][convt]") {
+  const Tensor x = counting_image(3);
+  auto y = pool("LpPool", x, attrs({{"kernel_shape", ints{2, 2}}}), 1, 11);
+  REQUIRE(y);
+  CHECK(compare_tensors((*y)[0], Tensor::from_vector<float>({1, 1, 2, 2}, {std::sqrt(46.f), std::sqrt(74.f),
+                                                                           std::sqrt(154.f), std::sqrt(206.f)}))
+            .empty());
+  y = pool("LpPool", x, attrs({{"kernel_shape", ints{2, 2}}, {"p", int64_t{3}}}), 1, 18);
+  REQUIRE(y);
+  CHECK(compare_tensors((*y)[0], Tensor::from_vector<float>({1, 1, 2, 2}, {std::cbrt(198.f), std::cbrt(376.f),
+                                                                           std::cbrt(1044.f), std::cbrt(1582.f)}))
+            .empty());
+  // Windows starting in the padding see 1 tap, 2 taps, 2 taps and 4 taps.
+  y = pool("LpPool", x, attrs({{"kernel_shape", ints{2, 2}}, {"strides", ints{2, 2}}, {"pads", ints{1, 1, 1, 1}}}), 1,
+           2);
+  REQUIRE(y);
+  CHECK(compare_tensors((*y)[0], Tensor::from_vector<float>({1, 1, 2, 2}, {1, std::sqrt(13.f), std::sqrt(65.f),
+                                                                           std::sqrt(206.f)}))
+            .empty());
+  // LpPool-1 takes p as a float.
+  y = pool("LpPool", x, attrs({{"kernel_shape", ints{3, 3}}, {"p", 1.f}}), 1, 1);
+  REQUIRE(y);
+  CHECK(compare_tensors((*y)[0], Tensor::from_vector<float>({1, 1, 1, 1}, {45})).empty());
+  auto m = claim_on_cpu({.op_type = "LpPool", .opset = 11, .inputs = {x},
+                         .attrs = attrs({{"kernel_shape", ints{2, 2}}, {"p", int64_t{0}}})});
+  REQUIRE_FALSE(m);
+  CHECK(m.reason() == "LpPool: p 0 is not positive");
+}
+
+TEST_CASE("GlobalLpPool takes the p-norm of every plane", "[cpu][pool][convt]") {
+  const Tensor x = Tensor::from_vector<float>({1, 2, 2}, {3, 4, 1, 1});
+  auto y = run_on_cpu({.op_type = "GlobalLpPool", .opset = 2, .inputs = {x}});
+  REQUIRE(y);
+  CHECK(compare_tensors((*y)[0], Tensor::from_vector<float>({1, 2, 1}, {5, std::sqrt(2.f)})).empty());
+  y = run_on_cpu({.op_type = "GlobalLpPool", .opset = 1, .inputs = {x}, .attrs = attrs({{"p", 1.f}})});
+  REQUIRE(y);
+  CHECK(compare_tensors((*y)[0], Tensor::from_vector<float>({1, 2, 1}, {7, 2})).empty());
+}
+
+TEST_CASE("MaxUnpool scatters values to MaxPool's indices", "[cpu][pool][convt]") {
+  const Tensor x = Tensor::from_vector<float>({1, 1, 2, 2}, {5, 6, 7, 8});
+  const Tensor i = Tensor::from_vector<int64_t>({1, 1, 2, 2}, {5, 7, 13, 15});
+  const AttributeMap a = attrs({{"kernel_shape", ints{2, 2}}, {"strides", ints{2, 2}}});
+  auto y = run_on_cpu({.op_type = "MaxUnpool", .opset = 11, .inputs = {x, i}, .attrs = a});
+  REQUIRE(y);
+  CHECK(compare_tensors((*y)[0], Tensor::from_vector<float>({1, 1, 4, 4}, {0, 0, 0, 0, 0, 5, 0, 6,  //
+                                                                           0, 0, 0, 0, 0, 7, 0, 8}))
+            .empty());
+  // A larger output_shape keeps every value at its row and column.
+  y = run_on_cpu({.op_type = "MaxUnpool", .opset = 9, .inputs = {x, i, int64s({1, 1, 5, 5})}, .attrs = a});
+  REQUIRE(y);
+  CHECK(compare_tensors((*y)[0], Tensor::from_vector<float>({1, 1, 5, 5}, {0, 0, 0, 0, 0, 0, 5, 0, 6, 0, 0, 0, 0,
+                                                                           0, 0, 0, 7, 0, 8, 0, 0, 0, 0, 0, 0}))
+            .empty());
+  auto bad = run_on_cpu({.op_type = "MaxUnpool", .opset = 11,
+                         .inputs = {x, Tensor::from_vector<int64_t>({1, 1, 2, 2}, {5, 7, 13, 16})}, .attrs = a});
+  REQUIRE_FALSE(bad);
+  CHECK(bad.error().what == "MaxUnpool: index 16 at position 3 of I is outside the unpooled output [1,1,4,4]");
+  auto m = claim_on_cpu({.op_type = "MaxUnpool", .opset = 11, .inputs = {x, i}});
+  REQUIRE_FALSE(m);
+  CHECK(m.reason() == "MaxUnpool: the kernel_shape attribute is missing; it is required");
+}

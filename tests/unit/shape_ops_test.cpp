@@ -137,3 +137,16 @@ TEST_CASE("Shape returns the dims, sliced by start and end from opset 15", "[cpu
   CHECK(compare_tensors(run_one({.op_type = "Shape", .opset = 15, .inputs = {Tensor::from_vector<float>({}, {1})}}),
                         Tensor::from_vector<int64_t>({0}, {})).empty());
 }
+
+TEST_CASE("Size counts elements; Reshape-1 takes the shape attribute", "[cpu][shape]") {
+  const Tensor size = run_one({.op_type = "Size", .opset = 13, .inputs = {iota_float({2, 3, 4})}});
+  CHECK(size.shape().empty());
+  CHECK(size.data_as<int64_t>()[0] == 24);
+  CHECK(run_one({.op_type = "Size", .opset = 1, .inputs = {Tensor::from_vector<float>({0, 3}, {})}}).data_as<int64_t>()[0] == 0);
+
+  const Tensor x = iota_float({2, 3});
+  require_view_of(run_one({.op_type = "Reshape", .opset = 1, .inputs = {x}, .attrs = attrs({{"shape", ints{3, -1}}})}), x, {3, 2});
+  auto m = claim_on_cpu({.op_type = "Reshape", .opset = 1, .inputs = {x}});
+  REQUIRE_FALSE(m);
+  CHECK(m.reason() == "Reshape: the shape attribute (ints) is missing; Reshape-1 requires it");
+}

@@ -101,3 +101,19 @@ TEST_CASE("Softmax declines integer inputs and out-of-range axes", "[cpu][softma
   REQUIRE_FALSE(axis);
   CHECK(axis.reason() == "LogSoftmax: axis 2 is out of range for an input of rank 2; valid axes are [-2, 1]");
 }
+
+TEST_CASE("Hardmax marks the first maximum along the axis or the coerced 2-D row", "[cpu][softmax][reduce]") {
+  const Tensor x = Tensor::from_vector<float>({2, 3}, {1, 3, 3, 4, 2, 0});
+  CHECK(compare_tensors(run_one({.op_type = "Hardmax", .opset = 13, .inputs = {x}}),
+                        Tensor::from_vector<float>({2, 3}, {0, 1, 0, 1, 0, 0})).empty());
+  const Tensor cube = Tensor::from_vector<float>({2, 2, 2}, {1, 5, 2, 0, 0, 0, 9, 1});
+  // Opset 11, axis 1: rows of 4 ([1, 5, 2, 0] and [0, 0, 9, 1]).
+  CHECK(compare_tensors(run_one({.op_type = "Hardmax", .opset = 11, .inputs = {cube}}),
+                        Tensor::from_vector<float>({2, 2, 2}, {0, 1, 0, 0, 0, 0, 1, 0})).empty());
+  // Opset 13, axis 1: each (n, k) column of 2.
+  CHECK(compare_tensors(run_one({.op_type = "Hardmax", .opset = 13, .inputs = {cube}, .attrs = attrs({{"axis", int64_t{1}}})}),
+                        Tensor::from_vector<float>({2, 2, 2}, {0, 1, 1, 0, 0, 0, 1, 1})).empty());
+  auto type = claim_on_cpu({.op_type = "Hardmax", .inputs = {Tensor::from_vector<int32_t>({2}, {1, 2})}});
+  REQUIRE_FALSE(type);
+  CHECK(type.reason() == "Hardmax: input 0 has type int32; the cpu EP supports float, double, float16 for Hardmax");
+}

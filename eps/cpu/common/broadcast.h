@@ -141,6 +141,17 @@ void parallel_runs(const Parallel& parallel, const Broadcast<N>& bc, Run&& run) 
                      [&](int64_t begin, int64_t end) { bc.for_each_run(begin, end, run); });
 }
 
+// The DType of a kernel's C++ element type; families specialize it for their own types
+// (a float16 wrapper, std::string).
+template <class T>
+struct ElementDType {
+  static constexpr DType kValue = dtype_of<T>();
+};
+template <>
+struct ElementDType<std::string> {
+  static constexpr DType kValue = DType::kString;
+};
+
 // out[i] = op(a[i * sa], b[i * sb]) for i < n, sa and sb in {0, 1}. One branch per stride
 // pattern gives the compiler unit-stride loops it can vectorize.
 template <class A, class B, class O, class Op>
@@ -159,15 +170,14 @@ inline void binary_run(O* __restrict out, const A* __restrict a, int64_t sa,
   }
 }
 
-// Output 0 = op(input 0, input 1) with broadcasting; A and B are the input element types,
-// O the output's.
+// Output 0 = op(a, b) with broadcasting; A and B are the input element types, O the
+// output's.
 template <class A, class B, class O, class Op>
-Expected<void> broadcast_binary(KernelContext& ctx, std::string_view op_name, Op op) {
-  const Tensor& a = ctx.input(0);
-  const Tensor& b = ctx.input(1);
+Expected<void> broadcast_binary(KernelContext& ctx, std::string_view op_name, const Tensor& a,
+                                const Tensor& b, Op op) {
   auto bc = Broadcast<2>::make(op_name, {&a.shape(), &b.shape()});
   if (!bc) return std::unexpected(std::move(bc.error()));
-  Expected<Tensor> y = ctx.output(0, dtype_of<O>(), bc->shape());
+  Expected<Tensor> y = ctx.output(0, ElementDType<O>::kValue, bc->shape());
   if (!y) return std::unexpected(std::move(y.error()));
   const A* pa = a.data_as<A>();
   const B* pb = b.data_as<B>();
@@ -180,16 +190,11 @@ Expected<void> broadcast_binary(KernelContext& ctx, std::string_view op_name, Op
   return {};
 }
 
-// The DType of a kernel's C++ element type; families specialize it for their own types
-// (a float16 wrapper, std::string).
-template <class T>
-struct ElementDType {
-  static constexpr DType kValue = dtype_of<T>();
-};
-template <>
-struct ElementDType<std::string> {
-  static constexpr DType kValue = DType::kString;
-};
+// Output 0 = op(input 0, input 1) with broadcasting.
+template <class A, class B, class O, class Op>
+Expected<void> broadcast_binary(KernelContext& ctx, std::string_view op_name, Op op) {
+  return broadcast_binary<A, B, O>(ctx, op_name, ctx.input(0), ctx.input(1), op);
+}
 
 template <class... Ts>
 struct TypeList {};

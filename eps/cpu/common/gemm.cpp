@@ -2,6 +2,8 @@
 // micro-kernel written with GCC vector types and FMA intrinsics.
 #include "common/gemm.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
 #include <cstring>
@@ -359,6 +361,18 @@ std::optional<std::vector<PackedMatrix>> load_packed_matrices(std::span<const st
     out.push_back(std::move(p));
   }
   return out;
+}
+
+Expected<std::vector<PackedMatrix>> pack_weight_groups(const NodeContext& ctx, const WeightHandle& weight,
+                                                       int64_t groups, int64_t m, int64_t k, bool trans) {
+  if (auto restored = load_packed_matrices(ctx.packed_state(), GemmSide::kA, static_cast<std::size_t>(groups), m, k))
+    return std::move(*restored);
+  auto t = weight.materialize();
+  if (!t) return forward_error(std::move(t), fmt::format("packing the weights of {}", ctx.node().describe()));
+  std::vector<PackedMatrix> packed;
+  for (int64_t g = 0; g < groups; ++g)
+    packed.push_back(PackedMatrix::pack_a(t->data_as<float>() + g * m * k, trans ? m : k, trans, m, k));
+  return packed;
 }
 
 const char* gemm_isa() {

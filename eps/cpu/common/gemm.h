@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "nxrt/ep/kernel.h"
+#include "nxrt/ep/weight.h"
 
 namespace nxrt::cpu {
 
@@ -98,6 +99,32 @@ std::vector<std::byte> save_packed_matrices(std::span<const PackedMatrix> packed
 // when the bytes were made for other shapes or another micro-kernel (then pack again).
 std::optional<std::vector<PackedMatrix>> load_packed_matrices(std::span<const std::byte> bytes, GemmSide side,
                                                               std::size_t count, int64_t outer, int64_t depth);
+
+// The A operands of `groups` products held back to back in a constant float weight (Conv,
+// ConvTranspose): group g's op(A) is m x k, starting g * m * k floats in, transposed or
+// not as for pack_a. Restored from the node's EPContext blob when it matches, else packed.
+Expected<std::vector<PackedMatrix>> pack_weight_groups(const NodeContext& ctx, const WeightHandle& weight,
+                                                       int64_t groups, int64_t m, int64_t k, bool trans);
+
+// C (m x n, leading dimension n) = alpha * op(A) * op(B) + beta * C for types without a
+// packed GEMM (double, integers); beta == 0 never reads C. Serial.
+template <class T>
+void reference_gemm(int64_t m, int64_t n, int64_t k, T alpha, const T* a, bool trans_a, const T* b, bool trans_b,
+                    T beta, T* c) {
+  for (int64_t i = 0; i < m; ++i) {
+    T* row = c + i * n;
+    for (int64_t j = 0; j < n; ++j) row[j] = beta == T(0) ? T(0) : beta * row[j];
+    for (int64_t p = 0; p < k; ++p) {
+      const T av = alpha * (trans_a ? a[p * m + i] : a[i * k + p]);
+      if (trans_b) {
+        for (int64_t j = 0; j < n; ++j) row[j] += av * b[j * k + p];
+      } else {
+        const T* brow = b + p * n;
+        for (int64_t j = 0; j < n; ++j) row[j] += av * brow[j];
+      }
+    }
+  }
+}
 
 // "avx512", "avx2" or "generic": the micro-kernel compiled in, for kernel variant names.
 const char* gemm_isa();

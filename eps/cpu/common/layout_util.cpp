@@ -67,6 +67,15 @@ KernelMatch check_axis_attribute(const NodeContext& ctx, int64_t axis) {
   return KernelMatch::supported();
 }
 
+KernelMatch check_axis_in_range(const NodeContext& ctx, int64_t axis) {
+  const std::string& op = ctx.node().op_type;
+  if (auto rank = ctx.input_rank(0))
+    NXRT_REQUIRE(axis >= -*rank && axis < *rank,
+                 "{}: axis {} is out of range for an input of rank {}; valid axes are [{}, {}]", op, axis, *rank,
+                 -*rank, *rank - 1);
+  return KernelMatch::supported();
+}
+
 Expected<std::vector<int64_t>> normalize_axes(std::string_view op, std::span<const int64_t> axes,
                                               int64_t rank, bool allow_negative) {
   std::vector<int64_t> out;

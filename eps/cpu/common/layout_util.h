@@ -74,6 +74,10 @@ KernelMatch declined_by(const Error& error);
 // known, out of range for it (Concat, Split, Gather).
 KernelMatch check_axis_attribute(const NodeContext& ctx, int64_t axis);
 
+// Like check_axis_attribute, but a negative axis counts from the back at every opset, as
+// ONNX Runtime accepts it in models exported before opset 11 (pytorch's GLU splits on -1).
+KernelMatch check_axis_in_range(const NodeContext& ctx, int64_t axis);
+
 // Resolves axes against `rank` (negative ones from the back when allow_negative), rejecting
 // out-of-range and repeated axes with an error that names `op` and the valid range.
 Expected<std::vector<int64_t>> normalize_axes(std::string_view op, std::span<const int64_t> axes,

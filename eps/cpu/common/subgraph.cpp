@@ -9,10 +9,8 @@
 #include "nxrt/ep/claim.h"
 
 namespace nxrt::cpu {
-namespace {
 
-// Every CPU kernel, registered once for the kernels that compile subgraphs at run time.
-const OpRegistry& cpu_registry() {
+const OpRegistry& cpu_kernel_registry() {
   static const OpRegistry registry = [] {
     OpRegistry r;
     // The same table the EP registers; a duplicate would already have failed there.
@@ -22,13 +20,15 @@ const OpRegistry& cpu_registry() {
   return registry;
 }
 
+namespace {
+
 constexpr std::string_view kEpName = "cpu";
 
 }  // namespace
 
 KernelMatch check_subgraph(const Graph& body, std::string_view owner) {
   for (const Node& node : body.nodes) {
-    KernelMatch m = cpu_registry().check(NodeContext(body, node), kEpName);
+    KernelMatch m = cpu_kernel_registry().check(NodeContext(body, node), kEpName);
     NXRT_REQUIRE(m, "{}: its node {} is not supported: {}", owner, node.describe(), m.reason());
   }
   return KernelMatch::supported();
@@ -76,7 +76,7 @@ Expected<void> SubgraphRunner::build(const KernelContext& ctx) {
                               partition_.name, val.name));
     }
   }
-  auto kp = KernelPartition::build(partition_, cpu_registry(), std::string(kEpName), ctx.shared_parallel());
+  auto kp = KernelPartition::build(partition_, cpu_kernel_registry(), std::string(kEpName), ctx.shared_parallel());
   if (!kp) return forward_error(std::move(kp), fmt::format("compiling subgraph '{}'", partition_.name));
   compiled_ = std::move(*kp);
   return {};

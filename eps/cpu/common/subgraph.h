@@ -13,6 +13,9 @@
 
 namespace nxrt::cpu {
 
+// Every CPU kernel, registered once, for kernels that compile subgraphs at run time.
+const OpRegistry& cpu_kernel_registry();
+
 // The CPU EP's verdict on every node of `body` (subgraphs inside it included): supported
 // when it claims them all, else the first decline, prefixed with `owner` ("If: then_branch").
 KernelMatch check_subgraph(const Graph& body, std::string_view owner);

@@ -2,6 +2,7 @@
 // string and the float and integer types.
 #include <algorithm>
 #include <bit>
+#include <cctype>
 #include <charconv>
 #include <cstring>
 #include <string>
@@ -173,6 +174,29 @@ bool parse_element(const std::string& text, T& out) {
   return true;
 }
 
+// The conversions this EP implements from `from` to `to`, named for `op`.
+KernelMatch check_cast_types(const std::string& op, DType from, DType to) {
+  NXRT_REQUIRE(castable(to), "{}: target type {} is not supported by the cpu EP; it casts between {}, string", op,
+               dtype_name(to), list_names(CastTypes{}));
+  NXRT_REQUIRE(castable(from), "{}: input type {} is not supported by the cpu EP; it casts between {}, string", op,
+               dtype_name(from), list_names(CastTypes{}));
+  NXRT_REQUIRE(from == to || (from != DType::kString && to != DType::kString) ||
+                   in_list(TextTypes{}, from == DType::kString ? to : from),
+               "{}: {} to {} is not supported by the cpu EP; string converts only to and from {}", op,
+               dtype_name(from), dtype_name(to), list_names(TextTypes{}));
+  return KernelMatch::supported();
+}
+
+// Cast-6+ names the target by its TensorProto code, Cast-1 by its TensorProto name
+// ("FLOAT", "INT64"); nullopt when neither names a type nxrt knows.
+std::optional<DType> cast_target(const Attribute& to) {
+  if (to.type() == AttributeType::kInt) return dtype_from_onnx(static_cast<int32_t>(std::get<int64_t>(to.value)));
+  if (to.type() != AttributeType::kString) return std::nullopt;
+  std::string name = std::get<std::string>(to.value);
+  std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
+  return dtype_from_name(name);
+}
+
 KernelMatch check_cast(const NodeContext& ctx) {
   const DType from = ctx.input_dtype(0);
   const Attribute* to_attr = ctx.attrs().find("to");
@@ -181,18 +205,24 @@ KernelMatch check_cast(const NodeContext& ctx) {
                "Cast: the type of input 0 is unknown; run shape inference or give the model "
                "value_info for it");
   NXRT_REQUIRE(to_attr, "Cast: attribute 'to' is missing; it is required");
-  NXRT_REQUIRE(to_attr->type() == AttributeType::kInt, "Cast: attribute 'to' is a {}, expected an int",
-               to_attr->type_name());
-  const int64_t code = std::get<int64_t>(to_attr->value);
-  const std::optional<DType> to = dtype_from_onnx(static_cast<int32_t>(code));
-  NXRT_REQUIRE(to && castable(*to), "Cast: target type {} ({}) is not supported by the cpu EP; it casts "
-               "between {}, string", code, to ? dtype_name(*to) : "unknown", list_names(CastTypes{}));
-  NXRT_REQUIRE(castable(from), "Cast: input type {} is not supported by the cpu EP; it casts between {}, string",
-               dtype_name(from), list_names(CastTypes{}));
-  NXRT_REQUIRE(from == *to || (from != DType::kString && *to != DType::kString) ||
-                   in_list(TextTypes{}, from == DType::kString ? *to : from),
-               "Cast: {} to {} is not supported by the cpu EP; string converts only to and from {}",
-               dtype_name(from), dtype_name(*to), list_names(TextTypes{}));
+  const bool by_name = ctx.opset() < 6;
+  NXRT_REQUIRE(to_attr->type() == (by_name ? AttributeType::kString : AttributeType::kInt),
+               "Cast: attribute 'to' is a {}, expected {} at opset {}", to_attr->type_name(),
+               by_name ? "a string" : "an int", ctx.opset());
+  const std::optional<DType> to = cast_target(*to_attr);
+  NXRT_REQUIRE(to.has_value(), "Cast: target type {} is unknown to nxrt",
+               by_name ? std::get<std::string>(to_attr->value) : std::to_string(std::get<int64_t>(to_attr->value)));
+  NXRT_REQUIRE_MATCH(check_cast_types("Cast", from, *to));
+  return KernelMatch::supported(elementwise_cost(ctx, 1));
+}
+
+// CastLike: the target is the type of input 1, whose values are unused.
+KernelMatch check_cast_like(const NodeContext& ctx) {
+  NXRT_REQUIRE(ctx.input_count() == 2, "CastLike: expected 2 inputs, got {}", ctx.input_count());
+  NXRT_REQUIRE(ctx.input_dtype(0) != DType::kUndefined && ctx.input_dtype(1) != DType::kUndefined,
+               "CastLike: the types of inputs 0 and 1 must be known; run shape inference or give the "
+               "model value_info for them");
+  NXRT_REQUIRE_MATCH(check_cast_types("CastLike", ctx.input_dtype(0), ctx.input_dtype(1)));
   return KernelMatch::supported(elementwise_cost(ctx, 1));
 }
 
@@ -266,12 +296,14 @@ class CastKernel final : public Kernel {
 }  // namespace
 
 std::vector<KernelDef> cast_kernels() {
+  auto create_cast = [](const NodeContext& ctx) {
+    return make_kernel<CastKernel>(*cast_target(*ctx.attrs().find("to")));
+  };
   return {
-      KernelDef{{"", "Cast", 6}, 0, check_cast,
-                [](const NodeContext& ctx) {
-                  const int64_t code = ctx.attrs().int_or("to", 0);
-                  return make_kernel<CastKernel>(*dtype_from_onnx(static_cast<int32_t>(code)));
-                }},
+      KernelDef{{"", "Cast", 1}, 5, check_cast, create_cast},
+      KernelDef{{"", "Cast", 6}, 0, check_cast, create_cast},
+      KernelDef{{"", "CastLike", 15}, 0, check_cast_like,
+                [](const NodeContext& ctx) { return make_kernel<CastKernel>(ctx.input_dtype(1)); }},
   };
 }
 

@@ -1,9 +1,11 @@
-// Comparisons and logic with multidirectional broadcasting: Equal, Less, Greater,
-// LessOrEqual, GreaterOrEqual (to bool), Not, And, Or, Xor, and the 3-way Where.
+// Comparisons and logic with multidirectional (opset 7+) or legacy (opset 1-6)
+// broadcasting: Equal, Less, Greater, LessOrEqual, GreaterOrEqual (to bool), Not, And, Or,
+// Xor, and the 3-way Where.
 #include <string>
 #include <type_traits>
 
 #include "common/broadcast.h"
+#include "common/elementwise.h"
 #include "common/kernel_util.h"
 #include "common/layout_util.h"
 #include "kernels/kernels.h"
@@ -11,9 +13,9 @@
 namespace nxrt::cpu {
 namespace {
 
-using CompareTypes = TypeList<float, double, int8_t, uint8_t, int16_t, uint16_t, int32_t, uint32_t,
+using CompareTypes = TypeList<float, double, Half, int8_t, uint8_t, int16_t, uint16_t, int32_t, uint32_t,
                               int64_t, uint64_t, bool>;
-using EqualTypes = TypeList<float, double, int8_t, uint8_t, int16_t, uint16_t, int32_t, uint32_t,
+using EqualTypes = TypeList<float, double, Half, int8_t, uint8_t, int16_t, uint16_t, int32_t, uint32_t,
                             int64_t, uint64_t, bool, std::string>;
 
 struct EqualOp {
@@ -47,7 +49,7 @@ KernelMatch check_compare(const NodeContext& ctx) {
   NXRT_REQUIRE(ctx.input_dtype(0) == ctx.input_dtype(1),
                "{}: inputs have types {} and {}; both must have the same type (insert a Cast)", op,
                dtype_name(ctx.input_dtype(0)), dtype_name(ctx.input_dtype(1)));
-  NXRT_REQUIRE_MATCH(require_broadcastable(ctx, {0, 1}));
+  NXRT_REQUIRE_MATCH(require_legacy_broadcastable(ctx, LegacyBroadcast::from(ctx)));
   return KernelMatch::supported(elementwise_cost(ctx, 1));
 }
 
@@ -55,23 +57,25 @@ KernelMatch check_compare(const NodeContext& ctx) {
 template <class Op, class Types>
 class CompareKernel final : public Kernel {
  public:
-  explicit CompareKernel(std::string op) : op_(std::move(op)) {}
+  CompareKernel(std::string op, LegacyBroadcast legacy) : op_(std::move(op)), legacy_(legacy) {}
   Expected<void> compute(KernelContext& ctx) override {
     return dispatch_dtype(Types{}, ctx.input(0).dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
-      return broadcast_binary<T, T, bool>(ctx, op_, Op{});
+      return broadcast_binary_legacy<T, T, bool>(ctx, op_, legacy_, Op{});
     });
   }
   std::string_view variant() const override { return "broadcast"; }
 
  private:
   std::string op_;
+  LegacyBroadcast legacy_;
 };
 
+// Opsets 1-6 broadcast per the legacy `broadcast`/`axis` attributes, 7+ like numpy.
 template <class Op, class Types>
-KernelDef compare_def(const char* op, int64_t since) {
-  return KernelDef{{"", op, since}, 0, check_compare<Types>, [op](const NodeContext&) {
-                     return make_kernel<CompareKernel<Op, Types>>(op);
+KernelDef compare_def(const char* op, int64_t since, int64_t until = 0) {
+  return KernelDef{{"", op, since}, until, check_compare<Types>, [op](const NodeContext& ctx) {
+                     return make_kernel<CompareKernel<Op, Types>>(op, LegacyBroadcast::from(ctx));
                    }};
 }
 
@@ -178,13 +182,19 @@ class WhereKernel final : public Kernel {
 
 std::vector<KernelDef> compare_kernels() {
   return {
+      compare_def<EqualOp, EqualTypes>("Equal", 1, 6),
       compare_def<EqualOp, EqualTypes>("Equal", 7),
+      compare_def<LessOp, CompareTypes>("Less", 1, 6),
       compare_def<LessOp, CompareTypes>("Less", 7),
+      compare_def<GreaterOp, CompareTypes>("Greater", 1, 6),
       compare_def<GreaterOp, CompareTypes>("Greater", 7),
       compare_def<LessOrEqualOp, CompareTypes>("LessOrEqual", 12),
       compare_def<GreaterOrEqualOp, CompareTypes>("GreaterOrEqual", 12),
+      compare_def<AndOp, BoolTypes>("And", 1, 6),
       compare_def<AndOp, BoolTypes>("And", 7),
+      compare_def<OrOp, BoolTypes>("Or", 1, 6),
       compare_def<OrOp, BoolTypes>("Or", 7),
+      compare_def<XorOp, BoolTypes>("Xor", 1, 6),
       compare_def<XorOp, BoolTypes>("Xor", 7),
       KernelDef{{"", "Not", 1}, 0, check_not, [](const NodeContext&) { return make_kernel<NotKernel>(); }},
       KernelDef{{"", "Where", 9}, 0, check_where, [](const NodeContext&) { return make_kernel<WhereKernel>(); }},

@@ -35,6 +35,12 @@ Expected<Shape> concat_shape(std::span<const Shape> shapes, int64_t axis) {
   return out;
 }
 
+// Concat-1's axis defaults to 1; from Concat-4 on the attribute is required.
+std::optional<int64_t> concat_axis(const NodeContext& ctx) {
+  if (ctx.opset() < 4) return ctx.attrs().int_or("axis", 1);
+  return ctx.attrs().get_int("axis");
+}
+
 KernelMatch check_concat(const NodeContext& ctx) {
   NXRT_REQUIRE(ctx.input_count() > 0, "Concat: the node has no inputs; it needs at least one");
   const DType type = ctx.input_dtype(0);
@@ -47,10 +53,10 @@ KernelMatch check_concat(const NodeContext& ctx) {
                  dtype_name(t), dtype_name(type));
     if (auto s = ctx.input_static_shape(i)) shapes.push_back(std::move(*s));
   }
-  const auto axis = ctx.attrs().get_int("axis");
+  const auto axis = concat_axis(ctx);
   NXRT_REQUIRE(axis.has_value(), "Concat: the axis attribute (int) is missing; Concat-{} requires it",
                ctx.opset());
-  NXRT_REQUIRE_MATCH(check_axis_attribute(ctx, *axis));
+  NXRT_REQUIRE_MATCH(check_axis_in_range(ctx, *axis));
   if (shapes.size() == ctx.input_count())
     if (auto s = concat_shape(shapes, *axis); !s) return declined_by(s.error());
   return KernelMatch::supported(copy_cost(ctx));
@@ -106,7 +112,7 @@ class ConcatKernel final : public Kernel {
 
 KernelDef concat_def(int64_t since, int64_t until) {
   return KernelDef{{"", "Concat", since}, until, check_concat, [](const NodeContext& ctx) {
-                     return make_kernel<ConcatKernel>(ctx.attrs().int_or("axis", 0));
+                     return make_kernel<ConcatKernel>(concat_axis(ctx).value_or(0));
                    }};
 }
 
@@ -150,18 +156,20 @@ Expected<std::vector<int64_t>> split_sizes(int64_t dim, const std::optional<std:
   return std::vector<int64_t>(outputs, dim / n);
 }
 
-// The split sizes when known before running: the attribute before opset 13, a constant
-// input 1 from opset 13 on; `known` is false when input 1 is computed at run time.
+// The split sizes when known before running: a constant input 1 (Split-1 and 13+), else the
+// attribute before opset 13; `known` is false when input 1 is computed at run time.
 struct StaticSplit {
   bool known = true;
   std::optional<std::vector<int64_t>> sizes;
 };
 
 StaticSplit static_split(const NodeContext& ctx) {
+  if (ctx.has_input(1)) {
+    auto sizes = constant_ints(ctx, 1);
+    return {sizes.has_value(), sizes};
+  }
   if (ctx.opset() < 13) return {true, ctx.attrs().get_ints("split")};
-  if (!ctx.has_input(1)) return {true, std::nullopt};
-  auto sizes = constant_ints(ctx, 1);
-  return {sizes.has_value(), sizes};
+  return {true, std::nullopt};
 }
 
 std::optional<int64_t> num_outputs_of(const NodeContext& ctx) {
@@ -171,7 +179,11 @@ std::optional<int64_t> num_outputs_of(const NodeContext& ctx) {
 KernelMatch check_split(const NodeContext& ctx) {
   NXRT_REQUIRE(ctx.has_input(0), "Split: input 0 (data) is missing; it is required");
   NXRT_REQUIRE(ctx.output_count() > 0, "Split: the node has no outputs; it needs at least one");
-  if (ctx.opset() >= 13 && ctx.has_input(1)) NXRT_REQUIRE_MATCH(require_input_dtype(ctx, 1, {DType::kInt64}));
+  NXRT_REQUIRE(!ctx.has_input(1) || ctx.opset() < 2 || ctx.opset() >= 13,
+               "Split: input 1 (split) is not defined for Split-{}; it gives the sizes as an attribute", ctx.opset());
+  if (ctx.has_input(1) && ctx.opset() >= 13) NXRT_REQUIRE_MATCH(require_input_dtype(ctx, 1, {DType::kInt64}));
+  if (ctx.has_input(1) && ctx.opset() < 2)
+    NXRT_REQUIRE_MATCH(require_input_dtype(ctx, 1, {DType::kInt32, DType::kInt64}));
   const auto num_outputs = num_outputs_of(ctx);
   NXRT_REQUIRE(!num_outputs || !ctx.has_input(1),
                "Split: both num_outputs and the split input are given; Split-{} accepts one of them",
@@ -180,7 +192,7 @@ KernelMatch check_split(const NodeContext& ctx) {
                "Split: num_outputs={} but the node has {} outputs; they must agree", num_outputs.value_or(0),
                ctx.output_count());
   const int64_t axis = ctx.attrs().int_or("axis", 0);
-  NXRT_REQUIRE_MATCH(check_axis_attribute(ctx, axis));
+  NXRT_REQUIRE_MATCH(check_axis_in_range(ctx, axis));
   const StaticSplit split = static_split(ctx);
   auto shape = ctx.input_static_shape(0);
   if (shape && split.known) {
@@ -263,7 +275,7 @@ KernelDef split_def(int64_t since, int64_t until) {
 
 std::vector<KernelDef> concat_split_kernels() {
   return {
-      concat_def(4, 10), concat_def(11, 0),   split_def(2, 10),
+      concat_def(1, 3),  concat_def(4, 10),  concat_def(11, 0),   split_def(1, 1),   split_def(2, 10),
       split_def(11, 12), split_def(13, 17),   split_def(18, 0),
   };
 }

@@ -329,17 +329,9 @@ Expected<std::unique_ptr<Kernel>> create_conv(const NodeContext& ctx) {
   // Depthwise weights are used as they are; inconsistent shapes are reported when run.
   if (wh && wh->dtype() == DType::kFloat32 && ws.size() >= 3 && ws[0] > 0 && ws[0] % group == 0 &&
       !(group > 1 && ws[1] == 1)) {
-    const int64_t mg = ws[0] / group;
-    const int64_t kdim = shape_numel(ws) / ws[0];
-    if (auto restored =
-            load_packed_matrices(ctx.packed_state(), GemmSide::kA, static_cast<std::size_t>(group), mg, kdim)) {
-      packed = std::move(*restored);
-    } else {
-      auto t = wh->materialize();
-      if (!t) return forward_error(std::move(t), fmt::format("packing the weights of {}", ctx.node().describe()));
-      for (int64_t g = 0; g < group; ++g)
-        packed.push_back(PackedMatrix::pack_a(t->data_as<float>() + g * mg * kdim, kdim, false, mg, kdim));
-    }
+    auto groups = pack_weight_groups(ctx, *wh, group, ws[0] / group, shape_numel(ws) / ws[0], false);
+    if (!groups) return std::unexpected(std::move(groups.error()));
+    packed = std::move(*groups);
   }
   std::string variant = conv_variant(ws, attrs, group, !packed.empty());
   return make_kernel<ConvKernel>(std::move(attrs), group, std::move(packed), std::move(variant));

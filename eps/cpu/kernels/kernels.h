@@ -22,6 +22,30 @@ std::vector<KernelDef> transpose_kernels();       // Transpose
 std::vector<KernelDef> concat_split_kernels();    // Concat Split
 std::vector<KernelDef> slice_gather_kernels();    // Slice Gather
 std::vector<KernelDef> constant_kernels();        // Constant ConstantOfShape
+std::vector<KernelDef> activation_kernels();        // Elu Selu Celu HardSigmoid HardSwish Softplus Softsign ThresholdedRelu Shrink PRelu Mish
+std::vector<KernelDef> variadic_kernels();          // Min Max Sum Mean (n-ary, broadcasting)
+std::vector<KernelDef> bitwise_kernels();           // BitShift BitwiseAnd BitwiseOr BitwiseXor BitwiseNot
+std::vector<KernelDef> arg_reduce_kernels();        // ArgMax ArgMin
+std::vector<KernelDef> cumulative_kernels();        // CumSum
+std::vector<KernelDef> loss_kernels();              // NegativeLogLikelihoodLoss SoftmaxCrossEntropyLoss
+std::vector<KernelDef> gradient_kernels();          // ai.onnx.preview.training: Gradient
+std::vector<KernelDef> training_kernels();          // ai.onnx.preview.training: Adagrad Momentum Adam
+std::vector<KernelDef> random_kernels();            // RandomUniform(Like) RandomNormal(Like) Bernoulli Multinomial Dropout
+std::vector<KernelDef> string_ops_kernels();        // StringNormalizer TfIdfVectorizer
+std::vector<KernelDef> scatter_gather_kernels();    // GatherElements GatherND ScatterElements Scatter ScatterND
+std::vector<KernelDef> pad_kernels();               // Pad
+std::vector<KernelDef> expand_tile_kernels();       // Expand Tile
+std::vector<KernelDef> depth_space_kernels();       // DepthToSpace SpaceToDepth
+std::vector<KernelDef> generators_kernels();        // Range OneHot EyeLike
+std::vector<KernelDef> matrix_ops_kernels();        // Trilu Det Einsum
+std::vector<KernelDef> selection_kernels();         // Compress NonZero Unique TopK ReverseSequence
+std::vector<KernelDef> resize_kernels();            // Resize Upsample
+std::vector<KernelDef> grid_sample_kernels();       // GridSample
+std::vector<KernelDef> detection_kernels();         // RoiAlign NonMaxSuppression
+std::vector<KernelDef> conv_transpose_kernels();    // ConvTranspose
+std::vector<KernelDef> rnn_kernels();               // RNN GRU LSTM
+std::vector<KernelDef> signal_kernels();            // DFT STFT HannWindow HammingWindow BlackmanWindow MelWeightMatrix
+std::vector<KernelDef> quantize_kernels();          // QuantizeLinear DequantizeLinear DynamicQuantizeLinear QLinearMatMul QLinearConv MatMulInteger ConvInteger
 std::vector<KernelDef> sequence_kernels();          // SequenceEmpty SequenceConstruct SequenceInsert SequenceAt SequenceErase SequenceLength SplitToSequence ConcatFromSequence
 std::vector<KernelDef> optional_kernels();          // Optional OptionalHasElement OptionalGetElement
 std::vector<KernelDef> control_flow_kernels();      // If Loop Scan

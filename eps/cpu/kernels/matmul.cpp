@@ -9,26 +9,6 @@
 namespace nxrt::cpu {
 namespace {
 
-// C (m x n, leading dimension n) = alpha * op(A) * op(B) + beta * C for types without a
-// packed GEMM; beta == 0 never reads C.
-template <class T>
-void reference_gemm(int64_t m, int64_t n, int64_t k, T alpha, const T* a, bool trans_a, const T* b, bool trans_b,
-                    T beta, T* c) {
-  for (int64_t i = 0; i < m; ++i) {
-    T* row = c + i * n;
-    for (int64_t j = 0; j < n; ++j) row[j] = beta == T(0) ? T(0) : beta * row[j];
-    for (int64_t p = 0; p < k; ++p) {
-      const T av = alpha * (trans_a ? a[p * m + i] : a[i * k + p]);
-      if (trans_b) {
-        for (int64_t j = 0; j < n; ++j) row[j] += av * b[j * k + p];
-      } else {
-        const T* brow = b + p * n;
-        for (int64_t j = 0; j < n; ++j) row[j] += av * brow[j];
-      }
-    }
-  }
-}
-
 // Flop and byte counts of a product when every shape involved is static.
 Cost product_cost(const NodeContext& ctx, double multiply_adds) {
   Cost cost;
@@ -294,6 +274,10 @@ KernelMatch check_gemm(const NodeContext& ctx) {
   auto c = ctx.has_input(2) ? ctx.input_static_shape(2) : std::nullopt;
   NXRT_REQUIRE(!c || broadcasts_to(*c, m, n), "Gemm: C {} does not broadcast to the {}x{} result", shape_to_string(*c),
                m, n);
+  // Gemm-1 and -6 broadcast C only when asked to.
+  NXRT_REQUIRE(!c || ctx.opset() >= 7 || ctx.attrs().int_or("broadcast", 0) != 0 || *c == Shape({m, n}),
+               "Gemm: C {} is not {}x{} and broadcast=0; set broadcast=1 or give C the result's shape",
+               shape_to_string(*c), m, n);
   return KernelMatch::supported(product_cost(ctx, static_cast<double>(m * n * ka)));
 }
 
@@ -383,7 +367,8 @@ Expected<std::unique_ptr<Kernel>> create_gemm(const NodeContext& ctx) {
 std::vector<KernelDef> matmul_kernels() {
   return {
       {{"", "MatMul", 1}, 8, check_matmul, create_matmul},  {{"", "MatMul", 9}, 12, check_matmul, create_matmul},
-      {{"", "MatMul", 13}, 0, check_matmul, create_matmul}, {{"", "Gemm", 7}, 8, check_gemm, create_gemm},
+      {{"", "MatMul", 13}, 0, check_matmul, create_matmul}, {{"", "Gemm", 1}, 5, check_gemm, create_gemm},
+      {{"", "Gemm", 6}, 6, check_gemm, create_gemm},        {{"", "Gemm", 7}, 8, check_gemm, create_gemm},
       {{"", "Gemm", 9}, 10, check_gemm, create_gemm},       {{"", "Gemm", 11}, 12, check_gemm, create_gemm},
       {{"", "Gemm", 13}, 0, check_gemm, create_gemm},
   };

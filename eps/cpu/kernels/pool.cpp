@@ -1,9 +1,11 @@
-// Pooling over 1-D to 3-D windows: MaxPool (with its Indices output), AveragePool,
-// GlobalAveragePool and GlobalMaxPool.
+// Pooling over 1-D to 3-D windows: MaxPool (with its Indices output), AveragePool, LpPool,
+// MaxUnpool, GlobalAveragePool, GlobalMaxPool and GlobalLpPool.
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <limits>
 
+#include "common/broadcast.h"
 #include "common/kernel_util.h"
 #include "common/window.h"
 #include "kernels/kernels.h"
@@ -180,6 +182,25 @@ Expected<std::unique_ptr<Kernel>> create_max_pool(const NodeContext& ctx) {
                                     ctx.attrs().int_or("storage_order", 0) == 1);
 }
 
+// The pools that add term(x) over a window's taps inside the input, then write
+// finish(sum, window): AveragePool and LpPool.
+template <class T, class Term, class Finish>
+Expected<void> sum_pool(KernelContext& ctx, const WindowAttrs& attrs, const std::string& op, Term term, Finish finish) {
+  auto run = plan_pool(ctx, attrs, op);
+  if (!run) return std::unexpected(run.error());
+  const WindowDim& dh = run->w[1];
+  const WindowDim& dw = run->w[2];
+  const T* x = ctx.input(0).data_as<T>();
+  T* y = run->y.mut_as<T>();
+  for_each_window(*run, ctx.parallel(), [&](int64_t plane, int64_t o, const Window& win) {
+    const T* xp = x + plane * run->in;
+    T sum = 0;
+    for_each_tap(run->w, win, [&](int64_t id, int64_t ih, int64_t iw) { sum += term(xp[(id * dh.in + ih) * dw.in + iw]); });
+    y[plane * run->out + o] = finish(sum, win);
+  });
+  return {};
+}
+
 // ---- AveragePool ----
 
 KernelMatch check_average_pool(const NodeContext& ctx) {
@@ -203,19 +224,10 @@ class AveragePoolKernel final : public Kernel {
  private:
   template <class T>
   Expected<void> run(KernelContext& ctx) const {
-    auto run = plan_pool(ctx, attrs_, "AveragePool");
-    if (!run) return std::unexpected(run.error());
-    const auto& [dd, dh, dw] = run->w;
-    const T* x = ctx.input(0).data_as<T>();
-    T* y = run->y.mut_as<T>();
-    for_each_window(*run, ctx.parallel(), [&](int64_t plane, int64_t o, const Window& win) {
-      const T* xp = x + plane * run->in;
-      T sum = 0;
-      for_each_tap(run->w, win, [&](int64_t id, int64_t ih, int64_t iw) { sum += xp[(id * dh.in + ih) * dw.in + iw]; });
+    return sum_pool<T>(ctx, attrs_, "AveragePool", [](T v) { return v; }, [this](T sum, const Window& win) {
       const int64_t count = count_pad_ ? win.padded_count() : win.valid_count();
-      y[plane * run->out + o] = count > 0 ? sum / static_cast<T>(count) : T(0);
+      return count > 0 ? sum / static_cast<T>(count) : T(0);
     });
-    return {};
   }
 
   WindowAttrs attrs_;
@@ -227,6 +239,182 @@ Expected<std::unique_ptr<Kernel>> create_average_pool(const NodeContext& ctx) {
   return make_kernel<AveragePoolKernel>(read_window_attrs(ctx.attrs(), spatial),
                                         ctx.attrs().int_or("count_include_pad", 0) == 1);
 }
+
+// ---- LpPool ----
+
+// LpPool-1 and GlobalLpPool-1 take p as a float; later versions as an int.
+double read_p(const NodeContext& ctx) {
+  if (ctx.opset() < 2) return ctx.attrs().float_or("p", 2.f);
+  return static_cast<double>(ctx.attrs().int_or("p", 2));
+}
+
+KernelMatch check_lp_pool(const NodeContext& ctx) {
+  const KernelMatch window = check_window_pool(ctx, {DType::kFloat32, DType::kFloat64});
+  NXRT_REQUIRE_MATCH(window);
+  const double p = read_p(ctx);
+  NXRT_REQUIRE(p > 0, "LpPool: p {} is not positive", p);
+  return window;
+}
+
+// y = (sum of |x|^p over the window's taps inside the input)^(1/p); pads add nothing.
+template <class T>
+T lp_root(T sum, double p) {
+  if (p == 2) return std::sqrt(sum);
+  if (p == 1) return sum;
+  return static_cast<T>(std::pow(static_cast<double>(sum), 1.0 / p));
+}
+
+template <class T>
+T lp_term(T v, double p) {
+  if (p == 2) return v * v;
+  if (p == 1) return std::abs(v);
+  return static_cast<T>(std::pow(std::abs(static_cast<double>(v)), p));
+}
+
+class LpPoolKernel final : public Kernel {
+ public:
+  LpPoolKernel(WindowAttrs attrs, double p) : attrs_(std::move(attrs)), p_(p) {}
+
+  Expected<void> compute(KernelContext& ctx) override {
+    if (ctx.input(0).dtype() == DType::kFloat64) return run<double>(ctx);
+    return run<float>(ctx);
+  }
+  std::string_view variant() const override { return "lppool-direct"; }
+
+ private:
+  template <class T>
+  Expected<void> run(KernelContext& ctx) const {
+    return sum_pool<T>(ctx, attrs_, "LpPool", [p = p_](T v) { return lp_term(v, p); },
+                       [p = p_](T sum, const Window&) { return lp_root(sum, p); });
+  }
+
+  WindowAttrs attrs_;
+  double p_;
+};
+
+Expected<std::unique_ptr<Kernel>> create_lp_pool(const NodeContext& ctx) {
+  const std::size_t spatial = ctx.attrs().ints_or("kernel_shape", {}).size();
+  return make_kernel<LpPoolKernel>(read_window_attrs(ctx.attrs(), spatial), read_p(ctx));
+}
+
+// ---- MaxUnpool ----
+
+using UnpoolTypes = TypeList<float, double, int8_t, uint8_t, int16_t, uint16_t, int32_t, uint32_t, int64_t, uint64_t>;
+
+KernelMatch check_max_unpool(const NodeContext& ctx) {
+  NXRT_REQUIRE_MATCH(require_input_dtype_in(ctx, 0, UnpoolTypes{}));
+  NXRT_REQUIRE_MATCH(require_input_dtype(ctx, 1, {DType::kInt64}));
+  NXRT_REQUIRE(!ctx.has_input(2) || ctx.input_dtype(2) == DType::kInt64,
+               "MaxUnpool: output_shape has type {}; it must be int64", dtype_name(ctx.input_dtype(2)));
+  const auto kernel = ctx.attrs().get_ints("kernel_shape");
+  NXRT_REQUIRE(kernel.has_value(), "MaxUnpool: the kernel_shape attribute is missing; it is required");
+  const std::size_t spatial = kernel->size();
+  NXRT_REQUIRE(spatial >= 1 && spatial <= 3,
+               "MaxUnpool: kernel_shape {} is {}-D; the cpu EP supports 1-D, 2-D and 3-D unpooling", *kernel, spatial);
+  NXRT_REQUIRE(ctx.input_rank(0).value_or(static_cast<int64_t>(spatial) + 2) == static_cast<int64_t>(spatial) + 2,
+               "MaxUnpool: X has rank {} but kernel_shape {} has {} dims; X must be N x C x {} spatial dims",
+               ctx.input_rank(0).value_or(0), *kernel, spatial, spatial);
+  NXRT_REQUIRE_MATCH(check_window_attrs(ctx, spatial, true));
+  return KernelMatch::supported(elementwise_cost(ctx, 1));
+}
+
+// Y is zero except at the positions I names, which take X's values. I indexes the unpooled
+// shape (MaxPool's input); an output_shape input may enlarge it, keeping the positions.
+class MaxUnpoolKernel final : public Kernel {
+ public:
+  explicit MaxUnpoolKernel(WindowAttrs attrs) : attrs_(std::move(attrs)) {}
+
+  Expected<void> compute(KernelContext& ctx) override {
+    return dispatch_dtype(UnpoolTypes{}, ctx.input(0).dtype(),
+                          [&](auto tag) { return run<typename decltype(tag)::type>(ctx); });
+  }
+  std::string_view variant() const override { return "scatter"; }
+
+ private:
+  // The output MaxPool's indices address: (in - 1) * stride + kernel - pads per spatial dim.
+  Expected<Shape> pooled_shape(const Shape& x) const {
+    const std::size_t spatial = attrs_.kernel.size();
+    if (x.size() != spatial + 2)
+      return fail(ErrorCode::kRuntime, fmt::format("MaxUnpool: X {} does not have the {} spatial dims of kernel_shape {}",
+                                                   shape_to_string(x), spatial, attrs_.kernel));
+    Shape out{x[0], x[1]};
+    for (std::size_t i = 0; i < spatial; ++i) {
+      const int64_t size = (x[i + 2] - 1) * attrs_.strides[i] + attrs_.kernel[i] - attrs_.pads[i] -
+                           attrs_.pads[i + spatial];
+      if (size < 0)
+        return fail(ErrorCode::kRuntime, fmt::format("MaxUnpool: spatial dim {} of the output would be {}", i, size),
+                    fmt::format("X {} with kernel_shape {}, strides {} and pads {}", shape_to_string(x),
+                                attrs_.kernel, attrs_.strides, attrs_.pads));
+      out.push_back(size);
+    }
+    return out;
+  }
+
+  // The output_shape input, checked against X and the pooled shape it must contain.
+  static Expected<Shape> requested_shape(const Tensor& shape, const Shape& x, const Shape& pooled) {
+    const int64_t* v = shape.data_as<int64_t>();
+    Shape out(v, v + shape.numel());
+    bool fits = out.size() == pooled.size();
+    for (std::size_t d = 0; fits && d < out.size(); ++d) fits = d < 2 ? out[d] == pooled[d] : out[d] >= pooled[d];
+    if (!fits)
+      return fail(ErrorCode::kRuntime,
+                  fmt::format("MaxUnpool: output_shape {} does not fit X {}", out, shape_to_string(x)),
+                  fmt::format("it must keep X's batch and channels and be at least the unpooled shape {}",
+                              shape_to_string(pooled)),
+                  "fix the output_shape input");
+    return out;
+  }
+
+  template <class T>
+  Expected<void> run(KernelContext& ctx) const {
+    const Tensor& x = ctx.input(0);
+    const Tensor& indices = ctx.input(1);
+    if (indices.shape() != x.shape())
+      return fail(ErrorCode::kRuntime,
+                  fmt::format("MaxUnpool: I {} and X {} differ in shape", shape_to_string(indices.shape()),
+                              shape_to_string(x.shape())),
+                  "I holds one index per element of X", "feed MaxPool's Indices output for its Y");
+    auto pooled = pooled_shape(x.shape());
+    if (!pooled) return std::unexpected(std::move(pooled.error()));
+    Shape shape = *pooled;
+    if (ctx.has_input(2)) {
+      auto requested = requested_shape(ctx.input(2), x.shape(), *pooled);
+      if (!requested) return std::unexpected(std::move(requested.error()));
+      shape = std::move(*requested);
+    }
+    auto y = ctx.output(0, x.dtype(), shape);
+    if (!y) return std::unexpected(std::move(y.error()));
+    T* out = y->mut_as<T>();
+    std::fill(out, out + y->numel(), T(0));
+    const T* in = x.data_as<T>();
+    const int64_t* at = indices.data_as<int64_t>();
+    const int64_t size = shape_numel(*pooled);
+    for (int64_t k = 0; k < x.numel(); ++k) {
+      if (at[k] < 0 || at[k] >= size)
+        return fail(ErrorCode::kRuntime,
+                    fmt::format("MaxUnpool: index {} at position {} of I is outside the unpooled output {}", at[k], k,
+                                shape_to_string(*pooled)),
+                    "indices address the flattened output of the pooled shape", "check I against X and kernel_shape");
+      out[relocate(at[k], *pooled, shape)] = in[k];
+    }
+    return {};
+  }
+
+  // An index of the pooled shape as the same coordinates in a larger output_shape: the
+  // values keep their positions and the extra rows and columns stay zero.
+  static int64_t relocate(int64_t index, const Shape& from, const Shape& to) {
+    if (from == to) return index;
+    int64_t out = 0, scale = 1;
+    for (std::size_t d = from.size(); d-- > 0;) {
+      out += (index % from[d]) * scale;
+      index /= from[d];
+      scale *= to[d];
+    }
+    return out;
+  }
+
+  WindowAttrs attrs_;
+};
 
 // ---- GlobalAveragePool, GlobalMaxPool ----
 
@@ -288,6 +476,52 @@ class GlobalPoolKernel final : public Kernel {
   bool max_;
 };
 
+class GlobalLpPoolKernel final : public Kernel {
+ public:
+  explicit GlobalLpPoolKernel(double p) : p_(p) {}
+
+  Expected<void> compute(KernelContext& ctx) override {
+    if (ctx.input(0).dtype() == DType::kFloat64) return run<double>(ctx);
+    return run<float>(ctx);
+  }
+  std::string_view variant() const override { return "global-lppool"; }
+
+ private:
+  template <class T>
+  Expected<void> run(KernelContext& ctx) const {
+    return reduce_planes<T>(ctx, "GlobalLpPool", [p = p_](const T* x, int64_t n) {
+      T sum = 0;
+      for (int64_t i = 0; i < n; ++i) sum += lp_term(x[i], p);
+      return lp_root(sum, p);
+    });
+  }
+
+  double p_;
+};
+
+KernelMatch check_global_lp_pool(const NodeContext& ctx) {
+  NXRT_REQUIRE_MATCH(check_global_pool(ctx));
+  const double p = read_p(ctx);
+  NXRT_REQUIRE(p > 0, "GlobalLpPool: p {} is not positive", p);
+  return KernelMatch::supported(elementwise_cost(ctx, 2));
+}
+
+KernelDef global_lp_pool_def(int64_t since, int64_t until) {
+  return KernelDef{{"", "GlobalLpPool", since}, until, check_global_lp_pool,
+                   [](const NodeContext& ctx) { return make_kernel<GlobalLpPoolKernel>(read_p(ctx)); }};
+}
+
+KernelDef lp_pool_def(int64_t since, int64_t until) {
+  return KernelDef{{"", "LpPool", since}, until, check_lp_pool, create_lp_pool};
+}
+
+KernelDef max_unpool_def(int64_t since, int64_t until) {
+  return KernelDef{{"", "MaxUnpool", since}, until, check_max_unpool, [](const NodeContext& ctx) {
+                     const std::size_t spatial = ctx.attrs().ints_or("kernel_shape", {}).size();
+                     return make_kernel<MaxUnpoolKernel>(read_window_attrs(ctx.attrs(), spatial));
+                   }};
+}
+
 KernelDef max_pool_def(int64_t since, int64_t until) {
   return KernelDef{{"", "MaxPool", since}, until, check_max_pool, create_max_pool};
 }
@@ -317,6 +551,14 @@ std::vector<KernelDef> pool_kernels() {
       average_pool_def(19, 0),
       global_pool_def("GlobalAveragePool", false),
       global_pool_def("GlobalMaxPool", true),
+      global_lp_pool_def(1, 1),
+      global_lp_pool_def(2, 0),
+      lp_pool_def(1, 1),
+      lp_pool_def(2, 10),
+      lp_pool_def(11, 17),
+      lp_pool_def(18, 0),
+      max_unpool_def(9, 10),
+      max_unpool_def(11, 0),
   };
 }
 

@@ -1,28 +1,126 @@
-// ReduceSum and ReduceMean over any set of axes: axes as an attribute (ReduceSum 1..12,
-// ReduceMean 1..17) or as an optional input with noop_with_empty_axes (13+ / 18+).
+// The Reduce family (Sum, Mean, Max, Min, Prod, SumSquare, L1, L2, LogSum, LogSumExp) over
+// any set of axes: axes as an attribute (ReduceSum 1..12, the others 1..17) or as an
+// optional input with noop_with_empty_axes (ReduceSum 13+, the others 18+).
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <vector>
 
-#include "common/broadcast.h"
+#include "common/elementwise.h"
 #include "common/kernel_util.h"
 #include "common/layout_util.h"
-#include "common/vector_math.h"
 #include "kernels/kernels.h"
 
 namespace nxrt::cpu {
 namespace {
 
-using ReduceTypes = TypeList<float, double, int32_t, int64_t>;
+using ReduceTypes = TypeList<float, double, Half, int32_t, int64_t, int8_t, uint8_t>;
 
-// Sums run in double for floating types (long rows stay accurate) and int64 for integers.
+// Sums and products run in double for floating types (long rows stay accurate) and int64
+// for integers.
 template <class T>
-using Accumulator = std::conditional_t<std::is_floating_point_v<T>, double, int64_t>;
+using Wide = std::conditional_t<std::is_integral_v<T>, int64_t, double>;
 
-// Input positions per reduction task when the innermost axis is kept: the running sums of
-// one block of columns stay on the stack.
+template <class Out, class A>
+Out narrow(A v) {
+  return static_cast<Out>(static_cast<ComputeType<Out>>(v));
+}
+
+// A reduction: map each element (given the output's shift, LogSumExp only), combine the
+// mapped values in any order starting from init(), finish with the element count.
+template <class T>
+struct SumOp {
+  using In = T;
+  using Out = T;
+  using Acc = Wide<T>;
+  static Acc init() { return 0; }
+  static Acc map(T x, double) { return static_cast<Acc>(static_cast<ComputeType<T>>(x)); }
+  static Acc combine(Acc a, Acc b) { return a + b; }
+  static Out finish(Acc a, int64_t, double) { return narrow<Out>(a); }
+};
+
+template <class T>
+struct MeanOp : SumOp<T> {
+  static T finish(Wide<T> a, int64_t n, double) {
+    if constexpr (std::is_integral_v<T>) return n ? static_cast<T>(a / n) : T{0};
+    else return narrow<T>(a / static_cast<double>(n));
+  }
+};
+
+template <class T>
+struct SumSquareOp : SumOp<T> {
+  static Wide<T> map(T x, double) {
+    const auto v = static_cast<Wide<T>>(static_cast<ComputeType<T>>(x));
+    return v * v;
+  }
+};
+
+template <class T>
+struct L1Op : SumOp<T> {
+  static Wide<T> map(T x, double) {
+    const auto v = static_cast<Wide<T>>(static_cast<ComputeType<T>>(x));
+    return v < 0 ? -v : v;
+  }
+};
+
+template <class T>
+struct L2Op : SumSquareOp<T> {
+  static T finish(Wide<T> a, int64_t, double) { return narrow<T>(std::sqrt(static_cast<double>(a))); }
+};
+
+template <class T>
+struct LogSumOp : SumOp<T> {
+  static T finish(Wide<T> a, int64_t, double) { return narrow<T>(std::log(static_cast<double>(a))); }
+};
+
+// log(sum(exp(x - max))) + max: the shift is the output's maximum (0 when it is infinite,
+// so that an all -inf or empty set gives -inf rather than NaN).
+template <class T>
+struct LogSumExpOp {
+  using In = T;
+  using Out = T;
+  using Acc = double;
+  static Acc init() { return 0; }
+  static Acc map(T x, double shift) { return std::exp(static_cast<double>(static_cast<ComputeType<T>>(x)) - shift); }
+  static Acc combine(Acc a, Acc b) { return a + b; }
+  static Out finish(Acc a, int64_t, double shift) { return narrow<Out>(std::log(a) + shift); }
+};
+
+template <class T>
+struct ProdOp : SumOp<T> {
+  static Wide<T> init() { return 1; }
+  static Wide<T> combine(Wide<T> a, Wide<T> b) { return a * b; }
+};
+
+// Max and min of the empty set are the type's lowest and highest value (-inf, +inf).
+template <class T, bool kMax, class O = T>
+struct ExtremeOp {
+  using In = T;
+  using Out = O;
+  using Acc = ComputeType<T>;
+  static Acc init() {
+    if constexpr (std::numeric_limits<Acc>::has_infinity)
+      return kMax ? -std::numeric_limits<Acc>::infinity() : std::numeric_limits<Acc>::infinity();
+    else return kMax ? std::numeric_limits<Acc>::lowest() : std::numeric_limits<Acc>::max();
+  }
+  static Acc map(T x, double) { return static_cast<Acc>(x); }
+  // NaN wins, as in numpy.
+  static Acc combine(Acc a, Acc b) {
+    if (a != a) return a;
+    return (kMax ? b > a : b < a) || b != b ? b : a;
+  }
+  static Out finish(Acc a, int64_t, double) { return static_cast<Out>(a); }
+};
+template <class T>
+using MaxOp = ExtremeOp<T, true>;
+template <class T>
+using MinOp = ExtremeOp<T, false>;
+
+// Input positions per reduction task when the innermost axis is kept: the running values
+// of one block of columns stay on the stack.
 constexpr int64_t kColumnBlock = 1024;
-// Reduced elements per partial sum when few outputs reduce many inputs each; fixed, so the
-// summation order (and result) does not depend on the thread count.
+// Reduced elements per partial result when few outputs reduce many inputs each; fixed, so
+// the order of combination (and result) does not depend on the thread count.
 constexpr int64_t kPartLength = 65536;
 
 // The input seen as: kept outer axes (one output block each), reduced outer axes (a list
@@ -84,84 +182,97 @@ ReduceLayout make_layout(const Shape& shape, const std::vector<bool>& reduced) {
   return l;
 }
 
-template <class T>
-T finish(Accumulator<T> sum, int64_t count, bool mean) {
-  if (!mean) return static_cast<T>(sum);
-  if constexpr (std::is_integral_v<T>) return count ? static_cast<T>(sum / count) : T{0};
-  else return static_cast<T>(sum / static_cast<double>(count));
+// Combination of map(x[i]) over [0, n) in independent lanes, which vectorize.
+template <class Op>
+typename Op::Acc lane_reduce(const typename Op::In* x, int64_t n, double shift) {
+  using Acc = typename Op::Acc;
+  Acc lanes[kLanes];
+  std::fill_n(lanes, kLanes, Op::init());
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int64_t j = 0; j < kLanes; ++j) lanes[j] = Op::combine(lanes[j], Op::map(x[i + j], shift));
+  Acc r = Op::init();
+  for (int64_t j = 0; j < kLanes; ++j) r = Op::combine(r, lanes[j]);
+  for (; i < n; ++i) r = Op::combine(r, Op::map(x[i], shift));
+  return r;
 }
 
-// Reduces x (laid out as `l`) into out: sums, or means when `mean`.
-template <class T>
-void reduce(const Parallel& parallel, const ReduceLayout& l, const T* x, T* out, bool mean) {
-  using Acc = Accumulator<T>;
-  const auto nred = static_cast<int64_t>(l.reduced_offsets.size());
+// Reduces x (laid out as `l`) into out; `shift` (LogSumExp: one value per output, else
+// null) is passed to map and finish.
+template <class Op>
+void reduce(const Parallel& parallel, const ReduceLayout& l, const typename Op::In* x, typename Op::Out* out,
+            const double* shift) {
+  using Acc = typename Op::Acc;
+  const auto nred = static_cast<int64_t>(l.reduced_offsets.size()) * (l.inner_reduced ? l.inner : 1);
   const int64_t* roff = l.reduced_offsets.data();
+  const auto rows = static_cast<int64_t>(l.reduced_offsets.size());
   if (!l.inner_reduced) {
-    const int64_t count = nred;
     const int64_t chunks = (l.inner + kColumnBlock - 1) / kColumnBlock;
-    const int64_t grain = std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(nred * std::min(l.inner, kColumnBlock), 1));
+    const int64_t grain =
+        std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(rows * std::min(l.inner, kColumnBlock), 1));
     parallel.for_range(l.blocks * chunks, grain, [&](int64_t begin, int64_t end) {
       Acc acc[kColumnBlock];
       for (int64_t task = begin; task < end; ++task) {
         const int64_t o = task / chunks, c0 = (task % chunks) * kColumnBlock;
         const int64_t width = std::min(kColumnBlock, l.inner - c0);
-        const T* base = x + l.base(o) + c0;
-        std::fill_n(acc, width, Acc{0});
-        for (int64_t r = 0; r < nred; ++r) {
-          const T* p = base + roff[r];
-          for (int64_t i = 0; i < width; ++i) acc[i] += static_cast<Acc>(p[i]);
+        const int64_t first = o * l.inner + c0;
+        const double* s = shift ? shift + first : nullptr;
+        const typename Op::In* base = x + l.base(o) + c0;
+        std::fill_n(acc, width, Op::init());
+        for (int64_t r = 0; r < rows; ++r) {
+          const typename Op::In* p = base + roff[r];
+          if (s)
+            for (int64_t i = 0; i < width; ++i) acc[i] = Op::combine(acc[i], Op::map(p[i], s[i]));
+          else
+            for (int64_t i = 0; i < width; ++i) acc[i] = Op::combine(acc[i], Op::map(p[i], 0.0));
         }
-        T* y = out + o * l.inner + c0;
-        for (int64_t i = 0; i < width; ++i) y[i] = finish<T>(acc[i], count, mean);
+        for (int64_t i = 0; i < width; ++i) out[first + i] = Op::finish(acc[i], nred, s ? s[i] : 0.0);
       }
     });
     return;
   }
-  // Innermost axis reduced: each output sums nred contiguous rows of l.inner elements, split
-  // into parts of kPartLength so that few outputs over many inputs still run in parallel.
-  const int64_t total = nred * l.inner;
-  const int64_t parts = std::clamp<int64_t>(total / kPartLength, 1, 64);
-  // With one part per output the task finishes it; otherwise parts are added up after.
+  // Innermost axis reduced: each output combines `rows` contiguous rows of l.inner elements,
+  // split into parts of kPartLength so that few outputs over many inputs still run in parallel.
+  const int64_t parts = std::clamp<int64_t>(nred / kPartLength, 1, 64);
+  // With one part per output the task finishes it; otherwise parts are combined after.
   std::vector<Acc> partial(parts > 1 ? static_cast<std::size_t>(l.blocks * parts) : 0);
-  const int64_t grain = std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(total / parts, 1));
+  const int64_t grain = std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(nred / parts, 1));
   parallel.for_range(l.blocks * parts, grain, [&](int64_t begin, int64_t end) {
     for (int64_t task = begin; task < end; ++task) {
       const int64_t o = task / parts, part = task % parts;
-      const T* base = x + l.base(o);
-      const int64_t lo = total * part / parts, hi = total * (part + 1) / parts;
-      Acc sum = 0;
+      const double s = shift ? shift[o] : 0.0;
+      const typename Op::In* base = x + l.base(o);
+      const int64_t lo = nred * part / parts, hi = nred * (part + 1) / parts;
+      Acc acc = Op::init();
       for (int64_t pos = lo; pos < hi;) {
         const int64_t r = pos / l.inner, i = pos % l.inner;
         const int64_t n = std::min(l.inner - i, hi - pos);
-        sum += lane_sum<Acc>(base + roff[r] + i, n);
+        acc = Op::combine(acc, lane_reduce<Op>(base + roff[r] + i, n, s));
         pos += n;
       }
-      if (parts == 1) out[o] = finish<T>(sum, total, mean);
-      else partial[static_cast<std::size_t>(task)] = sum;
+      if (parts == 1) out[o] = Op::finish(acc, nred, s);
+      else partial[static_cast<std::size_t>(task)] = acc;
     }
   });
   if (parts == 1) return;
   for (int64_t o = 0; o < l.blocks; ++o) {
-    Acc sum = 0;
-    for (int64_t p = 0; p < parts; ++p) sum += partial[static_cast<std::size_t>(o * parts + p)];
-    out[o] = finish<T>(sum, total, mean);
+    Acc acc = Op::init();
+    for (int64_t p = 0; p < parts; ++p) acc = Op::combine(acc, partial[static_cast<std::size_t>(o * parts + p)]);
+    out[o] = Op::finish(acc, nred, shift ? shift[o] : 0.0);
   }
 }
 
 // Where the axes come from and how an empty list reads.
 struct ReduceAttrs {
-  bool mean = false;
-  bool axes_input = false;            // opset 13+ ReduceSum, 18+ ReduceMean
+  bool axes_input = false;            // opset 13+ ReduceSum, 18+ the others
   std::vector<int64_t> axes;          // the attribute form
   bool keepdims = true;
   bool noop_with_empty_axes = false;  // input form only: empty axes return the input
   bool allow_negative = true;         // from opset 11
 };
 
-ReduceAttrs reduce_attrs(const NodeContext& ctx, bool mean, bool axes_input) {
+ReduceAttrs reduce_attrs(const NodeContext& ctx, bool axes_input) {
   ReduceAttrs a;
-  a.mean = mean;
   a.axes_input = axes_input;
   a.axes = ctx.attrs().ints_or("axes", {});
   a.keepdims = ctx.attrs().int_or("keepdims", 1) != 0;
@@ -170,11 +281,13 @@ ReduceAttrs reduce_attrs(const NodeContext& ctx, bool mean, bool axes_input) {
   return a;
 }
 
-template <bool kMean, bool kAxesInput>
+template <bool kAxesInput>
 KernelMatch check_reduce(const NodeContext& ctx) {
   const std::string& op = ctx.node().op_type;
+  NXRT_REQUIRE(ctx.input_type(0) == nullptr || ctx.input_type(0)->kind == ValueType::Kind::kTensor,
+               "{}: input 0 is not a tensor; the cpu EP supports tensors only", op);
   NXRT_REQUIRE_MATCH(require_input_dtype_in(ctx, 0, ReduceTypes{}));
-  const ReduceAttrs a = reduce_attrs(ctx, kMean, kAxesInput);
+  const ReduceAttrs a = reduce_attrs(ctx, kAxesInput);
   std::optional<std::vector<int64_t>> axes = a.axes;
   if constexpr (kAxesInput) {
     NXRT_REQUIRE(!ctx.attrs().has("axes"),
@@ -194,13 +307,14 @@ KernelMatch check_reduce(const NodeContext& ctx) {
   return KernelMatch::supported();
 }
 
+// Op<T> is the reduction (SumOp, MaxOp...); `name` its ONNX op for error messages.
+template <template <class> class Op>
 class ReduceKernel final : public Kernel {
  public:
-  explicit ReduceKernel(ReduceAttrs attrs) : attrs_(std::move(attrs)) {}
+  ReduceKernel(ReduceAttrs attrs, std::string name) : attrs_(std::move(attrs)), name_(std::move(name)) {}
 
   Expected<void> compute(KernelContext& ctx) override {
     const Tensor& x = ctx.input(0);
-    const char* op = attrs_.mean ? "ReduceMean" : "ReduceSum";
     std::vector<int64_t> axes = attrs_.axes;
     if (attrs_.axes_input) axes = ctx.has_input(1) ? ctx.input(1).to_int64_vector() : std::vector<int64_t>{};
     if (axes.empty() && attrs_.noop_with_empty_axes) {
@@ -208,7 +322,7 @@ class ReduceKernel final : public Kernel {
       return {};
     }
     const auto rank = static_cast<int64_t>(x.shape().size());
-    auto normalized = normalize_axes(op, axes, rank, attrs_.allow_negative);
+    auto normalized = normalize_axes(name_, axes, rank, attrs_.allow_negative);
     if (!normalized) return std::unexpected(std::move(normalized.error()));
     std::vector<bool> reduced(static_cast<std::size_t>(rank), axes.empty());
     for (int64_t a : *normalized) reduced[static_cast<std::size_t>(a)] = true;
@@ -223,7 +337,14 @@ class ReduceKernel final : public Kernel {
     const ReduceLayout layout = make_layout(x.shape(), reduced);
     return dispatch_dtype(ReduceTypes{}, x.dtype(), [&](auto tag) -> Expected<void> {
       using T = typename decltype(tag)::type;
-      reduce<T>(ctx.parallel(), layout, x.data_as<T>(), y->template mut_as<T>(), attrs_.mean);
+      std::vector<double> shift;
+      if constexpr (std::is_same_v<Op<T>, LogSumExpOp<T>>) {
+        shift.resize(static_cast<std::size_t>(y->numel()));
+        reduce<ExtremeOp<T, true, double>>(ctx.parallel(), layout, x.data_as<T>(), shift.data(), nullptr);
+        for (double& s : shift) s = std::isfinite(s) ? s : 0.0;
+      }
+      reduce<Op<T>>(ctx.parallel(), layout, x.data_as<T>(), y->template mut_as<T>(),
+                    shift.empty() ? nullptr : shift.data());
       return {};
     });
   }
@@ -231,24 +352,37 @@ class ReduceKernel final : public Kernel {
 
  private:
   ReduceAttrs attrs_;
+  std::string name_;
 };
 
-template <bool kMean, bool kAxesInput>
-KernelDef reduce_def(const char* op, int64_t since, int64_t until) {
-  return KernelDef{{"", op, since}, until, check_reduce<kMean, kAxesInput>, [](const NodeContext& ctx) {
-                     return make_kernel<ReduceKernel>(reduce_attrs(ctx, kMean, kAxesInput));
-                   }};
+// The registrations of one reduction: axes as an attribute before `input_since`, as an
+// input from it.
+template <template <class> class Op>
+void add_reduce(std::vector<KernelDef>& defs, const char* op, int64_t input_since) {
+  const auto create = [](bool axes_input) {
+    return [axes_input](const NodeContext& ctx) {
+      return make_kernel<ReduceKernel<Op>>(reduce_attrs(ctx, axes_input), ctx.node().op_type);
+    };
+  };
+  defs.push_back(KernelDef{{"", op, 1}, input_since - 1, check_reduce<false>, create(false)});
+  defs.push_back(KernelDef{{"", op, input_since}, 0, check_reduce<true>, create(true)});
 }
 
 }  // namespace
 
 std::vector<KernelDef> reduce_kernels() {
-  return {
-      reduce_def<false, false>("ReduceSum", 1, 12),
-      reduce_def<false, true>("ReduceSum", 13, 0),
-      reduce_def<true, false>("ReduceMean", 1, 17),
-      reduce_def<true, true>("ReduceMean", 18, 0),
-  };
+  std::vector<KernelDef> defs;
+  add_reduce<SumOp>(defs, "ReduceSum", 13);
+  add_reduce<MeanOp>(defs, "ReduceMean", 18);
+  add_reduce<MaxOp>(defs, "ReduceMax", 18);
+  add_reduce<MinOp>(defs, "ReduceMin", 18);
+  add_reduce<ProdOp>(defs, "ReduceProd", 18);
+  add_reduce<SumSquareOp>(defs, "ReduceSumSquare", 18);
+  add_reduce<L1Op>(defs, "ReduceL1", 18);
+  add_reduce<L2Op>(defs, "ReduceL2", 18);
+  add_reduce<LogSumOp>(defs, "ReduceLogSum", 18);
+  add_reduce<LogSumExpOp>(defs, "ReduceLogSumExp", 18);
+  return defs;
 }
 
 }  // namespace nxrt::cpu

@@ -1,5 +1,5 @@
 // Shape ops: Reshape, Flatten, Squeeze, Unsqueeze and Identity return their input under a
-// new shape (a view, no copy); Shape reads the input's dimensions into an int64 tensor.
+// new shape (a view, no copy); Shape and Size read the input's dimensions into int64 tensors.
 #include <algorithm>
 #include <functional>
 
@@ -111,6 +111,28 @@ KernelMatch check_reshape(const NodeContext& ctx) {
     return declined_by(ok.error());
   }
   return KernelMatch::supported();
+}
+
+// Reshape-1 takes the target shape as the `shape` attribute (consumed_inputs is ignored).
+KernelMatch check_reshape_1(const NodeContext& ctx) {
+  NXRT_REQUIRE_MATCH(require_data_input(ctx));
+  const auto spec = ctx.attrs().get_ints("shape");
+  NXRT_REQUIRE(spec.has_value(), "Reshape: the shape attribute (ints) is missing; Reshape-1 requires it");
+  if (auto shape = ctx.input_static_shape(0)) {
+    if (auto t = reshape_target(*shape, *spec, false); !t) return declined_by(t.error());
+  } else if (auto ok = check_reshape_spec(*spec, false); !ok) {
+    return declined_by(ok.error());
+  }
+  return KernelMatch::supported();
+}
+
+KernelDef reshape_1_def() {
+  return KernelDef{{"", "Reshape", 1}, 4, check_reshape_1, [](const NodeContext& ctx) {
+                     const std::vector<int64_t> spec = ctx.attrs().ints_or("shape", {});
+                     return make_kernel<ViewKernel>([spec](const KernelContext& k) {
+                       return reshape_target(k.input(0).shape(), spec, false);
+                     });
+                   }};
 }
 
 KernelDef reshape_def(int64_t since, int64_t until) {
@@ -254,19 +276,34 @@ KernelDef unsqueeze_def(int64_t since, int64_t until) {
                    }};
 }
 
+// Identity passes any value through: tensors always, sequences from opset 14, optionals
+// from opset 16.
+class PassThroughKernel final : public Kernel {
+ public:
+  Expected<void> compute(KernelContext& ctx) override {
+    ctx.set_output_value(0, ctx.value(0));
+    return {};
+  }
+  std::string_view variant() const override { return "view"; }
+};
+
 KernelMatch check_identity(const NodeContext& ctx) {
   NXRT_REQUIRE_MATCH(require_data_input(ctx));
   const ValueType* type = ctx.input_type(0);
-  NXRT_REQUIRE(!type || type->kind == ValueType::Kind::kTensor || type->kind == ValueType::Kind::kUnknown,
-               "Identity: input 0 has type {}; the cpu EP runs Identity on tensors only", type->to_string());
+  if (!type) return KernelMatch::supported();
+  NXRT_REQUIRE(type->kind != ValueType::Kind::kSequence || ctx.opset() >= 14,
+               "Identity: input 0 is a {}; Identity takes sequences from opset 14 on and this node has opset {}",
+               type->to_string(), ctx.opset());
+  NXRT_REQUIRE(type->kind != ValueType::Kind::kOptional || ctx.opset() >= 16,
+               "Identity: input 0 is a {}; Identity takes optionals from opset 16 on and this node has opset {}",
+               type->to_string(), ctx.opset());
+  NXRT_REQUIRE(type->kind != ValueType::Kind::kMap, "Identity: input 0 is a map; the cpu EP has no map values");
   return KernelMatch::supported();
 }
 
 KernelDef identity_def() {
-  return KernelDef{{"", "Identity", 1}, 0, check_identity, [](const NodeContext&) {
-                     return make_kernel<ViewKernel>(
-                         [](const KernelContext& k) -> Expected<Shape> { return k.input(0).shape(); });
-                   }};
+  return KernelDef{{"", "Identity", 1}, 0, check_identity,
+                   [](const NodeContext&) { return make_kernel<PassThroughKernel>(); }};
 }
 
 // Shape-15 takes dims [start, end) with negative values counted from the back and both
@@ -304,6 +341,22 @@ KernelDef shape_def(int64_t since, int64_t until) {
                    }};
 }
 
+// Size: the input's element count as an int64 scalar.
+class SizeKernel final : public Kernel {
+ public:
+  Expected<void> compute(KernelContext& ctx) override {
+    auto out = ctx.output(0, DType::kInt64, {});
+    if (!out) return std::unexpected(std::move(out.error()));
+    *out->mut_as<int64_t>() = ctx.input(0).numel();
+    return {};
+  }
+};
+
+KernelDef size_def(int64_t since, int64_t until) {
+  return KernelDef{{"", "Size", since}, until, check_shape,
+                   [](const NodeContext&) { return make_kernel<SizeKernel>(); }};
+}
+
 }  // namespace
 
 std::vector<KernelDef> shape_ops_kernels() {
@@ -311,7 +364,8 @@ std::vector<KernelDef> shape_ops_kernels() {
       reshape_def(5, 13),    reshape_def(14, 0),   flatten_def(1, 8),     flatten_def(9, 10),
       flatten_def(11, 0),    squeeze_def(1, 10),   squeeze_def(11, 12),   squeeze_def(13, 0),
       unsqueeze_def(1, 10),  unsqueeze_def(11, 12), unsqueeze_def(13, 0), identity_def(),
-      shape_def(1, 14),      shape_def(15, 0),
+      shape_def(1, 14),      shape_def(15, 0),     reshape_1_def(),       size_def(1, 12),
+      size_def(13, 0),
   };
 }
 

@@ -204,7 +204,7 @@ KernelMatch check_gather(const NodeContext& ctx) {
   NXRT_REQUIRE_MATCH(require_input_dtype(ctx, 1, {DType::kInt32, DType::kInt64}));
   if (auto rank = ctx.input_rank(0))
     NXRT_REQUIRE(*rank >= 1, "Gather: input 0 is a scalar; Gather needs data of rank 1 or more");
-  NXRT_REQUIRE_MATCH(check_axis_attribute(ctx, ctx.attrs().int_or("axis", 0)));
+  NXRT_REQUIRE_MATCH(check_axis_in_range(ctx, ctx.attrs().int_or("axis", 0)));
   return KernelMatch::supported(copy_cost(ctx));
 }
 

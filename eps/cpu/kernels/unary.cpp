@@ -1,119 +1,134 @@
-// Unary elementwise ops on floating tensors: Relu, LeakyRelu, Sigmoid, Tanh, Erf, Exp,
-// Log, Sqrt, Neg, Abs, Clip.
+// Unary elementwise ops: math (Exp, Log, Sqrt, trigonometric and hyperbolic functions, Erf),
+// rounding (Floor, Ceil, Round), Relu, LeakyRelu, Neg, Abs, Sign, Reciprocal, IsNaN,
+// IsInf, Clip.
 #include <cmath>
 #include <limits>
+#include <optional>
+#include <type_traits>
 
+#include "common/elementwise.h"
 #include "common/kernel_util.h"
 #include "kernels/kernels.h"
 
 namespace nxrt::cpu {
 namespace {
 
-// Applies fn to every element of input 0 of type T, in parallel chunks.
-template <class T, class Fn>
-Expected<void> map_elements(KernelContext& ctx, Fn fn) {
-  const Tensor& x = ctx.input(0);
-  auto y = ctx.output(0, x.dtype(), x.shape());
-  if (!y) return std::unexpected(y.error());
-  const T* in = x.data_as<T>();
-  T* out = y->mut_as<T>();
-  ctx.parallel().for_range(x.numel(), 16384, [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) out[i] = fn(in[i]);
-  });
-  return {};
-}
-
-// A kernel applying one scalar function, for float and double.
-template <class Fn>
-class UnaryKernel final : public Kernel {
- public:
-  explicit UnaryKernel(Fn fn) : fn_(fn) {}
-  Expected<void> compute(KernelContext& ctx) override {
-    if (ctx.input(0).dtype() == DType::kFloat64) return map_elements<double>(ctx, fn_);
-    return map_elements<float>(ctx, fn_);
-  }
-  std::string_view variant() const override { return "unary-scalar"; }
-
- private:
-  Fn fn_;
-};
-
-KernelMatch check_unary(const NodeContext& ctx) {
-  NXRT_REQUIRE_MATCH(require_input_dtype(ctx, 0, {DType::kFloat32, DType::kFloat64}));
-  return KernelMatch::supported(elementwise_cost(ctx, 1));
-}
-
-// A registration for an attribute-free op computing fn(x).
-template <class Fn>
-KernelDef unary_def(const char* op, int64_t since, Fn fn) {
-  return KernelDef{{"", op, since}, 0, check_unary,
-                   [fn](const NodeContext&) { return make_kernel<UnaryKernel<Fn>>(fn); }};
-}
-
 // LeakyRelu: alpha from the attribute.
 KernelDef leaky_relu_def() {
-  return KernelDef{{"", "LeakyRelu", 6}, 0, check_unary, [](const NodeContext& ctx) {
-                     const float alpha = ctx.attrs().float_or("alpha", 0.01f);
-                     auto fn = [alpha](auto x) { return x >= 0 ? x : x * alpha; };
-                     return make_kernel<UnaryKernel<decltype(fn)>>(fn);
-                   }};
+  return map_def_with("LeakyRelu", 1, [](const NodeContext& ctx) {
+    const float alpha = ctx.attrs().float_or("alpha", 0.01f);
+    return [alpha](auto x) { return x >= 0 ? x : static_cast<decltype(x)>(x * alpha); };
+  });
 }
 
-// Clip-6 takes min/max as attributes; Clip-11+ as optional constant-or-runtime inputs.
+// IsInf: which infinities count comes from detect_positive / detect_negative.
+KernelDef is_inf_def() {
+  return map_def_with<FloatHalfTypes, bool>("IsInf", 10, [](const NodeContext& ctx) {
+    const bool positive = ctx.attrs().int_or("detect_positive", 1) != 0;
+    const bool negative = ctx.attrs().int_or("detect_negative", 1) != 0;
+    return [positive, negative](auto x) { return std::isinf(x) && (x > 0 ? positive : negative); };
+  });
+}
+
+// Clip-1 and -6 take min/max as attributes (floats only); Clip-11 takes them as optional
+// scalar inputs, Clip-12+ for every numeric type.
 KernelMatch check_clip(const NodeContext& ctx) {
-  NXRT_REQUIRE_MATCH(check_unary(ctx));
+  if (ctx.opset() >= 12) NXRT_REQUIRE_MATCH(check_map<AllNumericTypes>(ctx));
+  else NXRT_REQUIRE_MATCH(check_map<FloatHalfTypes>(ctx));
   for (std::size_t i = 1; i < ctx.input_count(); ++i) {
     if (!ctx.has_input(i)) continue;
     NXRT_REQUIRE(ctx.input_dtype(i) == ctx.input_dtype(0),
                  "Clip: bound input {} has type {}, expected {} like the data", i,
                  dtype_name(ctx.input_dtype(i)), dtype_name(ctx.input_dtype(0)));
+    const auto n = static_numel(ctx.input_type(i));
+    NXRT_REQUIRE(!n || *n <= 1, "Clip: bound input {} has {} elements; it must be a scalar", i, *n);
   }
   return KernelMatch::supported(elementwise_cost(ctx, 2));
 }
 
 class ClipKernel final : public Kernel {
  public:
-  ClipKernel(float min, float max) : min_attr_(min), max_attr_(max) {}
+  ClipKernel(std::optional<float> min, std::optional<float> max) : min_attr_(min), max_attr_(max) {}
   Expected<void> compute(KernelContext& ctx) override {
-    if (ctx.input(0).dtype() == DType::kFloat64) return run<double>(ctx);
-    return run<float>(ctx);
+    return dispatch_dtype(AllNumericTypes{}, ctx.input(0).dtype(),
+                          [&](auto tag) { return run<typename decltype(tag)::type>(ctx); });
   }
 
  private:
   template <class T>
   Expected<void> run(KernelContext& ctx) {
-    T lo = static_cast<T>(min_attr_), hi = static_cast<T>(max_attr_);
-    if (ctx.has_input(1) && ctx.input(1).numel() == 1) lo = ctx.input(1).data_as<T>()[0];
-    if (ctx.has_input(2) && ctx.input(2).numel() == 1) hi = ctx.input(2).data_as<T>()[0];
-    return map_elements<T>(ctx, [lo, hi](T x) { return x < lo ? lo : (x > hi ? hi : x); });
+    using C = ComputeType<T>;
+    C lo = min_attr_ ? static_cast<C>(*min_attr_) : std::numeric_limits<C>::lowest();
+    C hi = max_attr_ ? static_cast<C>(*max_attr_) : std::numeric_limits<C>::max();
+    // An empty bound tensor stands for an omitted one.
+    if (ctx.has_input(1) && ctx.input(1).numel() == 1) lo = static_cast<C>(ctx.input(1).data_as<T>()[0]);
+    if (ctx.has_input(2) && ctx.input(2).numel() == 1) hi = static_cast<C>(ctx.input(2).data_as<T>()[0]);
+    // min(max(x, lo), hi): with lo > hi every element becomes hi, as the spec defines.
+    return map_elements<T>(ctx, [lo, hi](C x) {
+      const C up = x < lo ? lo : x;
+      return up > hi ? hi : up;
+    });
   }
-  float min_attr_, max_attr_;
+  std::optional<float> min_attr_, max_attr_;
 };
 
 KernelDef clip_def(int64_t since, int64_t until) {
   return KernelDef{{"", "Clip", since}, until, check_clip, [](const NodeContext& ctx) {
-                     return make_kernel<ClipKernel>(
-                         ctx.attrs().float_or("min", std::numeric_limits<float>::lowest()),
-                         ctx.attrs().float_or("max", std::numeric_limits<float>::max()));
+                     return make_kernel<ClipKernel>(ctx.attrs().get_float("min"), ctx.attrs().get_float("max"));
                    }};
+}
+
+template <class X>
+X absolute(X x) {
+  if constexpr (std::is_unsigned_v<X>) return x;
+  else return x < 0 ? static_cast<X>(-x) : x;
+}
+
+template <class X>
+X sign(X x) {
+  if (x > 0) return X(1);
+  if constexpr (std::is_signed_v<X> || std::is_floating_point_v<X>)
+    if (x < 0) return X(-1);
+  return x;  // 0, and NaN stays NaN
 }
 
 }  // namespace
 
 std::vector<KernelDef> unary_kernels() {
-  using std::abs, std::erf, std::exp, std::log, std::sqrt, std::tanh;
+  using std::exp, std::log;
+  auto relu = [](auto x) { return x > 0 ? x : decltype(x)(0); };
   return {
-      unary_def("Relu", 6, [](auto x) { return x > 0 ? x : decltype(x)(0); }),
-      unary_def("Neg", 6, [](auto x) { return -x; }),
-      unary_def("Abs", 6, [](auto x) { return abs(x); }),
-      unary_def("Exp", 6, [](auto x) { return exp(x); }),
-      unary_def("Log", 6, [](auto x) { return log(x); }),
-      unary_def("Sqrt", 6, [](auto x) { return sqrt(x); }),
-      unary_def("Tanh", 6, [](auto x) { return tanh(x); }),
-      unary_def("Erf", 9, [](auto x) { return erf(x); }),
-      unary_def("Sigmoid", 6, [](auto x) { return decltype(x)(1) / (decltype(x)(1) + exp(-x)); }),
+      map_def("Relu", 1, relu, 13),
+      map_def<SignedTypes>("Relu", 14, relu),
+      map_def<SignedTypes>("Neg", 1, [](auto x) { return static_cast<decltype(x)>(-x); }),
+      map_def<AllNumericTypes>("Abs", 1, [](auto x) { return absolute(x); }),
+      map_def<AllNumericTypes>("Sign", 9, [](auto x) { return sign(x); }),
+      map_def("Exp", 1, [](auto x) { return exp(x); }),
+      map_def("Log", 1, [](auto x) { return log(x); }),
+      map_def("Sqrt", 1, [](auto x) { return std::sqrt(x); }),
+      map_def("Tanh", 1, [](auto x) { return std::tanh(x); }),
+      map_def("Erf", 9, [](auto x) { return std::erf(x); }),
+      map_def("Sigmoid", 1, [](auto x) { return decltype(x)(1) / (decltype(x)(1) + exp(-x)); }),
+      map_def("Sin", 7, [](auto x) { return std::sin(x); }),
+      map_def("Cos", 7, [](auto x) { return std::cos(x); }),
+      map_def("Tan", 7, [](auto x) { return std::tan(x); }),
+      map_def("Asin", 7, [](auto x) { return std::asin(x); }),
+      map_def("Acos", 7, [](auto x) { return std::acos(x); }),
+      map_def("Atan", 7, [](auto x) { return std::atan(x); }),
+      map_def("Sinh", 9, [](auto x) { return std::sinh(x); }),
+      map_def("Cosh", 9, [](auto x) { return std::cosh(x); }),
+      map_def("Asinh", 9, [](auto x) { return std::asinh(x); }),
+      map_def("Acosh", 9, [](auto x) { return std::acosh(x); }),
+      map_def("Atanh", 9, [](auto x) { return std::atanh(x); }),
+      map_def("Floor", 1, [](auto x) { return std::floor(x); }),
+      map_def("Ceil", 1, [](auto x) { return std::ceil(x); }),
+      // nearbyint in the default rounding mode rounds halves to even, as Round specifies.
+      map_def("Round", 11, [](auto x) { return std::nearbyint(x); }),
+      map_def("Reciprocal", 1, [](auto x) { return decltype(x)(1) / x; }),
+      map_def<FloatHalfTypes, bool>("IsNaN", 9, [](auto x) { return std::isnan(x); }),
+      is_inf_def(),
       leaky_relu_def(),
-      clip_def(6, 10),
+      clip_def(1, 10),
       clip_def(11, 0),
   };
 }

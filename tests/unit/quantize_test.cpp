@@ -1,0 +1,112 @@
+// Linear quantization ops and integer products against hand-computed values.
+#include <catch2/catch.hpp>
+
+#include "kernel_harness.h"
+
+using namespace nxrt;
+using namespace nxrt::test;
+
+TEST_CASE("QuantizeLinear rounds half to even and saturates", "[cpu][quantize]") {
+  const Tensor x = Tensor::from_vector<float>({6}, {0.5f, 1.5f, 2.5f, -0.5f, 300, -10});
+  auto u8 = run_on_cpu({.op_type = "QuantizeLinear", .inputs = {x, Tensor::from_vector<float>({}, {1})}});
+  REQUIRE(u8);
+  CHECK(compare_tensors((*u8)[0], Tensor::from_vector<uint8_t>({6}, {0, 2, 2, 0, 255, 0})).empty());
+
+  // int8 with zero point -1 and scale 2: x/2 = 0.25, 0.75, 1.25, -0.25, 150, -5.
+  auto i8 = run_on_cpu({.op_type = "QuantizeLinear",
+                        .inputs = {x, Tensor::from_vector<float>({}, {2}), Tensor::from_vector<int8_t>({}, {-1})}});
+  REQUIRE(i8);
+  CHECK(compare_tensors((*i8)[0], Tensor::from_vector<int8_t>({6}, {-1, 0, 0, -1, 127, -6})).empty());
+}
+
+TEST_CASE("QuantizeLinear and DequantizeLinear per axis", "[cpu][quantize]") {
+  // Axis 1 of [2, 2]: column 0 has scale 1 and zero point 10, column 1 scale 0.5 and 20.
+  const Tensor x = Tensor::from_vector<float>({2, 2}, {1, 1, -3, 2});
+  const Tensor scale = Tensor::from_vector<float>({2}, {1, 0.5f});
+  const Tensor zp = Tensor::from_vector<uint8_t>({2}, {10, 20});
+  auto q = run_on_cpu({.op_type = "QuantizeLinear", .inputs = {x, scale, zp}});
+  REQUIRE(q);
+  CHECK(compare_tensors((*q)[0], Tensor::from_vector<uint8_t>({2, 2}, {11, 22, 7, 24})).empty());
+  auto d = run_on_cpu({.op_type = "DequantizeLinear", .inputs = {(*q)[0], scale, zp}});
+  REQUIRE(d);
+  CHECK(compare_tensors((*d)[0], x).empty());
+
+  // Axis 0: rows scaled 1 and 10.
+  auto d0 = run_on_cpu({.op_type = "DequantizeLinear",
+                        .inputs = {Tensor::from_vector<int8_t>({2, 2}, {1, -2, 3, -4}),
+                                   Tensor::from_vector<float>({2}, {1, 10}), Tensor::from_vector<int8_t>({2}, {0, 1})},
+                        .attrs = attrs({{"axis", int64_t{0}}})});
+  REQUIRE(d0);
+  CHECK(compare_tensors((*d0)[0], Tensor::from_vector<float>({2, 2}, {1, -2, 20, -50})).empty());
+}
+
+TEST_CASE("DynamicQuantizeLinear covers the range including zero", "[cpu][quantize]") {
+  // Range [-1, 2.5]: scale 3.5/255, zero point round(1 / scale) = round(72.857) = 73.
+  auto y = run_on_cpu({.op_type = "DynamicQuantizeLinear",
+                       .inputs = {Tensor::from_vector<float>({4}, {-1, 0, 1, 2.5f})},
+                       .outputs = 3});
+  REQUIRE(y);
+  const float scale = 3.5f / 255;
+  CHECK((*y)[1].data_as<float>()[0] == Approx(scale));
+  CHECK((*y)[2].data_as<uint8_t>()[0] == 73);
+  CHECK(compare_tensors((*y)[0], Tensor::from_vector<uint8_t>({4}, {0, 73, 146, 255})).empty());
+}
+
+TEST_CASE("MatMulInteger and QLinearMatMul subtract zero points", "[cpu][quantize]") {
+  const Tensor a = Tensor::from_vector<uint8_t>({2, 2}, {11, 12, 13, 14});
+  const Tensor b = Tensor::from_vector<int8_t>({2, 2}, {1, -1, 2, 0});
+  // a_zp 10 per tensor, b_zp per column {1, -1}: (A - 10) = [[1,2],[3,4]], (B - zp) = [[0,0],[1,1]].
+  auto y = run_on_cpu({.op_type = "MatMulInteger",
+                       .opset = 10,
+                       .inputs = {a, b, Tensor::from_vector<uint8_t>({}, {10}),
+                                  Tensor::from_vector<int8_t>({2}, {1, -1})}});
+  REQUIRE(y);
+  CHECK(compare_tensors((*y)[0], Tensor::from_vector<int32_t>({2, 2}, {2, 2, 4, 4})).empty());
+
+  // Same sums, scales 0.5 * 2 / 0.25 = 4, y_zp 3: [[11, 11], [19, 19]].
+  auto q = run_on_cpu({.op_type = "QLinearMatMul",
+                       .opset = 10,
+                       .inputs = {a, Tensor::from_vector<float>({}, {0.5f}), Tensor::from_vector<uint8_t>({}, {10}), b,
+                                  Tensor::from_vector<float>({}, {2}), Tensor::from_vector<int8_t>({2}, {1, -1}),
+                                  Tensor::from_vector<float>({}, {0.25f}), Tensor::from_vector<uint8_t>({}, {3})}});
+  REQUIRE(q);
+  CHECK(compare_tensors((*q)[0], Tensor::from_vector<uint8_t>({2, 2}, {11, 11, 19, 19})).empty());
+}
+
+TEST_CASE("ConvInteger and QLinearConv with padding", "[cpu][quantize]") {
+  // 1x1x2x2 input minus zero point 1: [[1,2],[3,4]]; 2x2 all-ones kernel, pads 1 on the
+  // top/left only: outputs at (0,0) 1, (0,1) 3, (1,0) 4, (1,1) 10.
+  const Tensor x = Tensor::from_vector<uint8_t>({1, 1, 2, 2}, {2, 3, 4, 5});
+  const Tensor w = Tensor::from_vector<uint8_t>({1, 1, 2, 2}, {1, 1, 1, 1});
+  const AttributeMap pads = attrs({{"pads", ints{1, 1, 0, 0}}});
+  auto y = run_on_cpu({.op_type = "ConvInteger",
+                       .opset = 10,
+                       .inputs = {x, w, Tensor::from_vector<uint8_t>({}, {1})},
+                       .attrs = pads});
+  REQUIRE(y);
+  CHECK(compare_tensors((*y)[0], Tensor::from_vector<int32_t>({1, 1, 2, 2}, {1, 3, 4, 10})).empty());
+
+  // QLinearConv: scale 1 * 1 / 2, bias 2, y_zp 100: round((s + 2) / 2) + 100, halves to even.
+  auto q = run_on_cpu({.op_type = "QLinearConv",
+                       .opset = 10,
+                       .inputs = {x, Tensor::from_vector<float>({}, {1}), Tensor::from_vector<uint8_t>({}, {1}), w,
+                                  Tensor::from_vector<float>({1}, {1}), Tensor::from_vector<uint8_t>({1}, {0}),
+                                  Tensor::from_vector<float>({}, {2}), Tensor::from_vector<uint8_t>({}, {100}),
+                                  Tensor::from_vector<int32_t>({1}, {2})},
+                       .attrs = pads});
+  REQUIRE(q);
+  CHECK(compare_tensors((*q)[0], Tensor::from_vector<uint8_t>({1, 1, 2, 2}, {102, 102, 103, 106})).empty());
+}
+
+TEST_CASE("quantize ops decline unsupported types and ranks", "[cpu][quantize][claim]") {
+  auto m = claim_on_cpu({.op_type = "QuantizeLinear",
+                         .opset = 10,
+                         .inputs = {Tensor::from_vector<float>({2}, {1, 2}), Tensor::from_vector<float>({2}, {1, 2})}});
+  REQUIRE_FALSE(m);
+  CHECK(m.reason() == "QuantizeLinear: the scale has rank 1; opset 10 supports rank <= 0");
+  auto t = claim_on_cpu({.op_type = "MatMulInteger",
+                         .opset = 10,
+                         .inputs = {Tensor::from_vector<int32_t>({1, 1}, {1}), Tensor::from_vector<int8_t>({1, 1}, {1})}});
+  REQUIRE_FALSE(t);
+  CHECK(t.reason() == "MatMulInteger: input 0 has type int32; the cpu EP supports uint8, int8 for MatMulInteger");
+}
