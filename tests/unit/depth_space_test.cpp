@@ -7,16 +7,6 @@
 using namespace nxrt;
 using namespace nxrt::test;
 
-namespace {
-
-void check_equal(const Tensor& actual, const Tensor& expected) {
-  const std::string diff = compare_tensors(actual, expected);
-  INFO(diff);
-  CHECK(diff.empty());
-}
-
-}  // namespace
-
 TEST_CASE("DepthToSpace orders channels DCR or CRD", "[cpu][indexing]") {
   // 8 channels of 1x1: channel k holds k. blocksize 2 gives 2 output channels of 2x2.
   const Tensor x = iota_float({1, 8, 1, 1});

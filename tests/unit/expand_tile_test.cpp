@@ -7,16 +7,6 @@
 using namespace nxrt;
 using namespace nxrt::test;
 
-namespace {
-
-void check_equal(const Tensor& actual, const Tensor& expected) {
-  const std::string diff = compare_tensors(actual, expected);
-  INFO(diff);
-  CHECK(diff.empty());
-}
-
-}  // namespace
-
 TEST_CASE("Expand broadcasts both ways", "[cpu][indexing]") {
   const Tensor col = Tensor::from_vector<float>({3, 1}, {1, 2, 3});
   check_equal(run_one({.op_type = "Expand", .opset = 13, .inputs = {col, int64s({2, 1, 2})}}),

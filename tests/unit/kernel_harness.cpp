@@ -120,6 +120,12 @@ std::string compare_tensors(const RuntimeValue& actual_value, const RuntimeValue
                      d.first_mismatch, d.actual_at_first, d.expected_at_first);
 }
 
+void check_equal(const RuntimeValue& actual, const RuntimeValue& expected) {
+  const std::string diff = compare_tensors(actual, expected);
+  INFO(diff);
+  CHECK(diff.empty());
+}
+
 Tensor run_one(const NodeSpec& spec) {
   auto r = run_on_cpu(spec);
   INFO((r ? std::string() : r.error().render()));

@@ -35,6 +35,10 @@ Expected<std::vector<Tensor>> run_on_cpu(const NodeSpec& spec);
 std::string compare_tensors(const RuntimeValue& actual, const RuntimeValue& expected, double rtol = 1e-5,
                             double atol = 1e-6);
 
+// A Catch2 check that the two tensors agree under compare_tensors' defaults, reporting the
+// first difference.
+void check_equal(const RuntimeValue& actual, const RuntimeValue& expected);
+
 // Runs a node that must succeed (the test fails with the rendered error otherwise) and
 // returns its first output.
 Tensor run_one(const NodeSpec& spec);

@@ -11,12 +11,6 @@ namespace {
 
 Tensor floats_of(Shape shape, std::vector<float> v) { return Tensor::from_vector<float>(std::move(shape), v); }
 
-void check_equal(const Tensor& actual, const Tensor& expected) {
-  const std::string diff = compare_tensors(actual, expected);
-  INFO(diff);
-  CHECK(diff.empty());
-}
-
 Tensor pad(int64_t opset, const Tensor& x, std::vector<int64_t> pads, const char* mode) {
   return run_one({.op_type = "Pad", .opset = opset, .inputs = {x, int64s(std::move(pads))},
                   .attrs = attrs({{"mode", std::string(mode)}})});

@@ -11,12 +11,6 @@ namespace {
 
 Tensor floats_of(Shape shape, std::vector<float> v) { return Tensor::from_vector<float>(std::move(shape), v); }
 
-void check_equal(const Tensor& actual, const Tensor& expected) {
-  const std::string diff = compare_tensors(actual, expected);
-  INFO(diff);
-  CHECK(diff.empty());
-}
-
 }  // namespace
 
 TEST_CASE("GatherElements picks along an axis with negative indices", "[cpu][indexing]") {

@@ -66,15 +66,9 @@ Expected<void> check_input(const Value& v, const RuntimeValue& value) {
   return {};
 }
 
-// `value` with its tensors in the EP's memory (a copy when they are elsewhere).
-Expected<RuntimeValue> to_device(const RuntimeValue& value, ExecutionProvider& ep) {
-  auto move = [&](const Tensor& t) -> Expected<Tensor> {
-    if (!t.defined() || t.device() == ep.info().device) return t;
-    auto moved = ep.allocate(t.dtype(), t.shape());
-    if (!moved) return std::unexpected(moved.error());
-    if (auto r = ep.copy(t.view(), moved->mut()); !r) return std::unexpected(r.error());
-    return *moved;
-  };
+// `value` with `move` applied to each of its tensors (the tensor, or every sequence item).
+template <class Move>
+Expected<RuntimeValue> map_tensors(const RuntimeValue& value, Move&& move) {
   if (value.is_tensor()) {
     auto t = move(value.tensor());
     if (!t) return std::unexpected(t.error());
@@ -92,29 +86,25 @@ Expected<RuntimeValue> to_device(const RuntimeValue& value, ExecutionProvider& e
   return value;
 }
 
+// `value` with its tensors in the EP's memory (a copy when they are elsewhere).
+Expected<RuntimeValue> to_device(const RuntimeValue& value, ExecutionProvider& ep) {
+  return map_tensors(value, [&](const Tensor& t) -> Expected<Tensor> {
+    if (!t.defined() || t.device() == ep.info().device) return t;
+    auto moved = ep.allocate(t.dtype(), t.shape());
+    if (!moved) return std::unexpected(moved.error());
+    if (auto r = ep.copy(t.view(), moved->mut()); !r) return std::unexpected(r.error());
+    return *moved;
+  });
+}
+
 // `value` with its tensors in host memory, copied by `ep` (the EP that produced it).
 Expected<RuntimeValue> to_host(const RuntimeValue& value, ExecutionProvider& ep) {
-  auto move = [&](const Tensor& t) -> Expected<Tensor> {
+  return map_tensors(value, [&](const Tensor& t) -> Expected<Tensor> {
     if (!t.defined() || t.device().is_host()) return t;
     Tensor host = Tensor::empty(t.dtype(), t.shape());
     if (auto r = ep.copy(t.view(), host.mut()); !r) return std::unexpected(r.error());
     return host;
-  };
-  if (value.is_tensor()) {
-    auto t = move(value.tensor());
-    if (!t) return std::unexpected(t.error());
-    return RuntimeValue(std::move(*t));
-  }
-  if (value.is_sequence()) {
-    std::vector<Tensor> items;
-    for (const Tensor& item : value.items()) {
-      auto t = move(item);
-      if (!t) return std::unexpected(t.error());
-      items.push_back(std::move(*t));
-    }
-    return RuntimeValue::sequence(value.dtype(), std::move(items));
-  }
-  return value;
+  });
 }
 
 }  // namespace
