@@ -34,15 +34,17 @@ KernelMatch check_subgraph(const Graph& body, std::string_view owner) {
   return KernelMatch::supported();
 }
 
-SubgraphRunner::SubgraphRunner(std::shared_ptr<const Graph> body, std::span<const std::string> implicit_names)
-    : body_(std::move(body)) {
+SubgraphRunner::SubgraphRunner(const NodeContext& owner, const std::string& attribute)
+    : body_(owner.attrs().get_graph(attribute)), owner_inputs_(owner.input_count()) {
+  const auto& implicit = owner.node().implicit_inputs;
   for (const Value& v : body_->values) {
     if (!v.is_outer_scope) continue;
-    const auto it = std::find(implicit_names.begin(), implicit_names.end(), v.name);
+    const auto it = std::find_if(implicit.begin(), implicit.end(),
+                                 [&](ValueId id) { return owner.graph().value(id).name == v.name; });
     // The loader makes every outer-scope read an implicit input of the owning node.
-    if (it == implicit_names.end()) continue;
+    if (it == implicit.end()) continue;
     outer_values_.push_back(*body_->find_value(v.name));
-    outer_index_.push_back(static_cast<std::size_t>(it - implicit_names.begin()));
+    outer_index_.push_back(static_cast<std::size_t>(it - implicit.begin()));
   }
 }
 
@@ -82,8 +84,7 @@ Expected<void> SubgraphRunner::build(const KernelContext& ctx) {
   return {};
 }
 
-Expected<std::vector<RuntimeValue>> SubgraphRunner::run(std::vector<RuntimeValue> formal, const KernelContext& ctx,
-                                                        std::size_t first_implicit) {
+Expected<std::vector<RuntimeValue>> SubgraphRunner::run(std::vector<RuntimeValue> formal, const KernelContext& ctx) {
   const Graph& g = *body_;
   if (formal.size() != g.inputs.size())
     return fail(ErrorCode::kRuntime, fmt::format("subgraph '{}' takes {} inputs, got {}", g.name, g.inputs.size(),
@@ -91,7 +92,7 @@ Expected<std::vector<RuntimeValue>> SubgraphRunner::run(std::vector<RuntimeValue
   if (!compiled_)
     if (auto r = build(ctx); !r) return std::unexpected(r.error());
   std::vector<RuntimeValue> inputs = std::move(formal);
-  for (std::size_t k : outer_index_) inputs.push_back(ctx.value(first_implicit + k));
+  for (std::size_t k : outer_index_) inputs.push_back(ctx.value(owner_inputs_ + k));
   auto outputs = compiled_->run(inputs);
   if (!outputs) return std::unexpected(outputs.error());
   std::vector<RuntimeValue> result;

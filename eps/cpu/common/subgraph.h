@@ -3,7 +3,6 @@
 #pragma once
 
 #include <memory>
-#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,21 +21,24 @@ KernelMatch check_subgraph(const Graph& body, std::string_view owner);
 
 class SubgraphRunner {
  public:
-  // `implicit_names`: the owning node's implicit inputs (Node::implicit_inputs), whose
-  // values run() finds in the kernel context after the node's own inputs.
-  SubgraphRunner(std::shared_ptr<const Graph> body, std::span<const std::string> implicit_names);
+  // The graph attribute `attribute` of the node `owner` (If's "then_branch", Loop's "body").
+  // Outer-scope values come from the owner's implicit inputs (Node::implicit_inputs),
+  // which its kernel context holds after the owner's own inputs.
+  SubgraphRunner(const NodeContext& owner, const std::string& attribute);
   ~SubgraphRunner();
 
+  // How many inputs the owning node has of its own, before its implicit inputs.
+  std::size_t owner_inputs() const { return owner_inputs_; }
   const Graph& body() const { return *body_; }
-  // Runs the body on its formal inputs (in body().inputs order); outer-scope values come
-  // from ctx.value(first_implicit + k). Returns the body's outputs in order.
-  Expected<std::vector<RuntimeValue>> run(std::vector<RuntimeValue> formal, const KernelContext& ctx,
-                                          std::size_t first_implicit);
+  // Runs the body on its formal inputs (in body().inputs order) within the owner's kernel
+  // context `ctx`. Returns the body's outputs in order.
+  Expected<std::vector<RuntimeValue>> run(std::vector<RuntimeValue> formal, const KernelContext& ctx);
 
  private:
   Expected<void> build(const KernelContext& ctx);
 
   std::shared_ptr<const Graph> body_;
+  std::size_t owner_inputs_;
   std::vector<ValueId> outer_values_;   // the body's outer-scope values
   std::vector<std::size_t> outer_index_;  // each one's position among the implicit inputs
   // Where each body output comes from: a node of the partition, one of its inputs passed

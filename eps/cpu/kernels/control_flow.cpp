@@ -13,13 +13,6 @@
 namespace nxrt::cpu {
 namespace {
 
-// Names of the node's implicit inputs, which its subgraph runners look up.
-std::vector<std::string> implicit_names(const NodeContext& ctx) {
-  std::vector<std::string> names;
-  for (ValueId v : ctx.node().implicit_inputs) names.push_back(ctx.graph().value(v).name);
-  return names;
-}
-
 KernelMatch require_graph(const NodeContext& ctx, const std::string& name) {
   const auto graph = ctx.attrs().get_graph(name);
   NXRT_REQUIRE(graph, "{}: attribute '{}' (a graph) is missing", ctx.node().op_type, name);
@@ -39,6 +32,14 @@ Tensor bool_scalar(bool value) {
   return t;
 }
 
+// What stacking zero per-step values of `type` gives (a Loop or Scan that ran no step):
+// [0, dims...] when the body declares the dims, else [0].
+Tensor empty_stack(const ValueType& type) {
+  Shape shape{0};
+  if (auto s = type.static_shape()) shape.insert(shape.end(), s->begin(), s->end());
+  return Tensor::empty(type.dtype == DType::kUndefined ? DType::kFloat32 : type.dtype, shape);
+}
+
 // ---- If ----------------------------------------------------------------------------
 
 KernelMatch check_if(const NodeContext& ctx) {
@@ -51,15 +52,13 @@ KernelMatch check_if(const NodeContext& ctx) {
 class IfKernel final : public Kernel {
  public:
   explicit IfKernel(const NodeContext& ctx)
-      : first_implicit_(ctx.input_count()),
-        then_(ctx.attrs().get_graph("then_branch"), implicit_names(ctx)),
-        else_(ctx.attrs().get_graph("else_branch"), implicit_names(ctx)) {}
+      : then_(ctx, "then_branch"), else_(ctx, "else_branch") {}
 
   Expected<void> compute(KernelContext& ctx) override {
     auto cond = read_condition(ctx.input(0), "If's condition");
     if (!cond) return std::unexpected(cond.error());
     SubgraphRunner& branch = *cond ? then_ : else_;
-    auto outputs = branch.run({}, ctx, first_implicit_);
+    auto outputs = branch.run({}, ctx);
     if (!outputs) return std::unexpected(outputs.error());
     if (outputs->size() != ctx.output_count())
       return fail(ErrorCode::kRuntime, fmt::format("If: the {} branch returned {} values; the node has {} outputs",
@@ -70,7 +69,6 @@ class IfKernel final : public Kernel {
   std::string_view variant() const override { return "subgraph"; }
 
  private:
-  std::size_t first_implicit_;
   SubgraphRunner then_, else_;
 };
 
@@ -97,7 +95,7 @@ KernelMatch check_loop(const NodeContext& ctx) {
 class LoopKernel final : public Kernel {
  public:
   explicit LoopKernel(const NodeContext& ctx)
-      : first_implicit_(ctx.input_count()), body_(ctx.attrs().get_graph("body"), implicit_names(ctx)) {
+      : body_(ctx, "body") {
     // A scan output's element shape when the body declares it: what zero iterations return.
     const Graph& g = body_.body();
     for (std::size_t k = g.inputs.size() - 1; k < g.outputs.size(); ++k) {
@@ -107,7 +105,7 @@ class LoopKernel final : public Kernel {
   }
 
   Expected<void> compute(KernelContext& ctx) override {
-    const std::size_t carried_count = first_implicit_ - 2;
+    const std::size_t carried_count = body_.owner_inputs() - 2;
     std::optional<int64_t> trip_count;
     if (ctx.has_input(0)) {
       if (ctx.input(0).numel() != 1)
@@ -130,7 +128,7 @@ class LoopKernel final : public Kernel {
       formal.emplace_back(Tensor::from_vector<int64_t>({}, {iter}));
       formal.emplace_back(bool_scalar(cond));
       for (auto& v : carried) formal.push_back(std::move(v));
-      auto outputs = body_.run(std::move(formal), ctx, first_implicit_);
+      auto outputs = body_.run(std::move(formal), ctx);
       if (!outputs) return forward_error(std::move(outputs), fmt::format("Loop iteration {}", iter));
       if (ctx.has_input(1)) {
         const RuntimeValue& c = (*outputs)[0];
@@ -164,16 +162,12 @@ class LoopKernel final : public Kernel {
   std::string_view variant() const override { return "subgraph"; }
 
  private:
-  // The per-iteration values stacked on a new axis 0; zero iterations give [0, dims...]
-  // when the body declares the dims, else [0].
+  // The per-iteration values stacked on a new axis 0.
   static Tensor stacked(const std::vector<Tensor>& items, const ValueType& type) {
-    if (!items.empty()) return stack(items, 0, items.front().dtype(), items.front().shape());
-    Shape shape{0};
-    if (auto s = type.static_shape()) shape.insert(shape.end(), s->begin(), s->end());
-    return Tensor::empty(type.dtype == DType::kUndefined ? DType::kFloat32 : type.dtype, shape);
+    if (items.empty()) return empty_stack(type);
+    return stack(items, 0, items.front().dtype(), items.front().shape());
   }
 
-  std::size_t first_implicit_;
   SubgraphRunner body_;
   std::vector<ValueType> scan_types_;
 };
@@ -208,9 +202,7 @@ KernelMatch check_scan(const NodeContext& ctx) {
 class ScanKernel final : public Kernel {
  public:
   explicit ScanKernel(const NodeContext& ctx)
-      : first_implicit_(ctx.input_count()),
-        batched_(ctx.opset() < 9),
-        body_(ctx.attrs().get_graph("body"), implicit_names(ctx)) {
+      : batched_(ctx.opset() < 9), body_(ctx, "body") {
     const int64_t first = batched_ ? 1 : 0;
     layout_.scan_inputs = ctx.attrs().int_or("num_scan_inputs", 1);
     layout_.state_count = static_cast<int64_t>(ctx.input_count()) - first - layout_.scan_inputs;
@@ -229,7 +221,7 @@ class ScanKernel final : public Kernel {
   Expected<void> compute(KernelContext& ctx) override {
     const std::size_t first = batched_ ? 1 : 0;
     std::vector<Tensor> inputs;
-    for (std::size_t i = first; i < first_implicit_; ++i) inputs.push_back(ctx.input(i));
+    for (std::size_t i = first; i < body_.owner_inputs(); ++i) inputs.push_back(ctx.input(i));
     if (!batched_) {
       auto outputs = scan_once(ctx, inputs);
       if (!outputs) return std::unexpected(outputs.error());
@@ -280,7 +272,7 @@ class ScanKernel final : public Kernel {
         const int64_t at = layout_.input_reverse[j] ? length - 1 - step : step;
         formal.emplace_back(take_slice(inputs[states + j], axes[j], at));
       }
-      auto outputs = body_.run(std::move(formal), ctx, first_implicit_);
+      auto outputs = body_.run(std::move(formal), ctx);
       if (!outputs) return forward_error(std::move(outputs), fmt::format("Scan step {}", step));
       state.assign(outputs->begin(), outputs->begin() + static_cast<std::ptrdiff_t>(states));
       for (std::size_t k = 0; k < scans.size(); ++k) {
@@ -299,9 +291,7 @@ class ScanKernel final : public Kernel {
       if (layout_.output_reverse[k]) std::reverse(items.begin(), items.end());
       const ValueType& type = body_.body().value(body_.body().outputs[states + k]).type;
       if (items.empty()) {
-        Shape shape{0};
-        if (auto s = type.static_shape()) shape.insert(shape.end(), s->begin(), s->end());
-        result.push_back(Tensor::empty(type.dtype == DType::kUndefined ? DType::kFloat32 : type.dtype, shape));
+        result.push_back(empty_stack(type));
         continue;
       }
       const int64_t rank = static_cast<int64_t>(items.front().shape().size()) + 1;
@@ -317,7 +307,6 @@ class ScanKernel final : public Kernel {
     return result;
   }
 
-  std::size_t first_implicit_;
   bool batched_;
   SubgraphRunner body_;
   ScanLayout layout_;

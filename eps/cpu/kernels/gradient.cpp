@@ -188,20 +188,18 @@ class GradientKernel final : public Kernel {
         return both([](float, float b, float) { return 1.0f / b; },
                     [](float b, float a, float) { return -a / (b * b); });
     }
-    // Unary: the output's gradient times the derivative at the element.
+    // Unary: the output's gradient times the derivative at input x (output y).
+    float (*derivative)(float x, float y) = [](float, float) { return 1.0f; };  // Identity
+    if (op == "Neg") derivative = [](float, float) { return -1.0f; };
+    else if (op == "Relu") derivative = [](float x, float) { return x > 0 ? 1.0f : 0.0f; };
+    else if (op == "Sigmoid") derivative = [](float, float y) { return y * (1.0f - y); };
+    else if (op == "Tanh") derivative = [](float, float y) { return 1.0f - y * y; };
+    else if (op == "Exp") derivative = [](float, float y) { return y; };
+    else if (op == "Log") derivative = [](float x, float) { return 1.0f / x; };
     std::vector<float>& ga = slot(0);
     const float* x = in[0].data_as<float>();
     const float* y = out.data_as<float>();
-    for (std::size_t i = 0; i < ga.size(); ++i) {
-      float d = 1.0f;
-      if (op == "Neg") d = -1.0f;
-      else if (op == "Relu") d = x[i] > 0 ? 1.0f : 0.0f;
-      else if (op == "Sigmoid") d = y[i] * (1.0f - y[i]);
-      else if (op == "Tanh") d = 1.0f - y[i] * y[i];
-      else if (op == "Exp") d = y[i];
-      else if (op == "Log") d = 1.0f / x[i];
-      ga[i] += g[i] * d;
-    }
+    for (std::size_t i = 0; i < ga.size(); ++i) ga[i] += g[i] * derivative(x[i], y[i]);
     return {};
   }
 

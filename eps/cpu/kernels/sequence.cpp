@@ -308,11 +308,7 @@ KernelMatch check_sequence_map(const NodeContext& ctx) {
 class SequenceMapKernel final : public Kernel {
  public:
   explicit SequenceMapKernel(const NodeContext& ctx)
-      : first_implicit_(ctx.input_count()), body_(ctx.attrs().get_graph("body"), [&] {
-          std::vector<std::string> names;
-          for (ValueId v : ctx.node().implicit_inputs) names.push_back(ctx.graph().value(v).name);
-          return names;
-        }()) {
+      : body_(ctx, "body") {
     for (std::size_t i = 0; i < ctx.output_count(); ++i) {
       const ValueType* t = ctx.output_type(i);
       output_dtypes_.push_back(t ? t->dtype : DType::kUndefined);
@@ -321,7 +317,7 @@ class SequenceMapKernel final : public Kernel {
 
   Expected<void> compute(KernelContext& ctx) override {
     const std::size_t length = ctx.value(0).items().size();
-    for (std::size_t i = 1; i < first_implicit_; ++i)
+    for (std::size_t i = 1; i < body_.owner_inputs(); ++i)
       if (ctx.value(i).is_sequence() && ctx.value(i).items().size() != length)
         return fail(ErrorCode::kRuntime,
                     fmt::format("SequenceMap: input {} has {} tensors, input_sequence has {}", i,
@@ -330,11 +326,11 @@ class SequenceMapKernel final : public Kernel {
     std::vector<std::vector<Tensor>> outputs(ctx.output_count());
     for (std::size_t n = 0; n < length; ++n) {
       std::vector<RuntimeValue> formal;
-      for (std::size_t i = 0; i < first_implicit_; ++i) {
+      for (std::size_t i = 0; i < body_.owner_inputs(); ++i) {
         const RuntimeValue& v = ctx.value(i);
         formal.push_back(v.is_sequence() ? RuntimeValue(v.items()[n]) : v);
       }
-      auto results = body_.run(std::move(formal), ctx, first_implicit_);
+      auto results = body_.run(std::move(formal), ctx);
       if (!results) return forward_error(std::move(results), fmt::format("SequenceMap item {}", n));
       for (std::size_t o = 0; o < results->size(); ++o) {
         if (!(*results)[o].is_tensor())
@@ -351,7 +347,6 @@ class SequenceMapKernel final : public Kernel {
   std::string_view variant() const override { return "subgraph"; }
 
  private:
-  std::size_t first_implicit_;
   SubgraphRunner body_;
   std::vector<DType> output_dtypes_;
 };

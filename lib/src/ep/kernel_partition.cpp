@@ -26,10 +26,13 @@ namespace {
 // The KernelContext of one step: reads and writes slots of the value table.
 class StepContext final : public KernelContext {
  public:
+  // `written` is scratch reused across steps (no allocation per step in the run loop).
   StepContext(const KernelPartition::Step& step, std::vector<RuntimeValue>& slots,
-              BufferPool& pool, const std::shared_ptr<const Parallel>& parallel)
-      : step_(step), slots_(slots), pool_(pool), parallel_(parallel),
-        written_(step.outputs.size(), false) {}
+              BufferPool& pool, const std::shared_ptr<const Parallel>& parallel,
+              std::vector<uint8_t>& written)
+      : step_(step), slots_(slots), pool_(pool), parallel_(parallel), written_(written) {
+    written_.assign(step.outputs.size(), 0);
+  }
 
   std::size_t input_count() const override { return step_.inputs.size(); }
   bool has_input(std::size_t i) const override {
@@ -57,18 +60,18 @@ class StepContext final : public KernelContext {
   void set_output_value(std::size_t i, RuntimeValue value) override {
     if (!wants_output(i)) return;
     slots_[static_cast<std::size_t>(step_.outputs[i])] = std::move(value);
-    written_[i] = true;
+    written_[i] = 1;
   }
   const Parallel& parallel() const override { return *parallel_; }
   std::shared_ptr<const Parallel> shared_parallel() const override { return parallel_; }
-  bool written(std::size_t i) const { return written_[i]; }
+  bool written(std::size_t i) const { return written_[i] != 0; }
 
  private:
   const KernelPartition::Step& step_;
   std::vector<RuntimeValue>& slots_;
   BufferPool& pool_;
   const std::shared_ptr<const Parallel>& parallel_;
-  std::vector<bool> written_;
+  std::vector<uint8_t>& written_;
 };
 
 }  // namespace
@@ -154,8 +157,9 @@ Expected<std::vector<RuntimeValue>> KernelPartition::run(std::span<const Runtime
   for (std::size_t i = 0; i < inputs.size(); ++i) slots[static_cast<std::size_t>(st.input_slots[i])] = inputs[i];
   for (const auto& [s, t] : st.constants) slots[static_cast<std::size_t>(s)] = t;
 
+  std::vector<uint8_t> written;
   for (const Step& step : st.steps) {
-    StepContext ctx(step, slots, *st.pool, st.parallel);
+    StepContext ctx(step, slots, *st.pool, st.parallel, written);
     if (auto r = step.kernel->compute(ctx); !r)
       return forward_error(std::move(r), fmt::format("running {} on the {} EP", step.node->describe(), st.ep_name));
     for (std::size_t o = 0; o < step.outputs.size(); ++o) {
