@@ -2,18 +2,19 @@
 #include "cli_common.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <unistd.h>
 
 #include <cstdio>
 
+#include "builtin_eps.h"
 #include "nxrt/io/tensor_file.h"
 
 namespace nxrt::cli {
 
-std::vector<std::string> default_eps() { return {"cpu"}; }
-
 void EpFlags::add_to(CLI::App& cmd) {
-  cmd.add_option("--ep", eps, "EPs in priority order, comma separated (default: cpu)")
+  cmd.add_option("--ep", eps,
+                 fmt::format("EPs in priority order, comma separated (default: {})", fmt::join(default_eps(), ",")))
       ->delimiter(',')
       ->allow_extra_args(false)
       ->type_name("LIST");

@@ -22,8 +22,6 @@ struct EpFlags {
   Expected<SessionOptions> session_options() const;
 };
 
-// EPs used when --ep is not given.
-std::vector<std::string> default_eps();
 
 // "1x3x224x224" or "1,3,224,224" -> dims.
 Expected<Shape> parse_dims(const std::string& text);

@@ -3,11 +3,31 @@
 
 #include "cpu/cpu_provider.h"
 #include "nxrt/ep/registry.h"
+#ifdef NXRT_HAVE_ONEDNN
+#include "onednn/onednn_provider.h"
+#endif
 
 namespace nxrt {
 
 void register_builtin_eps() {
   register_ep_factory({"cpu", "portable CPU kernels (nxrt)", cpu::CpuProvider::create});
+#ifdef NXRT_HAVE_ONEDNN
+  register_ep_factory({"onednn", "oneDNN primitives: blocked layouts, fused post-ops", onednn::OnednnProvider::create});
+#else
+  register_ep_factory({"onednn", "oneDNN primitives (not built)", [](const EpConfig&) -> Expected<std::unique_ptr<ExecutionProvider>> {
+                         return fail(ErrorCode::kUsage, "not built: oneDNN was not found when nxrt was configured",
+                                     "CMake's find_package(dnnl) failed or NXRT_WITH_ONEDNN was OFF",
+                                     "install libdnnl-dev (scripts/install-deps.sh) and reconfigure");
+                       }});
+#endif
+}
+
+std::vector<std::string> default_eps() {
+#ifdef NXRT_HAVE_ONEDNN
+  return {"onednn", "cpu"};
+#else
+  return {"cpu"};
+#endif
 }
 
 }  // namespace nxrt

@@ -6,78 +6,19 @@
 
 #include <cstring>
 
+#include "nxrt/io/blob_codec.h"
+
 namespace nxrt::cpu {
 namespace {
 
 constexpr char kMagic[8] = {'N', 'X', 'R', 'T', 'C', 'P', 'U', '\0'};
 constexpr uint32_t kFormat = 1;
 
-uint64_t fnv1a(std::span<const std::byte> bytes) {
-  uint64_t h = 1469598103934665603ull;
-  for (std::byte b : bytes) {
-    h ^= static_cast<uint8_t>(b);
-    h *= 1099511628211ull;
-  }
-  return h;
-}
-
-class Writer {
- public:
-  template <class T>
-  void put(T v) {
-    const auto* p = reinterpret_cast<const std::byte*>(&v);
-    out.insert(out.end(), p, p + sizeof(T));
-  }
-  void put_bytes(std::span<const std::byte> b) {
-    put<uint64_t>(b.size());
-    out.insert(out.end(), b.begin(), b.end());
-  }
-  void put_string(const std::string& s) { put_bytes(std::as_bytes(std::span(s.data(), s.size()))); }
-  std::vector<std::byte> out;
-};
-
-class Reader {
- public:
-  Reader(std::span<const std::byte> b, const std::string& ctx) : bytes_(b), ctx_(ctx) {}
-  template <class T>
-  Expected<T> get() {
-    if (bytes_.size() - pos_ < sizeof(T)) return truncated();
-    T v;
-    std::memcpy(&v, bytes_.data() + pos_, sizeof(T));
-    pos_ += sizeof(T);
-    return v;
-  }
-  Expected<std::span<const std::byte>> get_bytes() {
-    auto n = get<uint64_t>();
-    if (!n) return std::unexpected(n.error());
-    if (bytes_.size() - pos_ < *n) return truncated();
-    auto s = bytes_.subspan(pos_, *n);
-    pos_ += *n;
-    return s;
-  }
-  Expected<std::string> get_string() {
-    auto b = get_bytes();
-    if (!b) return std::unexpected(b.error());
-    return std::string(reinterpret_cast<const char*>(b->data()), b->size());
-  }
-
- private:
-  std::unexpected<Error> truncated() const {
-    return fail(ErrorCode::kInvalidInput, fmt::format("the cpu EPContext payload of {} is truncated", ctx_),
-                fmt::format("a field reaches past its {} bytes", bytes_.size()),
-                "recompile the model with nxrt compile-epcontext");
-  }
-  std::span<const std::byte> bytes_;
-  std::size_t pos_ = 0;
-  const std::string& ctx_;
-};
-
 }  // namespace
 
 std::vector<std::byte> encode_blob(const CpuBlob& blob) {
-  Writer w;
-  w.out.insert(w.out.end(), reinterpret_cast<const std::byte*>(kMagic),
-               reinterpret_cast<const std::byte*>(kMagic) + sizeof(kMagic));
+  BlobWriter w;
+  w.put_raw(std::as_bytes(std::span(kMagic)));
   w.put<uint32_t>(kFormat);
   const nlohmann::ordered_json header = {{"nxrt_version", blob.nxrt_version},
                                          {"isa", blob.isa},
@@ -89,8 +30,7 @@ std::vector<std::byte> encode_blob(const CpuBlob& blob) {
     w.put_string(name);
     w.put_bytes(state);
   }
-  w.put<uint64_t>(fnv1a(w.out));
-  return std::move(w.out);
+  return std::move(w).finish_with_checksum();
 }
 
 Expected<CpuBlob> decode_blob(std::span<const std::byte> bytes, const std::string& context) {
@@ -101,13 +41,11 @@ Expected<CpuBlob> decode_blob(std::span<const std::byte> bytes, const std::strin
   if (bytes.size() < sizeof(kMagic) + 4 + 8 || std::memcmp(bytes.data(), kMagic, sizeof(kMagic)) != 0)
     return invalid(fmt::format("the payload of {} is not a cpu EPContext blob", context),
                    "it does not start with the NXRTCPU magic");
-  const auto body = bytes.first(bytes.size() - 8);
-  uint64_t stored = 0;
-  std::memcpy(&stored, bytes.data() + body.size(), 8);
-  if (fnv1a(body) != stored)
+  std::span<const std::byte> body;
+  if (!split_checksummed(bytes, sizeof(kMagic) + 4, body))
     return invalid(fmt::format("the cpu EPContext payload of {} is corrupted", context),
                    "its checksum does not match its contents (tampered or truncated)");
-  Reader r(body.subspan(sizeof(kMagic)), context);
+  BlobReader r(body.subspan(sizeof(kMagic)), fmt::format("the cpu EPContext payload of {} is truncated", context));
   auto format = r.get<uint32_t>();
   if (!format) return std::unexpected(format.error());
   if (*format != kFormat)

@@ -183,7 +183,8 @@ class Run(TempDirTest):
 
 class CompileEpContext(TempDirTest):
     def compile(self, *args, model=DATA / "cnn/model.onnx"):
-        return nxrt("compile-epcontext", model, *args)
+        """Compiles for the cpu EP; test_onednn.py covers the onednn EP's blobs."""
+        return nxrt("compile-epcontext", model, "--ep", "cpu", *args)
 
     def outputs(self, model):
         out_dir = self.tmp / f"out-{model.stem}-{len(list(self.tmp.iterdir()))}"
@@ -281,7 +282,7 @@ class CompileEpContext(TempDirTest):
             shutil.copy(DATA / name / "model.onnx", self.tmp / f"{name}.onnx")
             models.append(self.tmp / f"{name}.onnx")
         out_dir = self.tmp / "compiled"
-        rc, out, err = nxrt("compile-epcontext", *models, "--output-dir", out_dir, "-j", "2", "--json")
+        rc, out, err = nxrt("compile-epcontext", *models, "--ep", "cpu", "--output-dir", out_dir, "-j", "2", "--json")
         self.assertEqual(rc, 0, err)
         results = json.loads(out)["results"]
         self.assertEqual([r["ok"] for r in results], [True, True])
@@ -326,7 +327,8 @@ class ForeignEpContext(TempDirTest):
 
 class Bench(TempDirTest):
     def test_json_report(self):
-        rc, out, err = nxrt("bench", DATA / "mlp/model.onnx", "-n", "5", "--warmup", "1", "--json", "--profile")
+        rc, out, err = nxrt("bench", DATA / "mlp/model.onnx", "--ep", "cpu", "-n", "5", "--warmup", "1", "--json",
+                            "--profile")
         self.assertEqual(rc, 0, err)
         r = json.loads(out)
         for key in ["session_create_ms", "first_inference_ms", "throughput_per_s", "peak_rss_mib"]:
@@ -337,6 +339,10 @@ class Bench(TempDirTest):
         self.assertLessEqual(lat["p90"], lat["p99"])
         self.assertLessEqual(lat["p99"], lat["max"])
         self.assertEqual(len(r["profile"]), 1)
+        self.assertEqual(len(r["samples_ms"]), 5)
+        self.assertEqual(sorted(r["samples_ms"])[2], lat["median"])
+        self.assertEqual([s["op"] for s in r["steps"]], ["MatMul", "Add", "Relu", "MatMul", "Add", "Softmax"])
+        self.assertTrue(all(s["ep"] == "cpu" and s["mean_ms"] >= 0 for s in r["steps"]))
 
     def test_table(self):
         rc, out, err = nxrt("bench", DATA / "cnn/model.onnx", "-n", "3", "-q")

@@ -8,7 +8,7 @@
 #include <cmath>
 #include <random>
 
-#include "cpu/cpu_provider.h"
+#include "builtin_eps.h"
 #include "nxrt/ep/kernel_partition.h"
 #include "nxrt/io/compare.h"
 
@@ -68,24 +68,47 @@ Built build(const NodeSpec& spec) {
   return b;
 }
 
-std::unique_ptr<ExecutionProvider> make_cpu(int threads) {
-  auto ep = cpu::CpuProvider::create(EpConfig{threads, {}});
+std::unique_ptr<ExecutionProvider> make_ep(std::string_view name, int threads) {
+  if (ep_factories().empty()) register_builtin_eps();
+  const EpFactory* factory = find_ep_factory(name);
+  if (!factory) throw std::runtime_error(fmt::format("no EP named '{}' in this build", name));
+  auto ep = factory->create(EpConfig{threads, {}});
   if (!ep) throw std::runtime_error(ep.error().render());
   return std::move(*ep);
 }
 
 }  // namespace
 
-KernelMatch claim_on_cpu(const NodeSpec& spec) {
+KernelMatch claim_on_cpu(const NodeSpec& spec) { return claim_on("cpu", spec); }
+
+Expected<std::vector<Tensor>> run_on_cpu(const NodeSpec& spec) { return run_on("cpu", spec); }
+
+KernelMatch claim_on(std::string_view ep_name, const NodeSpec& spec) {
   Built b = build(spec);
-  auto ep = make_cpu(1);
+  auto ep = make_ep(ep_name, 1);
   return ep->claim(NodeContext(b.graph, b.graph.nodes[0]));
 }
 
-Expected<std::vector<Tensor>> run_on_cpu(const NodeSpec& spec) {
+void check_matches_cpu(std::string_view ep_name, const NodeSpec& spec, double rtol, double atol) {
+  auto actual = run_on(ep_name, spec);
+  INFO((actual ? std::string() : actual.error().render()));
+  REQUIRE(actual);
+  auto expected = run_on_cpu(spec);
+  INFO((expected ? std::string() : expected.error().render()));
+  REQUIRE(expected);
+  REQUIRE(actual->size() == expected->size());
+  for (std::size_t i = 0; i < actual->size(); ++i) {
+    INFO(fmt::format("output {} of {} on {}", i, spec.op_type, ep_name));
+    CHECK(test::compare_tensors((*actual)[i], (*expected)[i], rtol, atol) == "");
+  }
+}
+
+Expected<std::vector<Tensor>> run_on(std::string_view ep_name, const NodeSpec& spec) {
   Built b = build(spec);
   b.partition.graph = &b.graph;
-  auto ep = make_cpu(spec.threads);
+  b.partition.ep = std::string(ep_name);
+  b.partition.name = fmt::format("{}_0", ep_name);
+  auto ep = make_ep(ep_name, spec.threads);
   KernelMatch m = ep->claim(NodeContext(b.graph, b.graph.nodes[0]));
   if (!m) return fail(ErrorCode::kUnclaimed, "declined", m.reason());
   auto compiled = ep->compile(b.partition);

@@ -1,4 +1,4 @@
-// Runs one ONNX node on the CPU EP from in-memory tensors: the unit tests' kernel harness.
+// Runs one ONNX node on the CPU EP (or another built-in EP) from in-memory tensors: the unit tests' kernel harness.
 #pragma once
 
 #include <map>
@@ -28,6 +28,12 @@ struct NodeSpec {
 KernelMatch claim_on_cpu(const NodeSpec& spec);
 // Claims, compiles and runs the node; the error carries the decline reason if any.
 Expected<std::vector<Tensor>> run_on_cpu(const NodeSpec& spec);
+
+// The same on any built-in EP by name ("cpu", "onednn").
+KernelMatch claim_on(std::string_view ep, const NodeSpec& spec);
+Expected<std::vector<Tensor>> run_on(std::string_view ep, const NodeSpec& spec);
+// Runs the node on `ep` and on the cpu EP (the reference) and checks every output agrees.
+void check_matches_cpu(std::string_view ep, const NodeSpec& spec, double rtol = 1e-4, double atol = 1e-5);
 
 // Elementwise comparison with |a-b| <= atol + rtol*|b|; exact for non-float types.
 // Returns an empty string when equal, else a description of the first difference.

@@ -57,8 +57,16 @@ TEST_CASE("KernelPartition runs a chain of cpu kernels", "[lib][kernel_partition
   REQUIRE(out->size() == 1);
   // |-(relu(x))| == relu(x)
   CHECK(compare_tensors((*out)[0], Tensor::from_vector<float>({4}, {0, 0, 0, 3})) == "");
-  CHECK((*kp)->describe().size() == 3);
-  CHECK((*kp)->describe()[0].rfind("relu ", 0) == 0);
+  const auto steps = (*kp)->profile();
+  CHECK(steps.size() == 3);
+  CHECK(steps[0].nodes == std::vector<std::string>{"relu"});
+  CHECK(steps[0].op_type == "Relu");
+  CHECK(steps[0].us == 0.0);  // not profiled
+  (*kp)->set_profiling(true);
+  REQUIRE((*kp)->run(std::vector<RuntimeValue>{x}));
+  double total = 0;
+  for (const StepProfile& p : (*kp)->profile()) total += p.us;
+  CHECK(total > 0.0);
 
   auto wrong = (*kp)->run(std::vector<RuntimeValue>{});
   REQUIRE_FALSE(wrong);

@@ -5,7 +5,7 @@
 
 #include "common/gemm.h"
 #include "common/kernel_util.h"
-#include "common/window.h"
+#include "nxrt/ir/window.h"
 #include "kernels/kernels.h"
 
 namespace nxrt::cpu {

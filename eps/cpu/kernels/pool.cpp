@@ -7,7 +7,7 @@
 
 #include "common/broadcast.h"
 #include "common/kernel_util.h"
-#include "common/window.h"
+#include "nxrt/ir/window.h"
 #include "kernels/kernels.h"
 
 namespace nxrt::cpu {

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
 #include <map>
 #include <unordered_map>
 
@@ -19,6 +20,8 @@ struct KernelPartition::State {
   std::vector<int> output_slots;                   // per boundary output
   std::vector<std::pair<int, Tensor>> constants;   // initializers, materialized once
   std::shared_ptr<BufferPool> pool = std::make_shared<BufferPool>();
+  bool profiling = false;
+  std::vector<double> step_us;  // per step, of the last profiled run
 };
 
 namespace {
@@ -158,9 +161,15 @@ Expected<std::vector<RuntimeValue>> KernelPartition::run(std::span<const Runtime
   for (const auto& [s, t] : st.constants) slots[static_cast<std::size_t>(s)] = t;
 
   std::vector<uint8_t> written;
-  for (const Step& step : st.steps) {
+  if (st.profiling) st.step_us.assign(st.steps.size(), 0.0);
+  for (std::size_t i = 0; i < st.steps.size(); ++i) {
+    const Step& step = st.steps[i];
     StepContext ctx(step, slots, *st.pool, st.parallel, written);
-    if (auto r = step.kernel->compute(ctx); !r)
+    const auto start = st.profiling ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
+    auto r = step.kernel->compute(ctx);
+    if (st.profiling)
+      st.step_us[i] = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
+    if (!r)
       return forward_error(std::move(r), fmt::format("running {} on the {} EP", step.node->describe(), st.ep_name));
     for (std::size_t o = 0; o < step.outputs.size(); ++o) {
       const int s = step.outputs[o];
@@ -178,10 +187,16 @@ Expected<std::vector<RuntimeValue>> KernelPartition::run(std::span<const Runtime
   return outputs;
 }
 
-std::vector<std::string> KernelPartition::describe() const {
-  std::vector<std::string> out;
-  for (const Step& s : state_->steps)
-    out.push_back(fmt::format("{} {}", s.node->name, s.kernel->variant()));
+void KernelPartition::set_profiling(bool on) { state_->profiling = on; }
+
+std::vector<StepProfile> KernelPartition::profile() const {
+  const State& st = *state_;
+  std::vector<StepProfile> out;
+  for (std::size_t i = 0; i < st.steps.size(); ++i) {
+    const Step& s = st.steps[i];
+    out.push_back({{s.node->name}, s.node->op_type, std::string(s.kernel->variant()),
+                   i < st.step_us.size() ? st.step_us[i] : 0.0});
+  }
   return out;
 }
 

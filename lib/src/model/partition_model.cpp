@@ -11,7 +11,7 @@
 
 namespace nxrt {
 
-Expected<std::string> partition_to_onnx(const Partition& partition) {
+Expected<std::string> partition_to_onnx(const Partition& partition, const std::set<ValueId>& as_inputs) {
   const Graph& g = *partition.graph;
   onnx::ModelProto model;
   model.set_ir_version(8);
@@ -34,7 +34,8 @@ Expected<std::string> partition_to_onnx(const Partition& partition) {
     for (ValueId v : reads) {
       if (v == kNoValue) continue;
       const Value& val = g.value(v);
-      if (!val.initializer || val.is_graph_input || !written_constants.insert(v).second) continue;
+      if (!val.initializer || val.is_graph_input || as_inputs.contains(v) || !written_constants.insert(v).second)
+        continue;
       auto t = val.initializer->materialize();
       if (!t) return forward_error(std::move(t), fmt::format("saving initializer '{}'", val.name));
       auto* init = gp->add_initializer();
@@ -43,6 +44,7 @@ Expected<std::string> partition_to_onnx(const Partition& partition) {
     }
   }
   for (ValueId v : partition.inputs) value_info_to_proto(g.value(v), *gp->add_input());
+  for (ValueId v : as_inputs) value_info_to_proto(g.value(v), *gp->add_input());
   for (ValueId v : partition.outputs) value_info_to_proto(g.value(v), *gp->add_output());
   const std::set<ValueId> outputs(partition.outputs.begin(), partition.outputs.end());
   for (ValueId v : members_out)

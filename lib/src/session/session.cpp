@@ -293,4 +293,8 @@ Expected<std::map<std::string, RuntimeValue>> Session::run(const std::map<std::s
   return result;
 }
 
+void Session::set_profiling(bool on) {
+  for (auto& c : compiled_) c->set_profiling(on);
+}
+
 }  // namespace nxrt

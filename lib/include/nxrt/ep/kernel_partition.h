@@ -26,7 +26,8 @@ class KernelPartition final : public CompiledPartition {
   ~KernelPartition() override;
 
   Expected<std::vector<RuntimeValue>> run(std::span<const RuntimeValue> inputs) override;
-  std::vector<std::string> describe() const override;
+  void set_profiling(bool on) override;
+  std::vector<StepProfile> profile() const override;
   // Each node's kernel, in partition order (for saving packed state).
   struct Step;
   const std::vector<Step>& steps() const;

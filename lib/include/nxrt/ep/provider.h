@@ -49,14 +49,24 @@ struct Partition {
   std::vector<ValueId> outputs;  // produced by a member, used by a graph output or non-member
 };
 
+// One step of a compiled partition as a profile shows it: a kernel, or a fused group.
+struct StepProfile {
+  std::vector<std::string> nodes;  // node names; the step is named after the first
+  std::string op_type;             // the first node's op ("Conv"), or the EP's own ("Reorder")
+  std::string variant;             // the implementation that ran ("brg:avx512_core", "reference")
+  double us = 0;                   // time of the last profiled run; 0 when not profiled
+};
+
 // A compiled partition: takes the boundary inputs (in Partition::inputs order) and
 // produces the boundary outputs (in Partition::outputs order).
 class CompiledPartition {
  public:
   virtual ~CompiledPartition() = default;
   virtual Expected<std::vector<RuntimeValue>> run(std::span<const RuntimeValue> inputs) = 0;
-  // One line per kernel or fused group: "node 'Conv_0' gemm-packed", for --profile.
-  virtual std::vector<std::string> describe() const { return {}; }
+  // Turns per-step timing on for the following runs (it costs a clock read per step).
+  virtual void set_profiling(bool on) { (void)on; }
+  // The steps of the last run, in execution order, timed when profiling is on.
+  virtual std::vector<StepProfile> profile() const { return {}; }
 };
 
 class ExecutionProvider {

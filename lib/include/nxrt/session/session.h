@@ -52,6 +52,8 @@ class Session {
   // Runs the model; inputs by graph-input name. Returns the graph outputs by name.
   Expected<std::map<std::string, RuntimeValue>> run(const std::map<std::string, RuntimeValue>& inputs);
 
+  // Times every step of every partition in the following runs (CompiledPartition::profile).
+  void set_profiling(bool on);
   // Per-partition time of the last run, in microseconds (for --profile).
   const std::vector<double>& last_partition_us() const { return partition_us_; }
 

@@ -1,4 +1,4 @@
-// Sliding-window geometry shared by Conv and the pooling ops: kernel, strides, dilations,
+// Sliding-window geometry of ONNX Conv and the pooling ops (every EP reads them alike): kernel, strides, dilations,
 // pads, auto_pad and ceil_mode resolved into per-dimension output sizes and pads.
 #pragma once
 
@@ -13,7 +13,7 @@
 #include "nxrt/ep/claim.h"
 #include "nxrt/ep/kernel.h"
 
-namespace nxrt::cpu {
+namespace nxrt {
 
 // The window attributes of a node, with ONNX's defaults filled in.
 struct WindowAttrs {
@@ -65,4 +65,4 @@ Expected<Window3> plan_window(const WindowAttrs& attrs, std::span<const int64_t>
 // The output shape: N, `channels`, then the spatial output sizes of the last `spatial_rank` dims.
 Shape window_output_shape(int64_t batch, int64_t channels, const Window3& w, std::size_t spatial_rank);
 
-}  // namespace nxrt::cpu
+}  // namespace nxrt

@@ -1,9 +1,9 @@
 // Window attribute parsing, checking and output-size arithmetic (ONNX Conv/Pool rules).
-#include "common/window.h"
+#include "nxrt/ir/window.h"
 
 #include <algorithm>
 
-namespace nxrt::cpu {
+namespace nxrt {
 
 WindowAttrs read_window_attrs(const AttributeMap& attrs, std::size_t spatial_rank) {
   WindowAttrs w;
@@ -39,7 +39,7 @@ KernelMatch check_window_attrs(const NodeContext& ctx, std::size_t spatial_rank,
   NXRT_REQUIRE(w.pads.size() == 2 * spatial_rank, "{}: pads {} has {} values; expected {} (begins, then ends)", op,
                w.pads, w.pads.size(), 2 * spatial_rank);
   NXRT_REQUIRE(std::ranges::all_of(w.pads, [](int64_t p) { return p >= 0; }),
-               "{}: pads {} has a negative value; the cpu EP supports pads >= 0", op, w.pads);
+               "{}: pads {} has a negative value; pads must be >= 0", op, w.pads);
   return KernelMatch::supported();
 }
 
@@ -94,4 +94,4 @@ Shape window_output_shape(int64_t batch, int64_t channels, const Window3& w, std
   return out;
 }
 
-}  // namespace nxrt::cpu
+}  // namespace nxrt

@@ -1,0 +1,91 @@
+// Plan execution: bind the boundary tensors, run the primitives, hand back the outputs.
+#include "plan.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdlib>
+
+namespace nxrt::onednn {
+namespace {
+
+constexpr std::size_t kAlignment = 64;
+
+std::shared_ptr<std::byte[]> allocate_arena(std::size_t bytes) {
+  if (bytes == 0) return nullptr;
+  const std::size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
+  auto* p = static_cast<std::byte*>(std::aligned_alloc(kAlignment, rounded));
+  if (!p) throw std::bad_alloc();
+  return std::shared_ptr<std::byte[]>(p, [](std::byte* q) { std::free(q); });
+}
+
+}  // namespace
+
+Plan::Plan(dnnl::engine engine, std::vector<Buffer> buffers, std::vector<View> views, std::vector<Step> steps,
+           std::vector<Dims> output_dims, PreparedWeights weights)
+    : engine_(std::move(engine)),
+      buffers_(std::move(buffers)),
+      views_(std::move(views)),
+      steps_(std::move(steps)),
+      output_dims_(std::move(output_dims)),
+      weights_(std::move(weights)) {
+  std::size_t arena_bytes = 0;
+  for (const Buffer& b : buffers_)
+    if (b.kind == Buffer::Kind::kArena) arena_bytes = std::max(arena_bytes, b.arena_offset + b.bytes);
+  arena_ = allocate_arena(arena_bytes);
+  for (std::size_t v = 0; v < views_.size(); ++v) {
+    const Buffer& b = buffers_[static_cast<std::size_t>(views_[v].buffer)];
+    void* handle = nullptr;
+    switch (b.kind) {
+      case Buffer::Kind::kArena: handle = arena_.get() + b.arena_offset; break;
+      case Buffer::Kind::kWeight: handle = b.weight->data(); break;
+      case Buffer::Kind::kInput: input_views_.emplace_back(b.boundary_index, static_cast<int>(v)); break;
+      case Buffer::Kind::kOutput: output_views_.emplace_back(b.boundary_index, static_cast<int>(v)); break;
+    }
+    memories_.emplace_back(views_[v].md, engine_, handle);
+  }
+  for (const Step& s : steps_) {
+    std::unordered_map<int, dnnl::memory> args;
+    for (const auto& [arg, view] : s.args) args.emplace(arg, memories_[static_cast<std::size_t>(view)]);
+    step_args_.push_back(std::move(args));
+  }
+}
+
+Expected<std::vector<RuntimeValue>> Plan::run(std::span<const RuntimeValue> inputs, dnnl::stream& stream,
+                                              bool profile) {
+  std::vector<Tensor> keep_alive;  // contiguous copies of strided inputs
+  for (const auto& [index, view] : input_views_) {
+    const Tensor& t = inputs[static_cast<std::size_t>(index)].tensor();
+    TensorView tv = t.view();
+    if (!tv.is_contiguous()) {
+      keep_alive.push_back(copy_to_contiguous(tv));
+      tv = keep_alive.back().view();
+    }
+    memories_[static_cast<std::size_t>(view)].set_data_handle(const_cast<void*>(tv.data()));
+  }
+  std::vector<RuntimeValue> outputs(output_dims_.size());
+  // One tensor per output; several views (in-place steps, reshapes) may share its buffer.
+  for (const auto& [index, view] : output_views_) {
+    RuntimeValue& out = outputs[static_cast<std::size_t>(index)];
+    if (!out.is_tensor()) {
+      const Dims& d = output_dims_[static_cast<std::size_t>(index)];
+      out = Tensor(Storage::allocate_host(DType::kFloat32, shape_numel(d)), DType::kFloat32, Shape(d.begin(), d.end()));
+    }
+    memories_[static_cast<std::size_t>(view)].set_data_handle(out.tensor().mut().data());
+  }
+  for (std::size_t i = 0; i < steps_.size(); ++i) {
+    Step& s = steps_[i];
+    const auto start = profile ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
+    auto r = dnnl_call(fmt::format("running {} on the onednn EP", s.profile.nodes.front()),
+                       [&] { s.primitive.execute(stream, step_args_[i]); });
+    if (!r) return std::unexpected(std::move(r.error()));
+    if (profile) {
+      stream.wait();
+      s.profile.us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
+    }
+  }
+  stream.wait();
+  return outputs;
+}
+
+}  // namespace nxrt::onednn

@@ -1,0 +1,69 @@
+// Plan: a partition compiled for one set of input shapes: oneDNN primitives in order, their
+// memory in one arena reused by lifetime, weights already in the primitives' layouts.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "dnnl_util.h"
+#include "nxrt/ep/provider.h"
+
+namespace nxrt::onednn {
+
+// Bytes of one value (or of a weight, a workspace) during a run.
+struct Buffer {
+  enum class Kind { kArena, kWeight, kInput, kOutput };
+  Kind kind = Kind::kArena;
+  std::size_t bytes = 0;
+  int boundary_index = -1;                  // kInput / kOutput: position in the partition's boundary
+  std::shared_ptr<std::vector<float>> weight;  // kWeight: owned data
+  std::size_t arena_offset = 0;             // kArena: placed by the planner
+};
+
+// One buffer seen through one memory descriptor.
+struct View {
+  memory::desc md;
+  int buffer = -1;
+};
+
+struct Step {
+  dnnl::primitive primitive;
+  std::vector<std::pair<int, int>> args;  // (DNNL_ARG_*, view)
+  StepProfile profile;                    // nodes, op, implementation; time of the last run
+};
+
+// A prepared weight (reordered, folded) by its key, for EPContext blobs.
+struct PreparedWeight {
+  memory::desc md;
+  std::shared_ptr<std::vector<float>> data;
+};
+using PreparedWeights = std::map<std::string, PreparedWeight>;
+
+class Plan {
+ public:
+  Plan(dnnl::engine engine, std::vector<Buffer> buffers, std::vector<View> views, std::vector<Step> steps,
+       std::vector<Dims> output_dims, PreparedWeights weights);
+
+  Expected<std::vector<RuntimeValue>> run(std::span<const RuntimeValue> inputs, dnnl::stream& stream,
+                                          bool profile);
+  const std::vector<Step>& steps() const { return steps_; }
+  const PreparedWeights& weights() const { return weights_; }
+
+ private:
+  dnnl::engine engine_;
+  std::vector<Buffer> buffers_;
+  std::vector<View> views_;
+  std::vector<Step> steps_;
+  std::vector<Dims> output_dims_;
+  PreparedWeights weights_;
+  std::shared_ptr<std::byte[]> arena_;
+  std::vector<dnnl::memory> memories_;                        // one per view
+  std::vector<std::pair<int, int>> input_views_, output_views_;  // (boundary index, view)
+  std::vector<std::unordered_map<int, dnnl::memory>> step_args_;
+};
+
+}  // namespace nxrt::onednn

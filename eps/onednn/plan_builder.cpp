@@ -1,0 +1,321 @@
+// PlanBuilder: values, layouts and weights while lowering; arena placement at the end.
+#include "plan_builder.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+
+namespace nxrt::onednn {
+namespace {
+
+constexpr std::size_t kAlignment = 64;
+
+std::size_t aligned(std::size_t bytes) { return (bytes + kAlignment - 1) / kAlignment * kAlignment; }
+
+std::shared_ptr<std::vector<float>> float_storage(std::size_t bytes) {
+  return std::make_shared<std::vector<float>>((bytes + sizeof(float) - 1) / sizeof(float));
+}
+
+// Copies `src` (layout src_md) into new storage of layout `dst_md`, now.
+Expected<std::shared_ptr<std::vector<float>>> reorder_now(const dnnl::engine& engine, const memory::desc& src_md,
+                                                          const void* src, const memory::desc& dst_md,
+                                                          const std::string& what) {
+  auto out = float_storage(dst_md.get_size());
+  if (src_md == dst_md) {
+    std::memcpy(out->data(), src, src_md.get_size());
+    return out;
+  }
+  auto r = dnnl_call(what, [&] {
+    dnnl::stream stream(engine);
+    dnnl::memory from(src_md, engine, const_cast<void*>(src));
+    dnnl::memory to(dst_md, engine, out->data());
+    dnnl::reorder(from, to).execute(stream, from, to);
+    stream.wait();
+  });
+  if (!r) return std::unexpected(std::move(r.error()));
+  return out;
+}
+
+}  // namespace
+
+std::string md_key(const memory::desc& md) {
+  const dnnl_memory_desc_t& d = md.data;
+  return std::string(reinterpret_cast<const char*>(&d), sizeof(d));
+}
+
+PlanBuilder::PlanBuilder(dnnl::engine engine, const Partition& partition, std::span<const Dims> input_dims,
+                         const PreparedWeights* restored, std::function<bool(ValueId)> is_constant)
+    : engine_(std::move(engine)),
+      partition_(partition),
+      graph_(*partition.graph),
+      restored_(restored),
+      is_constant_(std::move(is_constant)) {
+  for (std::size_t i = 0; i < partition.inputs.size(); ++i) {
+    const ValueId v = partition.inputs[i];
+    const int b = new_buffer(Buffer::Kind::kInput, 0);
+    buffers_[static_cast<std::size_t>(b)].boundary_index = static_cast<int>(i);
+    dims_[v] = input_dims[i];
+    view_of_[v] = new_view(plain_md(input_dims[i]), b);
+  }
+  for (NodeId id : partition.nodes)
+    for (ValueId v : graph_.node(id).inputs)
+      if (v != kNoValue) ++remaining_uses_[v];
+  boundary_outputs_.insert(partition.outputs.begin(), partition.outputs.end());
+}
+
+Expected<Dims> PlanBuilder::dims(ValueId v) const {
+  if (auto it = dims_.find(v); it != dims_.end()) return it->second;
+  const Value& val = graph_.value(v);
+  if (val.initializer) return to_dims(val.initializer->shape());
+  if (is_constant(v) && val.type.has_static_shape()) return to_dims(*val.type.static_shape());
+  return fail(ErrorCode::kRuntime, fmt::format("the onednn EP needs the shape of '{}' before it is computed", val.name),
+              "the partition's nodes are not in dependency order", "report this as a bug in the onednn EP");
+}
+
+Expected<Tensor> PlanBuilder::constant(ValueId v) const {
+  const Value& val = graph_.value(v);
+  if (!val.initializer)
+    return fail(ErrorCode::kInvalidInput, fmt::format("constant '{}' is not stored with this partition", val.name),
+                "its prepared form in the EPContext blob does not match this machine's layouts",
+                "recompile the model with nxrt compile-epcontext on this machine");
+  auto t = val.initializer->materialize();
+  if (!t) return forward_error(std::move(t), fmt::format("reading initializer '{}'", val.name));
+  return t;
+}
+
+memory::desc PlanBuilder::md(ValueId v) const {
+  if (auto it = view_of_.find(v); it != view_of_.end()) return views_[static_cast<std::size_t>(it->second)].md;
+  auto d = dims(v);
+  return plain_md(d ? *d : Dims{});
+}
+
+Expected<int> PlanBuilder::use(ValueId v, const memory::desc& want) {
+  const std::string key = md_key(want);
+  if (auto it = converted_.find({v, key}); it != converted_.end()) return it->second;
+  auto own = dims(v);
+  if (!own) return std::unexpected(std::move(own.error()));
+  if (want.dims() != plain_md(*own).dims()) {
+    // Another shape of the same elements (leading 1s, flattening): a plain view of its bytes.
+    if (shape_numel(want.dims()) != shape_numel(*own) || want != plain_md(want.dims()))
+      return fail(ErrorCode::kRuntime,
+                  fmt::format("value '{}' {} cannot be read as {}", graph_.value(v).name, shape_to_string(*own),
+                              shape_to_string(want.dims())),
+                  "only plain layouts of the same element count can be reshaped", "report this as a bug in the onednn EP");
+    auto base = use(v, plain_md(*own));
+    if (!base) return base;
+    const int view = new_view(want, buffer_of(*base));
+    converted_[{v, key}] = view;
+    return view;
+  }
+  if (!view_of_.contains(v)) {
+    if (!is_constant(v))
+      return fail(ErrorCode::kRuntime, fmt::format("value '{}' is read before it is computed", graph_.value(v).name),
+                  "the partition's steps are out of order", "report this as a bug in the onednn EP");
+    auto view = weight(graph_.value(v).name, want, {v}, [&]() -> Expected<PlainWeight> {
+      auto t = constant(v);
+      if (!t) return std::unexpected(std::move(t.error()));
+      if (t->dtype() != DType::kFloat32)
+        return fail(ErrorCode::kRuntime, fmt::format("constant '{}' is {}, the onednn EP computes in float",
+                                                     graph_.value(v).name, dtype_name(t->dtype())));
+      return PlainWeight{plain_md(to_dims(t->shape())), *t};
+    });
+    if (view) converted_[{v, key}] = *view;
+    return view;
+  }
+  const int current = view_of_.at(v);
+  if (views_[static_cast<std::size_t>(current)].md == want) return current;
+  const int to = new_view(want, new_buffer(Buffer::Kind::kArena, want.get_size()));
+  auto r = dnnl_call(fmt::format("reordering '{}' for the onednn EP", graph_.value(v).name), [&] {
+    dnnl::reorder::primitive_desc pd(engine_, views_[static_cast<std::size_t>(current)].md, engine_, want,
+                                     base_attr());
+    FusedOp reorder_op;
+    reorder_op.anchor = current_ ? current_->anchor : -1;
+    reorder_op.members = current_ ? current_->members : std::vector<NodeId>{};
+    add_step(dnnl::reorder(pd), pd, {{DNNL_ARG_FROM, current}, {DNNL_ARG_TO, to}}, reorder_op, "Reorder");
+  });
+  if (!r) return std::unexpected(std::move(r.error()));
+  converted_[{v, key}] = to;
+  return to;
+}
+
+Expected<int> PlanBuilder::weight(const std::string& key, const memory::desc& want,
+                                  const std::vector<ValueId>& sources,
+                                  const std::function<Expected<PlainWeight>()>& make_plain) {
+  if (current_)
+    for (ValueId s : sources) weight_readers_[s].insert(current_->members.begin(), current_->members.end());
+  std::shared_ptr<std::vector<float>> data;
+  const std::string what = fmt::format("preparing weight '{}' for the onednn EP", key);
+  if (auto it = prepared_.find(key); it != prepared_.end() && it->second.md == want) {
+    data = it->second.data;
+  } else if (restored_ && restored_->contains(key)) {
+    const PreparedWeight& r = restored_->at(key);
+    auto d = reorder_now(engine_, r.md, r.data->data(), want, what);
+    if (!d) return std::unexpected(std::move(d.error()));
+    data = *d;
+  } else {
+    auto plain = make_plain();
+    if (!plain) return forward_error(std::move(plain), what);
+    auto d = reorder_now(engine_, plain->md, plain->data.view().data(), want, what);
+    if (!d) return std::unexpected(std::move(d.error()));
+    data = *d;
+  }
+  prepared_[key] = {want, data};
+  const int b = new_buffer(Buffer::Kind::kWeight, want.get_size());
+  buffers_[static_cast<std::size_t>(b)].weight = data;
+  return new_view(want, b);
+}
+
+int PlanBuilder::define(ValueId v, const memory::desc& md) {
+  const int view = new_view(md, new_buffer(Buffer::Kind::kArena, md.get_size()));
+  view_of_[v] = view;
+  dims_[v] = md.dims();
+  return view;
+}
+
+int PlanBuilder::define_in_place(ValueId v, const memory::desc& md, int reuse) {
+  const int view = new_view(md, views_[static_cast<std::size_t>(reuse)].buffer);
+  view_of_[v] = view;
+  dims_[v] = md.dims();
+  return view;
+}
+
+bool PlanBuilder::can_overwrite(ValueId v, int view) const {
+  if (boundary_outputs_.contains(v) || graph_.value(v).is_graph_output) return false;
+  if (buffers_[static_cast<std::size_t>(buffer_of(view))].kind != Buffer::Kind::kArena) return false;
+  auto it = remaining_uses_.find(v);
+  return it == remaining_uses_.end() || it->second == 0;
+}
+
+int PlanBuilder::scratch(const memory::desc& md) {
+  return new_view(md, new_buffer(Buffer::Kind::kArena, md.get_size()));
+}
+
+dnnl::primitive_attr PlanBuilder::base_attr() {
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return attr;
+}
+
+void PlanBuilder::begin(const FusedOp& op) {
+  current_ = &op;
+  for (NodeId id : op.members)
+    for (ValueId v : graph_.node(id).inputs)
+      if (v != kNoValue) --remaining_uses_[v];
+}
+
+std::string PlanBuilder::step_label(const FusedOp& op) const {
+  return op.anchor >= 0 ? graph_.node(op.anchor).op_type : "Reorder";
+}
+
+void PlanBuilder::add_step(dnnl::primitive primitive, const dnnl::primitive_desc_base& pd,
+                           std::vector<std::pair<int, int>> args, const FusedOp& op, std::string op_type) {
+  const memory::desc scratch_md = pd.scratchpad_desc();
+  if (scratch_md.get_size() > 0) args.emplace_back(DNNL_ARG_SCRATCHPAD, scratch(scratch_md));
+  StepProfile profile;
+  for (NodeId id : op.members) profile.nodes.push_back(graph_.node(id).name);
+  if (profile.nodes.empty()) profile.nodes.push_back(partition_.name);
+  profile.op_type = op_type.empty() ? step_label(op) : std::move(op_type);
+  profile.variant = pd.impl_info_str();
+  steps_.push_back({std::move(primitive), std::move(args), std::move(profile)});
+}
+
+int PlanBuilder::new_buffer(Buffer::Kind kind, std::size_t bytes) {
+  Buffer b;
+  b.kind = kind;
+  b.bytes = bytes;
+  buffers_.push_back(std::move(b));
+  return static_cast<int>(buffers_.size() - 1);
+}
+
+int PlanBuilder::new_view(const memory::desc& md, int buffer) {
+  views_.push_back({md, buffer});
+  return static_cast<int>(views_.size() - 1);
+}
+
+std::set<ValueId> PlanBuilder::packed_initializers() const {
+  std::set<ValueId> out;
+  for (const auto& [v, readers] : weight_readers_) {
+    const Value& val = graph_.value(v);
+    if (!val.initializer || val.is_graph_input) continue;
+    const bool all_packed = std::all_of(val.consumers.begin(), val.consumers.end(),
+                                        [&](NodeId c) { return readers.contains(c); });
+    if (all_packed) out.insert(v);
+  }
+  return out;
+}
+
+Expected<std::unique_ptr<Plan>> PlanBuilder::finish() {
+  current_ = nullptr;
+  std::vector<Dims> output_dims;
+  for (std::size_t k = 0; k < partition_.outputs.size(); ++k) {
+    const ValueId v = partition_.outputs[k];
+    auto it = view_of_.find(v);
+    if (it == view_of_.end())
+      return fail(ErrorCode::kRuntime,
+                  fmt::format("partition '{}' does not compute its output '{}'", partition_.name, graph_.value(v).name),
+                  "a lowering left a value undefined", "report this as a bug in the onednn EP");
+    const Dims d = dims_.at(v);
+    output_dims.push_back(d);
+    const View& view = views_[static_cast<std::size_t>(it->second)];
+    Buffer& b = buffers_[static_cast<std::size_t>(view.buffer)];
+    if (view.md == plain_md(d) && b.kind == Buffer::Kind::kArena) {
+      b.kind = Buffer::Kind::kOutput;
+      b.boundary_index = static_cast<int>(k);
+      continue;
+    }
+    const int out_buffer = new_buffer(Buffer::Kind::kOutput, 0);
+    buffers_[static_cast<std::size_t>(out_buffer)].boundary_index = static_cast<int>(k);
+    const int to = new_view(plain_md(d), out_buffer);
+    auto r = dnnl_call(fmt::format("reordering output '{}' for the onednn EP", graph_.value(v).name), [&] {
+      dnnl::reorder::primitive_desc pd(engine_, view.md, engine_, plain_md(d), base_attr());
+      FusedOp none;
+      add_step(dnnl::reorder(pd), pd, {{DNNL_ARG_FROM, it->second}, {DNNL_ARG_TO, to}}, none, "Reorder");
+    });
+    if (!r) return std::unexpected(std::move(r.error()));
+  }
+
+  // Lifetime of each arena buffer: the steps between its first and last use.
+  std::vector<std::pair<int, int>> life(buffers_.size(), {-1, -1});
+  for (std::size_t s = 0; s < steps_.size(); ++s)
+    for (const auto& [arg, view] : steps_[s].args) {
+      auto& [first, last] = life[static_cast<std::size_t>(views_[static_cast<std::size_t>(view)].buffer)];
+      if (first < 0) first = static_cast<int>(s);
+      last = static_cast<int>(s);
+    }
+  // Largest first, each at the lowest offset free during its whole lifetime.
+  std::vector<int> order;
+  for (std::size_t b = 0; b < buffers_.size(); ++b)
+    if (buffers_[b].kind == Buffer::Kind::kArena && life[b].first >= 0) order.push_back(static_cast<int>(b));
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int a, int b) { return buffers_[static_cast<std::size_t>(a)].bytes > buffers_[static_cast<std::size_t>(b)].bytes; });
+  std::vector<int> placed;
+  for (int b : order) {
+    Buffer& buf = buffers_[static_cast<std::size_t>(b)];
+    const auto [first, last] = life[static_cast<std::size_t>(b)];
+    std::vector<std::pair<std::size_t, std::size_t>> busy;
+    for (int p : placed) {
+      const auto [pf, pl] = life[static_cast<std::size_t>(p)];
+      if (pl < first || pf > last) continue;
+      const Buffer& o = buffers_[static_cast<std::size_t>(p)];
+      busy.emplace_back(o.arena_offset, o.arena_offset + aligned(o.bytes));
+    }
+    std::sort(busy.begin(), busy.end());
+    std::size_t offset = 0;
+    for (const auto& [lo, hi] : busy) {
+      if (offset + aligned(buf.bytes) <= lo) break;
+      offset = std::max(offset, hi);
+    }
+    buf.arena_offset = offset;
+    placed.push_back(b);
+  }
+  try {
+    return std::make_unique<Plan>(engine_, std::move(buffers_), std::move(views_), std::move(steps_),
+                                  std::move(output_dims), std::move(prepared_));
+  } catch (const dnnl::error& e) {
+    return fail(ErrorCode::kRuntime, fmt::format("cannot create the memory of partition '{}'", partition_.name),
+                fmt_dnnl_error(e));
+  }
+}
+
+}  // namespace nxrt::onednn

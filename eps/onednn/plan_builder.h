@@ -1,0 +1,103 @@
+// PlanBuilder: what an op's lowering sees while a partition is compiled for concrete shapes:
+// the values' dims and layouts, constants, weights prepared once, and the steps so far.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "fusion.h"
+#include "plan.h"
+
+namespace nxrt::onednn {
+
+// A weight in the layout its user gave it (before any reorder), from the model's constants.
+struct PlainWeight {
+  memory::desc md;
+  Tensor data;  // f32, matching md
+};
+
+class PlanBuilder {
+ public:
+  // `input_dims`: the partition's boundary inputs, in Partition::inputs order. `restored`:
+  // weights from an EPContext blob, used instead of preparing them again.
+  PlanBuilder(dnnl::engine engine, const Partition& partition, std::span<const Dims> input_dims,
+              const PreparedWeights* restored, std::function<bool(ValueId)> is_constant);
+
+  const Graph& graph() const { return graph_; }
+  const dnnl::engine& engine() const { return engine_; }
+  NodeContext context(NodeId id) const { return NodeContext(graph_, graph_.node(id)); }
+
+  // Dims of a value computed by an earlier step, a boundary input or a constant.
+  Expected<Dims> dims(ValueId v) const;
+  bool is_constant(ValueId v) const { return is_constant_(v); }
+  // A constant initializer's data (f32 or any dtype), read from the model.
+  Expected<Tensor> constant(ValueId v) const;
+
+  // Layout of a computed or input value.
+  memory::desc md(ValueId v) const;
+  // A view of `v` in layout `want`: v itself, or a reordered copy made once (a run-time step
+  // for computed values, a compile-time reorder for constants).
+  Expected<int> use(ValueId v, const memory::desc& want);
+  // A constant in layout `want`, prepared now: `make_plain` gives it in its user layout
+  // (e.g. BatchNormalization folded in); restored from the blob when it holds `key`.
+  // `sources` are the initializers it is made from (left out of the blob's model).
+  Expected<int> weight(const std::string& key, const memory::desc& want, const std::vector<ValueId>& sources,
+                       const std::function<Expected<PlainWeight>()>& make_plain);
+
+  // Gives `v` a new buffer in layout `md`; returns its view.
+  int define(ValueId v, const memory::desc& md);
+  // Gives `v` the buffer of view `reuse` (whose value is dead after this step): in-place.
+  int define_in_place(ValueId v, const memory::desc& md, int reuse);
+  // Whether no later step reads `v`, so that the buffer of `view` (one of v's views) may be
+  // overwritten by this step.
+  bool can_overwrite(ValueId v, int view) const;
+  int buffer_of(int view) const { return views_[static_cast<std::size_t>(view)].buffer; }
+  // A buffer that lives for one step only (scratchpads, temporaries).
+  int scratch(const memory::desc& md);
+
+  // Attributes every primitive is created with (user-managed scratchpad).
+  static dnnl::primitive_attr base_attr();
+  // Adds a step; its scratchpad (from `pd`) is placed in the arena.
+  void add_step(dnnl::primitive primitive, const dnnl::primitive_desc_base& pd,
+                std::vector<std::pair<int, int>> args, const FusedOp& op, std::string op_type = {});
+  // Lowers the next fused op: the caller then calls the op's lowering.
+  void begin(const FusedOp& op);
+
+  // Every partition output exists: the plan, its arena placed by lifetime.
+  Expected<std::unique_ptr<Plan>> finish();
+  // Initializers that only prepared weights read: the blob's model may leave them out.
+  std::set<ValueId> packed_initializers() const;
+
+ private:
+  int new_buffer(Buffer::Kind kind, std::size_t bytes);
+  int new_view(const memory::desc& md, int buffer);
+  std::string step_label(const FusedOp& op) const;
+
+  dnnl::engine engine_;
+  const Partition& partition_;
+  const Graph& graph_;
+  const PreparedWeights* restored_;
+  std::function<bool(ValueId)> is_constant_;
+
+  std::vector<Buffer> buffers_;
+  std::vector<View> views_;
+  std::vector<Step> steps_;
+  std::map<ValueId, int> view_of_;                                // current view of each value
+  std::map<ValueId, Dims> dims_;
+  std::map<std::pair<ValueId, std::string>, int> converted_;      // (value, layout) -> view
+  std::map<ValueId, int> remaining_uses_;
+  std::set<ValueId> boundary_outputs_;
+  PreparedWeights prepared_;
+  std::map<ValueId, std::set<NodeId>> weight_readers_;            // initializer -> nodes that packed it
+  const FusedOp* current_ = nullptr;
+};
+
+// A stable text key of a memory descriptor (oneDNN 2.x descriptors are plain C structs).
+std::string md_key(const memory::desc& md);
+
+}  // namespace nxrt::onednn

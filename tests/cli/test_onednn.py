@@ -1,0 +1,167 @@
+"""CLI tests of the oneDNN EP on whole models: fusion (BatchNormalization folded, Add and
+activations as post-ops), agreement with the cpu EP, the per-step profile, EPContext blobs
+(round trip, stamps, tampering) and the default EP list."""
+import json
+import unittest
+
+import numpy as np
+import onnx
+import onnx.numpy_helper
+from onnx import TensorProto, helper
+
+from test_cli import DATA, TempDirTest, nxrt
+
+
+def residual_cnn(path):
+    """conv-bn-relu, conv-bn + residual add, relu, maxpool, global pool, flatten, gemm."""
+    rng = np.random.default_rng(0)
+    c = 8
+
+    def init(name, *shape, positive=False):
+        a = rng.uniform(0.5 if positive else -1, 1.5 if positive else 1, shape).astype(np.float32)
+        return onnx.numpy_helper.from_array(a, name)
+
+    inits = [init("w1", c, 3, 3, 3), init("b1", c), init("w2", c, c, 3, 3), init("fc_w", 10, c), init("fc_b", 10)]
+    for bn in ("bn1", "bn2"):
+        inits += [init(f"{bn}_s", c, positive=True), init(f"{bn}_b", c), init(f"{bn}_m", c),
+                  init(f"{bn}_v", c, positive=True)]
+    nodes = [
+        helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], name="conv1", pads=[1, 1, 1, 1]),
+        helper.make_node("BatchNormalization", ["c1", "bn1_s", "bn1_b", "bn1_m", "bn1_v"], ["n1"], name="bn1"),
+        helper.make_node("Relu", ["n1"], ["r1"], name="relu1"),
+        helper.make_node("Conv", ["r1", "w2"], ["c2"], name="conv2", pads=[1, 1, 1, 1]),
+        helper.make_node("BatchNormalization", ["c2", "bn2_s", "bn2_b", "bn2_m", "bn2_v"], ["n2"], name="bn2"),
+        helper.make_node("Add", ["n2", "r1"], ["sum"], name="residual"),
+        helper.make_node("Relu", ["sum"], ["r2"], name="relu2"),
+        helper.make_node("MaxPool", ["r2"], ["p"], name="pool", kernel_shape=[2, 2], strides=[2, 2]),
+        helper.make_node("GlobalAveragePool", ["p"], ["g"], name="gap"),
+        helper.make_node("Flatten", ["g"], ["f"], name="flatten"),
+        helper.make_node("Gemm", ["f", "fc_w", "fc_b"], ["y"], name="fc", transB=1),
+    ]
+    graph = helper.make_graph(nodes, "residual", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 16, 16])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 10])], initializer=inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    onnx.save(model, str(path))
+    return path
+
+
+class OnednnEp(TempDirTest):
+    def setUp(self):
+        super().setUp()
+        self.model = residual_cnn(self.tmp / "residual.onnx")
+        self.x = self.tmp / "x.npy"
+        np.save(self.x, np.random.default_rng(1).uniform(-1, 1, (1, 3, 16, 16)).astype(np.float32))
+
+    def run_outputs(self, model, *args):
+        out_dir = self.tmp / f"out{len(list(self.tmp.iterdir()))}"
+        rc, _, err = nxrt("run", model, "--input", f"x={self.x}", "--output-dir", out_dir, "-q", *args)
+        self.assertEqual(rc, 0, err)
+        return np.load(out_dir / "y.npy")
+
+    def test_default_eps_are_onednn_then_cpu(self):
+        rc, out, err = nxrt("explain-claims", self.model)
+        self.assertEqual(rc, 0, err)
+        self.assertIn("EPs in priority order: onednn, cpu", out)
+        rc, out, _ = nxrt("run", "--help")
+        self.assertIn("default: onednn,cpu", out)
+
+    def test_agrees_with_cpu_ep(self):
+        rc, out, err = nxrt("run", self.model, "--input", f"x={self.x}", "--compare-ep", "cpu", "--rtol", "1e-3",
+                            "--atol", "1e-4")
+        self.assertEqual(rc, 0, out + err)
+        np.testing.assert_allclose(self.run_outputs(self.model), self.run_outputs(self.model, "--ep", "cpu"),
+                                   rtol=1e-4, atol=1e-5)
+
+    def test_results_do_not_depend_on_threads(self):
+        one = self.run_outputs(self.model, "--threads", "1")
+        two = self.run_outputs(self.model, "--threads", "2")
+        np.testing.assert_allclose(one, two, rtol=1e-5, atol=1e-6)
+
+    def test_profile_shows_fused_steps_and_implementations(self):
+        rc, out, err = nxrt("bench", self.model, "--input", f"x={self.x}", "-n", "3", "--warmup", "1", "--profile",
+                            "--json")
+        self.assertEqual(rc, 0, err)
+        report = json.loads(out)
+        steps = report["steps"]
+        conv1 = next(s for s in steps if s["nodes"][0] == "conv1")
+        self.assertEqual(conv1["nodes"], ["conv1", "bn1", "relu1"], "BatchNormalization folded, Relu fused")
+        conv2 = next(s for s in steps if s["nodes"][0] == "conv2")
+        self.assertEqual(conv2["nodes"], ["conv2", "bn2", "residual", "relu2"], "residual Add and Relu as post-ops")
+        self.assertEqual(conv1["ep"], "onednn")
+        self.assertRegex(conv1["variant"], r"(jit|brg|gemm|ref).*")
+        self.assertEqual(len(report["samples_ms"]), 3)
+        self.assertTrue(any(t["op"] == "Conv" for t in report["op_types"]))
+        rc, out, err = nxrt("bench", self.model, "--input", f"x={self.x}", "-n", "2", "--profile")
+        self.assertEqual(rc, 0, err)
+        self.assertIn("IMPLEMENTATION", out)
+        self.assertIn("conv2 (+3)", out)
+
+    def compile(self, *args):
+        out = self.tmp / "ctx" / "residual_ctx.onnx"
+        out.parent.mkdir(exist_ok=True)
+        rc, o, err = nxrt("compile-epcontext", self.model, "-o", out, "--ep", "onednn,cpu", *args)
+        self.assertEqual(rc, 0, o + err)
+        return out
+
+    def test_epcontext_round_trip(self):
+        out = self.compile()
+        proto = onnx.load(str(out), load_external_data=False)
+        ctx = [n for n in proto.graph.node if n.op_type == "EPContext"]
+        sources = sorted({onnx.helper.get_attribute_value(a) for n in ctx for a in n.attribute if a.name == "source"})
+        self.assertIn(b"nxrt.onednn", sources)
+        meta = {p.key: p.value for p in proto.metadata_props}
+        self.assertRegex(meta["ep_compatibility_info.onednn"], r"onednn=\d+\.\d+\.\d+;isa=\w+")
+        onednn_node = next(n for n in ctx if any(a.name == "source" and a.s == b"nxrt.onednn" for a in n.attribute))
+        attrs = {a.name: onnx.helper.get_attribute_value(a) for a in onednn_node.attribute}
+        self.assertIn(b"oneDNN", attrs["ep_sdk_version"])
+        self.assertNotIn("w2", [i.name for i in proto.graph.initializer], "conv weights live in the blob")
+        np.testing.assert_allclose(self.run_outputs(out), self.run_outputs(self.model), rtol=1e-5, atol=1e-6)
+        # One side file per partition of the EP (ORT's EPContext node has no offset field).
+        blob = out.parent / "residual_ctx_onednn_0.bin"
+        self.assertTrue(blob.exists(), sorted(p.name for p in out.parent.iterdir()))
+        rc, o, err = nxrt("explain-claims", out)
+        self.assertEqual(rc, 0, err)
+        self.assertIn("nxrt.onednn", o)
+
+    def test_tampered_blob_and_foreign_isa_refused(self):
+        out = self.compile("--embed")
+        proto = onnx.load(str(out))
+        node = next(n for n in proto.graph.node
+                    if any(a.name == "source" and a.s == b"nxrt.onednn" for a in n.attribute))
+        payload = next(a for a in node.attribute if a.name == "ep_cache_context")
+        original = payload.s
+        # A blob stamped for another ISA (checksum made consistent): refused with both names.
+        data = bytearray(original)
+        marker = b'"isa":"'
+        at = data.index(marker) + len(marker)
+        end = data.index(b'"', at)
+        data[at:end] = b"x" * (end - at)
+        body = bytes(data[:-8])
+        h = 1469598103934665603
+        for byte in body:
+            h = ((h ^ byte) * 1099511628211) & 0xFFFFFFFFFFFFFFFF
+        payload.s = body + h.to_bytes(8, "little")
+        onnx.save(proto, str(out))
+        rc, _, err = nxrt("run", out, "--input", f"x={self.x}", "-q")
+        self.assertEqual(rc, 3, err)
+        self.assertIn("compiled for another host", err)
+        self.assertIn("recompile", err)
+        # A flipped byte: the checksum catches it.
+        data = bytearray(original)
+        data[len(data) // 2] ^= 0x40
+        payload.s = bytes(data)
+        onnx.save(proto, str(out))
+        rc, _, err = nxrt("run", out, "--input", f"x={self.x}", "-q")
+        self.assertEqual(rc, 3, err)
+        self.assertIn("checksum", err)
+
+    def test_declines_name_the_op_and_what_onednn_takes(self):
+        rc, out, err = nxrt("explain-claims", DATA / "cnn/model.onnx", "--ep", "onednn,cpu", "--node", "flatten")
+        self.assertEqual(rc, 0, err)
+        self.assertIn("Flatten", out)
+        self.assertIn("onednn", out)
+
+
+if __name__ == "__main__":
+    unittest.main()
