@@ -24,6 +24,7 @@ struct PartitionSetup {
   std::shared_ptr<const void> keep_alive;
   std::set<ValueId> packed_inputs;    // restored blobs: graph inputs that stand for prepared weights
   PreparedWeights restored;           // restored blobs: the prepared weights
+  Implementations restored_implementations;  // restored blobs: the implementations chosen
 };
 
 class OnednnPartition final : public CompiledPartition {

@@ -30,7 +30,8 @@ std::vector<std::byte> encode_blob(const OnednnBlob& blob) {
                                          {"isa", blob.isa},
                                          {"partition", blob.partition_name},
                                          {"boundary_inputs", blob.boundary_inputs},
-                                         {"input_dims", blob.input_dims}};
+                                         {"input_dims", blob.input_dims},
+                                         {"implementations", blob.implementations}};
   w.put_string(header.dump());
   w.put_string(blob.model_bytes);
   w.put<uint32_t>(static_cast<uint32_t>(blob.weights.size()));
@@ -71,6 +72,8 @@ Expected<OnednnBlob> decode_blob(std::span<const std::byte> bytes, const std::st
   blob.boundary_inputs = header.value("boundary_inputs", std::size_t{0});
   try {
     blob.input_dims = header["input_dims"].get<std::vector<Dims>>();
+    if (header.contains("implementations"))
+      blob.implementations = header["implementations"].get<Implementations>();
   } catch (const nlohmann::json::exception& e) {
     return invalid(fmt::format("the onednn EPContext payload of {} has unreadable input dims", context), e.what());
   }

@@ -20,9 +20,10 @@ struct OnednnBlob {
   std::vector<Dims> input_dims;     // the shapes the plan was compiled for
   std::string model_bytes;          // partition_to_onnx() with the packed weights as inputs
   PreparedWeights weights;
+  Implementations implementations;  // what compile-time tuning chose, per step key
 };
 
-// Layout: "NXRTDNNL", u32 format, u64+JSON header, u64+model, u32 count + (u64+key,
+// Layout: "NXRTDNNL", u32 format, u64+JSON header (with the implementations chosen), u64+model, u32 count + (u64+key,
 // u64+descriptor, u64+data)*, then the u64 FNV-1a checksum. Little-endian.
 std::vector<std::byte> encode_blob(const OnednnBlob& blob);
 // Validates magic, format, sizes and checksum; `context` names the node in errors.

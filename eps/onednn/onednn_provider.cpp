@@ -98,8 +98,10 @@ Expected<EpContext> OnednnProvider::save_context(const Partition& partition, con
   auto model = partition_to_onnx(partition, plan ? op->packed_initializers() : std::set<ValueId>{});
   if (!model) return forward_error(std::move(model), fmt::format("saving partition '{}'", partition.name));
   blob.model_bytes = std::move(*model);
-  if (plan)
+  if (plan) {
     for (const auto& [key, weight] : plan->weights()) blob.weights.emplace(key, weight);
+    blob.implementations = plan->implementations();
+  }
   EpContext ctx;
   ctx.source = std::string(kContextSource);
   ctx.partition_name = partition.name;
@@ -139,6 +141,7 @@ Expected<std::unique_ptr<CompiledPartition>> OnednnProvider::load_context(const 
   setup.partition.inputs.resize(blob->boundary_inputs);
   setup.keep_alive = owned;
   setup.restored = std::move(blob->weights);
+  setup.restored_implementations = std::move(blob->implementations);
   auto compiled = std::make_unique<OnednnPartition>(std::move(setup));
   if (!blob->input_dims.empty())
     if (auto r = compiled->prepare(blob->input_dims); !r) return forward_error(std::move(r), fmt::format("restoring {}", where));

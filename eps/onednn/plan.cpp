@@ -22,13 +22,14 @@ std::shared_ptr<std::byte[]> allocate_arena(std::size_t bytes) {
 }  // namespace
 
 Plan::Plan(dnnl::engine engine, std::vector<Buffer> buffers, std::vector<View> views, std::vector<Step> steps,
-           std::vector<Dims> output_dims, PreparedWeights weights)
+           std::vector<Dims> output_dims, PreparedWeights weights, Implementations implementations)
     : engine_(std::move(engine)),
       buffers_(std::move(buffers)),
       views_(std::move(views)),
       steps_(std::move(steps)),
       output_dims_(std::move(output_dims)),
-      weights_(std::move(weights)) {
+      weights_(std::move(weights)),
+      implementations_(std::move(implementations)) {
   std::size_t arena_bytes = 0;
   for (const Buffer& b : buffers_)
     if (b.kind == Buffer::Kind::kArena) arena_bytes = std::max(arena_bytes, b.arena_offset + b.bytes);

@@ -42,16 +42,19 @@ struct PreparedWeight {
   std::shared_ptr<std::vector<float>> data;
 };
 using PreparedWeights = std::map<std::string, PreparedWeight>;
+// Step key -> the oneDNN implementation chosen for it ("jit:avx2", "x64:gemm:jit").
+using Implementations = std::map<std::string, std::string>;
 
 class Plan {
  public:
   Plan(dnnl::engine engine, std::vector<Buffer> buffers, std::vector<View> views, std::vector<Step> steps,
-       std::vector<Dims> output_dims, PreparedWeights weights);
+       std::vector<Dims> output_dims, PreparedWeights weights, Implementations implementations);
 
   Expected<std::vector<RuntimeValue>> run(std::span<const RuntimeValue> inputs, dnnl::stream& stream,
                                           bool profile);
   const std::vector<Step>& steps() const { return steps_; }
   const PreparedWeights& weights() const { return weights_; }
+  const Implementations& implementations() const { return implementations_; }
 
  private:
   dnnl::engine engine_;
@@ -60,6 +63,7 @@ class Plan {
   std::vector<Step> steps_;
   std::vector<Dims> output_dims_;
   PreparedWeights weights_;
+  Implementations implementations_;
   std::shared_ptr<std::byte[]> arena_;
   std::vector<dnnl::memory> memories_;                        // one per view
   std::vector<std::pair<int, int>> input_views_, output_views_;  // (boundary index, view)

@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
+#include <limits>
 #include <cstring>
 
 namespace nxrt::onednn {
@@ -45,11 +47,13 @@ std::string md_key(const memory::desc& md) {
 }
 
 PlanBuilder::PlanBuilder(dnnl::engine engine, const Partition& partition, std::span<const Dims> input_dims,
-                         const PreparedWeights* restored, std::function<bool(ValueId)> is_constant)
+                         const PreparedWeights* restored, const Implementations* restored_choices,
+                         std::function<bool(ValueId)> is_constant)
     : engine_(std::move(engine)),
       partition_(partition),
       graph_(*partition.graph),
       restored_(restored),
+      restored_choices_(restored_choices),
       is_constant_(std::move(is_constant)) {
   for (std::size_t i = 0; i < partition.inputs.size(); ++i) {
     const ValueId v = partition.inputs[i];
@@ -178,6 +182,67 @@ int PlanBuilder::define_in_place(ValueId v, const memory::desc& md, int reuse) {
   view_of_[v] = view;
   dims_[v] = md.dims();
   return view;
+}
+
+bool PlanBuilder::is_last_use(ValueId v) const {
+  auto view = view_of_.find(v);
+  return view != view_of_.end() && can_overwrite(v, view->second);
+}
+
+std::size_t PlanBuilder::choose_implementation(
+    const std::string& key, const std::function<std::optional<dnnl::primitive_desc>(std::size_t)>& nth,
+    const std::vector<int>& args) {
+  if (restored_choices_) {
+    if (auto it = restored_choices_->find(key); it != restored_choices_->end())
+      for (std::size_t i = 0;; ++i) {
+        auto pd = nth(i);
+        if (!pd) break;
+        if (pd->impl_info_str() == it->second) {
+          choices_[key] = it->second;
+          return i;
+        }
+      }
+  }
+  std::vector<std::size_t> candidates;
+  for (std::size_t i = 0;; ++i) {
+    auto pd = nth(i);
+    if (!pd) break;
+    const std::string name = pd->impl_info_str();
+    // Reference and SSE4.1 kernels are never the fastest where AVX2 kernels exist.
+    if (name.starts_with("ref") || (i > 0 && name.find("sse41") != std::string::npos)) continue;
+    candidates.push_back(i);
+  }
+  std::size_t best = 0;
+  if (tuning_ && candidates.size() > 1) {
+    double best_us = std::numeric_limits<double>::infinity();
+    dnnl::stream stream(engine_);
+    for (std::size_t i : candidates) {
+      const dnnl::primitive_desc pd = *nth(i);
+      std::unordered_map<int, dnnl::memory> memories;
+      for (int arg : args) memories.emplace(arg, dnnl::memory(pd.query_md(dnnl::query::exec_arg_md, arg), engine_));
+      if (pd.scratchpad_desc().get_size() > 0)
+        memories.emplace(DNNL_ARG_SCRATCHPAD, dnnl::memory(pd.scratchpad_desc(), engine_));
+      for (auto& [arg, mem] : memories) std::memset(mem.get_data_handle(), 0, mem.get_desc().get_size());
+      dnnl::primitive prim(pd);
+      prim.execute(stream, memories);  // warm-up: caches, page faults
+      stream.wait();
+      double fastest = std::numeric_limits<double>::infinity();
+      for (int run = 0; run < 2; ++run) {
+        const auto start = std::chrono::steady_clock::now();
+        prim.execute(stream, memories);
+        stream.wait();
+        fastest = std::min(fastest, std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
+      }
+      if (fastest < best_us) {
+        best_us = fastest;
+        best = i;
+      }
+    }
+  } else if (!candidates.empty()) {
+    best = candidates.front();
+  }
+  choices_[key] = nth(best)->impl_info_str();
+  return best;
 }
 
 bool PlanBuilder::can_overwrite(ValueId v, int view) const {
@@ -311,7 +376,7 @@ Expected<std::unique_ptr<Plan>> PlanBuilder::finish() {
   }
   try {
     return std::make_unique<Plan>(engine_, std::move(buffers_), std::move(views_), std::move(steps_),
-                                  std::move(output_dims), std::move(prepared_));
+                                  std::move(output_dims), std::move(prepared_), std::move(choices_));
   } catch (const dnnl::error& e) {
     return fail(ErrorCode::kRuntime, fmt::format("cannot create the memory of partition '{}'", partition_.name),
                 fmt_dnnl_error(e));

@@ -4,6 +4,9 @@
 
 #include <functional>
 #include <map>
+#include <optional>
+
+#include <fmt/format.h>
 #include <memory>
 #include <set>
 #include <span>
@@ -26,7 +29,8 @@ class PlanBuilder {
   // `input_dims`: the partition's boundary inputs, in Partition::inputs order. `restored`:
   // weights from an EPContext blob, used instead of preparing them again.
   PlanBuilder(dnnl::engine engine, const Partition& partition, std::span<const Dims> input_dims,
-              const PreparedWeights* restored, std::function<bool(ValueId)> is_constant);
+              const PreparedWeights* restored, const Implementations* restored_choices,
+              std::function<bool(ValueId)> is_constant);
 
   const Graph& graph() const { return graph_; }
   const dnnl::engine& engine() const { return engine_; }
@@ -57,6 +61,35 @@ class PlanBuilder {
   // overwritten by this step.
   bool can_overwrite(ValueId v, int view) const;
   int buffer_of(int view) const { return views_[static_cast<std::size_t>(view)].buffer; }
+  // Whether no later step reads `v` and its current buffer is the plan's own (so a step
+  // may accumulate into it).
+  bool is_last_use(ValueId v) const;
+  // Another view of the buffer of `view`, through `md` (a strided or reshaped reading).
+  int alias(int view, const memory::desc& md) { return new_view(md, buffer_of(view)); }
+
+  // The implementation to use among those oneDNN offers for a primitive: the one an
+  // EPContext blob recorded under `key`, else the fastest on this machine, timed on scratch
+  // memory for `args` (oneDNN ranks its candidates by heuristics, not by measuring).
+  // `make` creates the primitive descriptor afresh (its first implementation) from an op
+  // descriptor that outlives this call (oneDNN's iterator keeps a pointer to it).
+  template <class Pd, class MakePd>
+  Expected<Pd> tuned(const std::string& key, const MakePd& make, const std::vector<int>& args) {
+    auto nth = [&](std::size_t i) -> std::optional<Pd> {
+      Pd pd = make();
+      for (std::size_t k = 0; k < i; ++k)
+        if (!pd.next_impl()) return std::nullopt;
+      return pd;
+    };
+    auto index = dnnl_call(fmt::format("choosing the implementation of '{}' on the onednn EP", key), [&] {
+      return choose_implementation(key, [&](std::size_t i) -> std::optional<dnnl::primitive_desc> {
+        auto pd = nth(i);
+        if (!pd) return std::nullopt;
+        return dnnl::primitive_desc(*pd);
+      }, args);
+    });
+    if (!index) return std::unexpected(std::move(index.error()));
+    return dnnl_call(fmt::format("creating '{}' on the onednn EP", key), [&] { return *nth(*index); });
+  }
   // A buffer that lives for one step only (scratchpads, temporaries).
   int scratch(const memory::desc& md);
 
@@ -73,7 +106,13 @@ class PlanBuilder {
   // Initializers that only prepared weights read: the blob's model may leave them out.
   std::set<ValueId> packed_initializers() const;
 
+  // Timing candidates at compile time (off: oneDNN's own first choice).
+  void set_tuning(bool on) { tuning_ = on; }
+
  private:
+  std::size_t choose_implementation(const std::string& key,
+                                    const std::function<std::optional<dnnl::primitive_desc>(std::size_t)>& nth,
+                                    const std::vector<int>& args);
   int new_buffer(Buffer::Kind kind, std::size_t bytes);
   int new_view(const memory::desc& md, int buffer);
   std::string step_label(const FusedOp& op) const;
@@ -82,6 +121,9 @@ class PlanBuilder {
   const Partition& partition_;
   const Graph& graph_;
   const PreparedWeights* restored_;
+  const Implementations* restored_choices_;
+  Implementations choices_;
+  bool tuning_ = true;
   std::function<bool(ValueId)> is_constant_;
 
   std::vector<Buffer> buffers_;

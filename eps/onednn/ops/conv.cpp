@@ -122,10 +122,20 @@ Expected<void> lower_conv(PlanBuilder& b, const FusedOp& f) {
   using Pd = dnnl::convolution_forward::primitive_desc;
   auto post = plan_post_ops(b, f, dst);
   if (!post) return std::unexpected(std::move(post.error()));
-  auto made = pd_with_post_ops<Pd>(b, f, desc(), *post);
+  // oneDNN's implementation iterator points at the op descriptor: it must outlive the search.
+  const auto op_desc = desc();
+  auto made = pd_with_post_ops<Pd>(b, f, op_desc, *post);
   if (!made) return std::unexpected(std::move(made.error()));
-  const auto& [pd_value, fused] = *made;
-  const Pd* pd = &pd_value;
+  const bool fused = made->second;
+  // Direct and GEMM-based convolutions win on different shapes: time them once here.
+  std::vector<int> tune_args = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST};
+  if (has_bias) tune_args.push_back(DNNL_ARG_BIAS);
+  for (const auto& operand : post->binary_operands)
+    tune_args.push_back(DNNL_ARG_ATTR_MULTIPLE_POST_OP(operand.index) | DNNL_ARG_SRC_1);
+  const dnnl::primitive_attr attr = fused ? post->attr : PlanBuilder::base_attr();
+  auto tuned = b.tuned<Pd>(node.name, [&] { return Pd(op_desc, attr, b.engine()); }, tune_args);
+  if (!tuned) return std::unexpected(std::move(tuned.error()));
+  const Pd* pd = &*tuned;
 
   auto src = b.use(node.inputs[0], pd->src_desc());
   if (!src) return std::unexpected(std::move(src.error()));

@@ -30,7 +30,9 @@ Expected<PlannedPostOps> plan_post_ops(const PlanBuilder& b, const FusedOp& f, c
     auto od = b.dims(op.operand);
     if (!od) return std::unexpected(std::move(od.error()));
     const Dims padded = pad_leading(*od, dst_dims.size());
-    if (padded == dst_dims && p.sum_operand == kNoValue) {
+    // Accumulating into dst needs dst pre-filled with the addend: free when the addend's
+    // buffer can be taken over, a copy otherwise (then a binary post-op reads it instead).
+    if (padded == dst_dims && p.sum_operand == kNoValue && b.is_last_use(op.operand)) {
       p.sum_operand = op.operand;
       ops.append_sum(1.0f);
       continue;

@@ -2,6 +2,7 @@
 // their own primitives when oneDNN cannot fuse them.
 #pragma once
 
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -33,7 +34,9 @@ Expected<std::pair<Pd, bool>> pd_with_post_ops(const PlanBuilder& b, const Fused
                                                const PlannedPostOps& post) {
   if (!f.post_ops.empty()) {
     try {
-      return std::pair<Pd, bool>(Pd(desc, post.attr, b.engine()), true);
+      Pd fused(desc, post.attr, b.engine());
+      // Only oneDNN's reference kernel taking these post-ops is far slower than unfused steps.
+      if (!std::string_view(fused.impl_info_str()).starts_with("ref")) return std::pair<Pd, bool>(std::move(fused), true);
     } catch (const dnnl::error&) {
       // oneDNN has no implementation with these post-ops: run them as their own steps.
     }

@@ -19,6 +19,15 @@ std::optional<Tensor> constant_value(const Node& node) {
   return std::nullopt;  // strings and sparse values stay as nodes: the EP decides
 }
 
+bool is_identity_of_initializer(const Graph& graph, const Node& node) {
+  if (node.op_type != "Identity" || !node.domain.empty() || node.inputs.size() != 1 || node.outputs.size() != 1 ||
+      node.inputs[0] == kNoValue || node.outputs[0] == kNoValue)
+    return false;
+  const Value& in = graph.value(node.inputs[0]);
+  const Value& out = graph.value(node.outputs[0]);
+  return in.initializer && !in.is_graph_input && !in.is_outer_scope && !out.is_graph_output;
+}
+
 }  // namespace
 
 void remove_nodes(Graph& graph, const std::vector<NodeId>& doomed) {
@@ -36,6 +45,17 @@ Expected<std::vector<std::string>> ConstantToInitializer::run(Graph& graph) cons
   std::vector<std::string> changes;
   std::vector<NodeId> folded;
   for (const Node& node : graph.nodes) {
+    if (is_identity_of_initializer(graph, node)) {
+      // Exporters share one weight between layers through Identity nodes: read it directly.
+      Value& out = graph.value(node.outputs[0]);
+      const Value& in = graph.value(node.inputs[0]);
+      out.type = in.type;
+      out.initializer = in.initializer;
+      folded.push_back(node.id);
+      changes.push_back(fmt::format("folded Identity '{}' of initializer '{}' into initializer '{}'", node.name,
+                                    in.name, out.name));
+      continue;
+    }
     if (node.op_type != "Constant" || !node.domain.empty() || node.outputs.size() != 1 || node.outputs[0] == kNoValue)
       continue;
     auto tensor = constant_value(node);

@@ -8,8 +8,9 @@
 
 namespace nxrt {
 
-// Turns Constant nodes of the main graph into initializers, so EPs see constant weights
-// and shapes (and can pre-pack them) instead of values computed at run time.
+// Turns Constant nodes of the main graph, and Identity nodes of initializers (how exporters
+// share a weight), into initializers, so EPs see constant weights and shapes (and can
+// pre-pack them) instead of values computed at run time.
 class ConstantToInitializer final : public OptimizerPass {
  public:
   std::string_view name() const override { return "constant-to-initializer"; }
