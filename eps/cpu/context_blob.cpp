@@ -12,7 +12,7 @@ namespace nxrt::cpu {
 namespace {
 
 constexpr char kMagic[8] = {'N', 'X', 'R', 'T', 'C', 'P', 'U', '\0'};
-constexpr uint32_t kFormat = 1;
+constexpr uint32_t kFormat = 2;  // 2: checksum over 64-bit words
 
 }  // namespace
 

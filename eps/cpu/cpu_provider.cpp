@@ -60,7 +60,7 @@ std::vector<OpKey> CpuProvider::registered_ops() const {
 }
 
 std::string CpuProvider::compatibility_info() const {
-  return fmt::format("nxrt={};isa={};blob_format=1", kVersion, host_isa());
+  return fmt::format("nxrt={};isa={};blob_format=2", kVersion, host_isa());
 }
 
 Expected<EpContext> CpuProvider::save_context(const Partition& partition, const CompiledPartition& compiled) {

@@ -42,7 +42,8 @@ Expected<Plan*> OnednnPartition::plan_for(const std::vector<Dims>& input_dims) {
   use_threads(setup_.threads);
   auto constant = [this](ValueId v) { return is_constant(v); };
   PlanBuilder builder(setup_.engine, p, input_dims, setup_.restored.empty() ? nullptr : &setup_.restored,
-                      setup_.restored_implementations.empty() ? nullptr : &setup_.restored_implementations, constant);
+                      setup_.restored_implementations.empty() ? nullptr : &setup_.restored_implementations,
+                      setup_.tuning_cache, constant);
   const std::vector<FusedOp> fused = fuse_partition(p, constant);
   for (const FusedOp& f : fused) {
     const Node& anchor = g.node(f.anchor);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "ops/ops.h"
+#include "plan_builder.h"
 #include "plan.h"
 
 namespace nxrt::onednn {
@@ -20,6 +21,7 @@ struct PartitionSetup {
   std::shared_ptr<const OpRegistry> registry;
   std::shared_ptr<const Lowerings> lowerings;
   int threads = 0;                    // 0: oneDNN's default (every core)
+  std::shared_ptr<TuningCache> tuning_cache;  // shared by the EP's partitions
   Partition partition;                // its graph outlives this partition (or `keep_alive` holds it)
   std::shared_ptr<const void> keep_alive;
   std::set<ValueId> packed_inputs;    // restored blobs: graph inputs that stand for prepared weights

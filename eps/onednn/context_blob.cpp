@@ -12,7 +12,7 @@ namespace nxrt::onednn {
 namespace {
 
 constexpr char kMagic[8] = {'N', 'X', 'R', 'T', 'D', 'N', 'N', 'L'};
-constexpr uint32_t kFormat = 1;
+constexpr uint32_t kFormat = 2;  // 2: checksum over 64-bit words
 
 std::unexpected<Error> invalid(std::string what, std::string why) {
   return fail(ErrorCode::kInvalidInput, std::move(what), std::move(why),

@@ -66,6 +66,7 @@ PartitionSetup OnednnProvider::setup_for(const Partition& partition) const {
   s.registry = registry_;
   s.lowerings = lowerings_;
   s.threads = threads_;
+  s.tuning_cache = tuning_cache_;
   s.partition = partition;
   return s;
 }
@@ -78,7 +79,7 @@ Expected<std::unique_ptr<CompiledPartition>> OnednnProvider::compile(const Parti
 }
 
 std::string OnednnProvider::compatibility_info() const {
-  return fmt::format("nxrt={};onednn={};isa={};blob_format=1", kVersion, onednn_version(), effective_isa());
+  return fmt::format("nxrt={};onednn={};isa={};blob_format=2", kVersion, onednn_version(), effective_isa());
 }
 
 Expected<EpContext> OnednnProvider::save_context(const Partition& partition, const CompiledPartition& compiled) {

@@ -35,10 +35,17 @@ Plan::Plan(dnnl::engine engine, std::vector<Buffer> buffers, std::vector<View> v
     if (b.kind == Buffer::Kind::kArena) arena_bytes = std::max(arena_bytes, b.arena_offset + b.bytes);
   arena_ = allocate_arena(arena_bytes);
   for (std::size_t v = 0; v < views_.size(); ++v) {
-    const Buffer& b = buffers_[static_cast<std::size_t>(views_[v].buffer)];
+    std::size_t slice_offset = 0;
+    int index = views_[v].buffer;
+    while (buffers_[static_cast<std::size_t>(index)].kind == Buffer::Kind::kSlice) {
+      slice_offset += buffers_[static_cast<std::size_t>(index)].slice_offset;
+      index = buffers_[static_cast<std::size_t>(index)].parent;
+    }
+    const Buffer& b = buffers_[static_cast<std::size_t>(index)];
     void* handle = nullptr;
     switch (b.kind) {
-      case Buffer::Kind::kArena: handle = arena_.get() + b.arena_offset; break;
+      case Buffer::Kind::kSlice: break;  // resolved above
+      case Buffer::Kind::kArena: handle = arena_.get() + b.arena_offset + slice_offset; break;
       case Buffer::Kind::kWeight: handle = b.weight->data(); break;
       case Buffer::Kind::kInput: input_views_.emplace_back(b.boundary_index, static_cast<int>(v)); break;
       case Buffer::Kind::kOutput: output_views_.emplace_back(b.boundary_index, static_cast<int>(v)); break;

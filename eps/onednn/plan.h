@@ -16,12 +16,14 @@ namespace nxrt::onednn {
 
 // Bytes of one value (or of a weight, a workspace) during a run.
 struct Buffer {
-  enum class Kind { kArena, kWeight, kInput, kOutput };
+  enum class Kind { kArena, kWeight, kInput, kOutput, kSlice };
   Kind kind = Kind::kArena;
   std::size_t bytes = 0;
   int boundary_index = -1;                  // kInput / kOutput: position in the partition's boundary
   std::shared_ptr<std::vector<float>> weight;  // kWeight: owned data
   std::size_t arena_offset = 0;             // kArena: placed by the planner
+  int parent = -1;                          // kSlice: the buffer it is part of (a Concat's output)
+  std::size_t slice_offset = 0;             // kSlice: bytes from the parent's start
 };
 
 // One buffer seen through one memory descriptor.

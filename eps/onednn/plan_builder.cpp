@@ -48,12 +48,13 @@ std::string md_key(const memory::desc& md) {
 
 PlanBuilder::PlanBuilder(dnnl::engine engine, const Partition& partition, std::span<const Dims> input_dims,
                          const PreparedWeights* restored, const Implementations* restored_choices,
-                         std::function<bool(ValueId)> is_constant)
+                         std::shared_ptr<TuningCache> tuning_cache, std::function<bool(ValueId)> is_constant)
     : engine_(std::move(engine)),
       partition_(partition),
       graph_(*partition.graph),
       restored_(restored),
       restored_choices_(restored_choices),
+      tuning_cache_(std::move(tuning_cache)),
       is_constant_(std::move(is_constant)) {
   for (std::size_t i = 0; i < partition.inputs.size(); ++i) {
     const ValueId v = partition.inputs[i];
@@ -154,9 +155,13 @@ Expected<int> PlanBuilder::weight(const std::string& key, const memory::desc& wa
     data = it->second.data;
   } else if (restored_ && restored_->contains(key)) {
     const PreparedWeight& r = restored_->at(key);
-    auto d = reorder_now(engine_, r.md, r.data->data(), want, what);
-    if (!d) return std::unexpected(std::move(d.error()));
-    data = *d;
+    if (r.md == want) {
+      data = r.data;  // already in the layout this primitive wants: no copy
+    } else {
+      auto d = reorder_now(engine_, r.md, r.data->data(), want, what);
+      if (!d) return std::unexpected(std::move(d.error()));
+      data = *d;
+    }
   } else {
     auto plain = make_plain();
     if (!plain) return forward_error(std::move(plain), what);
@@ -204,44 +209,55 @@ std::size_t PlanBuilder::choose_implementation(
       }
   }
   std::vector<std::size_t> candidates;
+  std::string problem;  // layouts and sizes of every argument: equal problems share a choice
   for (std::size_t i = 0;; ++i) {
     auto pd = nth(i);
     if (!pd) break;
     const std::string name = pd->impl_info_str();
+    if (i == 0)
+      for (int arg : args) problem += md_key(pd->query_md(dnnl::query::exec_arg_md, arg));
     // Reference and SSE4.1 kernels are never the fastest where AVX2 kernels exist.
     if (name.starts_with("ref") || (i > 0 && name.find("sse41") != std::string::npos)) continue;
     candidates.push_back(i);
   }
-  std::size_t best = 0;
+  std::size_t best = candidates.empty() ? 0 : candidates.front();
   if (tuning_ && candidates.size() > 1) {
-    double best_us = std::numeric_limits<double>::infinity();
-    dnnl::stream stream(engine_);
-    for (std::size_t i : candidates) {
-      const dnnl::primitive_desc pd = *nth(i);
-      std::unordered_map<int, dnnl::memory> memories;
-      for (int arg : args) memories.emplace(arg, dnnl::memory(pd.query_md(dnnl::query::exec_arg_md, arg), engine_));
-      if (pd.scratchpad_desc().get_size() > 0)
-        memories.emplace(DNNL_ARG_SCRATCHPAD, dnnl::memory(pd.scratchpad_desc(), engine_));
-      for (auto& [arg, mem] : memories) std::memset(mem.get_data_handle(), 0, mem.get_desc().get_size());
-      dnnl::primitive prim(pd);
-      prim.execute(stream, memories);  // warm-up: caches, page faults
-      stream.wait();
-      double fastest = std::numeric_limits<double>::infinity();
-      for (int run = 0; run < 2; ++run) {
-        const auto start = std::chrono::steady_clock::now();
-        prim.execute(stream, memories);
-        stream.wait();
-        fastest = std::min(fastest, std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
-      }
-      if (fastest < best_us) {
-        best_us = fastest;
-        best = i;
-      }
+    if (auto known = tuning_cache_->find(problem)) {
+      for (std::size_t i : candidates)
+        if (nth(i)->impl_info_str() == *known) best = i;
+    } else {
+      best = fastest(candidates, nth, args);
+      tuning_cache_->remember(problem, nth(best)->impl_info_str());
     }
-  } else if (!candidates.empty()) {
-    best = candidates.front();
   }
   choices_[key] = nth(best)->impl_info_str();
+  return best;
+}
+
+std::size_t PlanBuilder::fastest(const std::vector<std::size_t>& candidates,
+                                 const std::function<std::optional<dnnl::primitive_desc>(std::size_t)>& nth,
+                                 const std::vector<int>& args) const {
+  std::size_t best = candidates.front();
+  double best_us = std::numeric_limits<double>::infinity();
+  dnnl::stream stream(engine_);
+  for (std::size_t i : candidates) {
+    const dnnl::primitive_desc pd = *nth(i);
+    std::unordered_map<int, dnnl::memory> memories;
+    for (int arg : args) memories.emplace(arg, dnnl::memory(pd.query_md(dnnl::query::exec_arg_md, arg), engine_));
+    if (pd.scratchpad_desc().get_size() > 0) memories.emplace(DNNL_ARG_SCRATCHPAD, dnnl::memory(pd.scratchpad_desc(), engine_));
+    for (auto& [arg, mem] : memories) std::memset(mem.get_data_handle(), 0, mem.get_desc().get_size());
+    dnnl::primitive prim(pd);
+    prim.execute(stream, memories);  // warm-up: caches, page faults
+    stream.wait();
+    const auto start = std::chrono::steady_clock::now();
+    prim.execute(stream, memories);
+    stream.wait();
+    const double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
+    if (us < best_us) {
+      best_us = us;
+      best = i;
+    }
+  }
   return best;
 }
 
@@ -250,6 +266,38 @@ bool PlanBuilder::can_overwrite(ValueId v, int view) const {
   if (buffers_[static_cast<std::size_t>(buffer_of(view))].kind != Buffer::Kind::kArena) return false;
   auto it = remaining_uses_.find(v);
   return it == remaining_uses_.end() || it->second == 0;
+}
+
+std::optional<int> PlanBuilder::concat_in_place(ValueId out, std::span<const ValueId> inputs, int axis,
+                                                const memory::desc& dst_md) {
+  if (boundary_outputs_.contains(out) || graph_.value(out).is_graph_output) return std::nullopt;
+  std::set<int> seen;
+  std::vector<std::pair<int, std::size_t>> slices;  // (buffer, byte offset)
+  Dims offsets(dst_md.dims().size(), 0);
+  for (ValueId v : inputs) {
+    auto view = view_of_.find(v);
+    if (view == view_of_.end() || !can_overwrite(v, view->second)) return std::nullopt;
+    const View& src = views_[static_cast<std::size_t>(view->second)];
+    const Buffer& buffer = buffers_[static_cast<std::size_t>(src.buffer)];
+    if (!seen.insert(src.buffer).second || buffer.bytes != src.md.get_size() || src.md.data.offset0 != 0)
+      return std::nullopt;
+    for (const Buffer& other : buffers_)
+      if (other.kind == Buffer::Kind::kSlice && other.parent == src.buffer) return std::nullopt;
+    dnnl_memory_desc_t sub = dst_md.submemory_desc(src.md.dims(), offsets).data;
+    const std::size_t byte_offset = static_cast<std::size_t>(sub.offset0) * sizeof(float);
+    sub.offset0 = 0;
+    if (memory::desc(sub) != src.md) return std::nullopt;  // not one dense block of dst
+    slices.emplace_back(src.buffer, byte_offset);
+    offsets[static_cast<std::size_t>(axis)] += src.md.dims()[static_cast<std::size_t>(axis)];
+  }
+  const int whole = new_buffer(Buffer::Kind::kArena, dst_md.get_size());
+  for (const auto& [buffer, offset] : slices) {
+    Buffer& b = buffers_[static_cast<std::size_t>(buffer)];
+    b.kind = Buffer::Kind::kSlice;
+    b.parent = whole;
+    b.slice_offset = offset;
+  }
+  return define_in_place(out, dst_md, new_view(dst_md, whole));
 }
 
 int PlanBuilder::scratch(const memory::desc& md) {
@@ -324,7 +372,10 @@ Expected<std::unique_ptr<Plan>> PlanBuilder::finish() {
     output_dims.push_back(d);
     const View& view = views_[static_cast<std::size_t>(it->second)];
     Buffer& b = buffers_[static_cast<std::size_t>(view.buffer)];
-    if (view.md == plain_md(d) && b.kind == Buffer::Kind::kArena) {
+    const bool has_parts = std::any_of(buffers_.begin(), buffers_.end(), [&](const Buffer& o) {
+      return o.kind == Buffer::Kind::kSlice && o.parent == view.buffer;
+    });
+    if (view.md == plain_md(d) && b.kind == Buffer::Kind::kArena && !has_parts) {
       b.kind = Buffer::Kind::kOutput;
       b.boundary_index = static_cast<int>(k);
       continue;
@@ -342,9 +393,13 @@ Expected<std::unique_ptr<Plan>> PlanBuilder::finish() {
 
   // Lifetime of each arena buffer: the steps between its first and last use.
   std::vector<std::pair<int, int>> life(buffers_.size(), {-1, -1});
+  auto root = [&](int b) {
+    while (buffers_[static_cast<std::size_t>(b)].kind == Buffer::Kind::kSlice) b = buffers_[static_cast<std::size_t>(b)].parent;
+    return b;
+  };
   for (std::size_t s = 0; s < steps_.size(); ++s)
     for (const auto& [arg, view] : steps_[s].args) {
-      auto& [first, last] = life[static_cast<std::size_t>(views_[static_cast<std::size_t>(view)].buffer)];
+      auto& [first, last] = life[static_cast<std::size_t>(root(views_[static_cast<std::size_t>(view)].buffer))];
       if (first < 0) first = static_cast<int>(s);
       last = static_cast<int>(s);
     }

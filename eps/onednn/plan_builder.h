@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <span>
 #include <string>
@@ -24,13 +25,33 @@ struct PlainWeight {
   Tensor data;  // f32, matching md
 };
 
+// Implementations chosen by timing, by problem (argument layouts and sizes): one EP times
+// each distinct convolution once, however often a model repeats it.
+class TuningCache {
+ public:
+  std::optional<std::string> find(const std::string& problem) const {
+    std::lock_guard lock(mutex_);
+    auto it = choices_.find(problem);
+    if (it == choices_.end()) return std::nullopt;
+    return it->second;
+  }
+  void remember(const std::string& problem, std::string implementation) {
+    std::lock_guard lock(mutex_);
+    choices_.emplace(problem, std::move(implementation));
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::map<std::string, std::string> choices_;
+};
+
 class PlanBuilder {
  public:
   // `input_dims`: the partition's boundary inputs, in Partition::inputs order. `restored`:
   // weights from an EPContext blob, used instead of preparing them again.
   PlanBuilder(dnnl::engine engine, const Partition& partition, std::span<const Dims> input_dims,
               const PreparedWeights* restored, const Implementations* restored_choices,
-              std::function<bool(ValueId)> is_constant);
+              std::shared_ptr<TuningCache> tuning_cache, std::function<bool(ValueId)> is_constant);
 
   const Graph& graph() const { return graph_; }
   const dnnl::engine& engine() const { return engine_; }
@@ -53,6 +74,12 @@ class PlanBuilder {
   Expected<int> weight(const std::string& key, const memory::desc& want, const std::vector<ValueId>& sources,
                        const std::function<Expected<PlainWeight>()>& make_plain);
 
+  // Concatenation without a copy: when every input was computed by this plan, dies at this
+  // step, and is laid out as a dense slice of `dst_md` at its offset along `axis`, the
+  // inputs' buffers become parts of one buffer that holds `out`. Returns the output's view,
+  // or nullopt when a copy is needed.
+  std::optional<int> concat_in_place(ValueId out, std::span<const ValueId> inputs, int axis,
+                                     const memory::desc& dst_md);
   // Gives `v` a new buffer in layout `md`; returns its view.
   int define(ValueId v, const memory::desc& md);
   // Gives `v` the buffer of view `reuse` (whose value is dead after this step): in-place.
@@ -113,6 +140,9 @@ class PlanBuilder {
   std::size_t choose_implementation(const std::string& key,
                                     const std::function<std::optional<dnnl::primitive_desc>(std::size_t)>& nth,
                                     const std::vector<int>& args);
+  std::size_t fastest(const std::vector<std::size_t>& candidates,
+                      const std::function<std::optional<dnnl::primitive_desc>(std::size_t)>& nth,
+                      const std::vector<int>& args) const;
   int new_buffer(Buffer::Kind kind, std::size_t bytes);
   int new_view(const memory::desc& md, int buffer);
   std::string step_label(const FusedOp& op) const;
@@ -123,6 +153,7 @@ class PlanBuilder {
   const PreparedWeights* restored_;
   const Implementations* restored_choices_;
   Implementations choices_;
+  std::shared_ptr<TuningCache> tuning_cache_;
   bool tuning_ = true;
   std::function<bool(ValueId)> is_constant_;
 

@@ -46,6 +46,17 @@ def residual_cnn(path):
     return path
 
 
+def checksum(body):
+    """nxrt's blob checksum: FNV-1a over little-endian 64-bit words, then the tail bytes."""
+    h, prime, mask = 1469598103934665603, 1099511628211, 0xFFFFFFFFFFFFFFFF
+    words = len(body) // 8
+    for w in np.frombuffer(body[: words * 8], dtype="<u8").tolist():
+        h = ((h ^ w) * prime) & mask
+    for byte in body[words * 8:]:
+        h = ((h ^ byte) * prime) & mask
+    return h
+
+
 class OnednnEp(TempDirTest):
     def setUp(self):
         super().setUp()
@@ -139,10 +150,7 @@ class OnednnEp(TempDirTest):
         end = data.index(b'"', at)
         data[at:end] = b"x" * (end - at)
         body = bytes(data[:-8])
-        h = 1469598103934665603
-        for byte in body:
-            h = ((h ^ byte) * 1099511628211) & 0xFFFFFFFFFFFFFFFF
-        payload.s = body + h.to_bytes(8, "little")
+        payload.s = body + checksum(body).to_bytes(8, "little")
         onnx.save(proto, str(out))
         rc, _, err = nxrt("run", out, "--input", f"x={self.x}", "-q")
         self.assertEqual(rc, 3, err)

@@ -7,6 +7,7 @@
 #include "cpu/context_blob.h"
 #include "cpu/cpu_provider.h"
 #include "kernel_harness.h"
+#include "nxrt/io/blob_codec.h"
 #include "lib_test_util.h"
 #include "nxrt/ep/epcontext.h"
 #include "nxrt/session/claims.h"
@@ -59,15 +60,6 @@ struct Fixture {
 };
 
 const Tensor kInput = Tensor::from_vector<float>({4}, {2, 3, -1, 1});
-
-uint64_t fnv1a(const std::vector<std::byte>& bytes) {
-  uint64_t h = 1469598103934665603ull;
-  for (std::byte b : bytes) {
-    h ^= static_cast<uint8_t>(b);
-    h *= 1099511628211ull;
-  }
-  return h;
-}
 
 template <class T>
 void put(std::vector<std::byte>& out, T v) {
@@ -136,7 +128,7 @@ TEST_CASE("a cpu EPContext payload whose sizes lie is refused even with a valid 
   Fixture f;
   std::vector<std::byte> forged;
   for (char c : std::string("NXRTCPU", 8)) forged.push_back(static_cast<std::byte>(c));
-  put<uint32_t>(forged, 1);
+  put<uint32_t>(forged, 2);  // the current format
   put<uint64_t>(forged, uint64_t{1} << 40);  // a header "longer" than the blob
   put<uint64_t>(forged, fnv1a(forged));
   auto r = f.load(forged);

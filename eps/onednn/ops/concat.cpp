@@ -90,6 +90,8 @@ Expected<void> lower_concat(PlanBuilder& b, const FusedOp& f) {
     auto made = emit(b, f.anchor, [&] { pd = Pd(axis, plain, b.engine(), PlanBuilder::base_attr()); });
     if (!made) return made;
   }
+  // Inputs that die here and tile the output densely are written in place by their producers.
+  if (b.concat_in_place(f.output, node.inputs, axis, pd.dst_desc())) return {};
   std::vector<std::pair<int, int>> args;
   for (std::size_t i = 0; i < node.inputs.size(); ++i) {
     auto src = b.use(node.inputs[i], pd.src_desc(static_cast<int>(i)));

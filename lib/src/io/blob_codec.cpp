@@ -6,11 +6,17 @@
 namespace nxrt {
 
 uint64_t fnv1a(std::span<const std::byte> bytes) {
+  // FNV-1a over little-endian 64-bit words (then the tail bytes): 8 bytes per multiply, so
+  // checking a blob of weights costs little next to reading it.
   uint64_t h = 1469598103934665603ull;
-  for (std::byte b : bytes) {
-    h ^= static_cast<uint8_t>(b);
-    h *= 1099511628211ull;
+  constexpr uint64_t kPrime = 1099511628211ull;
+  std::size_t i = 0;
+  for (; i + 8 <= bytes.size(); i += 8) {
+    uint64_t word;
+    std::memcpy(&word, bytes.data() + i, 8);
+    h = (h ^ word) * kPrime;
   }
+  for (; i < bytes.size(); ++i) h = (h ^ static_cast<uint8_t>(bytes[i])) * kPrime;
   return h;
 }
 

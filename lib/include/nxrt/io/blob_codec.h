@@ -1,5 +1,5 @@
 // Little-endian binary encoding for EP blobs: length-prefixed fields, bounds-checked reads
-// and the FNV-1a checksum every EPContext payload of nxrt ends with.
+// and the checksum every EPContext payload of nxrt ends with (FNV-1a over 64-bit words).
 #pragma once
 
 #include <cstdint>
