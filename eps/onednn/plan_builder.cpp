@@ -262,10 +262,21 @@ std::size_t PlanBuilder::fastest(const std::vector<std::size_t>& candidates,
 }
 
 bool PlanBuilder::can_overwrite(ValueId v, int view) const {
-  if (boundary_outputs_.contains(v) || graph_.value(v).is_graph_output) return false;
-  if (buffers_[static_cast<std::size_t>(buffer_of(view))].kind != Buffer::Kind::kArena) return false;
-  auto it = remaining_uses_.find(v);
-  return it == remaining_uses_.end() || it->second == 0;
+  const int buffer = buffer_of(view);
+  if (buffers_[static_cast<std::size_t>(buffer)].kind != Buffer::Kind::kArena) return false;
+  // Every value living in this buffer (v, and views of it such as a Reshape's output) must
+  // be dead after this step.
+  auto dead = [&](ValueId u) {
+    if (boundary_outputs_.contains(u) || graph_.value(u).is_graph_output) return false;
+    auto it = remaining_uses_.find(u);
+    return it == remaining_uses_.end() || it->second == 0;
+  };
+  if (!dead(v)) return false;
+  for (const auto& [u, u_view] : view_of_)
+    if (u != v && buffer_of(u_view) == buffer && !dead(u)) return false;
+  for (const auto& [key, u_view] : converted_)
+    if (key.first != v && buffer_of(u_view) == buffer && !dead(key.first)) return false;
+  return true;
 }
 
 std::optional<int> PlanBuilder::concat_in_place(ValueId out, std::span<const ValueId> inputs, int axis,
@@ -370,7 +381,7 @@ Expected<std::unique_ptr<Plan>> PlanBuilder::finish() {
                   "a lowering left a value undefined", "report this as a bug in the onednn EP");
     const Dims d = dims_.at(v);
     output_dims.push_back(d);
-    const View& view = views_[static_cast<std::size_t>(it->second)];
+    const View view = views_[static_cast<std::size_t>(it->second)];  // a copy: views_ grows below
     Buffer& b = buffers_[static_cast<std::size_t>(view.buffer)];
     const bool has_parts = std::any_of(buffers_.begin(), buffers_.end(), [&](const Buffer& o) {
       return o.kind == Buffer::Kind::kSlice && o.parent == view.buffer;

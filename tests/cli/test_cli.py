@@ -94,7 +94,7 @@ class ExplainClaims(TempDirTest):
         self.assertIsNone(nodes[0]["placed_ep"])
 
     def test_table_shows_partitions(self):
-        rc, out, _ = nxrt("explain-claims", DATA / "cnn/model.onnx")
+        rc, out, _ = nxrt("explain-claims", DATA / "cnn/model.onnx", "--ep", "cpu")
         self.assertEqual(rc, 0)
         self.assertIn("cpu_0", out)
         self.assertIn("PARTITION", out)

@@ -129,8 +129,8 @@ class OnednnEp(TempDirTest):
         self.assertNotIn("w2", [i.name for i in proto.graph.initializer], "conv weights live in the blob")
         # Compile-time tuning may pick another implementation in each process: float rounding only.
         np.testing.assert_allclose(self.run_outputs(out), self.run_outputs(self.model), rtol=1e-4, atol=1e-5)
-        # One side file per partition of the EP (ORT's EPContext node has no offset field).
-        blob = out.parent / "residual_ctx_onednn_0.bin"
+        # The whole model is one onednn partition: one side file named after the EP.
+        blob = out.parent / "residual_ctx_onednn.bin"
         self.assertTrue(blob.exists(), sorted(p.name for p in out.parent.iterdir()))
         rc, o, err = nxrt("explain-claims", out)
         self.assertEqual(rc, 0, err)

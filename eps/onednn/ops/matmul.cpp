@@ -25,7 +25,9 @@ memory::desc transposed_md(int64_t rows, int64_t cols) {
 // leading 1s like plan_post_ops does): per result dim above 1 its extent and the operand's
 // stride, contiguous dims merged. Equal patterns read the same elements in the same order.
 std::optional<std::vector<std::pair<int64_t, int64_t>>> read_pattern(const Dims& operand, const Dims& dst) {
-  const Dims padded = pad_leading(operand, dst.size());
+  Dims padded = pad_leading(operand, dst.size());
+  // An operand of higher rank than the result reads it alike when its extra dims are 1s.
+  while (padded.size() > dst.size() && padded.front() == 1) padded.erase(padded.begin());
   if (!broadcasts_to(padded, dst)) return std::nullopt;
   Dims strides(padded.size());
   int64_t stride = 1;
@@ -138,6 +140,97 @@ KernelMatch check_matmul(const NodeContext& ctx) {
            {}});
 }
 
+// A constant-weight 2-D product Y[M,N] = A[M,K] B[K,N] run as a 1x1 convolution over M
+// "pixels" in nhwc, which is A's and Y's row-major layout: oneDNN's 1x1 convolution kernels
+// are faster than its matmul on this kind of problem. A following bias Add becomes the
+// convolution's bias; activations and a residual Add are post-ops. nullopt: oneDNN has no
+// such convolution here, use the matmul primitive.
+std::optional<Expected<void>> lower_as_1x1_conv(PlanBuilder& b, const FusedOp& f, int64_t m, int64_t k, int64_t n,
+                                                const Dims& out) {
+  const Node& node = b.graph().node(f.anchor);
+  const ValueId a = node.inputs[0], w = node.inputs[1];
+  auto nhwc = [](int64_t c, int64_t h) {
+    return memory::desc({1, c, h, 1}, memory::data_type::f32, memory::format_tag::nhwc);
+  };
+  std::size_t next = 0;
+  ValueId bias = kNoValue;
+  if (!f.post_ops.empty() && f.post_ops[0].kind == PostOp::Kind::kAdd && b.is_constant(f.post_ops[0].operand)) {
+    auto od = b.dims(f.post_ops[0].operand);
+    if (od && shape_numel(*od) == n && !od->empty() && od->back() == n) {
+      bias = f.post_ops[0].operand;
+      next = 1;
+    }
+  }
+  dnnl::post_ops ops;
+  ValueId addend = kNoValue;
+  for (; next < f.post_ops.size(); ++next) {
+    const PostOp& op = f.post_ops[next];
+    if (op.kind == PostOp::Kind::kEltwise) {
+      for (const EltwiseSpec& e : op.eltwise) ops.append_eltwise(1.0f, e.alg, e.alpha, e.beta);
+      continue;
+    }
+    auto od = b.dims(op.operand);
+    if (addend != kNoValue || !od || shape_numel(*od) != m * n || !b.is_last_use(op.operand)) break;
+    addend = op.operand;
+    ops.append_sum(1.0f);
+  }
+  dnnl::primitive_attr attr = PlanBuilder::base_attr();
+  attr.set_post_ops(ops);
+  const memory::desc src_md = nhwc(k, m), dst_md = nhwc(n, m);
+  const auto any = [](const Dims& d) { return memory::desc(d, memory::data_type::f32, memory::format_tag::any); };
+  using ConvPd = dnnl::convolution_forward::primitive_desc;
+  std::optional<ConvPd> pd;
+  try {
+    const auto kind = dnnl::prop_kind::forward_inference;
+    const auto alg = dnnl::algorithm::convolution_direct;
+    pd = bias != kNoValue
+             ? ConvPd({kind, alg, src_md, any({n, k, 1, 1}), any({n}), dst_md, {1, 1}, {0, 0}, {0, 0}}, attr, b.engine())
+             : ConvPd({kind, alg, src_md, any({n, k, 1, 1}), dst_md, {1, 1}, {0, 0}, {0, 0}}, attr, b.engine());
+  } catch (const dnnl::error&) {
+    return std::nullopt;
+  }
+  if (std::string_view(pd->impl_info_str()).starts_with("ref")) return std::nullopt;
+
+  auto src = b.use(a, plain_md({m, k}));
+  if (!src) return Expected<void>(std::unexpected(std::move(src.error())));
+  // B[K,N] row-major is the convolution's oihw weights {N,K,1,1} read with strides {1,N}.
+  const memory::desc user_w({n, k, 1, 1}, memory::data_type::f32, Dims{1, n, 1, 1});
+  auto weights = b.weight(node.name + ":B", pd->weights_desc(), {w}, [&]() -> Expected<PlainWeight> {
+    auto t = b.constant(w);
+    if (!t) return std::unexpected(std::move(t.error()));
+    return PlainWeight{user_w, copy_to_contiguous(t->view())};
+  });
+  if (!weights) return Expected<void>(std::unexpected(std::move(weights.error())));
+  Args args = {{DNNL_ARG_SRC, b.alias(*src, src_md)}, {DNNL_ARG_WEIGHTS, *weights}};
+  if (bias != kNoValue) {
+    auto view = b.use(bias, plain_md({n}));
+    if (!view) return Expected<void>(std::unexpected(std::move(view.error())));
+    args.emplace_back(DNNL_ARG_BIAS, *view);
+  }
+  int result = -1;
+  if (addend != kNoValue) {
+    auto od = b.dims(addend);
+    auto sum = b.use(addend, plain_md(*od));
+    if (!sum) return Expected<void>(std::unexpected(std::move(sum.error())));
+    if (b.can_overwrite(addend, *sum) && b.buffer_of(*sum) != b.buffer_of(*src)) {
+      result = b.define_in_place(f.output, plain_md(out), *sum);
+    } else {
+      result = b.define(f.output, plain_md(out));
+      auto copy = emit(b, f.anchor, [&] {
+        dnnl::reorder::primitive_desc cpd(b.engine(), plain_md(out), b.engine(), plain_md(out), PlanBuilder::base_attr());
+        b.add_step(dnnl::reorder(cpd), cpd, {{DNNL_ARG_FROM, b.alias(*sum, plain_md(out))}, {DNNL_ARG_TO, result}}, f,
+                   "Copy");
+      });
+      if (!copy) return copy;
+    }
+  } else {
+    result = b.define(f.output, plain_md(out));
+  }
+  args.emplace_back(DNNL_ARG_DST, b.alias(result, dst_md));
+  if (auto r = emit(b, f.anchor, [&] { b.add_step(dnnl::convolution_forward(*pd), *pd, args, f); }); !r) return r;
+  return emit_unfused_post_ops(b, f, result, next);
+}
+
 Expected<void> lower_matmul(PlanBuilder& b, const FusedOp& f) {
   const Node& node = b.graph().node(f.anchor);
   const ValueId a = node.inputs[0], w = node.inputs[1];
@@ -157,6 +250,8 @@ Expected<void> lower_matmul(PlanBuilder& b, const FusedOp& f) {
     s.prim = flat;
   }
   const bool constant_b = b.is_constant(w);
+  if (constant_b && s.a.size() == 2)
+    if (auto done = lower_as_1x1_conv(b, f, s.a[0], s.k, s.n, s.out)) return *done;
   const dnnl::matmul::desc desc(plain_md(s.a), constant_b ? any_md(s.b) : plain_md(s.b), plain_md(s.prim));
   return emit_matmul(b, f, desc, s.prim, s.out, [&](const Pd& pd, Args& args) -> Expected<void> {
     auto src = b.use(a, plain_md(s.a));

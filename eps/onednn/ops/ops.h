@@ -27,6 +27,7 @@ std::vector<OnednnOpDef> softmax_ops();        // Softmax, LogSoftmax
 std::vector<OnednnOpDef> eltwise_ops();        // Relu, Sigmoid, Clip, ... (fusion.h's eltwise_specs)
 std::vector<OnednnOpDef> binary_ops();         // Add, Sub, Mul, Div, Max, Min, Sum
 std::vector<OnednnOpDef> concat_ops();         // Concat
+std::vector<OnednnOpDef> layout_ops();         // Reshape, Flatten, Squeeze, Unsqueeze, Identity, Transpose
 
 // Every family's table, in one list.
 std::vector<OnednnOpDef> all_ops();
