@@ -30,7 +30,10 @@ std::unexpected<Error> invalid(const LoadState& st, std::string what, std::strin
               how.empty() ? "fix or re-export the model" : std::move(how));
 }
 
-Expected<void> convert_graph(const onnx::GraphProto& gp, Graph& g, LoadState& st);
+// `release`: the same graph, writable; each initializer's data is dropped from it once the
+// IR holds its copy, so a model's weights are never held twice (main graph only).
+Expected<void> convert_graph(const onnx::GraphProto& gp, Graph& g, LoadState& st,
+                             onnx::GraphProto* release = nullptr);
 
 Expected<Attribute> convert_attribute(const onnx::AttributeProto& a, const Graph& owner, const std::string& node,
                                       LoadState& st) {
@@ -119,14 +122,15 @@ const Value* find_outer(const Graph* parent, const std::string& name) {
 }
 
 // Fills `graph` (whose parent is already set) in place: subgraphs keep pointers to it.
-Expected<void> convert_graph(const onnx::GraphProto& gp, Graph& graph, LoadState& st) {
+Expected<void> convert_graph(const onnx::GraphProto& gp, Graph& graph, LoadState& st, onnx::GraphProto* release) {
   Graph* g = &graph;
   const Graph* parent = graph.parent;
   g->name = gp.name();
   g->model_dir = st.model_dir;
   g->opset_imports = st.opsets;
 
-  for (const auto& init : gp.initializer()) {
+  for (int index = 0; index < gp.initializer_size(); ++index) {
+    const onnx::TensorProto& init = gp.initializer(index);
     if (init.name().empty()) return invalid(st, "an initializer has no name");
     if (g->find_value(init.name()))
       return invalid(st, fmt::format("initializer '{}' is defined twice", init.name()));
@@ -139,6 +143,16 @@ Expected<void> convert_graph(const onnx::GraphProto& gp, Graph& graph, LoadState
     for (int64_t d : w->shape()) dims.push_back(Dim{d, {}});
     v.type.shape = std::move(dims);
     v.initializer = std::move(*w);
+    if (release && init.data_location() != onnx::TensorProto::EXTERNAL) {
+      onnx::TensorProto& copy = *release->mutable_initializer(index);
+      copy.clear_raw_data();
+      copy.clear_float_data();
+      copy.clear_int32_data();
+      copy.clear_int64_data();
+      copy.clear_double_data();
+      copy.clear_uint64_data();
+      copy.clear_string_data();
+    }
   }
   if (gp.sparse_initializer_size() > 0)
     return invalid(st, "sparse initializers are not supported", {}, "densify them when exporting");
@@ -351,7 +365,8 @@ Expected<Model> load_model_proto(std::shared_ptr<onnx::ModelProto> proto, const 
     }
   }
   model.graph = std::make_unique<Graph>();
-  if (auto r = convert_graph(proto->graph(), *model.graph, st); !r) return std::unexpected(r.error());
+  if (auto r = convert_graph(proto->graph(), *model.graph, st, proto->mutable_graph()); !r)
+    return std::unexpected(r.error());
   model.proto = std::move(proto);
   return model;
 }
@@ -378,6 +393,8 @@ Expected<Model> load_model(const std::filesystem::path& path, const LoadOptions&
     return fail(ErrorCode::kInvalidInput, fmt::format("'{}' is not a valid ONNX model", path.string()),
                 "the protobuf could not be parsed (truncated, corrupted or another file type)",
                 "re-export or re-download the model");
+  // Protobuf copied what it needs: unmap the file before the graph takes the weights.
+  mapped->reset();
   return load_model_proto(std::move(proto), path, options);
 }
 

@@ -182,15 +182,14 @@ Expected<EpContextWriteResult> write_epcontext_model(const Session& session, con
       inits->DeleteSubrange(i, 1);
       continue;
     }
-    if (init.data_location() == onnx::TensorProto::EXTERNAL) {
-      auto id = graph.find_value(init.name());
-      auto t = graph.value(*id).initializer->materialize();
-      if (!t) return forward_error(std::move(t), fmt::format("copying initializer '{}'", init.name()));
-      const std::string name = init.name();
-      init.Clear();
-      tensor_to_proto(*t, init);
-      init.set_name(name);
-    }
+    // The loaded proto's initializers carry no data (the graph holds it): write it back.
+    auto id = graph.find_value(init.name());
+    auto t = graph.value(*id).initializer->materialize();
+    if (!t) return forward_error(std::move(t), fmt::format("copying initializer '{}'", init.name()));
+    const std::string name = init.name();
+    init.Clear();
+    tensor_to_proto(*t, init);
+    init.set_name(name);
   }
   // Values the IR holds as constants but the file computed (folded Constant nodes) become
   // initializers when a remaining node or a graph output still reads them.

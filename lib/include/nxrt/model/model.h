@@ -25,7 +25,9 @@ struct LoadOptions {
 
 struct Model {
   std::filesystem::path path;
-  std::shared_ptr<onnx::ModelProto> proto;  // as read (with the input shapes applied)
+  // As read (with the input shapes applied), less the initializers' data: that lives in
+  // `graph` (Value::initializer) only.
+  std::shared_ptr<onnx::ModelProto> proto;
   std::unique_ptr<Graph> graph;              // heap-held: subgraphs point at their parent
   int64_t ir_version = 0;
   std::string producer;                      // "pytorch 2.1"
