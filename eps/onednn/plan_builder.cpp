@@ -210,16 +210,19 @@ std::size_t PlanBuilder::choose_implementation(
   }
   std::vector<std::size_t> candidates;
   std::string problem;  // layouts and sizes of every argument: equal problems share a choice
+  bool wide = false;    // an AVX kernel is among them
   for (std::size_t i = 0;; ++i) {
     auto pd = nth(i);
     if (!pd) break;
     const std::string name = pd->impl_info_str();
     if (i == 0)
       for (int arg : args) problem += md_key(pd->query_md(dnnl::query::exec_arg_md, arg));
-    // Reference and SSE4.1 kernels are never the fastest where AVX2 kernels exist.
-    if (name.starts_with("ref") || (i > 0 && name.find("sse41") != std::string::npos)) continue;
+    if (name.starts_with("ref")) continue;  // the reference kernel is never the fastest
+    wide = wide || name.find("avx") != std::string::npos;
     candidates.push_back(i);
   }
+  // SSE4.1 kernels only win a timing when the machine is busy: never where AVX kernels exist.
+  std::erase_if(candidates, [&](std::size_t i) { return wide && std::string_view(nth(i)->impl_info_str()).find("sse41") != std::string_view::npos; });
   std::size_t best = candidates.empty() ? 0 : candidates.front();
   if (tuning_ && candidates.size() > 1) {
     if (auto known = tuning_cache_->find(problem)) {
