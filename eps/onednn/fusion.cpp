@@ -64,13 +64,20 @@ class Fuser {
       : p_(p), g_(*p.graph), is_constant_(is_constant) {
     for (std::size_t i = 0; i < p.nodes.size(); ++i) position_[p.nodes[i]] = i;
     boundary_outputs_.insert(p.outputs.begin(), p.outputs.end());
+    for (NodeId id : p.nodes) find_pattern(id);
   }
 
   std::vector<FusedOp> run() {
     std::vector<std::pair<std::size_t, FusedOp>> steps;
     for (NodeId id : p_.nodes) {
       if (absorbed_.contains(id)) continue;
-      FusedOp f = grow(id);
+      FusedOp f;
+      if (auto it = patterns_.find(id); it != patterns_.end())
+        f = pattern_step(it->second);
+      else if (in_pattern_.contains(id))
+        continue;  // a later member of a pattern that starts earlier
+      else
+        f = grow(id);
       steps.emplace_back(position_.at(f.members.back()), std::move(f));
     }
     // A fused step runs where its last member was: every input of every member is ready.
@@ -86,8 +93,44 @@ class Fuser {
     const Value& val = g_.value(v);
     if (val.is_graph_output || boundary_outputs_.contains(v) || val.consumers.size() != 1) return nullptr;
     const NodeId c = val.consumers.front();
-    if (!position_.contains(c) || absorbed_.contains(c)) return nullptr;
+    if (!position_.contains(c) || absorbed_.contains(c) || in_pattern_.contains(c)) return nullptr;
     return &g_.node(c);
+  }
+
+  // Records the pattern `id` belongs to when all its members are in this partition (the
+  // claims take all or none of them; a split pattern fails in its anchor's lowering).
+  void find_pattern(NodeId id) {
+    if (in_pattern_.contains(id)) return;
+    auto m = match_pattern(g_, id, is_constant_);
+    if (!m) return;
+    if (!std::all_of(m->members.begin(), m->members.end(), [&](NodeId n) { return position_.contains(n); })) return;
+    in_pattern_.insert(m->members.begin(), m->members.end());
+    const NodeId first = *std::min_element(m->members.begin(), m->members.end(),
+                                           [&](NodeId a, NodeId b) { return position_.at(a) < position_.at(b); });
+    patterns_.emplace(first, std::move(*m));
+  }
+
+  static FusedOp pattern_step(const PatternMatch& m) {
+    FusedOp f;
+    f.anchor = m.anchor;
+    f.members = m.members;
+    f.output = m.output;
+    f.pattern = m;
+    return f;
+  }
+
+  // The Gelu pattern that reads `cur` and is its only reader, not yet placed in a step.
+  std::optional<NodeId> gelu_reading(ValueId cur) const {
+    const Value& val = g_.value(cur);
+    if (val.is_graph_output || boundary_outputs_.contains(cur)) return std::nullopt;
+    for (const auto& [first, m] : patterns_) {
+      if (m.kind != PatternMatch::Kind::kGelu || m.input != cur) continue;
+      const bool only_reader = std::all_of(val.consumers.begin(), val.consumers.end(), [&](NodeId c) {
+        return std::find(m.members.begin(), m.members.end(), c) != m.members.end();
+      });
+      if (only_reader) return first;
+    }
+    return std::nullopt;
   }
 
   bool can_fold_bn(const Node& conv, const Node& bn) const {
@@ -127,6 +170,14 @@ class Fuser {
       }
     }
     while (takes_eltwise_post_op(anchor)) {
+      if (auto gelu = gelu_reading(cur)) {
+        const PatternMatch m = std::move(patterns_.extract(*gelu).mapped());
+        f.post_ops.push_back({PostOp::Kind::kEltwise, m.anchor, {{algorithm::eltwise_gelu_erf, 0, 0}}, kNoValue});
+        absorbed_.insert(m.members.begin(), m.members.end());
+        f.members.insert(f.members.end(), m.members.begin(), m.members.end());
+        cur = m.output;
+        continue;
+      }
       const Node* next = sole_consumer(cur);
       if (!next || next->outputs.size() != 1) break;
       const NodeContext ctx(g_, *next);
@@ -156,6 +207,8 @@ class Fuser {
   std::map<NodeId, std::size_t> position_;
   std::set<ValueId> boundary_outputs_;
   std::set<NodeId> absorbed_;
+  std::map<NodeId, PatternMatch> patterns_;  // by first member, until placed in a step
+  std::set<NodeId> in_pattern_;
 };
 
 }  // namespace

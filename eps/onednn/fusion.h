@@ -1,5 +1,6 @@
 // Groups a partition's nodes into fused steps: BatchNormalization folded into the Conv before
-// it, Add and activations after Conv/MatMul/Gemm as oneDNN post-ops.
+// it, Add and activations after Conv/MatMul/Gemm as oneDNN post-ops, and the written-out
+// LayerNormalization and Gelu subgraphs (patterns.h) as one step each.
 #pragma once
 
 #include <functional>
@@ -9,6 +10,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "nxrt/ep/provider.h"
+#include "patterns.h"
 
 namespace nxrt::onednn {
 
@@ -19,7 +21,8 @@ struct EltwiseSpec {
   float beta = 0;
 };
 
-// An operation appended to an anchor node's primitive.
+// An operation appended to an anchor node's primitive (a Gelu pattern is one eltwise post-op
+// whose node is the pattern's anchor).
 struct PostOp {
   enum class Kind { kEltwise, kAdd };
   Kind kind = Kind::kEltwise;
@@ -35,6 +38,8 @@ struct FusedOp {
   std::vector<PostOp> post_ops;
   std::vector<NodeId> members;      // anchor, folded and post-op nodes, in graph order
   ValueId output = kNoValue;        // the value the step produces (the last member's)
+  // The members are this pattern, run as one primitive by the lowering of its anchor.
+  std::optional<PatternMatch> pattern;
 };
 
 // The eltwise form of an activation node, or nullopt when the node is not one (or has

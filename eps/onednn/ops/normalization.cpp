@@ -9,12 +9,6 @@ namespace {
 using dnnl::normalization_flags;
 using dnnl::prop_kind;
 
-int64_t product(const Dims& d, std::size_t begin, std::size_t end) {
-  int64_t p = 1;
-  for (std::size_t i = begin; i < end; ++i) p *= d[i];
-  return p;
-}
-
 // `flops` per element of X, and X read and Y written once, when X's shape is static.
 Cost per_element_cost(const NodeContext& ctx, double flops) {
   const auto x = ctx.input_static_shape(0);

@@ -62,4 +62,10 @@ bool broadcasts_to(const Dims& small, const Dims& big) {
   return true;
 }
 
+int64_t product(const Dims& d, std::size_t begin, std::size_t end) {
+  int64_t p = 1;
+  for (std::size_t i = begin; i < end; ++i) p *= d[i];
+  return p;
+}
+
 }  // namespace nxrt::onednn

@@ -26,6 +26,9 @@ Dims pad_leading(const Dims& dims, std::size_t rank);
 // Whether `small` broadcasts to `big` (same rank; each dim equal or 1).
 bool broadcasts_to(const Dims& small, const Dims& big);
 
+// The number of elements of dims [begin, end) of `d`.
+int64_t product(const Dims& d, std::size_t begin, std::size_t end);
+
 // Primitive-descriptor creation that reports oneDNN's refusal as an nxrt Error naming the node.
 template <class Pd, class... Args>
 Expected<Pd> make_pd(const PlanBuilder& b, NodeId node, Args&&... args) {

@@ -28,6 +28,7 @@ std::vector<OnednnOpDef> eltwise_ops();        // Relu, Sigmoid, Clip, ... (fusi
 std::vector<OnednnOpDef> binary_ops();         // Add, Sub, Mul, Div, Max, Min, Sum
 std::vector<OnednnOpDef> concat_ops();         // Concat
 std::vector<OnednnOpDef> layout_ops();         // Reshape, Flatten, Squeeze, Unsqueeze, Identity, Transpose
+std::vector<OnednnOpDef> pattern_ops();        // ReduceMean, Pow, Erf inside LayerNormalization and Gelu patterns
 
 // Every family's table, in one list.
 std::vector<OnednnOpDef> all_ops();

@@ -18,10 +18,14 @@ class BlobWriter {
  public:
   template <class T>
   void put(T v) {
-    const auto* p = reinterpret_cast<const std::byte*>(&v);
-    out_.insert(out_.end(), p, p + sizeof(T));
+    put_raw(std::as_bytes(std::span(&v, 1)));
   }
-  void put_raw(std::span<const std::byte> b) { out_.insert(out_.end(), b.begin(), b.end()); }
+  void put_raw(std::span<const std::byte> b) {
+    if (b.empty()) return;
+    const std::size_t at = out_.size();
+    out_.resize(at + b.size());
+    std::memcpy(out_.data() + at, b.data(), b.size());
+  }
   // u64 length, then the bytes.
   void put_bytes(std::span<const std::byte> b);
   void put_string(const std::string& s) { put_bytes(std::as_bytes(std::span(s.data(), s.size()))); }
