@@ -11,7 +11,35 @@ namespace {
 std::size_t width(const std::string& s) {
   return static_cast<std::size_t>(std::count_if(s.begin(), s.end(), [](char c) { return (c & 0xC0) != 0x80; }));
 }
+
+std::string markdown_cell(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '|': out += "\\|"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '\n': out += "<br>"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string markdown_row(const std::vector<std::string>& row) {
+  std::string l = "|";
+  for (const auto& cell : row) l += " " + markdown_cell(cell) + " |";
+  return l + "\n";
+}
 }  // namespace
+
+std::string Table::render_markdown() const {
+  std::string out = markdown_row(header_) + "|";
+  for (std::size_t i = 0; i < header_.size(); ++i) out += "---|";
+  out += "\n";
+  for (const auto& r : rows_) out += markdown_row(r);
+  return out;
+}
 
 std::string Table::render() const {
   std::vector<std::size_t> widths(header_.size(), 0);

@@ -13,6 +13,8 @@ class Table {
   bool empty() const { return rows_.empty(); }
   // Renders with two spaces between columns; the last column is not padded.
   std::string render() const;
+  // The same as a GitHub-flavoured Markdown table; `|`, `<`, `>` and newlines in cells are escaped.
+  std::string render_markdown() const;
 
  private:
   std::vector<std::string> header_;

@@ -9,15 +9,15 @@ namespace nxrt {
 namespace {
 
 // Records verdicts for the nodes of a subgraph (recursively), marked as such.
-void claim_subgraph_nodes(const Graph& graph, const std::string& prefix, const EpRegistry& eps,
+void claim_subgraph_nodes(const Graph& graph, const std::string& prefix, NodeId owner, const EpRegistry& eps,
                           std::vector<NodeClaim>& out) {
   for (const Node& node : graph.nodes) {
-    NodeClaim claim{&graph, node.id, fmt::format("{}/{}", prefix, node.name), true, {}, {}, -1};
+    NodeClaim claim{&graph, node.id, fmt::format("{}/{}", prefix, node.name), true, {}, {}, -1, owner};
     claim.verdicts = eps.verdicts(NodeContext(graph, node));
     out.push_back(std::move(claim));
     for (const auto& [attr, value] : node.attributes.all())
       if (auto* sub = std::get_if<std::shared_ptr<const Graph>>(&value.value))
-        claim_subgraph_nodes(**sub, fmt::format("{}/{}/{}", prefix, node.name, attr), eps, out);
+        claim_subgraph_nodes(**sub, fmt::format("{}/{}/{}", prefix, node.name, attr), owner, eps, out);
   }
 }
 
@@ -88,7 +88,7 @@ Expected<ClaimsReport> analyze_claims(const Model& model, const EpRegistry& eps,
   for (const Node& node : graph.nodes)
     for (const auto& [attr, value] : node.attributes.all())
       if (auto* sub = std::get_if<std::shared_ptr<const Graph>>(&value.value))
-        claim_subgraph_nodes(**sub, fmt::format("{}/{}", node.name, attr), eps, report.nodes);
+        claim_subgraph_nodes(**sub, fmt::format("{}/{}", node.name, attr), node.id, eps, report.nodes);
   return report;
 }
 

@@ -20,6 +20,7 @@ struct NodeClaim {
   std::vector<EpVerdict> verdicts;  // every EP, priority order
   std::string placed_ep;         // empty: no EP claims it (or it is inside a subgraph)
   int partition = -1;            // index into ClaimsReport::partitions
+  NodeId owner = -1;             // subgraph nodes: the main-graph If/Loop/Scan that runs them
 };
 
 // An EPContext node as the reader sees it (explain-claims shows these).
