@@ -7,15 +7,16 @@
 
 #include "builtin_eps.h"
 #include "commands.h"
-#include "nxrt/ep/registry.h"
 #include "nxrt/version.h"
 
 namespace {
 
 std::string version_text() {
-  std::vector<std::string> eps;
-  for (const auto& f : nxrt::ep_factories()) eps.push_back(f.name);
-  return fmt::format("nxrt {}\nONNX {} (libonnx)\nEPs: {}", nxrt::kVersion, nxrt::onnx_library_version(), fmt::join(eps, ", "));
+  std::string text = fmt::format("nxrt {}\nONNX {} (libonnx)", nxrt::kVersion, nxrt::onnx_library_version());
+  for (const auto& lib : nxrt::builtin_libraries())
+    text += lib.version.empty() ? fmt::format("\n{}: not built ({})", lib.name, lib.absent_reason)
+                                : fmt::format("\n{} {}", lib.name, lib.version);
+  return text + fmt::format("\nEPs: {}", fmt::join(nxrt::compiled_eps(), ", "));
 }
 
 }  // namespace
@@ -23,7 +24,7 @@ std::string version_text() {
 int main(int argc, char** argv) {
   nxrt::register_builtin_eps();
   CLI::App app{"nxrt: ONNX execution providers; which EP runs which node and why, and precompiled EPContext models"};
-  app.set_version_flag("--version", version_text());
+  app.set_version_flag("-V,--version", version_text());
   app.require_subcommand(1);
   std::map<const CLI::App*, nxrt::cli::Action> actions;
   auto add = [&](nxrt::cli::Action (*adder)(CLI::App&)) {

@@ -4,6 +4,7 @@
 #include "cpu/cpu_provider.h"
 #include "nxrt/ep/registry.h"
 #ifdef NXRT_HAVE_ONEDNN
+#include "onednn/dnnl_util.h"
 #include "onednn/onednn_provider.h"
 #endif
 
@@ -20,6 +21,26 @@ void register_builtin_eps() {
                                      "install libdnnl-dev (scripts/install-deps.sh) and reconfigure");
                        }});
 #endif
+}
+
+std::vector<std::string> compiled_eps() {
+#ifdef NXRT_HAVE_ONEDNN
+  return {"cpu", "onednn"};
+#else
+  return {"cpu"};
+#endif
+}
+
+std::vector<BuiltinLibrary> builtin_libraries() {
+  return {
+#ifdef NXRT_HAVE_ONEDNN
+      {"oneDNN", onednn::onednn_version(), ""},
+#else
+      {"oneDNN", "", "oneDNN was not found when nxrt was configured"},
+#endif
+      // No CUDA EP exists yet; its build option will fill this in.
+      {"CUDA", "", "nxrt has no CUDA EP yet"},
+  };
 }
 
 std::vector<std::string> default_eps() {
