@@ -10,6 +10,8 @@ readonly packages=(
   nlohmann-json3-dev libfmt-dev catch2 libdlpack-dev
   # test data generator (scripts/gen-testdata.py), CLI tests, ONNX backend test cases
   python3-onnx python3-numpy libonnx-testdata
+  # explain-claims format tests: the JSON schema check; Graphviz's dot (its test skips without it)
+  python3-jsonschema graphviz
 )
 
 die() {
