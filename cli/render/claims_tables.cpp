@@ -57,11 +57,10 @@ std::string boundary_end(const ClaimsReport& report, int partition, bool is_sour
 }
 
 std::string tally_text(const BoundaryTally& tally) {
-  const std::string size = tally.unknown_size == 0 ? human_bytes(static_cast<double>(tally.bytes))
-                                                   : fmt::format("{} + {} of unknown size",
-                                                                 human_bytes(static_cast<double>(tally.bytes)),
-                                                                 tally.unknown_size);
-  return fmt::format("{} ({})", plural(tally.values, "value"), size);
+  const std::string known = human_bytes(static_cast<double>(tally.bytes));
+  if (tally.unknown_size == 0) return fmt::format("{} ({})", plural(tally.values, "value"), known);
+  if (tally.unknown_size == tally.values) return fmt::format("{} (size unknown until run)", plural(tally.values, "value"));
+  return fmt::format("{} ({} + {} of unknown size)", plural(tally.values, "value"), known, tally.unknown_size);
 }
 
 std::string summary_line(const ClaimsView& view) {

@@ -27,7 +27,8 @@ std::string output_types(const NodeClaim& claim);
 std::string partition_name(const ClaimsReport& report, const NodeClaim& claim);
 // "graph input", "graph output", "unplaced node" or the partition's name.
 std::string boundary_end(const ClaimsReport& report, int partition, bool is_source);
-// "3 values (1.2 KiB)", with "+ N of unknown size" when some shapes are only known when running.
+// "3 values (1.2 KiB)"; "(1.2 KiB + 1 of unknown size)" or "(size unknown until run)" when
+// some or all shapes are only known when running.
 std::string tally_text(const BoundaryTally& tally);
 // "11 nodes, 11 placed, 0 unclaimed, 1 partition"
 std::string summary_line(const ClaimsView& view);
