@@ -16,6 +16,11 @@ Json opsets_json(const Graph& g) {
   return j;
 }
 
+// The partition's name; null for none (-1).
+Json partition_json(const ClaimsReport& r, int partition) {
+  return partition >= 0 ? Json(r.partitions[static_cast<std::size_t>(partition)].name) : Json();
+}
+
 Json node_json(const ClaimsReport& r, const NodeClaim& c) {
   const Node& n = c.graph->node(c.node);
   Json verdicts = Json::array();
@@ -34,7 +39,7 @@ Json node_json(const ClaimsReport& r, const NodeClaim& c) {
           {"opset", n.opset},
           {"in_subgraph", c.in_subgraph},
           {"placed_ep", optional_string(c.placed_ep)},
-          {"partition", c.partition >= 0 ? Json(partition_name(r, c)) : Json()},
+          {"partition", partition_json(r, c.partition)},
           {"outputs", output_types(c)},
           {"verdicts", std::move(verdicts)}};
 }
@@ -64,8 +69,8 @@ Json summary_json(const ClaimsView& view) {
   Json values = Json::array();
   for (const BoundaryValue& b : s.boundaries)
     values.push_back({{"value", g.value(b.value).name},
-                      {"from", b.from >= 0 ? Json(boundary_end(r, b.from, true)) : Json()},
-                      {"to", b.to >= 0 ? Json(boundary_end(r, b.to, false)) : Json()},
+                      {"from", partition_json(r, b.from)},
+                      {"to", partition_json(r, b.to)},
                       {"from_device", b.from_device.to_string()},
                       {"to_device", b.to_device.to_string()},
                       {"copied", b.copied()},

@@ -10,11 +10,9 @@ std::string render_claims_markdown(const ClaimsView& view) {
   const Analysis& a = view.analysis;
   const ClaimsReport& r = a.report;
   const Graph& g = *a.model.graph;
-  std::vector<std::string> opsets;
-  for (const auto& [domain, version] : g.opset_imports) opsets.push_back(fmt::format("{} {}", display_domain(domain), version));
   std::string out = fmt::format("## nxrt explain-claims: `{}`\n\n**{}** · EPs in priority order: {} · IR {}, {}\n",
                                 a.model.path.filename().string(), summary_line(view), fmt::join(r.eps, ", "),
-                                a.model.ir_version, fmt::join(opsets, ", "));
+                                a.model.ir_version, opset_list(g));
   const auto missing = r.unclaimed();
   if (!missing.empty()) {
     std::vector<std::string> names;

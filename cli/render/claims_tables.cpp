@@ -63,6 +63,12 @@ std::string tally_text(const BoundaryTally& tally) {
   return fmt::format("{} ({} + {} of unknown size)", plural(tally.values, "value"), known, tally.unknown_size);
 }
 
+std::string opset_list(const Graph& graph) {
+  std::vector<std::string> opsets;
+  for (const auto& [domain, version] : graph.opset_imports) opsets.push_back(fmt::format("{} {}", display_domain(domain), version));
+  return fmt::format("{}", fmt::join(opsets, ", "));
+}
+
 std::string summary_line(const ClaimsView& view) {
   const ClaimsSummary& s = view.summary;
   std::string line = fmt::format("{}, {} placed, {} unclaimed, {}", plural(s.nodes, "node"), s.nodes - s.unplaced,

@@ -10,10 +10,8 @@ std::string render_claims_text(const ClaimsView& view) {
   const Analysis& a = view.analysis;
   const ClaimsReport& r = a.report;
   const Graph& g = *a.model.graph;
-  std::vector<std::string> opsets;
-  for (const auto& [domain, version] : g.opset_imports) opsets.push_back(fmt::format("{} {}", display_domain(domain), version));
   std::string out = fmt::format("model: {} (IR {}, {}; {} node{})\nEPs in priority order: {}\n\n", a.model.path.string(),
-                                a.model.ir_version, fmt::join(opsets, ", "), g.nodes.size(), g.nodes.size() == 1 ? "" : "s",
+                                a.model.ir_version, opset_list(g), g.nodes.size(), g.nodes.size() == 1 ? "" : "s",
                                 fmt::join(r.eps, ", "));
   // Each table, or what stands for it when it has no rows, after a blank line.
   auto section = [&out](const Table& t, const char* when_empty) {

@@ -30,6 +30,8 @@ std::string boundary_end(const ClaimsReport& report, int partition, bool is_sour
 // "3 values (1.2 KiB)"; "(1.2 KiB + 1 of unknown size)" or "(size unknown until run)" when
 // some or all shapes are only known when running.
 std::string tally_text(const BoundaryTally& tally);
+// "ai.onnx 13, com.microsoft 1": the model's opset imports.
+std::string opset_list(const Graph& graph);
 // "11 nodes, 11 placed, 0 unclaimed, 1 partition"
 std::string summary_line(const ClaimsView& view);
 

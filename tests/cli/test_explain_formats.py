@@ -9,11 +9,11 @@ import unittest
 
 import jsonschema
 import numpy as np
-import onnx
 import onnx.numpy_helper
 from onnx import TensorProto, helper
 
 from test_cli import DATA, NXRT, ROOT, TempDirTest, nxrt
+from test_control_flow import save_model
 
 SCHEMA = json.loads((ROOT / "docs/json/explain-claims.schema.json").read_text())
 MODELS = ["cnn", "mlp", "external_data", "unsupported_op", "foreign_epcontext"]
@@ -68,14 +68,6 @@ def md_table(out, header_start):
     return rows
 
 
-def save_model(path, nodes, inputs, outputs, initializers=(), opset=17):
-    graph = helper.make_graph(nodes, "g", inputs, outputs, initializer=list(initializers))
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
-    model.ir_version = 8
-    onnx.save(model, str(path))
-    return path
-
-
 def float_info(name, shape):
     return helper.make_tensor_value_info(name, TensorProto.FLOAT, shape)
 
@@ -87,7 +79,7 @@ class ExplainFormats(TempDirTest):
                           [helper.make_node("Relu", ["x"], ["a"], name="r1"),
                            helper.make_node("Sin", ["a"], ["b"], name=mid_name),
                            helper.make_node("Relu", ["b"], ["y"], name="r2")],
-                          [float_info("x", [2, 3])], [float_info("y", [2, 3])])
+                          [float_info("x", [2, 3])], [float_info("y", [2, 3])], opset=17)
 
     def loop_model(self):
         """Relu, then a Loop whose body adds, takes the sine and passes the condition on."""
@@ -300,7 +292,7 @@ class ExplainFormats(TempDirTest):
 
     def test_dot_quotes_names(self):
         model = save_model(self.tmp / "quoted.onnx", [helper.make_node("Relu", ["x"], ["y \"q\""], name='say "hi" \\')],
-                           [float_info("x", [2])], [float_info('y "q"', [2])])
+                           [float_info("x", [2])], [float_info('y "q"', [2])], opset=17)
         dot = self.dot_checked(model)
         self.assertIn('label="say \\"hi\\" \\\\\\nRelu\\n', dot)
 
