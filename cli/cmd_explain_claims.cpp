@@ -71,10 +71,11 @@ Action add_explain_claims(CLI::App& app) {
   cmd->add_option("--node", f->node, "only this node (name or subgraph path)");
   cmd->add_option("--op", f->op, "only nodes of this op type");
   cmd->add_flag("--declined-only", f->declined_only, "only nodes that some EP declined");
-  cmd->add_option("--format", f->format, "text (tables; 'table' is the same), json, md (Markdown for CI comments) or dot (Graphviz)")
-      ->check(CLI::IsMember({"text", "table", "json", "md", "dot"}))
-      ->capture_default_str();
-  cmd->add_flag_callback("--json", [f] { f->format = "json"; }, "same as --format json");
+  auto* format = cmd->add_option("--format", f->format,
+                                 "text (tables; 'table' is the same), json, md (Markdown for CI comments) or dot (Graphviz)")
+                     ->check(CLI::IsMember({"text", "table", "json", "md", "dot"}))
+                     ->capture_default_str();
+  cmd->add_flag_callback("--json", [f] { f->format = "json"; }, "same as --format json")->excludes(format);
   return [f] { return explain_claims(*f); };
 }
 

@@ -310,6 +310,9 @@ class ExplainFormats(TempDirTest):
         rc, _, err = nxrt("explain-claims", model, "--format", "yaml")
         self.assertEqual(rc, 2)
         self.assertIn("yaml", err)
+        rc, out, err = nxrt("explain-claims", model, "--format", "md", "--json")
+        self.assertEqual((rc, out), (2, ""))
+        self.assertIn("--format excludes --json", err)
 
 
 class Version(TempDirTest):
