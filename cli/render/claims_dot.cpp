@@ -38,7 +38,7 @@ class DotWriter {
 
   std::string write() {
     const Graph& g = *view_.analysis.model.graph;
-    out_ = fmt::format("digraph {} {{\n  label={};\n  labelloc=t;\n  rankdir=TB;\n  compound=true;\n"
+    out_ = fmt::format("digraph {} {{\n  label={};\n  labelloc=t;\n  rankdir=TB;\n"
                        "  node [shape=box, style=\"rounded,filled\", fontname=\"Helvetica\", fontsize=10];\n"
                        "  edge [fontname=\"Helvetica\", fontsize=8];\n",
                        dot_string(g.name.empty() ? "model" : g.name),
