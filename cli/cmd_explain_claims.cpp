@@ -51,7 +51,7 @@ int explain_claims(const ExplainFlags& f) {
     fmt::print("{}", render_claims_dot(view));
   else
     fmt::print("{}", render_claims_text(view));
-  if (f.format == "text" || f.format == "table")
+  if (f.format != "json" && f.format != "md")  // those two carry the warnings themselves
     for (const auto& w : analysis->model.warnings) fmt::print(stderr, "warning: {}\n", w);
   const auto missing = analysis->report.unclaimed();
   if (missing.empty()) return 0;
