@@ -12,12 +12,14 @@
 
 namespace nxrt::cli {
 
-void EpFlags::add_to(CLI::App& cmd) {
-  cmd.add_option("--ep", eps,
-                 fmt::format("EPs in priority order, comma separated (default: {})", fmt::join(default_eps(), ",")))
-      ->delimiter(',')
-      ->allow_extra_args(false)
-      ->type_name("LIST");
+void EpFlags::add_to(CLI::App& cmd, bool list_per_flag) {
+  auto* ep = cmd.add_option("--ep", eps,
+                            fmt::format("EPs in priority order, comma separated (default: {}){}",
+                                        fmt::join(default_eps(), ","),
+                                        list_per_flag ? "; give --ep again to compare another list" : ""))
+                 ->allow_extra_args(false)
+                 ->type_name("LIST");
+  if (!list_per_flag) ep->delimiter(',');
   cmd.add_option("--threads", threads, "threads per EP (0: one per hardware thread)")
       ->check(CLI::Range(0, 4096))
       ->capture_default_str();
@@ -67,6 +69,20 @@ Expected<SessionOptions> EpFlags::session_options() const {
     o.load.input_shapes[spec.substr(0, eq)] = dims;
   }
   return o;
+}
+
+Expected<std::vector<SessionOptions>> EpFlags::session_options_per_flag() const {
+  std::vector<SessionOptions> out;
+  for (std::size_t i = 0; i < std::max<std::size_t>(eps.size(), 1); ++i) {
+    EpFlags one = *this;
+    one.eps.clear();
+    if (i < eps.size())
+      for (const auto& part : CLI::detail::split(eps[i], ',')) one.eps.push_back(part);
+    auto options = one.session_options();
+    if (!options) return std::unexpected(options.error());
+    out.push_back(std::move(*options));
+  }
+  return out;
 }
 
 Expected<std::map<std::string, RuntimeValue>> gather_inputs(const Session& session,

@@ -17,9 +17,13 @@ struct EpFlags {
   std::vector<std::string> eps;      // --ep, comma lists allowed, repeatable
   int threads = 0;                   // --threads
   std::vector<std::string> shapes;   // --shape NAME=DIMS
-  void add_to(CLI::App& cmd);
+  // With `list_per_flag`, each --ep is an EP list of its own (bench compares them):
+  // --ep onednn,cpu --ep cpu is two lists, not one.
+  void add_to(CLI::App& cmd, bool list_per_flag = false);
   // SessionOptions from the flags (defaults to the default EP list).
   Expected<SessionOptions> session_options() const;
+  // With list_per_flag: SessionOptions for each --ep given, or one for the default list.
+  Expected<std::vector<SessionOptions>> session_options_per_flag() const;
 };
 
 

@@ -10,6 +10,7 @@
 #include "commands.h"
 #include "nxrt/session/epcontext_writer.h"
 #include "render/table.h"
+#include "terminal.h"
 
 namespace nxrt::cli {
 namespace {
@@ -27,6 +28,7 @@ struct CompileFlags {
   bool allow_empty = false;
   int jobs = 1;
   bool json = false;
+  bool quiet = false;
 };
 
 struct Job {
@@ -117,14 +119,19 @@ int compile_epcontext(CompileFlags& f) {
   std::vector<Job> jobs;
   for (const auto& m : f.models) jobs.push_back(Job{m});
   std::atomic<std::size_t> next{0};
+  std::atomic<std::size_t> finished{0};
+  Progress progress(!f.quiet, fmt::format("compile-epcontext: compiling {} model{}", jobs.size(), jobs.size() == 1 ? "" : "s"));
   auto worker = [&] {
-    for (std::size_t i = next++; i < jobs.size(); i = next++)
+    for (std::size_t i = next++; i < jobs.size(); i = next++) {
       jobs[i].result = compile_one(jobs[i].model, (*outputs)[i], base, *session_options);
+      progress.set(fmt::format("compile-epcontext: {} of {} models compiled", ++finished, jobs.size()));
+    }
   };
   std::vector<std::thread> threads;
   for (int t = 1; t < std::min<int>(f.jobs, static_cast<int>(jobs.size())); ++t) threads.emplace_back(worker);
   worker();
   for (auto& t : threads) t.join();
+  progress.done();
 
   int exit_code = 0;
   nlohmann::ordered_json json = nlohmann::ordered_json::array();
@@ -183,6 +190,7 @@ Action add_compile_epcontext(CLI::App& app) {
       ->check(CLI::Range(1, 1024))
       ->capture_default_str();
   cmd->add_flag("--json", f->json, "print JSON instead of a table");
+  cmd->add_flag("-q,--quiet", f->quiet, "no progress line on stderr");
   return [f] { return compile_epcontext(*f); };
 }
 

@@ -3,14 +3,14 @@
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
-#include <regex>
+#include <set>
 
 #include "cli_common.h"
 #include "commands.h"
 #include "nxrt/io/compare.h"
 #include "nxrt/io/tensor_file.h"
-#include "render/table.h"
 #include "render/tensor_summary.h"
+#include "run_compare.h"
 
 namespace nxrt::cli {
 namespace {
@@ -24,55 +24,22 @@ struct RunFlags {
   std::vector<std::string> inputs;
   std::string output_dir;
   std::string compare_ep;
+  std::string compare_to;
+  bool check_each_node = false;
   double rtol = kDefaultRtol;
   double atol = kDefaultAtol;
   bool json = false;
   bool quiet = false;
 };
 
-// Compares each output; prints a table unless `quiet` (JSON output); returns whether all matched.
-bool compare_outputs(const std::map<std::string, RuntimeValue>& actual,
-                     const std::map<std::string, RuntimeValue>& expected,
-                     const std::vector<std::string>& order, double rtol, double atol, const std::string& label,
-                     bool quiet, nlohmann::ordered_json& json) {
-  Table table({"OUTPUT", "STATUS", "MAX ABS ERR", "MAX REL ERR", "MISMATCHES", "FIRST MISMATCH"});
-  bool all_ok = true;
-  for (const auto& name : order) {
-    const TensorDiff d = compare_values(actual.at(name), expected.at(name), rtol, atol);
-    all_ok &= d.ok;
-    const std::string first =
-        d.first_mismatch < 0 ? "-"
-                             : fmt::format("[{}] got {:.6g}, expected {:.6g}", d.first_mismatch, d.actual_at_first,
-                                           d.expected_at_first);
-    table.add({name, d.ok ? "match" : (d.problem.empty() ? "MISMATCH" : "MISMATCH: " + d.problem),
-               fmt::format("{:.3g}", d.max_abs), fmt::format("{:.3g}", d.max_rel),
-               fmt::format("{} of {}", d.mismatches, d.elements), first});
-    json.push_back({{"output", name}, {"against", label}, {"ok", d.ok}, {"problem", d.problem}, {"max_abs", d.max_abs},
-                    {"max_rel", d.max_rel}, {"mismatches", d.mismatches}, {"elements", d.elements}});
-  }
-  if (!quiet) fmt::print("comparison with {} (rtol {:g}, atol {:g}):\n{}", label, rtol, atol, table.render());
-  return all_ok;
-}
-
+// The declared outputs, in model order (not the intermediates --check-each-node adds).
 std::vector<std::string> output_order(const Session& s) {
+  const Graph& graph = *s.model().graph;
+  const std::set<ValueId> exposed(s.exposed_values().begin(), s.exposed_values().end());
   std::vector<std::string> names;
-  for (ValueId v : s.model().graph->outputs) names.push_back(s.model().graph->value(v).name);
+  for (ValueId v : graph.outputs)
+    if (!exposed.contains(v)) names.push_back(graph.value(v).name);
   return names;
-}
-
-// Files matching "<prefix>_<N>.pb" in a folder, ordered by N.
-std::vector<fs::path> numbered_files(const fs::path& dir, const std::string& prefix) {
-  std::vector<std::pair<int, fs::path>> found;
-  const std::regex pattern(prefix + "_([0-9]+)\\.pb");
-  for (const auto& e : fs::directory_iterator(dir)) {
-    std::smatch m;
-    const std::string name = e.path().filename().string();
-    if (std::regex_match(name, m, pattern)) found.emplace_back(std::stoi(m[1]), e.path());
-  }
-  std::sort(found.begin(), found.end());
-  std::vector<fs::path> out;
-  for (auto& [n, p] : found) out.push_back(std::move(p));
-  return out;
 }
 
 int run_test_dir(const RunFlags& f) {
@@ -131,7 +98,7 @@ int run_test_dir(const RunFlags& f) {
       if (!value) return report(value.error());
       expected[order[i]] = std::move(*value);
     }
-    all_ok &= compare_outputs(*outputs, expected, order, f.rtol, f.atol, set.filename().string(), f.json, json);
+    all_ok &= compare_outputs(*outputs, expected, order, {set.filename().string(), f.rtol, f.atol}, f.json, json);
   }
   if (f.json)
     fmt::print("{}\n", nlohmann::ordered_json{{"test_dir", f.test_dir}, {"ok", all_ok}, {"outputs", json}}.dump(2));
@@ -140,49 +107,75 @@ int run_test_dir(const RunFlags& f) {
   return all_ok ? 0 : static_cast<int>(ErrorCode::kMismatch);
 }
 
+// Writes each named value into the folder as <name>.npy (or .pb for what .npy cannot hold).
+Expected<void> write_values(const ValueMap& values, const std::vector<std::string>& names, const RunFlags& f) {
+  std::error_code ec;
+  fs::create_directories(f.output_dir, ec);
+  for (const auto& name : names) {
+    const RuntimeValue& value = values.at(name);
+    const bool npy = value.is_tensor() && value.dtype() != DType::kString && value.dtype() != DType::kBFloat16;
+    const fs::path path = fs::path(f.output_dir) / (value_file_stem(name) + (npy ? ".npy" : ".pb"));
+    if (auto r = write_value_file(path, value, name); !r) return r;
+    if (!f.json && !f.quiet) fmt::print("    written to {}\n", path.string());
+  }
+  return {};
+}
+
+// The values to compare with: the --compare-ep run's or the --compare-to folder's.
+Expected<ValueMap> reference_values(const RunFlags& f, const SessionOptions& options, const Session& session,
+                                    const ValueMap& inputs) {
+  if (!f.compare_to.empty()) return read_expected_dir(f.compare_to, session);
+  SessionOptions other = options;
+  other.eps = {f.compare_ep};
+  auto reference = Session::create(f.model, other);
+  if (!reference) return std::unexpected(reference.error());
+  return (*reference)->run(inputs);
+}
+
 int run_model(const RunFlags& f) {
   auto options = f.ep.session_options();
   if (!options) return report(options.error());
+  options->all_values_as_outputs = f.check_each_node;
   auto session = Session::create(f.model, *options);
   if (!session) return report(session.error());
-  auto inputs = gather_inputs(**session, f.inputs, f.quiet || f.json);
+  const Session& s = **session;
+  const auto specs = f.compare_to.empty() ? f.inputs : input_specs_from_dir(f.compare_to, s, f.inputs);
+  auto inputs = gather_inputs(s, specs, f.quiet || f.json);
   if (!inputs) return report(inputs.error());
   auto outputs = (*session)->run(*inputs);
   if (!outputs) return report(outputs.error());
-  const auto order = output_order(**session);
+  const auto order = output_order(s);
 
   nlohmann::ordered_json json_outputs = nlohmann::ordered_json::object();
   if (!f.json) fmt::print("outputs of {} on [{}]:\n", f.model, fmt::join(options->eps, ", "));
   for (const auto& name : order) {
-    const RuntimeValue& value = outputs->at(name);
-    json_outputs[name] = summary_json(value);
-    if (!f.json) fmt::print("  {}: {}\n", name, summarize(value));
-    if (!f.output_dir.empty()) {
-      std::error_code ec;
-      fs::create_directories(f.output_dir, ec);
-      std::string file = name;
-      std::replace_if(file.begin(), file.end(), [](char c) { return c == '/' || c == '\\' || c == ':'; }, '_');
-      const bool npy = value.is_tensor() && value.dtype() != DType::kString && value.dtype() != DType::kBFloat16;
-      const fs::path path = fs::path(f.output_dir) / (file + (npy ? ".npy" : ".pb"));
-      if (auto r = write_value_file(path, value, name); !r) return report(r.error());
-      if (!f.json && !f.quiet) fmt::print("    written to {}\n", path.string());
-    }
+    json_outputs[name] = summary_json(outputs->at(name));
+    if (!f.json) fmt::print("  {}: {}\n", name, summarize(outputs->at(name)));
+  }
+  if (!f.output_dir.empty()) {
+    std::vector<std::string> written = order;
+    for (ValueId v : s.exposed_values()) written.push_back(s.model().graph->value(v).name);
+    if (auto r = write_values(*outputs, written, f); !r) return report(r.error());
   }
   bool ok = true;
   nlohmann::ordered_json comparisons = nlohmann::ordered_json::array();
-  if (!f.compare_ep.empty()) {
-    SessionOptions other = *options;
-    other.eps = {f.compare_ep};
-    auto reference = Session::create(f.model, other);
-    if (!reference) return report(reference.error());
-    auto expected = (*reference)->run(*inputs);
+  nlohmann::ordered_json node_check;
+  if (!f.compare_ep.empty() || !f.compare_to.empty()) {
+    auto expected = reference_values(f, *options, s, *inputs);
     if (!expected) return report(expected.error());
-    ok = compare_outputs(*outputs, *expected, order, f.rtol, f.atol, fmt::format("the {} EP", f.compare_ep), f.json,
-                         comparisons);
+    const Reference ref{f.compare_to.empty() ? fmt::format("the {} EP", f.compare_ep)
+                                             : fmt::format("folder '{}'", f.compare_to),
+                        f.rtol, f.atol};
+    ok = compare_outputs(*outputs, *expected, order, ref, f.json, comparisons);
+    if (f.check_each_node) node_check = check_each_node(s, *outputs, *expected, ref, f.json, ok);
   }
-  if (f.json)
-    fmt::print("{}\n", nlohmann::ordered_json{{"model", f.model}, {"eps", options->eps}, {"outputs", json_outputs},
-                                              {"comparisons", comparisons}, {"ok", ok}}.dump(2));
+  if (f.json) {
+    nlohmann::ordered_json json{{"model", f.model}, {"eps", options->eps}, {"outputs", json_outputs},
+                                {"comparisons", comparisons}};
+    if (f.check_each_node) json["check_each_node"] = node_check;
+    json["ok"] = ok;
+    fmt::print("{}\n", json.dump(2));
+  }
   return ok ? 0 : static_cast<int>(ErrorCode::kMismatch);
 }
 
@@ -202,7 +195,19 @@ Action add_run(CLI::App& app) {
       ->excludes(test_dir);
   cmd->add_option("--output-dir", f->output_dir, "write each output as <name>.npy (or .pb) into this folder")
       ->excludes(test_dir);
-  cmd->add_option("--compare-ep", f->compare_ep, "run again on this EP alone and compare the outputs")->excludes(test_dir);
+  auto* compare_ep =
+      cmd->add_option("--compare-ep", f->compare_ep, "run again on this EP alone and compare the outputs")
+          ->excludes(test_dir);
+  cmd->add_option("--compare-to", f->compare_to,
+                                     "compare the outputs with a folder of expected ones (output_K.pb, NAME.npy); "
+                                     "its input_K.pb files feed the inputs --input does not give")
+      ->type_name("DIR")
+      ->excludes(test_dir)
+      ->excludes(compare_ep);
+  cmd->add_flag("--check-each-node", f->check_each_node,
+                "make every intermediate value an output and report the first node whose output diverges "
+                "(with --output-dir: write them all)")
+      ->excludes(test_dir);
   cmd->add_option("--rtol", f->rtol, "relative tolerance for comparisons")->capture_default_str();
   cmd->add_option("--atol", f->atol, "absolute tolerance for comparisons")->capture_default_str();
   cmd->add_flag("--json", f->json, "print JSON instead of text");
@@ -211,6 +216,11 @@ Action add_run(CLI::App& app) {
     if (!f->test_dir.empty()) return run_test_dir(*f);
     if (f->model.empty())
       return report(fail(ErrorCode::kUsage, "run needs a MODEL or --test-dir CASE", {}, "see nxrt run --help").error());
+    if (f->check_each_node && f->compare_ep.empty() && f->compare_to.empty() && f->output_dir.empty())
+      return report(fail(ErrorCode::kUsage, "--check-each-node needs --compare-ep, --compare-to or --output-dir", {},
+                         "compare with another EP (--compare-ep cpu) or a reference folder (--compare-to DIR), "
+                         "or write every value (--output-dir DIR)")
+                        .error());
     return run_model(*f);
   };
 }

@@ -90,6 +90,7 @@ Expected<std::vector<RuntimeValue>> Plan::run(std::span<const RuntimeValue> inpu
     if (profile) {
       stream.wait();
       s.profile.us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
+      s.profile.start_us = std::chrono::duration<double, std::micro>(start.time_since_epoch()).count();
     }
   }
   stream.wait();

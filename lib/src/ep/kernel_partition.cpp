@@ -21,7 +21,8 @@ struct KernelPartition::State {
   std::vector<std::pair<int, Tensor>> constants;   // initializers, materialized once
   std::shared_ptr<BufferPool> pool = std::make_shared<BufferPool>();
   bool profiling = false;
-  std::vector<double> step_us;  // per step, of the last profiled run
+  std::vector<double> step_us;     // per step, of the last profiled run
+  std::vector<double> step_start;  // per step, µs on the steady clock, of the last profiled run
 };
 
 namespace {
@@ -161,14 +162,19 @@ Expected<std::vector<RuntimeValue>> KernelPartition::run(std::span<const Runtime
   for (const auto& [s, t] : st.constants) slots[static_cast<std::size_t>(s)] = t;
 
   std::vector<uint8_t> written;
-  if (st.profiling) st.step_us.assign(st.steps.size(), 0.0);
+  if (st.profiling) {
+    st.step_us.assign(st.steps.size(), 0.0);
+    st.step_start.assign(st.steps.size(), 0.0);
+  }
   for (std::size_t i = 0; i < st.steps.size(); ++i) {
     const Step& step = st.steps[i];
     StepContext ctx(step, slots, *st.pool, st.parallel, written);
     const auto start = st.profiling ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
     auto r = step.kernel->compute(ctx);
-    if (st.profiling)
+    if (st.profiling) {
       st.step_us[i] = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
+      st.step_start[i] = std::chrono::duration<double, std::micro>(start.time_since_epoch()).count();
+    }
     if (!r)
       return forward_error(std::move(r), fmt::format("running {} on the {} EP", step.node->describe(), st.ep_name));
     for (std::size_t o = 0; o < step.outputs.size(); ++o) {
@@ -195,7 +201,7 @@ std::vector<StepProfile> KernelPartition::profile() const {
   for (std::size_t i = 0; i < st.steps.size(); ++i) {
     const Step& s = st.steps[i];
     out.push_back({{s.node->name}, s.node->op_type, std::string(s.kernel->variant()),
-                   i < st.step_us.size() ? st.step_us[i] : 0.0});
+                   i < st.step_us.size() ? st.step_us[i] : 0.0, i < st.step_start.size() ? st.step_start[i] : 0.0});
   }
   return out;
 }

@@ -6,6 +6,7 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 namespace nxrt {
 
@@ -35,29 +36,55 @@ float half_to_float(uint16_t h) {
 
 float bfloat16_to_float(uint16_t bits) { return std::bit_cast<float>(static_cast<uint32_t>(bits) << 16); }
 
-TensorDiff compare_values(const RuntimeValue& actual, const RuntimeValue& expected, double rtol, double atol) {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// A diff no tolerance can pass: kinds, dtypes or shapes disagree.
+TensorDiff problem_diff(std::string problem) {
   TensorDiff d;
-  if (actual.kind() != expected.kind()) {
-    d.ok = false;
-    d.problem = fmt::format("{} where {} was expected", actual.describe(), expected.describe());
-    return d;
+  d.ok = false;
+  d.problem = std::move(problem);
+  d.min_atol = d.min_rtol = kInf;
+  return d;
+}
+
+// floor(log10(x)) for x > 0, exact at powers of ten (log10 may round 1e-3 to -2.9999...).
+int log10_bucket(double x) {
+  int k = static_cast<int>(std::floor(std::log10(x)));
+  if (std::pow(10.0, k + 1) <= x) ++k;
+  if (std::pow(10.0, k) > x) --k;
+  return k;
+}
+
+// Records a finite error |actual - expected| in the histogram and the needed tolerances.
+void record_finite_error(TensorDiff& d, double diff, double expected) {
+  d.max_abs = std::max(d.max_abs, diff);
+  if (expected != 0) d.max_rel = std::max(d.max_rel, diff / std::abs(expected));
+  if (diff == 0) {
+    ++d.exact;
+    return;
   }
+  ++d.log10_buckets[log10_bucket(diff)];
+  d.min_atol = std::max(d.min_atol, diff);
+  d.min_rtol = std::max(d.min_rtol, expected != 0 ? diff / std::abs(expected) : kInf);
+}
+
+}  // namespace
+
+TensorDiff compare_values(const RuntimeValue& actual, const RuntimeValue& expected, double rtol, double atol) {
+  if (actual.kind() != expected.kind())
+    return problem_diff(fmt::format("{} where {} was expected", actual.describe(), expected.describe()));
+  TensorDiff d;
   if (actual.is_none()) return d;
   if (actual.is_tensor()) return compare_tensors(actual.tensor(), expected.tensor(), rtol, atol);
   const auto& got = actual.items();
   const auto& want = expected.items();
-  if (got.size() != want.size()) {
-    d.ok = false;
-    d.problem = fmt::format("a sequence of {} tensors where {} were expected", got.size(), want.size());
-    return d;
-  }
+  if (got.size() != want.size())
+    return problem_diff(fmt::format("a sequence of {} tensors where {} were expected", got.size(), want.size()));
   for (std::size_t i = 0; i < got.size(); ++i) {
     const TensorDiff item = compare_tensors(got[i], want[i], rtol, atol);
-    if (!item.problem.empty()) {
-      d.ok = false;
-      d.problem = fmt::format("sequence item {}: {}", i, item.problem);
-      return d;
-    }
+    if (!item.problem.empty()) return problem_diff(fmt::format("sequence item {}: {}", i, item.problem));
     if (d.mismatches == 0 && item.mismatches > 0) {
       d.first_mismatch = d.elements + item.first_mismatch;
       d.actual_at_first = item.actual_at_first;
@@ -68,6 +95,11 @@ TensorDiff compare_values(const RuntimeValue& actual, const RuntimeValue& expect
     d.mismatches += item.mismatches;
     d.max_abs = std::max(d.max_abs, item.max_abs);
     d.max_rel = std::max(d.max_rel, item.max_rel);
+    d.min_atol = std::max(d.min_atol, item.min_atol);
+    d.min_rtol = std::max(d.min_rtol, item.min_rtol);
+    d.exact += item.exact;
+    d.nonfinite += item.nonfinite;
+    for (const auto& [k, n] : item.log10_buckets) d.log10_buckets[k] += n;
   }
   return d;
 }
@@ -105,18 +137,13 @@ bool exact_equal(const TensorView& a, const TensorView& e, int64_t i) {
 }  // namespace
 
 TensorDiff compare_tensors(const Tensor& actual, const Tensor& expected, double rtol, double atol) {
+  if (actual.dtype() != expected.dtype())
+    return problem_diff(
+        fmt::format("type {} where {} was expected", dtype_name(actual.dtype()), dtype_name(expected.dtype())));
+  if (actual.shape() != expected.shape())
+    return problem_diff(fmt::format("shape {} where {} was expected", shape_to_string(actual.shape()),
+                                    shape_to_string(expected.shape())));
   TensorDiff d;
-  if (actual.dtype() != expected.dtype()) {
-    d.ok = false;
-    d.problem = fmt::format("type {} where {} was expected", dtype_name(actual.dtype()), dtype_name(expected.dtype()));
-    return d;
-  }
-  if (actual.shape() != expected.shape()) {
-    d.ok = false;
-    d.problem = fmt::format("shape {} where {} was expected", shape_to_string(actual.shape()),
-                            shape_to_string(expected.shape()));
-    return d;
-  }
   const Tensor a = actual.view().is_contiguous() ? actual : copy_to_contiguous(actual.view());
   const Tensor e = expected.view().is_contiguous() ? expected : copy_to_contiguous(expected.view());
   const TensorView av = a.view(), ev = e.view();
@@ -126,22 +153,21 @@ TensorDiff compare_tensors(const Tensor& actual, const Tensor& expected, double 
     bool ok;
     if (floating) {
       const double x = element_as_double(av, i), y = element_as_double(ev, i);
-      if (std::isnan(x) || std::isnan(y)) {
-        ok = std::isnan(x) && std::isnan(y);
-      } else if (std::isinf(x) || std::isinf(y)) {
-        ok = x == y;
+      if (std::isnan(x) || std::isnan(y) || std::isinf(x) || std::isinf(y)) {
+        ok = (std::isnan(x) && std::isnan(y)) || x == y;
+        ++(ok ? d.exact : d.nonfinite);
       } else {
         const double diff = std::abs(x - y);
-        d.max_abs = std::max(d.max_abs, diff);
-        if (y != 0) d.max_rel = std::max(d.max_rel, diff / std::abs(y));
+        record_finite_error(d, diff, y);
         ok = diff <= atol + rtol * std::abs(y);
       }
     } else {
       ok = exact_equal(av, ev, i);
-      if (!ok && a.dtype() != DType::kString) {
-        const double diff = std::abs(element_as_double(av, i) - element_as_double(ev, i));
-        d.max_abs = std::max(d.max_abs, diff);
-        if (element_as_double(ev, i) != 0) d.max_rel = std::max(d.max_rel, diff / std::abs(element_as_double(ev, i)));
+      if (ok) {
+        ++d.exact;
+      } else if (a.dtype() != DType::kString) {
+        const double y = element_as_double(ev, i);
+        record_finite_error(d, std::abs(element_as_double(av, i) - y), y);
       }
     }
     if (!ok) {
@@ -156,6 +182,9 @@ TensorDiff compare_tensors(const Tensor& actual, const Tensor& expected, double 
     }
   }
   d.ok = d.mismatches == 0;
+  // Integers, booleans and strings compare exactly, and a NaN or infinity matches only
+  // itself: no tolerance makes such a mismatch pass.
+  if (d.nonfinite > 0 || (!floating && d.mismatches > 0)) d.min_atol = d.min_rtol = kInf;
   return d;
 }
 

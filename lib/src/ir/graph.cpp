@@ -82,6 +82,18 @@ void Graph::rebuild_links() {
   }
 }
 
+std::vector<ValueId> mark_node_outputs_as_graph_outputs(Graph& graph) {
+  std::vector<ValueId> added;
+  for (const Node& n : graph.nodes)
+    for (ValueId v : n.outputs) {
+      if (v == kNoValue || graph.value(v).is_graph_output) continue;
+      graph.value(v).is_graph_output = true;
+      graph.outputs.push_back(v);
+      added.push_back(v);
+    }
+  return added;
+}
+
 std::string normalize_domain(std::string_view domain) {
   return domain == "ai.onnx" ? std::string() : std::string(domain);
 }

@@ -146,9 +146,12 @@ Expected<Analysis> analyze(const std::filesystem::path& model_path, const Sessio
     if (!changes) return forward_error(std::move(changes), fmt::format("running pass '{}'", pass->name()));
     for (auto& c : *changes) rewrites.push_back(fmt::format("{}: {}", pass->name(), c));
   }
+  std::vector<ValueId> exposed;
+  if (options.all_values_as_outputs) exposed = mark_node_outputs_as_graph_outputs(*model->graph);
   auto report = analyze_claims(*model, *eps, *contexts);
   if (!report) return std::unexpected(report.error());
-  return Analysis{std::move(*eps), std::move(*contexts), std::move(*model), std::move(rewrites), std::move(*report)};
+  return Analysis{std::move(*eps), std::move(*contexts), std::move(*model), std::move(rewrites), std::move(*report),
+                  std::move(exposed)};
 }
 
 Session::~Session() = default;

@@ -55,6 +55,7 @@ struct StepProfile {
   std::string op_type;             // the first node's op ("Conv"), or the EP's own ("Reorder")
   std::string variant;             // the implementation that ran ("brg:avx512_core", "reference")
   double us = 0;                   // time of the last profiled run; 0 when not profiled
+  double start_us = 0;             // its start in that run, µs on std::chrono::steady_clock
 };
 
 // A compiled partition: takes the boundary inputs (in Partition::inputs order) and

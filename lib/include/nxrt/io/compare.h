@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 
 #include "nxrt/ep/runtime_value.h"
@@ -23,6 +24,16 @@ struct TensorDiff {
   double max_rel = 0;           // |a - e| / |e| over elements with e != 0
   double actual_at_first = 0;
   double expected_at_first = 0;
+  // The smallest tolerances under which every element passes: atol with rtol = 0 and rtol
+  // with atol = 0. Infinite when none does (a NaN or infinity against something else, an
+  // integer mismatch for min_rtol where 0 was expected, or a dtype/shape problem).
+  double min_atol = 0;
+  double min_rtol = 0;
+  // Histogram of |actual - expected|: `exact` counts equal elements (strings included),
+  // `log10_buckets[k]` those with 10^k <= error < 10^(k+1), `nonfinite` NaN/infinity mismatches.
+  int64_t exact = 0;
+  int64_t nonfinite = 0;
+  std::map<int, int64_t> log10_buckets;
 };
 
 TensorDiff compare_tensors(const Tensor& actual, const Tensor& expected, double rtol = kDefaultRtol,

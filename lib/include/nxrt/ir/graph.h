@@ -98,6 +98,10 @@ class Graph {
   void rebuild_links();
 };
 
+// Makes every node output of `graph` (not of its subgraphs) a graph output, after the
+// declared outputs, in node order; returns the values it added (run --check-each-node).
+std::vector<ValueId> mark_node_outputs_as_graph_outputs(Graph& graph);
+
 // Normalises a domain: "ai.onnx" -> "".
 std::string normalize_domain(std::string_view domain);
 // "ai.onnx" for "", else the domain as is (for messages).

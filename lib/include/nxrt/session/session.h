@@ -18,6 +18,9 @@ struct SessionOptions {
   std::vector<std::string> eps = {"cpu"};  // priority order
   EpConfig config;
   LoadOptions load;
+  // Every intermediate value of the main graph becomes a graph output (after the optimizer
+  // passes), so a run returns them all; fusions across them are off (run --check-each-node).
+  bool all_values_as_outputs = false;
 };
 
 // Creates the named EPs from the factory list, in order; unknown names are a usage error
@@ -31,6 +34,7 @@ struct Analysis {
   Model model;
   std::vector<std::string> rewrites;  // what the optimizer passes changed, one line each
   ClaimsReport report;
+  std::vector<ValueId> exposed_values;  // intermediates made outputs by all_values_as_outputs
 };
 Expected<Analysis> analyze(const std::filesystem::path& model_path, const SessionOptions& options);
 
@@ -46,6 +50,8 @@ class Session {
   const EpRegistry& eps() const { return analysis_.eps; }
   const CompiledPartition& compiled(std::size_t partition) const { return *compiled_[partition]; }
   double create_ms() const { return create_ms_; }
+  // Intermediate values made graph outputs by SessionOptions::all_values_as_outputs.
+  const std::vector<ValueId>& exposed_values() const { return analysis_.exposed_values; }
 
   // Graph inputs the caller must feed (initializer defaults excluded), in model order.
   std::vector<const Value*> required_inputs() const;
