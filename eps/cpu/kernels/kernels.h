@@ -22,7 +22,7 @@ std::vector<KernelDef> transpose_kernels();       // Transpose
 std::vector<KernelDef> concat_split_kernels();    // Concat Split
 std::vector<KernelDef> slice_gather_kernels();    // Slice Gather
 std::vector<KernelDef> constant_kernels();        // Constant ConstantOfShape
-std::vector<KernelDef> activation_kernels();        // Elu Selu Celu HardSigmoid HardSwish Softplus Softsign ThresholdedRelu Shrink PRelu Mish
+std::vector<KernelDef> activation_kernels();        // Elu Selu Celu HardSigmoid HardSwish Softplus Softsign ThresholdedRelu Shrink PRelu Mish Gelu
 std::vector<KernelDef> variadic_kernels();          // Min Max Sum Mean (n-ary, broadcasting)
 std::vector<KernelDef> bitwise_kernels();           // BitShift BitwiseAnd BitwiseOr BitwiseXor BitwiseNot
 std::vector<KernelDef> arg_reduce_kernels();        // ArgMax ArgMin
@@ -49,6 +49,9 @@ std::vector<KernelDef> quantize_kernels();          // QuantizeLinear Dequantize
 std::vector<KernelDef> sequence_kernels();          // SequenceEmpty SequenceConstruct SequenceInsert SequenceAt SequenceErase SequenceLength SplitToSequence ConcatFromSequence
 std::vector<KernelDef> optional_kernels();          // Optional OptionalHasElement OptionalGetElement
 std::vector<KernelDef> control_flow_kernels();      // If Loop Scan
+std::vector<KernelDef> group_normalization_kernels();  // GroupNormalization
+std::vector<KernelDef> col2im_kernels();            // Col2Im
+std::vector<KernelDef> center_crop_pad_kernels();   // CenterCropPad
 
 // Every family's table, best implementation first (the only list of CPU kernels).
 std::vector<KernelDef> all_kernels();
