@@ -157,6 +157,10 @@ def cases():
               dilations=[2, 1])
     yield one("centercroppad_18_crop_and_pad", 18, "CenterCropPad", {"x": rand(5, 4, 3)}, {"shape": ints(3, 7, 3)})
     yield one("centercroppad_18_axes", 18, "CenterCropPad", {"x": rand(2, 5, 4)}, {"shape": ints(6, 2)}, axes=[-2, 2])
+    yield one("dft_20_default_axis", 20, "DFT", {"x": rand(2, 6, 1)})
+    yield one("dft_20_axis_input_onesided", 20, "DFT", {"x": rand(5, 3, 1)}, {"dft_length": np.array(6, I64),
+                                                                               "axis": np.array(0, I64)}, onesided=1)
+    yield one("dft_20_inverse", 20, "DFT", {"x": rand(1, 4, 2)}, {"dft_length": np.array(4, I64)}, inverse=1)
     # A chain: the Reduce-18 and Split-18 outputs feed ops older schemas know.
     yield Case("chain_21_reduce_split_relu", 21,
                [node("ReduceSum", ["x", "axes"], ["s"], keepdims=1), node("Split", ["s"], ["a", "b"], axis=2,

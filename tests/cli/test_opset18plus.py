@@ -50,12 +50,18 @@ class Loading(TempDirTest):
         self.assertIn("? (unknown until run)", out)
         self.assertExit(nxrt("run", model, "--ep", "cpu"), 4)
 
-    def test_a_newer_version_than_implemented_is_declined_naming_both(self):
-        model = save_model(self.tmp / "dft20.onnx", [helper.make_node("DFT", ["x"], ["y"])], 20)
+    def test_an_attribute_that_became_an_input_is_declined(self):
+        model = save_model(self.tmp / "dft20.onnx", [helper.make_node("DFT", ["x"], ["y"], axis=1)], 20)
         rc, out, err = nxrt("explain-claims", model, "--ep", "cpu")
         self.assertExit((rc, out, err), 4)
-        self.assertIn("declined: DFT-20 (dft_length and axis as inputs) is not implemented by the cpu EP; it "
-                      "implements opsets 17-19", out)
+        self.assertIn("declined: DFT: opset 20 takes the axis as input 2, but the node has an axis attribute; "
+                      "re-export the model for this opset", out)
+
+    def test_an_op_new_in_opset_20_that_no_ep_implements_is_declined(self):
+        model = save_model(self.tmp / "affine20.onnx", [helper.make_node("AffineGrid", ["x", "x"], ["y"])], 20)
+        rc, out, err = nxrt("explain-claims", model, "--ep", "cpu")
+        self.assertExit((rc, out, err), 4)
+        self.assertIn("declined: AffineGrid: ai.onnx::AffineGrid (opset 20) is not implemented by the cpu EP", out)
 
     def test_blocked_quantization_is_declined(self):
         scale = onnx.numpy_helper.from_array(__import__("numpy").ones((2, 4, 2), "float32"), "scale")

@@ -44,7 +44,7 @@ std::vector<KernelDef> grid_sample_kernels();       // GridSample
 std::vector<KernelDef> detection_kernels();         // RoiAlign NonMaxSuppression
 std::vector<KernelDef> conv_transpose_kernels();    // ConvTranspose
 std::vector<KernelDef> rnn_kernels();               // RNN GRU LSTM
-std::vector<KernelDef> signal_kernels();            // DFT STFT HannWindow HammingWindow BlackmanWindow MelWeightMatrix
+std::vector<KernelDef> signal_kernels();            // DFT (17, 20) STFT HannWindow HammingWindow BlackmanWindow MelWeightMatrix
 std::vector<KernelDef> quantize_kernels();          // QuantizeLinear DequantizeLinear DynamicQuantizeLinear QLinearMatMul QLinearConv MatMulInteger ConvInteger
 std::vector<KernelDef> sequence_kernels();          // SequenceEmpty SequenceConstruct SequenceInsert SequenceAt SequenceErase SequenceLength SplitToSequence ConcatFromSequence
 std::vector<KernelDef> optional_kernels();          // Optional OptionalHasElement OptionalGetElement
