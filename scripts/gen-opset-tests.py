@@ -161,6 +161,10 @@ def cases():
     yield one("dft_20_axis_input_onesided", 20, "DFT", {"x": rand(5, 3, 1)}, {"dft_length": np.array(6, I64),
                                                                                "axis": np.array(0, I64)}, onesided=1)
     yield one("dft_20_inverse", 20, "DFT", {"x": rand(1, 4, 2)}, {"dft_length": np.array(4, I64)}, inverse=1)
+    theta2 = np.array([[[1.0, 0.2, 0.1], [-0.3, 0.9, 0.0]]], F)
+    yield one("affinegrid_20_2d", 20, "AffineGrid", {"theta": theta2}, {"size": ints(1, 1, 3, 4)})
+    yield one("affinegrid_20_3d_align_corners", 20, "AffineGrid", {"theta": rand(2, 3, 4)},
+              {"size": ints(2, 1, 2, 3, 2)}, align_corners=1)
     # A chain: the Reduce-18 and Split-18 outputs feed ops older schemas know.
     yield Case("chain_21_reduce_split_relu", 21,
                [node("ReduceSum", ["x", "axes"], ["s"], keepdims=1), node("Split", ["s"], ["a", "b"], axis=2,

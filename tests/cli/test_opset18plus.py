@@ -58,10 +58,10 @@ class Loading(TempDirTest):
                       "re-export the model for this opset", out)
 
     def test_an_op_new_in_opset_20_that_no_ep_implements_is_declined(self):
-        model = save_model(self.tmp / "affine20.onnx", [helper.make_node("AffineGrid", ["x", "x"], ["y"])], 20)
+        model = save_model(self.tmp / "concat20.onnx", [helper.make_node("StringConcat", ["x", "x"], ["y"])], 20)
         rc, out, err = nxrt("explain-claims", model, "--ep", "cpu")
         self.assertExit((rc, out, err), 4)
-        self.assertIn("declined: AffineGrid: ai.onnx::AffineGrid (opset 20) is not implemented by the cpu EP", out)
+        self.assertIn("declined: StringConcat: ai.onnx::StringConcat (opset 20) is not implemented by the cpu EP", out)
 
     def test_blocked_quantization_is_declined(self):
         scale = onnx.numpy_helper.from_array(__import__("numpy").ones((2, 4, 2), "float32"), "scale")

@@ -52,6 +52,7 @@ std::vector<KernelDef> control_flow_kernels();      // If Loop Scan
 std::vector<KernelDef> group_normalization_kernels();  // GroupNormalization
 std::vector<KernelDef> col2im_kernels();            // Col2Im
 std::vector<KernelDef> center_crop_pad_kernels();   // CenterCropPad
+std::vector<KernelDef> affine_grid_kernels();       // AffineGrid
 
 // Every family's table, best implementation first (the only list of CPU kernels).
 std::vector<KernelDef> all_kernels();

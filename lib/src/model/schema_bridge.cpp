@@ -84,6 +84,9 @@ std::map<std::pair<std::string, int64_t>, InferenceFunction> rules() {
   r[{"ScatterElements", 18}] = [](InferenceContext& ctx) { infer_as(ctx, "ScatterElements", 16); };
   r[{"ScatterND", 18}] = [](InferenceContext& ctx) { infer_as(ctx, "ScatterND", 16); };
   r[{"CenterCropPad", 18}] = r[{"Col2Im", 18}] = r[{"DFT", 20}] = r[{"GridSample", 20}] = type_and_rank;
+  r[{"AffineGrid", 20}] = [](InferenceContext& ctx) {
+    if (has_input(ctx, 0)) onnx::propagateElemTypeFromInputToOutput(ctx, 0, 0);
+  };
   // Rules that hold while the new attribute or input is left at its default.
   r[{"Split", 18}] = [](InferenceContext& ctx) {
     if (!ctx.getAttribute("num_outputs")) return infer_as(ctx, "Split", 13);
