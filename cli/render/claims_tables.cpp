@@ -41,8 +41,7 @@ std::string output_types(const NodeClaim& c) {
   for (ValueId v : n.outputs) {
     if (v == kNoValue) continue;
     const ValueType& t = c.graph->value(v).type;
-    out.push_back(t.has_static_shape() || t.dtype == DType::kUndefined ? t.to_string()
-                                                                        : t.to_string() + " (unknown until run)");
+    out.push_back(t.has_static_shape() ? t.to_string() : t.to_string() + " (unknown until run)");
   }
   return fmt::format("{}", fmt::join(out, ", "));
 }

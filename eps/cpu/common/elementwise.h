@@ -94,9 +94,9 @@ KernelDef map_def(const char* op, int64_t since, Fn fn, int64_t until = 0) {
 
 // Like map_def, for functions with attributes: make(ctx) returns the scalar function.
 template <class Types = FloatHalfTypes, class O = void, class Make>
-KernelDef map_def_with(const char* op, int64_t since, Make make) {
+KernelDef map_def_with(const char* op, int64_t since, Make make, int64_t until = 0) {
   using Fn = decltype(make(std::declval<const NodeContext&>()));
-  return KernelDef{{"", op, since}, 0, check_map<Types>,
+  return KernelDef{{"", op, since}, until, check_map<Types>,
                    [make](const NodeContext& ctx) { return make_kernel<MapKernel<Types, O, Fn>>(make(ctx)); }};
 }
 

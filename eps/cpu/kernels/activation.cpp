@@ -1,5 +1,5 @@
 // Activation functions: Elu, Selu, Celu, HardSigmoid, HardSwish, Softplus, Softsign,
-// ThresholdedRelu, Shrink, Mish, and PRelu with its broadcast slope.
+// ThresholdedRelu, Shrink, Mish, Gelu, and PRelu with its broadcast slope.
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -17,6 +17,27 @@ namespace {
 template <class X>
 X softplus(X x) {
   return x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x));
+}
+
+// Gelu-20: x * Phi(x) with the exact normal CDF (approximate "none") or its tanh form.
+KernelDef gelu_def() {
+  KernelDef def = map_def_with("Gelu", 20, [](const NodeContext& ctx) {
+    const bool tanh_form = ctx.attrs().string_or("approximate", "none") == "tanh";
+    return [tanh_form](auto x) {
+      using X = decltype(x);
+      const double v = x;
+      if (tanh_form)
+        return static_cast<X>(0.5 * v * (1.0 + std::tanh(0.7978845608028654 * (v + 0.044715 * v * v * v))));
+      return static_cast<X>(0.5 * v * (1.0 + std::erf(v * 0.7071067811865476)));
+    };
+  });
+  def.check = [](const NodeContext& ctx) {
+    const std::string approximate = ctx.attrs().string_or("approximate", "none");
+    NXRT_REQUIRE(approximate == "none" || approximate == "tanh",
+                 "Gelu: approximate '{}' is not valid; use none or tanh", approximate);
+    return check_map<FloatHalfTypes>(ctx);
+  };
+  return def;
 }
 
 KernelDef elu_def() {
@@ -153,6 +174,7 @@ std::vector<KernelDef> activation_kernels() {
       map_def("Softplus", 1, [](auto x) { return softplus(x); }),
       map_def("Softsign", 1, [](auto x) { return x / (decltype(x)(1) + std::abs(x)); }),
       map_def("Mish", 18, [](auto x) { return x * std::tanh(softplus(x)); }),
+      gelu_def(),
       thresholded_relu_def(),
       shrink_def(),
       prelu_def(1, 6),

@@ -22,7 +22,7 @@ std::vector<KernelDef> transpose_kernels();       // Transpose
 std::vector<KernelDef> concat_split_kernels();    // Concat Split
 std::vector<KernelDef> slice_gather_kernels();    // Slice Gather
 std::vector<KernelDef> constant_kernels();        // Constant ConstantOfShape
-std::vector<KernelDef> activation_kernels();        // Elu Selu Celu HardSigmoid HardSwish Softplus Softsign ThresholdedRelu Shrink PRelu Mish
+std::vector<KernelDef> activation_kernels();        // Elu Selu Celu HardSigmoid HardSwish Softplus Softsign ThresholdedRelu Shrink PRelu Mish Gelu
 std::vector<KernelDef> variadic_kernels();          // Min Max Sum Mean (n-ary, broadcasting)
 std::vector<KernelDef> bitwise_kernels();           // BitShift BitwiseAnd BitwiseOr BitwiseXor BitwiseNot
 std::vector<KernelDef> arg_reduce_kernels();        // ArgMax ArgMin
@@ -44,11 +44,15 @@ std::vector<KernelDef> grid_sample_kernels();       // GridSample
 std::vector<KernelDef> detection_kernels();         // RoiAlign NonMaxSuppression
 std::vector<KernelDef> conv_transpose_kernels();    // ConvTranspose
 std::vector<KernelDef> rnn_kernels();               // RNN GRU LSTM
-std::vector<KernelDef> signal_kernels();            // DFT STFT HannWindow HammingWindow BlackmanWindow MelWeightMatrix
+std::vector<KernelDef> signal_kernels();            // DFT (17, 20) STFT HannWindow HammingWindow BlackmanWindow MelWeightMatrix
 std::vector<KernelDef> quantize_kernels();          // QuantizeLinear DequantizeLinear DynamicQuantizeLinear QLinearMatMul QLinearConv MatMulInteger ConvInteger
 std::vector<KernelDef> sequence_kernels();          // SequenceEmpty SequenceConstruct SequenceInsert SequenceAt SequenceErase SequenceLength SplitToSequence ConcatFromSequence
 std::vector<KernelDef> optional_kernels();          // Optional OptionalHasElement OptionalGetElement
 std::vector<KernelDef> control_flow_kernels();      // If Loop Scan
+std::vector<KernelDef> group_normalization_kernels();  // GroupNormalization
+std::vector<KernelDef> col2im_kernels();            // Col2Im
+std::vector<KernelDef> center_crop_pad_kernels();   // CenterCropPad
+std::vector<KernelDef> affine_grid_kernels();       // AffineGrid
 
 // Every family's table, best implementation first (the only list of CPU kernels).
 std::vector<KernelDef> all_kernels();

@@ -59,21 +59,47 @@ KernelMatch check_scale_zero_point(const NodeContext& ctx, std::size_t scale, st
   return KernelMatch::supported();
 }
 
+// Opset 21's blocked quantization (block_size > 0) is not implemented; block_size 0 keeps
+// the per-tensor and per-axis semantics of opsets 13 to 19.
+KernelMatch check_block_size(const NodeContext& ctx) {
+  const int64_t block = ctx.attrs().int_or("block_size", 0);
+  NXRT_REQUIRE(block == 0,
+               "{}-21 with block_size {} (blocked quantization) is not implemented by the cpu EP; it implements "
+               "per-tensor and per-axis scales (block_size 0)",
+               ctx.node().op_type, block);
+  return KernelMatch::supported();
+}
+
 // ---- QuantizeLinear ----
+
+// The output type: the zero point's, else attribute output_dtype (opset 21), else uint8.
+std::optional<DType> quantized_type(const NodeContext& ctx) {
+  if (ctx.has_input(2)) return ctx.input_dtype(2);
+  const int64_t code = ctx.opset() >= 21 ? ctx.attrs().int_or("output_dtype", 0) : 0;
+  if (code == 0) return DType::kUInt8;
+  return dtype_from_onnx(static_cast<int32_t>(code));
+}
 
 KernelMatch check_quantize_linear(const NodeContext& ctx) {
   NXRT_REQUIRE_MATCH(require_input_dtype(ctx, 0, {DType::kFloat32, DType::kInt32}));
+  NXRT_REQUIRE_MATCH(check_block_size(ctx));
   NXRT_REQUIRE_MATCH(check_scale_zero_point(ctx, 1, 2));
   if (ctx.has_input(2)) NXRT_REQUIRE_MATCH(require_input_dtype_in(ctx, 2, QuantTypes{}));
+  const int64_t code = ctx.attrs().int_or("output_dtype", 0);
+  const auto q = quantized_type(ctx);
+  NXRT_REQUIRE(q == DType::kUInt8 || q == DType::kInt8,
+               "QuantizeLinear: output_dtype {} is not supported by the cpu EP; it quantizes to uint8 and int8", code);
+  NXRT_REQUIRE(code == 0 || !ctx.has_input(2) || dtype_from_onnx(static_cast<int32_t>(code)) == ctx.input_dtype(2),
+               "QuantizeLinear: output_dtype {} differs from the zero point's type {}; they must match", code,
+               dtype_name(ctx.input_dtype(2)));
   return KernelMatch::supported(elementwise_cost(ctx, 3));
 }
 
 class QuantizeLinearKernel final : public Kernel {
  public:
-  explicit QuantizeLinearKernel(int64_t axis) : axis_(axis) {}
+  QuantizeLinearKernel(int64_t axis, DType q) : axis_(axis), q_(q) {}
   Expected<void> compute(KernelContext& ctx) override {
-    const DType q = ctx.has_input(2) ? ctx.input(2).dtype() : DType::kUInt8;
-    return dispatch_dtype(QuantTypes{}, q, [&](auto tag) { return run<typename decltype(tag)::type>(ctx); });
+    return dispatch_dtype(QuantTypes{}, q_, [&](auto tag) { return run<typename decltype(tag)::type>(ctx); });
   }
 
  private:
@@ -103,12 +129,14 @@ class QuantizeLinearKernel final : public Kernel {
     return {};
   }
   int64_t axis_;
+  DType q_;
 };
 
 // ---- DequantizeLinear ----
 
 KernelMatch check_dequantize_linear(const NodeContext& ctx) {
   NXRT_REQUIRE_MATCH(require_input_dtype(ctx, 0, {DType::kUInt8, DType::kInt8, DType::kInt32}));
+  NXRT_REQUIRE_MATCH(check_block_size(ctx));
   NXRT_REQUIRE_MATCH(check_scale_zero_point(ctx, 1, 2));
   NXRT_REQUIRE(!ctx.has_input(2) || ctx.input_dtype(2) == ctx.input_dtype(0),
                "DequantizeLinear: the zero point has type {} and x {}; they must match",
@@ -584,18 +612,24 @@ std::vector<KernelDef> quantize_kernels() {
   auto axis_of = [](const NodeContext& ctx) { return ctx.opset() >= 13 ? ctx.attrs().int_or("axis", 1) : 1; };
   return {
       KernelDef{{"", "QuantizeLinear", 10}, 12, check_quantize_linear,
-                [=](const NodeContext& ctx) { return make_kernel<QuantizeLinearKernel>(axis_of(ctx)); }},
-      KernelDef{{"", "QuantizeLinear", 13}, 0, check_quantize_linear,
-                [=](const NodeContext& ctx) { return make_kernel<QuantizeLinearKernel>(axis_of(ctx)); }},
+                [=](const NodeContext& ctx) {
+                  return make_kernel<QuantizeLinearKernel>(axis_of(ctx), *quantized_type(ctx));
+                }},
+      // Opsets 19 and 21 add float8, int4 and 16-bit types, blocked quantization and
+      // output_dtype; for float32 scales and 8-bit outputs the semantics are those of 13.
+      KernelDef{{"", "QuantizeLinear", 13}, 21, check_quantize_linear,
+                [=](const NodeContext& ctx) {
+                  return make_kernel<QuantizeLinearKernel>(axis_of(ctx), *quantized_type(ctx));
+                }},
       KernelDef{{"", "DequantizeLinear", 10}, 12, check_dequantize_linear,
                 [=](const NodeContext& ctx) { return make_kernel<DequantizeLinearKernel>(axis_of(ctx)); }},
-      KernelDef{{"", "DequantizeLinear", 13}, 0, check_dequantize_linear,
+      KernelDef{{"", "DequantizeLinear", 13}, 21, check_dequantize_linear,
                 [=](const NodeContext& ctx) { return make_kernel<DequantizeLinearKernel>(axis_of(ctx)); }},
       KernelDef{{"", "DynamicQuantizeLinear", 11}, 0, check_dynamic_quantize_linear,
                 [](const NodeContext&) { return make_kernel<DynamicQuantizeLinearKernel>(); }},
       KernelDef{{"", "MatMulInteger", 10}, 0, check_matmul_integer,
                 [](const NodeContext&) { return make_kernel<MatMulIntegerKernel>(); }},
-      KernelDef{{"", "QLinearMatMul", 10}, 0, check_qlinear_matmul,
+      KernelDef{{"", "QLinearMatMul", 10}, 21, check_qlinear_matmul,
                 [](const NodeContext&) { return make_kernel<QLinearMatMulKernel>(); }},
       KernelDef{{"", "ConvInteger", 10}, 0, check_conv_integer,
                 [](const NodeContext& ctx) { return make_kernel<ConvIntegerKernel>(ctx, conv_spatial_rank(ctx, 1)); }},

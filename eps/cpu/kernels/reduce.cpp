@@ -281,12 +281,19 @@ ReduceAttrs reduce_attrs(const NodeContext& ctx, bool axes_input) {
   return a;
 }
 
+// ReduceMax-20 and ReduceMin-20 take booleans (any and all), run as uint8 0/1.
+bool accepts_bool(const NodeContext& ctx) {
+  const std::string& op = ctx.node().op_type;
+  return ctx.opset() >= 20 && (op == "ReduceMax" || op == "ReduceMin");
+}
+
 template <bool kAxesInput>
 KernelMatch check_reduce(const NodeContext& ctx) {
   const std::string& op = ctx.node().op_type;
   NXRT_REQUIRE(ctx.input_type(0) == nullptr || ctx.input_type(0)->kind == ValueType::Kind::kTensor,
                "{}: input 0 is not a tensor; the cpu EP supports tensors only", op);
-  NXRT_REQUIRE_MATCH(require_input_dtype_in(ctx, 0, ReduceTypes{}));
+  if (!accepts_bool(ctx) || ctx.input_dtype(0) != DType::kBool)
+    NXRT_REQUIRE_MATCH(require_input_dtype_in(ctx, 0, ReduceTypes{}));
   const ReduceAttrs a = reduce_attrs(ctx, kAxesInput);
   std::optional<std::vector<int64_t>> axes = a.axes;
   if constexpr (kAxesInput) {
@@ -335,7 +342,8 @@ class ReduceKernel final : public Kernel {
     if (!y) return std::unexpected(std::move(y.error()));
     if (y->numel() == 0) return {};
     const ReduceLayout layout = make_layout(x.shape(), reduced);
-    return dispatch_dtype(ReduceTypes{}, x.dtype(), [&](auto tag) -> Expected<void> {
+    const DType as = x.dtype() == DType::kBool ? DType::kUInt8 : x.dtype();
+    return dispatch_dtype(ReduceTypes{}, as, [&](auto tag) -> Expected<void> {
       using T = typename decltype(tag)::type;
       std::vector<double> shift;
       if constexpr (std::is_same_v<Op<T>, LogSumExpOp<T>>) {
@@ -356,16 +364,16 @@ class ReduceKernel final : public Kernel {
 };
 
 // The registrations of one reduction: axes as an attribute before `input_since`, as an
-// input from it.
+// input from it (up to `until`; 0: open-ended).
 template <template <class> class Op>
-void add_reduce(std::vector<KernelDef>& defs, const char* op, int64_t input_since) {
+void add_reduce(std::vector<KernelDef>& defs, const char* op, int64_t input_since, int64_t until = 0) {
   const auto create = [](bool axes_input) {
     return [axes_input](const NodeContext& ctx) {
       return make_kernel<ReduceKernel<Op>>(reduce_attrs(ctx, axes_input), ctx.node().op_type);
     };
   };
   defs.push_back(KernelDef{{"", op, 1}, input_since - 1, check_reduce<false>, create(false)});
-  defs.push_back(KernelDef{{"", op, input_since}, 0, check_reduce<true>, create(true)});
+  defs.push_back(KernelDef{{"", op, input_since}, until, check_reduce<true>, create(true)});
 }
 
 }  // namespace
@@ -374,8 +382,8 @@ std::vector<KernelDef> reduce_kernels() {
   std::vector<KernelDef> defs;
   add_reduce<SumOp>(defs, "ReduceSum", 13);
   add_reduce<MeanOp>(defs, "ReduceMean", 18);
-  add_reduce<MaxOp>(defs, "ReduceMax", 18);
-  add_reduce<MinOp>(defs, "ReduceMin", 18);
+  add_reduce<MaxOp>(defs, "ReduceMax", 18, 21);  // opset 20 adds booleans
+  add_reduce<MinOp>(defs, "ReduceMin", 18, 21);
   add_reduce<ProdOp>(defs, "ReduceProd", 18);
   add_reduce<SumSquareOp>(defs, "ReduceSumSquare", 18);
   add_reduce<L1Op>(defs, "ReduceL1", 18);

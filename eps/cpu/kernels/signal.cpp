@@ -7,6 +7,7 @@
 
 #include "common/elementwise.h"
 #include "common/kernel_util.h"
+#include "common/layout_util.h"
 #include "kernels/kernels.h"
 
 namespace nxrt::cpu {
@@ -62,12 +63,28 @@ class DftPlan {
 
 // ---- DFT ----
 
+// DFT-17 takes the axis as an attribute (default 1); DFT-20 as optional input 2 (default -2,
+// the last signal axis), nullopt when that input is computed at run time.
+std::optional<int64_t> dft_axis(const NodeContext& ctx) {
+  if (ctx.opset() < 20) return ctx.attrs().int_or("axis", 1);
+  if (ctx.input_count() < 3 || !ctx.has_input(2)) return -2;
+  const auto v = constant_ints(ctx, 2);
+  return v && v->size() == 1 ? std::optional<int64_t>(v->front()) : std::nullopt;
+}
+
 KernelMatch check_dft(const NodeContext& ctx) {
   NXRT_REQUIRE_MATCH(require_input_dtype(ctx, 0, {DType::kFloat32, DType::kFloat64}));
   NXRT_REQUIRE_MATCH(check_scalar_int(ctx, 1, "dft_length"));
-  if (auto rank = ctx.input_rank(0)) {
+  if (ctx.opset() >= 20) {
+    NXRT_REQUIRE(!ctx.attrs().has("axis"),
+                 "DFT: opset {} takes the axis as input 2, but the node has an axis attribute; re-export the model "
+                 "for this opset", ctx.opset());
+    NXRT_REQUIRE_MATCH(check_scalar_int(ctx, 2, "axis"));
+  }
+  const std::optional<int64_t> given_axis = dft_axis(ctx);
+  if (auto rank = ctx.input_rank(0); rank && given_axis) {
     NXRT_REQUIRE(*rank >= 2, "DFT: the input has rank {}; it needs a signal axis and a last dim of 1 or 2", *rank);
-    const int64_t axis = ctx.attrs().int_or("axis", 1);
+    const int64_t axis = *given_axis;
     const int64_t a = axis < 0 ? axis + *rank : axis;
     NXRT_REQUIRE(a >= 0 && a < *rank - 1, "DFT: axis {} is out of range for rank {}; the last dim holds re, im", axis,
                  *rank);
@@ -80,7 +97,9 @@ KernelMatch check_dft(const NodeContext& ctx) {
 
 class DftKernel final : public Kernel {
  public:
-  DftKernel(int64_t axis, bool inverse, bool onesided) : axis_(axis), inverse_(inverse), onesided_(onesided) {}
+  // axis_input: DFT-20, the axis comes from input 2 (default -2) instead of `axis`.
+  DftKernel(int64_t axis, bool axis_input, bool inverse, bool onesided)
+      : axis_(axis), axis_input_(axis_input), inverse_(inverse), onesided_(onesided) {}
 
   Expected<void> compute(KernelContext& ctx) override {
     return dispatch_dtype(FloatTypes{}, ctx.input(0).dtype(),
@@ -93,10 +112,11 @@ class DftKernel final : public Kernel {
     const Tensor& x = ctx.input(0);
     const Shape& shape = x.shape();
     const int64_t rank = static_cast<int64_t>(shape.size());
-    const int64_t axis = axis_ < 0 ? axis_ + rank : axis_;
+    const int64_t given = axis_input_ && ctx.input_count() > 2 && ctx.has_input(2) ? scalar_int(ctx.input(2)) : axis_;
+    const int64_t axis = given < 0 ? given + rank : given;
     const int64_t components = shape.back();
     if (rank < 2 || axis < 0 || axis >= rank - 1 || (components != 1 && components != 2))
-      return fail(ErrorCode::kRuntime, fmt::format("DFT: input {} does not fit axis {}", shape_to_string(shape), axis_),
+      return fail(ErrorCode::kRuntime, fmt::format("DFT: input {} does not fit axis {}", shape_to_string(shape), given),
                   "the input needs the signal axis before a last dim of 1 (real) or 2 (complex)",
                   "check the input's shape and the axis attribute");
     const int64_t in_len = shape[static_cast<std::size_t>(axis)];
@@ -137,6 +157,7 @@ class DftKernel final : public Kernel {
   }
 
   int64_t axis_;
+  bool axis_input_;
   bool inverse_;
   bool onesided_;
 };
@@ -333,15 +354,18 @@ class MelWeightMatrixKernel final : public Kernel {
   DType dtype_;
 };
 
+Expected<std::unique_ptr<Kernel>> create_dft(const NodeContext& ctx) {
+  const bool axis_input = ctx.opset() >= 20;
+  return make_kernel<DftKernel>(axis_input ? -2 : ctx.attrs().int_or("axis", 1), axis_input,
+                                ctx.attrs().int_or("inverse", 0) != 0, ctx.attrs().int_or("onesided", 0) != 0);
+}
+
 }  // namespace
 
 std::vector<KernelDef> signal_kernels() {
   return {
-      KernelDef{{"", "DFT", 17}, 0, check_dft,
-                [](const NodeContext& ctx) {
-                  return make_kernel<DftKernel>(ctx.attrs().int_or("axis", 1), ctx.attrs().int_or("inverse", 0) != 0,
-                                                ctx.attrs().int_or("onesided", 0) != 0);
-                }},
+      KernelDef{{"", "DFT", 17}, 19, check_dft, create_dft},
+      KernelDef{{"", "DFT", 20}, 0, check_dft, create_dft},
       KernelDef{{"", "STFT", 17}, 0, check_stft,
                 [](const NodeContext& ctx) {
                   return make_kernel<StftKernel>(ctx.attrs().int_or("onesided", 1) != 0);

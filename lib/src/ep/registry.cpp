@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "nxrt/ep/provider.h"
+#include "nxrt/model/op_versions.h"
 
 namespace nxrt {
 
@@ -45,6 +46,14 @@ std::optional<int64_t> OpRegistry::earliest_version(std::string_view domain, std
   return it->first.since_version;
 }
 
+int64_t OpRegistry::covered_until(const KernelDef& def) {
+  if (def.until_version != 0) return def.until_version;
+  if (!def.key.domain.empty()) return 0;
+  if (const OpVersionChange* next = op_version_after(def.key.op_type, def.key.since_version, kNewestKnownOpset))
+    return next->since_version - 1;
+  return kNewestKnownOpset;
+}
+
 KernelMatch OpRegistry::check(const NodeContext& ctx, std::string_view ep_name) const {
   const Node& n = ctx.node();
   const KernelDef* def = find(n.domain, n.op_type, n.opset);
@@ -58,11 +67,25 @@ KernelMatch OpRegistry::check(const NodeContext& ctx, std::string_view ep_name) 
         "'nxrt list-eps --ops'",
         n.op_type, display_domain(n.domain), n.op_type, n.opset, ep_name));
   }
-  if (def->until_version != 0 && n.opset > def->until_version)
+  const int64_t until = covered_until(*def);
+  const int64_t first = earliest_version(n.domain, n.op_type).value_or(def->key.since_version);
+  if (n.domain.empty() && n.opset > kNewestKnownOpset)
+    return KernelMatch::declined(fmt::format(
+        "{}: the model imports ai.onnx opset {}, newer than the opsets nxrt knows (up to {}); the {} EP "
+        "implements {}-{} (opsets {}-{}); export with opset {} or lower",
+        n.op_type, n.opset, kNewestKnownOpset, ep_name, n.op_type, def->key.since_version, first, until,
+        kNewestKnownOpset));
+  if (until != 0 && n.opset > until) {
+    if (const OpVersionChange* v = n.domain.empty() ? op_version_at(n.op_type, n.opset) : nullptr;
+        v && v->since_version > until)
+      return KernelMatch::declined(fmt::format(
+          "{}-{} ({}) is not implemented by the {} EP; it implements opsets {}-{}", n.op_type, v->since_version,
+          v->change, ep_name, first, until));
     return KernelMatch::declined(fmt::format(
         "{}: this EP implements opsets {} to {} of {}::{}; the model imports opset {}, whose "
-        "semantics changed", n.op_type, def->key.since_version, def->until_version,
+        "semantics changed", n.op_type, def->key.since_version, until,
         display_domain(n.domain), n.op_type, n.opset));
+  }
   return def->check(ctx);
 }
 

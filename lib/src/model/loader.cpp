@@ -1,4 +1,5 @@
-// The loader: ONNX protobuf -> nxrt IR, with shape inference and structural validation.
+// The loader: ONNX protobuf -> nxrt IR, with shape inference and structural validation (no
+// libonnx checker: it refuses IR versions and opsets newer than itself).
 #include <fmt/format.h>
 #include <google/protobuf/io/coded_stream.h>
 #include <onnx/onnx_pb.h>
@@ -9,6 +10,7 @@
 #include <set>
 
 #include "convert.h"
+#include "schema_bridge.h"
 #include "nxrt/model/model.h"
 #include "nxrt/model/tensor_proto.h"
 
@@ -359,7 +361,7 @@ Expected<Model> load_model_proto(std::shared_ptr<onnx::ModelProto> proto, const 
   if (options.infer_shapes) {
     order_proto_nodes(*proto->mutable_graph());
     try {
-      onnx::shape_inference::InferShapes(*proto);
+      onnx::shape_inference::InferShapes(*proto, &inference_schemas());
     } catch (const std::exception& e) {
       model.warnings.push_back(fmt::format("ONNX shape inference failed, shapes are partly unknown: {}", e.what()));
     }

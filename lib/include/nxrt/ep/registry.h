@@ -61,6 +61,10 @@ class OpRegistry {
   std::vector<const KernelDef*> entries() const;
   std::size_t size() const { return defs_.size(); }
 
+  // The last opset a registration covers: until_version, or for an open-ended ai.onnx one,
+  // the opset before the next version of the op nxrt knows (up to kNewestKnownOpset).
+  static int64_t covered_until(const KernelDef& def);
+
  private:
   std::map<OpKey, KernelDef> defs_;
 };

@@ -1,0 +1,174 @@
+// ONNX shape inference for op versions newer than libonnx: each version opsets 18 to 21
+// introduced gets libonnx's schema when libonnx has it, the previous version's when only
+// types were added, and otherwise nxrt's rule below (the element type, and the shape where
+// the rule is exact); versions without a rule infer nothing, and run time gives the shapes.
+#include "schema_bridge.h"
+
+#include <onnx/defs/shape_inference.h>
+
+#include <map>
+#include <utility>
+
+#include "nxrt/model/op_versions.h"
+
+namespace nxrt {
+namespace {
+
+using onnx::InferenceContext;
+using onnx::InferenceFunction;
+
+const onnx::OpSchema* libonnx_schema(const std::string& op, int version) {
+  return onnx::OpSchemaRegistry::Instance()->GetSchema(op, version, onnx::ONNX_DOMAIN);
+}
+
+// Runs the inference of libonnx's version `version` of `op` (one whose signature still fits).
+void infer_as(InferenceContext& ctx, const char* op, int version) {
+  const onnx::OpSchema* s = libonnx_schema(op, version);
+  if (s && s->has_type_and_shape_inference_function()) s->GetTypeAndShapeInferenceFunction()(ctx);
+}
+
+bool has_input(InferenceContext& ctx, std::size_t i) {
+  return i < ctx.getNumInputs() && ctx.getInputType(i) != nullptr;
+}
+
+// Output 0 gets input 0's element type and, when known, its rank (sizes unknown until run).
+void type_and_rank(InferenceContext& ctx) {
+  if (!has_input(ctx, 0)) return;
+  onnx::propagateElemTypeFromInputToOutput(ctx, 0, 0);
+  if (!onnx::hasInputShape(ctx, 0)) return;
+  auto* shape = onnx::getOutputShape(ctx, 0);
+  shape->clear_dim();
+  for (int i = 0; i < ctx.getInputType(0)->tensor_type().shape().dim_size(); ++i) shape->add_dim();
+}
+
+void same_as_input(InferenceContext& ctx) {
+  if (!has_input(ctx, 0)) return;
+  onnx::propagateElemTypeFromInputToOutput(ctx, 0, 0);
+  if (onnx::hasInputShape(ctx, 0)) onnx::propagateShapeFromInputToOutput(ctx, 0, 0);
+}
+
+void broadcast_binary(InferenceContext& ctx) {
+  if (!has_input(ctx, 0) || !has_input(ctx, 1)) return;
+  onnx::propagateElemTypeFromInputToOutput(ctx, 0, 0);
+  if (onnx::hasInputShape(ctx, 0) && onnx::hasInputShape(ctx, 1))
+    onnx::bidirectionalBroadcastShapeInference(ctx.getInputType(0)->tensor_type().shape(),
+                                               ctx.getInputType(1)->tensor_type().shape(),
+                                               *onnx::getOutputShape(ctx, 0));
+}
+
+// Output 0: element type `elem`, input 0's shape.
+void typed_like_input(InferenceContext& ctx, int32_t elem) {
+  ctx.getOutputType(0)->mutable_tensor_type()->set_elem_type(elem);
+  if (onnx::hasInputShape(ctx, 0)) onnx::propagateShapeFromInputToOutput(ctx, 0, 0);
+}
+
+bool all_ones(InferenceContext& ctx, const char* attr) {
+  const onnx::AttributeProto* a = ctx.getAttribute(attr);
+  if (!a) return true;
+  for (int64_t v : a->ints())
+    if (v != 1) return false;
+  return true;
+}
+
+// nxrt's rules, by (op, since_version).
+std::map<std::pair<std::string, int64_t>, InferenceFunction> rules() {
+  std::map<std::pair<std::string, int64_t>, InferenceFunction> r;
+  // Axes as an optional input and noop_with_empty_axes: ReduceSum-13's signature.
+  for (const char* op : {"ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceMax", "ReduceMean",
+                         "ReduceMin", "ReduceProd", "ReduceSumSquare"})
+    r[{op, 18}] = [](InferenceContext& ctx) { infer_as(ctx, "ReduceSum", 13); };
+  r[{"ReduceMax", 20}] = r[{"ReduceMin", 20}] = [](InferenceContext& ctx) { infer_as(ctx, "ReduceSum", 13); };
+  for (const char* op : {"Mish", "BitwiseNot", "GroupNormalization"}) r[{op, 18}] = same_as_input;
+  r[{"GroupNormalization", 21}] = r[{"Gelu", 20}] = same_as_input;
+  for (const char* op : {"BitwiseAnd", "BitwiseOr", "BitwiseXor"}) r[{op, 18}] = broadcast_binary;
+  r[{"ScatterElements", 18}] = [](InferenceContext& ctx) { infer_as(ctx, "ScatterElements", 16); };
+  r[{"ScatterND", 18}] = [](InferenceContext& ctx) { infer_as(ctx, "ScatterND", 16); };
+  r[{"CenterCropPad", 18}] = r[{"Col2Im", 18}] = r[{"DFT", 20}] = r[{"GridSample", 20}] = type_and_rank;
+  r[{"AffineGrid", 20}] = [](InferenceContext& ctx) {
+    if (has_input(ctx, 0)) onnx::propagateElemTypeFromInputToOutput(ctx, 0, 0);
+  };
+  // Rules that hold while the new attribute or input is left at its default.
+  r[{"Split", 18}] = [](InferenceContext& ctx) {
+    if (!ctx.getAttribute("num_outputs")) return infer_as(ctx, "Split", 13);
+    if (!has_input(ctx, 0)) return;
+    for (std::size_t i = 0; i < ctx.getNumOutputs(); ++i) onnx::propagateElemTypeFromInputToOutput(ctx, 0, i);
+  };
+  r[{"Pad", 18}] = r[{"Pad", 19}] = [](InferenceContext& ctx) {
+    if (has_input(ctx, 3)) return type_and_rank(ctx);
+    infer_as(ctx, "Pad", 13);
+  };
+  r[{"Resize", 18}] = r[{"Resize", 19}] = [](InferenceContext& ctx) {
+    const onnx::AttributeProto* policy = ctx.getAttribute("keep_aspect_ratio_policy");
+    if (ctx.getAttribute("axes") || (policy && policy->s() != "stretch")) return type_and_rank(ctx);
+    infer_as(ctx, "Resize", 13);
+  };
+  r[{"LpPool", 18}] = [](InferenceContext& ctx) {
+    if (onnx::getAttribute(ctx, "ceil_mode", 0) != 0 || !all_ones(ctx, "dilations")) return type_and_rank(ctx);
+    infer_as(ctx, "LpPool", 11);
+  };
+  r[{"AveragePool", 19}] = [](InferenceContext& ctx) {
+    if (!all_ones(ctx, "dilations")) return type_and_rank(ctx);
+    infer_as(ctx, "AveragePool", 11);
+  };
+  r[{"OptionalHasElement", 18}] = [](InferenceContext& ctx) {
+    ctx.getOutputType(0)->mutable_tensor_type()->set_elem_type(onnx::TensorProto::BOOL);
+    ctx.getOutputType(0)->mutable_tensor_type()->mutable_shape();
+  };
+  r[{"OptionalGetElement", 18}] = [](InferenceContext& ctx) {
+    if (!has_input(ctx, 0)) return;
+    const onnx::TypeProto* in = ctx.getInputType(0);
+    *ctx.getOutputType(0) = in->has_optional_type() ? in->optional_type().elem_type() : *in;
+  };
+  // Dequantized values take the scale's type (float16 and bfloat16 scales from opset 19).
+  r[{"DequantizeLinear", 19}] = r[{"DequantizeLinear", 21}] = [](InferenceContext& ctx) {
+    if (has_input(ctx, 1)) typed_like_input(ctx, ctx.getInputType(1)->tensor_type().elem_type());
+  };
+  // Quantized values take the zero point's type, else output_dtype (opset 21), else uint8.
+  r[{"QuantizeLinear", 19}] = r[{"QuantizeLinear", 21}] = [](InferenceContext& ctx) {
+    int32_t elem = onnx::TensorProto::UINT8;
+    if (has_input(ctx, 2)) elem = ctx.getInputType(2)->tensor_type().elem_type();
+    else if (const int64_t code = onnx::getAttribute(ctx, "output_dtype", 0); code != 0)
+      elem = static_cast<int32_t>(code);
+    typed_like_input(ctx, elem);
+  };
+  return r;
+}
+
+class InferenceSchemas final : public onnx::ISchemaRegistry {
+ public:
+  InferenceSchemas() {
+    for (auto& [key, fn] : rules()) {
+      onnx::OpSchema s(key.first, __FILE__, __LINE__);
+      s.SetDomain(onnx::ONNX_DOMAIN).SinceVersion(static_cast<int>(key.second)).TypeAndShapeInferenceFunction(fn);
+      schemas_.emplace(key, std::move(s));
+    }
+  }
+
+  const onnx::OpSchema* GetSchema(const std::string& op, const int version, const std::string& domain) const override {
+    if (!domain.empty() && domain != "ai.onnx") return onnx::OpSchemaRegistry::Instance()->GetSchema(op, version, domain);
+    if (version > kNewestKnownOpset) return nullptr;
+    const onnx::OpSchema* own = libonnx_schema(op, version);
+    const OpVersionChange* change = op_version_at(op, version);
+    if (!change || (own && own->SinceVersion() >= change->since_version)) return own;
+    if (change->kind == OpVersionChange::Kind::kSameSignature) {
+      // The version before it, when libonnx knows that one (each type-only version follows one).
+      const OpVersionChange* before = op_version_at(op, change->since_version - 1);
+      return before && (!own || own->SinceVersion() < before->since_version) ? GetSchema(op, before->since_version, domain)
+                                                                               : own;
+    }
+    auto it = schemas_.find({op, change->since_version});
+    return it == schemas_.end() ? nullptr : &it->second;
+  }
+
+ private:
+  std::map<std::pair<std::string, int64_t>, onnx::OpSchema> schemas_;
+};
+
+}  // namespace
+
+const onnx::ISchemaRegistry& inference_schemas() {
+  static const InferenceSchemas schemas;
+  return schemas;
+}
+
+}  // namespace nxrt

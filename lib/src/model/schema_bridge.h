@@ -1,0 +1,13 @@
+// The operator schemas ONNX shape inference runs with: libonnx's own, plus the ai.onnx versions
+// of opsets 18 to 21 that an older libonnx lacks (nxrt's type and shape rules for them).
+#pragma once
+
+#include <onnx/defs/schema.h>
+
+namespace nxrt {
+
+// A schema registry that never hands shape inference a schema for a version it does not
+// describe: versions past kNewestKnownOpset have none, so their outputs stay unknown until run.
+const onnx::ISchemaRegistry& inference_schemas();
+
+}  // namespace nxrt

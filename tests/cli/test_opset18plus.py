@@ -1,0 +1,81 @@
+"""CLI tests for IR 9-10 models and opsets 18-21: the op-version cases of testdata/opset18plus
+(expected outputs from ONNX Runtime 1.30, scripts/gen-opset-tests.py) run with
+`nxrt run --test-dir`, and the declines for versions nxrt does not implement or know."""
+import unittest
+
+import onnx
+from onnx import TensorProto, helper
+
+from test_cli import DATA, TempDirTest, nxrt
+
+CASES = DATA / "opset18plus"
+
+
+def save_model(path, nodes, opset, ir_version=10, outputs=("y",)):
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 8, 2])
+    graph = helper.make_graph(nodes, "g", [x], [helper.make_empty_tensor_value_info(o) for o in outputs])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = ir_version
+    onnx.save(model, str(path))
+    return path
+
+
+class OpVersionCases(TempDirTest):
+    def test_every_case_matches_onnx_runtime(self):
+        cases = sorted(p for p in CASES.iterdir() if (p / "model.onnx").exists())
+        self.assertGreaterEqual(len(cases), 50)
+        for case in cases:
+            for ep in ("cpu", "onednn,cpu"):
+                with self.subTest(case=case.name, ep=ep):
+                    self.assertExit(nxrt("run", "--test-dir", case, "--ep", ep, "-q"), 0)
+
+
+class Loading(TempDirTest):
+    def test_shapes_past_libonnx_show_unknown_until_run(self):
+        rc, out, err = nxrt("explain-claims", CASES / "chain_21_reduce_split_relu" / "model.onnx", "--ep", "cpu")
+        self.assertExit((rc, out, err), 0)
+        self.assertIn("(IR 10, ai.onnx 21; 4 nodes)", out)
+        # ReduceSum-13's rule still applies at opset 21; Split-18 with num_outputs has none.
+        self.assertRegex(out, r"ReduceSum_0 +ReduceSum-21 +cpu +cpu_0 +float\[2,1,4\] ")
+        self.assertRegex(out, r"Split_1 +Split-21 .*float\[\.\.\.\] \(unknown until run\), float\[\.\.\.\] "
+                              r"\(unknown until run\)")
+
+    def test_future_opset_and_ir_load_and_are_declined_with_the_known_version(self):
+        model = save_model(self.tmp / "relu22.onnx", [helper.make_node("Relu", ["x"], ["y"])], 22, ir_version=11)
+        rc, out, err = nxrt("explain-claims", model, "--ep", "cpu")
+        self.assertExit((rc, out, err), 4)
+        self.assertIn("(IR 11, ai.onnx 22; 1 node)", out)
+        self.assertIn("declined: Relu: the model imports ai.onnx opset 22, newer than the opsets nxrt knows (up to "
+                      "21); the cpu EP implements Relu-14 (opsets 1-21); export with opset 21 or lower", out)
+        self.assertIn("? (unknown until run)", out)
+        self.assertExit(nxrt("run", model, "--ep", "cpu"), 4)
+
+    def test_an_attribute_that_became_an_input_is_declined(self):
+        model = save_model(self.tmp / "dft20.onnx", [helper.make_node("DFT", ["x"], ["y"], axis=1)], 20)
+        rc, out, err = nxrt("explain-claims", model, "--ep", "cpu")
+        self.assertExit((rc, out, err), 4)
+        self.assertIn("declined: DFT: opset 20 takes the axis as input 2, but the node has an axis attribute; "
+                      "re-export the model for this opset", out)
+
+    def test_an_op_new_in_opset_20_that_no_ep_implements_is_declined(self):
+        model = save_model(self.tmp / "concat20.onnx", [helper.make_node("StringConcat", ["x", "x"], ["y"])], 20)
+        rc, out, err = nxrt("explain-claims", model, "--ep", "cpu")
+        self.assertExit((rc, out, err), 4)
+        self.assertIn("declined: StringConcat: ai.onnx::StringConcat (opset 20) is not implemented by the cpu EP", out)
+
+    def test_blocked_quantization_is_declined(self):
+        scale = onnx.numpy_helper.from_array(__import__("numpy").ones((2, 4, 2), "float32"), "scale")
+        node = helper.make_node("DequantizeLinear", ["q", "scale"], ["y"], block_size=2, axis=1)
+        q = helper.make_tensor_value_info("q", TensorProto.INT8, [2, 8, 2])
+        graph = helper.make_graph([node], "g", [q], [helper.make_empty_tensor_value_info("y")], [scale])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+        model.ir_version = 10
+        onnx.save(model, str(self.tmp / "dq21.onnx"))
+        rc, out, err = nxrt("explain-claims", self.tmp / "dq21.onnx", "--ep", "cpu")
+        self.assertExit((rc, out, err), 4)
+        self.assertIn("DequantizeLinear-21 with block_size 2 (blocked quantization) is not implemented by the cpu "
+                      "EP; it implements per-tensor and per-axis scales (block_size 0)", out)
+
+
+if __name__ == "__main__":
+    unittest.main()
