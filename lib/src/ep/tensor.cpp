@@ -120,7 +120,9 @@ Storage::~Storage() {
 
 std::shared_ptr<Storage> Storage::allocate_host(DType dtype, int64_t numel) {
   const std::size_t esize = dtype_size(dtype);
-  const std::size_t bytes = static_cast<std::size_t>(std::max<int64_t>(numel, 0)) * esize;
+  const std::size_t count = static_cast<std::size_t>(std::max<int64_t>(numel, 0));
+  if (esize != 0 && count > (std::numeric_limits<std::size_t>::max() - 64) / esize) throw std::bad_alloc();
+  const std::size_t bytes = count * esize;
   const std::size_t alloc = std::max<std::size_t>((bytes + 63) / 64 * 64, 64);
   void* p = std::aligned_alloc(64, alloc);
   if (!p) throw std::bad_alloc();

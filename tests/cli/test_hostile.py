@@ -1,0 +1,99 @@
+"""CLI tests on hostile input: every case of tests/hostile/gen_corpus.py through explain-claims,
+run and compile-epcontext. Each must end with the manifest's exit code and message, never a
+signal or a hang, within a bounded address space, and leave no output files behind."""
+import json
+import os
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+from pathlib import Path
+
+from test_cli import NXRT, ROOT, TempDirTest, nxrt
+
+# A 4 TiB tensor claim must be refused, not attempted: 4 GiB of address space is plenty for
+# these tiny models. Sanitizer builds reserve terabytes of shadow memory, so they run unbounded.
+ADDRESS_SPACE_LIMIT = 4 << 30
+SANITIZED = bool(os.environ.get("NXRT_SANITIZED"))
+
+
+def limit_memory():
+    if not SANITIZED:
+        resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE_LIMIT, ADDRESS_SPACE_LIMIT))
+
+
+def run_bounded(*args, timeout=60):
+    # Names in a corrupted model may be any bytes: they are compared, not decoded strictly.
+    p = subprocess.run([NXRT, *map(str, args)], capture_output=True, text=True, errors="backslashreplace",
+                       timeout=timeout, preexec_fn=limit_memory)
+    return p.returncode, p.stdout, p.stderr
+
+
+class HostileCorpus(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = Path(tempfile.mkdtemp(prefix="nxrt-hostile-"))
+        cls.corpus = cls.tmp / "corpus"
+        subprocess.run([sys.executable, ROOT / "tests/hostile/gen_corpus.py", cls.corpus, "--nxrt", NXRT], check=True,
+                       capture_output=True)
+        cls.cases = json.loads((cls.corpus / "manifest.json").read_text())["cases"]
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def check(self, command):
+        ran = 0
+        for case in self.cases:
+            expect = case["expect"].get(command)
+            if expect is None:
+                continue
+            ran += 1
+            model = self.corpus / case["model"]
+            out_dir = self.tmp / "out" / command / case["name"]
+            out_dir.mkdir(parents=True)
+            args = [command, model]
+            if command == "run":
+                args += [a.replace("{dir}", str(model.parent)) for a in case["run_args"]] + ["-q"]
+            if command == "compile-epcontext":
+                args += ["-o", out_dir / "ctx.onnx"]
+            with self.subTest(case=case["name"]):
+                try:
+                    rc, out, err = run_bounded(*args)
+                except subprocess.TimeoutExpired:
+                    self.fail(f"{command} {case['name']}: no answer within 60 s")
+                self.assertGreaterEqual(rc, 0, f"{command} {case['name']}: killed by signal {-rc}\n{err}")
+                self.assertNotIn("AddressSanitizer", err)
+                self.assertNotIn("runtime error:", err)  # UBSan
+                if expect["code"] is not None:
+                    self.assertEqual(rc, expect["code"], f"{command} {case['name']}\nstdout:\n{out}\nstderr:\n{err}")
+                else:
+                    self.assertIn(rc, (0, 1, 3, 4), f"{command} {case['name']}\n{err}")
+                if rc != 0:
+                    # Every error names the file concerned (its path holds the case's folder).
+                    self.assertIn(case["name"], err, f"{command} {case['name']}: the error names no file")
+                    self.assertIn("error:", err)
+                for text in expect["stderr"]:  # a declined node's reason is in the table on stdout
+                    self.assertIn(text, out + err, f"{command} {case['name']}")
+                left = sorted(p.name for p in out_dir.iterdir())
+                self.assertEqual(left, [] if rc != 0 else left, f"{command} {case['name']} left files behind")
+                self.assertEqual([p.name for p in model.parent.iterdir() if p.name.startswith(".")], [],
+                                 f"{command} {case['name']} left temporary files beside the model")
+        self.assertGreater(ran, 10)
+
+    def test_explain_claims(self):
+        self.check("explain-claims")
+
+    def test_run(self):
+        self.check("run")
+
+    def test_compile_epcontext(self):
+        self.check("compile-epcontext")
+
+
+if __name__ == "__main__":
+    unittest.main()
