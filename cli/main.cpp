@@ -8,6 +8,7 @@
 
 #include "builtin_eps.h"
 #include "cli_common.h"
+#include "interrupt.h"
 #include "commands.h"
 #include "nxrt/ep/registry.h"
 #include "nxrt/version.h"
@@ -23,6 +24,7 @@ std::string version_text() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  nxrt::cli::clean_up_on_signals();
   nxrt::register_builtin_eps();
   CLI::App app{"nxrt: ONNX execution providers; which EP runs which node and why, and precompiled EPContext models"};
   app.set_version_flag("--version", version_text());

@@ -95,5 +95,45 @@ class HostileCorpus(unittest.TestCase):
         self.check("compile-epcontext")
 
 
+class Interrupts(TempDirTest):
+    """SIGINT at any moment of compile-epcontext: either every output is there and whole, or none."""
+
+    def test_sigint_leaves_no_partial_files(self):
+        import numpy as np
+        import onnx
+        import onnx.numpy_helper
+        from onnx import TensorProto, helper
+        # 32 MiB of weights, so writing the outputs takes a while.
+        w = onnx.numpy_helper.from_array(np.ones((2048, 4096), np.float32), "w")
+        graph = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"])], "g",
+                                  [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2048])],
+                                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4096])], [w])
+        model = self.tmp / "big.onnx"
+        onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(model))
+        args = [NXRT, "compile-epcontext", str(model), "--ep", "cpu"]
+        start = time.monotonic()
+        self.assertEqual(subprocess.run(args + ["-o", str(self.tmp / "full" / "ctx.onnx")],
+                                        capture_output=True).returncode, 0)
+        full = time.monotonic() - start
+        interrupted = 0
+        for i in range(8):
+            out = self.tmp / f"try{i}"
+            p = subprocess.Popen(args + ["-o", str(out / "ctx.onnx")], stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.DEVNULL)
+            time.sleep(full * (i + 0.5) / 8)
+            p.send_signal(signal.SIGINT)
+            rc = p.wait(timeout=60)
+            left = sorted(f.name for f in out.iterdir()) if out.exists() else []
+            if rc == 0:
+                self.assertEqual(left, ["ctx.onnx", "ctx_cpu.bin"])
+                self.assertEqual((out / "ctx_cpu.bin").read_bytes(), (self.tmp / "full" / "ctx_cpu.bin").read_bytes())
+            else:
+                self.assertEqual(rc, -signal.SIGINT, f"try {i}: exit {rc}")
+                self.assertEqual(left, [], f"try {i}: an interrupted compile left files behind")
+                interrupted += 1
+        self.assertGreater(interrupted, 0)
+        self.assertEqual(sorted(f.name for f in self.tmp.iterdir() if f.name.startswith(".")), [])
+
+
 if __name__ == "__main__":
     unittest.main()
