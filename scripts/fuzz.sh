@@ -14,11 +14,12 @@ if ! command -v clang++-16 >/dev/null; then
   echo "fuzz: clang++-16 not found; install it with: scripts/install-deps.sh --fuzz" >&2
   exit 2
 fi
+mkdir -p "$build"
 # clang 16 implements what libstdc++ 12's <expected> needs but reports an older __cpp_concepts.
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER=clang++-16 \
   -DCMAKE_CXX_FLAGS="-U__cpp_concepts -D__cpp_concepts=202002L -Wno-builtin-macro-redefined" \
   -DNXRT_FUZZ=ON -DNXRT_SANITIZE=address,undefined -DNXRT_BUILD_TESTS=OFF -DNXRT_WITH_ONEDNN=OFF \
-  >"$build.configure.log" 2>&1 || { cat "$build.configure.log" >&2; exit 1; }
+  >"$build/configure.log" 2>&1 || { cat "$build/configure.log" >&2; exit 1; }
 echo "fuzz: building in $build" >&2
 cmake --build "$build" -j "$jobs" --target "${targets[@]/#/fuzz_}" >"$build/build.log" 2>&1 ||
   { grep -E "error" "$build/build.log" | head -30 >&2; exit 1; }
