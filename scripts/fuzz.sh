@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets of tests/fuzz with clang-16, ASan and UBSan in build-fuzz/, seeds
-# them from testdata/ and the hostile corpus, and runs each for SECONDS. Crashing inputs land in
-# build-fuzz/crashes/<target>/; copy each into tests/hostile/crashes/ once fixed.
+# them from testdata/ and the hostile corpus, and runs each for SECONDS (or only the TARGETs named:
+# model_loader, epcontext, tensor_file). Crashing inputs land in build-fuzz/crashes/<target>/;
+# once fixed, add each to tests/hostile/crashes/ as a .onnx model or, for tensor_file, without its
+# first byte (which picks the format) as a .npy or .pb file.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:?usage: scripts/fuzz.sh SECONDS [TARGET...]}

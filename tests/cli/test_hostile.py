@@ -13,7 +13,12 @@ import time
 import unittest
 from pathlib import Path
 
-from test_cli import NXRT, ROOT, TempDirTest, nxrt
+import numpy as np
+import onnx
+import onnx.numpy_helper
+from onnx import TensorProto, helper
+
+from test_cli import NXRT, ROOT, TempDirTest
 
 # A 4 TiB tensor claim must be refused, not attempted: 4 GiB of address space is plenty for
 # these tiny models. Sanitizer builds reserve terabytes of shadow memory, so they run unbounded.
@@ -99,10 +104,6 @@ class Interrupts(TempDirTest):
     """SIGINT at any moment of compile-epcontext: either every output is there and whole, or none."""
 
     def test_sigint_leaves_no_partial_files(self):
-        import numpy as np
-        import onnx
-        import onnx.numpy_helper
-        from onnx import TensorProto, helper
         # 32 MiB of weights, so writing the outputs takes a while.
         w = onnx.numpy_helper.from_array(np.ones((2048, 4096), np.float32), "w")
         graph = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"])], "g",

@@ -11,7 +11,6 @@ tests/hostile/crashes/ and are added as cases too.
 """
 import argparse
 import json
-import os
 import random
 import shutil
 import struct
@@ -26,7 +25,6 @@ from onnx import TensorProto, helper
 
 HERE = Path(__file__).resolve().parent
 COMMANDS = ("explain-claims", "run", "compile-epcontext")
-ALL = {c: (3, []) for c in COMMANDS}
 TB = 1 << 40
 
 
@@ -308,13 +306,12 @@ def epcontext_cases(c):
         body = blob[:-8]
         other = body.replace(b'"isa":"', b'"isa":"zz', 1)
         if other != body:
-            n = len(b'"isa":"zz')
             # The header's length prefix (u64 before the JSON) grows by the two bytes added.
             start = other.index(b'{"')
             (hlen,) = struct.unpack_from("<Q", other, start - 8)
             other = other[: start - 8] + struct.pack("<Q", hlen + 2) + other[start:]
             case("other_isa", blob_bytes=reseal(other), texts=["another host" if ep == "cpu" else "zz"])
-        # A blob of the other EP (or garbage) under this EP's source key, checksum valid.
+        # Bytes that are no nxrt blob under this EP's source key, checksum valid.
         case("foreign_magic", blob_bytes=reseal(b"NOTNXRT!" + b"\0" * 40), texts=["is not a"])
     # A model whose payload was resealed after the length of its embedded ONNX model was
     # changed: the reader must stop at the payload's end.
@@ -333,7 +330,6 @@ def epcontext_cases(c):
 
 def input_cases(c):
     model = relu_model()
-    only_run = lambda texts: {"run": (3, texts)}
 
     def case(name, file_name, data, texts):
         d = c.folder(name)
