@@ -9,7 +9,8 @@ if [[ "${1:-}" == "--sanitize" ]]; then
   export NXRT_BUILD_DIR=${NXRT_BUILD_DIR:-build-asan}
   mkdir -p "$NXRT_BUILD_DIR"
   [[ -f "$NXRT_BUILD_DIR/CMakeCache.txt" ]] ||
-    cmake -S . -B "$NXRT_BUILD_DIR" -DCMAKE_BUILD_TYPE=Release -DNXRT_SANITIZE=address,undefined \
+    # -O1 with asserts: half the compile time of -O3 under the sanitizers, still quick to run.
+    cmake -S . -B "$NXRT_BUILD_DIR" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-O1 -DNXRT_SANITIZE=address,undefined \
       >"$NXRT_BUILD_DIR/configure.log"
   scripts/build.sh
   # A report aborts the process: CLI tests see a signal, conformance.sh a crash.
