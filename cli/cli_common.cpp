@@ -101,8 +101,10 @@ Expected<std::map<std::string, RuntimeValue>> gather_inputs(const Session& sessi
     ++seed;
     auto it = given.find(v->name);
     if (it != given.end() && it->second != "random") {
+      const std::string where = fmt::format("reading input '{}' from '{}'", v->name, it->second);
       auto t = read_value_file(it->second, v->type);
-      if (!t) return forward_error(std::move(t), fmt::format("reading input '{}'", v->name));
+      if (!t) return forward_error(std::move(t), where);
+      if (auto r = session.check_input(v->name, *t); !r) return forward_error(std::move(r), where);
       inputs[v->name] = std::move(*t);
       given.erase(it);
       continue;
@@ -122,7 +124,9 @@ Expected<std::map<std::string, RuntimeValue>> gather_inputs(const Session& sessi
     if (!quiet && !asked)
       fmt::print(stderr, "note: input '{}' not given; using random {} data\n", v->name, shape_to_string(shape));
     auto t = random_tensor(v->type.dtype, shape, seed);
-    if (!t) return forward_error(std::move(t), fmt::format("making random data for input '{}'", v->name));
+    if (!t)
+      return forward_error(std::move(t), fmt::format("making random data for input '{}' of '{}'", v->name,
+                                                     session.model().path.string()));
     inputs[v->name] = std::move(*t);
   }
   if (!given.empty()) {

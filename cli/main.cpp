@@ -4,8 +4,11 @@
 #include <fmt/ranges.h>
 
 #include <map>
+#include <new>
 
 #include "builtin_eps.h"
+#include "cli_common.h"
+#include "interrupt.h"
 #include "commands.h"
 #include "nxrt/version.h"
 
@@ -22,6 +25,7 @@ std::string version_text() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  nxrt::cli::clean_up_on_signals();
   nxrt::register_builtin_eps();
   CLI::App app{"nxrt: ONNX execution providers; which EP runs which node and why, and precompiled EPContext models"};
   app.set_version_flag("-V,--version", version_text());
@@ -45,6 +49,14 @@ int main(int argc, char** argv) {
     return code == 0 ? 0 : 2;
   }
   for (const CLI::App* sub : app.get_subcommands())
-    if (auto it = actions.find(sub); it != actions.end()) return it->second();
+    if (auto it = actions.find(sub); it != actions.end()) try {
+        return it->second();
+      } catch (const std::bad_alloc&) {
+        // The library checks every size a file declares; what is left is a tensor the model
+        // computes that does not fit in memory.
+        return nxrt::cli::report({nxrt::ErrorCode::kRuntime, "out of memory",
+                                  "a tensor the model computes is larger than the memory available",
+                                  "run the model with smaller inputs or on a machine with more memory", {}});
+      }
   return 2;
 }

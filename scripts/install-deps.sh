@@ -19,8 +19,12 @@ die() {
   exit 1
 }
 
+# --fuzz: also clang with libFuzzer, for scripts/fuzz.sh.
+extra=()
+[[ "${1:-}" == "--fuzz" ]] && extra=(clang-16 libclang-rt-16-dev)
+
 missing=()
-for pkg in "${packages[@]}"; do
+for pkg in "${packages[@]}" "${extra[@]}"; do
   # A package removed but not purged reports "deinstall ok config-files": not installed.
   status=$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true)
   [[ "$status" == "install ok installed" ]] || missing+=("$pkg")

@@ -191,6 +191,48 @@ TEST_CASE("the loader refuses an initializer whose raw_data disagrees with its s
   CHECK(r.error().context == std::vector<std::string>{"loading m.onnx"});
 }
 
+TEST_CASE("the loader refuses an initializer whose byte size overflows 64 bits", "[lib][loader]") {
+  onnx::ModelProto m = add_weight_model();
+  auto* t = m.mutable_graph()->add_initializer();
+  t->set_name("W");
+  t->set_data_type(onnx::TensorProto::DOUBLE);
+  t->add_dims(int64_t{1} << 62);  // 2^62 elements fit int64; 2^65 bytes do not
+  t->set_raw_data("");
+  auto r = load(m, "m.onnx");
+  REQUIRE_FALSE(r);
+  CHECK(r.error().code == ErrorCode::kInvalidInput);
+  CHECK(r.error().what == "initializer 'W': shape [4611686018427387904] of double needs more than 2^63 bytes");
+}
+
+TEST_CASE("the loader checks nodes against their ONNX operator definition", "[lib][loader]") {
+  SECTION("a missing required input") {
+    onnx::ModelProto m = ob::model();
+    auto& g = *m.mutable_graph();
+    ob::input(g, "x", {4});
+    ob::node(g, "add", "Add", {"x"}, {"y"});
+    ob::output(g, "y");
+    auto r = load(m, "m.onnx");
+    REQUIRE_FALSE(r);
+    CHECK(r.error().code == ErrorCode::kInvalidInput);
+    CHECK(r.error().what == "m.onnx: node 'add' does not match the definition of ai.onnx::Add-14");
+    CHECK(r.error().why == "Node (add) has input size 1 not in range [min=2, max=2].");
+  }
+  SECTION("an attribute of the wrong type") {
+    onnx::ModelProto m = ob::model();
+    auto& g = *m.mutable_graph();
+    ob::input(g, "x", {2, 2});
+    auto& n = ob::node(g, "t", "Transpose", {"x"}, {"y"});
+    auto* a = n.add_attribute();
+    a->set_name("perm");
+    a->set_type(onnx::AttributeProto::STRING);
+    a->set_s("1,0");
+    ob::output(g, "y");
+    auto r = load(m, "m.onnx");
+    REQUIRE_FALSE(r);
+    CHECK(r.error().why == "Mismatched attribute type in 't : perm'");
+  }
+}
+
 TEST_CASE("the loader maps external data and refuses paths with '..' or regions past the end", "[lib][loader]") {
   TempDir dir;
   const float w[4] = {1, 2, 3, 4};
@@ -226,10 +268,18 @@ TEST_CASE("the loader maps external data and refuses paths with '..' or regions 
     auto r = load(m, dir / "m.onnx");
     REQUIRE_FALSE(r);
     CHECK(r.error().code == ErrorCode::kInvalidInput);
-    CHECK(r.error().what == "initializer 'W': external data 'w.bin' has 24 bytes; the tensor asks for bytes 16 to 32");
+    CHECK(r.error().what == "initializer 'W': external data 'w.bin' has 24 bytes; the tensor asks for 16 bytes from offset 16");
     onnx::ModelProto far = add_weight_model();
     external_initializer(*far.mutable_graph(), "W", "w.bin", 1000, 16);
     CHECK_FALSE(load(far, dir / "m.onnx"));
+  }
+  SECTION("an offset that is not wholly a number is refused") {
+    onnx::ModelProto m = add_weight_model();
+    external_initializer(*m.mutable_graph(), "W", "w.bin", 0, 16);
+    m.mutable_graph()->mutable_initializer(0)->mutable_external_data(1)->set_value("8abc");
+    auto r = load(m, dir / "m.onnx");
+    REQUIRE_FALSE(r);
+    CHECK(r.error().what == "initializer 'W': external_data 'offset' is not a number of bytes: '8abc'");
   }
   SECTION("a length that disagrees with the shape is refused") {
     onnx::ModelProto m = add_weight_model();

@@ -234,3 +234,13 @@ TEST_CASE("DLPack import refuses a non-CPU tensor and still releases it", "[lib]
   CHECK_THAT(t.error().why, Contains("host"));
   CHECK(g_deletes == 1);
 }
+
+TEST_CASE("an empty tensor whose other dimensions multiply past int64 has saturated strides", "[lib][tensor]") {
+  // Found by fuzz_tensor_file: the strides of [0, 2^40, 2^40] overflowed (undefined behaviour).
+  const Tensor t = Tensor::empty(DType::kFloat32, {0, int64_t{1} << 40, int64_t{1} << 40});
+  CHECK(t.numel() == 0);
+  CHECK(t.nbytes() == 0);
+  CHECK(t.view().strides[0] == std::numeric_limits<int64_t>::max());
+  CHECK(t.view().strides[1] == int64_t{1} << 40);
+  CHECK(t.view().is_contiguous());
+}

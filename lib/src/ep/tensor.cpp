@@ -26,7 +26,9 @@ Shape contiguous_strides(std::span<const int64_t> shape) {
   int64_t s = 1;
   for (std::size_t i = shape.size(); i-- > 0;) {
     strides[i] = s;
-    s *= std::max<int64_t>(shape[i], 1);
+    // Only a tensor with a zero dimension can overflow here (shape_numel bounds the others);
+    // it has no elements to address, so a saturated stride is as good as any.
+    if (__builtin_mul_overflow(s, std::max<int64_t>(shape[i], 1), &s)) s = std::numeric_limits<int64_t>::max();
   }
   return strides;
 }
@@ -39,7 +41,8 @@ bool TensorLayout::is_contiguous() const {
   int64_t expected = 1;
   for (std::size_t i = shape.size(); i-- > 0;) {
     if (shape[i] != 1 && strides[i] != expected) return false;
-    expected *= shape[i];
+    // Overflow needs a zero dimension elsewhere: an empty tensor, contiguous as any.
+    if (__builtin_mul_overflow(expected, shape[i], &expected)) return true;
   }
   return true;
 }
@@ -120,7 +123,9 @@ Storage::~Storage() {
 
 std::shared_ptr<Storage> Storage::allocate_host(DType dtype, int64_t numel) {
   const std::size_t esize = dtype_size(dtype);
-  const std::size_t bytes = static_cast<std::size_t>(std::max<int64_t>(numel, 0)) * esize;
+  const std::size_t count = static_cast<std::size_t>(std::max<int64_t>(numel, 0));
+  if (esize != 0 && count > (std::numeric_limits<std::size_t>::max() - 64) / esize) throw std::bad_alloc();
+  const std::size_t bytes = count * esize;
   const std::size_t alloc = std::max<std::size_t>((bytes + 63) / 64 * 64, 64);
   void* p = std::aligned_alloc(64, alloc);
   if (!p) throw std::bad_alloc();

@@ -8,21 +8,55 @@
 
 #include <cerrno>
 #include <cstring>
+#include <mutex>
+#include <set>
 
 namespace nxrt {
+namespace {
+
+// Every temporary file of the process not yet committed or removed, for abandon_staged_files().
+struct TempRegistry {
+  std::mutex mutex;
+  std::set<std::filesystem::path> temps;
+};
+
+TempRegistry& registry() {
+  static TempRegistry* r = new TempRegistry();  // never destroyed: a signal may come at exit
+  return *r;
+}
+
+}  // namespace
+
+void abandon_staged_files() {
+  TempRegistry& r = registry();
+  r.mutex.lock();  // held until the process ends: nothing is staged or committed any more
+  std::error_code ec;
+  for (const auto& temp : r.temps) std::filesystem::remove(temp, ec);
+  r.temps.clear();
+}
 
 StagedFiles::~StagedFiles() {
+  std::lock_guard lock(registry().mutex);
   std::error_code ec;
-  for (const auto& e : entries_) std::filesystem::remove(e.temp, ec);
+  for (const auto& e : entries_) {
+    std::filesystem::remove(e.temp, ec);
+    registry().temps.erase(e.temp);
+  }
 }
 
 Expected<void> StagedFiles::stage(const std::filesystem::path& target, std::span<const std::byte> bytes) {
   const auto dir = target.parent_path().empty() ? std::filesystem::path(".") : target.parent_path();
   std::string pattern = (dir / fmt::format(".{}.tmp-XXXXXX", target.filename().string())).string();
-  const int fd = ::mkstemp(pattern.data());
-  if (fd < 0)
-    return fail(ErrorCode::kRuntime, fmt::format("cannot create a file in '{}'", dir.string()), std::strerror(errno),
-                "check that the folder exists and is writable");
+  int fd = -1;
+  {
+    // Created and registered as one step, so abandon_staged_files() sees every temporary file.
+    std::lock_guard lock(registry().mutex);
+    fd = ::mkstemp(pattern.data());
+    if (fd < 0)
+      return fail(ErrorCode::kRuntime, fmt::format("cannot create a file in '{}'", dir.string()),
+                  std::strerror(errno), "check that the folder exists and is writable");
+    registry().temps.insert(pattern);
+  }
   entries_.push_back({target, pattern});
   std::size_t done = 0;
   while (done < bytes.size()) {
@@ -47,12 +81,14 @@ Expected<void> StagedFiles::stage(const std::filesystem::path& target, std::span
 }
 
 Expected<void> StagedFiles::commit() {
+  std::lock_guard lock(registry().mutex);
   for (auto it = entries_.begin(); it != entries_.end();) {
     std::error_code ec;
     std::filesystem::rename(it->temp, it->target, ec);
     if (ec)
       return fail(ErrorCode::kRuntime, fmt::format("cannot move the new file into place as '{}'", it->target.string()),
                   ec.message());
+    registry().temps.erase(it->temp);
     it = entries_.erase(it);
   }
   return {};

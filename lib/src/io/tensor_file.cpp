@@ -5,6 +5,8 @@
 #include <onnx/onnx-data_pb.h>
 #include <onnx/onnx_pb.h>
 
+#include <unistd.h>
+
 #include <random>
 
 #include "nxrt/ep/weight.h"
@@ -146,6 +148,14 @@ Expected<Tensor> random_tensor(DType dtype, const Shape& shape, uint64_t seed) {
   const int64_t n = shape_numel(shape);
   if (n < 0)
     return fail(ErrorCode::kUsage, fmt::format("cannot make random data of shape {}", shape_to_string(shape)));
+  // A declared shape may ask for terabytes: refuse what this machine could never hold.
+  const double bytes = static_cast<double>(n) * static_cast<double>(dtype_size(dtype));
+  const double memory = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGE_SIZE));
+  if (bytes > memory)
+    return fail(ErrorCode::kInvalidInput,
+                fmt::format("random data of shape {} of {} needs {:.1f} GiB, more than this machine's {:.1f} GiB",
+                            shape_to_string(shape), dtype_name(dtype), bytes / (1 << 30), memory / (1 << 30)),
+                "the model declares an input larger than memory", "give the input from a file with --input NAME=FILE");
   Tensor t = Tensor::empty(dtype, shape);
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> real(-1.0, 1.0);

@@ -2,6 +2,8 @@
 // libonnx checker: it refuses IR versions and opsets newer than itself).
 #include <fmt/format.h>
 #include <google/protobuf/io/coded_stream.h>
+#include <onnx/checker.h>
+#include <onnx/defs/schema.h>
 #include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
 
@@ -74,6 +76,23 @@ Expected<Attribute> convert_attribute(const onnx::AttributeProto& a, const Graph
     }
     default: return Attribute{std::monostate{}};
   }
+}
+
+// Checks a node against its ONNX operator definition at the model's opset: input and output
+// counts, attribute types, required attributes. Ops ONNX does not define are the EPs' business.
+Expected<void> verify_schema(const onnx::NodeProto& np, const Node& node, const LoadState& st) {
+  const onnx::OpSchema* schema =
+      onnx::OpSchemaRegistry::Schema(np.op_type(), static_cast<int>(node.opset), node.domain);
+  if (!schema || schema->Deprecated()) return {};
+  try {
+    schema->Verify(np);
+  } catch (const onnx::checker::ValidationError& e) {
+    return invalid(st,
+                   fmt::format("node '{}' does not match the definition of {}::{}-{}", node.name,
+                               display_domain(node.domain), node.op_type, schema->since_version()),
+                   e.what());
+  }
+  return {};
 }
 
 // Orders nodes so every producer comes before its consumers (stable: keeps file order
@@ -196,6 +215,7 @@ Expected<void> convert_graph(const onnx::GraphProto& gp, Graph& graph, LoadState
                      "every domain a node uses needs an opset_import entry",
                      fmt::format("add an opset_import for '{}'", display_domain(node.domain)));
     node.opset = op->second;
+    if (auto r = verify_schema(np, node, st); !r) return r;
     for (const auto& name : np.input()) node.inputs.push_back(name.empty() ? kNoValue : g->intern_value(name));
     for (const auto& name : np.output()) {
       if (name.empty()) {

@@ -4,7 +4,9 @@
 #include <fmt/format.h>
 #include <onnx/onnx_pb.h>
 
+#include <charconv>
 #include <cstring>
+#include <limits>
 
 #include "nxrt/model/model.h"
 
@@ -20,6 +22,7 @@ struct Header {
   DType dtype;
   Shape shape;
   int64_t numel;
+  std::size_t bytes;  // numel * element size, known to fit
 };
 
 Expected<Header> read_header(const onnx::TensorProto& proto, const std::string& context) {
@@ -32,8 +35,12 @@ Expected<Header> read_header(const onnx::TensorProto& proto, const std::string& 
   if (numel < 0)
     return bad_tensor(context, fmt::format("shape {} has a negative dimension or more than 2^63 elements",
                                            shape_to_string(shape)));
+  const std::size_t esize = dtype_size(*dtype);
+  if (esize != 0 && static_cast<std::uint64_t>(numel) > std::numeric_limits<std::int64_t>::max() / esize)
+    return bad_tensor(context, fmt::format("shape {} of {} needs more than 2^63 bytes", shape_to_string(shape),
+                                           dtype_name(*dtype)));
   if (proto.has_segment()) return bad_tensor(context, "segmented tensors are not supported");
-  return Header{*dtype, std::move(shape), numel};
+  return Header{*dtype, std::move(shape), numel, static_cast<std::size_t>(numel) * esize};
 }
 
 // Copies typed-field values (float_data, int32_data...) into a new tensor of `h`.
@@ -60,16 +67,14 @@ Expected<Tensor> tensor_from_proto(const onnx::TensorProto& proto, const std::st
   if (proto.data_location() == onnx::TensorProto::EXTERNAL)
     return bad_tensor(context, "stores its data externally, which is not allowed here",
                       "embed the data in the tensor");
-  const std::size_t esize = dtype_size(h->dtype);
   if (h->dtype == DType::kString)
     return from_field(*h, proto.string_data(), context,
                       [](Tensor& t, int64_t i, const std::string& v) { t.mut_as<std::string>()[i] = v; });
   if (proto.has_raw_data()) {
     const std::string& raw = proto.raw_data();
-    if (raw.size() != static_cast<std::size_t>(h->numel) * esize)
+    if (raw.size() != h->bytes)
       return bad_tensor(context, fmt::format("raw_data has {} bytes; shape {} of {} needs {}", raw.size(),
-                                             shape_to_string(h->shape), dtype_name(h->dtype),
-                                             static_cast<std::size_t>(h->numel) * esize));
+                                             shape_to_string(h->shape), dtype_name(h->dtype), h->bytes));
     return Tensor::from_bytes(h->dtype, h->shape, std::as_bytes(std::span(raw.data(), raw.size())));
   }
   switch (h->dtype) {
@@ -105,13 +110,16 @@ Expected<WeightHandle> weight_from_proto(const onnx::TensorProto& proto, const s
   std::string location;
   int64_t offset = 0, length = -1;
   for (const auto& entry : proto.external_data()) {
-    try {
-      if (entry.key() == "location") location = entry.value();
-      else if (entry.key() == "offset") offset = std::stoll(entry.value());
-      else if (entry.key() == "length") length = std::stoll(entry.value());
-    } catch (const std::exception&) {
-      return bad_tensor(context, fmt::format("external_data '{}' is not a number: '{}'", entry.key(), entry.value()));
+    if (entry.key() == "location") {
+      location = entry.value();
+      continue;
     }
+    int64_t* target = entry.key() == "offset" ? &offset : entry.key() == "length" ? &length : nullptr;
+    if (!target) continue;
+    const std::string& text = entry.value();
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), *target);
+    if (ec != std::errc() || end != text.data() + text.size() || *target < 0)
+      return bad_tensor(context, fmt::format("external_data '{}' is not a number of bytes: '{}'", entry.key(), text));
   }
   if (location.empty()) return bad_tensor(context, "external data has no 'location'");
   auto path = guard_relative_path(model_dir, location, "external data");
@@ -122,15 +130,15 @@ Expected<WeightHandle> weight_from_proto(const onnx::TensorProto& proto, const s
     if (!mapped) return forward_error(std::move(mapped), fmt::format("reading {}", context));
     file = *mapped;
   }
-  const std::size_t needed = static_cast<std::size_t>(h->numel) * dtype_size(h->dtype);
+  const std::size_t needed = h->bytes;
   if (length < 0) length = static_cast<int64_t>(needed);
-  if (offset < 0 || static_cast<std::size_t>(length) != needed)
+  if (static_cast<std::size_t>(length) != needed)
     return bad_tensor(context, fmt::format("external data offset {} length {} does not fit shape {} of {} ({} bytes)",
                                            offset, length, shape_to_string(h->shape), dtype_name(h->dtype), needed));
   if (static_cast<std::size_t>(offset) > file->size() || file->size() - static_cast<std::size_t>(offset) < needed)
     return bad_tensor(context,
-                      fmt::format("external data '{}' has {} bytes; the tensor asks for bytes {} to {}", location,
-                                  file->size(), offset, offset + length),
+                      fmt::format("external data '{}' has {} bytes; the tensor asks for {} bytes from offset {}",
+                                  location, file->size(), needed, offset),
                       "the weights file does not belong to this model or is truncated; re-export it");
   return WeightHandle::mapped(file, static_cast<std::size_t>(offset), needed, h->dtype, h->shape);
 }

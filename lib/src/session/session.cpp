@@ -168,7 +168,7 @@ Expected<std::unique_ptr<Session>> Session::create(const std::filesystem::path& 
 
   const Graph& graph = *s->analysis_.model.graph;
   auto contexts = read_context_nodes(graph);
-  if (!contexts) return std::unexpected(contexts.error());
+  if (!contexts) return forward_error(std::move(contexts), fmt::format("loading '{}'", model_path.string()));
   for (const Partition& p : report.partitions) {
     ExecutionProvider* ep = s->analysis_.eps.find(p.ep);
     const Node& first = graph.node(p.nodes.front());
@@ -211,22 +211,25 @@ std::vector<const Value*> Session::required_inputs() const {
 }
 
 Expected<void> Session::check_inputs(const std::map<std::string, RuntimeValue>& inputs) const {
-  const Graph& g = *analysis_.model.graph;
   for (const Value* v : required_inputs())
     if (!inputs.contains(v->name))
       return fail(ErrorCode::kUsage, fmt::format("input '{}' ({}) was not given", v->name, v->type.to_string()), {},
                   fmt::format("pass --input {}=FILE.npy (or =random)", v->name));
-  for (const auto& [name, value] : inputs) {
-    auto id = g.find_value(name);
-    if (!id || !g.value(*id).is_graph_input) {
-      std::vector<std::string> names;
-      for (ValueId in : g.inputs) names.push_back(g.value(in).name);
-      return fail(ErrorCode::kUsage, fmt::format("'{}' is not an input of the model", name), {},
-                  fmt::format("the inputs are: {}", fmt::join(names, ", ")));
-    }
-    if (auto r = check_input(g.value(*id), value); !r) return r;
-  }
+  for (const auto& [name, value] : inputs)
+    if (auto r = check_input(name, value); !r) return r;
   return {};
+}
+
+Expected<void> Session::check_input(const std::string& name, const RuntimeValue& value) const {
+  const Graph& g = *analysis_.model.graph;
+  auto id = g.find_value(name);
+  if (!id || !g.value(*id).is_graph_input) {
+    std::vector<std::string> names;
+    for (ValueId in : g.inputs) names.push_back(g.value(in).name);
+    return fail(ErrorCode::kUsage, fmt::format("'{}' is not an input of the model", name), {},
+                fmt::format("the inputs are: {}", fmt::join(names, ", ")));
+  }
+  return nxrt::check_input(g.value(*id), value);
 }
 
 Expected<std::map<std::string, RuntimeValue>> Session::run(const std::map<std::string, RuntimeValue>& inputs) {
@@ -265,9 +268,18 @@ Expected<std::map<std::string, RuntimeValue>> Session::run(const std::map<std::s
       args.push_back(std::move(*arg));
     }
     const auto t0 = Clock::now();
-    auto outputs = compiled_[static_cast<std::size_t>(p.index)]->run(args);
+    Expected<std::vector<RuntimeValue>> outputs = fail(ErrorCode::kRuntime, "not run");
+    try {
+      outputs = compiled_[static_cast<std::size_t>(p.index)]->run(args);
+    } catch (const std::bad_alloc&) {
+      outputs = fail(ErrorCode::kRuntime, "out of memory",
+                     "a tensor the model computes is larger than the memory available",
+                     "run the model with smaller inputs or on a machine with more memory");
+    }
     partition_us_[static_cast<std::size_t>(p.index)] = ms_since(t0) * 1000.0;
-    if (!outputs) return forward_error(std::move(outputs), fmt::format("running partition '{}'", p.name));
+    if (!outputs)
+      return forward_error(std::move(outputs),
+                           fmt::format("running partition '{}' of '{}'", p.name, analysis_.model.path.string()));
     if (outputs->size() != p.outputs.size())
       return fail(ErrorCode::kRuntime,
                   fmt::format("partition '{}' on the {} EP returned {} outputs, expected {}", p.name, p.ep,

@@ -20,8 +20,9 @@ class StagedFiles {
   ~StagedFiles();
 
   Expected<void> stage(const std::filesystem::path& target, std::span<const std::byte> bytes);
+  // Renames every staged file into place; all of them, as one step for abandon_staged_files().
   Expected<void> commit();
-  // Temporary files not yet committed (for a signal handler that must clean up).
+  // Temporary files not yet committed.
   std::vector<std::filesystem::path> pending() const;
 
  private:
@@ -31,6 +32,11 @@ class StagedFiles {
   };
   std::vector<Entry> entries_;
 };
+
+// Removes the temporary files of every StagedFiles in the process and blocks any staging or
+// commit after it, for good: for a process about to end on a signal (SIGINT during a
+// compile). A commit in progress finishes first, so outputs appear together or not at all.
+void abandon_staged_files();
 
 // One file, atomically.
 Expected<void> write_file_atomically(const std::filesystem::path& target, std::span<const std::byte> bytes);

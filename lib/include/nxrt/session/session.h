@@ -55,6 +55,8 @@ class Session {
 
   // Graph inputs the caller must feed (initializer defaults excluded), in model order.
   std::vector<const Value*> required_inputs() const;
+  // Checks one input value against the graph input `name` (kind, element type, shape).
+  Expected<void> check_input(const std::string& name, const RuntimeValue& value) const;
   // Runs the model; inputs by graph-input name. Returns the graph outputs by name.
   Expected<std::map<std::string, RuntimeValue>> run(const std::map<std::string, RuntimeValue>& inputs);
 

@@ -1,0 +1,140 @@
+"""CLI tests on hostile input: every case of tests/hostile/gen_corpus.py through explain-claims,
+run and compile-epcontext. Each must end with the manifest's exit code and message, never a
+signal or a hang, within a bounded address space, and leave no output files behind."""
+import json
+import os
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+from pathlib import Path
+
+import numpy as np
+import onnx
+import onnx.numpy_helper
+from onnx import TensorProto, helper
+
+from test_cli import NXRT, ROOT, TempDirTest
+
+# A 4 TiB tensor claim must be refused, not attempted: 4 GiB of address space is plenty for
+# these tiny models. Sanitizer builds reserve terabytes of shadow memory, so they run unbounded.
+ADDRESS_SPACE_LIMIT = 4 << 30
+SANITIZED = bool(os.environ.get("NXRT_SANITIZED"))
+
+
+def limit_memory():
+    if not SANITIZED:
+        resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE_LIMIT, ADDRESS_SPACE_LIMIT))
+
+
+def run_bounded(*args, timeout=60):
+    # Names in a corrupted model may be any bytes: they are compared, not decoded strictly.
+    p = subprocess.run([NXRT, *map(str, args)], capture_output=True, text=True, errors="backslashreplace",
+                       timeout=timeout, preexec_fn=limit_memory)
+    return p.returncode, p.stdout, p.stderr
+
+
+class HostileCorpus(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = Path(tempfile.mkdtemp(prefix="nxrt-hostile-"))
+        cls.corpus = cls.tmp / "corpus"
+        subprocess.run([sys.executable, ROOT / "tests/hostile/gen_corpus.py", cls.corpus, "--nxrt", NXRT], check=True,
+                       capture_output=True)
+        cls.cases = json.loads((cls.corpus / "manifest.json").read_text())["cases"]
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def check(self, command):
+        ran = 0
+        for case in self.cases:
+            expect = case["expect"].get(command)
+            if expect is None:
+                continue
+            ran += 1
+            model = self.corpus / case["model"]
+            out_dir = self.tmp / "out" / command / case["name"]
+            out_dir.mkdir(parents=True)
+            args = [command, model]
+            if command == "run":
+                args += [a.replace("{dir}", str(model.parent)) for a in case["run_args"]] + ["-q"]
+            if command == "compile-epcontext":
+                args += ["-o", out_dir / "ctx.onnx"]
+            with self.subTest(case=case["name"]):
+                try:
+                    rc, out, err = run_bounded(*args)
+                except subprocess.TimeoutExpired:
+                    self.fail(f"{command} {case['name']}: no answer within 60 s")
+                self.assertGreaterEqual(rc, 0, f"{command} {case['name']}: killed by signal {-rc}\n{err}")
+                self.assertNotIn("AddressSanitizer", err)
+                self.assertNotIn("runtime error:", err)  # UBSan
+                if expect["code"] is not None:
+                    self.assertEqual(rc, expect["code"], f"{command} {case['name']}\nstdout:\n{out}\nstderr:\n{err}")
+                else:
+                    self.assertIn(rc, (0, 1, 3, 4), f"{command} {case['name']}\n{err}")
+                if rc != 0:
+                    # Every error names the file concerned (its path holds the case's folder).
+                    self.assertIn(case["name"], err, f"{command} {case['name']}: the error names no file")
+                    self.assertIn("error:", err)
+                for text in expect["stderr"]:  # a declined node's reason is in the table on stdout
+                    self.assertIn(text, out + err, f"{command} {case['name']}")
+                left = sorted(p.name for p in out_dir.iterdir())
+                self.assertEqual(left, [] if rc != 0 else left, f"{command} {case['name']} left files behind")
+                self.assertEqual([p.name for p in model.parent.iterdir() if p.name.startswith(".")], [],
+                                 f"{command} {case['name']} left temporary files beside the model")
+        self.assertGreater(ran, 10)
+
+    def test_explain_claims(self):
+        self.check("explain-claims")
+
+    def test_run(self):
+        self.check("run")
+
+    def test_compile_epcontext(self):
+        self.check("compile-epcontext")
+
+
+class Interrupts(TempDirTest):
+    """SIGINT at any moment of compile-epcontext: either every output is there and whole, or none."""
+
+    def test_sigint_leaves_no_partial_files(self):
+        # 32 MiB of weights, so writing the outputs takes a while.
+        w = onnx.numpy_helper.from_array(np.ones((2048, 4096), np.float32), "w")
+        graph = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"])], "g",
+                                  [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2048])],
+                                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4096])], [w])
+        model = self.tmp / "big.onnx"
+        onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(model))
+        args = [NXRT, "compile-epcontext", str(model), "--ep", "cpu"]
+        start = time.monotonic()
+        self.assertEqual(subprocess.run(args + ["-o", str(self.tmp / "full" / "ctx.onnx")],
+                                        capture_output=True).returncode, 0)
+        full = time.monotonic() - start
+        interrupted = 0
+        for i in range(8):
+            out = self.tmp / f"try{i}"
+            p = subprocess.Popen(args + ["-o", str(out / "ctx.onnx")], stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.DEVNULL)
+            time.sleep(full * (i + 0.5) / 8)
+            p.send_signal(signal.SIGINT)
+            rc = p.wait(timeout=60)
+            left = sorted(f.name for f in out.iterdir()) if out.exists() else []
+            if rc == 0:
+                self.assertEqual(left, ["ctx.onnx", "ctx_cpu.bin"])
+                self.assertEqual((out / "ctx_cpu.bin").read_bytes(), (self.tmp / "full" / "ctx_cpu.bin").read_bytes())
+            else:
+                self.assertEqual(rc, -signal.SIGINT, f"try {i}: exit {rc}")
+                self.assertEqual(left, [], f"try {i}: an interrupted compile left files behind")
+                interrupted += 1
+        self.assertGreater(interrupted, 0)
+        self.assertEqual(sorted(f.name for f in self.tmp.iterdir() if f.name.startswith(".")), [])
+
+
+if __name__ == "__main__":
+    unittest.main()
