@@ -1,0 +1,18 @@
+/* The OrtEpApi function table in ONNX Runtime's order (API versions 22-23); the same two
+ * macros as nxrt_ort_api_slots.h. No include guard on purpose. */
+NXRT_ORT_SLOT(OrtStatus*, CreateEpDevice, (OrtEpFactory* ep_factory, const OrtHardwareDevice* hardware_device, const OrtKeyValuePairs* ep_metadata, const OrtKeyValuePairs* ep_options, OrtEpDevice** ep_device))
+NXRT_ORT_SLOT(void, ReleaseEpDevice, (OrtEpDevice* input))
+NXRT_ORT_SLOT(OrtStatus*, EpGraphSupportInfo_AddNodesToFuse, (OrtEpGraphSupportInfo* graph_support_info, const OrtNode* const* nodes, size_t num_nodes, const OrtNodeFusionOptions* node_fusion_options))
+NXRT_ORT_SLOT(OrtStatus*, EpGraphSupportInfo_AddSingleNode, (OrtEpGraphSupportInfo* graph_support_info, const OrtNode* node))
+NXRT_ORT_SLOT(const char*, NodeComputeContext_NodeName, (const OrtNodeComputeContext* context))
+NXRT_ORT_SLOT(OrtStatus*, EpDevice_AddAllocatorInfo, (OrtEpDevice* ep_device, const OrtMemoryInfo* allocator_memory_info))
+NXRT_ORT_SLOT(const OrtMemoryDevice*, MemoryInfo_GetMemoryDevice, (const OrtMemoryInfo* memory_info))
+NXRT_ORT_SLOT(const OrtMemoryDevice*, Value_GetMemoryDevice, (const OrtValue* value))
+NXRT_ORT_SLOT(bool, MemoryDevice_AreEqual, (const OrtMemoryDevice* a, const OrtMemoryDevice* b))
+NXRT_ORT_SLOT(OrtMemoryInfoDeviceType, MemoryDevice_GetDeviceType, (const OrtMemoryDevice* memory_device))
+NXRT_ORT_SLOT(OrtDeviceMemoryType, MemoryDevice_GetMemoryType, (const OrtMemoryDevice* memory_device))
+NXRT_ORT_SLOT(uint32_t, MemoryDevice_GetVendorId, (const OrtMemoryDevice* memory_device))
+NXRT_ORT_SLOT(uint32_t, MemoryDevice_GetDeviceId, (const OrtMemoryDevice* memory_device))
+NXRT_ORT_STUB(SyncStream_GetImpl)
+NXRT_ORT_STUB(SyncStream_GetSyncId)
+NXRT_ORT_STUB(GetSyncIdForLastWaitOnSyncStream)
