@@ -48,14 +48,21 @@ namespace nxrt::ort_plugin {
 
 OrtStatus* make_status(OrtErrorCode code, std::string message) { return new OrtStatus{code, std::move(message)}; }
 
+OrtStatus* invalid_argument(std::string message) { return make_status(ORT_INVALID_ARGUMENT, std::move(message)); }
+
+std::string take_status(OrtStatus* status) {
+  if (!status) return {};
+  std::string text = status->message.empty() ? fmt::format("error code {}", static_cast<int>(status->code)) : status->message;
+  delete status;
+  return text;
+}
+
 const OrtMemoryInfo* cpu_memory_info() {
   static const OrtMemoryInfo info;
   return &info;
 }
 
 namespace {
-
-OrtStatus* invalid(std::string message) { return make_status(ORT_INVALID_ARGUMENT, std::move(message)); }
 
 // Copies `text` (and a terminating NUL) into a caller's buffer of *size bytes, ORT style:
 // a null or short buffer gets the needed size and an error.
@@ -64,7 +71,7 @@ OrtStatus* copy_out(const std::string& text, char* out, size_t* size) {
   if (out == nullptr || *size < needed) {
     const size_t given = *size;
     *size = needed;
-    return out == nullptr ? nullptr : invalid(fmt::format("buffer of {} bytes is too small; {} needed", given, needed));
+    return out == nullptr ? nullptr : invalid_argument(fmt::format("buffer of {} bytes is too small; {} needed", given, needed));
   }
   std::memcpy(out, text.c_str(), needed);
   *size = needed;
@@ -130,7 +137,7 @@ void ReleaseStatus(OrtStatus* input) { delete input; }
 OrtStatus* CreateTensorAsOrtValue(OrtAllocator*, const int64_t* shape, size_t shape_len,
                                   ONNXTensorElementDataType type, OrtValue** out) {
   auto dtype = dtype_of_element(type);
-  if (!dtype) return invalid(dtype.error().what);
+  if (!dtype) return invalid_argument(dtype.error().what);
   *out = new OrtValue{Tensor::empty(*dtype, Shape(shape, shape + shape_len))};
   return nullptr;
 }
@@ -138,12 +145,12 @@ OrtStatus* CreateTensorAsOrtValue(OrtAllocator*, const int64_t* shape, size_t sh
 OrtStatus* CreateTensorWithDataAsOrtValue(const OrtMemoryInfo*, void* p_data, size_t p_data_len, const int64_t* shape,
                                           size_t shape_len, ONNXTensorElementDataType type, OrtValue** out) {
   auto dtype = dtype_of_element(type);
-  if (!dtype) return invalid(dtype.error().what);
+  if (!dtype) return invalid_argument(dtype.error().what);
   Shape dims(shape, shape + shape_len);
   const int64_t numel = shape_numel(dims);
-  if (numel < 0) return invalid(fmt::format("shape {} is invalid", shape_to_string(dims)));
+  if (numel < 0) return invalid_argument(fmt::format("shape {} is invalid", shape_to_string(dims)));
   const size_t needed = static_cast<size_t>(numel) * dtype_size(*dtype);
-  if (needed > p_data_len) return invalid(fmt::format("not enough space: expected {}, got {}", needed, p_data_len));
+  if (needed > p_data_len) return invalid_argument(fmt::format("not enough space: expected {}, got {}", needed, p_data_len));
   auto storage = std::make_shared<Storage>(p_data, p_data_len, kHostDevice, [](void*) {});
   *out = new OrtValue{Tensor(std::move(storage), *dtype, std::move(dims))};
   return nullptr;
@@ -160,19 +167,19 @@ OrtStatus* HasValue(const OrtValue* value, int* out) {
 }
 
 OrtStatus* GetTensorMutableData(OrtValue* value, void** out) {
-  if (!value->tensor.defined()) return invalid("the value holds no tensor");
+  if (!value->tensor.defined()) return invalid_argument("the value holds no tensor");
   *out = value->tensor.mut().data();
   return nullptr;
 }
 
 OrtStatus* GetTensorData(const OrtValue* value, const void** out) {
-  if (!value->tensor.defined()) return invalid("the value holds no tensor");
+  if (!value->tensor.defined()) return invalid_argument("the value holds no tensor");
   *out = value->tensor.view().data();
   return nullptr;
 }
 
 OrtStatus* GetTensorSizeInBytes(const OrtValue* value, size_t* size) {
-  if (!value->tensor.defined()) return invalid("the value holds no tensor");
+  if (!value->tensor.defined()) return invalid_argument("the value holds no tensor");
   *size = value->tensor.nbytes();
   return nullptr;
 }
@@ -183,7 +190,7 @@ OrtStatus* GetTensorMemoryInfo(const OrtValue*, const OrtMemoryInfo** mem_info) 
 }
 
 OrtStatus* GetTensorTypeAndShape(const OrtValue* value, OrtTensorTypeAndShapeInfo** out) {
-  if (!value->tensor.defined()) return invalid("the value holds no tensor");
+  if (!value->tensor.defined()) return invalid_argument("the value holds no tensor");
   *out = new OrtTensorTypeAndShapeInfo(shape_info_of(value->tensor));
   return nullptr;
 }
@@ -246,7 +253,7 @@ OrtStatus* GetSymbolicDimensions(const OrtTensorTypeAndShapeInfo* info, const ch
 
 OrtStatus* GetTensorShapeElementCount(const OrtTensorTypeAndShapeInfo* info, size_t* out) {
   const int64_t n = shape_numel(info->dims);
-  if (n < 0) return invalid("the shape has unknown dimensions");
+  if (n < 0) return invalid_argument("the shape has unknown dimensions");
   *out = static_cast<size_t>(n);
   return nullptr;
 }
@@ -348,7 +355,7 @@ OrtStatus* KernelContext_GetOutputCount(const OrtKernelContext* context, size_t*
 
 OrtStatus* KernelContext_GetInput(const OrtKernelContext* context, size_t index, const OrtValue** out) {
   if (index >= context->inputs.size())
-    return invalid(fmt::format("input index {} is out of range: the node has {} inputs", index, context->inputs.size()));
+    return invalid_argument(fmt::format("input index {} is out of range: the node has {} inputs", index, context->inputs.size()));
   *out = &context->inputs[index];
   return nullptr;
 }
@@ -356,12 +363,12 @@ OrtStatus* KernelContext_GetInput(const OrtKernelContext* context, size_t index,
 OrtStatus* KernelContext_GetOutput(OrtKernelContext* context, size_t index, const int64_t* dim_values, size_t dim_count,
                                    OrtValue** out) {
   if (index >= context->outputs.size())
-    return invalid(fmt::format("output index {} is out of range: the node has {} outputs", index, context->outputs.size()));
+    return invalid_argument(fmt::format("output index {} is out of range: the node has {} outputs", index, context->outputs.size()));
   OrtValue& value = *context->outputs[index];
   Shape dims(dim_values, dim_values + dim_count);
-  if (shape_numel(dims) < 0) return invalid(fmt::format("output shape {} is invalid", shape_to_string(dims)));
+  if (shape_numel(dims) < 0) return invalid_argument(fmt::format("output shape {} is invalid", shape_to_string(dims)));
   const DType dtype = value.tensor.defined() ? value.tensor.dtype() : value.declared;
-  if (dtype == DType::kUndefined) return invalid(fmt::format("output {} has no known element type", index));
+  if (dtype == DType::kUndefined) return invalid_argument(fmt::format("output {} has no known element type", index));
   if (!value.tensor.defined() || value.tensor.shape() != dims) value.tensor = Tensor::empty(dtype, dims);
   *out = &value;
   return nullptr;
@@ -380,7 +387,7 @@ OrtStatus* KernelContext_GetLogger(const OrtKernelContext* context, const OrtLog
 // Loggers
 OrtStatus* Logger_LogMessage(const OrtLogger* logger, OrtLoggingLevel log_severity_level, const char* message,
                              const char*, int, const char*) {
-  if (logger == nullptr) return invalid("logger is null");
+  if (logger == nullptr) return invalid_argument("logger is null");
   if (log_severity_level >= logger->level || log_severity_level == ORT_LOGGING_LEVEL_VERBOSE)
     const_cast<OrtLogger*>(logger)->messages.emplace_back(message ? message : "");
   return nullptr;

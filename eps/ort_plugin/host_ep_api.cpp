@@ -7,8 +7,6 @@
 namespace nxrt::ort_plugin::ep_api {
 namespace {
 
-OrtStatus* invalid(std::string message) { return make_status(ORT_INVALID_ARGUMENT, std::move(message)); }
-
 // Whether `node` is one the host gave out for the graph being asked about.
 bool in_graph(const OrtEpGraphSupportInfo* info, const OrtNode* node) {
   return node && node->graph == info->graph && node->node && info->graph->by_node.contains(node->node->id);
@@ -18,7 +16,7 @@ bool in_graph(const OrtEpGraphSupportInfo* info, const OrtNode* node) {
 
 OrtStatus* CreateEpDevice(OrtEpFactory* ep_factory, const OrtHardwareDevice* hardware_device,
                           const OrtKeyValuePairs* ep_metadata, const OrtKeyValuePairs* ep_options, OrtEpDevice** ep_device) {
-  if (!ep_factory || !hardware_device) return invalid("CreateEpDevice: the factory and the hardware device are required");
+  if (!ep_factory || !hardware_device) return invalid_argument("CreateEpDevice: the factory and the hardware device are required");
   auto d = std::make_unique<OrtEpDevice>();
   d->factory = ep_factory;
   d->device = hardware_device;
@@ -36,11 +34,11 @@ void ReleaseEpDevice(OrtEpDevice* input) { delete input; }
 
 OrtStatus* EpGraphSupportInfo_AddNodesToFuse(OrtEpGraphSupportInfo* graph_support_info, const OrtNode* const* nodes,
                                              size_t num_nodes, const OrtNodeFusionOptions* node_fusion_options) {
-  if (num_nodes == 0) return invalid("EpGraphSupportInfo_AddNodesToFuse: no nodes given");
+  if (num_nodes == 0) return invalid_argument("EpGraphSupportInfo_AddNodesToFuse: no nodes given");
   OrtEpGraphSupportInfo::Group group;
   for (size_t i = 0; i < num_nodes; ++i) {
     if (!in_graph(graph_support_info, nodes[i]))
-      return invalid(fmt::format("EpGraphSupportInfo_AddNodesToFuse: node {} is not a node of graph '{}'", i,
+      return invalid_argument(fmt::format("EpGraphSupportInfo_AddNodesToFuse: node {} is not a node of graph '{}'", i,
                                  graph_support_info->graph->name));
     group.nodes.push_back(nodes[i]);
   }
@@ -51,7 +49,7 @@ OrtStatus* EpGraphSupportInfo_AddNodesToFuse(OrtEpGraphSupportInfo* graph_suppor
 
 OrtStatus* EpGraphSupportInfo_AddSingleNode(OrtEpGraphSupportInfo* graph_support_info, const OrtNode* node) {
   if (!in_graph(graph_support_info, node))
-    return invalid(fmt::format("EpGraphSupportInfo_AddSingleNode: the node is not a node of graph '{}'",
+    return invalid_argument(fmt::format("EpGraphSupportInfo_AddSingleNode: the node is not a node of graph '{}'",
                                graph_support_info->graph->name));
   graph_support_info->groups.push_back({{node}, true, false});
   return nullptr;
@@ -60,7 +58,7 @@ OrtStatus* EpGraphSupportInfo_AddSingleNode(OrtEpGraphSupportInfo* graph_support
 const char* NodeComputeContext_NodeName(const OrtNodeComputeContext* context) { return context->node_name.c_str(); }
 
 OrtStatus* EpDevice_AddAllocatorInfo(OrtEpDevice* ep_device, const OrtMemoryInfo* allocator_memory_info) {
-  if (!allocator_memory_info) return invalid("EpDevice_AddAllocatorInfo: memory info is null");
+  if (!allocator_memory_info) return invalid_argument("EpDevice_AddAllocatorInfo: memory info is null");
   auto& slot = allocator_memory_info->device.memory_type == OrtDeviceMemoryType_HOST_ACCESSIBLE ? ep_device->host_memory
                                                                                                  : ep_device->device_memory;
   slot = std::make_unique<OrtMemoryInfo>(*allocator_memory_info);

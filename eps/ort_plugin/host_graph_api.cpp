@@ -11,8 +11,6 @@
 namespace nxrt::ort_plugin {
 namespace {
 
-OrtStatus* invalid(std::string message) { return make_status(ORT_INVALID_ARGUMENT, std::move(message)); }
-
 // An OrtOpAttr from an nxrt attribute; graphs are attributes of type GRAPH without a value.
 std::unique_ptr<OrtOpAttr> make_attr(const std::string& name, const Attribute& a) {
   auto out = std::make_unique<OrtOpAttr>();
@@ -84,8 +82,6 @@ struct ViewBuilder {
   }
 };
 
-bool is_constant(const Value& v) { return v.initializer && !v.is_graph_input; }
-
 }  // namespace
 
 std::unique_ptr<OrtGraph> make_graph_view(const Graph& graph, const std::string& model_path, int64_t ir_version) {
@@ -122,7 +118,7 @@ std::unique_ptr<OrtGraph> make_subgraph_view(const Graph& graph, std::span<const
   std::set<ValueId> seen;
   for (NodeId id : nodes)
     for (ValueId v : graph.node(id).inputs)
-      if (v != kNoValue && is_constant(graph.value(v)) && seen.insert(v).second) view->initializers.push_back(b.value(v));
+      if (v != kNoValue && is_constant_initializer(graph.value(v)) && seen.insert(v).second) view->initializers.push_back(b.value(v));
   return view;
 }
 
@@ -150,14 +146,14 @@ namespace {
 // Copies a vector of pointers into a caller's array of `n` entries, checking the count.
 template <class T>
 OrtStatus* copy_array(const std::vector<T*>& from, const T** to, size_t n, const char* what) {
-  if (n < from.size()) return invalid(fmt::format("{}: array of {} entries is too small; {} needed", what, n, from.size()));
+  if (n < from.size()) return invalid_argument(fmt::format("{}: array of {} entries is too small; {} needed", what, n, from.size()));
   for (size_t i = 0; i < from.size(); ++i) to[i] = from[i];
   return nullptr;
 }
 
 template <class T>
 OrtStatus* copy_array(const std::vector<const T*>& from, const T** to, size_t n, const char* what) {
-  if (n < from.size()) return invalid(fmt::format("{}: array of {} entries is too small; {} needed", what, n, from.size()));
+  if (n < from.size()) return invalid_argument(fmt::format("{}: array of {} entries is too small; {} needed", what, n, from.size()));
   for (size_t i = 0; i < from.size(); ++i) to[i] = from[i];
   return nullptr;
 }
@@ -223,7 +219,7 @@ OrtStatus* ValueInfo_GetValueConsumers(const OrtValueInfo* value_info, const Ort
                                        size_t num_consumers) {
   const auto consumers = consumers_of(value_info);
   if (num_consumers < consumers.size())
-    return invalid(fmt::format("ValueInfo_GetValueConsumers: array of {} entries is too small; {} needed", num_consumers,
+    return invalid_argument(fmt::format("ValueInfo_GetValueConsumers: array of {} entries is too small; {} needed", num_consumers,
                                consumers.size()));
   for (size_t i = 0; i < consumers.size(); ++i) {
     nodes[i] = consumers[i].first;
@@ -235,7 +231,7 @@ OrtStatus* ValueInfo_GetValueConsumers(const OrtValueInfo* value_info, const Ort
 OrtStatus* ValueInfo_GetInitializerValue(const OrtValueInfo* value_info, const OrtValue** initializer_value) {
   *initializer_value = nullptr;
   const Value* v = value_of(value_info);
-  if (!v || !v->initializer) return invalid(fmt::format("'{}' is not an initializer", value_info->name));
+  if (!v || !v->initializer) return invalid_argument(fmt::format("'{}' is not an initializer", value_info->name));
   if (!value_info->initializer) {
     auto tensor = v->initializer->materialize();
     if (!tensor) return make_status(ORT_FAIL, tensor.error().what);
@@ -271,7 +267,7 @@ OrtStatus* ValueInfo_IsGraphOutput(const OrtValueInfo* value_info, bool* out) {
 
 OrtStatus* ValueInfo_IsConstantInitializer(const OrtValueInfo* value_info, bool* out) {
   const Value* v = value_of(value_info);
-  *out = v && is_constant(*v);
+  *out = v && is_constant_initializer(*v);
   return nullptr;
 }
 
@@ -310,7 +306,7 @@ OrtStatus* Graph_GetNumOperatorSets(const OrtGraph* graph, size_t* num_operator_
 OrtStatus* Graph_GetOperatorSets(const OrtGraph* graph, const char** domains, int64_t* opset_versions,
                                  size_t num_operator_sets) {
   if (num_operator_sets < graph->opset_domains.size())
-    return invalid(fmt::format("Graph_GetOperatorSets: arrays of {} entries are too small; {} needed", num_operator_sets,
+    return invalid_argument(fmt::format("Graph_GetOperatorSets: arrays of {} entries are too small; {} needed", num_operator_sets,
                                graph->opset_domains.size()));
   for (size_t i = 0; i < graph->opset_domains.size(); ++i) {
     domains[i] = graph->opset_domains[i].c_str();
@@ -353,7 +349,7 @@ OrtStatus* Graph_GetNumNodes(const OrtGraph* graph, size_t* n) {
 
 OrtStatus* Graph_GetNodes(const OrtGraph* graph, const OrtNode** nodes, size_t n) {
   if (n < graph->nodes.size())
-    return invalid(fmt::format("Graph_GetNodes: array of {} entries is too small; {} needed", n, graph->nodes.size()));
+    return invalid_argument(fmt::format("Graph_GetNodes: array of {} entries is too small; {} needed", n, graph->nodes.size()));
   for (size_t i = 0; i < graph->nodes.size(); ++i) nodes[i] = graph->nodes[i].get();
   return nullptr;
 }
@@ -367,7 +363,7 @@ OrtStatus* Graph_GetGraphView(const OrtGraph* graph, const OrtNode** nodes, size
   std::vector<NodeId> ids;
   for (size_t i = 0; i < num_nodes; ++i) {
     if (!nodes[i] || !nodes[i]->node || nodes[i]->graph != graph)
-      return invalid(fmt::format("Graph_GetGraphView: node {} does not belong to graph '{}'", i, graph->name));
+      return invalid_argument(fmt::format("Graph_GetGraphView: node {} does not belong to graph '{}'", i, graph->name));
     ids.push_back(static_cast<NodeId>(nodes[i]->id));
   }
   *subgraph = make_subgraph_view(*graph->graph, ids, graph->name, graph->model_path).release();
@@ -436,7 +432,7 @@ OrtStatus* Node_GetNumAttributes(const OrtNode* node, size_t* n) {
 
 OrtStatus* Node_GetAttributes(const OrtNode* node, const OrtOpAttr** attributes, size_t n) {
   if (n < node->attributes.size())
-    return invalid(fmt::format("Node_GetAttributes: array of {} entries is too small; {} needed", n, node->attributes.size()));
+    return invalid_argument(fmt::format("Node_GetAttributes: array of {} entries is too small; {} needed", n, node->attributes.size()));
   for (size_t i = 0; i < node->attributes.size(); ++i) attributes[i] = node->attributes[i].get();
   return nullptr;
 }
@@ -458,7 +454,7 @@ OrtStatus* Node_GetNumSubgraphs(const OrtNode* node, size_t* n) {
 
 OrtStatus* Node_GetSubgraphs(const OrtNode* node, const OrtGraph** subgraphs, size_t n, const char** attribute_names) {
   if (n < node->subgraphs.size())
-    return invalid(fmt::format("Node_GetSubgraphs: array of {} entries is too small; {} needed", n, node->subgraphs.size()));
+    return invalid_argument(fmt::format("Node_GetSubgraphs: array of {} entries is too small; {} needed", n, node->subgraphs.size()));
   for (size_t i = 0; i < node->subgraphs.size(); ++i) {
     subgraphs[i] = node->subgraphs[i].get();
     if (attribute_names) attribute_names[i] = node->subgraph_attributes[i].c_str();
@@ -491,7 +487,7 @@ OrtStatus* OpAttr_GetName(const OrtOpAttr* attribute, const char** name) {
 
 OrtStatus* OpAttr_GetTensorAttributeAsOrtValue(const OrtOpAttr* attribute, OrtValue** attr_tensor) {
   if (attribute->type != ORT_OP_ATTR_TENSOR)
-    return invalid(fmt::format("attribute '{}' is not a tensor", attribute->name));
+    return invalid_argument(fmt::format("attribute '{}' is not a tensor", attribute->name));
   *attr_tensor = new OrtValue{attribute->tensor};
   return nullptr;
 }
@@ -510,7 +506,7 @@ OrtStatus* CreateOpAttr(const char* name, const void* data, int len, OrtOpAttrTy
     case ORT_OP_ATTR_STRINGS:
       for (size_t i = 0; i < n; ++i) a->strings.emplace_back(static_cast<const char* const*>(data)[i]);
       break;
-    default: return invalid(fmt::format("CreateOpAttr: attribute type {} is not supported", static_cast<int>(type)));
+    default: return invalid_argument(fmt::format("CreateOpAttr: attribute type {} is not supported", static_cast<int>(type)));
   }
   *op_attr = a.release();
   return nullptr;
@@ -520,12 +516,12 @@ void ReleaseOpAttr(OrtOpAttr* input) { delete input; }
 
 OrtStatus* ReadOpAttr(const OrtOpAttr* op_attr, OrtOpAttrType type, void* data, size_t len, size_t* out) {
   if (op_attr->type != type)
-    return invalid(fmt::format("attribute '{}' has type {}, not {}", op_attr->name, static_cast<int>(op_attr->type),
+    return invalid_argument(fmt::format("attribute '{}' has type {}, not {}", op_attr->name, static_cast<int>(op_attr->type),
                                static_cast<int>(type)));
   auto give = [&](const void* from, size_t bytes) -> OrtStatus* {
     *out = bytes;
     if (data == nullptr || len < bytes)
-      return invalid(fmt::format("attribute '{}' needs {} bytes, the buffer has {}", op_attr->name, bytes, len));
+      return invalid_argument(fmt::format("attribute '{}' needs {} bytes, the buffer has {}", op_attr->name, bytes, len));
     if (bytes) std::memcpy(data, from, bytes);
     return nullptr;
   };
@@ -540,7 +536,7 @@ OrtStatus* ReadOpAttr(const OrtOpAttr* op_attr, OrtOpAttrType type, void* data, 
       for (const auto& s : op_attr->strings) joined.append(s).push_back('\0');
       return give(joined.data(), joined.size());
     }
-    default: return invalid(fmt::format("attribute '{}' cannot be read with ReadOpAttr", op_attr->name));
+    default: return invalid_argument(fmt::format("attribute '{}' cannot be read with ReadOpAttr", op_attr->name));
   }
 }
 

@@ -170,6 +170,11 @@ namespace nxrt::ort_plugin {
 
 // A status for the plugin, owned by it (ReleaseStatus frees it).
 OrtStatus* make_status(OrtErrorCode code, std::string message);
+OrtStatus* invalid_argument(std::string message);
+// A plugin's status as text, and frees it ("" for success); a status without text names its code.
+std::string take_status(OrtStatus* status);
+// A constant initializer: one the graph does not also list as an input.
+inline bool is_constant_initializer(const Value& v) { return v.initializer && !v.is_graph_input; }
 // The host's CPU memory description (one, never released).
 const OrtMemoryInfo* cpu_memory_info();
 // Type info of an nxrt value type.

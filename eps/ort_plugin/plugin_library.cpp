@@ -19,14 +19,6 @@ namespace {
 constexpr std::size_t kMaxFactories = 4;  // what ORT offers
 constexpr std::size_t kMaxDevices = 8;
 
-// The plugin's status as text, freed; empty when the call succeeded.
-std::string take_status(OrtStatus* status) {
-  if (!status) return {};
-  std::string text = status->message.empty() ? fmt::format("error code {}", static_cast<int>(status->code)) : status->message;
-  delete status;
-  return text;
-}
-
 std::string dl_error() {
   const char* e = dlerror();
   return e ? e : "unknown dlopen error";

@@ -5,16 +5,6 @@
 #include <fmt/format.h>
 
 namespace nxrt::ort_plugin {
-namespace {
-
-std::string take_status(OrtStatus* status) {
-  std::string text = status->message.empty() ? fmt::format("error code {}", static_cast<int>(status->code)) : status->message;
-  delete status;
-  return text;
-}
-
-}  // namespace
-
 Expected<std::unique_ptr<PluginPartition>> PluginPartition::create(Parts parts) {
   std::unique_ptr<PluginPartition> p(new PluginPartition(std::move(parts)));
   OrtNodeComputeInfo* info = p->parts_.info;

@@ -13,14 +13,6 @@
 namespace nxrt::ort_plugin {
 namespace {
 
-std::string take_status(OrtStatus* status) {
-  std::string text = status->message.empty() ? fmt::format("error code {}", static_cast<int>(status->code)) : status->message;
-  delete status;
-  return text;
-}
-
-bool is_constant(const Value& v) { return v.initializer && !v.is_graph_input; }
-
 // What the plugin logged that mentions `node`, for its decline reason.
 std::string logged_about(const std::vector<std::string>& messages, const std::string& node) {
   std::vector<std::string> hits;
@@ -168,7 +160,7 @@ Expected<std::unique_ptr<CompiledPartition>> PluginProvider::compile_view(const 
       if (v == kNoValue || !seen.insert(v).second) continue;
       const Value& val = graph.value(v);
       if (val.producer >= 0 && members.contains(val.producer)) continue;
-      if (is_constant(val)) {
+      if (is_constant_initializer(val)) {
         if (drop_constants) continue;
         auto t = val.initializer->materialize();
         if (!t) return std::unexpected(t.error());

@@ -120,6 +120,26 @@ class Loading(PluginTest):
         self.assertIn(f"error: the test_plugin EP ('{variant('no_devices')}') supports none of this host's devices\n", err)
         self.assertRegex(err, r"  why: GetSupportedDevices returned 0 of the 1 device offered: cpu \(.+\)\n")
 
+    def test_no_factories(self):
+        rc, out, err = nxrt("list-eps", "--plugin", variant("no_factories"))
+        self.assertExit((rc, out, err), 3)
+        self.assertIn(f"error: plugin '{variant('no_factories')}' created no EP factories\n"
+                      "  why: CreateEpFactories succeeded but returned 0 factories\n", err)
+
+    def test_create_ep_error(self):
+        rc, out, err = nxrt("run", chain(self.tmp / "m.onnx"), "--plugin", variant("fail_create_ep"), "-q")
+        self.assertExit((rc, out, err), 1)
+        self.assertIn(f"error: CreateEp of the test_plugin EP ('{variant('fail_create_ep')}') failed\n"
+                      "  why: test_plugin: CreateEp failed on purpose (built with NXRT_TEST_EP_FAIL_CREATE_EP)\n", err)
+        rc, out, err = nxrt("list-eps", "--plugin", variant("fail_create_ep"))
+        self.assertExit((rc, out, err), 0)
+        self.assertIn("test_plugin  unavailable: CreateEp of the test_plugin EP", out)
+
+    def test_null_function_pointer(self):
+        rc, out, err = nxrt("run", chain(self.tmp / "m.onnx"), "--plugin", variant("null_compile"), "-q")
+        self.assertExit((rc, out, err), 3)
+        self.assertIn(f"error: the test_plugin EP ('{variant('null_compile')}') leaves OrtEp::Compile NULL\n", err)
+
     def test_plugin_flag_names_a_library(self):
         rc, out, err = nxrt("list-eps", "--plugin", ":name")
         self.assertExit((rc, out, err), 2)

@@ -6,7 +6,10 @@
  *   NXRT_TEST_EP_TOO_NEW         asks the host for ORT API 24
  *   NXRT_TEST_EP_NO_DEVICES      supports none of the host's devices
  *   NXRT_TEST_EP_FAIL_COMPILE    Compile returns an error
- *   NXRT_TEST_EP_FAIL_COMPUTE    Compute returns an error */
+ *   NXRT_TEST_EP_FAIL_COMPUTE    Compute returns an error
+ *   NXRT_TEST_EP_NO_FACTORIES    CreateEpFactories makes no factory
+ *   NXRT_TEST_EP_FAIL_CREATE_EP  CreateEp returns an error
+ *   NXRT_TEST_EP_NULL_COMPILE    the OrtEp leaves Compile NULL */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -481,6 +484,9 @@ static OrtStatus* create_ep(OrtEpFactory* f, const OrtHardwareDevice* const* dev
   (void)devices;
   (void)metadata;
   (void)num_devices;
+#ifdef NXRT_TEST_EP_FAIL_CREATE_EP
+  if (out) return fail("test_plugin: CreateEp failed on purpose (built with NXRT_TEST_EP_FAIL_CREATE_EP)");
+#endif
   TestEp* ep = calloc(1, sizeof(TestEp));
   char value[8] = {0};
   size_t size = sizeof value;
@@ -489,6 +495,9 @@ static OrtStatus* create_ep(OrtEpFactory* f, const OrtHardwareDevice* const* dev
   ep->ep.GetName = ep_name;
   ep->ep.GetCapability = get_capability;
   ep->ep.Compile = compile;
+#ifdef NXRT_TEST_EP_NULL_COMPILE
+  ep->ep.Compile = NULL;
+#endif
   ep->ep.ReleaseNodeComputeInfos = release_infos;
   ep->logger = logger;
   if (!g_api->HasSessionConfigEntry(options, NXRT_ORT_EP_CONTEXT_ENABLE_KEY, &has) && has &&
@@ -519,6 +528,9 @@ EXPORT OrtStatus* CreateEpFactories(const char* registration_name, const OrtApiB
   g_ep_api = g_api->GetEpApi();
   g_editor = g_api->GetModelEditorApi();
   if (max_factories < 1) return g_api->CreateStatus(ORT_INVALID_ARGUMENT, "test_plugin: no room for a factory");
+#ifdef NXRT_TEST_EP_NO_FACTORIES
+  return NULL;
+#endif
   TestFactory* f = calloc(1, sizeof(TestFactory));
   f->factory.ort_version_supported = NXRT_ORT_API_VERSION;
   f->factory.GetName = factory_name;
