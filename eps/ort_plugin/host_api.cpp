@@ -92,7 +92,8 @@ void host_free(OrtAllocator*, void* p) { std::free(p); }
 const OrtMemoryInfo* host_info(const OrtAllocator*) { return cpu_memory_info(); }
 
 OrtAllocator* default_allocator() {
-  static OrtAllocator allocator{NXRT_ORT_API_VERSION, &host_alloc, &host_free, &host_info, nullptr, nullptr, nullptr};
+  // Version 23: the struct has no Shrink member (added in 24), so plugins must not look for it.
+  static OrtAllocator allocator{23, &host_alloc, &host_free, &host_info, nullptr, nullptr, nullptr};
   return &allocator;
 }
 
@@ -251,6 +252,8 @@ OrtStatus* GetSymbolicDimensions(const OrtTensorTypeAndShapeInfo* info, const ch
   return nullptr;
 }
 
+bool TensorTypeAndShape_HasShape(const OrtTensorTypeAndShapeInfo* info) { return info->has_shape; }
+
 OrtStatus* GetTensorShapeElementCount(const OrtTensorTypeAndShapeInfo* info, size_t* out) {
   const int64_t n = shape_numel(info->dims);
   if (n < 0) return invalid_argument("the shape has unknown dimensions");
@@ -398,7 +401,7 @@ OrtStatus* Logger_GetLoggingSeverityLevel(const OrtLogger* logger, OrtLoggingLev
   return nullptr;
 }
 
-const char* GetBuildInfoString() { return "nxrt host for ONNX Runtime plugin EPs (ORT API 23)"; }
+const char* GetBuildInfoString() { return "nxrt host for ONNX Runtime plugin EPs (ORT API 24)"; }
 
 // Session options
 OrtStatus* HasSessionConfigEntry(const OrtSessionOptions* options, const char* config_key, int* out) {

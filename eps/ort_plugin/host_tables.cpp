@@ -85,8 +85,8 @@ const OrtApi* get_api(uint32_t version) {
   return version >= 1 && version <= NXRT_ORT_API_VERSION ? &kApi : nullptr;
 }
 
-// The ONNX Runtime release whose API version (23) this host serves; plugins may log it.
-const char* version_string() { return "1.23.0"; }
+// The ONNX Runtime release whose API version (24) this host serves; plugins may log it.
+const char* version_string() { return "1.24.0"; }
 
 const OrtApiBase kApiBase{&get_api, &version_string};
 

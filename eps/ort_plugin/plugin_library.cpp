@@ -169,7 +169,9 @@ Expected<std::shared_ptr<PluginLibrary>> PluginLibrary::load(const std::string& 
 }
 
 Expected<std::vector<std::string>> register_plugin_library(const std::string& spec) {
-  static std::map<std::string, std::vector<std::string>> loaded;  // canonical path -> EP names
+  // Canonical path -> EP names. A dlopen'ed library is process-wide anyway; this keeps a
+  // library named twice (NXRT_PLUGIN_PATH and --plugin) from registering its EPs twice.
+  static std::map<std::string, std::vector<std::string>> loaded;
   const auto colon = spec.find(':');
   const std::string path = spec.substr(0, colon);
   std::string registration = colon == std::string::npos ? "" : spec.substr(colon + 1);

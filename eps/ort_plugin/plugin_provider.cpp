@@ -71,7 +71,8 @@ Expected<std::unique_ptr<ExecutionProvider>> PluginProvider::create(std::shared_
   if (!missing.empty())
     return fail(ErrorCode::kInvalidInput,
                 fmt::format("the {} EP ('{}') leaves OrtEp::{} NULL", f.name, library->path(), fmt::join(missing, ", ")),
-                "nxrt claims and runs nodes through GetCapability and Compile (ORT API 23)",
+                "nxrt claims and runs nodes through GetCapability and Compile; EPs that only register kernels "
+                "(OrtEp::GetKernelRegistry, ORT API 24) are not supported",
                 "fix the plugin: set every required OrtEp function pointer");
 
   auto p = std::unique_ptr<PluginProvider>(new PluginProvider());
@@ -155,8 +156,10 @@ Expected<std::unique_ptr<CompiledPartition>> PluginProvider::compile_view(const 
   std::vector<FusedInput> sources;
   const std::set<NodeId> members(partition.nodes.begin(), partition.nodes.end());
   std::set<ValueId> seen;
-  for (NodeId id : partition.nodes)
-    for (ValueId v : graph.node(id).inputs) {
+  for (NodeId id : partition.nodes) {
+    std::vector<ValueId> reads = graph.node(id).inputs;
+    reads.insert(reads.end(), graph.node(id).implicit_inputs.begin(), graph.node(id).implicit_inputs.end());
+    for (ValueId v : reads) {
       if (v == kNoValue || !seen.insert(v).second) continue;
       const Value& val = graph.value(v);
       if (val.producer >= 0 && members.contains(val.producer)) continue;
@@ -167,10 +170,14 @@ Expected<std::unique_ptr<CompiledPartition>> PluginProvider::compile_view(const 
         sources.push_back({-1, *t});
       } else {
         const auto at = std::find(partition.inputs.begin(), partition.inputs.end(), v);
+        if (at == partition.inputs.end())
+          return fail(ErrorCode::kRuntime, fmt::format("'{}' is read by partition '{}' but is not among its inputs",
+                                                       val.name, partition.name));
         sources.push_back({static_cast<int>(at - partition.inputs.begin()), {}});
       }
       fused_inputs.push_back(v);
     }
+  }
   auto fused = make_fused_node(view, partition.name, fused_inputs, partition.outputs);
 
   const OrtGraph* graphs[] = {&view};

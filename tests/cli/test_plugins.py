@@ -81,12 +81,12 @@ class Loading(PluginTest):
         rc, out, err = nxrt("list-eps", "--plugin", GOOD)
         self.assertExit((rc, out, err), 0)
         self.assertIn("test_plugin", out)
-        self.assertRegex(out, rf"ONNX Runtime plugin EPs:\n  test_plugin: nxrt tests from {GOOD}, ORT API 23, "
+        self.assertRegex(out, rf"ONNX Runtime plugin EPs:\n  test_plugin: nxrt tests from {GOOD}, ORT API 24, "
                               r"devices: cpu \(.+\)\n")
         rc, out, err = nxrt("list-eps", "--json", "--plugin", f"{GOOD}:my_registration")
         entry = next(e for e in json.loads(out)["eps"] if e["name"] == "test_plugin")
         self.assertEqual((entry["library"], entry["ort_api_version"], entry["version"], entry["vendor"]),
-                         (str(GOOD), 23, "0.3.1", "nxrt tests"))
+                         (str(GOOD), 24, "0.3.1", "nxrt tests"))
         self.assertEqual(entry["context_sources"], ["test_plugin"])
 
     def test_plugin_path_variable(self):
@@ -111,8 +111,8 @@ class Loading(PluginTest):
     def test_too_new_api_version(self):
         rc, out, err = nxrt("list-eps", "--plugin", variant("too_new"))
         self.assertExit((rc, out, err), 3)
-        self.assertIn(f"error: plugin '{variant('too_new')}' needs ORT API 24, this host provides up to 23\n", err)
-        self.assertIn("  how to fix: rebuild the plugin against ORT 1.23 headers (ORT_API_VERSION 23)", err)
+        self.assertIn(f"error: plugin '{variant('too_new')}' needs ORT API 25, this host provides up to 24\n", err)
+        self.assertIn("  how to fix: rebuild the plugin against ORT 1.24 headers (ORT_API_VERSION 24)", err)
 
     def test_no_devices(self):
         rc, out, err = nxrt("explain-claims", chain(self.tmp / "m.onnx"), "--plugin", variant("no_devices"))
@@ -213,6 +213,16 @@ class Running(PluginTest):
         restored = self.run_model(ctx, self.tmp / "ctx", "--plugin", GOOD, "--ep", "test_plugin,cpu")
         original = self.run_model(model, self.tmp / "orig", "--ep", "cpu")
         np.testing.assert_allclose(restored, original, rtol=1e-6)
+
+    def test_failing_get_capability(self):
+        model = chain(self.tmp / "m.onnx")
+        for command in ("explain-claims", "run"):
+            rc, out, err = nxrt(command, model, "--plugin", variant("fail_capability"))
+            self.assertExit((rc, out, err), 1, command)
+            self.assertIn("error: the test_plugin EP's GetCapability failed on graph 'm'\n"
+                          "  why: test_plugin: GetCapability failed on purpose (built with NXRT_TEST_EP_FAIL_CAPABILITY)\n",
+                          err)
+            self.assertIn(f"  while claiming the nodes of '{model}'\n", err)
 
     def test_failing_compile(self):
         rc, out, err = nxrt("run", chain(self.tmp / "m.onnx"), "--plugin", variant("fail_compile"), "-q")

@@ -3,13 +3,14 @@
  * compiles them into a little program (constants copied in), computes it, and writes
  * EPContext nodes whose payload is that program. Built once per variant:
  *   NXRT_TEST_EP_MISSING_SYMBOL  does not export ReleaseEpFactory
- *   NXRT_TEST_EP_TOO_NEW         asks the host for ORT API 24
+ *   NXRT_TEST_EP_TOO_NEW         asks the host for ORT API 25
  *   NXRT_TEST_EP_NO_DEVICES      supports none of the host's devices
  *   NXRT_TEST_EP_FAIL_COMPILE    Compile returns an error
  *   NXRT_TEST_EP_FAIL_COMPUTE    Compute returns an error
  *   NXRT_TEST_EP_NO_FACTORIES    CreateEpFactories makes no factory
  *   NXRT_TEST_EP_FAIL_CREATE_EP  CreateEp returns an error
- *   NXRT_TEST_EP_NULL_COMPILE    the OrtEp leaves Compile NULL */
+ *   NXRT_TEST_EP_NULL_COMPILE    the OrtEp leaves Compile NULL
+ *   NXRT_TEST_EP_FAIL_CAPABILITY GetCapability returns an error */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -278,6 +279,9 @@ static int is_own_context(const OrtNode* node) {
 static OrtStatus* get_capability(OrtEp* this_ptr, const OrtGraph* graph, OrtEpGraphSupportInfo* support) {
   TestEp* self = (TestEp*)this_ptr;
   size_t num_nodes = 0, fused = 0;
+#ifdef NXRT_TEST_EP_FAIL_CAPABILITY
+  if (graph) return fail("test_plugin: GetCapability failed on purpose (built with NXRT_TEST_EP_FAIL_CAPABILITY)");
+#endif
   RETURN_IF_ERROR(g_api->Graph_GetNumNodes(graph, &num_nodes));
   if (num_nodes == 0) return NULL;
   const OrtNode** nodes = malloc(sizeof(OrtNode*) * num_nodes);
@@ -513,7 +517,7 @@ static void release_ep(OrtEpFactory* f, OrtEp* ep) {
 }
 
 #ifdef NXRT_TEST_EP_TOO_NEW
-#define REQUESTED_API 24
+#define REQUESTED_API 25
 #else
 #define REQUESTED_API NXRT_ORT_API_VERSION
 #endif

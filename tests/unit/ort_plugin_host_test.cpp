@@ -15,9 +15,11 @@ using nxrt::ort_plugin::take_status;
 
 }  // namespace
 
-TEST_CASE("every OrtApi slot up to version 23 is set", "[ort_plugin]") {
+TEST_CASE("every OrtApi and OrtEpApi slot up to version 24 is set", "[ort_plugin]") {
   const auto* slots = reinterpret_cast<void* const*>(host_api());
   for (std::size_t i = 0; i < sizeof(OrtApi) / sizeof(void*); ++i) CHECK(slots[i] != nullptr);
+  const auto* ep_slots = reinterpret_cast<void* const*>(host_api()->GetEpApi());
+  for (std::size_t i = 0; i < sizeof(OrtEpApi) / sizeof(void*); ++i) CHECK(ep_slots[i] != nullptr);
 }
 
 TEST_CASE("an unimplemented slot returns a status naming the function", "[ort_plugin]") {
@@ -32,12 +34,12 @@ TEST_CASE("an unimplemented slot returns a status naming the function", "[ort_pl
   CHECK(env == nullptr);
 }
 
-TEST_CASE("GetApi serves versions 1 to 23 only", "[ort_plugin]") {
+TEST_CASE("GetApi serves versions 1 to 24 only", "[ort_plugin]") {
   CHECK(api_base()->GetApi(1) == host_api());
-  CHECK(api_base()->GetApi(23) == host_api());
-  CHECK(api_base()->GetApi(24) == nullptr);
-  CHECK(nxrt::ort_plugin::take_requested_api_version() == 24);
-  CHECK(std::string(api_base()->GetVersionString()) == "1.23.0");
+  CHECK(api_base()->GetApi(24) == host_api());
+  CHECK(api_base()->GetApi(25) == nullptr);
+  CHECK(nxrt::ort_plugin::take_requested_api_version() == 25);
+  CHECK(std::string(api_base()->GetVersionString()) == "1.24.0");
 }
 
 TEST_CASE("a graph view answers Graph_, Node_ and ValueInfo_ functions", "[ort_plugin]") {

@@ -1,4 +1,4 @@
-/* nxrt's own declarations of the ONNX Runtime plugin-EP C ABI (ORT API version 23): the
+/* nxrt's own declarations of the ONNX Runtime plugin-EP C ABI (ORT API version 24): the
  * types, the OrtApi / OrtEpApi / OrtModelEditorApi tables and the structs a plugin library
  * fills in. Written from the facts of ORT's public headers (onnxruntime_c_api.h and
  * onnxruntime_ep_c_api.h); the slot order is ORT's, checked by nxrt_ort_abi_check.h. */
@@ -14,7 +14,7 @@ extern "C" {
 #endif
 
 /* The newest OrtApi version this host declares and serves. */
-#define NXRT_ORT_API_VERSION 23
+#define NXRT_ORT_API_VERSION 24
 
 typedef enum OrtErrorCode {
   ORT_OK,
@@ -164,7 +164,8 @@ typedef struct OrtApi OrtApi;
 typedef struct OrtEpApi OrtEpApi;
 typedef struct OrtModelEditorApi OrtModelEditorApi;
 
-/* An allocator: the first four members since version 1; Reserve since 18; the rest 23. */
+/* An allocator: the first four members since version 1; Reserve since 18; the rest 23
+ * (the host's allocators say version 23: they have no Shrink, added in 24). */
 typedef struct OrtAllocator {
   uint32_t version;
   void* (*Alloc)(struct OrtAllocator* this_, size_t size);

@@ -27,9 +27,12 @@ static_assert(NXRT_ORT_SLOT_INDEX(OrtApi, AddExternalInitializersFromFilesInMemo
 static_assert(NXRT_ORT_SLOT_INDEX(OrtApi, SetEpDynamicOptions) == 284, "OrtApi version 20");
 static_assert(NXRT_ORT_SLOT_INDEX(OrtApi, GetEpApi) == 317, "OrtApi version 22");
 static_assert(NXRT_ORT_SLOT_INDEX(OrtApi, CreateExternalInitializerInfo) == 389, "OrtApi version 23");
-static_assert(sizeof(OrtApi) == 390 * sizeof(void*), "OrtApi ends with version 23");
+static_assert(NXRT_ORT_SLOT_INDEX(OrtApi, RunOptionsSetSyncStream) == 411, "OrtApi version 24");
+static_assert(sizeof(OrtApi) == 412 * sizeof(void*), "OrtApi ends with version 24");
 static_assert(sizeof(OrtApiBase) == 2 * sizeof(void*), "OrtApiBase never changes");
 static_assert(NXRT_ORT_SLOT_INDEX(OrtEpApi, GetSyncIdForLastWaitOnSyncStream) == 15, "OrtEpApi version 23");
+static_assert(NXRT_ORT_SLOT_INDEX(OrtEpApi, GetEnvConfigEntries) == 49, "OrtEpApi version 24");
+static_assert(sizeof(OrtEpApi) == 50 * sizeof(void*), "OrtEpApi ends with version 24");
 static_assert(NXRT_ORT_SLOT_INDEX(OrtModelEditorApi, CreateNode) == 6, "OrtModelEditorApi CreateNode");
 static_assert(offsetof(OrtEp, Compile) == 3 * sizeof(void*), "OrtEp::Compile");
 static_assert(offsetof(OrtEpFactory, ReleaseEp) == 5 * sizeof(void*), "OrtEpFactory::ReleaseEp");

@@ -1,4 +1,4 @@
-/* The OrtApi function table, slot by slot, in ONNX Runtime's order (API versions 1-23).
+/* The OrtApi function table, slot by slot, in ONNX Runtime's order (API versions 1-24).
  * Included several times with different definitions of the two macros:
  *   NXRT_ORT_SLOT(ret, name, args)  a slot the nxrt host implements, with its signature
  *   NXRT_ORT_STUB(name)             a slot it does not: it answers ORT_NOT_IMPLEMENTED
@@ -415,3 +415,26 @@ NXRT_ORT_STUB(CopyTensors)
 NXRT_ORT_STUB(Graph_GetModelMetadata)
 NXRT_ORT_STUB(GetModelCompatibilityForEpDevices)
 NXRT_ORT_STUB(CreateExternalInitializerInfo)
+/* version 24 */
+NXRT_ORT_SLOT(bool, TensorTypeAndShape_HasShape, (const OrtTensorTypeAndShapeInfo* info))
+NXRT_ORT_STUB(KernelInfo_GetConfigEntries)
+NXRT_ORT_STUB(KernelInfo_GetOperatorDomain)
+NXRT_ORT_STUB(KernelInfo_GetOperatorType)
+NXRT_ORT_STUB(KernelInfo_GetOperatorSinceVersion)
+NXRT_ORT_STUB(GetInteropApi)
+NXRT_ORT_STUB(SessionGetEpDeviceForOutputs)
+NXRT_ORT_STUB(GetNumHardwareDevices)
+NXRT_ORT_STUB(GetHardwareDevices)
+NXRT_ORT_STUB(GetHardwareDeviceEpIncompatibilityDetails)
+NXRT_ORT_STUB(DeviceEpIncompatibilityDetails_GetReasonsBitmask)
+NXRT_ORT_STUB(DeviceEpIncompatibilityDetails_GetNotes)
+NXRT_ORT_STUB(DeviceEpIncompatibilityDetails_GetErrorCode)
+NXRT_ORT_STUB(ReleaseDeviceEpIncompatibilityDetails)
+NXRT_ORT_STUB(CreateEnvWithOptions)
+NXRT_ORT_STUB(Session_GetEpGraphAssignmentInfo)
+NXRT_ORT_STUB(EpAssignedSubgraph_GetEpName)
+NXRT_ORT_STUB(EpAssignedSubgraph_GetNodes)
+NXRT_ORT_STUB(EpAssignedNode_GetName)
+NXRT_ORT_STUB(EpAssignedNode_GetDomain)
+NXRT_ORT_STUB(EpAssignedNode_GetOperatorType)
+NXRT_ORT_STUB(RunOptionsSetSyncStream)
