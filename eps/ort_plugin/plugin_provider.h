@@ -20,6 +20,9 @@ struct EpHandle {
   OrtEp* ep = nullptr;
   std::string name;
   OrtLogger logger;
+  EpHandle() = default;
+  EpHandle(const EpHandle&) = delete;
+  EpHandle& operator=(const EpHandle&) = delete;
   ~EpHandle();
 };
 
