@@ -106,6 +106,7 @@ std::unique_ptr<OrtGraph> make_subgraph_view(const Graph& graph, std::span<const
   view->graph = &graph;
   view->name = name;
   view->model_path = model_path;
+  view->ir_version = graph.ir_version;
   ViewBuilder b{*view, graph};
   b.set_opsets();
   for (NodeId id : nodes) b.add_node(graph.node(id), model_path);

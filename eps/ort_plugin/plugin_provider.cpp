@@ -119,7 +119,7 @@ Expected<PluginProvider::Claims> PluginProvider::run_get_capability(const Graph&
 Expected<GraphClaims> PluginProvider::claim_graph(const Graph& graph) const {
   std::lock_guard lock(mutex_);
   if (auto it = claims_.find(&graph); it != claims_.end()) return it->second.claims;
-  auto view = make_graph_view(graph, graph.model_dir.string(), 0);
+  auto view = make_graph_view(graph, graph.model_path.string(), graph.ir_version);
   auto claims = run_get_capability(graph, *view);
   if (!claims) return std::unexpected(claims.error());
   return claims_.emplace(&graph, std::move(*claims)).first->second.claims;
@@ -143,7 +143,7 @@ Expected<std::unique_ptr<CompiledPartition>> PluginProvider::compile(const Parti
   if (const Claims* c = cached_claims(graph))
     for (std::size_t g = 0; g < c->claims.groups.size(); ++g)
       if (!c->claims.groups[g].empty() && c->claims.groups[g].front() == partition.nodes.front()) drop = c->drop_constants[g];
-  auto view = make_subgraph_view(graph, partition.nodes, partition.name, graph.model_dir.string());
+  auto view = make_subgraph_view(graph, partition.nodes, partition.name, graph.model_path.string());
   return compile_view(partition, *view, drop);
 }
 
@@ -256,7 +256,7 @@ Expected<EpContext> PluginProvider::save_context(const Partition& partition, con
 Expected<std::unique_ptr<CompiledPartition>> PluginProvider::load_context(const EpContext& context,
                                                                           const Partition& partition) {
   const Graph& graph = *partition.graph;
-  auto view = make_subgraph_view(graph, partition.nodes, partition.name, graph.model_dir.string());
+  auto view = make_subgraph_view(graph, partition.nodes, partition.name, graph.model_path.string());
   // The plugin always reads its payload inline, wherever the model keeps it.
   OrtNode& node = *view->nodes.front();
   const auto payload = context.payload();

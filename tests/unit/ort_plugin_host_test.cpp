@@ -46,8 +46,14 @@ TEST_CASE("a graph view answers Graph_, Node_ and ValueInfo_ functions", "[ort_p
   auto model = nxrt::load_model(std::filesystem::path(NXRT_SOURCE_DIR) / "testdata/mlp/model.onnx");
   REQUIRE(model);
   const nxrt::Graph& graph = *model->graph;
-  auto view = nxrt::ort_plugin::make_graph_view(graph, "mlp/model.onnx", 8);
+  auto view = nxrt::ort_plugin::make_graph_view(graph, graph.model_path.string(), graph.ir_version);
   const OrtApi* api = host_api();
+  const char* path = nullptr;
+  REQUIRE(api->Graph_GetModelPath(view.get(), &path) == nullptr);
+  CHECK(std::filesystem::path(path).filename() == "model.onnx");
+  int64_t ir = 0;
+  REQUIRE(api->Graph_GetOnnxIRVersion(view.get(), &ir) == nullptr);
+  CHECK(ir == model->ir_version);
   size_t n = 0;
   REQUIRE(api->Graph_GetNumNodes(view.get(), &n) == nullptr);
   REQUIRE(n == graph.nodes.size());
