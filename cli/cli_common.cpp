@@ -5,9 +5,12 @@
 #include <fmt/ranges.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 
 #include "builtin_eps.h"
+#include "plugin_library.h"
 #include "nxrt/io/tensor_file.h"
 
 namespace nxrt::cli {
@@ -26,6 +29,35 @@ void EpFlags::add_to(CLI::App& cmd, bool list_per_flag) {
   cmd.add_option("--shape", shapes, "concrete shape of an input, e.g. --shape input=1x3x224x224")
       ->allow_extra_args(false)
       ->type_name("NAME=DIMS");
+  add_plugin_option(cmd, plugins);
+}
+
+void add_plugin_option(CLI::App& cmd, std::vector<std::string>& plugins) {
+  cmd.add_option("--plugin", plugins,
+                 "load an ONNX Runtime plugin EP library (also NXRT_PLUGIN_PATH, colon separated); its EPs go first "
+                 "in the default --ep list")
+      ->allow_extra_args(false)
+      ->type_name("PATH[:NAME]");
+}
+
+Expected<std::vector<std::string>> load_plugins(const std::vector<std::string>& specs) {
+  std::vector<std::string> all;
+  if (const char* env = std::getenv("NXRT_PLUGIN_PATH"))
+    for (std::string_view rest = env; !rest.empty();) {
+      const auto colon = rest.find(':');
+      if (colon != 0) all.emplace_back(rest.substr(0, colon));
+      if (colon == std::string_view::npos) break;
+      rest.remove_prefix(colon + 1);
+    }
+  all.insert(all.end(), specs.begin(), specs.end());
+  std::vector<std::string> names;
+  for (const auto& spec : all) {
+    auto loaded = ort_plugin::register_plugin_library(spec);
+    if (!loaded) return std::unexpected(loaded.error());
+    for (auto& n : *loaded)
+      if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
+  }
+  return names;
 }
 
 Expected<Shape> parse_dims(const std::string& text) {
@@ -52,8 +84,14 @@ Expected<Shape> parse_dims(const std::string& text) {
 }
 
 Expected<SessionOptions> EpFlags::session_options() const {
+  auto plugin_eps = load_plugins(plugins);
+  if (!plugin_eps) return std::unexpected(plugin_eps.error());
   SessionOptions o;
-  o.eps = eps.empty() ? default_eps() : eps;
+  o.eps = eps;
+  if (o.eps.empty()) {
+    o.eps = *plugin_eps;
+    for (auto& name : default_eps()) o.eps.push_back(name);
+  }
   o.config.threads = threads;
   for (const auto& spec : shapes) {
     const auto eq = spec.find('=');

@@ -17,6 +17,7 @@ struct EpFlags {
   std::vector<std::string> eps;      // --ep, comma lists allowed, repeatable
   int threads = 0;                   // --threads
   std::vector<std::string> shapes;   // --shape NAME=DIMS
+  std::vector<std::string> plugins;  // --plugin PATH[:REGISTRATION_NAME], repeatable
   // With `list_per_flag`, each --ep is an EP list of its own (bench compares them):
   // --ep onednn,cpu --ep cpu is two lists, not one.
   void add_to(CLI::App& cmd, bool list_per_flag = false);
@@ -26,6 +27,12 @@ struct EpFlags {
   Expected<std::vector<SessionOptions>> session_options_per_flag() const;
 };
 
+
+// Adds --plugin PATH[:REGISTRATION_NAME] (repeatable) to a subcommand.
+void add_plugin_option(CLI::App& cmd, std::vector<std::string>& plugins);
+// Loads the plugin EP libraries of NXRT_PLUGIN_PATH (colon separated) and of --plugin;
+// returns the EPs they provide, in load order.
+Expected<std::vector<std::string>> load_plugins(const std::vector<std::string>& specs);
 
 // "1x3x224x224" or "1,3,224,224" -> dims.
 Expected<Shape> parse_dims(const std::string& text);

@@ -115,6 +115,9 @@ int compile_epcontext(CompileFlags& f) {
   if (!outputs) return report(outputs.error());
   auto session_options = f.ep.session_options();
   if (!session_options) return report(session_options.error());
+  // ORT's session options that ask EPs (plugin EPs read them) for inline EPContext nodes.
+  session_options->config.options["ep.context_enable"] = "1";
+  session_options->config.options["ep.context_embed_mode"] = "1";
 
   std::vector<Job> jobs;
   for (const auto& m : f.models) jobs.push_back(Job{m});

@@ -15,6 +15,7 @@ namespace {
 struct ListEpsFlags {
   bool ops = false;
   bool json = false;
+  std::vector<std::string> plugins;
 };
 
 // Ops as "Abs@6", sorted (the registry's order).
@@ -25,7 +26,9 @@ std::vector<std::string> op_names(const ExecutionProvider& ep) {
 }
 
 int list_eps(const ListEpsFlags& flags) {
+  if (auto loaded = load_plugins(flags.plugins); !loaded) return report(loaded.error());
   nlohmann::ordered_json json = nlohmann::ordered_json::array();
+  std::string plugin_lines;
   Table table({"EP", "STATUS", "DEVICE", "VERSION", "VENDOR", "EPCONTEXT SOURCES", "OPS"});
   std::string op_lists;
   for (const EpFactory& factory : ep_factories()) {
@@ -52,6 +55,12 @@ int list_eps(const ListEpsFlags& flags) {
                                     {"capabilities", info.capabilities},
                                     {"context_sources", info.context_sources},
                                     {"op_count", ops.size()}};
+    if (!info.library.empty()) {
+      entry["library"] = info.library;
+      entry["ort_api_version"] = info.ort_api_version;
+      plugin_lines += fmt::format("  {}: {} from {}, ORT API {}, devices: {}\n", info.name, info.vendor, info.library,
+                                  info.ort_api_version, info.device_name);
+    }
     if (flags.ops) entry["ops"] = ops;
     json.push_back(std::move(entry));
     if (flags.ops) op_lists += fmt::format("\n{} ({} ops):\n  {}\n", info.name, ops.size(), fmt::join(ops, " "));
@@ -60,7 +69,7 @@ int list_eps(const ListEpsFlags& flags) {
     fmt::print("{}\n", nlohmann::ordered_json{{"eps", json}}.dump(2));
     return 0;
   }
-  fmt::print("{}{}", table.render(), op_lists);
+  fmt::print("{}{}{}", table.render(), plugin_lines.empty() ? "" : "\nONNX Runtime plugin EPs:\n" + plugin_lines, op_lists);
   return 0;
 }
 
@@ -71,6 +80,7 @@ Action add_list_eps(CLI::App& app) {
   auto* cmd = app.add_subcommand("list-eps", "list the EPs of this build: devices, versions, availability, ops");
   cmd->add_flag("--ops", flags->ops, "list every op version each EP registers");
   cmd->add_flag("--json", flags->json, "print JSON instead of a table");
+  add_plugin_option(*cmd, flags->plugins);
   return [flags] { return list_eps(*flags); };
 }
 

@@ -41,6 +41,8 @@ Expected<std::unique_ptr<ExecutionProvider>> CpuProvider::create(const EpConfig&
       .unavailable_reason = {},
       .capabilities = {"epcontext"},
       .context_sources = {std::string(kContextSource)},
+      .library = {},
+      .ort_api_version = 0,
   };
   return std::unique_ptr<ExecutionProvider>(std::move(ep));
 }

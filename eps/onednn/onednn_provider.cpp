@@ -48,6 +48,8 @@ Expected<std::unique_ptr<ExecutionProvider>> OnednnProvider::create(const EpConf
       .unavailable_reason = {},
       .capabilities = {"epcontext", "fusion", "blocked-layouts"},
       .context_sources = {std::string(kContextSource)},
+      .library = {},
+      .ort_api_version = 0,
   };
   return std::unique_ptr<ExecutionProvider>(std::move(ep));
 }

@@ -25,6 +25,7 @@ constexpr std::uintmax_t kMaxModelBytes = (std::uintmax_t{2} << 30) - 1;
 struct LoadState {
   std::filesystem::path file;         // for messages
   std::filesystem::path model_dir;
+  int64_t ir_version = 0;
   std::map<std::string, int64_t> opsets;
   MappedFileCache files;
 };
@@ -148,6 +149,8 @@ Expected<void> convert_graph(const onnx::GraphProto& gp, Graph& graph, LoadState
   const Graph* parent = graph.parent;
   g->name = gp.name();
   g->model_dir = st.model_dir;
+  g->model_path = st.file;
+  g->ir_version = st.ir_version;
   g->opset_imports = st.opsets;
 
   for (int index = 0; index < gp.initializer_size(); ++index) {
@@ -365,6 +368,7 @@ Expected<Model> load_model_proto(std::shared_ptr<onnx::ModelProto> proto, const 
   LoadState st;
   st.file = path;
   st.model_dir = path.parent_path();
+  st.ir_version = proto->ir_version();
   if (!proto->has_graph()) return invalid(st, "the model has no graph", "it may not be an ONNX model at all");
   for (const auto& op : proto->opset_import()) st.opsets[normalize_domain(op.domain())] = op.version();
   // IR < 3 had no opset_import: those models are ai.onnx opset 1.

@@ -2,6 +2,9 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
+#include <map>
+
 #include "epcontext_node.h"
 #include "nxrt/session/claims.h"
 
@@ -45,10 +48,42 @@ Error ClaimsReport::unclaimed_error(const std::string& model_path) const {
                {}};
 }
 
+namespace {
+
+// Why an EP's group cannot be placed: a member already placed on a higher-priority EP,
+// or a path that leaves the group and comes back; empty when it can.
+std::string group_rejection(const Graph& graph, const std::vector<NodeId>& group, const std::vector<std::string>& placement,
+                            const std::string& ep) {
+  std::vector<std::string> names;
+  for (NodeId id : group) names.push_back(fmt::format("'{}'", graph.node(id).name));
+  const std::string listed = fmt::format("[{}]", fmt::join(names, ", "));
+  for (NodeId id : group)
+    if (const auto& owner = placement[static_cast<std::size_t>(id)]; !owner.empty())
+      return fmt::format("{}'s group {} was rejected: '{}' is owned by the higher-priority {} EP; put {} first in --ep "
+                         "to give it the whole group",
+                         ep, listed, graph.node(id).name, owner, ep);
+  if (auto path = convexity_violation(graph, group); !path.empty())
+    return fmt::format("{}'s group {} was rejected: it is not convex (the path {} leaves the group and comes back), so "
+                       "it cannot run as one fused node",
+                       ep, listed, path);
+  return {};
+}
+
+}  // namespace
+
 Expected<ClaimsReport> analyze_claims(const Model& model, const EpRegistry& eps, const EpContextRegistry& contexts) {
   const Graph& graph = *model.graph;
   ClaimsReport report;
   for (const auto& ep : eps.eps()) report.eps.push_back(ep->info().name);
+
+  // EPs that answer for the whole graph (GetCapability) name the groups they compile.
+  std::map<std::string, std::vector<std::vector<NodeId>>> groups_of;
+  for (const auto& ep : eps.eps())
+    if (const auto* whole = dynamic_cast<const GraphClaimer*>(ep.get())) {
+      auto claims = whole->claim_graph(graph);
+      if (!claims) return forward_error(std::move(claims), fmt::format("claiming the nodes of '{}'", model.path.string()));
+      groups_of[ep->info().name] = std::move(claims->groups);
+    }
 
   std::vector<std::string> placement(graph.nodes.size());
   std::vector<bool> alone(graph.nodes.size(), false);
@@ -73,16 +108,41 @@ Expected<ClaimsReport> analyze_claims(const Model& model, const EpRegistry& eps,
       report.context_nodes.push_back(std::move(*info));
     } else {
       claim.verdicts = eps.verdicts(NodeContext(graph, node));
-      for (const auto& v : claim.verdicts)
-        if (v.match) {
-          placement[static_cast<std::size_t>(node.id)] = v.ep;
-          break;
-        }
     }
-    claim.placed_ep = placement[static_cast<std::size_t>(node.id)];
     report.nodes.push_back(std::move(claim));
   }
-  report.partitions = make_partitions(graph, placement, alone);
+
+  // Priority placement: each EP in turn takes what it claims and no earlier EP took; a
+  // group goes whole or not at all.
+  std::vector<int> clusters(graph.nodes.size(), -1);
+  int next_cluster = 0;
+  for (std::size_t e = 0; e < eps.eps().size(); ++e) {
+    const std::string& name = report.eps[e];
+    auto groups = groups_of.find(name);
+    if (groups == groups_of.end()) {
+      for (const Node& node : graph.nodes)
+        if (auto& at = placement[static_cast<std::size_t>(node.id)]; at.empty() && report.nodes[static_cast<std::size_t>(node.id)].verdicts[e].match)
+          at = name;
+      continue;
+    }
+    for (const auto& group : groups->second) {
+      const bool own_contexts = std::all_of(group.begin(), group.end(), [&](NodeId id) {
+        return alone[static_cast<std::size_t>(id)] && placement[static_cast<std::size_t>(id)] == name;
+      });
+      if (own_contexts) continue;
+      if (auto why = group_rejection(graph, group, placement, name); !why.empty()) {
+        for (NodeId id : group) report.nodes[static_cast<std::size_t>(id)].verdicts[e].match = KernelMatch::declined(why);
+        continue;
+      }
+      for (NodeId id : group) {
+        placement[static_cast<std::size_t>(id)] = name;
+        clusters[static_cast<std::size_t>(id)] = next_cluster;
+      }
+      ++next_cluster;
+    }
+  }
+  for (const Node& node : graph.nodes) report.nodes[static_cast<std::size_t>(node.id)].placed_ep = placement[static_cast<std::size_t>(node.id)];
+  report.partitions = make_partitions(graph, placement, alone, clusters);
   for (const Partition& p : report.partitions)
     for (NodeId id : p.nodes) report.nodes[static_cast<std::size_t>(id)].partition = p.index;
   for (const Node& node : graph.nodes)

@@ -66,8 +66,48 @@ void compute_boundary(const Graph& graph, Partition& p) {
   }
 }
 
+std::string convexity_violation(const Graph& graph, const std::vector<NodeId>& nodes) {
+  const std::set<NodeId> members(nodes.begin(), nodes.end());
+  // Walk forward from the members through non-members; reaching a member again closes a path
+  // that leaves the group. `via` remembers how each outside node was reached.
+  std::map<NodeId, NodeId> via;
+  std::vector<NodeId> stack;
+  auto visit_consumers = [&](NodeId from) -> NodeId {
+    for (ValueId v : graph.node(from).outputs) {
+      if (v == kNoValue) continue;
+      for (NodeId c : graph.value(v).consumers) {
+        if (members.contains(c)) {
+          if (!members.contains(from)) return c;
+          continue;
+        }
+        if (via.emplace(c, from).second) stack.push_back(c);
+      }
+    }
+    return -1;
+  };
+  for (NodeId m : nodes) visit_consumers(m);
+  while (!stack.empty()) {
+    const NodeId n = stack.back();
+    stack.pop_back();
+    if (const NodeId back = visit_consumers(n); back >= 0) {
+      std::vector<std::string> ordered;
+      for (NodeId at = n;; at = via.at(at)) {
+        ordered.push_back(fmt::format("'{}'", graph.node(at).name));
+        if (members.contains(at)) break;
+      }
+      std::reverse(ordered.begin(), ordered.end());
+      ordered.push_back(fmt::format("'{}'", graph.node(back).name));
+      std::string text;
+      for (std::size_t i = 0; i < ordered.size(); ++i) text += (i ? " -> " : "") + ordered[i];
+      return text;
+    }
+  }
+  return {};
+}
+
 std::vector<Partition> make_partitions(const Graph& graph, const std::vector<std::string>& placement,
-                                       const std::vector<bool>& alone) {
+                                       const std::vector<bool>& alone, const std::vector<int>& clusters) {
+  auto cluster_of = [&](NodeId id) { return clusters.empty() ? -1 : clusters[static_cast<std::size_t>(id)]; };
   std::vector<Group> groups;
   std::vector<int> group_of(graph.nodes.size(), -1);
   std::map<std::string, std::vector<int>> groups_of_ep;
@@ -84,6 +124,7 @@ std::vector<Partition> make_partitions(const Graph& graph, const std::vector<std
     // exactly when G already reaches one of them.
     auto can_join = [&](int g) {
       if (groups[static_cast<std::size_t>(g)].ep != ep) return false;
+      if (cluster_of(groups[static_cast<std::size_t>(g)].members.front()) != cluster_of(node.id)) return false;
       for (int h : pred_groups)
         if (h != g && reaches(groups, g, h)) return false;
       return true;

@@ -29,6 +29,8 @@ struct EpInfo {
   std::string unavailable_reason;
   std::vector<std::string> capabilities;     // "epcontext", "weight-paging"...
   std::vector<std::string> context_sources;  // EPContext `source` keys this EP accepts
+  std::string library;           // the shared library a plugin EP came from; empty if built in
+  uint32_t ort_api_version = 0;  // the ONNX Runtime API version a plugin EP asked for
 };
 
 struct EpConfig {
@@ -97,6 +99,19 @@ class ContextCapable {
       const EpContext& context, const Partition& partition) = 0;
   // "ep_compatibility_info.<ep>" metadata value: what blobs of this host depend on.
   virtual std::string compatibility_info() const = 0;
+};
+
+// Optional: the EP answers for a whole graph at once and names groups of nodes it runs
+// together (ONNX Runtime plugin EPs' GetCapability). claim() must agree with the verdicts.
+struct GraphClaims {
+  std::vector<KernelMatch> verdicts;        // one per node of the graph, by NodeId
+  std::vector<std::vector<NodeId>> groups;  // each compiled as one partition
+};
+
+class GraphClaimer {
+ public:
+  virtual ~GraphClaimer() = default;
+  virtual Expected<GraphClaims> claim_graph(const Graph& graph) const = 0;
 };
 
 }  // namespace nxrt

@@ -86,6 +86,8 @@ class Graph {
   const Graph* parent = nullptr;     // enclosing graph of a subgraph
   std::unordered_map<std::string, ValueId> value_index;  // name -> id, kept by intern_value
   std::filesystem::path model_dir;   // for external data and EPContext side files
+  std::filesystem::path model_path;  // the model file (what ORT plugin EPs ask Graph_GetModelPath for)
+  int64_t ir_version = 0;            // the model's ONNX IR version
 
   const Value& value(ValueId id) const { return values[static_cast<std::size_t>(id)]; }
   Value& value(ValueId id) { return values[static_cast<std::size_t>(id)]; }

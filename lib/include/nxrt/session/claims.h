@@ -52,9 +52,15 @@ Expected<ClaimsReport> analyze_claims(const Model& model, const EpRegistry& eps,
 
 // Groups placed nodes into convex partitions (no path leaves a group and comes back) and
 // orders them for execution. `placement[node]` is the EP name, empty for unplaced nodes.
-// Nodes listed in `alone` (EPContext nodes) get a partition of their own.
+// Nodes listed in `alone` (EPContext nodes) get a partition of their own. Nodes with a
+// cluster id (>= 0 in `clusters`, e.g. a group from an EP's GetCapability) share
+// partitions only with nodes of the same cluster.
 std::vector<Partition> make_partitions(const Graph& graph, const std::vector<std::string>& placement,
-                                       const std::vector<bool>& alone);
+                                       const std::vector<bool>& alone, const std::vector<int>& clusters = {});
+
+// Why `nodes` cannot run as one partition: a path that leaves the group and comes back
+// ("'Relu_1' -> 'Exp_2' -> 'Add_3'"); empty when the group is convex.
+std::string convexity_violation(const Graph& graph, const std::vector<NodeId>& nodes);
 
 // The boundary rule, shared by everyone: inputs are values a member consumes that come
 // from outside the group (constant initializers excluded), in first-use order; outputs are

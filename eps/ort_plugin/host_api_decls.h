@@ -1,0 +1,23 @@
+// Declarations of every host function behind a slot of the ORT tables, generated from the
+// slot lists so that a signature differing from the table's is a compile error.
+#pragma once
+
+#include "host_types.h"
+
+namespace nxrt::ort_plugin {
+
+#define NXRT_ORT_SLOT(ret, name, args) ret name args;
+#define NXRT_ORT_STUB(name)
+namespace api {
+#include "nxrt_ort_api_slots.h"
+}
+namespace ep_api {
+#include "nxrt_ort_ep_api_slots.h"
+}
+namespace editor_api {
+#include "nxrt_ort_model_editor_slots.h"
+}
+#undef NXRT_ORT_SLOT
+#undef NXRT_ORT_STUB
+
+}  // namespace nxrt::ort_plugin

@@ -1,0 +1,201 @@
+// The host's definitions of the opaque ORT handles a plugin receives (statuses, values,
+// type info, memory info, devices, graph views, attributes, kernel contexts).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "nxrt/ep/runtime_value.h"
+#include "nxrt/ep/tensor.h"
+#include "nxrt/ir/graph.h"
+#include "nxrt_ort_abi.h"
+
+struct OrtStatus {
+  OrtErrorCode code = ORT_FAIL;
+  std::string message;
+};
+
+struct OrtMemoryDevice {
+  OrtMemoryInfoDeviceType device_type = OrtMemoryInfoDeviceType_CPU;
+  OrtDeviceMemoryType memory_type = OrtDeviceMemoryType_DEFAULT;
+  uint32_t vendor_id = 0;
+  uint32_t device_id = 0;
+  bool operator==(const OrtMemoryDevice&) const = default;
+};
+
+struct OrtMemoryInfo {
+  std::string name = "Cpu";
+  OrtAllocatorType allocator_type = OrtDeviceAllocator;
+  int id = 0;
+  OrtMemType mem_type = OrtMemTypeDefault;
+  OrtMemoryDevice device;
+};
+
+struct OrtTensorTypeAndShapeInfo {
+  ONNXTensorElementDataType element_type = ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
+  bool has_shape = false;
+  std::vector<int64_t> dims;         // -1 where unknown or symbolic
+  std::vector<std::string> symbols;  // "" where not symbolic
+};
+
+struct OrtTypeInfo {
+  ONNXType type = ONNX_TYPE_UNKNOWN;
+  OrtTensorTypeAndShapeInfo tensor;
+};
+
+struct OrtValue {
+  nxrt::Tensor tensor;
+  nxrt::DType declared = nxrt::DType::kUndefined;  // an output's element type before it is allocated
+};
+
+struct OrtKeyValuePairs {
+  std::vector<std::string> keys;
+  std::vector<std::string> values;
+  std::vector<const char*> key_ptrs;    // kept in step with keys/values for GetKeyValuePairs
+  std::vector<const char*> value_ptrs;
+  void set(const std::string& key, const std::string& value);
+  void erase(const std::string& key);
+  const std::string* find(const std::string& key) const;
+  void refresh();
+};
+
+struct OrtHardwareDevice {
+  OrtHardwareDeviceType type = OrtHardwareDeviceType_CPU;
+  uint32_t vendor_id = 0;
+  uint32_t device_id = 0;
+  std::string vendor;
+  OrtKeyValuePairs metadata;
+};
+
+struct OrtEpDevice {
+  OrtEpFactory* factory = nullptr;
+  const OrtHardwareDevice* device = nullptr;
+  std::string ep_name;
+  std::string ep_vendor;
+  OrtKeyValuePairs ep_metadata;
+  OrtKeyValuePairs ep_options;
+  std::unique_ptr<OrtMemoryInfo> device_memory;  // EpDevice_AddAllocatorInfo, DEFAULT
+  std::unique_ptr<OrtMemoryInfo> host_memory;    // EpDevice_AddAllocatorInfo, HOST_ACCESSIBLE
+};
+
+struct OrtSessionOptions {
+  OrtKeyValuePairs config;
+};
+
+// Collects what a plugin logs; the claims report shows it next to the declines.
+struct OrtLogger {
+  OrtLoggingLevel level = ORT_LOGGING_LEVEL_WARNING;
+  std::vector<std::string> messages;
+};
+
+struct OrtOpAttr {
+  std::string name;
+  OrtOpAttrType type = ORT_OP_ATTR_UNDEFINED;
+  int64_t i = 0;
+  float f = 0;
+  std::string s;
+  std::vector<int64_t> ints;
+  std::vector<float> floats;
+  std::vector<std::string> strings;
+  nxrt::Tensor tensor;
+};
+
+struct OrtValueInfo {
+  const OrtGraph* graph = nullptr;  // null for values named by nodes the plugin created
+  nxrt::ValueId id = nxrt::kNoValue;
+  std::string name;
+  OrtTypeInfo type;
+  std::unique_ptr<OrtValue> initializer;  // constant initializers, materialized on demand
+};
+
+struct OrtNode {
+  const OrtGraph* graph = nullptr;        // null for nodes the plugin created (EPContext)
+  const nxrt::Node* node = nullptr;       // null for fused and created nodes
+  std::size_t id = 0;
+  std::string name;
+  std::string op_type;
+  std::string domain;
+  int since_version = 1;
+  std::vector<OrtValueInfo*> inputs;      // null entries for omitted optional inputs
+  std::vector<OrtValueInfo*> outputs;
+  std::vector<OrtValueInfo*> implicit_inputs;
+  std::vector<std::unique_ptr<OrtOpAttr>> attributes;
+  std::vector<std::unique_ptr<OrtGraph>> subgraphs;
+  std::vector<std::string> subgraph_attributes;
+  std::string ep_name;                    // the EP the node is assigned to, if any
+  std::vector<std::unique_ptr<OrtValueInfo>> own_values;  // created and fused nodes
+};
+
+// A read-only view of an nxrt graph (or of some of its nodes) in ORT's terms.
+struct OrtGraph {
+  const nxrt::Graph* graph = nullptr;
+  std::string name;
+  std::string model_path;
+  int64_t ir_version = 0;
+  const OrtNode* parent = nullptr;
+  std::vector<std::unique_ptr<OrtNode>> nodes;  // in topological order
+  std::vector<const OrtValueInfo*> inputs;
+  std::vector<const OrtValueInfo*> outputs;
+  std::vector<const OrtValueInfo*> initializers;
+  std::vector<std::string> opset_domains;
+  std::vector<int64_t> opset_versions;
+  std::map<nxrt::ValueId, std::unique_ptr<OrtValueInfo>> values;
+  std::map<nxrt::NodeId, const OrtNode*> by_node;  // nxrt node -> its OrtNode in this view
+};
+
+struct OrtEpGraphSupportInfo {
+  const OrtGraph* graph = nullptr;
+  struct Group {
+    std::vector<const OrtNode*> nodes;
+    bool single = false;  // from AddSingleNode
+    bool drop_constant_initializers = false;
+  };
+  std::vector<Group> groups;
+};
+
+struct OrtNodeComputeContext {
+  std::string node_name;
+};
+
+struct OrtKernelContext {
+  std::vector<OrtValue> inputs;
+  std::vector<std::unique_ptr<OrtValue>> outputs;
+  OrtLogger* logger = nullptr;
+};
+
+namespace nxrt::ort_plugin {
+
+// A status for the plugin, owned by it (ReleaseStatus frees it).
+OrtStatus* make_status(OrtErrorCode code, std::string message);
+OrtStatus* invalid_argument(std::string message);
+// A plugin's status as text, and frees it ("" for success); a status without text names its code.
+std::string take_status(OrtStatus* status);
+// A constant initializer: one the graph does not also list as an input.
+inline bool is_constant_initializer(const Value& v) { return v.initializer && !v.is_graph_input; }
+// The host's CPU memory description (one, never released).
+const OrtMemoryInfo* cpu_memory_info();
+// Type info of an nxrt value type.
+OrtTypeInfo type_info_of(const ValueType& type);
+// A view of `graph` with every node; subgraphs of If/Loop/Scan nodes as nested views.
+std::unique_ptr<OrtGraph> make_graph_view(const Graph& graph, const std::string& model_path, int64_t ir_version);
+// A view of some nodes of `graph`: inputs are the values they read from outside, outputs
+// those a graph output or another node uses (the shared boundary rule, initializers kept).
+std::unique_ptr<OrtGraph> make_subgraph_view(const Graph& graph, std::span<const NodeId> nodes,
+                                             const std::string& name, const std::string& model_path);
+// The fused node that stands for `view`: its name, inputs and outputs.
+std::unique_ptr<OrtNode> make_fused_node(const OrtGraph& view, const std::string& name,
+                                         std::span<const ValueId> inputs, std::span<const ValueId> outputs);
+
+// The host's function tables, filled once.
+const OrtApiBase* api_base();
+const OrtApi* host_api();
+const OrtEpApi* host_ep_api();
+const OrtModelEditorApi* host_model_editor_api();
+// The highest API version a plugin asked GetApi for since the last call (0: none); the
+// loader names it, and refuses the plugin when it exceeds NXRT_ORT_API_VERSION.
+uint32_t take_requested_api_version();
+
+}  // namespace nxrt::ort_plugin

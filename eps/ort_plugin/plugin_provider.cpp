@@ -1,0 +1,285 @@
+// The plugin EP as an nxrt EP: CreateEp, GetCapability -> claims, Compile -> partitions,
+// EPContext nodes <-> EpContext payloads.
+#include "plugin_provider.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <set>
+
+#include "host_api_decls.h"
+#include "plugin_partition.h"
+
+namespace nxrt::ort_plugin {
+namespace {
+
+// What the plugin logged that mentions `node`, for its decline reason.
+std::string logged_about(const std::vector<std::string>& messages, const std::string& node) {
+  std::vector<std::string> hits;
+  for (const auto& m : messages)
+    if (m.find(node) != std::string::npos) hits.push_back(m);
+  return hits.empty() ? "" : fmt::format(" (the plugin logged: {})", fmt::join(hits, "; "));
+}
+
+const OrtOpAttr* find_attr(const OrtNode& node, const std::string& name) {
+  for (const auto& a : node.attributes)
+    if (a->name == name) return a.get();
+  return nullptr;
+}
+
+}  // namespace
+
+EpHandle::~EpHandle() {
+  if (ep) factory->ReleaseEp(factory, ep);
+}
+
+Expected<std::unique_ptr<ExecutionProvider>> PluginProvider::create(std::shared_ptr<PluginLibrary> library,
+                                                                     std::size_t factory_index, const EpConfig& config) {
+  PluginFactory& f = library->factories()[factory_index];
+  auto handle = std::make_shared<EpHandle>();
+  handle->library = library;
+  handle->factory = f.factory;
+  handle->name = f.name;
+  OrtSessionOptions options;
+  for (const auto& [k, v] : config.options) options.config.set(k, v);
+  std::vector<const OrtHardwareDevice*> devices;
+  std::vector<const OrtKeyValuePairs*> metadata;
+  std::vector<std::string> device_names;
+  for (const auto& d : f.devices) {
+    devices.push_back(d->device);
+    metadata.push_back(&d->ep_metadata);
+    device_names.push_back(fmt::format("{} ({})", d->device->type == OrtHardwareDeviceType_CPU ? "cpu" : "device",
+                                       d->device->vendor));
+  }
+  OrtEp* ep = nullptr;
+  if (OrtStatus* s = f.factory->CreateEp(f.factory, devices.data(), metadata.data(), devices.size(), &options,
+                                          &handle->logger, &ep))
+    return fail(ErrorCode::kRuntime, fmt::format("CreateEp of the {} EP ('{}') failed", f.name, library->path()),
+                take_status(s), "see the plugin's documentation for its requirements and options");
+  if (!ep)
+    return fail(ErrorCode::kRuntime, fmt::format("CreateEp of the {} EP ('{}') returned no EP", f.name, library->path()),
+                "it reported success but left the OrtEp pointer NULL", "fix the plugin");
+  handle->ep = ep;
+  std::vector<std::string> missing;
+  if (!ep->GetName) missing.push_back("GetName");
+  if (ep->ort_version_supported < 23) missing.push_back(fmt::format("GetCapability and Compile (it declares API {})", ep->ort_version_supported));
+  else {
+    if (!ep->GetCapability) missing.push_back("GetCapability");
+    if (!ep->Compile) missing.push_back("Compile");
+    if (!ep->ReleaseNodeComputeInfos) missing.push_back("ReleaseNodeComputeInfos");
+  }
+  if (!missing.empty())
+    return fail(ErrorCode::kInvalidInput,
+                fmt::format("the {} EP ('{}') leaves OrtEp::{} NULL", f.name, library->path(), fmt::join(missing, ", ")),
+                "nxrt claims and runs nodes through GetCapability and Compile; EPs that only register kernels "
+                "(OrtEp::GetKernelRegistry, ORT API 24) are not supported",
+                "fix the plugin: set every required OrtEp function pointer");
+
+  auto p = std::unique_ptr<PluginProvider>(new PluginProvider());
+  p->handle_ = std::move(handle);
+  EpInfo& info = p->info_;
+  info.name = f.name;
+  info.version = f.version.empty() ? "unknown" : f.version;
+  info.vendor = f.vendor;
+  info.device = kHostDevice;
+  info.device_name = fmt::format("{}", fmt::join(device_names, ", "));
+  info.capabilities = {"epcontext", "ort-plugin"};
+  info.context_sources = {f.name};
+  info.library = library->path();
+  info.ort_api_version = f.api_version;
+  return std::unique_ptr<ExecutionProvider>(std::move(p));
+}
+
+Expected<PluginProvider::Claims> PluginProvider::run_get_capability(const Graph& graph, const OrtGraph& view) const {
+  OrtEpGraphSupportInfo support{&view, {}};
+  handle_->logger.messages.clear();
+  if (OrtStatus* s = handle_->ep->GetCapability(handle_->ep, &view, &support))
+    return fail(ErrorCode::kRuntime, fmt::format("the {} EP's GetCapability failed on graph '{}'", info_.name, graph.name),
+                take_status(s), "see the plugin's documentation, or leave the EP out of --ep");
+  Claims out;
+  std::vector<bool> claimed(graph.nodes.size(), false);
+  for (const auto& group : support.groups) {
+    std::vector<NodeId> ids;
+    for (const OrtNode* n : group.nodes) {
+      ids.push_back(static_cast<NodeId>(n->id));
+      claimed[n->id] = true;
+    }
+    out.claims.groups.push_back(std::move(ids));
+    out.drop_constants.push_back(group.drop_constant_initializers);
+  }
+  for (const Node& n : graph.nodes)
+    out.claims.verdicts.push_back(
+        claimed[static_cast<std::size_t>(n.id)]
+            ? KernelMatch::supported()
+            : KernelMatch::declined(fmt::format("not returned by {}'s GetCapability{}", info_.name,
+                                                logged_about(handle_->logger.messages, n.name))));
+  return out;
+}
+
+Expected<GraphClaims> PluginProvider::claim_graph(const Graph& graph) const {
+  std::lock_guard lock(mutex_);
+  if (auto it = claims_.find(&graph); it != claims_.end()) return it->second.claims;
+  auto view = make_graph_view(graph, graph.model_path.string(), graph.ir_version);
+  auto claims = run_get_capability(graph, *view);
+  if (!claims) return std::unexpected(claims.error());
+  return claims_.emplace(&graph, std::move(*claims)).first->second.claims;
+}
+
+const PluginProvider::Claims* PluginProvider::cached_claims(const Graph& graph) const {
+  std::lock_guard lock(mutex_);
+  auto it = claims_.find(&graph);
+  return it == claims_.end() ? nullptr : &it->second;
+}
+
+KernelMatch PluginProvider::claim(const NodeContext& ctx) const {
+  auto claims = claim_graph(ctx.graph());
+  if (!claims) return KernelMatch::declined(fmt::format("{}: {}", claims.error().what, claims.error().why));
+  return claims->verdicts[static_cast<std::size_t>(ctx.node().id)];
+}
+
+Expected<std::unique_ptr<CompiledPartition>> PluginProvider::compile(const Partition& partition) {
+  const Graph& graph = *partition.graph;
+  bool drop = false;
+  if (const Claims* c = cached_claims(graph))
+    for (std::size_t g = 0; g < c->claims.groups.size(); ++g)
+      if (!c->claims.groups[g].empty() && c->claims.groups[g].front() == partition.nodes.front()) drop = c->drop_constants[g];
+  auto view = make_subgraph_view(graph, partition.nodes, partition.name, graph.model_path.string());
+  return compile_view(partition, *view, drop);
+}
+
+Expected<std::unique_ptr<CompiledPartition>> PluginProvider::compile_view(const Partition& partition, const OrtGraph& view,
+                                                                          bool drop_constants) {
+  const Graph& graph = *partition.graph;
+  // The fused node reads what its members read from outside, in first-use order, constant
+  // initializers included unless the plugin asked to keep its own copies (as in ORT).
+  std::vector<ValueId> fused_inputs;
+  std::vector<FusedInput> sources;
+  const std::set<NodeId> members(partition.nodes.begin(), partition.nodes.end());
+  std::set<ValueId> seen;
+  for (NodeId id : partition.nodes) {
+    std::vector<ValueId> reads = graph.node(id).inputs;
+    reads.insert(reads.end(), graph.node(id).implicit_inputs.begin(), graph.node(id).implicit_inputs.end());
+    for (ValueId v : reads) {
+      if (v == kNoValue || !seen.insert(v).second) continue;
+      const Value& val = graph.value(v);
+      if (val.producer >= 0 && members.contains(val.producer)) continue;
+      if (is_constant_initializer(val)) {
+        if (drop_constants) continue;
+        auto t = val.initializer->materialize();
+        if (!t) return std::unexpected(t.error());
+        sources.push_back({-1, *t});
+      } else {
+        const auto at = std::find(partition.inputs.begin(), partition.inputs.end(), v);
+        if (at == partition.inputs.end())
+          return fail(ErrorCode::kRuntime, fmt::format("'{}' is read by partition '{}' but is not among its inputs",
+                                                       val.name, partition.name));
+        sources.push_back({static_cast<int>(at - partition.inputs.begin()), {}});
+      }
+      fused_inputs.push_back(v);
+    }
+  }
+  auto fused = make_fused_node(view, partition.name, fused_inputs, partition.outputs);
+
+  const OrtGraph* graphs[] = {&view};
+  const OrtNode* fused_nodes[] = {fused.get()};
+  OrtNodeComputeInfo* infos[1] = {nullptr};
+  OrtNode* context_nodes[1] = {nullptr};
+  OrtEp* ep = handle_->ep;
+  if (OrtStatus* s = ep->Compile(ep, graphs, fused_nodes, 1, infos, context_nodes)) {
+    delete context_nodes[0];
+    if (infos[0]) ep->ReleaseNodeComputeInfos(ep, infos, 1);
+    return fail(ErrorCode::kRuntime, fmt::format("the {} EP's Compile failed for partition '{}'", info_.name, partition.name),
+                take_status(s), "see the plugin's documentation, or run these nodes on another EP with --ep");
+  }
+  std::unique_ptr<OrtNode> context_node(context_nodes[0]);
+  if (!infos[0])
+    return fail(ErrorCode::kRuntime,
+                fmt::format("the {} EP's Compile returned no OrtNodeComputeInfo for partition '{}'", info_.name, partition.name),
+                "Compile reported success but left node_compute_infos[0] NULL", "fix the plugin");
+  PluginPartition::Parts parts{handle_, infos[0], partition.name, std::move(sources), {}, {}, std::move(context_node)};
+  for (ValueId v : partition.outputs) {
+    parts.output_types.push_back(graph.value(v).type.dtype);
+    parts.output_names.push_back(graph.value(v).name);
+  }
+  auto compiled = PluginPartition::create(std::move(parts));
+  if (!compiled) return std::unexpected(compiled.error());
+  return std::unique_ptr<CompiledPartition>(std::move(*compiled));
+}
+
+Expected<EpContext> PluginProvider::save_context(const Partition& partition, const CompiledPartition& compiled) {
+  const auto* plugin = dynamic_cast<const PluginPartition*>(&compiled);
+  const OrtNode* node = plugin ? plugin->context_node() : nullptr;
+  if (!node)
+    return fail(ErrorCode::kRuntime,
+                fmt::format("the {} EP returned no EPContext node for partition '{}'", info_.name, partition.name),
+                fmt::format("Compile left ep_context_nodes[0] NULL although session option {}=1 was set",
+                            NXRT_ORT_EP_CONTEXT_ENABLE_KEY),
+                "use a plugin that supports EPContext models, or leave this EP out of compile-epcontext");
+  auto text = [&](const char* name) {
+    const OrtOpAttr* a = find_attr(*node, name);
+    return a && a->type == ORT_OP_ATTR_STRING ? a->s : std::string();
+  };
+  auto integer = [&](const char* name, int64_t fallback) {
+    const OrtOpAttr* a = find_attr(*node, name);
+    return a && a->type == ORT_OP_ATTR_INT ? a->i : fallback;
+  };
+  if (node->op_type != "EPContext" || node->domain != "com.microsoft")
+    return fail(ErrorCode::kRuntime,
+                fmt::format("the {} EP returned a '{}::{}' node where an EPContext node belongs", info_.name, node->domain,
+                            node->op_type),
+                "Compile must return com.microsoft::EPContext nodes", "fix the plugin");
+  if (integer("embed_mode", 1) != 1)
+    return fail(ErrorCode::kRuntime,
+                fmt::format("the {} EP returned an EPContext node with embed_mode=0 for partition '{}'", info_.name,
+                            partition.name),
+                "nxrt writes the payload itself (inline or to a side file, by --embed/--external) and asks plugins for "
+                "embed_mode=1",
+                "let the plugin honour ep.context_embed_mode=1");
+  EpContext ctx;
+  ctx.source = text("source");
+  if (ctx.source.empty()) ctx.source = info_.name;
+  if (ctx.source != info_.name)
+    return fail(ErrorCode::kRuntime,
+                fmt::format("the {} EP's EPContext node names source '{}'", info_.name, ctx.source),
+                "nxrt hands EPContext nodes back to a plugin EP by its name", "let the plugin set source to its EP name");
+  const std::string payload = text("ep_cache_context");
+  ctx.owned.resize(payload.size());
+  std::memcpy(ctx.owned.data(), payload.data(), payload.size());
+  ctx.partition_name = partition.name;
+  ctx.main_context = integer("main_context", 1);
+  ctx.ep_sdk_version = text("ep_sdk_version");
+  ctx.hardware_architecture = text("hardware_architecture");
+  ctx.notes = text("notes");
+  return ctx;
+}
+
+Expected<std::unique_ptr<CompiledPartition>> PluginProvider::load_context(const EpContext& context,
+                                                                          const Partition& partition) {
+  const Graph& graph = *partition.graph;
+  auto view = make_subgraph_view(graph, partition.nodes, partition.name, graph.model_path.string());
+  // The plugin always reads its payload inline, wherever the model keeps it.
+  OrtNode& node = *view->nodes.front();
+  const auto payload = context.payload();
+  for (auto& a : node.attributes) {
+    if (a->name == "ep_cache_context") a->s.assign(reinterpret_cast<const char*>(payload.data()), payload.size());
+    if (a->name == "embed_mode") a->i = 1;
+  }
+  auto claims = run_get_capability(graph, *view);
+  if (!claims) return std::unexpected(claims.error());
+  if (claims->claims.groups.empty())
+    return fail(ErrorCode::kInvalidInput,
+                fmt::format("the {} EP does not claim EPContext node '{}' in GetCapability", info_.name, node.name),
+                "the node names this EP as its source, but the plugin declined it",
+                "recompile the original model with nxrt compile-epcontext and this plugin version");
+  const bool drop = claims->drop_constants.front();
+  return compile_view(partition, *view, drop);
+}
+
+std::string PluginProvider::compatibility_info() const {
+  const char* text = nullptr;
+  OrtEp* ep = handle_->ep;
+  if (ep->GetCompiledModelCompatibilityInfo) text = ep->GetCompiledModelCompatibilityInfo(ep, nullptr);
+  return text ? text : fmt::format("{} {}", info_.name, info_.version);
+}
+
+}  // namespace nxrt::ort_plugin

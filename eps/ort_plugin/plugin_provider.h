@@ -1,0 +1,59 @@
+// PluginProvider: one EP of an ONNX Runtime plugin library as an nxrt ExecutionProvider:
+// GetCapability answers claims, Compile and OrtNodeComputeInfo run partitions, and the
+// EPContext nodes the plugin returns become EPContext payloads.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+
+#include "nxrt/ep/epcontext.h"
+#include "nxrt/ep/provider.h"
+#include "plugin_library.h"
+
+namespace nxrt::ort_plugin {
+
+// An OrtEp, released through its factory when the last user lets go.
+struct EpHandle {
+  std::shared_ptr<PluginLibrary> library;  // kept loaded while the EP lives
+  OrtEpFactory* factory = nullptr;
+  OrtEp* ep = nullptr;
+  std::string name;
+  OrtLogger logger;
+  EpHandle() = default;
+  EpHandle(const EpHandle&) = delete;
+  EpHandle& operator=(const EpHandle&) = delete;
+  ~EpHandle();
+};
+
+class PluginProvider final : public ExecutionProvider, public ContextCapable, public GraphClaimer {
+ public:
+  static Expected<std::unique_ptr<ExecutionProvider>> create(std::shared_ptr<PluginLibrary> library,
+                                                              std::size_t factory_index, const EpConfig& config);
+
+  const EpInfo& info() const override { return info_; }
+  KernelMatch claim(const NodeContext& ctx) const override;
+  Expected<std::unique_ptr<CompiledPartition>> compile(const Partition& partition) override;
+  Expected<GraphClaims> claim_graph(const Graph& graph) const override;
+
+  Expected<EpContext> save_context(const Partition& partition, const CompiledPartition& compiled) override;
+  Expected<std::unique_ptr<CompiledPartition>> load_context(const EpContext& context, const Partition& partition) override;
+  std::string compatibility_info() const override;
+
+ private:
+  struct Claims {
+    GraphClaims claims;
+    std::vector<bool> drop_constants;  // per group: OrtNodeFusionOptions::drop_constant_initializers
+  };
+  Expected<Claims> run_get_capability(const Graph& graph, const OrtGraph& view) const;
+  const Claims* cached_claims(const Graph& graph) const;
+  Expected<std::unique_ptr<CompiledPartition>> compile_view(const Partition& partition, const OrtGraph& view,
+                                                            bool drop_constants);
+
+  std::shared_ptr<EpHandle> handle_;
+  EpInfo info_;
+  mutable std::mutex mutex_;
+  mutable std::map<const Graph*, Claims> claims_;  // GetCapability runs once per graph
+};
+
+}  // namespace nxrt::ort_plugin

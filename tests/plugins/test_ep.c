@@ -1,0 +1,556 @@
+/* A small ONNX Runtime plugin EP for nxrt's tests, written against nxrt's own ABI header.
+ * It claims float Add, Mul and Relu nodes as one fused group and each Neg node alone,
+ * compiles them into a little program (constants copied in), computes it, and writes
+ * EPContext nodes whose payload is that program. Built once per variant:
+ *   NXRT_TEST_EP_MISSING_SYMBOL  does not export ReleaseEpFactory
+ *   NXRT_TEST_EP_TOO_NEW         asks the host for ORT API 25
+ *   NXRT_TEST_EP_NO_DEVICES      supports none of the host's devices
+ *   NXRT_TEST_EP_FAIL_COMPILE    Compile returns an error
+ *   NXRT_TEST_EP_FAIL_COMPUTE    Compute returns an error
+ *   NXRT_TEST_EP_NO_FACTORIES    CreateEpFactories makes no factory
+ *   NXRT_TEST_EP_FAIL_CREATE_EP  CreateEp returns an error
+ *   NXRT_TEST_EP_NULL_COMPILE    the OrtEp leaves Compile NULL
+ *   NXRT_TEST_EP_FAIL_CAPABILITY GetCapability returns an error */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nxrt_ort_abi.h"
+
+#define EXPORT __attribute__((visibility("default")))
+#define EP_NAME "test_plugin"
+#define MAX_STEPS 64
+#define MAX_VALUES 128
+#define MAX_DIMS 8
+
+static const OrtApi* g_api;
+static const OrtEpApi* g_ep_api;
+static const OrtModelEditorApi* g_editor;
+
+#define RETURN_IF_ERROR(expr)      \
+  do {                             \
+    OrtStatus* status_ = (expr);   \
+    if (status_) return status_;   \
+  } while (0)
+
+static OrtStatus* fail(const char* message) { return g_api->CreateStatus(ORT_EP_FAIL, message); }
+
+/* ---- the compiled program ---- */
+
+typedef struct Tensor {
+  char name[128];
+  int64_t dims[MAX_DIMS];
+  size_t rank;
+  float* data;  /* owned for constants and intermediates */
+  int64_t count;
+} Tensor;
+
+typedef struct Step {
+  char op[16];
+  char inputs[2][128];
+  size_t num_inputs;
+  char output[128];
+} Step;
+
+typedef struct Program {
+  OrtNodeComputeInfo info; /* first member: the host hands this pointer back */
+  char name[128];
+  Tensor constants[MAX_VALUES];
+  size_t num_constants;
+  Step steps[MAX_STEPS];
+  size_t num_steps;
+  char inputs[MAX_VALUES][128];  /* the fused node's inputs, in kernel-context order */
+  size_t num_inputs;
+  char outputs[MAX_VALUES][128];
+  size_t num_outputs;
+} Program;
+
+static void free_program(Program* p) {
+  for (size_t i = 0; i < p->num_constants; ++i) free(p->constants[i].data);
+  free(p);
+}
+
+/* Text form, the EPContext payload: "const NAME RANK D.. N V..", "step OP OUT N IN..". */
+static char* serialize(const Program* p) {
+  size_t cap = 4096, len = 0;
+  char* out = malloc(cap);
+#define EMIT(...)                                                        \
+  do {                                                                   \
+    int n_ = snprintf(NULL, 0, __VA_ARGS__);                             \
+    while (len + (size_t)n_ + 1 > cap) out = realloc(out, cap *= 2);     \
+    len += (size_t)sprintf(out + len, __VA_ARGS__);                      \
+  } while (0)
+  EMIT("nxrt-test-ep 1\n");
+  for (size_t c = 0; c < p->num_constants; ++c) {
+    const Tensor* t = &p->constants[c];
+    EMIT("const %s %zu", t->name, t->rank);
+    for (size_t d = 0; d < t->rank; ++d) EMIT(" %lld", (long long)t->dims[d]);
+    EMIT(" %lld", (long long)t->count);
+    for (int64_t i = 0; i < t->count; ++i) EMIT(" %.9g", t->data[i]);
+    EMIT("\n");
+  }
+  for (size_t s = 0; s < p->num_steps; ++s) {
+    const Step* st = &p->steps[s];
+    EMIT("step %s %s %zu", st->op, st->output, st->num_inputs);
+    for (size_t i = 0; i < st->num_inputs; ++i) EMIT(" %s", st->inputs[i]);
+    EMIT("\n");
+  }
+#undef EMIT
+  return out;
+}
+
+static int deserialize(Program* p, const char* text) {
+  const char* at = text;
+  int used = 0;
+  char kind[16];
+  if (strncmp(at, "nxrt-test-ep 1\n", 15) != 0) return 0;
+  at += 15;
+  while (sscanf(at, "%15s%n", kind, &used) == 1) {
+    at += used;
+    if (strcmp(kind, "const") == 0) {
+      Tensor* t = &p->constants[p->num_constants++];
+      long long v = 0;
+      sscanf(at, "%127s %zu%n", t->name, &t->rank, &used);
+      at += used;
+      for (size_t d = 0; d < t->rank; ++d, at += used) sscanf(at, "%lld%n", &v, &used), t->dims[d] = v;
+      sscanf(at, "%lld%n", &v, &used);
+      at += used;
+      t->count = v;
+      t->data = malloc(sizeof(float) * (size_t)(t->count ? t->count : 1));
+      for (int64_t i = 0; i < t->count; ++i, at += used) sscanf(at, "%f%n", &t->data[i], &used);
+    } else if (strcmp(kind, "step") == 0) {
+      Step* st = &p->steps[p->num_steps++];
+      sscanf(at, "%15s %127s %zu%n", st->op, st->output, &st->num_inputs, &used);
+      at += used;
+      for (size_t i = 0; i < st->num_inputs; ++i, at += used) sscanf(at, "%127s%n", st->inputs[i], &used);
+    } else {
+      return 0;
+    }
+  }
+  return 1;
+}
+
+/* ---- compute ---- */
+
+typedef struct Env {
+  Tensor values[MAX_VALUES];
+  size_t count;
+} Env;
+
+static Tensor* lookup(Env* env, const char* name) {
+  for (size_t i = 0; i < env->count; ++i)
+    if (strcmp(env->values[i].name, name) == 0) return &env->values[i];
+  return NULL;
+}
+
+static OrtStatus* create_state(OrtNodeComputeInfo* this_ptr, OrtNodeComputeContext* ctx, void** state) {
+  (void)ctx;
+  *state = this_ptr;
+  return NULL;
+}
+
+static void release_state(OrtNodeComputeInfo* this_ptr, void* state) {
+  (void)this_ptr;
+  (void)state;
+}
+
+static OrtStatus* compute(OrtNodeComputeInfo* this_ptr, void* state, OrtKernelContext* context) {
+  Program* p = (Program*)state;
+  (void)this_ptr;
+#ifdef NXRT_TEST_EP_FAIL_COMPUTE
+  if (p) return fail("test_plugin: Compute failed on purpose (built with NXRT_TEST_EP_FAIL_COMPUTE)");
+#endif
+  Env env = {0};
+  for (size_t c = 0; c < p->num_constants; ++c) env.values[env.count++] = p->constants[c];
+  for (size_t i = 0; i < p->num_inputs; ++i) {
+    const OrtValue* v = NULL;
+    OrtTensorTypeAndShapeInfo* info = NULL;
+    Tensor* t = &env.values[env.count++];
+    const void* data = NULL;
+    size_t count = 0;
+    RETURN_IF_ERROR(g_api->KernelContext_GetInput(context, i, &v));
+    RETURN_IF_ERROR(g_api->GetTensorTypeAndShape(v, &info));
+    RETURN_IF_ERROR(g_api->GetDimensionsCount(info, &t->rank));
+    RETURN_IF_ERROR(g_api->GetDimensions(info, t->dims, t->rank));
+    RETURN_IF_ERROR(g_api->GetTensorShapeElementCount(info, &count));
+    g_api->ReleaseTensorTypeAndShapeInfo(info);
+    RETURN_IF_ERROR(g_api->GetTensorData(v, &data));
+    snprintf(t->name, sizeof t->name, "%s", p->inputs[i]);
+    t->data = (float*)data;
+    t->count = (int64_t)count;
+  }
+  size_t first_owned = env.count;
+  OrtStatus* status = NULL;
+  for (size_t s = 0; s < p->num_steps && !status; ++s) {
+    const Step* st = &p->steps[s];
+    Tensor* a = lookup(&env, st->inputs[0]);
+    Tensor* b = st->num_inputs > 1 ? lookup(&env, st->inputs[1]) : NULL;
+    if (!a || (st->num_inputs > 1 && !b)) {
+      status = fail("test_plugin: a step reads a value the program does not have");
+      break;
+    }
+    const Tensor* shape = b && b->count > a->count ? b : a;
+    if (b && a->count != b->count && a->count != 1 && b->count != 1) {
+      status = fail("test_plugin: Add/Mul operands must have equal sizes or one element");
+      break;
+    }
+    Tensor* out = &env.values[env.count++];
+    *out = *shape;
+    snprintf(out->name, sizeof out->name, "%s", st->output);
+    out->data = malloc(sizeof(float) * (size_t)(out->count ? out->count : 1));
+    for (int64_t i = 0; i < out->count; ++i) {
+      const float x = a->data[a->count == 1 ? 0 : i];
+      const float y = b ? b->data[b->count == 1 ? 0 : i] : 0.0f;
+      if (strcmp(st->op, "Add") == 0) out->data[i] = x + y;
+      else if (strcmp(st->op, "Mul") == 0) out->data[i] = x * y;
+      else if (strcmp(st->op, "Relu") == 0) out->data[i] = x > 0 ? x : 0;
+      else out->data[i] = -x;
+    }
+  }
+  for (size_t o = 0; o < p->num_outputs && !status; ++o) {
+    Tensor* t = lookup(&env, p->outputs[o]);
+    OrtValue* v = NULL;
+    void* data = NULL;
+    if (!t) {
+      status = fail("test_plugin: an output is not computed by the program");
+      break;
+    }
+    status = g_api->KernelContext_GetOutput(context, o, t->dims, t->rank, &v);
+    if (!status) status = g_api->GetTensorMutableData(v, &data);
+    if (!status) memcpy(data, t->data, sizeof(float) * (size_t)t->count);
+  }
+  for (size_t i = first_owned; i < env.count; ++i) free(env.values[i].data);
+  return status;
+}
+
+/* ---- the EP ---- */
+
+typedef struct TestEp {
+  OrtEp ep;
+  const OrtLogger* logger;
+  int make_context;  /* session option ep.context_enable=1 */
+} TestEp;
+
+static const char* ep_name(const OrtEp* ep) {
+  (void)ep;
+  return EP_NAME;
+}
+
+static const char* node_op(const OrtNode* node) {
+  const char* op = NULL;
+  g_api->Node_GetOperatorType(node, &op);
+  return op;
+}
+
+static int is_float_tensor(const OrtValueInfo* info) {
+  const OrtTypeInfo* type = NULL;
+  const OrtTensorTypeAndShapeInfo* tensor = NULL;
+  ONNXTensorElementDataType elem = ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
+  if (!info || g_api->GetValueInfoTypeInfo(info, &type)) return 0;
+  if (g_api->CastTypeInfoToTensorInfo(type, &tensor) || !tensor) return 0;
+  if (g_api->GetTensorElementType(tensor, &elem)) return 0;
+  return elem == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT;
+}
+
+/* Whether the EP runs this node: 1 fused, 2 alone, 0 not. */
+static int supports(const OrtNode* node) {
+  const char* op = node_op(node);
+  const char* domain = NULL;
+  const OrtValueInfo* outputs[1] = {NULL};
+  size_t n = 0;
+  g_api->Node_GetDomain(node, &domain);
+  if (domain && domain[0] != '\0') return strcmp(op, "EPContext") == 0 ? 3 : 0;
+  g_api->Node_GetNumOutputs(node, &n);
+  if (n != 1 || g_api->Node_GetOutputs(node, outputs, 1) || !is_float_tensor(outputs[0])) return 0;
+  if (strcmp(op, "Add") == 0 || strcmp(op, "Mul") == 0 || strcmp(op, "Relu") == 0) return 1;
+  if (strcmp(op, "Neg") == 0) return 2;
+  return 0;
+}
+
+static int is_own_context(const OrtNode* node) {
+  const OrtOpAttr* attr = NULL;
+  char source[64] = {0};
+  size_t size = 0;
+  if (g_api->Node_GetAttributeByName(node, "source", &attr) || !attr) return 0;
+  if (g_api->ReadOpAttr(attr, ORT_OP_ATTR_STRING, source, sizeof source - 1, &size)) return 0;
+  return strcmp(source, EP_NAME) == 0;
+}
+
+static OrtStatus* get_capability(OrtEp* this_ptr, const OrtGraph* graph, OrtEpGraphSupportInfo* support) {
+  TestEp* self = (TestEp*)this_ptr;
+  size_t num_nodes = 0, fused = 0;
+#ifdef NXRT_TEST_EP_FAIL_CAPABILITY
+  if (graph) return fail("test_plugin: GetCapability failed on purpose (built with NXRT_TEST_EP_FAIL_CAPABILITY)");
+#endif
+  RETURN_IF_ERROR(g_api->Graph_GetNumNodes(graph, &num_nodes));
+  if (num_nodes == 0) return NULL;
+  const OrtNode** nodes = malloc(sizeof(OrtNode*) * num_nodes);
+  const OrtNode** group = malloc(sizeof(OrtNode*) * num_nodes);
+  OrtStatus* status = g_api->Graph_GetNodes(graph, nodes, num_nodes);
+  OrtNodeFusionOptions options = {NXRT_ORT_API_VERSION, true};
+  for (size_t i = 0; i < num_nodes && !status; ++i) {
+    const int kind = supports(nodes[i]);
+    if (kind == 1) group[fused++] = nodes[i];
+    else if (kind == 2) status = g_ep_api->EpGraphSupportInfo_AddSingleNode(support, nodes[i]);
+    else if (kind == 3 && is_own_context(nodes[i]))
+      status = g_ep_api->EpGraphSupportInfo_AddNodesToFuse(support, &nodes[i], 1, &options);
+    else {
+      const char* name = NULL;
+      char message[256];
+      g_api->Node_GetName(nodes[i], &name);
+      snprintf(message, sizeof message, "test_plugin: '%s' (%s) is not one of Add, Mul, Relu, Neg on float tensors", name,
+               node_op(nodes[i]));
+      g_api->Logger_LogMessage(self->logger, ORT_LOGGING_LEVEL_WARNING, message, __FILE__, __LINE__, __func__);
+    }
+  }
+  if (!status && fused) status = g_ep_api->EpGraphSupportInfo_AddNodesToFuse(support, group, fused, &options);
+  free(nodes);
+  free(group);
+  return status;
+}
+
+static OrtStatus* value_name(const OrtValueInfo* info, char* out, size_t size) {
+  const char* name = NULL;
+  RETURN_IF_ERROR(g_api->GetValueInfoName(info, &name));
+  snprintf(out, size, "%s", name);
+  return NULL;
+}
+
+/* Copies a constant initializer into the program (the EP keeps its own constants). */
+static OrtStatus* add_constant(Program* p, const OrtValueInfo* info) {
+  const OrtValue* value = NULL;
+  OrtTensorTypeAndShapeInfo* shape = NULL;
+  const void* data = NULL;
+  size_t count = 0;
+  Tensor* t = &p->constants[p->num_constants];
+  RETURN_IF_ERROR(value_name(info, t->name, sizeof t->name));
+  for (size_t c = 0; c < p->num_constants; ++c)
+    if (strcmp(p->constants[c].name, t->name) == 0) return NULL;
+  RETURN_IF_ERROR(g_api->ValueInfo_GetInitializerValue(info, &value));
+  RETURN_IF_ERROR(g_api->GetTensorTypeAndShape(value, &shape));
+  g_api->GetDimensionsCount(shape, &t->rank);
+  g_api->GetDimensions(shape, t->dims, t->rank);
+  g_api->GetTensorShapeElementCount(shape, &count);
+  g_api->ReleaseTensorTypeAndShapeInfo(shape);
+  RETURN_IF_ERROR(g_api->GetTensorData(value, &data));
+  t->count = (int64_t)count;
+  t->data = malloc(sizeof(float) * (count ? count : 1));
+  memcpy(t->data, data, sizeof(float) * count);
+  ++p->num_constants;
+  return NULL;
+}
+
+static OrtStatus* build_program(Program* p, const OrtGraph* graph) {
+  size_t num_nodes = 0;
+  const OrtNode* nodes[MAX_STEPS];
+  RETURN_IF_ERROR(g_api->Graph_GetNumNodes(graph, &num_nodes));
+  if (num_nodes > MAX_STEPS) return fail("test_plugin: too many nodes in one group");
+  RETURN_IF_ERROR(g_api->Graph_GetNodes(graph, nodes, num_nodes));
+  for (size_t i = 0; i < num_nodes; ++i) {
+    const char* op = node_op(nodes[i]);
+    if (strcmp(op, "EPContext") == 0) {
+      const OrtOpAttr* attr = NULL;
+      size_t size = 0;
+      char probe = 0;
+      RETURN_IF_ERROR(g_api->Node_GetAttributeByName(nodes[i], "ep_cache_context", &attr));
+      OrtStatus* s = g_api->ReadOpAttr(attr, ORT_OP_ATTR_STRING, &probe, 0, &size);
+      if (s) g_api->ReleaseStatus(s);
+      char* text = calloc(size + 1, 1);
+      s = g_api->ReadOpAttr(attr, ORT_OP_ATTR_STRING, text, size, &size);
+      const int ok = !s && deserialize(p, text);
+      free(text);
+      if (s) return s;
+      if (!ok) return fail("test_plugin: the EPContext payload is not a test_plugin program");
+      continue;
+    }
+    Step* st = &p->steps[p->num_steps++];
+    const OrtValueInfo* ins[2] = {NULL, NULL};
+    const OrtValueInfo* outs[1] = {NULL};
+    snprintf(st->op, sizeof st->op, "%s", op);
+    RETURN_IF_ERROR(g_api->Node_GetNumInputs(nodes[i], &st->num_inputs));
+    if (st->num_inputs > 2) return fail("test_plugin: too many inputs");
+    RETURN_IF_ERROR(g_api->Node_GetInputs(nodes[i], ins, st->num_inputs));
+    RETURN_IF_ERROR(g_api->Node_GetOutputs(nodes[i], outs, 1));
+    RETURN_IF_ERROR(value_name(outs[0], st->output, sizeof st->output));
+    for (size_t k = 0; k < st->num_inputs; ++k) {
+      bool constant = false;
+      RETURN_IF_ERROR(value_name(ins[k], st->inputs[k], sizeof st->inputs[k]));
+      RETURN_IF_ERROR(g_api->ValueInfo_IsConstantInitializer(ins[k], &constant));
+      if (constant) RETURN_IF_ERROR(add_constant(p, ins[k]));
+    }
+  }
+  return NULL;
+}
+
+static OrtStatus* make_context_node(const Program* p, OrtNode** out) {
+  char* payload = serialize(p);
+  const int64_t one = 1;
+  OrtOpAttr* attrs[4] = {NULL, NULL, NULL, NULL};
+  const char* source = EP_NAME;
+  OrtStatus* s = g_api->CreateOpAttr("ep_cache_context", payload, (int)strlen(payload), ORT_OP_ATTR_STRING, &attrs[0]);
+  if (!s) s = g_api->CreateOpAttr("embed_mode", &one, 1, ORT_OP_ATTR_INT, &attrs[1]);
+  if (!s) s = g_api->CreateOpAttr("main_context", &one, 1, ORT_OP_ATTR_INT, &attrs[2]);
+  if (!s) s = g_api->CreateOpAttr("source", source, (int)strlen(source), ORT_OP_ATTR_STRING, &attrs[3]);
+  const char* inputs[MAX_VALUES];
+  const char* outputs[MAX_VALUES];
+  for (size_t i = 0; i < p->num_inputs; ++i) inputs[i] = p->inputs[i];
+  for (size_t i = 0; i < p->num_outputs; ++i) outputs[i] = p->outputs[i];
+  if (!s)
+    s = g_editor->CreateNode("EPContext", "com.microsoft", p->name, inputs, p->num_inputs, outputs, p->num_outputs, attrs, 4,
+                             out);
+  for (int i = 0; i < 4; ++i)
+    if (attrs[i]) g_api->ReleaseOpAttr(attrs[i]);
+  free(payload);
+  return s;
+}
+
+static OrtStatus* compile(OrtEp* this_ptr, const OrtGraph** graphs, const OrtNode** fused_nodes, size_t count,
+                          OrtNodeComputeInfo** infos, OrtNode** context_nodes) {
+  TestEp* self = (TestEp*)this_ptr;
+#ifdef NXRT_TEST_EP_FAIL_COMPILE
+  if (count > 0) return fail("test_plugin: Compile refused the graph (built with NXRT_TEST_EP_FAIL_COMPILE)");
+#endif
+  for (size_t g = 0; g < count; ++g) {
+    Program* p = calloc(1, sizeof(Program));
+    const OrtValueInfo* values[MAX_VALUES];
+    const char* name = NULL;
+    OrtStatus* s = NULL;
+    p->info.ort_version_supported = NXRT_ORT_API_VERSION;
+    p->info.CreateState = create_state;
+    p->info.Compute = compute;
+    p->info.ReleaseState = release_state;
+    g_api->Node_GetName(fused_nodes[g], &name);
+    snprintf(p->name, sizeof p->name, "%s", name);
+    s = g_api->Node_GetNumInputs(fused_nodes[g], &p->num_inputs);
+    if (!s) s = g_api->Node_GetInputs(fused_nodes[g], values, p->num_inputs);
+    for (size_t i = 0; i < p->num_inputs && !s; ++i) s = value_name(values[i], p->inputs[i], sizeof p->inputs[i]);
+    if (!s) s = g_api->Node_GetNumOutputs(fused_nodes[g], &p->num_outputs);
+    if (!s) s = g_api->Node_GetOutputs(fused_nodes[g], values, p->num_outputs);
+    for (size_t i = 0; i < p->num_outputs && !s; ++i) s = value_name(values[i], p->outputs[i], sizeof p->outputs[i]);
+    if (!s) s = build_program(p, graphs[g]);
+    if (!s && self->make_context) s = make_context_node(p, &context_nodes[g]);
+    if (s) {
+      free_program(p);
+      return s;
+    }
+    infos[g] = &p->info;
+  }
+  return NULL;
+}
+
+static void release_infos(OrtEp* this_ptr, OrtNodeComputeInfo** infos, size_t count) {
+  (void)this_ptr;
+  for (size_t i = 0; i < count; ++i) free_program((Program*)infos[i]);
+}
+
+/* ---- the factory ---- */
+
+typedef struct TestFactory {
+  OrtEpFactory factory;
+} TestFactory;
+
+static const char* factory_name(const OrtEpFactory* f) {
+  (void)f;
+  return EP_NAME;
+}
+
+static const char* factory_vendor(const OrtEpFactory* f) {
+  (void)f;
+  return "nxrt tests";
+}
+
+static const char* factory_version(const OrtEpFactory* f) {
+  (void)f;
+  return "0.3.1";
+}
+
+static OrtStatus* supported_devices(OrtEpFactory* f, const OrtHardwareDevice* const* devices, size_t num_devices,
+                                    OrtEpDevice** ep_devices, size_t max_ep_devices, size_t* num_ep_devices) {
+  *num_ep_devices = 0;
+#ifdef NXRT_TEST_EP_NO_DEVICES
+  (void)f;
+  (void)devices;
+  (void)num_devices;
+  (void)ep_devices;
+  (void)max_ep_devices;
+#else
+  for (size_t i = 0; i < num_devices && *num_ep_devices < max_ep_devices; ++i)
+    if (g_api->HardwareDevice_Type(devices[i]) == OrtHardwareDeviceType_CPU)
+      RETURN_IF_ERROR(g_ep_api->CreateEpDevice(f, devices[i], NULL, NULL, &ep_devices[(*num_ep_devices)++]));
+#endif
+  return NULL;
+}
+
+static OrtStatus* create_ep(OrtEpFactory* f, const OrtHardwareDevice* const* devices,
+                            const OrtKeyValuePairs* const* metadata, size_t num_devices,
+                            const OrtSessionOptions* options, const OrtLogger* logger, OrtEp** out) {
+  (void)f;
+  (void)devices;
+  (void)metadata;
+  (void)num_devices;
+#ifdef NXRT_TEST_EP_FAIL_CREATE_EP
+  if (out) return fail("test_plugin: CreateEp failed on purpose (built with NXRT_TEST_EP_FAIL_CREATE_EP)");
+#endif
+  TestEp* ep = calloc(1, sizeof(TestEp));
+  char value[8] = {0};
+  size_t size = sizeof value;
+  int has = 0;
+  ep->ep.ort_version_supported = NXRT_ORT_API_VERSION;
+  ep->ep.GetName = ep_name;
+  ep->ep.GetCapability = get_capability;
+  ep->ep.Compile = compile;
+#ifdef NXRT_TEST_EP_NULL_COMPILE
+  ep->ep.Compile = NULL;
+#endif
+  ep->ep.ReleaseNodeComputeInfos = release_infos;
+  ep->logger = logger;
+  if (!g_api->HasSessionConfigEntry(options, NXRT_ORT_EP_CONTEXT_ENABLE_KEY, &has) && has &&
+      !g_api->GetSessionConfigEntry(options, NXRT_ORT_EP_CONTEXT_ENABLE_KEY, value, &size))
+    ep->make_context = strcmp(value, "1") == 0;
+  *out = &ep->ep;
+  return NULL;
+}
+
+static void release_ep(OrtEpFactory* f, OrtEp* ep) {
+  (void)f;
+  free(ep);
+}
+
+#ifdef NXRT_TEST_EP_TOO_NEW
+#define REQUESTED_API 25
+#else
+#define REQUESTED_API NXRT_ORT_API_VERSION
+#endif
+
+EXPORT OrtStatus* CreateEpFactories(const char* registration_name, const OrtApiBase* base, const OrtLogger* logger,
+                                    OrtEpFactory** factories, size_t max_factories, size_t* num_factories) {
+  (void)registration_name;
+  (void)logger;
+  *num_factories = 0;
+  g_api = base->GetApi(REQUESTED_API);
+  if (!g_api) return NULL; /* nothing to build a status with; the host names the version */
+  g_ep_api = g_api->GetEpApi();
+  g_editor = g_api->GetModelEditorApi();
+  if (max_factories < 1) return g_api->CreateStatus(ORT_INVALID_ARGUMENT, "test_plugin: no room for a factory");
+#ifdef NXRT_TEST_EP_NO_FACTORIES
+  return NULL;
+#endif
+  TestFactory* f = calloc(1, sizeof(TestFactory));
+  f->factory.ort_version_supported = NXRT_ORT_API_VERSION;
+  f->factory.GetName = factory_name;
+  f->factory.GetVendor = factory_vendor;
+  f->factory.GetSupportedDevices = supported_devices;
+  f->factory.CreateEp = create_ep;
+  f->factory.ReleaseEp = release_ep;
+  f->factory.GetVersion = factory_version;
+  factories[0] = &f->factory;
+  *num_factories = 1;
+  return NULL;
+}
+
+#ifndef NXRT_TEST_EP_MISSING_SYMBOL
+EXPORT OrtStatus* ReleaseEpFactory(OrtEpFactory* factory) {
+  free(factory);
+  return NULL;
+}
+#endif
