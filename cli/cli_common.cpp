@@ -24,6 +24,13 @@ void EpFlags::add_to(CLI::App& cmd) {
   cmd.add_option("--shape", shapes, "concrete shape of an input, e.g. --shape input=1x3x224x224")
       ->allow_extra_args(false)
       ->type_name("NAME=DIMS");
+  cmd.add_option("--device", device, "device ordinal of GPU EPs (cuda), default 0")->type_name("N");
+}
+
+void EpFlags::add_target_arch_to(CLI::App& cmd) {
+  cmd.add_option("--target-arch", target_arch,
+                 "GPU architecture to claim and compile for, e.g. sm_90; no GPU needs to be present (cuda EP)")
+      ->type_name("ARCH");
 }
 
 Expected<Shape> parse_dims(const std::string& text) {
@@ -53,6 +60,8 @@ Expected<SessionOptions> EpFlags::session_options() const {
   SessionOptions o;
   o.eps = eps.empty() ? default_eps() : eps;
   o.config.threads = threads;
+  if (!device.empty()) o.config.options["device"] = device;
+  if (!target_arch.empty()) o.config.options["target_arch"] = target_arch;
   for (const auto& spec : shapes) {
     const auto eq = spec.find('=');
     if (eq == std::string::npos || eq == 0)

@@ -17,7 +17,11 @@ struct EpFlags {
   std::vector<std::string> eps;      // --ep, comma lists allowed, repeatable
   int threads = 0;                   // --threads
   std::vector<std::string> shapes;   // --shape NAME=DIMS
+  std::string device;                // --device N (GPU EPs' device ordinal)
+  std::string target_arch;           // --target-arch A (compile for a GPU that may not be here)
   void add_to(CLI::App& cmd);
+  // Adds --target-arch (compile-epcontext, explain-claims).
+  void add_target_arch_to(CLI::App& cmd);
   // SessionOptions from the flags (defaults to the default EP list).
   Expected<SessionOptions> session_options() const;
 };
