@@ -27,7 +27,7 @@ std::vector<std::byte> encode_blob(const CudaBlob& blob) {
   w.put<uint32_t>(kFormat);
   const nlohmann::ordered_json header = {{"nxrt_version", blob.nxrt_version},
                                          {"cuda_version", blob.cuda_version},
-                                         {"nvrtc_version", blob.nvrtc_version},
+                                         {"nvrtc_version", blob.image.nvrtc_version},
                                          {"arch", blob.image.arch.sm()},
                                          {"partition", blob.partition_name},
                                          {"source_hash", blob.source_hash},
@@ -63,7 +63,7 @@ Expected<CudaBlob> decode_blob(std::span<const std::byte> bytes, const std::stri
   try {
     blob.nxrt_version = header.at("nxrt_version").get<std::string>();
     blob.cuda_version = header.at("cuda_version").get<std::string>();
-    blob.nvrtc_version = header.at("nvrtc_version").get<std::string>();
+    blob.image.nvrtc_version = header.at("nvrtc_version").get<std::string>();
     blob.partition_name = header.at("partition").get<std::string>();
     blob.source_hash = header.at("source_hash").get<uint64_t>();
     blob.steps = header.at("steps").get<std::vector<std::string>>();

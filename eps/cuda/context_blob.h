@@ -14,12 +14,11 @@ namespace nxrt::cuda {
 struct CudaBlob {
   std::string nxrt_version;
   std::string cuda_version;   // toolkit nxrt was built with, "13.0"
-  std::string nvrtc_version;  // "13.0"
   std::string partition_name;
   uint64_t source_hash = 0;   // FNV-1a of the module's CUDA C: the plan it was compiled from
   std::vector<std::string> steps;  // each step's implementation, for people reading the header
   std::string model_bytes;    // partition_to_onnx()
-  ModuleImage image;          // image.arch is the target architecture
+  ModuleImage image;          // image.arch: the target architecture; image.nvrtc_version: its compiler
 };
 
 // Layout: "NXRTCUDA", u32 format, u64+JSON header, u64+model, u64+cubin, u64+PTX, then the

@@ -1,8 +1,6 @@
 // The cuda EP: options, availability, claims, compile, memory and EPContext blobs.
 #include "cuda_provider.h"
 
-#include <cublasLt.h>
-#include <cudnn.h>
 #include <fmt/format.h>
 
 #include <charconv>
@@ -30,13 +28,6 @@ Expected<int> device_ordinal(const EpConfig& config) {
 
 uint64_t hash_text(const std::string& s) { return fnv1a(std::as_bytes(std::span(s.data(), s.size()))); }
 
-std::string library_versions() {
-  const std::size_t dnn = cudnnGetVersion();
-  const std::size_t lt = cublasLtGetVersion();
-  return fmt::format("CUDA {}, NVRTC {}, cuBLASLt {}.{}.{}, cuDNN {}.{}.{}", toolkit_version(), nvrtc_version(),
-                     lt / 10000, lt / 100 % 100, lt % 100, dnn / 10000, dnn / 100 % 100, dnn % 100);
-}
-
 }  // namespace
 
 std::string toolkit_version() { return fmt::format("{}.{}", CUDA_VERSION / 1000, CUDA_VERSION % 1000 / 10); }
@@ -52,8 +43,12 @@ Expected<std::unique_ptr<ExecutionProvider>> CudaProvider::create(const EpConfig
   if (auto it = config.options.find(std::string(kTargetArchOption)); it != config.options.end()) {
     auto arch = parse_arch(it->second);
     if (!arch) return forward_error(std::move(arch), "reading --target-arch");
-    if (auto r = check_nvrtc_supports(*arch); !r) return forward_error(std::move(r), "reading --target-arch");
     target = *arch;
+  }
+  if (target) {  // refuse an architecture NVRTC cannot compile for now, not at the first partition
+    auto nvrtc = ep->compiler();
+    if (!nvrtc) return forward_error(std::move(nvrtc), "compiling for --target-arch");
+    if (auto r = (*nvrtc)->check_supports(*target); !r) return forward_error(std::move(r), "reading --target-arch");
   }
   // Enumeration only: the driver is loaded and asked about the device; the context (memory on
   // the GPU, a second or so) is created when something first runs.
@@ -63,7 +58,7 @@ Expected<std::unique_ptr<ExecutionProvider>> CudaProvider::create(const EpConfig
   ep->target_ = target ? target : device ? std::optional(device->arch) : std::nullopt;
   EpInfo& info = ep->info_;
   info.name = "cuda";
-  info.version = fmt::format("{} ({})", kVersion, library_versions());
+  info.version = fmt::format("{} ({})", kVersion, built_against());
   info.vendor = "nxrt on NVIDIA CUDA";
   info.device = {DeviceType::kCuda, *ordinal};
   info.available = ep->target_.has_value();
@@ -76,6 +71,16 @@ Expected<std::unique_ptr<ExecutionProvider>> CudaProvider::create(const EpConfig
   info.capabilities = {"epcontext", "nvrtc", "fusion"};
   info.context_sources = {std::string(kContextSource)};
   return std::unique_ptr<ExecutionProvider>(std::move(ep));
+}
+
+Expected<const NvrtcCompiler*> CudaProvider::compiler() {
+  std::lock_guard lock(nvrtc_mutex_);
+  if (!nvrtc_) {
+    auto loaded = NvrtcCompiler::load();
+    if (!loaded) return std::unexpected(loaded.error());
+    nvrtc_ = std::move(*loaded);
+  }
+  return nvrtc_.get();
 }
 
 KernelMatch CudaProvider::claim(const NodeContext& ctx) const {
@@ -95,7 +100,9 @@ Expected<std::unique_ptr<CompiledPartition>> CudaProvider::compile(const Partiti
                 info_.unavailable_reason, "give --target-arch to compile for a GPU that is not here");
   auto plan = build_plan(partition, *ops_);
   if (!plan) return std::unexpected(plan.error());
-  auto image = compile_module(plan->source, partition.name, *target_);
+  auto nvrtc = compiler();
+  if (!nvrtc) return forward_error(std::move(nvrtc), fmt::format("compiling partition '{}'", partition.name));
+  auto image = (*nvrtc)->compile(plan->source, partition.name, *target_);
   if (!image) return std::unexpected(image.error());
   return std::unique_ptr<CompiledPartition>(
       std::make_unique<CudaPartition>(PartitionSetup{partition, nullptr, std::move(*plan), std::move(*image), device_}));
@@ -126,7 +133,7 @@ Expected<void> CudaProvider::sync() {
 }
 
 std::string CudaProvider::compatibility_info() const {
-  return fmt::format("nxrt={};cuda={};nvrtc={};arch={};blob_format=1", kVersion, toolkit_version(), nvrtc_version(),
+  return fmt::format("nxrt={};cuda={};arch={};blob_format=1", kVersion, toolkit_version(),
                      target_ ? target_->sm() : "none");
 }
 
@@ -136,7 +143,6 @@ Expected<EpContext> CudaProvider::save_context(const Partition& partition, const
   CudaBlob blob;
   blob.nxrt_version = kVersion;
   blob.cuda_version = toolkit_version();
-  blob.nvrtc_version = nvrtc_version();
   blob.partition_name = partition.name;
   blob.source_hash = hash_text(cp->plan().source);
   for (const auto& step : cp->plan().steps) blob.steps.push_back(step->variant());
@@ -147,7 +153,7 @@ Expected<EpContext> CudaProvider::save_context(const Partition& partition, const
   EpContext ctx;
   ctx.source = std::string(kContextSource);
   ctx.partition_name = partition.name;
-  ctx.ep_sdk_version = fmt::format("nxrt {}; CUDA {}; NVRTC {}", kVersion, toolkit_version(), nvrtc_version());
+  ctx.ep_sdk_version = fmt::format("nxrt {}; CUDA {}; NVRTC {}", kVersion, toolkit_version(), cp->image().nvrtc_version);
   ctx.hardware_architecture = cp->image().arch.sm();
   ctx.owned = encode_blob(blob);
   return ctx;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <optional>
 
 #include "compiled_partition.h"
@@ -39,11 +40,15 @@ class CudaProvider final : public ExecutionProvider, public ContextCapable {
  private:
   CudaProvider() = default;
   Expected<Gpu*> gpu() const { return device_->get(); }
+  // NVRTC, loaded on first use (it is large; claims and list-eps never need it).
+  Expected<const NvrtcCompiler*> compiler();
 
   EpInfo info_;
   std::shared_ptr<const OpTable> ops_;
   std::shared_ptr<DeviceSlot> device_;
   std::optional<GpuArch> target_;  // what compile() generates code for; none when unavailable
+  std::mutex nvrtc_mutex_;
+  std::shared_ptr<const NvrtcCompiler> nvrtc_;
 };
 
 // "13.0": the CUDA Toolkit nxrt was built with.

@@ -144,15 +144,23 @@ Expected<std::unique_ptr<Gpu>> Gpu::open(std::shared_ptr<const Driver> driver, c
                                  "cannot create a stream on " + where);
       !r)
     return std::unexpected(r.error());
-  if (cublasStatus_t s = cublasLtCreate(&g->blas_); s != CUBLAS_STATUS_SUCCESS)
+  auto blas = load_cublaslt();
+  if (!blas) return std::unexpected(blas.error());
+  g->blas_api_ = std::move(*blas);
+  auto dnn = load_cudnn();
+  if (!dnn) return std::unexpected(dnn.error());
+  g->dnn_api_ = std::move(*dnn);
+  const BlasApi& lt = *g->blas_api_;
+  const DnnApi& dn = *g->dnn_api_;
+  if (cublasStatus_t s = lt.create(&g->blas_); s != CUBLAS_STATUS_SUCCESS)
     return fail(ErrorCode::kRuntime, "cannot create a cuBLASLt handle on " + where,
-                fmt::format("cublasLtCreate returned {} ({})", static_cast<int>(s), cublasLtGetStatusString(s)));
-  if (cudnnStatus_t s = cudnnCreate(&g->dnn_); s != CUDNN_STATUS_SUCCESS)
+                fmt::format("cublasLtCreate returned {} ({})", static_cast<int>(s), lt.get_status_string(s)));
+  if (cudnnStatus_t s = dn.create(&g->dnn_); s != CUDNN_STATUS_SUCCESS)
     return fail(ErrorCode::kRuntime, "cannot create a cuDNN handle on " + where,
-                fmt::format("cudnnCreate returned {} ({})", static_cast<int>(s), cudnnGetErrorString(s)));
-  if (cudnnStatus_t s = cudnnSetStream(g->dnn_, g->stream_); s != CUDNN_STATUS_SUCCESS)
+                fmt::format("cudnnCreate returned {} ({})", static_cast<int>(s), dn.get_error_string(s)));
+  if (cudnnStatus_t s = dn.set_stream(g->dnn_, g->stream_); s != CUDNN_STATUS_SUCCESS)
     return fail(ErrorCode::kRuntime, "cannot bind cuDNN to the stream on " + where,
-                fmt::format("cudnnSetStream returned {} ({})", static_cast<int>(s), cudnnGetErrorString(s)));
+                fmt::format("cudnnSetStream returned {} ({})", static_cast<int>(s), dn.get_error_string(s)));
   g->pool_ = std::make_shared<DevicePool>(g->driver_, g->context_, g->device());
   return g;
 }
@@ -162,8 +170,8 @@ Gpu::~Gpu() {
   driver_->api().ctx_set_current(context_);
   if (stream_) driver_->api().stream_synchronize(stream_);
   pool_.reset();
-  if (dnn_) cudnnDestroy(dnn_);
-  if (blas_) cublasLtDestroy(blas_);
+  if (dnn_) dnn_api_->destroy(dnn_);
+  if (blas_) blas_api_->destroy(blas_);
   if (stream_) driver_->api().stream_destroy(stream_);
   driver_->api().primary_ctx_release(device_);
 }

@@ -2,9 +2,6 @@
 // reuses freed blocks by size, and the cuBLASLt and cuDNN handles bound to the stream.
 #pragma once
 
-#include <cublasLt.h>
-#include <cudnn.h>
-
 #include <map>
 #include <memory>
 #include <mutex>
@@ -12,6 +9,7 @@
 
 #include "arch.h"
 #include "driver.h"
+#include "libraries.h"
 #include "nvrtc_compiler.h"
 #include "nxrt/ep/tensor.h"
 
@@ -74,6 +72,8 @@ class Gpu {
   CUstream stream() const { return stream_; }
   cublasLtHandle_t blas() const { return blas_; }
   cudnnHandle_t dnn() const { return dnn_; }
+  const BlasApi& blas_api() const { return *blas_api_; }
+  const DnnApi& dnn_api() const { return *dnn_api_; }
   // Binds the context to the calling thread (the driver keeps the current context per thread).
   Expected<void> make_current() const;
 
@@ -91,6 +91,8 @@ class Gpu {
   CUdevice device_ = 0;
   CUcontext context_ = nullptr;
   CUstream stream_ = nullptr;
+  std::shared_ptr<const BlasApi> blas_api_;
+  std::shared_ptr<const DnnApi> dnn_api_;
   cublasLtHandle_t blas_ = nullptr;
   cudnnHandle_t dnn_ = nullptr;
   std::shared_ptr<DevicePool> pool_;

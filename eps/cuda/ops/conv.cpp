@@ -1,5 +1,4 @@
 // Conv through cuDNN (1-D as 2-D, 2-D and 3-D; groups; bias added by cuDNN after).
-#include <cudnn.h>
 #include <fmt/format.h>
 
 #include <memory>
@@ -13,32 +12,27 @@
 namespace nxrt::cuda {
 namespace {
 
-template <class T, cudnnStatus_t (*Destroy)(T)>
-struct DnnDeleter {
-  void operator()(T p) const { Destroy(p); }
-};
-using TensorDesc = std::unique_ptr<std::remove_pointer_t<cudnnTensorDescriptor_t>,
-                                   DnnDeleter<cudnnTensorDescriptor_t, cudnnDestroyTensorDescriptor>>;
-using FilterDesc = std::unique_ptr<std::remove_pointer_t<cudnnFilterDescriptor_t>,
-                                   DnnDeleter<cudnnFilterDescriptor_t, cudnnDestroyFilterDescriptor>>;
-using ConvDesc = std::unique_ptr<std::remove_pointer_t<cudnnConvolutionDescriptor_t>,
-                                 DnnDeleter<cudnnConvolutionDescriptor_t, cudnnDestroyConvolutionDescriptor>>;
+using TensorDesc = ApiHandle<cudnnTensorDescriptor_t, cudnnStatus_t>;
+using FilterDesc = ApiHandle<cudnnFilterDescriptor_t, cudnnStatus_t>;
+using ConvDesc = ApiHandle<cudnnConvolutionDescriptor_t, cudnnStatus_t>;
 
 // Turns a cuDNN status into the step's error; `call` names the function.
 Expected<void> dnn(StepContext& ctx, cudnnStatus_t s, std::string_view call) {
+  const DnnApi& api = ctx.gpu().dnn_api();
   if (s == CUDNN_STATUS_SUCCESS) return {};
   return fail(ErrorCode::kRuntime, fmt::format("{}: cuDNN failed", ctx.where()),
-              fmt::format("{} returned {} ({})", call, static_cast<int>(s), cudnnGetErrorString(s)));
+              fmt::format("{} returned {} ({})", call, static_cast<int>(s), api.get_error_string(s)));
 }
 
 std::vector<int> to_int(const Shape& s) { return std::vector<int>(s.begin(), s.end()); }
 
 Expected<TensorDesc> tensor_desc(StepContext& ctx, cudnnDataType_t type, const Shape& shape) {
+  const DnnApi& api = ctx.gpu().dnn_api();
   cudnnTensorDescriptor_t raw = nullptr;
-  if (auto r = dnn(ctx, cudnnCreateTensorDescriptor(&raw), "cudnnCreateTensorDescriptor"); !r) return std::unexpected(r.error());
-  TensorDesc d(raw);
+  if (auto r = dnn(ctx, api.create_tensor_descriptor(&raw), "cudnnCreateTensorDescriptor"); !r) return std::unexpected(r.error());
+  TensorDesc d(raw, {api.destroy_tensor_descriptor});
   const auto dims = to_int(shape), strides = to_int(contiguous_strides(shape));
-  if (auto r = dnn(ctx, cudnnSetTensorNdDescriptor(raw, type, static_cast<int>(dims.size()), dims.data(), strides.data()),
+  if (auto r = dnn(ctx, api.set_tensor_nd_descriptor(raw, type, static_cast<int>(dims.size()), dims.data(), strides.data()),
                    "cudnnSetTensorNdDescriptor");
       !r)
     return std::unexpected(r.error());
@@ -99,50 +93,51 @@ Expected<void> build_conv(PlanBuilder& b, const Node& node) {
       strides.push_back(static_cast<int>((*window)[d].stride));
       dilations.push_back(static_cast<int>((*window)[d].dilation));
     }
+    const DnnApi& api = ctx.gpu().dnn_api();
     const cudnnDataType_t type = dtype == DType::kFloat16 ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT;
     auto x_desc = tensor_desc(ctx, type, widen(xs));
     if (!x_desc) return std::unexpected(x_desc.error());
     auto y_desc = tensor_desc(ctx, type, widen(ys));
     if (!y_desc) return std::unexpected(y_desc.error());
     cudnnFilterDescriptor_t raw_filter = nullptr;
-    if (auto r = dnn(ctx, cudnnCreateFilterDescriptor(&raw_filter), "cudnnCreateFilterDescriptor"); !r) return r;
-    FilterDesc filter(raw_filter);
+    if (auto r = dnn(ctx, api.create_filter_descriptor(&raw_filter), "cudnnCreateFilterDescriptor"); !r) return r;
+    FilterDesc filter(raw_filter, {api.destroy_filter_descriptor});
     const auto wdims = to_int(widen(ws));
-    if (auto r = dnn(ctx, cudnnSetFilterNdDescriptor(raw_filter, type, CUDNN_TENSOR_NCHW, static_cast<int>(wdims.size()), wdims.data()),
+    if (auto r = dnn(ctx, api.set_filter_nd_descriptor(raw_filter, type, CUDNN_TENSOR_NCHW, static_cast<int>(wdims.size()), wdims.data()),
                      "cudnnSetFilterNdDescriptor");
         !r)
       return r;
     cudnnConvolutionDescriptor_t raw_conv = nullptr;
-    if (auto r = dnn(ctx, cudnnCreateConvolutionDescriptor(&raw_conv), "cudnnCreateConvolutionDescriptor"); !r) return r;
-    ConvDesc conv(raw_conv);
-    if (auto r = dnn(ctx, cudnnSetConvolutionNdDescriptor(raw_conv, static_cast<int>(dims), pads.data(), strides.data(),
+    if (auto r = dnn(ctx, api.create_convolution_descriptor(&raw_conv), "cudnnCreateConvolutionDescriptor"); !r) return r;
+    ConvDesc conv(raw_conv, {api.destroy_convolution_descriptor});
+    if (auto r = dnn(ctx, api.set_convolution_nd_descriptor(raw_conv, static_cast<int>(dims), pads.data(), strides.data(),
                                                           dilations.data(), CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
                      "cudnnSetConvolutionNdDescriptor");
         !r)
       return r;
-    if (auto r = dnn(ctx, cudnnSetConvolutionGroupCount(raw_conv, static_cast<int>(group)), "cudnnSetConvolutionGroupCount"); !r)
+    if (auto r = dnn(ctx, api.set_convolution_group_count(raw_conv, static_cast<int>(group)), "cudnnSetConvolutionGroupCount"); !r)
       return r;
     // float16 may use tensor cores; float stays on FMA units (no TF32) to match the cpu EP.
-    if (auto r = dnn(ctx, cudnnSetConvolutionMathType(raw_conv, dtype == DType::kFloat16 ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH),
+    if (auto r = dnn(ctx, api.set_convolution_math_type(raw_conv, dtype == DType::kFloat16 ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH),
                      "cudnnSetConvolutionMathType");
         !r)
       return r;
     cudnnHandle_t h = ctx.gpu().dnn();
     cudnnConvolutionFwdAlgoPerf_t perf{};
     int found = 0;
-    if (auto r = dnn(ctx, cudnnGetConvolutionForwardAlgorithm_v7(h, x_desc->get(), raw_filter, raw_conv, y_desc->get(), 1, &found, &perf),
+    if (auto r = dnn(ctx, api.get_convolution_forward_algorithm_v7(h, x_desc->get(), raw_filter, raw_conv, y_desc->get(), 1, &found, &perf),
                      "cudnnGetConvolutionForwardAlgorithm_v7");
         !r)
       return r;
     std::size_t ws_bytes = 0;
-    if (auto r = dnn(ctx, cudnnGetConvolutionForwardWorkspaceSize(h, x_desc->get(), raw_filter, raw_conv, y_desc->get(), perf.algo, &ws_bytes),
+    if (auto r = dnn(ctx, api.get_convolution_forward_workspace_size(h, x_desc->get(), raw_filter, raw_conv, y_desc->get(), perf.algo, &ws_bytes),
                      "cudnnGetConvolutionForwardWorkspaceSize");
         !r)
       return r;
     auto workspace = ctx.scratch(ws_bytes);
     if (!workspace) return std::unexpected(workspace.error());
     const float one = 1.f, zero = 0.f;
-    if (auto r = dnn(ctx, cudnnConvolutionForward(h, &one, x_desc->get(), dev(x), raw_filter, dev(w), raw_conv, perf.algo,
+    if (auto r = dnn(ctx, api.convolution_forward(h, &one, x_desc->get(), dev(x), raw_filter, dev(w), raw_conv, perf.algo,
                                                   dev_mut(*workspace), ws_bytes, &zero, y_desc->get(), dev_mut(*y)),
                      "cudnnConvolutionForward");
         !r)
@@ -152,7 +147,7 @@ Expected<void> build_conv(PlanBuilder& b, const Node& node) {
     bias_shape[1] = ws[0];
     auto bias_desc = tensor_desc(ctx, type, bias_shape);
     if (!bias_desc) return std::unexpected(bias_desc.error());
-    return dnn(ctx, cudnnAddTensor(h, &one, bias_desc->get(), dev(ctx.input(2)), &one, y_desc->get(), dev_mut(*y)),
+    return dnn(ctx, api.add_tensor(h, &one, bias_desc->get(), dev(ctx.input(2)), &one, y_desc->get(), dev_mut(*y)),
                "cudnnAddTensor");
   }));
   return {};
