@@ -144,7 +144,15 @@ Expected<std::vector<RuntimeValue>> CudaPartition::run(std::span<const RuntimeVa
     const RuntimeValue& in = inputs[i];
     if (!in.is_tensor())
       return fail(ErrorCode::kRuntime, fmt::format("partition '{}': input '{}' is not a tensor", p.name, p.graph->value(p.inputs[i]).name));
-    slots[static_cast<std::size_t>(p.inputs[i])] = in.tensor();
+    Tensor t = in.tensor();
+    if (t.device() != (*gpu)->device()) {  // callers other than the session may pass host tensors
+      auto moved = (*gpu)->allocate(t.dtype(), t.shape());
+      if (!moved) return std::unexpected(moved.error());
+      const Tensor host = t.view().is_contiguous() ? t : copy_to_contiguous(t.view());
+      if (auto r = (*gpu)->copy(host.view(), moved->mut()); !r) return std::unexpected(r.error());
+      t = std::move(*moved);
+    }
+    slots[static_cast<std::size_t>(p.inputs[i])] = std::move(t);
   }
   using Clock = std::chrono::steady_clock;
   profile_.clear();

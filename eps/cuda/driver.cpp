@@ -71,8 +71,9 @@ Expected<std::shared_ptr<const Driver>> Driver::load() {
 std::string Driver::describe(CUresult r) const {
   const char* name = nullptr;
   const char* text = nullptr;
-  if (api_.get_error_name(r, &name) != CUDA_SUCCESS) name = "unknown error";
-  if (api_.get_error_string(r, &text) != CUDA_SUCCESS) text = "no description";
+  // A stub or broken driver may not describe its own errors: the number is all there is.
+  if (api_.get_error_name(r, &name) != CUDA_SUCCESS || api_.get_error_string(r, &text) != CUDA_SUCCESS)
+    return fmt::format("{} (the driver does not describe this error)", static_cast<int>(r));
   return fmt::format("{} {} ({})", static_cast<int>(r), name, text);
 }
 

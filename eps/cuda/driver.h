@@ -49,7 +49,8 @@ class Driver {
   static Expected<std::shared_ptr<const Driver>> load();
 
   const DriverApi& api() const { return api_; }
-  // "100 CUDA_ERROR_NO_DEVICE (no CUDA-capable device is detected)".
+  // "100 CUDA_ERROR_NO_DEVICE (no CUDA-capable device is detected)", or the number alone when
+  // the driver cannot describe it (the toolkit's stub libcuda).
   std::string describe(CUresult r) const;
   // Ok, or a runtime error "<what>: <call> returned <describe(r)>".
   Expected<void> check(CUresult r, std::string_view call, std::string_view what) const;
