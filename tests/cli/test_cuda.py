@@ -250,7 +250,7 @@ class CudaTargetArch(TempDirTest):
         self.assertIn(f"why: {CUDA['reason']}", result[2])
 
 
-@unittest.skipUnless(GPU, f"no CUDA device: {CUDA['reason']}")
+@unittest.skipUnless(GPU, f"the cuda EP is unavailable: {CUDA['reason']}")
 class CudaOnGpu(TempDirTest):
     def run_y(self, model, inputs, *args):
         out_dir = self.tmp / f"out{len(list(self.tmp.iterdir()))}"
