@@ -70,12 +70,6 @@ class RunContext final : public StepContext {
 
 }  // namespace
 
-KernelDims to_kernel_dims(std::span<const int64_t> values) {
-  KernelDims d;
-  for (std::size_t i = 0; i < values.size() && i < static_cast<std::size_t>(kMaxRank); ++i) d.d[i] = values[i];
-  return d;
-}
-
 Expected<Gpu*> DeviceSlot::get() {
   if (!info_) return std::unexpected(info_.error());
   std::lock_guard lock(mutex_);

@@ -40,9 +40,9 @@ class PlanBuilder {
   explicit PlanBuilder(const Graph& graph) : graph_(graph) {}
   const Graph& graph() const { return graph_; }
 
-  // Appends `code` (an extern "C" __global__ function named `name` in it) to the module and
-  // returns `name`; `name` comes from unique_name().
+  // "chain_3": a kernel name no other function of the module has.
   std::string unique_name(std::string_view stem);
+  // Appends CUDA C (an extern "C" __global__ function named by unique_name()) to the module.
   void add_code(std::string code) { code_ += std::move(code); }
   // An extern "C" wrapper of a library template (kernel_library.cpp) for these template
   // arguments, emitted once per distinct instantiation; returns the wrapper's name.

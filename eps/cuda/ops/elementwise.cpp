@@ -16,18 +16,7 @@ KernelMatch check_float_elementwise(const NodeContext& ctx) {
     NXRT_REQUIRE_MATCH(require_max_rank(ctx, i));
     all.push_back(i);
   }
-  const std::string& op = ctx.node().op_type;
-  DType first = DType::kUndefined;
-  for (std::size_t i : all) {
-    if (!ctx.has_input(i)) continue;
-    const DType t = ctx.input_dtype(i);
-    NXRT_REQUIRE(is_cuda_float(t), "{}: input {} is {}; the cuda EP runs float and float16 only", op, i,
-                 dtype_name(t));
-    if (first == DType::kUndefined) first = t;
-    NXRT_REQUIRE(t == first, "{}: input {} is {} but input 0 is {}; the cuda EP needs one dtype", op, i,
-                 dtype_name(t), dtype_name(first));
-  }
-  return require_float(ctx, {0});
+  return require_float(ctx, all);
 }
 
 // A unary op whose expression reads only the node's attributes and `a`.
@@ -61,11 +50,6 @@ CudaOpDef variadic(std::string op, int64_t since, std::string pattern, bool mean
 
 std::string attr(const AttributeMap& m, const char* name, float fallback) {
   return float_literal(m.float_or(name, fallback));
-}
-
-KernelMatch check_clip(const NodeContext& ctx) {
-  NXRT_REQUIRE_MATCH(check_float_elementwise(ctx));
-  return KernelMatch::supported();
 }
 
 std::string clip_expr(const Node& n, Args a) {
@@ -166,7 +150,7 @@ std::vector<CudaOpDef> elementwise_ops() {
   ops.push_back(variadic("Mean", 8, "({} + {})", true));
   ops.push_back(variadic("Max", 8, "fmaxf({}, {})", false));
   ops.push_back(variadic("Min", 8, "fminf({}, {})", false));
-  ops.push_back({{{"", "Clip", 6}, 0, check_clip, {}}, {}, ElementwiseDef{clip_expr}});
+  ops.push_back({{{"", "Clip", 6}, 0, check_float_elementwise, {}}, {}, ElementwiseDef{clip_expr}});
   // The rounding to float16, when the target is float16, happens where the chain stores or
   // where a float16 value is read inside it (chain.cpp): the expression itself is the identity.
   ops.push_back({{{"", "Cast", 6}, 0, check_cast, {}}, {}, ElementwiseDef{[](const Node&, Args a) { return a[0]; }}});

@@ -10,7 +10,7 @@
 
 namespace nxrt::cuda {
 
-KernelMatch require_float(const NodeContext& ctx, std::initializer_list<std::size_t> inputs, bool same) {
+KernelMatch require_float(const NodeContext& ctx, const std::vector<std::size_t>& inputs, bool same) {
   const std::string& op = ctx.node().op_type;
   DType first = DType::kUndefined;
   for (std::size_t i : inputs) {

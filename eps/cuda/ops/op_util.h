@@ -15,7 +15,10 @@ inline bool is_cuda_float(DType t) { return t == DType::kFloat32 || t == DType::
 
 // Declines unless inputs `inputs` (present ones) and output 0 are float or float16, and of
 // one dtype when `same` is set.
-KernelMatch require_float(const NodeContext& ctx, std::initializer_list<std::size_t> inputs, bool same = true);
+KernelMatch require_float(const NodeContext& ctx, const std::vector<std::size_t>& inputs, bool same = true);
+inline KernelMatch require_float(const NodeContext& ctx, std::initializer_list<std::size_t> inputs, bool same = true) {
+  return require_float(ctx, std::vector<std::size_t>(inputs), same);
+}
 // Declines a dtype the data-movement kernels cannot copy (strings, unknown).
 KernelMatch require_fixed_size(const NodeContext& ctx, std::size_t input);
 // Declines ranks above kMaxRank when the rank is known.
