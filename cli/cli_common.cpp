@@ -30,6 +30,7 @@ void EpFlags::add_to(CLI::App& cmd, bool list_per_flag) {
       ->allow_extra_args(false)
       ->type_name("NAME=DIMS");
   add_plugin_option(cmd, plugins);
+  cmd.add_option("--device", device, "device ordinal of GPU EPs (cuda), default 0")->type_name("N");
 }
 
 void add_plugin_option(CLI::App& cmd, std::vector<std::string>& plugins) {
@@ -58,6 +59,12 @@ Expected<std::vector<std::string>> load_plugins(const std::vector<std::string>& 
       if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
   }
   return names;
+}
+
+void EpFlags::add_target_arch_to(CLI::App& cmd) {
+  cmd.add_option("--target-arch", target_arch,
+                 "GPU architecture to claim and compile for, e.g. sm_90; no GPU needs to be present (cuda EP)")
+      ->type_name("ARCH");
 }
 
 Expected<Shape> parse_dims(const std::string& text) {
@@ -93,6 +100,8 @@ Expected<SessionOptions> EpFlags::session_options() const {
     for (auto& name : default_eps()) o.eps.push_back(name);
   }
   o.config.threads = threads;
+  if (!device.empty()) o.config.options["device"] = device;
+  if (!target_arch.empty()) o.config.options["target_arch"] = target_arch;
   for (const auto& spec : shapes) {
     const auto eq = spec.find('=');
     if (eq == std::string::npos || eq == 0)

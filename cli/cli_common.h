@@ -18,9 +18,13 @@ struct EpFlags {
   int threads = 0;                   // --threads
   std::vector<std::string> shapes;   // --shape NAME=DIMS
   std::vector<std::string> plugins;  // --plugin PATH[:REGISTRATION_NAME], repeatable
+  std::string device;                // --device N (GPU EPs' device ordinal)
+  std::string target_arch;           // --target-arch A (compile for a GPU that may not be here)
   // With `list_per_flag`, each --ep is an EP list of its own (bench compares them):
   // --ep onednn,cpu --ep cpu is two lists, not one.
   void add_to(CLI::App& cmd, bool list_per_flag = false);
+  // Adds --target-arch (compile-epcontext, explain-claims).
+  void add_target_arch_to(CLI::App& cmd);
   // SessionOptions from the flags (defaults to the default EP list).
   Expected<SessionOptions> session_options() const;
   // With list_per_flag: SessionOptions for each --ep given, or one for the default list.

@@ -177,6 +177,7 @@ Action add_compile_epcontext(CLI::App& app) {
   cmd->add_option("--output-dir", f->output_dir, "write <stem>_ctx.onnx of each model into this folder (created if needed)")
       ->excludes(output);
   f->ep.add_to(*cmd);
+  f->ep.add_target_arch_to(*cmd);
   cmd->add_flag("--embed", f->embed, "store payloads inline in the model (embed_mode=1)");
   cmd->add_flag("--external", f->external,
                 "store payloads in side files beside the output, <output stem>_<ep>.bin (embed_mode=0); the default, as "

@@ -68,6 +68,7 @@ Action add_explain_claims(CLI::App& app) {
   auto* cmd = app.add_subcommand("explain-claims", "show every EP's verdict on every node, the placement and partitions");
   cmd->add_option("MODEL", f->model, "the .onnx model")->required();
   f->ep.add_to(*cmd);
+  f->ep.add_target_arch_to(*cmd);
   cmd->add_option("--node", f->node, "only this node (name or subgraph path)");
   cmd->add_option("--op", f->op, "only nodes of this op type");
   cmd->add_flag("--declined-only", f->declined_only, "only nodes that some EP declined");

@@ -7,6 +7,9 @@
 #include "onednn/dnnl_util.h"
 #include "onednn/onednn_provider.h"
 #endif
+#ifdef NXRT_HAVE_CUDA
+#include "cuda/cuda_provider.h"
+#endif
 
 namespace nxrt {
 
@@ -19,6 +22,15 @@ void register_builtin_eps() {
                          return fail(ErrorCode::kUsage, "not built: oneDNN was not found when nxrt was configured",
                                      "CMake's find_package(dnnl) failed or NXRT_WITH_ONEDNN was OFF",
                                      "install libdnnl-dev (scripts/install-deps.sh) and reconfigure");
+                       }});
+#endif
+#ifdef NXRT_HAVE_CUDA
+  register_ep_factory({"cuda", "NVIDIA GPUs: NVRTC-generated kernels, cuBLASLt, cuDNN", cuda::CudaProvider::create});
+#else
+  register_ep_factory({"cuda", "NVIDIA GPUs (not built)", [](const EpConfig&) -> Expected<std::unique_ptr<ExecutionProvider>> {
+                         return fail(ErrorCode::kUsage, "not built: " NXRT_CUDA_MISSING,
+                                     "CMake's find_package(CUDAToolkit) or the search for cuDNN failed, or NXRT_WITH_CUDA was OFF",
+                                     "install the CUDA Toolkit 12+ with cuDNN 9 and reconfigure");
                        }});
 #endif
 }

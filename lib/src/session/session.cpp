@@ -86,13 +86,23 @@ Expected<RuntimeValue> map_tensors(const RuntimeValue& value, Move&& move) {
   return value;
 }
 
-// `value` with its tensors in the EP's memory (a copy when they are elsewhere).
-Expected<RuntimeValue> to_device(const RuntimeValue& value, ExecutionProvider& ep) {
+// `value` with its tensors in the EP's memory (a copy when they are elsewhere). Only the EP
+// that produced a tensor in device memory (`producer`) can read it: such a tensor goes
+// through host memory, copied out by the producer.
+Expected<RuntimeValue> to_device(const RuntimeValue& value, ExecutionProvider& ep, ExecutionProvider* producer) {
   return map_tensors(value, [&](const Tensor& t) -> Expected<Tensor> {
     if (!t.defined() || t.device() == ep.info().device) return t;
-    auto moved = ep.allocate(t.dtype(), t.shape());
+    Tensor src = t;
+    if (!t.device().is_host()) {
+      if (!producer)
+        return fail(ErrorCode::kRuntime, fmt::format("a tensor on {} has no EP to copy it", t.device().to_string()));
+      src = Tensor::empty(t.dtype(), t.shape());
+      if (auto r = producer->copy(t.view(), src.mut()); !r) return std::unexpected(r.error());
+      if (ep.info().device.is_host()) return src;
+    }
+    auto moved = ep.allocate(src.dtype(), src.shape());
     if (!moved) return std::unexpected(moved.error());
-    if (auto r = ep.copy(t.view(), moved->mut()); !r) return std::unexpected(r.error());
+    if (auto r = ep.copy(src.view(), moved->mut()); !r) return std::unexpected(r.error());
     return *moved;
   });
 }
@@ -257,13 +267,20 @@ Expected<std::map<std::string, RuntimeValue>> Session::run(const std::map<std::s
     if (!known[static_cast<std::size_t>(v)]) set(v, RuntimeValue::none());  // an optional left out
   }
 
+  // The EP whose partition computed `v`; nullptr for graph inputs and initializers.
+  auto producer_ep = [&](ValueId v) -> ExecutionProvider* {
+    const NodeId producer = g.value(v).producer;
+    if (producer < 0) return nullptr;
+    const int partition = report.nodes[static_cast<std::size_t>(producer)].partition;
+    return analysis_.eps.find(report.partitions[static_cast<std::size_t>(partition)].ep);
+  };
   partition_us_.assign(report.partitions.size(), 0);
   for (const Partition& p : report.partitions) {
     ExecutionProvider* ep = analysis_.eps.find(p.ep);
     std::vector<RuntimeValue> args;
     args.reserve(p.inputs.size());
     for (ValueId v : p.inputs) {
-      auto arg = to_device(values[static_cast<std::size_t>(v)], *ep);
+      auto arg = to_device(values[static_cast<std::size_t>(v)], *ep, producer_ep(v));
       if (!arg) return std::unexpected(arg.error());
       args.push_back(std::move(*arg));
     }
@@ -293,13 +310,9 @@ Expected<std::map<std::string, RuntimeValue>> Session::run(const std::map<std::s
     if (auto r = initializer_default(v); !r) return std::unexpected(r.error());
     if (!known[static_cast<std::size_t>(v)])
       return fail(ErrorCode::kRuntime, fmt::format("graph output '{}' was not computed", val.name));
-    ExecutionProvider* producer_ep =
-        val.producer < 0 ? nullptr
-                         : analysis_.eps.find(report.partitions[static_cast<std::size_t>(
-                                  report.nodes[static_cast<std::size_t>(val.producer)].partition)].ep);
     RuntimeValue out = values[static_cast<std::size_t>(v)];
-    if (producer_ep) {
-      auto host = to_host(out, *producer_ep);
+    if (ExecutionProvider* producer = producer_ep(v)) {
+      auto host = to_host(out, *producer);
       if (!host) return std::unexpected(host.error());
       out = std::move(*host);
     }

@@ -1,0 +1,102 @@
+// cuBLASLt matmul: the row-major problem as its column-major transpose, heuristic algorithm.
+#include "blas.h"
+
+#include <cublasLt.h>
+#include <fmt/format.h>
+
+#include <memory>
+
+#include "gpu.h"
+
+namespace nxrt::cuda {
+namespace {
+
+constexpr std::size_t kWorkspaceBytes = 32u << 20;
+
+using MatmulDesc = ApiHandle<cublasLtMatmulDesc_t, cublasStatus_t>;
+using Layout = ApiHandle<cublasLtMatrixLayout_t, cublasStatus_t>;
+using Preference = ApiHandle<cublasLtMatmulPreference_t, cublasStatus_t>;
+
+std::unexpected<Error> lt_error(const BlasApi& lt, StepContext& ctx, cublasStatus_t s, std::string_view call) {
+  return fail(ErrorCode::kRuntime, fmt::format("{}: cuBLASLt failed", ctx.where()),
+              fmt::format("{} returned {} ({})", call, static_cast<int>(s), lt.get_status_string(s)));
+}
+
+// A column-major rows x cols matrix with leading dimension ld, batched.
+Expected<Layout> make_layout(const BlasApi& lt, StepContext& ctx, cudaDataType type, int64_t rows, int64_t cols, int64_t ld, int64_t batch,
+                             int64_t stride) {
+  cublasLtMatrixLayout_t raw = nullptr;
+  if (auto s = lt.matrix_layout_create(&raw, type, static_cast<uint64_t>(rows), static_cast<uint64_t>(cols), ld);
+      s != CUBLAS_STATUS_SUCCESS)
+    return lt_error(lt, ctx, s, "cublasLtMatrixLayoutCreate");
+  Layout layout(raw, {lt.matrix_layout_destroy});
+  const int32_t count = static_cast<int32_t>(batch);
+  if (auto s = lt.matrix_layout_set_attribute(raw, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof(count));
+      s != CUBLAS_STATUS_SUCCESS)
+    return lt_error(lt, ctx, s, "lt.matrix_layout_set_attribute(BATCH_COUNT)");
+  if (auto s = lt.matrix_layout_set_attribute(raw, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof(stride));
+      s != CUBLAS_STATUS_SUCCESS)
+    return lt_error(lt, ctx, s, "lt.matrix_layout_set_attribute(STRIDED_BATCH_OFFSET)");
+  return layout;
+}
+
+}  // namespace
+
+Expected<void> run_matmul(StepContext& ctx, const MatmulProblem& p) {
+  if (p.m == 0 || p.n == 0 || p.batch == 0) return {};
+  Gpu& gpu = ctx.gpu();
+  const BlasApi& lt = gpu.blas_api();
+  const cudaDataType type = p.dtype == DType::kFloat16 ? CUDA_R_16F : CUDA_R_32F;
+  // Row-major D = op(A)·op(B) is column-major D^T = op(B)^T·op(A)^T: B's buffer is the first
+  // operand, A's the second, and no data moves.
+  cublasLtMatmulDesc_t raw_desc = nullptr;
+  if (auto s = lt.matmul_desc_create(&raw_desc, CUBLAS_COMPUTE_32F, CUDA_R_32F); s != CUBLAS_STATUS_SUCCESS)
+    return lt_error(lt, ctx, s, "cublasLtMatmulDescCreate");
+  MatmulDesc desc(raw_desc, {lt.matmul_desc_destroy});
+  const cublasOperation_t op_first = p.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const cublasOperation_t op_second = p.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+  if (auto s = lt.matmul_desc_set_attribute(raw_desc, CUBLASLT_MATMUL_DESC_TRANSA, &op_first, sizeof(op_first));
+      s != CUBLAS_STATUS_SUCCESS)
+    return lt_error(lt, ctx, s, "lt.matmul_desc_set_attribute(TRANSA)");
+  if (auto s = lt.matmul_desc_set_attribute(raw_desc, CUBLASLT_MATMUL_DESC_TRANSB, &op_second, sizeof(op_second));
+      s != CUBLAS_STATUS_SUCCESS)
+    return lt_error(lt, ctx, s, "lt.matmul_desc_set_attribute(TRANSB)");
+  // Stored shapes, column-major: B is [N, K] (ld N), or [K, N] (ld K) when transposed; A likewise.
+  auto first = p.trans_b ? make_layout(lt, ctx, type, p.k, p.n, p.k, p.batch, p.stride_b)
+                         : make_layout(lt, ctx, type, p.n, p.k, p.n, p.batch, p.stride_b);
+  if (!first) return std::unexpected(first.error());
+  auto second = p.trans_a ? make_layout(lt, ctx, type, p.m, p.k, p.m, p.batch, p.stride_a)
+                          : make_layout(lt, ctx, type, p.k, p.m, p.k, p.batch, p.stride_a);
+  if (!second) return std::unexpected(second.error());
+  auto out = make_layout(lt, ctx, type, p.n, p.m, p.n, p.batch, p.m * p.n);
+  if (!out) return std::unexpected(out.error());
+
+  cublasLtMatmulPreference_t raw_pref = nullptr;
+  if (auto s = lt.matmul_preference_create(&raw_pref); s != CUBLAS_STATUS_SUCCESS)
+    return lt_error(lt, ctx, s, "cublasLtMatmulPreferenceCreate");
+  Preference pref(raw_pref, {lt.matmul_preference_destroy});
+  const std::size_t workspace_bytes = kWorkspaceBytes;
+  if (auto s = lt.matmul_preference_set_attribute(raw_pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace_bytes,
+                                                    sizeof(workspace_bytes));
+      s != CUBLAS_STATUS_SUCCESS)
+    return lt_error(lt, ctx, s, "cublasLtMatmulPreferenceSetAttribute");
+  cublasLtMatmulHeuristicResult_t heuristic{};
+  int found = 0;
+  if (auto s = lt.matmul_algo_get_heuristic(gpu.blas(), raw_desc, first->get(), second->get(), out->get(), out->get(),
+                                              raw_pref, 1, &heuristic, &found);
+      s != CUBLAS_STATUS_SUCCESS || found == 0)
+    return found == 0 && s == CUBLAS_STATUS_SUCCESS
+               ? fail(ErrorCode::kRuntime, fmt::format("{}: cuBLASLt has no algorithm for [{}x{}]·[{}x{}] x{}", ctx.where(),
+                                                       p.m, p.k, p.k, p.n, p.batch))
+               : lt_error(lt, ctx, s, "cublasLtMatmulAlgoGetHeuristic");
+  auto workspace = ctx.scratch(heuristic.workspaceSize);
+  if (!workspace) return std::unexpected(workspace.error());
+  if (auto s = lt.matmul(gpu.blas(), raw_desc, &p.alpha, p.b, first->get(), p.a, second->get(), &p.beta, p.d,
+                              out->get(), p.d, out->get(), &heuristic.algo, dev_mut(*workspace), heuristic.workspaceSize,
+                              reinterpret_cast<cudaStream_t>(gpu.stream()));
+      s != CUBLAS_STATUS_SUCCESS)
+    return lt_error(lt, ctx, s, "cublasLtMatmul");
+  return {};
+}
+
+}  // namespace nxrt::cuda

@@ -1,0 +1,27 @@
+// Row-major (batched) matrix products through cuBLASLt, with RAII over its descriptors.
+#pragma once
+
+#include <cstdint>
+
+#include "nxrt/ep/error.h"
+#include "nxrt/ep/dtype.h"
+#include "runtime.h"
+
+namespace nxrt::cuda {
+
+// D[b] = alpha * op(A[b]) · op(B[b]) + beta * D[b], row-major, D contiguous [M, N] per batch.
+// A batch stride of 0 reuses one matrix for every batch (broadcast).
+struct MatmulProblem {
+  DType dtype = DType::kFloat32;  // of A, B and D; accumulation is always float
+  bool trans_a = false, trans_b = false;
+  int64_t m = 0, n = 0, k = 0, batch = 1;
+  int64_t stride_a = 0, stride_b = 0;  // elements between batches
+  float alpha = 1, beta = 0;
+  const void* a = nullptr;
+  const void* b = nullptr;
+  void* d = nullptr;
+};
+
+Expected<void> run_matmul(StepContext& ctx, const MatmulProblem& p);
+
+}  // namespace nxrt::cuda

@@ -1,0 +1,178 @@
+// Elementwise chains: grouping, code generation, and the step that launches the kernel.
+#include "chain.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "ops/op_util.h"
+#include "runtime.h"
+
+namespace nxrt::cuda {
+namespace {
+
+struct ChainInput {
+  ValueId value;
+  Broadcast rule;
+  auto operator<=>(const ChainInput&) const = default;
+};
+
+class ChainStep final : public Step {
+ public:
+  ChainStep(std::string kernel, std::vector<Broadcast> rules, DType out_dtype)
+      : kernel_(std::move(kernel)), rules_(std::move(rules)), out_dtype_(out_dtype) {}
+
+  std::string variant() const override { return "nvrtc:" + kernel_; }
+
+  Expected<void> run(StepContext& ctx) const override {
+    Shape out;  // numpy broadcast of the kNumpy inputs
+    for (std::size_t i = 0; i < rules_.size(); ++i) {
+      if (rules_[i] != Broadcast::kNumpy) continue;
+      const Shape& s = ctx.input(i).shape();
+      if (s.size() > out.size()) out.insert(out.begin(), s.size() - out.size(), 1);
+      for (std::size_t k = 0; k < s.size(); ++k) {
+        int64_t& o = out[out.size() - s.size() + k];
+        const int64_t d = s[k];
+        if (d == o || d == 1) continue;
+        if (o != 1)
+          return fail(ErrorCode::kRuntime, fmt::format("{}: shapes do not broadcast", ctx.where()),
+                      fmt::format("input {} is {} and the output so far is {}", i, shape_to_string(s),
+                                  shape_to_string(out)));
+        o = d;
+      }
+    }
+    if (out.size() > static_cast<std::size_t>(kMaxRank))
+      return fail(ErrorCode::kRuntime, fmt::format("{}: rank {} exceeds the cuda EP's {}", ctx.where(), out.size(), kMaxRank));
+    auto y = ctx.output(0, out_dtype_, out);
+    if (!y) return std::unexpected(y.error());
+    const int64_t n = shape_numel(out);
+    if (n == 0) return {};
+    KernelArgs args;
+    args.add(n).add(static_cast<int>(out.size())).add(to_kernel_dims(out));
+    for (std::size_t i = 0; i < rules_.size(); ++i) {
+      auto strides = broadcast_strides(ctx, i, out);
+      if (!strides) return std::unexpected(strides.error());
+      args.add(to_kernel_dims(*strides)).ptr(dev(ctx.input(i)));
+    }
+    args.ptr(dev_mut(*y));
+    return ctx.launch(kernel_, n, args);
+  }
+
+ private:
+  // Strides (in elements) that read input i at each index of the output shape.
+  Expected<Shape> broadcast_strides(StepContext& ctx, std::size_t i, const Shape& out) const {
+    const Shape& s = ctx.input(i).shape();
+    Shape strides(out.size(), 0);
+    if (rules_[i] == Broadcast::kChannel) {
+      if (out.size() < 2 || shape_numel(s) != out[1])
+        return fail(ErrorCode::kRuntime, fmt::format("{}: input {} is {}, expected [{}]", ctx.where(), i,
+                                                     shape_to_string(s), out.size() < 2 ? 0 : out[1]));
+      strides[1] = 1;
+      return strides;
+    }
+    const Shape own = contiguous_strides(s);
+    for (std::size_t k = 0; k < s.size(); ++k)
+      if (s[k] != 1) strides[out.size() - s.size() + k] = own[k];
+    return strides;
+  }
+
+  std::string kernel_;
+  std::vector<Broadcast> rules_;
+  DType out_dtype_;
+};
+
+}  // namespace
+
+ChainFuser::ChainFuser(const Graph& graph, const OpTable& ops, const Partition& partition)
+    : graph_(graph), ops_(ops), members_(partition.nodes.begin(), partition.nodes.end()),
+      outputs_(partition.outputs.begin(), partition.outputs.end()) {}
+
+bool ChainFuser::is_elementwise(const Node& node) const {
+  const KernelDef* def = ops_.find(node);
+  return def && ops_.elementwise.contains(def->key);
+}
+
+bool ChainFuser::fusible(ValueId v) const {
+  if (v == kNoValue || outputs_.contains(v)) return false;
+  const Value& value = graph_.value(v);
+  if (value.is_graph_output || value.producer < 0 || value.consumers.size() != 1) return false;
+  return members_.contains(value.producer) && members_.contains(value.consumers.front()) &&
+         is_elementwise(graph_.node(value.producer)) && is_elementwise(graph_.node(value.consumers.front()));
+}
+
+ValueId ChainFuser::chain_input(const Node& node) const {
+  for (ValueId v : node.inputs)
+    if (fusible(v)) return v;
+  return kNoValue;
+}
+
+bool ChainFuser::continues(const Node& node) const {
+  const ValueId out = node.outputs.front();
+  if (!fusible(out)) return false;
+  return chain_input(graph_.node(graph_.value(out).consumers.front())) == out;
+}
+
+Expected<void> ChainFuser::add(PlanBuilder& builder, const Node& node) {
+  const ValueId in = chain_input(node);
+  std::size_t c = chains_.size();
+  if (in != kNoValue) c = chain_of_.at(graph_.value(in).producer);
+  if (c == chains_.size()) chains_.emplace_back();
+  chains_[c].push_back(&node);
+  chain_of_[node.id] = c;
+  if (continues(node)) return {};
+  return emit(builder, chains_[c]);
+}
+
+Expected<void> ChainFuser::emit(PlanBuilder& builder, const std::vector<const Node*>& chain) const {
+  std::vector<ChainInput> inputs;
+  std::map<ValueId, std::string> local;  // in-chain values -> their variable
+  std::string body;
+  auto input_expr = [&](ValueId v, Broadcast rule) {
+    if (auto it = local.find(v); it != local.end()) return it->second;
+    const ChainInput key{v, rule};
+    auto at = std::find(inputs.begin(), inputs.end(), key);
+    if (at == inputs.end()) at = inputs.insert(inputs.end(), key);
+    return fmt::format("x{}", at - inputs.begin());
+  };
+  for (std::size_t k = 0; k < chain.size(); ++k) {
+    const Node& n = *chain[k];
+    const ElementwiseDef& def = ops_.elementwise.at(ops_.find(n)->key);
+    std::vector<std::string> args;
+    for (std::size_t i = 0; i < n.inputs.size(); ++i) {
+      const Broadcast rule = def.broadcast == Broadcast::kChannel && i >= def.channel_inputs_from ? Broadcast::kChannel
+                                                                                                 : Broadcast::kNumpy;
+      args.push_back(n.inputs[i] == kNoValue ? std::string() : input_expr(n.inputs[i], rule));
+    }
+    const std::string var = fmt::format("t{}", k);
+    body += fmt::format("    float {} = {};  // {} {}\n", var, def.expr(n, args), n.op_type, n.name);
+    // A float16 value inside the chain is rounded as the unfused graph would store it.
+    if (k + 1 < chain.size() && graph_.value(n.outputs.front()).type.dtype == DType::kFloat16)
+      body += fmt::format("    {0} = round_h({0});\n", var);
+    local[n.outputs.front()] = var;
+  }
+  const Node& tail = *chain.back();
+  const DType out_dtype = graph_.value(tail.outputs.front()).type.dtype;
+  const std::string name = builder.unique_name("chain");
+  std::vector<std::string> params = {"i64 n", "int rank", "Dims shape"};
+  std::string loads;
+  std::vector<Broadcast> rules;
+  for (std::size_t j = 0; j < inputs.size(); ++j) {
+    const DType t = graph_.value(inputs[j].value).type.dtype;
+    params.push_back(fmt::format("Dims s{}", j));
+    params.push_back(fmt::format("const {}* __restrict__ in{}", float_type(t), j));
+    loads += fmt::format("    float x{0} = ld(in{0}, offset_of(i, rank, shape, s{0}));\n", j);
+    rules.push_back(inputs[j].rule);
+  }
+  params.push_back(fmt::format("{}* __restrict__ out", float_type(out_dtype)));
+  builder.add_code(fmt::format(
+      "extern \"C\" __global__ void {}({}) {{\n"
+      "  for (i64 i = global_index(); i < n; i += global_stride()) {{\n{}{}    st(out, i, t{});\n  }}\n}}\n",
+      name, fmt::join(params, ", "), loads, body, chain.size() - 1));
+  auto step = std::make_unique<ChainStep>(name, std::move(rules), out_dtype);
+  step->nodes = chain;
+  for (const ChainInput& in : inputs) step->inputs.push_back(in.value);
+  step->outputs = {tail.outputs.front()};
+  builder.add_step(std::move(step));
+  return {};
+}
+
+}  // namespace nxrt::cuda

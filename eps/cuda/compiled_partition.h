@@ -1,0 +1,65 @@
+// CudaPartition: a planned partition with its compiled module; runs when a device is there
+// (a partition compiled for --target-arch on a machine without a GPU can only be saved).
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <optional>
+
+#include "gpu.h"
+#include "nvrtc_compiler.h"
+#include "plan.h"
+
+namespace nxrt::cuda {
+
+// The EP's device, opened on first use (a context costs memory and time; claims and
+// list-eps never need one). Holds why there is none when there is none.
+class DeviceSlot {
+ public:
+  DeviceSlot(std::shared_ptr<const Driver> driver, Expected<DeviceInfo> info)
+      : driver_(std::move(driver)), info_(std::move(info)) {}
+  const Expected<DeviceInfo>& info() const { return info_; }
+  Expected<Gpu*> get();
+
+ private:
+  std::shared_ptr<const Driver> driver_;
+  Expected<DeviceInfo> info_;
+  std::mutex mutex_;
+  std::unique_ptr<Gpu> gpu_;
+  std::optional<Error> open_error_;
+};
+
+struct PartitionSetup {
+  Partition partition;  // its graph outlives this partition (or `keep_alive` holds it)
+  std::shared_ptr<const void> keep_alive;
+  Plan plan;
+  ModuleImage image;
+  std::shared_ptr<DeviceSlot> device;
+};
+
+class CudaPartition final : public CompiledPartition {
+ public:
+  explicit CudaPartition(PartitionSetup setup);
+  ~CudaPartition() override;
+
+  Expected<std::vector<RuntimeValue>> run(std::span<const RuntimeValue> inputs) override;
+  void set_profiling(bool on) override { profiling_ = on; }
+  std::vector<StepProfile> profile() const override { return profile_; }
+
+  const Partition& partition() const { return setup_.partition; }
+  const Plan& plan() const { return setup_.plan; }
+  const ModuleImage& image() const { return setup_.image; }
+
+ private:
+  // Loads the module and uploads the constant initializers, once.
+  Expected<void> prepare(Gpu& gpu);
+
+  PartitionSetup setup_;
+  std::unique_ptr<Module> module_;
+  std::map<ValueId, Tensor> constants_;        // initializers on the device
+  std::vector<std::vector<ValueId>> release_;  // per step: values whose last reader it is
+  bool profiling_ = false;
+  std::vector<StepProfile> profile_;
+};
+
+}  // namespace nxrt::cuda

@@ -1,0 +1,101 @@
+// One CUDA device as the EP uses it: its primary context, one stream, a memory pool that
+// reuses freed blocks by size, and the cuBLASLt and cuDNN handles bound to the stream.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "arch.h"
+#include "driver.h"
+#include "libraries.h"
+#include "nvrtc_compiler.h"
+#include "nxrt/ep/tensor.h"
+
+namespace nxrt::cuda {
+
+// What the driver says about a device, without creating a context (list-eps may call it).
+struct DeviceInfo {
+  int ordinal = 0;
+  std::string name;  // "NVIDIA H100 80GB HBM3"
+  GpuArch arch;
+};
+Expected<DeviceInfo> probe_device(const Driver& driver, int ordinal);
+
+// Device blocks recycled by rounded size; a block is reused once its tensor is dropped (all
+// work runs on one stream, so stream order makes the reuse safe).
+class DevicePool : public std::enable_shared_from_this<DevicePool> {
+ public:
+  DevicePool(std::shared_ptr<const Driver> driver, CUcontext context, DeviceId device)
+      : driver_(std::move(driver)), context_(context), device_(device) {}
+  ~DevicePool();
+  Expected<Tensor> allocate(DType dtype, Shape shape);
+  Expected<std::shared_ptr<Storage>> allocate_bytes(std::size_t bytes);
+
+ private:
+  void give_back(std::size_t bytes, CUdeviceptr block);
+  std::shared_ptr<const Driver> driver_;
+  CUcontext context_;
+  DeviceId device_;
+  std::mutex mutex_;
+  std::multimap<std::size_t, CUdeviceptr> free_;
+};
+
+// A loaded module (cubin, or PTX the driver JIT-compiles) and its functions by name.
+class Module {
+ public:
+  static Expected<std::unique_ptr<Module>> load(const Driver& driver, const ModuleImage& image, GpuArch device_arch,
+                                                std::string_view device_name);
+  ~Module();
+  Expected<CUfunction> function(const std::string& name);
+  ArchMatch match() const { return match_; }
+
+ private:
+  Module(const Driver& driver, CUmodule module, ArchMatch match) : driver_(driver), module_(module), match_(match) {}
+  const Driver& driver_;
+  CUmodule module_;
+  ArchMatch match_;
+  std::map<std::string, CUfunction> functions_;
+};
+
+class Gpu {
+ public:
+  static Expected<std::unique_ptr<Gpu>> open(std::shared_ptr<const Driver> driver, const DeviceInfo& info);
+  ~Gpu();
+  Gpu(const Gpu&) = delete;
+  Gpu& operator=(const Gpu&) = delete;
+
+  const Driver& driver() const { return *driver_; }
+  const DeviceInfo& info() const { return info_; }
+  DeviceId device() const { return {DeviceType::kCuda, info_.ordinal}; }
+  CUstream stream() const { return stream_; }
+  cublasLtHandle_t blas() const { return blas_; }
+  cudnnHandle_t dnn() const { return dnn_; }
+  const BlasApi& blas_api() const { return *blas_api_; }
+  const DnnApi& dnn_api() const { return *dnn_api_; }
+  // Binds the context to the calling thread (the driver keeps the current context per thread).
+  Expected<void> make_current() const;
+
+  Expected<Tensor> allocate(DType dtype, Shape shape) { return pool_->allocate(dtype, std::move(shape)); }
+  Expected<std::shared_ptr<Storage>> allocate_bytes(std::size_t bytes) { return pool_->allocate_bytes(bytes); }
+  // Host <-> device and device <-> device copies of contiguous tensors, ordered on the stream;
+  // a copy to the host returns when the data is there.
+  Expected<void> copy(const TensorView& src, const TensorMut& dst);
+  Expected<void> synchronize() const;
+
+ private:
+  Gpu() = default;
+  std::shared_ptr<const Driver> driver_;
+  DeviceInfo info_;
+  CUdevice device_ = 0;
+  CUcontext context_ = nullptr;
+  CUstream stream_ = nullptr;
+  std::shared_ptr<const BlasApi> blas_api_;
+  std::shared_ptr<const DnnApi> dnn_api_;
+  cublasLtHandle_t blas_ = nullptr;
+  cudnnHandle_t dnn_ = nullptr;
+  std::shared_ptr<DevicePool> pool_;
+};
+
+}  // namespace nxrt::cuda

@@ -1,0 +1,181 @@
+// The CUDA C prelude of every generated module (compiled by NVRTC, never by the host compiler).
+#include "kernel_library.h"
+
+namespace nxrt::cuda {
+
+std::string_view kernel_library_source() {
+  // kMaxRank is 8: Dims holds 8 extents or strides.
+  return R"CUDA(
+typedef long long i64;
+struct Dims { i64 d[8]; };
+struct __align__(2) h16 { unsigned short x; };
+
+__device__ __forceinline__ float ld(const float* p, i64 i) { return p[i]; }
+__device__ __forceinline__ float ld(const h16* p, i64 i) {
+  float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(p[i].x)); return f;
+}
+__device__ __forceinline__ void st(float* p, i64 i, float v) { p[i] = v; }
+__device__ __forceinline__ void st(h16* p, i64 i, float v) {
+  unsigned short h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(v)); p[i].x = h;
+}
+__device__ __forceinline__ float round_h(float v) {
+  unsigned short h; float f;
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(v));
+  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+  return f;
+}
+__device__ __forceinline__ float inf_f() { return __int_as_float(0x7f800000); }
+__device__ __forceinline__ i64 global_index() { return (i64)blockIdx.x * blockDim.x + threadIdx.x; }
+__device__ __forceinline__ i64 global_stride() { return (i64)gridDim.x * blockDim.x; }
+
+// Offset of linear index i of `shape` (rank dims) in a tensor with `strides`.
+__device__ __forceinline__ i64 offset_of(i64 i, int rank, const Dims& shape, const Dims& strides) {
+  i64 off = 0;
+  for (int d = rank - 1; d >= 0; --d) { i64 c = i % shape.d[d]; i /= shape.d[d]; off += c * strides.d[d]; }
+  return off;
+}
+
+// Transpose, Slice, Expand, Concat (one input into its slice of the output), Gemm's C.
+template <class T>
+__device__ void strided_copy(i64 n, int rank, Dims shape, Dims in_strides, i64 in_off, const T* in,
+                             Dims out_strides, i64 out_off, T* out) {
+  for (i64 i = global_index(); i < n; i += global_stride())
+    out[out_off + offset_of(i, rank, shape, out_strides)] = in[in_off + offset_of(i, rank, shape, in_strides)];
+}
+
+// out[o, j, k] = data[o, idx[j], k]; indices out of range give 0 (the cpu EP reports them).
+template <class T, class I>
+__device__ void gather(i64 n, i64 inner, i64 axis_dim, i64 idx_count, const T* data, const I* idx, T* out) {
+  for (i64 i = global_index(); i < n; i += global_stride()) {
+    i64 k = i % inner, t = i / inner, j = t % idx_count, o = t / idx_count;
+    i64 at = (i64)idx[j];
+    if (at < 0) at += axis_dim;
+    if (at < 0 || at >= axis_dim) { out[i] = T(); continue; }
+    out[i] = data[(o * axis_dim + at) * inner + k];
+  }
+}
+
+// Block-wide reductions (blockDim.x is a multiple of 32, at most 1024).
+__device__ float block_reduce(float v, bool is_max) {
+  __shared__ float partial[32];
+  for (int s = 16; s > 0; s >>= 1) {
+    float o = __shfl_xor_sync(0xffffffffu, v, s);
+    v = is_max ? fmaxf(v, o) : v + o;
+  }
+  int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  if (lane == 0) partial[warp] = v;
+  __syncthreads();
+  int warps = blockDim.x >> 5;
+  v = threadIdx.x < warps ? partial[threadIdx.x] : (is_max ? -inf_f() : 0.f);
+  if (warp == 0)
+    for (int s = 16; s > 0; s >>= 1) {
+      float o = __shfl_xor_sync(0xffffffffu, v, s);
+      v = is_max ? fmaxf(v, o) : v + o;
+    }
+  if (threadIdx.x == 0) partial[0] = v;
+  __syncthreads();
+  float r = partial[0];
+  __syncthreads();
+  return r;
+}
+
+// One block per (outer, inner) row of length `axis` with stride `inner`; log: LogSoftmax.
+template <class T>
+__device__ void softmax(i64 outer, i64 axis, i64 inner, const T* x, T* y, int log) {
+  for (i64 row = blockIdx.x; row < outer * inner; row += gridDim.x) {
+    i64 base = (row / inner) * axis * inner + row % inner;
+    float m = -inf_f();
+    for (i64 a = threadIdx.x; a < axis; a += blockDim.x) m = fmaxf(m, ld(x, base + a * inner));
+    m = block_reduce(m, true);
+    float s = 0.f;
+    for (i64 a = threadIdx.x; a < axis; a += blockDim.x) s += expf(ld(x, base + a * inner) - m);
+    s = block_reduce(s, false);
+    for (i64 a = threadIdx.x; a < axis; a += blockDim.x) {
+      float v = ld(x, base + a * inner) - m;
+      st(y, base + a * inner, log ? v - logf(s) : expf(v) / s);
+    }
+  }
+}
+
+// One block per row of `cols`; scale/bias broadcast over rows (bias may be null).
+template <class T, class S>
+__device__ void layer_norm(i64 rows, i64 cols, const T* x, const S* scale, const S* bias, float eps, T* y) {
+  for (i64 row = blockIdx.x; row < rows; row += gridDim.x) {
+    i64 base = row * cols;
+    float s = 0.f;
+    for (i64 c = threadIdx.x; c < cols; c += blockDim.x) s += ld(x, base + c);
+    float mean = block_reduce(s, false) / (float)cols;
+    float q = 0.f;
+    for (i64 c = threadIdx.x; c < cols; c += blockDim.x) { float d = ld(x, base + c) - mean; q += d * d; }
+    float inv = rsqrtf(block_reduce(q, false) / (float)cols + eps);
+    for (i64 c = threadIdx.x; c < cols; c += blockDim.x) {
+      float v = (ld(x, base + c) - mean) * inv * ld(scale, c);
+      st(y, base + c, bias ? v + ld(bias, c) : v);
+    }
+  }
+}
+
+// One thread per output element; the reduced dims are walked with their own strides.
+// op: 0 sum, 1 mean, 2 max, 3 min, 4 prod, 5 sum of squares, 6 L1, 7 L2, 8 log-sum-exp.
+template <class T>
+__device__ void reduce(i64 n, int rank, Dims out_shape, Dims kept_strides, int red_rank, Dims red_shape,
+                       Dims red_strides, i64 red_count, int op, const T* x, T* y) {
+  for (i64 i = global_index(); i < n; i += global_stride()) {
+    i64 base = offset_of(i, rank, out_shape, kept_strides);
+    float acc = op == 2 ? -inf_f() : op == 3 ? inf_f() : op == 4 ? 1.f : 0.f;
+    float m = -inf_f();
+    if (op == 8)
+      for (i64 r = 0; r < red_count; ++r) m = fmaxf(m, ld(x, base + offset_of(r, red_rank, red_shape, red_strides)));
+    for (i64 r = 0; r < red_count; ++r) {
+      float v = ld(x, base + offset_of(r, red_rank, red_shape, red_strides));
+      switch (op) {
+        case 2: acc = fmaxf(acc, v); break;
+        case 3: acc = fminf(acc, v); break;
+        case 4: acc *= v; break;
+        case 5: case 7: acc += v * v; break;
+        case 6: acc += fabsf(v); break;
+        case 8: acc += expf(v - m); break;
+        default: acc += v;
+      }
+    }
+    if (op == 1) acc /= (float)red_count;
+    if (op == 7) acc = sqrtf(acc);
+    if (op == 8) acc = m + logf(acc);
+    st(y, i, acc);
+  }
+}
+
+// Max/average pooling over `sr` spatial dims of an N, C, spatial... tensor.
+template <class T>
+__device__ void pool(i64 n, int sr, Dims in_sp, Dims out_sp, Dims kernel, Dims strides, Dims pads, Dims dilations,
+                     int is_max, int count_include_pad, const T* x, T* y) {
+  for (i64 i = global_index(); i < n; i += global_stride()) {
+    i64 in_plane = 1, out_plane = 1, win = 1;
+    for (int d = 0; d < sr; ++d) { in_plane *= in_sp.d[d]; out_plane *= out_sp.d[d]; win *= kernel.d[d]; }
+    i64 nc = i / out_plane, o = i % out_plane;
+    i64 start[3];
+    for (int d = sr - 1; d >= 0; --d) { start[d] = (o % out_sp.d[d]) * strides.d[d] - pads.d[d]; o /= out_sp.d[d]; }
+    float acc = is_max ? -inf_f() : 0.f;
+    i64 counted = 0;
+    for (i64 w = 0; w < win; ++w) {
+      i64 rem = w, off = 0, scale = 1;
+      bool inside = true;
+      for (int d = sr - 1; d >= 0; --d) {
+        i64 p = start[d] + (rem % kernel.d[d]) * dilations.d[d];
+        rem /= kernel.d[d];
+        inside = inside && p >= 0 && p < in_sp.d[d];
+        off += p * scale;
+        scale *= in_sp.d[d];
+      }
+      if (!inside) { if (count_include_pad && !is_max) ++counted; continue; }
+      float v = ld(x, nc * in_plane + off);
+      acc = is_max ? fmaxf(acc, v) : acc + v;
+      ++counted;
+    }
+    st(y, i, is_max ? acc : acc / (float)(counted > 0 ? counted : 1));
+  }
+}
+)CUDA";
+}
+
+}  // namespace nxrt::cuda

@@ -1,0 +1,21 @@
+// Every family's table, registered into the cuda EP's one OpTable.
+#include <fmt/format.h>
+
+#include "ops/ops.h"
+
+namespace nxrt::cuda {
+
+Expected<std::shared_ptr<const OpTable>> make_op_table() {
+  auto table = std::make_shared<OpTable>();
+  for (auto family : {elementwise_ops, matmul_ops, conv_ops, normalization_ops, reduce_ops, layout_ops, gather_ops, pool_ops})
+    for (CudaOpDef& op : family()) {
+      const OpKey key = op.def.key;
+      if (op.elementwise) table->elementwise.emplace(key, std::move(*op.elementwise));
+      else table->builders.emplace(key, std::move(op.build));
+      if (auto r = table->registry.add(std::move(op.def)); !r)
+        return forward_error(std::move(r), fmt::format("registering {} in the cuda EP", key.to_string()));
+    }
+  return std::shared_ptr<const OpTable>(std::move(table));
+}
+
+}  // namespace nxrt::cuda

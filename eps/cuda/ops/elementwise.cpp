@@ -1,0 +1,163 @@
+// Elementwise ops (unary, binary, variadic, Clip, Cast, BatchNormalization in inference): each
+// is a float expression that the chain fuser inlines into one generated kernel per chain.
+#include <fmt/format.h>
+
+#include "ops/op_util.h"
+#include "ops/ops.h"
+
+namespace nxrt::cuda {
+namespace {
+
+using Args = std::span<const std::string>;
+
+KernelMatch check_float_elementwise(const NodeContext& ctx) {
+  std::vector<std::size_t> all;
+  for (std::size_t i = 0; i < ctx.input_count(); ++i) {
+    NXRT_REQUIRE_MATCH(require_max_rank(ctx, i));
+    all.push_back(i);
+  }
+  return require_float(ctx, all);
+}
+
+// A unary op whose expression reads only the node's attributes and `a`.
+CudaOpDef unary(std::string op, int64_t since, std::function<std::string(const AttributeMap&, const std::string&)> f) {
+  return {{{"", op, since}, 0, check_float_elementwise, {}},
+          {},
+          ElementwiseDef{[f](const Node& n, Args a) { return f(n.attributes, a[0]); }}};
+}
+
+CudaOpDef simple(std::string op, int64_t since, std::string pattern) {
+  return unary(std::move(op), since,
+               [pattern](const AttributeMap&, const std::string& a) { return fmt::format(fmt::runtime(pattern), a); });
+}
+
+CudaOpDef binary(std::string op, int64_t since, std::string pattern) {
+  return {{{"", op, since}, 0, check_float_elementwise, {}},
+          {},
+          ElementwiseDef{[pattern](const Node&, Args a) { return fmt::format(fmt::runtime(pattern), a[0], a[1]); }}};
+}
+
+// Sum, Mean, Max, Min: a fold over one or more inputs.
+CudaOpDef variadic(std::string op, int64_t since, std::string pattern, bool mean) {
+  return {{{"", op, since}, 0, check_float_elementwise, {}},
+          {},
+          ElementwiseDef{[pattern, mean](const Node&, Args a) {
+            std::string acc = a[0];
+            for (std::size_t i = 1; i < a.size(); ++i) acc = fmt::format(fmt::runtime(pattern), acc, a[i]);
+            return mean ? fmt::format("(({}) / {})", acc, float_literal(static_cast<float>(a.size()))) : acc;
+          }}};
+}
+
+std::string attr(const AttributeMap& m, const char* name, float fallback) {
+  return float_literal(m.float_or(name, fallback));
+}
+
+std::string clip_expr(const Node& n, Args a) {
+  // Opset 6 has min/max attributes; from 11 they are optional inputs (absent: no bound).
+  std::string lo = n.opset < 11 ? attr(n.attributes, "min", -3.402823466e38f) : (a.size() > 1 && !a[1].empty() ? a[1] : "-inf_f()");
+  std::string hi = n.opset < 11 ? attr(n.attributes, "max", 3.402823466e38f) : (a.size() > 2 && !a[2].empty() ? a[2] : "inf_f()");
+  return fmt::format("fminf(fmaxf({}, {}), {})", a[0], lo, hi);
+}
+
+KernelMatch check_cast(const NodeContext& ctx) {
+  NXRT_REQUIRE_MATCH(require_max_rank(ctx, 0));
+  const DType from = ctx.input_dtype(0);
+  const auto to = ctx.attrs().get_int("to");
+  const auto to_dtype = to ? dtype_from_onnx(static_cast<int32_t>(*to)) : std::nullopt;
+  NXRT_REQUIRE(is_cuda_float(from) && to_dtype && is_cuda_float(*to_dtype),
+               "Cast: from {} to {}; the cuda EP casts between float and float16 only", dtype_name(from),
+               to_dtype ? dtype_name(*to_dtype) : "an unknown type");
+  return KernelMatch::supported();
+}
+
+KernelMatch check_batch_norm(const NodeContext& ctx) {
+  NXRT_REQUIRE_MATCH(check_float_elementwise(ctx));
+  NXRT_REQUIRE(ctx.attrs().int_or("training_mode", 0) == 0,
+               "BatchNormalization: training_mode=1 is not supported by the cuda EP (inference only)");
+  NXRT_REQUIRE(ctx.output_count() == 1 || !ctx.has_output(1),
+               "BatchNormalization: the running mean/var outputs are used; the cuda EP runs inference only");
+  const auto rank = ctx.input_rank(0);
+  NXRT_REQUIRE(!rank || *rank >= 2, "BatchNormalization: input 0 has rank {}; expected N, C, ...", rank.value_or(0));
+  for (std::size_t i = 1; i < 5; ++i) {
+    const auto r = ctx.input_rank(i);
+    NXRT_REQUIRE(!r || *r == 1, "BatchNormalization: input {} has rank {}; the cuda EP takes [C] vectors", i, *r);
+  }
+  return KernelMatch::supported();
+}
+
+std::string batch_norm_expr(const Node& n, Args a) {
+  const std::string eps = attr(n.attributes, "epsilon", 1e-5f);
+  return fmt::format("(({} - {}) * {} * rsqrtf({} + {}) + {})", a[0], a[3], a[1], a[4], eps, a[2]);
+}
+
+std::string gelu_expr(const AttributeMap& m, const std::string& a) {
+  if (m.string_or("approximate", "none") == "tanh")
+    return fmt::format("(0.5f * {0} * (1.f + tanhf(0.7978845608f * ({0} + 0.044715f * {0} * {0} * {0}))))", a);
+  return fmt::format("(0.5f * {0} * (1.f + erff({0} * 0.70710678118f)))", a);
+}
+
+KernelMatch check_gelu(const NodeContext& ctx) {
+  NXRT_REQUIRE_MATCH(check_float_elementwise(ctx));
+  const std::string approx = ctx.attrs().string_or("approximate", "none");
+  NXRT_REQUIRE(approx == "none" || approx == "tanh", "Gelu: approximate='{}' is not 'none' or 'tanh'", approx);
+  return KernelMatch::supported();
+}
+
+}  // namespace
+
+std::vector<CudaOpDef> elementwise_ops() {
+  std::vector<CudaOpDef> ops;
+  ops.push_back(simple("Relu", 6, "fmaxf({}, 0.f)"));
+  ops.push_back(simple("Sigmoid", 6, "(1.f / (1.f + expf(-{})))"));
+  ops.push_back(simple("Tanh", 6, "tanhf({})"));
+  ops.push_back(simple("Exp", 6, "expf({})"));
+  ops.push_back(simple("Log", 6, "logf({})"));
+  ops.push_back(simple("Sqrt", 6, "sqrtf({})"));
+  ops.push_back(simple("Abs", 6, "fabsf({})"));
+  ops.push_back(simple("Neg", 6, "(-{})"));
+  ops.push_back(simple("Reciprocal", 6, "(1.f / {})"));
+  ops.push_back(simple("Floor", 6, "floorf({})"));
+  ops.push_back(simple("Ceil", 6, "ceilf({})"));
+  ops.push_back(simple("Erf", 9, "erff({})"));
+  ops.push_back(simple("Sin", 7, "sinf({})"));
+  ops.push_back(simple("Cos", 7, "cosf({})"));
+  ops.push_back(simple("Softsign", 1, "({0} / (1.f + fabsf({0})))"));
+  ops.push_back(simple("Softplus", 1, "({0} > 20.f ? {0} : log1pf(expf({0})))"));
+  ops.push_back(simple("HardSwish", 14, "({0} * fminf(fmaxf({0} / 6.f + 0.5f, 0.f), 1.f))"));
+  ops.push_back(unary("LeakyRelu", 6, [](const AttributeMap& m, const std::string& a) {
+    return fmt::format("({0} >= 0.f ? {0} : {1} * {0})", a, attr(m, "alpha", 0.01f));
+  }));
+  ops.push_back(unary("Elu", 6, [](const AttributeMap& m, const std::string& a) {
+    return fmt::format("({0} >= 0.f ? {0} : {1} * (expf({0}) - 1.f))", a, attr(m, "alpha", 1.f));
+  }));
+  ops.push_back(unary("Selu", 6, [](const AttributeMap& m, const std::string& a) {
+    return fmt::format("({2} * ({0} > 0.f ? {0} : {1} * (expf({0}) - 1.f)))", a, attr(m, "alpha", 1.67326319217681884765625f),
+                       attr(m, "gamma", 1.05070102214813232421875f));
+  }));
+  ops.push_back(unary("HardSigmoid", 6, [](const AttributeMap& m, const std::string& a) {
+    return fmt::format("fminf(fmaxf({1} * {0} + {2}, 0.f), 1.f)", a, attr(m, "alpha", 0.2f), attr(m, "beta", 0.5f));
+  }));
+  ops.push_back({{{"", "Gelu", 20}, 0, check_gelu, {}},
+                 {},
+                 ElementwiseDef{[](const Node& n, Args a) { return gelu_expr(n.attributes, a[0]); }}});
+  ops.push_back(binary("Add", 7, "({} + {})"));
+  ops.push_back(binary("Sub", 7, "({} - {})"));
+  ops.push_back(binary("Mul", 7, "({} * {})"));
+  ops.push_back(binary("Div", 7, "({} / {})"));
+  ops.push_back(binary("Pow", 7, "powf({}, {})"));
+  ops.push_back(binary("PRelu", 7, "({0} >= 0.f ? {0} : {1} * {0})"));
+  ops.push_back(variadic("Sum", 8, "({} + {})", false));
+  ops.push_back(variadic("Mean", 8, "({} + {})", true));
+  ops.push_back(variadic("Max", 8, "fmaxf({}, {})", false));
+  ops.push_back(variadic("Min", 8, "fminf({}, {})", false));
+  ops.push_back({{{"", "Clip", 6}, 0, check_float_elementwise, {}}, {}, ElementwiseDef{clip_expr}});
+  // The rounding to float16, when the target is float16, happens where the chain stores or
+  // where a float16 value is read inside it (chain.cpp): the expression itself is the identity.
+  ops.push_back({{{"", "Cast", 6}, 0, check_cast, {}}, {}, ElementwiseDef{[](const Node&, Args a) { return a[0]; }}});
+  ops.push_back({{{"", "BatchNormalization", 9}, 0, check_batch_norm, {}},
+                 {},
+                 ElementwiseDef{batch_norm_expr, Broadcast::kChannel, 1}});
+  return ops;
+}
+
+}  // namespace nxrt::cuda

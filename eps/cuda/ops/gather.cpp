@@ -1,0 +1,188 @@
+// Concat, Slice and Gather: data movement by element size, for any fixed-size dtype.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "ops/op_util.h"
+#include "ops/ops.h"
+#include "runtime.h"
+
+namespace nxrt::cuda {
+namespace {
+
+KernelMatch check_concat(const NodeContext& ctx) {
+  for (std::size_t i = 0; i < ctx.input_count(); ++i) {
+    NXRT_REQUIRE_MATCH(require_fixed_size(ctx, i));
+    NXRT_REQUIRE_MATCH(require_max_rank(ctx, i));
+  }
+  NXRT_REQUIRE(ctx.attrs().has("axis"), "Concat: the axis attribute is missing");
+  return KernelMatch::supported();
+}
+
+Expected<void> build_concat(PlanBuilder& b, const Node& node) {
+  const int64_t axis_attr = *node.attributes.get_int("axis");
+  const DType dtype = b.graph().value(node.inputs[0]).type.dtype;
+  const std::string kernel = strided_copy_kernel(b, dtype);
+  b.add_step(make_step(node, "nvrtc:" + kernel, [=](StepContext& ctx) -> Expected<void> {
+    Shape out = ctx.input(0).shape();
+    const int64_t axis = normalize_axis(axis_attr, static_cast<int64_t>(out.size()));
+    if (axis < 0 || axis >= static_cast<int64_t>(out.size()))
+      return fail(ErrorCode::kRuntime, fmt::format("{}: axis {} out of range for {}", ctx.where(), axis_attr, shape_to_string(out)));
+    const auto a = static_cast<std::size_t>(axis);
+    out[a] = 0;
+    for (std::size_t i = 0; i < node.inputs.size(); ++i) {
+      const Shape& s = ctx.input(i).shape();
+      for (std::size_t k = 0; k < s.size(); ++k)
+        if (s.size() != out.size() || (k != a && s[k] != out[k]))
+          return fail(ErrorCode::kRuntime, fmt::format("{}: input {} is {}, which does not concatenate along axis {}",
+                                                       ctx.where(), i, shape_to_string(s), axis));
+      out[a] += s[a];
+    }
+    auto y = ctx.output(0, dtype, out);
+    if (!y) return std::unexpected(y.error());
+    const Shape out_strides = contiguous_strides(out);
+    int64_t at = 0;
+    for (std::size_t i = 0; i < node.inputs.size(); ++i) {
+      const Tensor& x = ctx.input(i);
+      if (auto r = strided_copy(ctx, kernel, x.shape(), contiguous_strides(x.shape()), 0, dev(x), out_strides,
+                                at * out_strides[a], dev_mut(*y));
+          !r)
+        return r;
+      at += x.shape()[a];
+    }
+    return {};
+  }));
+  return {};
+}
+
+// Slice's starts/ends/axes/steps: attributes before opset 10, constant inputs after.
+struct SliceSpec {
+  std::vector<int64_t> starts, ends, axes, steps;
+};
+
+std::optional<SliceSpec> slice_spec(const Graph& g, const Node& node) {
+  SliceSpec s;
+  if (node.opset < 10) {
+    s.starts = node.attributes.ints_or("starts", {});
+    s.ends = node.attributes.ints_or("ends", {});
+    s.axes = node.attributes.ints_or("axes", {});
+  } else {
+    auto starts = constant_ints(g, node, 1), ends = constant_ints(g, node, 2);
+    if (!starts || !ends) return std::nullopt;
+    s.starts = *starts;
+    s.ends = *ends;
+    s.axes = constant_ints(g, node, 3).value_or(std::vector<int64_t>{});
+    s.steps = constant_ints(g, node, 4).value_or(std::vector<int64_t>{});
+  }
+  if (s.axes.empty())
+    for (std::size_t i = 0; i < s.starts.size(); ++i) s.axes.push_back(static_cast<int64_t>(i));
+  if (s.steps.empty()) s.steps.assign(s.starts.size(), 1);
+  return s;
+}
+
+KernelMatch check_slice(const NodeContext& ctx) {
+  NXRT_REQUIRE_MATCH(require_fixed_size(ctx, 0));
+  NXRT_REQUIRE_MATCH(require_max_rank(ctx, 0));
+  if (ctx.opset() >= 10) {
+    NXRT_REQUIRE_MATCH(require_constant(ctx, 1, "starts"));
+    NXRT_REQUIRE_MATCH(require_constant(ctx, 2, "ends"));
+    NXRT_REQUIRE_MATCH(require_constant(ctx, 3, "axes"));
+    NXRT_REQUIRE_MATCH(require_constant(ctx, 4, "steps"));
+  }
+  const auto spec = slice_spec(ctx.graph(), ctx.node());
+  NXRT_REQUIRE(spec && spec->ends.size() == spec->starts.size() && spec->axes.size() == spec->starts.size() &&
+                   spec->steps.size() == spec->starts.size(),
+               "Slice: starts, ends, axes and steps must have one length");
+  for (int64_t step : spec->steps) NXRT_REQUIRE(step != 0, "Slice: a step is 0");
+  return KernelMatch::supported();
+}
+
+Expected<void> build_slice(PlanBuilder& b, const Node& node) {
+  const SliceSpec spec = *slice_spec(b.graph(), node);
+  const DType dtype = b.graph().value(node.inputs[0]).type.dtype;
+  const std::string kernel = strided_copy_kernel(b, dtype);
+  b.add_step(make_step(node, "nvrtc:" + kernel, [=](StepContext& ctx) -> Expected<void> {
+    const Tensor& x = ctx.input(0);
+    const Shape& in = x.shape();
+    const auto r = static_cast<int64_t>(in.size());
+    const Shape in_strides = contiguous_strides(in);
+    Shape out = in, read = in_strides;
+    int64_t offset = 0;
+    for (std::size_t i = 0; i < spec.starts.size(); ++i) {
+      const int64_t a = normalize_axis(spec.axes[i], r);
+      if (a < 0 || a >= r)
+        return fail(ErrorCode::kRuntime, fmt::format("{}: axis {} out of range for rank {}", ctx.where(), spec.axes[i], r));
+      const auto k = static_cast<std::size_t>(a);
+      const int64_t dim = in[k], step = spec.steps[i];
+      // ONNX's clamping: negative indices count from the end; the range depends on the direction.
+      auto clamp = [&](int64_t v, bool is_start) {
+        if (v < 0) v += dim;
+        if (step > 0) return std::clamp<int64_t>(v, 0, dim);
+        return std::clamp<int64_t>(v, is_start ? 0 : -1, std::max<int64_t>(dim - 1, 0));
+      };
+      const int64_t start = clamp(spec.starts[i], true), end = clamp(spec.ends[i], false);
+      const int64_t count = dim == 0 ? 0 : step > 0 ? std::max<int64_t>(0, (end - start + step - 1) / step)
+                                     : std::max<int64_t>(0, (start - end + (-step) - 1) / (-step));
+      out[k] = count;
+      read[k] = in_strides[k] * step;
+      offset += start * in_strides[k];
+    }
+    auto y = ctx.output(0, dtype, out);
+    if (!y) return std::unexpected(y.error());
+    return strided_copy(ctx, kernel, out, read, offset, dev(x), contiguous_strides(out), 0, dev_mut(*y));
+  }));
+  return {};
+}
+
+KernelMatch check_gather(const NodeContext& ctx) {
+  NXRT_REQUIRE_MATCH(require_fixed_size(ctx, 0));
+  const DType idx = ctx.input_dtype(1);
+  NXRT_REQUIRE(idx == DType::kInt32 || idx == DType::kInt64, "Gather: indices are {}; expected int32 or int64",
+               dtype_name(idx));
+  return KernelMatch::supported();
+}
+
+Expected<void> build_gather(PlanBuilder& b, const Node& node) {
+  const int64_t axis_attr = node.attributes.int_or("axis", 0);
+  const DType dtype = b.graph().value(node.inputs[0]).type.dtype;
+  const DType idx_dtype = b.graph().value(node.inputs[1]).type.dtype;
+  const std::string t(element_type(dtype)), i(idx_dtype == DType::kInt32 ? "int" : "long long");
+  const std::string kernel = b.instantiate(
+      "gather", t + ", " + i,
+      fmt::format("i64 n, i64 inner, i64 axis_dim, i64 idx_count, const {}* data, const {}* idx, {}* out", t, i, t),
+      "n, inner, axis_dim, idx_count, data, idx, out");
+  b.add_step(make_step(node, "nvrtc:" + kernel, [=](StepContext& ctx) -> Expected<void> {
+    const Tensor& data = ctx.input(0);
+    const Tensor& idx = ctx.input(1);
+    const Shape& in = data.shape();
+    const int64_t axis = normalize_axis(axis_attr, static_cast<int64_t>(in.size()));
+    if (axis < 0 || axis >= static_cast<int64_t>(in.size()))
+      return fail(ErrorCode::kRuntime, fmt::format("{}: axis {} out of range for {}", ctx.where(), axis_attr, shape_to_string(in)));
+    const auto a = static_cast<std::size_t>(axis);
+    Shape out(in.begin(), in.begin() + axis);
+    out.insert(out.end(), idx.shape().begin(), idx.shape().end());
+    out.insert(out.end(), in.begin() + axis + 1, in.end());
+    auto y = ctx.output(0, dtype, out);
+    if (!y) return std::unexpected(y.error());
+    const int64_t n = shape_numel(out);
+    if (n == 0) return {};
+    int64_t inner = 1;
+    for (std::size_t k = a + 1; k < in.size(); ++k) inner *= in[k];
+    KernelArgs args;
+    args.add(n).add(inner).add(in[a]).add(idx.numel()).ptr(dev(data)).ptr(dev(idx)).ptr(dev_mut(*y));
+    return ctx.launch(kernel, n, args);
+  }));
+  return {};
+}
+
+}  // namespace
+
+std::vector<CudaOpDef> gather_ops() {
+  std::vector<CudaOpDef> ops;
+  ops.push_back(make_op("Concat", 4, check_concat, build_concat));
+  ops.push_back(make_op("Slice", 1, check_slice, build_slice));
+  ops.push_back(make_op("Gather", 1, check_gather, build_gather));
+  return ops;
+}
+
+}  // namespace nxrt::cuda

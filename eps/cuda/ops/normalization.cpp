@@ -1,0 +1,109 @@
+// Softmax, LogSoftmax and LayerNormalization: one block per row, reductions in shared memory.
+#include <fmt/format.h>
+
+#include <numeric>
+
+#include "ops/op_util.h"
+#include "ops/ops.h"
+#include "runtime.h"
+
+namespace nxrt::cuda {
+namespace {
+
+constexpr int kRowThreads = 256;
+
+int64_t product(const Shape& s, std::size_t from, std::size_t to) {
+  return std::accumulate(s.begin() + static_cast<std::ptrdiff_t>(from), s.begin() + static_cast<std::ptrdiff_t>(to),
+                         int64_t{1}, std::multiplies<>());
+}
+
+KernelMatch check_softmax(const NodeContext& ctx) {
+  NXRT_REQUIRE_MATCH(require_float(ctx, {0}));
+  return KernelMatch::supported();
+}
+
+Expected<void> build_softmax(PlanBuilder& b, const Node& node) {
+  const bool log = node.op_type == "LogSoftmax";
+  // Opset 13 normalizes one axis (default -1); before, everything from `axis` (default 1) on.
+  const bool single_axis = node.opset >= 13;
+  const int64_t axis_attr = node.attributes.int_or("axis", single_axis ? -1 : 1);
+  const DType dtype = b.graph().value(node.inputs[0]).type.dtype;
+  const std::string t(float_type(dtype));
+  const std::string kernel = b.instantiate("softmax", t,
+                                           fmt::format("i64 outer, i64 axis, i64 inner, const {0}* x, {0}* y, int log", t),
+                                           "outer, axis, inner, x, y, log");
+  b.add_step(make_step(node, "nvrtc:" + kernel, [=](StepContext& ctx) -> Expected<void> {
+    const Tensor& x = ctx.input(0);
+    const Shape& s = x.shape();
+    const int64_t axis = normalize_axis(axis_attr, static_cast<int64_t>(s.size()));
+    if (axis < 0 || axis >= static_cast<int64_t>(std::max<std::size_t>(s.size(), 1)))
+      return fail(ErrorCode::kRuntime, fmt::format("{}: axis {} out of range for {}", ctx.where(), axis_attr, shape_to_string(s)));
+    const auto a = static_cast<std::size_t>(axis);
+    const int64_t outer = product(s, 0, a);
+    const int64_t length = single_axis ? (s.empty() ? 1 : s[a]) : product(s, a, s.size());
+    const int64_t inner = single_axis ? product(s, std::min(a + 1, s.size()), s.size()) : 1;
+    auto y = ctx.output(0, dtype, s);
+    if (!y) return std::unexpected(y.error());
+    if (x.numel() == 0) return {};
+    KernelArgs args;
+    args.add(outer).add(length).add(inner).ptr(dev(x)).ptr(dev_mut(*y)).add(log ? 1 : 0);
+    return ctx.launch_rows(kernel, outer * inner, kRowThreads, args);
+  }));
+  return {};
+}
+
+KernelMatch check_layer_norm(const NodeContext& ctx) {
+  NXRT_REQUIRE_MATCH(require_float(ctx, {0, 1, 2}));
+  NXRT_REQUIRE(ctx.attrs().int_or("stash_type", 1) == 1,
+               "LayerNormalization: stash_type={} is not supported by the cuda EP (it computes in float, stash_type=1)",
+               ctx.attrs().int_or("stash_type", 1));
+  NXRT_REQUIRE_MATCH(require_output_unused(ctx, 1, "Mean"));
+  NXRT_REQUIRE_MATCH(require_output_unused(ctx, 2, "InvStdDev"));
+  return KernelMatch::supported();
+}
+
+Expected<void> build_layer_norm(PlanBuilder& b, const Node& node) {
+  const int64_t axis_attr = node.attributes.int_or("axis", -1);
+  const float eps = node.attributes.float_or("epsilon", 1e-5f);
+  const bool has_bias = node.inputs.size() > 2 && node.inputs[2] != kNoValue;
+  const DType dtype = b.graph().value(node.inputs[0]).type.dtype;
+  const std::string t(float_type(dtype));
+  const std::string kernel = b.instantiate(
+      "layer_norm", t + ", " + t,
+      fmt::format("i64 rows, i64 cols, const {0}* x, const {0}* scale, const {0}* bias, float eps, {0}* y", t),
+      "rows, cols, x, scale, bias, eps, y");
+  b.add_step(make_step(node, "nvrtc:" + kernel, [=](StepContext& ctx) -> Expected<void> {
+    const Tensor& x = ctx.input(0);
+    const Shape& s = x.shape();
+    const int64_t axis = normalize_axis(axis_attr, static_cast<int64_t>(s.size()));
+    if (axis < 0 || axis >= static_cast<int64_t>(s.size()))
+      return fail(ErrorCode::kRuntime, fmt::format("{}: axis {} out of range for {}", ctx.where(), axis_attr, shape_to_string(s)));
+    const int64_t rows = product(s, 0, static_cast<std::size_t>(axis));
+    const int64_t cols = product(s, static_cast<std::size_t>(axis), s.size());
+    // Scale and bias must cover the normalized dims exactly (no further broadcasting here).
+    for (std::size_t i = 1; i < (has_bias ? 3u : 2u); ++i)
+      if (ctx.input(i).numel() != cols)
+        return fail(ErrorCode::kRuntime, fmt::format("{}: input {} is {}, the normalized dims hold {} elements",
+                                                     ctx.where(), i, shape_to_string(ctx.input(i).shape()), cols));
+    auto y = ctx.output(0, dtype, s);
+    if (!y) return std::unexpected(y.error());
+    if (x.numel() == 0) return {};
+    KernelArgs args;
+    args.add(rows).add(cols).ptr(dev(x)).ptr(dev(ctx.input(1))).ptr(has_bias ? dev(ctx.input(2)) : nullptr);
+    args.add(eps).ptr(dev_mut(*y));
+    return ctx.launch_rows(kernel, rows, kRowThreads, args);
+  }));
+  return {};
+}
+
+}  // namespace
+
+std::vector<CudaOpDef> normalization_ops() {
+  std::vector<CudaOpDef> ops;
+  ops.push_back(make_op("Softmax", 1, check_softmax, build_softmax));
+  ops.push_back(make_op("LogSoftmax", 1, check_softmax, build_softmax));
+  ops.push_back(make_op("LayerNormalization", 17, check_layer_norm, build_layer_norm));
+  return ops;
+}
+
+}  // namespace nxrt::cuda

@@ -1,0 +1,124 @@
+// Shared checks of the cuda EP's op families.
+#include "ops/op_util.h"
+
+#include "plan.h"
+#include "runtime.h"
+
+#include <fmt/format.h>
+
+#include <bit>
+
+namespace nxrt::cuda {
+
+KernelMatch require_float(const NodeContext& ctx, const std::vector<std::size_t>& inputs, bool same) {
+  const std::string& op = ctx.node().op_type;
+  DType first = DType::kUndefined;
+  for (std::size_t i : inputs) {
+    if (!ctx.has_input(i)) continue;
+    const DType t = ctx.input_dtype(i);
+    NXRT_REQUIRE(is_cuda_float(t), "{}: input {} is {}; the cuda EP runs float and float16 only", op, i,
+                 dtype_name(t));
+    if (first == DType::kUndefined) first = t;
+    NXRT_REQUIRE(!same || t == first, "{}: input {} is {} but input 0 is {}; the cuda EP needs one dtype", op, i,
+                 dtype_name(t), dtype_name(first));
+  }
+  if (const ValueType* out = ctx.output_type(0); out && out->dtype != DType::kUndefined)
+    NXRT_REQUIRE(is_cuda_float(out->dtype), "{}: output 0 is {}; the cuda EP runs float and float16 only", op,
+                 dtype_name(out->dtype));
+  return KernelMatch::supported();
+}
+
+KernelMatch require_fixed_size(const NodeContext& ctx, std::size_t input) {
+  const DType t = ctx.input_dtype(input);
+  NXRT_REQUIRE(t != DType::kString && t != DType::kUndefined && ctx.input_type(input)->kind == ValueType::Kind::kTensor,
+               "{}: input {} is {}; the cuda EP moves tensors of fixed-size elements only", ctx.node().op_type, input,
+               ctx.input_type(input) ? ctx.input_type(input)->to_string() : "unknown");
+  return KernelMatch::supported();
+}
+
+KernelMatch require_max_rank(const NodeContext& ctx, std::size_t input) {
+  const auto rank = ctx.input_rank(input);
+  NXRT_REQUIRE(!rank || *rank <= kMaxRank, "{}: input {} has rank {}; the cuda EP's kernels index at most {} dims",
+               ctx.node().op_type, input, rank.value_or(0), kMaxRank);
+  return KernelMatch::supported();
+}
+
+KernelMatch require_output_unused(const NodeContext& ctx, std::size_t i, std::string_view what) {
+  NXRT_REQUIRE(!ctx.has_output(i), "{}: output {} ({}) is used; the cuda EP does not compute it", ctx.node().op_type, i,
+               what);
+  return KernelMatch::supported();
+}
+
+KernelMatch require_constant(const NodeContext& ctx, std::size_t i, std::string_view what) {
+  NXRT_REQUIRE(!ctx.has_input(i) || ctx.constant_input(i),
+               "{}: input {} ({}) is computed at run time; the cuda EP needs it as a constant initializer "
+               "(fold it, or use the cpu EP for this node)",
+               ctx.node().op_type, i, what);
+  return KernelMatch::supported();
+}
+
+namespace {
+
+const WeightHandle* constant_at(const Graph& graph, const Node& node, std::size_t i) {
+  if (i >= node.inputs.size() || node.inputs[i] == kNoValue) return nullptr;
+  const auto& init = graph.value(node.inputs[i]).initializer;
+  return init ? &*init : nullptr;
+}
+
+}  // namespace
+
+std::optional<std::vector<int64_t>> constant_ints(const Graph& graph, const Node& node, std::size_t i) {
+  const WeightHandle* w = constant_at(graph, node, i);
+  if (!w) return std::nullopt;
+  auto t = w->materialize();
+  if (!t) return std::nullopt;
+  return t->to_int64_vector();
+}
+
+std::optional<float> constant_float(const Graph& graph, const Node& node, std::size_t i) {
+  const WeightHandle* w = constant_at(graph, node, i);
+  if (!w || w->shape().size() > 1) return std::nullopt;
+  auto t = w->materialize();
+  if (!t || t->numel() < 1) return std::nullopt;
+  switch (t->dtype()) {
+    case DType::kFloat32: return t->data_as<float>()[0];
+    case DType::kFloat64: return static_cast<float>(t->data_as<double>()[0]);
+    default: return std::nullopt;
+  }
+}
+
+std::optional<int64_t> static_rank(const Graph& graph, const Node& node, std::size_t i) {
+  if (i >= node.inputs.size() || node.inputs[i] == kNoValue) return std::nullopt;
+  const auto& shape = graph.value(node.inputs[i]).type.shape;
+  if (!shape) return std::nullopt;
+  return static_cast<int64_t>(shape->size());
+}
+
+std::string float_literal(float v) { return fmt::format("__int_as_float((int){:#x}u)", std::bit_cast<uint32_t>(v)); }
+
+}  // namespace nxrt::cuda
+
+namespace nxrt::cuda {
+
+std::string strided_copy_kernel(PlanBuilder& builder, DType dtype) {
+  const std::string_view t = element_type(dtype);
+  return builder.instantiate("strided_copy", t,
+                             fmt::format("i64 n, int rank, Dims shape, Dims in_strides, i64 in_off, const {0}* in, "
+                                         "Dims out_strides, i64 out_off, {0}* out",
+                                         t),
+                             "n, rank, shape, in_strides, in_off, in, out_strides, out_off, out");
+}
+
+Expected<void> strided_copy(StepContext& ctx, const std::string& kernel, const Shape& shape, const Shape& in_strides,
+                            int64_t in_off, const void* in, const Shape& out_strides, int64_t out_off, void* out) {
+  const int64_t n = shape_numel(shape);
+  if (n == 0) return {};
+  if (shape.size() > static_cast<std::size_t>(kMaxRank))
+    return fail(ErrorCode::kRuntime, fmt::format("{}: rank {} exceeds the cuda EP's {}", ctx.where(), shape.size(), kMaxRank));
+  KernelArgs args;
+  args.add(n).add(static_cast<int>(shape.size())).add(to_kernel_dims(shape)).add(to_kernel_dims(in_strides));
+  args.add(in_off).ptr(in).add(to_kernel_dims(out_strides)).add(out_off).ptr(out);
+  return ctx.launch(kernel, n, args);
+}
+
+}  // namespace nxrt::cuda

@@ -1,0 +1,57 @@
+// Checks and helpers the cuda EP's op families share: dtypes, ranks, constant inputs.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kernel_library.h"
+#include "nxrt/ep/claim.h"
+#include "nxrt/ep/kernel.h"
+
+namespace nxrt::cuda {
+
+inline bool is_cuda_float(DType t) { return t == DType::kFloat32 || t == DType::kFloat16; }
+
+// Declines unless inputs `inputs` (present ones) and output 0 are float or float16, and of
+// one dtype when `same` is set.
+KernelMatch require_float(const NodeContext& ctx, const std::vector<std::size_t>& inputs, bool same = true);
+inline KernelMatch require_float(const NodeContext& ctx, std::initializer_list<std::size_t> inputs, bool same = true) {
+  return require_float(ctx, std::vector<std::size_t>(inputs), same);
+}
+// Declines a dtype the data-movement kernels cannot copy (strings, unknown).
+KernelMatch require_fixed_size(const NodeContext& ctx, std::size_t input);
+// Declines ranks above kMaxRank when the rank is known.
+KernelMatch require_max_rank(const NodeContext& ctx, std::size_t input);
+// Declines unless output `i` is unused (optional outputs the EP does not compute).
+KernelMatch require_output_unused(const NodeContext& ctx, std::size_t i, std::string_view what);
+// Declines unless input `i` is absent or a constant initializer, saying what it is for.
+KernelMatch require_constant(const NodeContext& ctx, std::size_t i, std::string_view what);
+
+// The integer values of a constant input (nullopt when absent).
+std::optional<std::vector<int64_t>> constant_ints(const Graph& graph, const Node& node, std::size_t i);
+// The first value of a constant float input (nullopt when absent).
+std::optional<float> constant_float(const Graph& graph, const Node& node, std::size_t i);
+
+// Rank of the node's input i as known before running (nullopt when unknown).
+std::optional<int64_t> static_rank(const Graph& graph, const Node& node, std::size_t i);
+// axis in [-rank, rank) -> [0, rank).
+inline int64_t normalize_axis(int64_t axis, int64_t rank) { return axis < 0 ? axis + rank : axis; }
+
+// An exact float literal in CUDA C ("__int_as_float(0x3f800000)"), also for inf and nan.
+std::string float_literal(float v);
+
+}  // namespace nxrt::cuda
+
+namespace nxrt::cuda {
+
+class PlanBuilder;
+class StepContext;
+
+// The strided_copy kernel for `dtype`'s element size (Transpose, Slice, Concat, Expand).
+std::string strided_copy_kernel(PlanBuilder& builder, DType dtype);
+// out[out_off + i·out_strides] = in[in_off + i·in_strides] over `shape` (offsets in elements).
+Expected<void> strided_copy(StepContext& ctx, const std::string& kernel, const Shape& shape, const Shape& in_strides,
+                            int64_t in_off, const void* in, const Shape& out_strides, int64_t out_off, void* out);
+
+}  // namespace nxrt::cuda

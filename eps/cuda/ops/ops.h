@@ -1,0 +1,67 @@
+// The cuda EP's op families: each registers claim checks (KernelDef without a per-node
+// kernel) and either a builder of plan steps or, for elementwise ops, a CUDA C expression
+// that the chain fuser (chain.cpp) inlines into one generated kernel per chain.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "nxrt/ep/registry.h"
+#include "plan.h"
+
+namespace nxrt::cuda {
+
+// Adds the steps of one node (its check claimed it).
+using BuildFn = std::function<Expected<void>(PlanBuilder&, const Node&)>;
+
+// How an elementwise input is broadcast to the node's output.
+enum class Broadcast { kNumpy, kChannel };  // kChannel: a [C] vector along axis 1 (BatchNormalization)
+
+// The float expression of an elementwise node from its inputs' expressions ("" for an omitted
+// input); attributes are baked in as exact float literals.
+using ExprFn = std::function<std::string(const Node&, std::span<const std::string> args)>;
+
+struct ElementwiseDef {
+  ExprFn expr;
+  Broadcast broadcast = Broadcast::kNumpy;
+  std::size_t channel_inputs_from = 1;  // kChannel: inputs from this index are [C] vectors
+};
+
+struct CudaOpDef {
+  KernelDef def;  // key, version range and the claim check; `create` stays empty
+  BuildFn build;  // non-elementwise ops
+  std::optional<ElementwiseDef> elementwise;
+};
+
+// A non-elementwise op from opset `since` on.
+inline CudaOpDef make_op(std::string name, int64_t since, KernelCheck check, BuildFn build) {
+  return {{{"", std::move(name), since}, 0, std::move(check), {}}, std::move(build), std::nullopt};
+}
+
+// op key -> how to plan it, shared by the EP's partitions.
+struct OpTable {
+  OpRegistry registry;
+  std::map<OpKey, BuildFn> builders;
+  std::map<OpKey, ElementwiseDef> elementwise;
+
+  // The registration of a (claimed) node; nullptr for a node no entry fits.
+  const KernelDef* find(const Node& node) const { return registry.find(node.domain, node.op_type, node.opset); }
+};
+
+std::vector<CudaOpDef> elementwise_ops();   // unary, binary, variadic, Clip, Cast, BatchNormalization
+std::vector<CudaOpDef> matmul_ops();        // MatMul, Gemm (cuBLASLt)
+std::vector<CudaOpDef> conv_ops();          // Conv (cuDNN)
+std::vector<CudaOpDef> normalization_ops(); // Softmax, LogSoftmax, LayerNormalization
+std::vector<CudaOpDef> reduce_ops();        // ReduceSum/Mean/Max/Min/Prod/SumSquare/L1/L2/LogSumExp
+std::vector<CudaOpDef> layout_ops();        // Reshape, Flatten, Squeeze, Unsqueeze, Identity, Transpose
+std::vector<CudaOpDef> gather_ops();        // Concat, Slice, Gather
+std::vector<CudaOpDef> pool_ops();          // MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool
+
+// Every family's table, registered into one OpTable.
+Expected<std::shared_ptr<const OpTable>> make_op_table();
+
+}  // namespace nxrt::cuda

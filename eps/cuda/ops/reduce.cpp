@@ -1,0 +1,91 @@
+// ReduceSum/Mean/Max/Min/Prod/SumSquare/L1/L2/LogSumExp: one thread per output element.
+#include <fmt/format.h>
+
+#include "ops/op_util.h"
+#include "ops/ops.h"
+#include "runtime.h"
+
+namespace nxrt::cuda {
+namespace {
+
+// The kernel's op codes (reduce<T> in kernel_library.cpp).
+int reduce_code(std::string_view op) {
+  static constexpr std::string_view kOps[] = {"ReduceSum", "ReduceMean",      "ReduceMax", "ReduceMin", "ReduceProd",
+                                              "ReduceSumSquare", "ReduceL1", "ReduceL2",  "ReduceLogSumExp"};
+  for (int i = 0; i < 9; ++i)
+    if (kOps[i] == op) return i;
+  return -1;
+}
+
+// Axes come from an input from opset 18 (ReduceSum: 13) and from an attribute before.
+bool axes_from_input(const Node& node) { return node.opset >= (node.op_type == "ReduceSum" ? 13 : 18); }
+
+KernelMatch check_reduce(const NodeContext& ctx) {
+  NXRT_REQUIRE_MATCH(require_float(ctx, {0}));
+  NXRT_REQUIRE_MATCH(require_max_rank(ctx, 0));
+  if (axes_from_input(ctx.node())) NXRT_REQUIRE_MATCH(require_constant(ctx, 1, "axes"));
+  return KernelMatch::supported();
+}
+
+Expected<void> build_reduce(PlanBuilder& b, const Node& node) {
+  const auto axes = axes_from_input(node) ? constant_ints(b.graph(), node, 1) : node.attributes.get_ints("axes");
+  const bool keepdims = node.attributes.int_or("keepdims", 1) != 0;
+  const bool noop_empty = node.attributes.int_or("noop_with_empty_axes", 0) != 0;
+  const int code = reduce_code(node.op_type);
+  const DType dtype = b.graph().value(node.inputs[0]).type.dtype;
+  const std::string t(float_type(dtype));
+  const std::string kernel = b.instantiate(
+      "reduce", t,
+      fmt::format("i64 n, int rank, Dims out_shape, Dims kept_strides, int red_rank, Dims red_shape, Dims red_strides, "
+                  "i64 red_count, int op, const {0}* x, {0}* y",
+                  t),
+      "n, rank, out_shape, kept_strides, red_rank, red_shape, red_strides, red_count, op, x, y");
+  b.add_step(make_step(node, "nvrtc:" + kernel, [=](StepContext& ctx) -> Expected<void> {
+    const Tensor& x = ctx.input(0);
+    const Shape& s = x.shape();
+    const auto r = static_cast<int64_t>(s.size());
+    if ((!axes || axes->empty()) && noop_empty) {
+      ctx.set_output(0, x);
+      return {};
+    }
+    std::vector<bool> reduced(s.size(), !axes || axes->empty());
+    for (int64_t a : axes.value_or(std::vector<int64_t>{})) {
+      const int64_t k = normalize_axis(a, r);
+      if (k < 0 || k >= r) return fail(ErrorCode::kRuntime, fmt::format("{}: axis {} out of range for rank {}", ctx.where(), a, r));
+      reduced[static_cast<std::size_t>(k)] = true;
+    }
+    const Shape strides = contiguous_strides(s);
+    Shape full, kept_strides, red_shape, red_strides, out;
+    for (std::size_t k = 0; k < s.size(); ++k) {
+      full.push_back(reduced[k] ? 1 : s[k]);
+      kept_strides.push_back(strides[k]);
+      if (reduced[k]) {
+        red_shape.push_back(s[k]);
+        red_strides.push_back(strides[k]);
+      }
+      if (!reduced[k] || keepdims) out.push_back(reduced[k] ? 1 : s[k]);
+    }
+    auto y = ctx.output(0, dtype, out);
+    if (!y) return std::unexpected(y.error());
+    const int64_t n = shape_numel(full);
+    if (n == 0) return {};
+    KernelArgs args;
+    args.add(n).add(static_cast<int>(full.size())).add(to_kernel_dims(full)).add(to_kernel_dims(kept_strides));
+    args.add(static_cast<int>(red_shape.size())).add(to_kernel_dims(red_shape)).add(to_kernel_dims(red_strides));
+    args.add(shape_numel(red_shape)).add(code).ptr(dev(x)).ptr(dev_mut(*y));
+    return ctx.launch(kernel, n, args);
+  }));
+  return {};
+}
+
+}  // namespace
+
+std::vector<CudaOpDef> reduce_ops() {
+  std::vector<CudaOpDef> ops;
+  for (const char* op : {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceSumSquare",
+                         "ReduceL1", "ReduceL2", "ReduceLogSumExp"})
+    ops.push_back(make_op(op, 1, check_reduce, build_reduce));
+  return ops;
+}
+
+}  // namespace nxrt::cuda

@@ -1,0 +1,77 @@
+// What a step sees while it runs: its tensors on the device, output allocation from the
+// partition's pool, kernel launches from the partition's module, and the library handles.
+#pragma once
+
+#include <cuda.h>
+
+#include <cstdint>
+#include <cstring>
+#include <deque>
+#include <type_traits>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kernel_library.h"
+#include "nxrt/ep/tensor.h"
+
+namespace nxrt::cuda {
+
+class Gpu;
+
+// Dims as the generated kernels take them (struct Dims in kernel_library.cpp).
+struct KernelDims {
+  int64_t d[kMaxRank] = {};
+};
+// The first values.size() slots (kernels also take the rank); values.size() <= kMaxRank.
+KernelDims to_kernel_dims(std::span<const int64_t> values);
+
+// Kernel arguments with stable addresses, as cuLaunchKernel takes them.
+class KernelArgs {
+ public:
+  template <class T>
+  KernelArgs& add(const T& v) {
+    static_assert(sizeof(T) <= sizeof(Slot) && std::is_trivially_copyable_v<T>);
+    Slot& s = slots_.emplace_back();
+    std::memcpy(s.bytes, &v, sizeof(T));
+    pointers_.push_back(s.bytes);
+    return *this;
+  }
+  KernelArgs& ptr(const void* p) { return add(p); }
+  void** pointers() { return pointers_.data(); }
+
+ private:
+  struct alignas(8) Slot {
+    unsigned char bytes[sizeof(KernelDims)];
+  };
+  std::deque<Slot> slots_;  // a deque never moves its elements
+  std::vector<void*> pointers_;
+};
+
+class StepContext {
+ public:
+  virtual ~StepContext() = default;
+  virtual bool has_input(std::size_t i) const = 0;
+  virtual const Tensor& input(std::size_t i) const = 0;
+  virtual bool wants_output(std::size_t i) const = 0;
+  // A device tensor from the partition's pool (contents undefined).
+  virtual Expected<Tensor> output(std::size_t i, DType dtype, Shape shape) = 0;
+  // Output i is `t` itself (a view of an input: Reshape and friends).
+  virtual void set_output(std::size_t i, Tensor t) = 0;
+  // Scratch device memory for this step (cuDNN and cuBLASLt workspaces).
+  virtual Expected<Tensor> scratch(std::size_t bytes) = 0;
+  // Launches `kernel` with grid-stride loops covering `work` items.
+  virtual Expected<void> launch(std::string_view kernel, int64_t work, KernelArgs& args) = 0;
+  // Launches `kernel` with one block of `threads` per row, `rows` rows (capped; kernels loop).
+  virtual Expected<void> launch_rows(std::string_view kernel, int64_t rows, int threads, KernelArgs& args) = 0;
+  virtual Gpu& gpu() = 0;
+  // "'Conv_3' (ai.onnx::Conv, opset 17)": for errors.
+  virtual std::string where() const = 0;
+};
+
+// The device pointer of a tensor (base plus byte offset).
+inline const void* dev(const Tensor& t) { return t.view().data(); }
+inline void* dev_mut(const Tensor& t) { return t.mut().data(); }
+
+}  // namespace nxrt::cuda

@@ -1,0 +1,251 @@
+// The cuda EP without a GPU: architectures, declines, claims for a target architecture,
+// chain fusion, NVRTC output and EPContext blob validation. Built only with the CUDA Toolkit.
+#ifdef NXRT_HAVE_CUDA
+#include <catch2/catch.hpp>
+
+#include <cstring>
+
+#include "cuda/context_blob.h"
+#include "cuda/cuda_provider.h"
+#include "kernel_harness.h"
+#include "lib_test_util.h"
+#include "nxrt/ep/epcontext.h"
+
+using namespace nxrt;
+using namespace nxrt::cuda;
+
+namespace {
+
+std::unique_ptr<ExecutionProvider> cuda_for(std::string arch) {
+  EpConfig config;
+  config.options[std::string(kTargetArchOption)] = std::move(arch);
+  auto ep = CudaProvider::create(config);
+  INFO((ep ? std::string() : ep.error().render()));
+  REQUIRE(ep);
+  return std::move(*ep);
+}
+
+std::string claim_reason(const ExecutionProvider& ep, const Graph& g, NodeId n) {
+  KernelMatch m = ep.claim(NodeContext(g, g.node(n)));
+  return m ? "claimed" : m.reason();
+}
+
+Partition whole(const Graph& g) {
+  Partition p;
+  p.graph = &g;
+  p.ep = "cuda";
+  p.name = "cuda_0";
+  for (const Node& n : g.nodes) p.nodes.push_back(n.id);
+  p.inputs = g.inputs;
+  p.outputs = g.outputs;
+  return p;
+}
+
+// x -> Add(b) -> Relu -> Mul(x): one chain; its result also feeds Sigmoid and Tanh, which
+// start chains of their own.
+test::GraphBuilder chain_graph(DType dtype) {
+  test::GraphBuilder b;
+  b.input("x", dtype, {2, 4});
+  b.constant("b", dtype == DType::kFloat16 ? Tensor::empty(DType::kFloat16, {4}) : Tensor::from_vector<float>({4}, {1, 2, 3, 4}));
+  b.node("add", "Add", {"x", "b"}, {"a"}, dtype, {2, 4});
+  b.node("relu", "Relu", {"a"}, {"r"}, dtype, {2, 4});
+  b.node("mul", "Mul", {"r", "x"}, {"m"}, dtype, {2, 4});
+  b.node("sigmoid", "Sigmoid", {"m"}, {"s"}, dtype, {2, 4});
+  b.node("tanh", "Tanh", {"m"}, {"t"}, dtype, {2, 4});
+  b.output("s");
+  b.output("t");
+  b.finish();
+  return b;
+}
+
+}  // namespace
+
+TEST_CASE("cuda architectures: names, parsing and which code runs where", "[cuda]") {
+  CHECK(parse_arch("sm_90")->sm() == "sm_90");
+  CHECK(parse_arch("compute_86")->compute() == "compute_86");
+  CHECK(parse_arch("120")->sm() == "sm_120");
+  auto bad = parse_arch("hopper");
+  REQUIRE_FALSE(bad);
+  CHECK(bad.error().code == ErrorCode::kUsage);
+  CHECK(bad.error().what == "'hopper' is not a GPU architecture");
+
+  const GpuArch sm80{8, 0}, sm86{8, 6}, sm89{8, 9}, sm90{9, 0};
+  CHECK(*match_arch(sm90, true, sm90, "H100") == ArchMatch::kCubin);
+  CHECK(*match_arch(sm86, false, sm89, "L4") == ArchMatch::kCubin);      // same major, newer minor
+  CHECK(*match_arch(sm80, true, sm90, "H100") == ArchMatch::kPtxJit);    // newer major: the PTX
+  auto refused = match_arch(sm90, true, sm80, "NVIDIA A100");
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().what == "the cuda EPContext blob was compiled for sm_90, this GPU is sm_80 (NVIDIA A100)");
+  CHECK(refused.error().why == "its cubin runs on sm_9x GPUs from sm_90 on, and its PTX (compute_90) cannot be compiled for an older GPU");
+  CHECK(refused.error().how == "recompile with nxrt compile-epcontext --ep cuda --target-arch sm_80");
+  auto no_ptx = match_arch(sm80, false, sm90, "H100");
+  REQUIRE_FALSE(no_ptx);
+  CHECK(no_ptx.error().why == "its cubin runs on sm_8x GPUs from sm_80 on, and it holds no PTX");
+}
+
+TEST_CASE("cuda EP without a device declines every node with the driver's reason", "[cuda]") {
+  auto created = CudaProvider::create(EpConfig{});
+  REQUIRE(created);
+  const ExecutionProvider& ep = **created;
+  if (ep.info().available) {
+    WARN("a CUDA device is visible (" << ep.info().device_name << "): nothing to decline");
+    return;
+  }
+  const std::string& reason = ep.info().unavailable_reason;
+  INFO(reason);
+  CHECK((reason.starts_with("no CUDA driver: ") || reason.starts_with("no usable CUDA device: cuInit returned ")));
+  auto b = chain_graph(DType::kFloat32);
+  for (const Node& n : b.graph.nodes) CHECK(claim_reason(ep, b.graph, n.id) == "the cuda EP is unavailable: " + reason);
+  CHECK_FALSE(dynamic_cast<CudaProvider&>(**created).compile(whole(b.graph)));
+}
+
+TEST_CASE("cuda claims for a target architecture name the missing dtype or attribute", "[cuda]") {
+  auto ep = cuda_for("sm_90");
+  CHECK(ep->info().available);
+  test::GraphBuilder b;
+  b.input("x", DType::kFloat32, {1, 3, 8, 8});
+  b.input("h", DType::kFloat16, {1, 3, 8, 8});
+  b.input("i", DType::kInt32, {4});
+  b.input("shape", DType::kInt64, {2});
+  b.constant("w", Tensor::empty(DType::kFloat32, {4, 3, 3, 3}));
+  const NodeId relu = b.node("relu", "Relu", {"x"}, {"r"}, DType::kFloat32, {1, 3, 8, 8});
+  const NodeId relu16 = b.node("relu16", "Relu", {"h"}, {"r16"}, DType::kFloat16, {1, 3, 8, 8});
+  const NodeId add_int = b.node("add_int", "Add", {"i", "i"}, {"ai"}, DType::kInt32, {4});
+  const NodeId mixed = b.node("mixed", "Add", {"x", "h"}, {"xm"}, DType::kFloat32, {1, 3, 8, 8});
+  const NodeId conv = b.node("conv", "Conv", {"x", "w"}, {"c"}, DType::kFloat32, {1, 4, 7, 7});
+  b.graph.nodes[static_cast<std::size_t>(conv)].attributes = test::attrs({{"pads", std::vector<int64_t>{0, 0, 1, 1}}});
+  const NodeId same = b.node("same", "Conv", {"x", "w"}, {"c2"}, DType::kFloat32, {1, 4, 8, 8});
+  b.graph.nodes[static_cast<std::size_t>(same)].attributes = test::attrs({{"auto_pad", std::string("SAME_UPPER")}});
+  const NodeId reshape = b.node("reshape", "Reshape", {"x", "shape"}, {"rs"}, DType::kFloat32, {3, 64});
+  const NodeId cast = b.node("cast", "Cast", {"x"}, {"ci"}, DType::kInt64, {1, 3, 8, 8});
+  b.graph.nodes[static_cast<std::size_t>(cast)].attributes = test::attrs({{"to", int64_t{7}}});
+  const NodeId bn = b.node("bn", "BatchNormalization", {"x", "w", "w", "w", "w"}, {"bn_y"}, DType::kFloat32, {1, 3, 8, 8});
+  b.graph.nodes[static_cast<std::size_t>(bn)].attributes = test::attrs({{"training_mode", int64_t{1}}});
+  const NodeId einsum = b.node("einsum", "Einsum", {"x"}, {"e"});
+  b.finish();
+
+  CHECK(claim_reason(*ep, b.graph, relu) == "claimed");
+  CHECK(claim_reason(*ep, b.graph, relu16) == "claimed");
+  CHECK(claim_reason(*ep, b.graph, add_int) == "Add: input 0 is int32; the cuda EP runs float and float16 only");
+  CHECK(claim_reason(*ep, b.graph, mixed) == "Add: input 1 is float16 but input 0 is float; the cuda EP needs one dtype");
+  CHECK(claim_reason(*ep, b.graph, conv) ==
+        "Conv: pads [0, 0, 1, 1] are asymmetric; cuDNN pads both sides of a dim alike (use the cpu EP, or pad with a Pad "
+        "node)");
+  CHECK(claim_reason(*ep, b.graph, same) ==
+        "Conv: auto_pad=SAME_UPPER may pad unevenly, which cuDNN cannot; the cuda EP takes NOTSET (explicit symmetric "
+        "pads) or VALID");
+  CHECK(claim_reason(*ep, b.graph, reshape) ==
+        "Reshape: input 1 (shape) is computed at run time; the cuda EP needs it as a constant initializer (fold it, or "
+        "use the cpu EP for this node)");
+  CHECK(claim_reason(*ep, b.graph, cast) == "Cast: from float to int64; the cuda EP casts between float and float16 only");
+  CHECK(claim_reason(*ep, b.graph, bn) ==
+        "BatchNormalization: training_mode=1 is not supported by the cuda EP (inference only)");
+  CHECK(claim_reason(*ep, b.graph, einsum) ==
+        "Einsum: ai.onnx::Einsum (opset 17) is not implemented by the cuda EP; use an EP that lists it in 'nxrt list-eps "
+        "--ops'");
+}
+
+TEST_CASE("cuda plans fuse single-use elementwise nodes into one generated kernel", "[cuda]") {
+  auto table = make_op_table();
+  REQUIRE(table);
+  auto b = chain_graph(DType::kFloat32);
+  auto plan = build_plan(whole(b.graph), **table);
+  INFO((plan ? std::string() : plan.error().render()));
+  REQUIRE(plan);
+  std::vector<std::string> steps;
+  for (const auto& s : plan->steps) {
+    std::string names;
+    for (const Node* n : s->nodes) names += n->name + " ";
+    steps.push_back(s->variant() + ": " + names);
+  }
+  // "m" feeds two nodes, so the first chain ends there.
+  CHECK(steps == std::vector<std::string>{"nvrtc:chain_0: add relu mul ", "nvrtc:chain_1: sigmoid ", "nvrtc:chain_2: tanh "});
+  CHECK(plan->steps[0]->inputs == std::vector<ValueId>{b.id("x"), b.id("b")});
+  CHECK(plan->source.find("extern \"C\" __global__ void chain_0(i64 n, int rank, Dims shape, Dims s0, const float* "
+                          "__restrict__ in0, Dims s1, const float* __restrict__ in1, float* __restrict__ out)") !=
+        std::string::npos);
+}
+
+TEST_CASE("cuda compiles a partition with NVRTC to cubin and PTX and saves both in its blob", "[cuda]") {
+  for (DType dtype : {DType::kFloat32, DType::kFloat16}) {
+    INFO(dtype_name(dtype));
+    auto ep = cuda_for("sm_90");
+    auto b = chain_graph(dtype);
+    const Partition p = whole(b.graph);
+    auto compiled = ep->compile(p);
+    INFO((compiled ? std::string() : compiled.error().render()));
+    REQUIRE(compiled);
+    auto ctx = dynamic_cast<ContextCapable&>(*ep).save_context(p, **compiled);
+    REQUIRE(ctx);
+    CHECK(ctx->source == "nxrt.cuda");
+    CHECK(ctx->hardware_architecture == "sm_90");
+    auto blob = decode_blob(ctx->payload(), "test");
+    REQUIRE(blob);
+    CHECK(blob->image.arch == GpuArch{9, 0});
+    REQUIRE(blob->image.cubin.size() > 4);
+    CHECK(std::memcmp(blob->image.cubin.data(), "\x7f" "ELF", 4) == 0);
+    CHECK(blob->image.ptx.find(".target sm_90") != std::string::npos);
+    CHECK(blob->image.ptx.find(".entry chain_0(") != std::string::npos);
+    CHECK(blob->steps == std::vector<std::string>{"nvrtc:chain_0", "nvrtc:chain_1", "nvrtc:chain_2"});
+  }
+}
+
+TEST_CASE("cuda EPContext blobs: round trip, tampering, truncation, wrong magic", "[cuda]") {
+  CudaBlob blob;
+  blob.nxrt_version = "0.1.0";
+  blob.cuda_version = "13.0";
+  blob.partition_name = "cuda_0";
+  blob.source_hash = 42;
+  blob.steps = {"nvrtc:chain_0", "cublasLt"};
+  blob.model_bytes = "model";
+  blob.image = {GpuArch{8, 9}, {std::byte{0x7f}, std::byte{'E'}}, ".target sm_89", "13.0"};
+  const auto bytes = encode_blob(blob);
+  auto back = decode_blob(bytes, "node 'n'");
+  REQUIRE(back);
+  CHECK(back->image.arch == GpuArch{8, 9});
+  CHECK(back->image.cubin == blob.image.cubin);
+  CHECK(back->image.ptx == blob.image.ptx);
+  CHECK(back->image.nvrtc_version == "13.0");
+  CHECK(back->steps == blob.steps);
+  CHECK(back->source_hash == 42);
+
+  auto tampered = bytes;
+  tampered[tampered.size() / 2] ^= std::byte{1};
+  auto t = decode_blob(tampered, "node 'n'");
+  REQUIRE_FALSE(t);
+  CHECK(t.error().what == "the cuda EPContext payload of node 'n' is corrupted");
+  CHECK(t.error().code == ErrorCode::kInvalidInput);
+
+  auto truncated = decode_blob(std::span(bytes).first(bytes.size() - 9), "node 'n'");
+  REQUIRE_FALSE(truncated);
+  CHECK(truncated.error().what == "the cuda EPContext payload of node 'n' is corrupted");
+
+  auto foreign = bytes;
+  foreign[4] = std::byte{'D'};
+  auto f = decode_blob(foreign, "node 'n'");
+  REQUIRE_FALSE(f);
+  CHECK(f.error().what == "the payload of node 'n' is not a cuda EPContext blob");
+}
+
+TEST_CASE("cuda refuses to load a blob without a device, after validating it", "[cuda]") {
+  auto ep = cuda_for("sm_90");
+  if (ep->info().device_name.find("no device") == std::string::npos) {
+    WARN("a CUDA device is visible: loading is checked by tests/cli/test_cuda.py on it");
+    return;
+  }
+  auto b = chain_graph(DType::kFloat32);
+  const Partition p = whole(b.graph);
+  auto compiled = ep->compile(p);
+  REQUIRE(compiled);
+  auto& capable = dynamic_cast<ContextCapable&>(*ep);
+  auto ctx = capable.save_context(p, **compiled);
+  REQUIRE(ctx);
+  auto loaded = capable.load_context(*ctx, p);
+  REQUIRE_FALSE(loaded);
+  CHECK(loaded.error().what == "EPContext node 'cuda_0' needs a CUDA device (its kernels are for sm_90)");
+  ctx->owned.back() ^= std::byte{1};
+  auto bad = capable.load_context(*ctx, p);
+  REQUIRE_FALSE(bad);
+  CHECK(bad.error().what == "the cuda EPContext payload of EPContext node 'cuda_0' is corrupted");
+}
+#endif  // NXRT_HAVE_CUDA
