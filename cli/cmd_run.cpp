@@ -139,8 +139,9 @@ int run_model(const RunFlags& f) {
   auto session = Session::create(f.model, *options);
   if (!session) return report(session.error());
   const Session& s = **session;
-  const auto specs = f.compare_to.empty() ? f.inputs : input_specs_from_dir(f.compare_to, s, f.inputs);
-  auto inputs = gather_inputs(s, specs, f.quiet || f.json);
+  auto specs = f.compare_to.empty() ? f.inputs : input_specs_from_dir(f.compare_to, s, f.inputs);
+  if (!specs) return report(specs.error());
+  auto inputs = gather_inputs(s, *specs, f.quiet || f.json);
   if (!inputs) return report(inputs.error());
   auto outputs = (*session)->run(*inputs);
   if (!outputs) return report(outputs.error());

@@ -121,6 +121,14 @@ std::string placement_of(const Session& session, NodeId node, std::string* parti
   return "-";
 }
 
+Expected<void> require_folder(const fs::path& dir) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec))
+    return fail(ErrorCode::kInvalidInput, fmt::format("--compare-to '{}' is not a folder", dir.string()), {},
+                "give a folder of expected outputs: output_K.pb or NAME.npy files");
+  return {};
+}
+
 }  // namespace
 
 std::string value_file_stem(const std::string& name) {
@@ -155,10 +163,8 @@ bool compare_outputs(const ValueMap& actual, const ValueMap& expected, const std
 }
 
 Expected<ValueMap> read_expected_dir(const fs::path& dir, const Session& session) {
+  if (auto ok = require_folder(dir); !ok) return std::unexpected(ok.error());
   std::error_code ec;
-  if (!fs::is_directory(dir, ec))
-    return fail(ErrorCode::kInvalidInput, fmt::format("--compare-to '{}' is not a folder", dir.string()), {},
-                "give a folder of expected outputs: output_K.pb or NAME.npy files");
   const Graph& graph = *session.model().graph;
   const std::set<ValueId> exposed(session.exposed_values().begin(), session.exposed_values().end());
   std::vector<ValueId> declared;
@@ -194,10 +200,9 @@ Expected<ValueMap> read_expected_dir(const fs::path& dir, const Session& session
   return expected;
 }
 
-std::vector<std::string> input_specs_from_dir(const fs::path& dir, const Session& session,
-                                              const std::vector<std::string>& specs) {
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec)) return specs;
+Expected<std::vector<std::string>> input_specs_from_dir(const fs::path& dir, const Session& session,
+                                                        const std::vector<std::string>& specs) {
+  if (auto ok = require_folder(dir); !ok) return std::unexpected(ok.error());
   std::vector<std::string> out = specs;
   const auto required = session.required_inputs();
   const auto files = numbered_files(dir, "input");

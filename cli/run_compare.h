@@ -35,9 +35,10 @@ bool compare_outputs(const ValueMap& actual, const ValueMap& expected, const std
 Expected<ValueMap> read_expected_dir(const std::filesystem::path& dir, const Session& session);
 
 // --input specs "NAME=DIR/input_K.pb" for the K-th required input, for each input that
-// `specs` does not name already (a --compare-to folder of ONNX backend-test data).
-std::vector<std::string> input_specs_from_dir(const std::filesystem::path& dir, const Session& session,
-                                              const std::vector<std::string>& specs);
+// `specs` does not name already (a --compare-to folder of ONNX backend-test data). Fails
+// before anything runs when `dir` is not a folder.
+Expected<std::vector<std::string>> input_specs_from_dir(const std::filesystem::path& dir, const Session& session,
+                                                        const std::vector<std::string>& specs);
 
 // The file name --output-dir gives a value: its name with '/', '\' and ':' made '_'.
 std::string value_file_stem(const std::string& name);

@@ -36,11 +36,14 @@ void register_builtin_eps() {
 }
 
 std::vector<std::string> compiled_eps() {
+  std::vector<std::string> eps{"cpu"};
 #ifdef NXRT_HAVE_ONEDNN
-  return {"cpu", "onednn"};
-#else
-  return {"cpu"};
+  eps.emplace_back("onednn");
 #endif
+#ifdef NXRT_HAVE_CUDA
+  eps.emplace_back("cuda");
+#endif
+  return eps;
 }
 
 std::vector<BuiltinLibrary> builtin_libraries() {
@@ -50,8 +53,11 @@ std::vector<BuiltinLibrary> builtin_libraries() {
 #else
       {"oneDNN", "", "oneDNN was not found when nxrt was configured"},
 #endif
-      // No CUDA EP exists yet; its build option will fill this in.
-      {"CUDA", "", "nxrt has no CUDA EP yet"},
+#ifdef NXRT_HAVE_CUDA
+      {"CUDA", cuda::toolkit_version(), ""},
+#else
+      {"CUDA", "", NXRT_CUDA_MISSING},
+#endif
   };
 }
 

@@ -12,6 +12,7 @@
 #     --only REGEX       run only the cases whose name matches
 #     -j N               cases run at once (default: number of cores)
 #     --timeout SECONDS  per case (default: 60)
+#     -q, --quiet        no progress line (shown only when stderr is a terminal)
 #
 # Status is pass (exit 0), mismatch (5), declined (4), timeout, crash (killed by a signal) or
 # error (any other exit code). The last line is "N passed, M failed". The exit code is 1
@@ -27,10 +28,11 @@ exclude=
 only=
 jobs=$(nproc)
 per_case_timeout=60
+quiet=0
 data_dir=/usr/share/libonnx-testdata/data
 build_dir=${NXRT_BUILD_DIR:-build}
 
-usage() { sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 while (($#)); do
   case $1 in
     --ep) ep=$2; shift 2 ;;
@@ -41,6 +43,7 @@ while (($#)); do
     --only) only=$2; shift 2 ;;
     -j) jobs=$2; shift 2 ;;
     --timeout) per_case_timeout=$2; shift 2 ;;
+    -q|--quiet) quiet=1; shift ;;
     -h|--help) usage ;;
     -*) echo "conformance: unknown option $1" >&2; usage ;;
     *) data_dir=$1; shift ;;
@@ -97,10 +100,26 @@ run_case() {
 export -f run_case
 export nxrt data_dir ep per_case_timeout
 
+# Passes the result lines through; on a terminal, after the first second, keeps a progress
+# line on stderr ("conformance: 120 of 1318 cases, 98 passed") and erases it at the end.
+show_progress() {
+  local line done_cases=0 passed_cases=0 start=$SECONDS shown=0
+  while IFS= read -r line; do
+    printf '%s\n' "$line"
+    done_cases=$((done_cases + 1))
+    [[ $line == *$'\tpass\t'* ]] && passed_cases=$((passed_cases + 1))
+    if ((quiet == 0 && SECONDS - start >= 1)) && [[ -t 2 ]]; then
+      printf '\r\033[Kconformance: %d of %d cases, %d passed' "$done_cases" "${#cases[@]}" "$passed_cases" >&2
+      shown=1
+    fi
+  done
+  if ((shown)); then printf '\r\033[K' >&2; fi
+}
+
 mkdir -p "$(dirname "$out")"
 {
   printf 'case\tstatus\tseconds\tmessage\n'
-  printf '%s\n' "${cases[@]}" | xargs -P "$jobs" -I{} bash -c 'run_case "$1"' _ {} | sort
+  printf '%s\n' "${cases[@]}" | xargs -P "$jobs" -I{} bash -c 'run_case "$1"' _ {} | show_progress | sort
 } >"$out.tmp"
 mv "$out.tmp" "$out"
 

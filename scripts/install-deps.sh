@@ -8,6 +8,8 @@ readonly packages=(
   # libraries
   libonnx-dev libprotobuf-dev protobuf-compiler libdnnl-dev libcli11-dev
   nlohmann-json3-dev libfmt-dev catch2 libdlpack-dev
+  # oneDNN's CMake package looks for OpenCL (libdnnl-dev only recommends it)
+  ocl-icd-opencl-dev
   # test data generator (scripts/gen-testdata.py), CLI tests, ONNX backend test cases
   python3-onnx python3-numpy libonnx-testdata
   # explain-claims format tests: the JSON schema check; Graphviz's dot (its test skips without it)

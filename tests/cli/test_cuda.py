@@ -56,7 +56,7 @@ def every_family(path, dtype=TensorProto.FLOAT):
              w("ln_s", 8), w("ln_b", 8), w("fc", 8, 8), w("gb", 8), const("shape", np.array([2, 8], np.int64)),
              const("starts", np.array([1], np.int64)), const("ends", np.array([7], np.int64)),
              const("axes", np.array([3], np.int64)), const("steps", np.array([2], np.int64)),
-             const("idx", np.array([0, 2, 1], np.int64)), const("raxes", np.array([1], np.int64))]
+             const("idx", np.array([0, 2, 1], np.int64))]
     n = helper.make_node
     nodes = [
         n("Conv", ["x", "w1", "b1"], ["c"], name="conv", pads=[1, 1, 1, 1]),
@@ -71,7 +71,7 @@ def every_family(path, dtype=TensorProto.FLOAT):
         n("Concat", ["pooled", "t"], ["cat"], name="concat", axis=1),
         n("Slice", ["cat", "starts", "ends", "axes", "steps"], ["sl"], name="slice"),
         n("Gather", ["cat", "idx"], ["g"], name="gather", axis=1),
-        n("ReduceMean", ["g", "raxes"], ["rm"], name="reduce", keepdims=0),
+        n("ReduceMean", ["g"], ["rm"], name="reduce", axes=[1], keepdims=0),
         n("Reshape", ["rm", "shape"], ["rs"], name="reshape"),
         n("LayerNormalization", ["rs", "ln_s", "ln_b"], ["ln"], name="layernorm", axis=-1),
         n("MatMul", ["ln", "fc"], ["mm"], name="matmul"),

@@ -324,7 +324,10 @@ class Version(TempDirTest):
         self.assertRegex(lines[0], r"^nxrt \d+\.\d+\.\d+$")
         self.assertRegex(lines[1], r"^ONNX \d+\.\d+\.\d+ \(libonnx\)$")
         self.assertRegex(lines[2], r"^oneDNN (\d+\.\d+\.\d+|: not built \(.+\))$")
-        self.assertEqual(lines[3], "CUDA: not built (nxrt has no CUDA EP yet)")
+        if "cuda" in compiled_eps():
+            self.assertRegex(lines[3], r"^CUDA \d+\.\d+$")
+        else:
+            self.assertRegex(lines[3], r"^CUDA: not built \(.+ when nxrt was configured\)$")
         self.assertEqual(lines[4], "EPs: " + ", ".join(compiled_eps()))
         self.assertEqual(len(lines), 5)
         rc, listed, _ = nxrt("list-eps", "--json")
@@ -353,10 +356,12 @@ class Completion(TempDirTest):
         self.assertEqual(self.complete("ex"), ["explain-claims"])
         self.assertEqual(self.complete("-"), ["-h", "--help", "-V", "--version"])
         self.assertEqual(self.complete("explain-claims", "--fo"), ["--format"])
-        self.assertEqual(self.complete("explain-claims", "--de"), ["--declined-only"])
+        self.assertEqual(self.complete("explain-claims", "--dec"), ["--declined-only"])
+        self.assertEqual(sorted(self.complete("explain-claims", "--de")), ["--declined-only", "--device"])
         self.assertEqual(self.complete("explain-claims", "--format", ""), ["text", "table", "json", "md", "dot"])
         self.assertEqual(self.complete("explain-claims", "--format", "d"), ["dot"])
-        self.assertEqual(self.complete("run", "--ep", "c"), ["cpu"])
+        self.assertEqual(self.complete("run", "--ep", "c"), [e for e in compiled_eps() if e.startswith("c")])
+        self.assertEqual(self.complete("run", "--ep", "cp"), ["cpu"])
         if HAVE_ONEDNN:
             self.assertEqual(self.complete("bench", "--ep", "cpu,o"), ["cpu,onednn"])
         self.assertEqual(self.complete("explain-claims", "--threads", ""), [])

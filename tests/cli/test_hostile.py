@@ -136,5 +136,31 @@ class Interrupts(TempDirTest):
         self.assertEqual(sorted(f.name for f in self.tmp.iterdir() if f.name.startswith(".")), [])
 
 
+class TerminalEscapes(TempDirTest):
+    """Names in a model are data: printed, their control characters are escaped so a model
+    cannot recolour the terminal, move the cursor or fake output lines."""
+
+    NAME = "evil\x1b[2J\x1b]0;owned\x07\nline\u009b"
+
+    def test_names_are_escaped_in_tables_and_errors(self):
+        graph = helper.make_graph([helper.make_node("Relu", ["x"], ["h"], name=self.NAME),
+                                   helper.make_node("Gelu", ["h"], ["y"], name=self.NAME + "gelu",
+                                                    domain="com.microsoft")], "g",
+                                  [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 2, 2])],
+                                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 2, 2])])
+        model = self.tmp / "escapes.onnx"
+        onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17),
+                                                          helper.make_opsetid("com.microsoft", 1)]), model)
+        for command in ("explain-claims", "run"):
+            rc, out, err = run_bounded(command, model, "--ep", "cpu")
+            self.assertEqual(rc, 4, err)  # the contrib Gelu is claimed by no EP
+            for stream in (out, err):
+                for raw in ("\x1b", "\x07", "\u009b"):
+                    self.assertNotIn(raw, stream, command)
+            self.assertIn("evil\\x1b[2J\\x1b]0;owned\\x07", out + err)
+            if command == "explain-claims":  # a table cell stays on one line
+                self.assertIn("evil\\x1b[2J\\x1b]0;owned\\x07\\x0aline\\u009b", out)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -5,15 +5,18 @@ format and consistency only, never for their values."""
 import json
 import os
 import pty
+import subprocess
 import unittest
+from pathlib import Path
 
 import numpy as np
 import onnx
 from onnx import TensorProto, helper
 
-from test_cli import DATA, NXRT, TempDirTest, nxrt
+from test_cli import DATA, NXRT, ROOT, TempDirTest, nxrt
 from test_onednn import residual_cnn
 
+CONFORMANCE_DATA = Path("/usr/share/libonnx-testdata/data")
 X = np.arange(1, 9, dtype=np.float32).reshape(2, 4)  # 1..8
 
 
@@ -118,9 +121,10 @@ class CompareTo(ChainTest):
         self.assertIn("match", out)
 
     def test_errors(self):
-        rc, _, err = nxrt("run", self.model, "--compare-to", self.tmp / "nowhere")
+        rc, out, err = nxrt("run", self.model, "--compare-to", self.tmp / "nowhere")
         self.assertEqual(rc, 3)
         self.assertIn("is not a folder", err)
+        self.assertEqual(out, "", "refused before the model runs")
         empty = self.tmp / "empty"
         empty.mkdir()
         rc, _, err = nxrt("run", self.model, "--compare-to", empty)
@@ -304,11 +308,12 @@ class CompareEps(TempDirTest):
         self.assertIn("median ratio", out)
 
 
-def run_on_terminal(*args, env=None):
-    """Runs nxrt with stdout and stderr on a pseudo-terminal; returns (exit code, output)."""
+def run_on_terminal(*args, env=None, program=NXRT):
+    """Runs nxrt (or `program`) with stdout and stderr on a pseudo-terminal; returns (exit
+    code, output)."""
     pid, fd = pty.fork()
     if pid == 0:
-        os.execve(NXRT, [NXRT, *map(str, args)], {**os.environ, **(env or {})})
+        os.execve(program, [program, *map(str, args)], {**os.environ, **(env or {})})
     chunks = []
     while True:
         try:
@@ -335,6 +340,23 @@ class Progress(TempDirTest):
         rc, out, err = nxrt("bench", DATA / "mlp/model.onnx", "--ep", "cpu", "--duration", "1.5")
         self.assertEqual(rc, 0, err)
         self.assertNotIn("\x1b[K", err, "stderr is no terminal: no progress")
+
+    @unittest.skipUnless(CONFORMANCE_DATA.is_dir(), "Debian's libonnx-testdata is not installed")
+    def test_conformance_progress_on_terminals_only(self):
+        # About a hundred small cases one at a time: a few seconds, past the one-second mark.
+        args = ["--only", "node/test_(abs|add|sub|mul|div|relu|exp|neg|sqrt|ceil|floor|sign|tanh)",
+                "-j", "1", "--out", self.tmp / "cases.tsv"]
+        script = str(ROOT / "scripts/conformance.sh")
+        rc, out = run_on_terminal(*args, program=script)
+        self.assertEqual(rc, 0, out)
+        self.assertRegex(out, r"\r\x1b\[Kconformance: \d+ of \d+ cases, \d+ passed")
+        self.assertRegex(out, r"\d+ passed, \d+ failed")
+        rc, out = run_on_terminal(*args, "-q", program=script)
+        self.assertEqual(rc, 0, out)
+        self.assertNotIn("\x1b[K", out, "--quiet: no progress")
+        p = subprocess.run([script, *map(str, args)], capture_output=True, text=True, timeout=300)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertNotIn("\x1b[K", p.stderr, "stderr is no terminal: no progress")
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@
 #include "convert.h"
 #include "schema_bridge.h"
 #include "nxrt/model/model.h"
+#include "nxrt/model/op_versions.h"
 #include "nxrt/model/tensor_proto.h"
 
 namespace nxrt {
@@ -79,11 +80,24 @@ Expected<Attribute> convert_attribute(const onnx::AttributeProto& a, const Graph
   }
 }
 
-// Checks a node against its ONNX operator definition at the model's opset: input and output
-// counts, attribute types, required attributes. Ops ONNX does not define are the EPs' business.
-Expected<void> verify_schema(const onnx::NodeProto& np, const Node& node, const LoadState& st) {
+// libonnx's definition of the operator version a node uses, or null where libonnx does not
+// have that version: an ai.onnx version newer than the installed libonnx (its newest schema
+// would describe an older version: ReduceMean-13 for a ReduceMean-18 node) or past
+// kNewestKnownOpset, where nxrt cannot tell which version the node is.
+const onnx::OpSchema* libonnx_definition(const Node& node) {
   const onnx::OpSchema* schema =
-      onnx::OpSchemaRegistry::Schema(np.op_type(), static_cast<int>(node.opset), node.domain);
+      onnx::OpSchemaRegistry::Schema(node.op_type, static_cast<int>(node.opset), node.domain);
+  if (!schema || schema->Deprecated() || !(node.domain.empty() || node.domain == "ai.onnx")) return schema;
+  if (node.opset > kNewestKnownOpset) return nullptr;
+  const OpVersionChange* change = op_version_at(node.op_type, node.opset);
+  return change && change->since_version > schema->since_version() ? nullptr : schema;
+}
+
+// Checks a node against its ONNX operator definition at the model's opset: input and output
+// counts, attribute types, required attributes. Ops ONNX does not define, and versions the
+// installed libonnx predates, are left to the EPs' claim validators.
+Expected<void> verify_schema(const onnx::NodeProto& np, const Node& node, const LoadState& st) {
+  const onnx::OpSchema* schema = libonnx_definition(node);
   if (!schema || schema->Deprecated()) return {};
   try {
     schema->Verify(np);

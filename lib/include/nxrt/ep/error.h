@@ -3,6 +3,7 @@
 
 #include <expected>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace nxrt {
@@ -27,9 +28,15 @@ struct Error {
   Error& add_context(std::string line) &;
   Error&& add_context(std::string line) &&;
   int exit_code() const { return static_cast<int>(code); }
-  // Multi-line text for people: "error: what\n  why: ...\n  how to fix: ...\n  while: ...".
+  // Multi-line text for people: "error: what\n  why: ...\n  how to fix: ...\n  while: ...",
+  // with control characters escaped (see printable_text).
   std::string render() const;
 };
+
+// `text` safe to print on a terminal: control characters (C0 but newline and tab when
+// `keep_newlines`, DEL, C1) become \xNN or \u00NN escapes, so a name in a hostile model
+// cannot move the cursor or recolour the screen. Other UTF-8 passes through unchanged.
+std::string printable_text(std::string_view text, bool keep_newlines = true);
 
 template <class T>
 using Expected = std::expected<T, Error>;
