@@ -1,5 +1,6 @@
 // nxrt bench: session creation, first inference, latency percentiles, throughput, memory;
-// several EP lists compared run by run; per-step profiles and Chrome traces.
+// several EP lists compared run by run; per-step profiles and Chrome traces; requests
+// from several threads at once (--concurrency).
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <sys/resource.h>
@@ -7,6 +8,7 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 
+#include "bench_concurrent.h"
 #include "bench_stats.h"
 #include "chrome_trace.h"
 #include "cli_common.h"
@@ -28,6 +30,7 @@ struct BenchFlags {
   std::vector<std::string> inputs;
   int runs = 50;
   int warmup = 5;
+  int concurrency = 1;
   double warmup_s = 0;
   double duration_s = 0;
   bool runs_given = false;
@@ -56,6 +59,8 @@ struct Candidate {
   std::unique_ptr<Session> session;
   double first_ms = 0;
   std::vector<double> samples;
+  double wall_s = 0;  // --concurrency: time of the measured requests, all threads together
+  Outputs reference;  // --concurrency: the first (serial) run's outputs
   std::vector<double> partition_us;
   StepTotals steps;
 };
@@ -72,6 +77,9 @@ class Bench {
   Expected<void> run_once(Candidate& c);
   Expected<void> warm_up();
   Expected<void> measure();
+  Expected<void> check_concurrency_flags() const;
+  Expected<void> run_concurrent(Candidate& c, const EnoughFn& enough);
+  double throughput(const Candidate& c) const;
   bool timed_enough(int rounds, Clock::time_point start) const;
   nlohmann::ordered_json candidate_json(const Candidate& c) const;
   void print_one(const Candidate& c) const;
@@ -105,6 +113,10 @@ Expected<void> Bench::create_sessions() {
     c.partition_us.assign(c.session->report().partitions.size(), 0);
     candidates_.push_back(std::move(c));
   }
+  if (f_.concurrency > 1 && candidates_.size() > 1)
+    return fail(ErrorCode::kUsage, fmt::format("--concurrency takes one EP list, got {}", candidates_.size()),
+                "EP lists are compared run by run, which requests on several threads cannot be",
+                "run bench --concurrency once per EP list");
   auto inputs = gather_inputs(*candidates_.front().session, f_.inputs, f_.quiet || f_.json);
   if (!inputs) return std::unexpected(inputs.error());
   inputs_ = std::move(*inputs);
@@ -117,11 +129,33 @@ Expected<void> Bench::run_once(Candidate& c) {
   return {};
 }
 
+// --concurrency: requests on f_.concurrency threads until `enough`, checked against c.reference.
+Expected<void> Bench::run_concurrent(Candidate& c, const EnoughFn& enough) {
+  auto runs = run_concurrently(*c.session, inputs_, c.reference, f_.concurrency, enough);
+  if (!runs) return forward_error(std::move(runs), fmt::format("running [{}] on {} threads", c.label, f_.concurrency));
+  c.samples = std::move(runs->samples_ms);
+  c.wall_s = runs->wall_s;
+  return {};
+}
+
 Expected<void> Bench::warm_up() {
   for (Candidate& c : candidates_) {
     const auto t0 = Clock::now();
-    if (auto r = run_once(c); !r) return r;
+    auto first = c.session->run(inputs_);
+    if (!first) return std::unexpected(first.error());
     c.first_ms = ms_between(t0, Clock::now());
+    if (f_.concurrency > 1) c.reference = std::move(*first);
+  }
+  if (f_.concurrency > 1) {
+    progress_.set(fmt::format("bench {}: warm-up on {} threads", f_.model, f_.concurrency));
+    Candidate& c = candidates_.front();
+    auto r = run_concurrent(c, [this](int64_t started, Clock::time_point start) {
+      if (f_.warmup_s > 0) return std::chrono::duration<double>(Clock::now() - start).count() >= f_.warmup_s;
+      return started >= f_.warmup;
+    });
+    warmup_runs_ = static_cast<int>(c.samples.size());
+    c.samples.clear();
+    return r;
   }
   const auto start = Clock::now();
   for (;;) {
@@ -142,18 +176,28 @@ bool Bench::timed_enough(int rounds, Clock::time_point start) const {
 }
 
 Expected<void> Bench::measure() {
+  if (f_.concurrency > 1) {
+    progress_.set(fmt::format("bench {}: timing on {} threads", f_.model, f_.concurrency));
+    Candidate& c = candidates_.front();
+    auto r = run_concurrent(c, [this](int64_t started, Clock::time_point start) {
+      return timed_enough(static_cast<int>(std::min<int64_t>(started, INT32_MAX)), start);
+    });
+    rounds_ = static_cast<int>(c.samples.size());
+    return r;
+  }
   for (Candidate& c : candidates_) c.session->set_profiling(f_.profile || trace_ != nullptr);
   const auto start = Clock::now();
   while (!timed_enough(rounds_, start)) {
     // Alternating run by run spreads drift (heat, other load) over every EP list alike.
     for (std::size_t k = 0; k < candidates_.size(); ++k) {
       Candidate& c = candidates_[k];
+      RunStats stats;
       const auto t0 = Clock::now();
-      auto r = c.session->run(inputs_);
+      auto r = c.session->run(inputs_, &stats);
       const auto t1 = Clock::now();
       if (!r) return std::unexpected(r.error());
       c.samples.push_back(ms_between(t0, t1));
-      for (std::size_t p = 0; p < c.partition_us.size(); ++p) c.partition_us[p] += c.session->last_partition_us()[p];
+      for (std::size_t p = 0; p < c.partition_us.size(); ++p) c.partition_us[p] += stats.partition_us[p];
       if (f_.profile) c.steps.add(*c.session);
       if (trace_) trace_->add_run(static_cast<int>(k) + 1, rounds_, steady_us(t0), ms_between(t0, t1) * 1000, *c.session);
     }
@@ -164,12 +208,19 @@ Expected<void> Bench::measure() {
   return {};
 }
 
+// Requests per second: over the wall time with --concurrency, else one over the mean latency.
+double Bench::throughput(const Candidate& c) const {
+  if (f_.concurrency > 1) return c.wall_s > 0 ? static_cast<double>(c.samples.size()) / c.wall_s : 0;
+  return 1000.0 / latency_stats(c.samples).mean;
+}
+
 nlohmann::ordered_json Bench::candidate_json(const Candidate& c) const {
   const LatencyStats s = latency_stats(c.samples);
   nlohmann::ordered_json json = {
       {"model", f_.model},
       {"eps", c.options.eps},
       {"threads", c.options.config.threads},
+      {"concurrency", f_.concurrency},
       {"runs", c.samples.size()},
       {"warmup", warmup_runs_},
       {"session_create_ms", c.session->create_ms()},
@@ -178,9 +229,13 @@ nlohmann::ordered_json Bench::candidate_json(const Candidate& c) const {
        {{"median", s.p50}, {"p50", s.p50}, {"p90", s.p90}, {"p95", s.p95}, {"p99", s.p99}, {"min", s.min},
         {"max", s.max}, {"mean", s.mean}, {"stddev", s.stddev}}},
       {"cv", s.cv},
-      {"throughput_per_s", 1000.0 / s.mean},
+      {"throughput_per_s", throughput(c)},
       {"peak_rss_mib", peak_rss_mib()},
       {"samples_ms", c.samples}};
+  if (f_.concurrency > 1) {
+    json["wall_s"] = c.wall_s;
+    json["identical_to_serial"] = true;  // a difference stops bench with an error
+  }
   if (!f_.profile) return json;
   const int runs = static_cast<int>(c.samples.size());
   double total_us = 0;
@@ -202,6 +257,8 @@ void Bench::print_one(const Candidate& c) const {
   const int runs = static_cast<int>(c.samples.size());
   fmt::print("{} on [{}], {} run{} after {} warm-up\n", f_.model, fmt::join(c.options.eps, ", "), runs,
              runs == 1 ? "" : "s", warmup_runs_);
+  if (f_.concurrency > 1)
+    fmt::print("  concurrency       {:10} threads, one session, {:.3f} s in all\n", f_.concurrency, c.wall_s);
   fmt::print("  session creation  {:10.3f} ms\n", c.session->create_ms());
   fmt::print("  first inference   {:10.3f} ms\n", c.first_ms);
   fmt::print("  median            {:10.3f} ms\n", s.p50);
@@ -211,7 +268,9 @@ void Bench::print_one(const Candidate& c) const {
   fmt::print("  min / max         {:10.3f} / {:.3f} ms\n", s.min, s.max);
   fmt::print("  mean / stddev     {:10.3f} / {:.3f} ms\n", s.mean, s.stddev);
   fmt::print("  variation (CV)    {:10.1f} %\n", 100 * s.cv);
-  fmt::print("  throughput        {:10.1f} inferences/s\n", 1000.0 / s.mean);
+  fmt::print("  throughput        {:10.1f} inferences/s\n", throughput(c));
+  if (f_.concurrency > 1)
+    fmt::print("  outputs           identical to the serial run, bit for bit, in all {} runs\n", runs);
   fmt::print("  peak RSS          {:10.1f} MiB\n", peak_rss_mib());
   if (!f_.profile) return;
   Table parts({"PARTITION", "EP", "NODES", "MEAN", "SHARE"});
@@ -277,11 +336,21 @@ void Bench::warn_if_noisy(const Candidate& c) const {
              warning_prefix(), c.label, 100 * s.cv, 100 * kNoisyCv);
 }
 
+Expected<void> Bench::check_concurrency_flags() const {
+  if (f_.concurrency == 1) return {};
+  if (f_.profile || !f_.trace.empty())
+    return fail(ErrorCode::kUsage, fmt::format("--{} needs --concurrency 1", f_.profile ? "profile" : "trace"),
+                "step timings are kept per session, so requests on several threads would overwrite each other's",
+                "profile with --concurrency 1 (the default), or drop --profile and --trace");
+  return {};
+}
+
 int Bench::run() {
   auto stop_with = [this](const Error& e) {
     progress_.done();
     return report(e);
   };
+  if (auto r = check_concurrency_flags(); !r) return stop_with(r.error());
   if (auto r = create_sessions(); !r) return stop_with(r.error());
   if (!f_.trace.empty()) {
     trace_ = std::make_unique<ChromeTrace>(fmt::format("nxrt bench {}", f_.model), steady_us(Clock::now()));
@@ -340,6 +409,11 @@ Action add_bench(CLI::App& app) {
       ->type_name("S")
       ->check(CLI::PositiveNumber)
       ->excludes(warmup);
+  cmd->add_option("--concurrency", f->concurrency,
+                  "threads sending requests to one session at once; each result must equal a serial run's")
+      ->type_name("N")
+      ->check(CLI::Range(1, 4096))
+      ->capture_default_str();
   cmd->add_flag("--profile", f->profile,
                 "time per partition, per step (node or fused group, with the implementation that ran) and per op type");
   cmd->add_option("--trace", f->trace, "write a Chrome trace (JSON for Perfetto) of every timed run and step")

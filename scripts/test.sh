@@ -3,8 +3,20 @@
 #   scripts/test.sh              the plain build in build/: every suite
 #   scripts/test.sh --sanitize   an ASan+UBSan build in build-asan/: unit and CLI suites and a
 #                                sample of the conformance cases, any sanitizer report fatal
+#   scripts/test.sh --tsan       a ThreadSanitizer build in build-tsan/: bench --concurrency 4 on
+#                                the cpu and onednn,cpu EPs over the test models, any report fatal
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [[ "${1:-}" == "--tsan" ]]; then
+  export NXRT_BUILD_DIR=${NXRT_BUILD_DIR:-build-tsan}
+  mkdir -p "$NXRT_BUILD_DIR"
+  [[ -f "$NXRT_BUILD_DIR/CMakeCache.txt" ]] ||
+    cmake -S . -B "$NXRT_BUILD_DIR" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-O1 -DNXRT_SANITIZE=thread \
+      >"$NXRT_BUILD_DIR/configure.log"
+  cmake --build "$NXRT_BUILD_DIR" -j "${NXRT_JOBS:-$(nproc)}" --target nxrt_cli >"$NXRT_BUILD_DIR/build.log" ||
+    { grep -E "error" "$NXRT_BUILD_DIR/build.log" | head -40 >&2; exit 1; }
+  exec tests/tsan/bench_concurrency.sh "$NXRT_BUILD_DIR/cli/nxrt"
+fi
 if [[ "${1:-}" == "--sanitize" ]]; then
   export NXRT_BUILD_DIR=${NXRT_BUILD_DIR:-build-asan}
   mkdir -p "$NXRT_BUILD_DIR"

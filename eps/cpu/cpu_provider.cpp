@@ -91,6 +91,7 @@ class RestoredPartition final : public CompiledPartition {
   RestoredPartition(std::unique_ptr<Model> model, std::unique_ptr<CompiledPartition> inner)
       : model_(std::move(model)), inner_(std::move(inner)) {}
   Expected<std::vector<RuntimeValue>> run(std::span<const RuntimeValue> inputs) override { return inner_->run(inputs); }
+  bool runs_concurrently() const override { return inner_->runs_concurrently(); }
   void set_profiling(bool on) override { inner_->set_profiling(on); }
   std::vector<StepProfile> profile() const override { return inner_->profile(); }
 

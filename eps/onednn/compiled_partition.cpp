@@ -20,7 +20,7 @@ std::string dims_text(const std::vector<Dims>& dims) {
 
 }  // namespace
 
-OnednnPartition::OnednnPartition(PartitionSetup setup) : setup_(std::move(setup)), stream_(setup_.engine) {}
+OnednnPartition::OnednnPartition(PartitionSetup setup) : setup_(std::move(setup)) {}
 
 bool OnednnPartition::is_constant(ValueId v) const {
   const Value& val = setup_.partition.graph->value(v);
@@ -34,8 +34,9 @@ Expected<void> OnednnPartition::prepare(const std::vector<Dims>& input_dims) {
 }
 
 Expected<Plan*> OnednnPartition::plan_for(const std::vector<Dims>& input_dims) {
+  std::lock_guard lock(plans_mutex_);
   for (auto& [dims, plan] : plans_)
-    if (dims == input_dims) return plan.get();
+    if (dims == input_dims) return last_ = plan.get();
   const Partition& p = setup_.partition;
   const Graph& g = *p.graph;
   const auto where = fmt::format("compiling partition '{}' on the onednn EP for inputs {}", p.name, dims_text(input_dims));
@@ -61,7 +62,7 @@ Expected<Plan*> OnednnPartition::plan_for(const std::vector<Dims>& input_dims) {
   if (!plan) return forward_error(std::move(plan), where);
   if (plans_.empty()) packed_ = builder.packed_initializers();
   plans_.emplace_back(input_dims, std::move(*plan));
-  return plans_.back().second.get();
+  return last_ = plans_.back().second.get();
 }
 
 Expected<std::vector<RuntimeValue>> OnednnPartition::run(std::span<const RuntimeValue> inputs) {
@@ -82,12 +83,12 @@ Expected<std::vector<RuntimeValue>> OnednnPartition::run(std::span<const Runtime
   auto plan = plan_for(dims);
   if (!plan) return std::unexpected(std::move(plan.error()));
   use_threads(setup_.threads);
-  last_ = *plan;
-  return (*plan)->run(inputs, stream_, profiling_);
+  return (*plan)->run(inputs, profiling_);
 }
 
 std::vector<StepProfile> OnednnPartition::profile() const {
-  const Plan* plan = last_ ? last_ : first_plan();
+  std::lock_guard lock(plans_mutex_);
+  const Plan* plan = last_ ? last_ : (plans_.empty() ? nullptr : plans_.front().second.get());
   std::vector<StepProfile> out;
   if (!plan) return out;
   for (const Step& s : plan->steps()) out.push_back(s.profile);

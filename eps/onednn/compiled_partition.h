@@ -4,6 +4,7 @@
 
 #include <map>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <vector>
 
@@ -36,6 +37,8 @@ class OnednnPartition final : public CompiledPartition {
   // Builds the plan for these input dims now (compile time, when they are static).
   Expected<void> prepare(const std::vector<Dims>& input_dims);
   Expected<std::vector<RuntimeValue>> run(std::span<const RuntimeValue> inputs) override;
+  // Plans are built under a lock and run with an arena per run in flight.
+  bool runs_concurrently() const override { return true; }
   void set_profiling(bool on) override { profiling_ = on; }
   std::vector<StepProfile> profile() const override;
 
@@ -46,11 +49,12 @@ class OnednnPartition final : public CompiledPartition {
   const std::set<ValueId>& packed_initializers() const { return packed_; }
 
  private:
+  // The plan for these dims, built on first sight; also records it as the last one run.
   Expected<Plan*> plan_for(const std::vector<Dims>& input_dims);
   bool is_constant(ValueId v) const;
 
   PartitionSetup setup_;
-  dnnl::stream stream_;
+  mutable std::mutex plans_mutex_;  // guards plans_, packed_ and last_ (not the plans' runs)
   std::vector<std::pair<std::vector<Dims>, std::unique_ptr<Plan>>> plans_;
   std::set<ValueId> packed_;
   Plan* last_ = nullptr;

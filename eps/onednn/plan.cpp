@@ -21,6 +21,13 @@ std::shared_ptr<std::byte[]> allocate_arena(std::size_t bytes) {
 
 }  // namespace
 
+struct Plan::Execution {
+  std::shared_ptr<std::byte[]> arena;
+  std::vector<dnnl::memory> memories;  // one per view
+  std::vector<std::unordered_map<int, dnnl::memory>> step_args;
+  dnnl::stream stream;
+};
+
 Plan::Plan(dnnl::engine engine, std::vector<Buffer> buffers, std::vector<View> views, std::vector<Step> steps,
            std::vector<Dims> output_dims, PreparedWeights weights, Implementations implementations)
     : engine_(std::move(engine)),
@@ -30,37 +37,72 @@ Plan::Plan(dnnl::engine engine, std::vector<Buffer> buffers, std::vector<View> v
       output_dims_(std::move(output_dims)),
       weights_(std::move(weights)),
       implementations_(std::move(implementations)) {
+  for (std::size_t v = 0; v < views_.size(); ++v) {
+    const Buffer& b = buffers_[root_buffer(static_cast<int>(v)).first];
+    if (b.kind == Buffer::Kind::kInput) input_views_.emplace_back(b.boundary_index, static_cast<int>(v));
+    if (b.kind == Buffer::Kind::kOutput) output_views_.emplace_back(b.boundary_index, static_cast<int>(v));
+  }
+  give_back(take_execution());  // the first run's arena, allocated at compile time
+}
+
+Plan::~Plan() = default;
+
+std::pair<std::size_t, std::size_t> Plan::root_buffer(int view) const {
+  std::size_t slice_offset = 0;
+  auto index = static_cast<std::size_t>(views_[static_cast<std::size_t>(view)].buffer);
+  while (buffers_[index].kind == Buffer::Kind::kSlice) {
+    slice_offset += buffers_[index].slice_offset;
+    index = static_cast<std::size_t>(buffers_[index].parent);
+  }
+  return {index, slice_offset};
+}
+
+std::unique_ptr<Plan::Execution> Plan::take_execution() {
+  {
+    std::lock_guard lock(idle_mutex_);
+    if (!idle_.empty()) {
+      auto e = std::move(idle_.back());
+      idle_.pop_back();
+      return e;
+    }
+  }
+  auto e = std::make_unique<Execution>();
   std::size_t arena_bytes = 0;
   for (const Buffer& b : buffers_)
     if (b.kind == Buffer::Kind::kArena) arena_bytes = std::max(arena_bytes, b.arena_offset + b.bytes);
-  arena_ = allocate_arena(arena_bytes);
+  e->arena = allocate_arena(arena_bytes);
   for (std::size_t v = 0; v < views_.size(); ++v) {
-    std::size_t slice_offset = 0;
-    int index = views_[v].buffer;
-    while (buffers_[static_cast<std::size_t>(index)].kind == Buffer::Kind::kSlice) {
-      slice_offset += buffers_[static_cast<std::size_t>(index)].slice_offset;
-      index = buffers_[static_cast<std::size_t>(index)].parent;
-    }
-    const Buffer& b = buffers_[static_cast<std::size_t>(index)];
-    void* handle = nullptr;
-    switch (b.kind) {
-      case Buffer::Kind::kSlice: break;  // resolved above
-      case Buffer::Kind::kArena: handle = arena_.get() + b.arena_offset + slice_offset; break;
-      case Buffer::Kind::kWeight: handle = b.weight->data(); break;
-      case Buffer::Kind::kInput: input_views_.emplace_back(b.boundary_index, static_cast<int>(v)); break;
-      case Buffer::Kind::kOutput: output_views_.emplace_back(b.boundary_index, static_cast<int>(v)); break;
-    }
-    memories_.emplace_back(views_[v].md, engine_, handle);
+    const auto [root, slice_offset] = root_buffer(static_cast<int>(v));
+    const Buffer& b = buffers_[root];
+    void* handle = nullptr;  // inputs and outputs are bound per run
+    if (b.kind == Buffer::Kind::kArena) handle = e->arena.get() + b.arena_offset + slice_offset;
+    if (b.kind == Buffer::Kind::kWeight) handle = b.weight->data();
+    e->memories.emplace_back(views_[v].md, engine_, handle);
   }
   for (const Step& s : steps_) {
     std::unordered_map<int, dnnl::memory> args;
-    for (const auto& [arg, view] : s.args) args.emplace(arg, memories_[static_cast<std::size_t>(view)]);
-    step_args_.push_back(std::move(args));
+    for (const auto& [arg, view] : s.args) args.emplace(arg, e->memories[static_cast<std::size_t>(view)]);
+    e->step_args.push_back(std::move(args));
   }
+  e->stream = dnnl::stream(engine_);
+  return e;
 }
 
-Expected<std::vector<RuntimeValue>> Plan::run(std::span<const RuntimeValue> inputs, dnnl::stream& stream,
-                                              bool profile) {
+void Plan::give_back(std::unique_ptr<Execution> execution) {
+  std::lock_guard lock(idle_mutex_);
+  idle_.push_back(std::move(execution));
+}
+
+Expected<std::vector<RuntimeValue>> Plan::run(std::span<const RuntimeValue> inputs, bool profile) {
+  std::unique_ptr<Execution> e = take_execution();
+  auto outputs = run_on(*e, inputs, profile);
+  // Even after a failed step: the next run binds every input and output again.
+  give_back(std::move(e));
+  return outputs;
+}
+
+Expected<std::vector<RuntimeValue>> Plan::run_on(Execution& e, std::span<const RuntimeValue> inputs,
+                                                 bool profile) {
   std::vector<Tensor> keep_alive;  // contiguous copies of strided inputs
   for (const auto& [index, view] : input_views_) {
     const Tensor& t = inputs[static_cast<std::size_t>(index)].tensor();
@@ -69,7 +111,7 @@ Expected<std::vector<RuntimeValue>> Plan::run(std::span<const RuntimeValue> inpu
       keep_alive.push_back(copy_to_contiguous(tv));
       tv = keep_alive.back().view();
     }
-    memories_[static_cast<std::size_t>(view)].set_data_handle(const_cast<void*>(tv.data()));
+    e.memories[static_cast<std::size_t>(view)].set_data_handle(const_cast<void*>(tv.data()));
   }
   std::vector<RuntimeValue> outputs(output_dims_.size());
   // One tensor per output; several views (in-place steps, reshapes) may share its buffer.
@@ -79,21 +121,21 @@ Expected<std::vector<RuntimeValue>> Plan::run(std::span<const RuntimeValue> inpu
       const Dims& d = output_dims_[static_cast<std::size_t>(index)];
       out = Tensor(Storage::allocate_host(DType::kFloat32, shape_numel(d)), DType::kFloat32, Shape(d.begin(), d.end()));
     }
-    memories_[static_cast<std::size_t>(view)].set_data_handle(out.tensor().mut().data());
+    e.memories[static_cast<std::size_t>(view)].set_data_handle(out.tensor().mut().data());
   }
   for (std::size_t i = 0; i < steps_.size(); ++i) {
     Step& s = steps_[i];
     const auto start = profile ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
     auto r = dnnl_call(fmt::format("running {} on the onednn EP", s.profile.nodes.front()),
-                       [&] { s.primitive.execute(stream, step_args_[i]); });
+                       [&] { s.primitive.execute(e.stream, e.step_args[i]); });
     if (!r) return std::unexpected(std::move(r.error()));
     if (profile) {
-      stream.wait();
+      e.stream.wait();
       s.profile.us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
       s.profile.start_us = std::chrono::duration<double, std::micro>(start.time_since_epoch()).count();
     }
   }
-  stream.wait();
+  e.stream.wait();
   return outputs;
 }
 

@@ -1,9 +1,11 @@
 // Plan: a partition compiled for one set of input shapes: oneDNN primitives in order, their
 // memory in one arena reused by lifetime, weights already in the primitives' layouts.
+// The plan itself is read-only while it runs; each run in flight has its own arena.
 #pragma once
 
 #include <map>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -52,8 +54,9 @@ class Plan {
   Plan(dnnl::engine engine, std::vector<Buffer> buffers, std::vector<View> views, std::vector<Step> steps,
        std::vector<Dims> output_dims, PreparedWeights weights, Implementations implementations);
 
-  Expected<std::vector<RuntimeValue>> run(std::span<const RuntimeValue> inputs, dnnl::stream& stream,
-                                          bool profile);
+  ~Plan();
+  // Safe to call from several threads at once; `profile` (step times) only from one.
+  Expected<std::vector<RuntimeValue>> run(std::span<const RuntimeValue> inputs, bool profile);
   const std::vector<Step>& steps() const { return steps_; }
   const PreparedWeights& weights() const { return weights_; }
   const Implementations& implementations() const { return implementations_; }
@@ -66,10 +69,18 @@ class Plan {
   std::vector<Dims> output_dims_;
   PreparedWeights weights_;
   Implementations implementations_;
-  std::shared_ptr<std::byte[]> arena_;
-  std::vector<dnnl::memory> memories_;                        // one per view
   std::vector<std::pair<int, int>> input_views_, output_views_;  // (boundary index, view)
-  std::vector<std::unordered_map<int, dnnl::memory>> step_args_;
+
+  // What one run writes: the arena (intermediates, scratchpads), memory objects bound to
+  // it and to the run's inputs and outputs, and a stream. Kept for the next run.
+  struct Execution;
+  // The buffer a view is part of (through Concat slices) and the view's offset in it.
+  std::pair<std::size_t, std::size_t> root_buffer(int view) const;
+  std::unique_ptr<Execution> take_execution();
+  Expected<std::vector<RuntimeValue>> run_on(Execution& e, std::span<const RuntimeValue> inputs, bool profile);
+  void give_back(std::unique_ptr<Execution> execution);
+  std::mutex idle_mutex_;
+  std::vector<std::unique_ptr<Execution>> idle_;
 };
 
 }  // namespace nxrt::onednn

@@ -89,8 +89,11 @@ Expected<std::vector<RuntimeValue>> SubgraphRunner::run(std::vector<RuntimeValue
   if (formal.size() != g.inputs.size())
     return fail(ErrorCode::kRuntime, fmt::format("subgraph '{}' takes {} inputs, got {}", g.name, g.inputs.size(),
                                                  formal.size()));
-  if (!compiled_)
-    if (auto r = build(ctx); !r) return std::unexpected(r.error());
+  {
+    std::lock_guard lock(build_mutex_);  // the session's runs may reach here together
+    if (!compiled_)
+      if (auto r = build(ctx); !r) return std::unexpected(r.error());
+  }
   std::vector<RuntimeValue> inputs = std::move(formal);
   for (std::size_t k : outer_index_) inputs.push_back(ctx.value(owner_inputs_ + k));
   auto outputs = compiled_->run(inputs);

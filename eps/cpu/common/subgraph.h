@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -50,6 +51,7 @@ class SubgraphRunner {
   std::vector<OutputSource> output_sources_;
   std::vector<Tensor> constants_;
   Partition partition_;
+  std::mutex build_mutex_;  // guards the build on first use; then the members above stay as built
   std::unique_ptr<KernelPartition> compiled_;
 };
 

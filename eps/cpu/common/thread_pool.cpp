@@ -66,7 +66,14 @@ void ThreadPool::for_range(int64_t n, int64_t grain,
     fn(0, n);
     return;
   }
-  std::lock_guard submit(submit_);
+  // Another session thread has the workers: run the same chunks here rather than wait
+  // (same boundaries, so results do not depend on who ran them).
+  std::unique_lock submit(submit_, std::try_to_lock);
+  if (!submit) {
+    InChunk guard;
+    for (int64_t begin = 0; begin < n; begin += chunk) fn(begin, std::min(n, begin + chunk));
+    return;
+  }
   std::unique_lock lock(mutex_);
   job_.fn = &fn;
   job_.n = n;

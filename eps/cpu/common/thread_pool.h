@@ -21,7 +21,8 @@ class ThreadPool final : public Parallel {
   ThreadPool& operator=(const ThreadPool&) = delete;
 
   int threads() const override { return static_cast<int>(workers_.size()) + 1; }
-  // The calling thread takes part; chunks are handed out dynamically.
+  // The calling thread takes part; chunks are handed out dynamically. Callers on several
+  // threads at once are safe: while the workers serve one, the others run their chunks alone.
   void for_range(int64_t n, int64_t grain,
                  const std::function<void(int64_t, int64_t)>& fn) const override;
 
@@ -40,7 +41,7 @@ class ThreadPool final : public Parallel {
 
   std::vector<std::thread> workers_;
   mutable std::mutex mutex_;
-  mutable std::mutex submit_;  // one job at a time
+  mutable std::mutex submit_;  // held by the caller whose job the workers serve
   mutable std::condition_variable wake_;
   mutable std::condition_variable done_;
   mutable Job job_;

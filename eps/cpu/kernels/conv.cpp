@@ -5,6 +5,7 @@
 
 #include "common/gemm.h"
 #include "common/kernel_util.h"
+#include "common/scratch_pool.h"
 #include "nxrt/ir/window.h"
 #include "kernels/kernels.h"
 
@@ -294,16 +295,17 @@ class ConvKernel final : public Kernel {
       });
       return;
     }
-    if (!pointwise && (!col_ || col_->outer() != out || col_->depth() != kdim))
-      col_ = PackedMatrix::allocate(GemmSide::kB, out, kdim);
-    for (int64_t t = 0; t < tasks; ++t) one(t, col_ ? &*col_ : nullptr, parallel);
+    auto col = cols_.take();
+    if (!pointwise && (!*col || (*col)->outer() != out || (*col)->depth() != kdim))
+      *col = PackedMatrix::allocate(GemmSide::kB, out, kdim);
+    for (int64_t t = 0; t < tasks; ++t) one(t, pointwise ? nullptr : &**col, parallel);
   }
 
   WindowAttrs attrs_;
   int64_t group_;
   std::vector<PackedMatrix> packed_w_;
   std::string variant_;
-  std::optional<PackedMatrix> col_;  // im2col workspace, kept between runs
+  ScratchPool<std::optional<PackedMatrix>> cols_;  // im2col workspaces, kept between runs
 };
 
 // The implementation a node gets, from what is static: weights' shape, strides and pads.

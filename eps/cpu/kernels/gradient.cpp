@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <map>
+#include <mutex>
 #include <set>
 
 #include "common/broadcast.h"
@@ -109,18 +110,7 @@ class GradientKernel final : public Kernel {
   }
 
   Expected<void> compute(KernelContext& ctx) override {
-    if (!forward_) {
-      Partition p;
-      p.graph = &graph_;
-      p.ep = "cpu";
-      p.name = "gradient_forward";
-      p.nodes = slice_.nodes;
-      p.inputs = slice_.inputs;
-      p.outputs = forward_outputs_;
-      auto kp = KernelPartition::build(p, cpu_kernel_registry(), "cpu", ctx.shared_parallel());
-      if (!kp) return std::unexpected(kp.error());
-      forward_ = std::move(*kp);
-    }
+    if (auto r = build_forward(ctx); !r) return r;
     std::vector<RuntimeValue> inputs;
     for (std::size_t i = 0; i < ctx.input_count(); ++i) inputs.push_back(ctx.value(i));
     auto outputs = forward_->run(inputs);
@@ -172,6 +162,23 @@ class GradientKernel final : public Kernel {
   std::string_view variant() const override { return "reverse-mode"; }
 
  private:
+  // Compiles the forward part on first use (runs of the session may arrive together).
+  Expected<void> build_forward(const KernelContext& ctx) {
+    std::lock_guard lock(build_mutex_);
+    if (forward_) return {};
+    Partition p;
+    p.graph = &graph_;
+    p.ep = "cpu";
+    p.name = "gradient_forward";
+    p.nodes = slice_.nodes;
+    p.inputs = slice_.inputs;
+    p.outputs = forward_outputs_;
+    auto kp = KernelPartition::build(p, cpu_kernel_registry(), "cpu", ctx.shared_parallel());
+    if (!kp) return std::unexpected(kp.error());
+    forward_ = std::move(*kp);
+    return {};
+  }
+
   template <class Slot>
   static Expected<void> backward(const std::string& op, const std::vector<Tensor>& in, const Tensor& out,
                                  const std::vector<float>& g, Slot&& slot) {
@@ -207,6 +214,7 @@ class GradientKernel final : public Kernel {
   ForwardSlice slice_;
   std::vector<ValueId> forward_outputs_;
   std::size_t xs_count_ = 0;
+  std::mutex build_mutex_;
   std::unique_ptr<KernelPartition> forward_;
 };
 

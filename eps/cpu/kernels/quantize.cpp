@@ -6,6 +6,7 @@
 
 #include "common/broadcast.h"
 #include "common/kernel_util.h"
+#include "common/scratch_pool.h"
 #include "nxrt/ir/window.h"
 #include "kernels/kernels.h"
 
@@ -569,9 +570,10 @@ class QLinearConvKernel final : public IntConvBase {
  public:
   using IntConvBase::IntConvBase;
   Expected<void> compute(KernelContext& ctx) override {
+    auto acc = accumulators_.take();
     auto plan = sums(ctx, 0, 3, 2, 5, [&](const Shape& shape) -> Expected<int32_t*> {
-      acc_.resize(static_cast<std::size_t>(shape_numel(shape)));
-      return acc_.data();
+      acc->resize(static_cast<std::size_t>(shape_numel(shape)));
+      return acc->data();
     });
     if (!plan) return std::unexpected(plan.error());
     return dispatch_dtype(QuantTypes{}, ctx.input(7).dtype(), [&](auto tag) -> Expected<void> {
@@ -585,10 +587,10 @@ class QLinearConvKernel final : public IntConvBase {
       const int32_t* bias = ctx.has_input(8) ? ctx.input(8).data_as<int32_t>() : nullptr;
       const int64_t out_size = shape_numel(plan->out) / std::max<int64_t>(1, plan->batch * plan->out_channels);
       Q* out = y->template mut_as<Q>();
-      for (std::size_t i = 0; i < acc_.size(); ++i) {
+      for (std::size_t i = 0; i < acc->size(); ++i) {
         const int64_t oc = static_cast<int64_t>(i) / out_size % plan->out_channels;
         const float scale = x_scale * ws.data_as<float>()[ws.numel() == 1 ? 0 : oc] / y_scale;
-        const int32_t sum = acc_[i] + (bias ? bias[oc] : 0);
+        const int32_t sum = (*acc)[i] + (bias ? bias[oc] : 0);
         out[i] = saturate_round<Q>(static_cast<float>(sum) * scale + y_zp);
       }
       return {};
@@ -596,7 +598,7 @@ class QLinearConvKernel final : public IntConvBase {
   }
 
  private:
-  std::vector<int32_t> acc_;  // the int32 sums, reused between runs
+  ScratchPool<std::vector<int32_t>> accumulators_;  // the int32 sums, reused between runs
 };
 
 // Spatial rank of a claimed convolution: from X's or W's rank, else from kernel_shape.

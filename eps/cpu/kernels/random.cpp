@@ -4,6 +4,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <mutex>
 #include <optional>
 #include <random>
 #include <string>
@@ -27,6 +28,27 @@ std::mt19937 make_engine(const AttributeMap& a) {
   if (const auto seed = a.get_float("seed")) return std::mt19937(std::bit_cast<uint32_t>(*seed));
   return std::mt19937(std::random_device{}());
 }
+
+// A node's generator, shared by its session's runs: a run draws with it held, so runs on
+// several threads never interleave their draws (each takes a contiguous stretch).
+class SharedEngine {
+ public:
+  explicit SharedEngine(std::mt19937 generator) : generator_(generator) {}
+  class Held {
+   public:
+    explicit Held(SharedEngine& shared) : lock_(shared.mutex_), generator_(shared.generator_) {}
+    std::mt19937& operator*() const { return generator_; }
+
+   private:
+    std::lock_guard<std::mutex> lock_;
+    std::mt19937& generator_;
+  };
+  Held hold() { return Held(*this); }
+
+ private:
+  std::mutex mutex_;
+  std::mt19937 generator_;
+};
 
 // The output type from the `dtype` attribute, else `fallback`; nullopt for unknown codes.
 std::optional<DType> dtype_attr(const NodeContext& ctx, DType fallback) {
@@ -88,16 +110,17 @@ class RandomKernel final : public Kernel {
     if (!y) return std::unexpected(std::move(y.error()));
     return dispatch_dtype(FloatHalfTypes{}, dtype_, [&](auto tag) {
       using T = typename decltype(tag)::type;
+      auto engine = engine_.hold();
       if (dist_.normal)
-        fill_from(engine_, std::normal_distribution<double>(dist_.a, dist_.b), y->mut_as<T>(), y->numel());
+        fill_from(*engine, std::normal_distribution<double>(dist_.a, dist_.b), y->mut_as<T>(), y->numel());
       else
-        fill_from(engine_, std::uniform_real_distribution<double>(dist_.a, dist_.b), y->mut_as<T>(), y->numel());
+        fill_from(*engine, std::uniform_real_distribution<double>(dist_.a, dist_.b), y->mut_as<T>(), y->numel());
       return Expected<void>{};
     });
   }
 
  private:
-  std::mt19937 engine_;
+  SharedEngine engine_;
   Distribution dist_;
   DType dtype_;
   std::optional<Shape> shape_;  // nullopt: the input's (the *Like ops)
@@ -149,11 +172,12 @@ class BernoulliKernel final : public Kernel {
   template <class P, class O>
   void draw(const P* p, O* out, int64_t n) {
     std::uniform_real_distribution<double> uniform(0, 1);
+    auto engine = engine_.hold();
     for (int64_t i = 0; i < n; ++i)
-      out[i] = static_cast<O>(uniform(engine_) < static_cast<double>(static_cast<float>(p[i])) ? 1 : 0);
+      out[i] = static_cast<O>(uniform(*engine) < static_cast<double>(static_cast<float>(p[i])) ? 1 : 0);
   }
 
-  std::mt19937 engine_;
+  SharedEngine engine_;
   DType dtype_;
 };
 
@@ -201,6 +225,7 @@ class MultinomialKernel final : public Kernel {
   void draw(const X* x, int64_t rows, int64_t classes, O* out) {
     std::vector<double> cdf(static_cast<std::size_t>(classes));
     std::uniform_real_distribution<double> uniform(0, 1);
+    auto engine = engine_.hold();
     for (int64_t r = 0; r < rows; ++r) {
       const X* row = x + r * classes;
       double top = -INFINITY;
@@ -209,13 +234,13 @@ class MultinomialKernel final : public Kernel {
       for (int64_t c = 0; c < classes; ++c)
         cdf[static_cast<std::size_t>(c)] = sum += std::exp(static_cast<double>(static_cast<float>(row[c])) - top);
       for (int64_t s = 0; s < samples_; ++s) {
-        const auto it = std::upper_bound(cdf.begin(), cdf.end(), uniform(engine_) * sum);
+        const auto it = std::upper_bound(cdf.begin(), cdf.end(), uniform(*engine) * sum);
         out[r * samples_ + s] = static_cast<O>(std::min<int64_t>(it - cdf.begin(), classes - 1));
       }
     }
   }
 
-  std::mt19937 engine_;
+  SharedEngine engine_;
   DType dtype_;
   int64_t samples_;
 };
@@ -275,7 +300,8 @@ class DropoutKernel final : public Kernel {
     std::vector<char> keep(static_cast<std::size_t>(n), 1);
     if (ratio > 0) {
       std::uniform_real_distribution<double> uniform(0, 1);
-      for (auto& k : keep) k = uniform(engine_) >= ratio;
+      auto engine = engine_.hold();
+      for (auto& k : keep) k = uniform(*engine) >= ratio;
     }
     if (ratio == 0) {
       ctx.set_output(0, x);
@@ -297,7 +323,7 @@ class DropoutKernel final : public Kernel {
     return {};
   }
 
-  std::mt19937 engine_;
+  SharedEngine engine_;
   int64_t opset_;
   float ratio_;
   bool legacy_training_;

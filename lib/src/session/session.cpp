@@ -198,6 +198,7 @@ Expected<std::unique_ptr<Session>> Session::create(const std::filesystem::path& 
         return forward_error(std::move(compiled),
                              fmt::format("compiling partition '{}' of '{}' on the {} EP", p.name, model_path.string(), p.ep));
     }
+    s->serial_.push_back((*compiled)->runs_concurrently() ? nullptr : std::make_unique<std::mutex>());
     s->compiled_.push_back(std::move(*compiled));
   }
 
@@ -242,7 +243,20 @@ Expected<void> Session::check_input(const std::string& name, const RuntimeValue&
   return nxrt::check_input(g.value(*id), value);
 }
 
-Expected<std::map<std::string, RuntimeValue>> Session::run(const std::map<std::string, RuntimeValue>& inputs) {
+Expected<std::vector<RuntimeValue>> Session::run_partition(const Partition& p, std::span<const RuntimeValue> args) {
+  const auto index = static_cast<std::size_t>(p.index);
+  std::unique_lock<std::mutex> serial;
+  if (serial_[index]) serial = std::unique_lock(*serial_[index]);
+  try {
+    return compiled_[index]->run(args);
+  } catch (const std::bad_alloc&) {
+    return fail(ErrorCode::kRuntime, "out of memory", "a tensor the model computes is larger than the memory available",
+                "run the model with smaller inputs or on a machine with more memory");
+  }
+}
+
+Expected<std::map<std::string, RuntimeValue>> Session::run(const std::map<std::string, RuntimeValue>& inputs,
+                                                           RunStats* stats) {
   if (auto r = check_inputs(inputs); !r) return std::unexpected(r.error());
   const Graph& g = *analysis_.model.graph;
   const ClaimsReport& report = analysis_.report;
@@ -274,7 +288,7 @@ Expected<std::map<std::string, RuntimeValue>> Session::run(const std::map<std::s
     const int partition = report.nodes[static_cast<std::size_t>(producer)].partition;
     return analysis_.eps.find(report.partitions[static_cast<std::size_t>(partition)].ep);
   };
-  partition_us_.assign(report.partitions.size(), 0);
+  if (stats) stats->partition_us.assign(report.partitions.size(), 0);
   for (const Partition& p : report.partitions) {
     ExecutionProvider* ep = analysis_.eps.find(p.ep);
     std::vector<RuntimeValue> args;
@@ -285,15 +299,8 @@ Expected<std::map<std::string, RuntimeValue>> Session::run(const std::map<std::s
       args.push_back(std::move(*arg));
     }
     const auto t0 = Clock::now();
-    Expected<std::vector<RuntimeValue>> outputs = fail(ErrorCode::kRuntime, "not run");
-    try {
-      outputs = compiled_[static_cast<std::size_t>(p.index)]->run(args);
-    } catch (const std::bad_alloc&) {
-      outputs = fail(ErrorCode::kRuntime, "out of memory",
-                     "a tensor the model computes is larger than the memory available",
-                     "run the model with smaller inputs or on a machine with more memory");
-    }
-    partition_us_[static_cast<std::size_t>(p.index)] = ms_since(t0) * 1000.0;
+    auto outputs = run_partition(p, args);
+    if (stats) stats->partition_us[static_cast<std::size_t>(p.index)] = ms_since(t0) * 1000.0;
     if (!outputs)
       return forward_error(std::move(outputs),
                            fmt::format("running partition '{}' of '{}'", p.name, analysis_.model.path.string()));

@@ -26,6 +26,8 @@ class KernelPartition final : public CompiledPartition {
   ~KernelPartition() override;
 
   Expected<std::vector<RuntimeValue>> run(std::span<const RuntimeValue> inputs) override;
+  // Each run has its own value slots; kernels keep no per-run state in themselves.
+  bool runs_concurrently() const override { return true; }
   void set_profiling(bool on) override;
   std::vector<StepProfile> profile() const override;
   // Each node's kernel, in partition order (for saving packed state).

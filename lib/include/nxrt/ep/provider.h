@@ -66,7 +66,11 @@ class CompiledPartition {
  public:
   virtual ~CompiledPartition() = default;
   virtual Expected<std::vector<RuntimeValue>> run(std::span<const RuntimeValue> inputs) = 0;
+  // True when run() may be called from several threads at once (each call keeps its own
+  // intermediate buffers); the session serializes runs of partitions that say false.
+  virtual bool runs_concurrently() const { return false; }
   // Turns per-step timing on for the following runs (it costs a clock read per step).
+  // Profiling and profile() are for serial runs: concurrent runs would share the timings.
   virtual void set_profiling(bool on) { (void)on; }
   // The steps of the last run, in execution order, timed when profiling is on.
   virtual std::vector<StepProfile> profile() const { return {}; }

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,14 @@ struct Analysis {
 };
 Expected<Analysis> analyze(const std::filesystem::path& model_path, const SessionOptions& options);
 
+// What one Session::run measured.
+struct RunStats {
+  std::vector<double> partition_us;  // per partition, in microseconds
+};
+
+// One session serves any number of threads: run() may be called concurrently. Partitions
+// whose EP cannot run them concurrently (CompiledPartition::runs_concurrently) are run one
+// call at a time; the others keep their intermediate buffers per call.
 class Session {
  public:
   // analyze(), then compile every partition (or restore it from its EPContext node).
@@ -57,23 +66,26 @@ class Session {
   std::vector<const Value*> required_inputs() const;
   // Checks one input value against the graph input `name` (kind, element type, shape).
   Expected<void> check_input(const std::string& name, const RuntimeValue& value) const;
-  // Runs the model; inputs by graph-input name. Returns the graph outputs by name.
-  Expected<std::map<std::string, RuntimeValue>> run(const std::map<std::string, RuntimeValue>& inputs);
+  // Runs the model; inputs by graph-input name. Returns the graph outputs by name, and
+  // the time of each partition in `stats` when given. Safe to call from several threads.
+  Expected<std::map<std::string, RuntimeValue>> run(const std::map<std::string, RuntimeValue>& inputs,
+                                                    RunStats* stats = nullptr);
 
-  // Times every step of every partition in the following runs (CompiledPartition::profile).
+  // Times every step of every partition in the following runs (CompiledPartition::profile);
+  // for serial runs only.
   void set_profiling(bool on);
-  // Per-partition time of the last run, in microseconds (for --profile).
-  const std::vector<double>& last_partition_us() const { return partition_us_; }
 
  private:
   Session() = default;
   Expected<void> check_inputs(const std::map<std::string, RuntimeValue>& inputs) const;
+  Expected<std::vector<RuntimeValue>> run_partition(const Partition& p, std::span<const RuntimeValue> args);
 
   Analysis analysis_;
   std::vector<std::unique_ptr<CompiledPartition>> compiled_;
   std::vector<std::vector<std::size_t>> release_after_;  // per partition: boundary values to drop
+  // Per partition: held while a partition that cannot run concurrently runs; null for the others.
+  std::vector<std::unique_ptr<std::mutex>> serial_;
   double create_ms_ = 0;
-  std::vector<double> partition_us_;
 };
 
 }  // namespace nxrt
