@@ -34,7 +34,8 @@ void ReleaseEpDevice(OrtEpDevice* input) { delete input; }
 
 OrtStatus* EpGraphSupportInfo_AddNodesToFuse(OrtEpGraphSupportInfo* graph_support_info, const OrtNode* const* nodes,
                                              size_t num_nodes, const OrtNodeFusionOptions* node_fusion_options) {
-  if (num_nodes == 0) return invalid_argument("EpGraphSupportInfo_AddNodesToFuse: no nodes given");
+  if (!graph_support_info) return invalid_argument("EpGraphSupportInfo_AddNodesToFuse: the support info is NULL");
+  if (num_nodes == 0 || !nodes) return invalid_argument("EpGraphSupportInfo_AddNodesToFuse: no nodes given");
   OrtEpGraphSupportInfo::Group group;
   for (size_t i = 0; i < num_nodes; ++i) {
     if (!in_graph(graph_support_info, nodes[i]))
@@ -48,6 +49,7 @@ OrtStatus* EpGraphSupportInfo_AddNodesToFuse(OrtEpGraphSupportInfo* graph_suppor
 }
 
 OrtStatus* EpGraphSupportInfo_AddSingleNode(OrtEpGraphSupportInfo* graph_support_info, const OrtNode* node) {
+  if (!graph_support_info) return invalid_argument("EpGraphSupportInfo_AddSingleNode: the support info is NULL");
   if (!in_graph(graph_support_info, node))
     return invalid_argument(fmt::format("EpGraphSupportInfo_AddSingleNode: the node is not a node of graph '{}'",
                                graph_support_info->graph->name));

@@ -98,14 +98,26 @@ Expected<PluginProvider::Claims> PluginProvider::run_get_capability(const Graph&
                 take_status(s), "see the plugin's documentation, or leave the EP out of --ep");
   Claims out;
   std::vector<bool> claimed(graph.nodes.size(), false);
-  for (const auto& group : support.groups) {
+  std::vector<std::size_t> group_of(graph.nodes.size(), 0);  // 1-based; 0: in no group
+  for (std::size_t g = 1; const auto& group : support.groups) {
     std::vector<NodeId> ids;
     for (const OrtNode* n : group.nodes) {
+      if (claimed[n->id])
+        return fail(ErrorCode::kRuntime,
+                    fmt::format("the {} EP's GetCapability returned node '{}' {} on graph '{}'", info_.name,
+                                graph.node(static_cast<NodeId>(n->id)).name,
+                                group_of[n->id] == g ? fmt::format("twice in group {}", g)
+                                                     : fmt::format("in two groups ({} and {})", group_of[n->id], g),
+                                graph.name),
+                    "each node is compiled into exactly one fused node, so it may be in one group only",
+                    "fix the plugin: add each node to at most one group, once; or leave the EP out of --ep");
       ids.push_back(static_cast<NodeId>(n->id));
       claimed[n->id] = true;
+      group_of[n->id] = g;
     }
     out.claims.groups.push_back(std::move(ids));
     out.drop_constants.push_back(group.drop_constant_initializers);
+    ++g;
   }
   for (const Node& n : graph.nodes)
     out.claims.verdicts.push_back(

@@ -224,6 +224,15 @@ class Running(PluginTest):
                           err)
             self.assertIn(f"  while claiming the nodes of '{model}'\n", err)
 
+    def test_node_in_two_groups(self):
+        model = chain(self.tmp / "m.onnx")
+        for command in ("explain-claims", "run"):
+            rc, out, err = nxrt(command, model, "--plugin", variant("duplicate_claim"))
+            self.assertExit((rc, out, err), 1, command)
+            self.assertIn("error: the test_plugin EP's GetCapability returned node 'mul' in two groups (2 and 3) on "
+                          "graph 'm'\n  why: each node is compiled into exactly one fused node, so it may be in one "
+                          "group only\n", err)
+
     def test_failing_compile(self):
         rc, out, err = nxrt("run", chain(self.tmp / "m.onnx"), "--plugin", variant("fail_compile"), "-q")
         self.assertExit((rc, out, err), 1)

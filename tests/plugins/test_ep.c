@@ -10,7 +10,8 @@
  *   NXRT_TEST_EP_NO_FACTORIES    CreateEpFactories makes no factory
  *   NXRT_TEST_EP_FAIL_CREATE_EP  CreateEp returns an error
  *   NXRT_TEST_EP_NULL_COMPILE    the OrtEp leaves Compile NULL
- *   NXRT_TEST_EP_FAIL_CAPABILITY GetCapability returns an error */
+ *   NXRT_TEST_EP_FAIL_CAPABILITY GetCapability returns an error
+ *   NXRT_TEST_EP_DUPLICATE_CLAIM GetCapability adds a fused node once more, alone */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -304,6 +305,9 @@ static OrtStatus* get_capability(OrtEp* this_ptr, const OrtGraph* graph, OrtEpGr
     }
   }
   if (!status && fused) status = g_ep_api->EpGraphSupportInfo_AddNodesToFuse(support, group, fused, &options);
+#ifdef NXRT_TEST_EP_DUPLICATE_CLAIM
+  if (!status && fused) status = g_ep_api->EpGraphSupportInfo_AddSingleNode(support, group[fused - 1]);
+#endif
   free(nodes);
   free(group);
   return status;
