@@ -1,4 +1,5 @@
-/* A small ONNX Runtime plugin EP for nxrt's tests, written against nxrt's own ABI header.
+/* A small ONNX Runtime plugin EP for nxrt's tests, written against nxrt's own ABI header;
+ * ONNX Runtime itself runs it too (scripts/plugin-vs-ort.sh).
  * It claims float Add, Mul and Relu nodes as one fused group and each Neg node alone,
  * compiles them into a little program (constants copied in), computes it, and writes
  * EPContext nodes whose payload is that program. Built once per variant:
@@ -10,7 +11,8 @@
  *   NXRT_TEST_EP_NO_FACTORIES    CreateEpFactories makes no factory
  *   NXRT_TEST_EP_FAIL_CREATE_EP  CreateEp returns an error
  *   NXRT_TEST_EP_NULL_COMPILE    the OrtEp leaves Compile NULL
- *   NXRT_TEST_EP_FAIL_CAPABILITY GetCapability returns an error */
+ *   NXRT_TEST_EP_FAIL_CAPABILITY GetCapability returns an error
+ *   NXRT_TEST_EP_SINGLE_NODE     claims Neg with AddSingleNode (a registered kernel it lacks) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -276,6 +278,17 @@ static int is_own_context(const OrtNode* node) {
   return strcmp(source, EP_NAME) == 0;
 }
 
+/* A node the EP compiles on its own is a fused group of one: EpGraphSupportInfo_AddSingleNode
+ * would ask the host for a kernel from the EP's kernel registry, which this EP has none of. */
+static OrtStatus* claim_alone(OrtEpGraphSupportInfo* support, const OrtNode* node, const OrtNodeFusionOptions* options) {
+#ifdef NXRT_TEST_EP_SINGLE_NODE
+  (void)options;
+  return g_ep_api->EpGraphSupportInfo_AddSingleNode(support, node);
+#else
+  return g_ep_api->EpGraphSupportInfo_AddNodesToFuse(support, &node, 1, options);
+#endif
+}
+
 static OrtStatus* get_capability(OrtEp* this_ptr, const OrtGraph* graph, OrtEpGraphSupportInfo* support) {
   TestEp* self = (TestEp*)this_ptr;
   size_t num_nodes = 0, fused = 0;
@@ -291,7 +304,7 @@ static OrtStatus* get_capability(OrtEp* this_ptr, const OrtGraph* graph, OrtEpGr
   for (size_t i = 0; i < num_nodes && !status; ++i) {
     const int kind = supports(nodes[i]);
     if (kind == 1) group[fused++] = nodes[i];
-    else if (kind == 2) status = g_ep_api->EpGraphSupportInfo_AddSingleNode(support, nodes[i]);
+    else if (kind == 2) status = claim_alone(support, nodes[i], &options);
     else if (kind == 3 && is_own_context(nodes[i]))
       status = g_ep_api->EpGraphSupportInfo_AddNodesToFuse(support, &nodes[i], 1, &options);
     else {
@@ -464,6 +477,24 @@ static const char* factory_version(const OrtEpFactory* f) {
   return "0.3.1";
 }
 
+static uint32_t factory_vendor_id(const OrtEpFactory* f) {
+  (void)f;
+  return 0;
+}
+
+/* ONNX Runtime calls these two of every factory that says API 23 or newer; NULL crashes it.
+ * A CPU EP needs no copies between devices and no streams. */
+static OrtStatus* create_data_transfer(OrtEpFactory* f, OrtDataTransferImpl** data_transfer) {
+  (void)f;
+  *data_transfer = NULL;
+  return NULL;
+}
+
+static bool is_stream_aware(const OrtEpFactory* f) {
+  (void)f;
+  return false;
+}
+
 static OrtStatus* supported_devices(OrtEpFactory* f, const OrtHardwareDevice* const* devices, size_t num_devices,
                                     OrtEpDevice** ep_devices, size_t max_ep_devices, size_t* num_ep_devices) {
   *num_ep_devices = 0;
@@ -542,7 +573,10 @@ EXPORT OrtStatus* CreateEpFactories(const char* registration_name, const OrtApiB
   f->factory.GetSupportedDevices = supported_devices;
   f->factory.CreateEp = create_ep;
   f->factory.ReleaseEp = release_ep;
+  f->factory.GetVendorId = factory_vendor_id;
   f->factory.GetVersion = factory_version;
+  f->factory.CreateDataTransfer = create_data_transfer;
+  f->factory.IsStreamAware = is_stream_aware;
   factories[0] = &f->factory;
   *num_factories = 1;
   return NULL;
