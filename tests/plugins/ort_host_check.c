@@ -12,10 +12,12 @@
  * 1 when one failed, 2 on a usage error. */
 #define _DEFAULT_SOURCE /* realpath */
 #include <dlfcn.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "nxrt_ort_abi.h"
 
@@ -211,6 +213,10 @@ static int save_output(const char* dir, const char* name, OrtValue* value) {
   if (s) return step(s, "read an output");
   t.data = data;
   snprintf(path, sizeof path, "%s/%s.npy", dir, name);
+  if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+    report(0, "create output folder %s: %s", dir, strerror(errno));
+    return 0;
+  }
   const int ok = write_npy(path, &t);
   report(ok, "output '%s' (%zu values, first %g) written to %s", name, t.count, t.count ? t.data[0] : 0.0, path);
   return ok;
