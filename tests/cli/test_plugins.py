@@ -312,12 +312,17 @@ class ThroughOnnxRuntime(PluginTest):
         restored = self.run_model(ctx, self.tmp / "ctx", "--plugin", GOOD, "--ep", "test_plugin,cpu")
         np.testing.assert_allclose(restored, self.run_model(model, self.tmp / "cpu", "--ep", "cpu"), rtol=1e-6)
 
-    def test_ort_runs_the_epcontext_model_nxrt_writes(self):
-        model, ctx = all_plugin(self.tmp / "p.onnx"), self.tmp / "p_ctx.onnx"
-        self.assertExit(nxrt("compile-epcontext", model, "-o", ctx, "--plugin", GOOD, "--ep", "test_plugin", "--embed"), 0)
-        self.ort(GOOD, ctx, "--config", "session.disable_cpu_ep_fallback=1", "--output-dir", self.tmp / "ort")
+    def test_ort_runs_the_epcontext_models_nxrt_writes(self):
+        """Inline payloads, and side files that ORT leaves to the plugin to read (embed_mode=0)."""
+        model = all_plugin(self.tmp / "p.onnx")
         expected = self.run_model(model, self.tmp / "cpu", "--ep", "cpu")
-        np.testing.assert_allclose(np.load(self.tmp / "ort/out.npy"), expected, rtol=1e-6)
+        for placement in ("--embed", "--external"):
+            ctx = self.tmp / f"p_ctx{placement}.onnx"
+            self.assertExit(nxrt("compile-epcontext", model, "-o", ctx, "--plugin", GOOD, "--ep", "test_plugin", placement), 0)
+            embed_mode = attribute(onnx.load(str(ctx)).graph.node[0], "embed_mode").i
+            self.assertEqual(embed_mode, 1 if placement == "--embed" else 0)
+            self.ort(GOOD, ctx, "--config", "session.disable_cpu_ep_fallback=1", "--output-dir", self.tmp / placement)
+            np.testing.assert_allclose(np.load(self.tmp / placement / "out.npy"), expected, rtol=1e-6, err_msg=placement)
 
     def test_ort_wants_a_kernel_for_a_single_node_claim(self):
         out = self.ort(variant("single_node"), chain(self.tmp / "m.onnx"), ok=False)

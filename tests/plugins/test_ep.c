@@ -353,6 +353,52 @@ static OrtStatus* add_constant(Program* p, const OrtValueInfo* info) {
   return NULL;
 }
 
+static OrtStatus* read_string_attr(const OrtNode* node, const char* name, char** out) {
+  const OrtOpAttr* attr = NULL;
+  size_t size = 0;
+  char probe = 0;
+  RETURN_IF_ERROR(g_api->Node_GetAttributeByName(node, name, &attr));
+  OrtStatus* s = g_api->ReadOpAttr(attr, ORT_OP_ATTR_STRING, &probe, 0, &size);
+  if (s) g_api->ReleaseStatus(s);
+  *out = calloc(size + 1, 1);
+  s = g_api->ReadOpAttr(attr, ORT_OP_ATTR_STRING, *out, size, &size);
+  if (s) free(*out);
+  return s;
+}
+
+/* The program an EPContext node holds: inline (embed_mode=1), or, with embed_mode=0, in the file
+ * that ep_cache_context names relative to the model, which the EP reads itself (as in ORT). */
+static OrtStatus* read_context_payload(const OrtGraph* graph, const OrtNode* node, char** out) {
+  const OrtOpAttr* attr = NULL;
+  int64_t embed_mode = 1;
+  size_t size = 0;
+  RETURN_IF_ERROR(read_string_attr(node, "ep_cache_context", out));
+  if (!g_api->Node_GetAttributeByName(node, "embed_mode", &attr) && attr)
+    RETURN_IF_ERROR(g_api->ReadOpAttr(attr, ORT_OP_ATTR_INT, &embed_mode, sizeof embed_mode, &size));
+  if (embed_mode == 1) return NULL;
+  const char* model_path = NULL;
+  char path[4096];
+  RETURN_IF_ERROR(g_api->Graph_GetModelPath(graph, &model_path));
+  const char* slash = model_path ? strrchr(model_path, '/') : NULL;
+  snprintf(path, sizeof path, "%.*s%s", slash ? (int)(slash - model_path + 1) : 0, model_path ? model_path : "", *out);
+  free(*out);
+  *out = NULL;
+  FILE* f = fopen(path, "rb");
+  if (!f) return fail("test_plugin: cannot open the EPContext side file next to the model");
+  fseek(f, 0, SEEK_END);
+  const long length = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  const size_t wanted = length > 0 ? (size_t)length : 0;
+  *out = calloc(wanted + 1, 1);
+  const size_t got = fread(*out, 1, wanted, f);
+  fclose(f);
+  if (got != wanted) {
+    free(*out);
+    return fail("test_plugin: cannot read the EPContext side file next to the model");
+  }
+  return NULL;
+}
+
 static OrtStatus* build_program(Program* p, const OrtGraph* graph) {
   size_t num_nodes = 0;
   const OrtNode* nodes[MAX_STEPS];
@@ -362,17 +408,10 @@ static OrtStatus* build_program(Program* p, const OrtGraph* graph) {
   for (size_t i = 0; i < num_nodes; ++i) {
     const char* op = node_op(nodes[i]);
     if (strcmp(op, "EPContext") == 0) {
-      const OrtOpAttr* attr = NULL;
-      size_t size = 0;
-      char probe = 0;
-      RETURN_IF_ERROR(g_api->Node_GetAttributeByName(nodes[i], "ep_cache_context", &attr));
-      OrtStatus* s = g_api->ReadOpAttr(attr, ORT_OP_ATTR_STRING, &probe, 0, &size);
-      if (s) g_api->ReleaseStatus(s);
-      char* text = calloc(size + 1, 1);
-      s = g_api->ReadOpAttr(attr, ORT_OP_ATTR_STRING, text, size, &size);
-      const int ok = !s && deserialize(p, text);
+      char* text = NULL;
+      RETURN_IF_ERROR(read_context_payload(graph, nodes[i], &text));
+      const int ok = deserialize(p, text);
       free(text);
-      if (s) return s;
       if (!ok) return fail("test_plugin: the EPContext payload is not a test_plugin program");
       continue;
     }
