@@ -159,6 +159,15 @@ class Loading(PluginTest):
         self.assertExit((rc, out, err), 3)
         self.assertIn(f"error: the test_plugin EP ('{variant('null_compile')}') leaves OrtEp::Compile NULL\n", err)
 
+    def test_null_create_data_transfer(self):
+        """ONNX Runtime calls CreateDataTransfer of every factory of API 23 or newer; nxrt refuses a NULL as well."""
+        rc, out, err = nxrt("list-eps", "--plugin", variant("null_data_transfer"))
+        self.assertExit((rc, out, err), 3)
+        self.assertIn(f"error: EP factory 0 of plugin '{variant('null_data_transfer')}' leaves "
+                      "OrtEpFactory::CreateDataTransfer NULL\n  why: it declares ORT API 24, and ONNX Runtime calls "
+                      "CreateDataTransfer of every factory of API 23 or newer when it registers the library (a NULL "
+                      "crashes it)\n", err)
+
     def test_plugin_flag_names_a_library(self):
         rc, out, err = nxrt("list-eps", "--plugin", ":name")
         self.assertExit((rc, out, err), 2)

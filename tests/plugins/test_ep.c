@@ -12,7 +12,8 @@
  *   NXRT_TEST_EP_FAIL_CREATE_EP  CreateEp returns an error
  *   NXRT_TEST_EP_NULL_COMPILE    the OrtEp leaves Compile NULL
  *   NXRT_TEST_EP_FAIL_CAPABILITY GetCapability returns an error
- *   NXRT_TEST_EP_SINGLE_NODE     claims Neg with AddSingleNode (a registered kernel it lacks) */
+ *   NXRT_TEST_EP_SINGLE_NODE     claims Neg with AddSingleNode (a registered kernel it lacks)
+ *   NXRT_TEST_EP_NULL_DATA_TRANSFER  the factory leaves CreateDataTransfer NULL */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -521,17 +522,12 @@ static uint32_t factory_vendor_id(const OrtEpFactory* f) {
   return 0;
 }
 
-/* ONNX Runtime calls these two of every factory that says API 23 or newer; NULL crashes it.
- * A CPU EP needs no copies between devices and no streams. */
+/* ONNX Runtime calls this of every factory that says API 23 or newer (NULL crashes it); a CPU EP
+ * copies nothing between devices. */
 static OrtStatus* create_data_transfer(OrtEpFactory* f, OrtDataTransferImpl** data_transfer) {
   (void)f;
   *data_transfer = NULL;
   return NULL;
-}
-
-static bool is_stream_aware(const OrtEpFactory* f) {
-  (void)f;
-  return false;
 }
 
 static OrtStatus* supported_devices(OrtEpFactory* f, const OrtHardwareDevice* const* devices, size_t num_devices,
@@ -615,7 +611,9 @@ EXPORT OrtStatus* CreateEpFactories(const char* registration_name, const OrtApiB
   f->factory.GetVendorId = factory_vendor_id;
   f->factory.GetVersion = factory_version;
   f->factory.CreateDataTransfer = create_data_transfer;
-  f->factory.IsStreamAware = is_stream_aware;
+#ifdef NXRT_TEST_EP_NULL_DATA_TRANSFER
+  f->factory.CreateDataTransfer = NULL;
+#endif
   factories[0] = &f->factory;
   *num_factories = 1;
   return NULL;

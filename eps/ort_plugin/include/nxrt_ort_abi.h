@@ -253,7 +253,7 @@ struct OrtEp {
 
 /* A factory of EPs; the members after ReleaseEp exist when ort_version_supported >= 23,
  * those after CreateSyncStreamForDevice when it is >= 24. ONNX Runtime calls
- * CreateDataTransfer and IsStreamAware of every factory that says 23 or newer. */
+ * CreateDataTransfer of every factory that says 23 or newer. */
 struct OrtEpFactory {
   uint32_t ort_version_supported;
   const char* (*GetName)(const OrtEpFactory* this_ptr);
