@@ -98,7 +98,14 @@ Expected<PluginProvider::Claims> PluginProvider::run_get_capability(const Graph&
                 take_status(s), "see the plugin's documentation, or leave the EP out of --ep");
   Claims out;
   std::vector<bool> claimed(graph.nodes.size(), false);
+  std::vector<bool> wants_kernel(graph.nodes.size(), false);
   for (const auto& group : support.groups) {
+    // ORT runs an AddSingleNode claim with a kernel from the EP's kernel registry, never through
+    // Compile; nxrt serves no kernel registries, so such a node is declined, with the reason.
+    if (group.single) {
+      wants_kernel[group.nodes.front()->id] = true;
+      continue;
+    }
     std::vector<NodeId> ids;
     for (const OrtNode* n : group.nodes) {
       ids.push_back(static_cast<NodeId>(n->id));
@@ -107,12 +114,20 @@ Expected<PluginProvider::Claims> PluginProvider::run_get_capability(const Graph&
     out.claims.groups.push_back(std::move(ids));
     out.drop_constants.push_back(group.drop_constant_initializers);
   }
-  for (const Node& n : graph.nodes)
-    out.claims.verdicts.push_back(
-        claimed[static_cast<std::size_t>(n.id)]
-            ? KernelMatch::supported()
-            : KernelMatch::declined(fmt::format("not returned by {}'s GetCapability{}", info_.name,
-                                                logged_about(handle_->logger.messages, n.name))));
+  for (const Node& n : graph.nodes) {
+    const auto id = static_cast<std::size_t>(n.id);
+    if (claimed[id])
+      out.claims.verdicts.push_back(KernelMatch::supported());
+    else if (wants_kernel[id])
+      out.claims.verdicts.push_back(KernelMatch::declined(fmt::format(
+          "{} claimed it with EpGraphSupportInfo_AddSingleNode, which asks the host for a kernel from the EP's "
+          "kernel registry; nxrt runs plugin nodes only through Compile (ONNX Runtime fails such a session with "
+          "'Failed to find kernel'): the plugin can pass the node alone to EpGraphSupportInfo_AddNodesToFuse",
+          info_.name)));
+    else
+      out.claims.verdicts.push_back(KernelMatch::declined(fmt::format(
+          "not returned by {}'s GetCapability{}", info_.name, logged_about(handle_->logger.messages, n.name))));
+  }
   return out;
 }
 
