@@ -41,6 +41,10 @@ def ints(*values):
     return np.array(values, I64)
 
 
+def strs(shape, *values):
+    return np.array(values, dtype=object).reshape(shape)
+
+
 class Case:
     """One node (or a few) over graph inputs; `consts` become initializers."""
 
@@ -165,6 +169,31 @@ def cases():
     yield one("affinegrid_20_2d", 20, "AffineGrid", {"theta": theta2}, {"size": ints(1, 1, 3, 4)})
     yield one("affinegrid_20_3d_align_corners", 20, "AffineGrid", {"theta": rand(2, 3, 4)},
               {"size": ints(2, 1, 2, 3, 2)}, align_corners=1)
+    yield one("stringconcat_20_broadcast", 20, "StringConcat",
+              {"a": strs((2, 2), "a", "", "café", "x y")}, {"b": strs((2,), "-1", "é")})
+    words = strs((2, 3), "a,b,c", "", ",a,", "no delimiter", "é,,ü", ",")
+    yield one("stringsplit_20_delimiter", 20, "StringSplit", {"x": words}, outputs=("y", "n"), delimiter=",")
+    yield one("stringsplit_20_long_delimiter_maxsplit", 20, "StringSplit",
+              {"x": strs((4,), "a::b::c", "::", "x::::y", "")}, outputs=("y", "n"), delimiter="::", maxsplit=1)
+    spaced = strs((5,), "  two  words ", "", "   ", "one", " a b  c d ")
+    yield one("stringsplit_20_whitespace", 20, "StringSplit", {"x": spaced}, outputs=("y", "n"))
+    yield one("stringsplit_20_whitespace_maxsplit", 20, "StringSplit", {"x": spaced}, outputs=("y", "n"), maxsplit=2)
+    emails = strs((2, 3), "info@example.com", "a.b+c@sub.example.org", "no-at-sign", "x@y.z", "UPPER@EXAMPLE.COM",
+                  "first.last@host.io")
+    yield one("regexfullmatch_20_email", 20, "RegexFullMatch", {"x": emails},
+              pattern=r"[a-z0-9._%+-]+@[a-z0-9.-]+\.[a-z]{2,}")
+    # One code point per `.` and per negated class, as RE2 reads UTF-8.
+    yield one("regexfullmatch_20_utf8_dot", 20, "RegexFullMatch", {"x": strs((5,), "café", "cafe", "cafés", "caf",
+                                                                                "caf\n")}, pattern="caf.")
+    yield one("regexfullmatch_20_classes", 20, "RegexFullMatch",
+              {"x": strs((6,), "word 12", "word_2 345", "w 1", "wörd 12", "word\t99", "word\x0b99")},
+              pattern=r"\w+\s\d{2,3}")
+    yield one("regexfullmatch_20_negated_named_group", 20, "RegexFullMatch",
+              {"x": strs((5,), "2024-é,x", "2024-ab", "1999-,", "2024-a\nb", "24-ab")},
+              pattern=r"(?P<year>\d{4})-[^,]+(?:,x)?")
+    yield Case("chain_20_concat_then_match", 20,
+               [node("StringConcat", ["a", "b"], ["ab"]), node("RegexFullMatch", ["ab"], ["y"], pattern="é+x?")],
+               {"a": strs((3,), "é", "e", "éé")}, ["y"], {"b": strs((1,), "x")})
     # A chain: the Reduce-18 and Split-18 outputs feed ops older schemas know.
     yield Case("chain_21_reduce_split_relu", 21,
                [node("ReduceSum", ["x", "axes"], ["s"], keepdims=1), node("Split", ["s"], ["a", "b"], axis=2,
@@ -184,12 +213,16 @@ def ensure_ort():
 
 
 def to_json(a):
-    """An array as ORT's type name, dims and its little-endian bytes in base64."""
+    """An array as ORT's type name, dims and its little-endian bytes in base64 (strings: a list)."""
+    if a.dtype == object:
+        return {"type": "string", "dims": list(a.shape), "data": [str(s) for s in a.flat]}
     kind = "bool" if a.dtype == np.bool_ else str(a.dtype)
     return {"type": kind, "dims": list(a.shape), "data": base64.b64encode(np.ascontiguousarray(a).tobytes()).decode()}
 
 
 def from_json(t):
+    if t["type"] == "string":
+        return np.array(t["data"], dtype=object).reshape(t["dims"])
     dtype = np.dtype(np.bool_ if t["type"] == "bool" else t["type"])
     return np.frombuffer(base64.b64decode(t["data"]), dtype).reshape(t["dims"])
 

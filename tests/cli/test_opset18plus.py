@@ -58,10 +58,23 @@ class Loading(TempDirTest):
                       "re-export the model for this opset", out)
 
     def test_an_op_new_in_opset_20_that_no_ep_implements_is_declined(self):
-        model = save_model(self.tmp / "concat20.onnx", [helper.make_node("StringConcat", ["x", "x"], ["y"])], 20)
+        model = save_model(self.tmp / "decoder20.onnx", [helper.make_node("ImageDecoder", ["x"], ["y"])], 20)
         rc, out, err = nxrt("explain-claims", model, "--ep", "cpu")
         self.assertExit((rc, out, err), 4)
-        self.assertIn("declined: StringConcat: ai.onnx::StringConcat (opset 20) is not implemented by the cpu EP", out)
+        self.assertIn("declined: ImageDecoder: ai.onnx::ImageDecoder (opset 20) is not implemented by the cpu EP", out)
+
+    def test_a_regex_std_regex_cannot_run_as_re2_is_declined_naming_the_construct(self):
+        node = helper.make_node("RegexFullMatch", ["s"], ["y"], pattern="(?i)caf\\pL")
+        s = helper.make_tensor_value_info("s", TensorProto.STRING, [2])
+        graph = helper.make_graph([node], "g", [s], [helper.make_empty_tensor_value_info("y")])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)])
+        model.ir_version = 9
+        onnx.save(model, str(self.tmp / "regex.onnx"))
+        rc, out, err = nxrt("explain-claims", self.tmp / "regex.onnx", "--ep", "cpu")
+        self.assertExit((rc, out, err), 4)
+        self.assertIn("declined: RegexFullMatch: the cpu EP runs RE2 patterns with std::regex and cannot run "
+                      "'(?i)caf\\pL': '(?i)' at offset 0: inline flags (i, m, s, U), which std::regex cannot scope "
+                      "to part of a pattern; rewrite the pattern without that construct", out)
 
     def test_blocked_quantization_is_declined(self):
         scale = onnx.numpy_helper.from_array(__import__("numpy").ones((2, 4, 2), "float32"), "scale")

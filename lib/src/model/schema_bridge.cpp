@@ -84,6 +84,20 @@ std::map<std::pair<std::string, int64_t>, InferenceFunction> rules() {
   r[{"ScatterElements", 18}] = [](InferenceContext& ctx) { infer_as(ctx, "ScatterElements", 16); };
   r[{"ScatterND", 18}] = [](InferenceContext& ctx) { infer_as(ctx, "ScatterND", 16); };
   r[{"CenterCropPad", 18}] = r[{"Col2Im", 18}] = r[{"DFT", 20}] = r[{"GridSample", 20}] = type_and_rank;
+  r[{"StringConcat", 20}] = broadcast_binary;
+  r[{"RegexFullMatch", 20}] = [](InferenceContext& ctx) { typed_like_input(ctx, onnx::TensorProto::BOOL); };
+  // Substrings: the input's shape plus one axis as long as the most substrings (known at run
+  // time); counts: the input's shape.
+  r[{"StringSplit", 20}] = [](InferenceContext& ctx) {
+    ctx.getOutputType(0)->mutable_tensor_type()->set_elem_type(onnx::TensorProto::STRING);
+    const bool counts = ctx.getNumOutputs() > 1;
+    if (counts) ctx.getOutputType(1)->mutable_tensor_type()->set_elem_type(onnx::TensorProto::INT64);
+    if (!onnx::hasInputShape(ctx, 0)) return;
+    const onnx::TensorShapeProto& in = ctx.getInputType(0)->tensor_type().shape();
+    *onnx::getOutputShape(ctx, 0) = in;
+    onnx::getOutputShape(ctx, 0)->add_dim();
+    if (counts) *onnx::getOutputShape(ctx, 1) = in;
+  };
   r[{"AffineGrid", 20}] = [](InferenceContext& ctx) {
     if (has_input(ctx, 0)) onnx::propagateElemTypeFromInputToOutput(ctx, 0, 0);
   };
