@@ -40,6 +40,27 @@ class Loading(TempDirTest):
         self.assertRegex(out, r"Split_1 +Split-21 .*float\[\.\.\.\] \(unknown until run\), float\[\.\.\.\] "
                               r"\(unknown until run\)")
 
+    def test_dims_shape_inference_could_not_size_print_as_question_marks(self):
+        split = CASES / "stringsplit_20_delimiter" / "model.onnx"
+        for fmt in ("table", "md", "json"):
+            with self.subTest(format=fmt):
+                rc, out, err = nxrt("explain-claims", split, "--ep", "cpu", "--format", fmt)
+                self.assertExit((rc, out, err), 0)
+                self.assertIn("string[2,3,?] (unknown until run), int64[2,3]", out)
+                self.assertNotIn("unk__", out)
+        # A model saved after ONNX shape inference carries its "unk__N" names in value_info.
+        x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 4])
+        t = helper.make_tensor_value_info("t", TensorProto.INT64, [2, "unk__3"])
+        graph = helper.make_graph([helper.make_node("NonZero", ["x"], ["t"]), helper.make_node("Neg", ["t"], ["y"])],
+                                  "g", [x], [helper.make_empty_tensor_value_info("y")], value_info=[t])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+        model.ir_version = 8
+        onnx.save(model, str(self.tmp / "unk.onnx"))
+        rc, out, err = nxrt("explain-claims", self.tmp / "unk.onnx", "--ep", "cpu")
+        self.assertExit((rc, out, err), 0)
+        self.assertRegex(out, r"NonZero_0 +NonZero-17 +cpu +cpu_0 +int64\[2,\?\] \(unknown until run\)")
+        self.assertNotIn("unk__", out)
+
     def test_future_opset_and_ir_load_and_are_declined_with_the_known_version(self):
         model = save_model(self.tmp / "relu22.onnx", [helper.make_node("Relu", ["x"], ["y"])], 22, ir_version=11)
         rc, out, err = nxrt("explain-claims", model, "--ep", "cpu")
