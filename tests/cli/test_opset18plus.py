@@ -62,12 +62,12 @@ class Loading(TempDirTest):
         self.assertNotIn("unk__", out)
 
     def test_future_opset_and_ir_load_and_are_declined_with_the_known_version(self):
-        model = save_model(self.tmp / "relu22.onnx", [helper.make_node("Relu", ["x"], ["y"])], 22, ir_version=11)
+        model = save_model(self.tmp / "relu24.onnx", [helper.make_node("Relu", ["x"], ["y"])], 24, ir_version=12)
         rc, out, err = nxrt("explain-claims", model, "--ep", "cpu")
         self.assertExit((rc, out, err), 4)
-        self.assertIn("(IR 11, ai.onnx 22; 1 node)", out)
-        self.assertIn("declined: Relu: the model imports ai.onnx opset 22, newer than the opsets nxrt knows (up to "
-                      "21); the cpu EP implements Relu-14 (opsets 1-21); export with opset 21 or lower", out)
+        self.assertIn("(IR 12, ai.onnx 24; 1 node)", out)
+        self.assertIn("declined: Relu: the model imports ai.onnx opset 24, newer than the opsets nxrt knows (up to "
+                      "23); the cpu EP implements Relu-14 (opsets 1-23); export with opset 23 or lower", out)
         self.assertIn("? (unknown until run)", out)
         self.assertExit(nxrt("run", model, "--ep", "cpu"), 4)
 
@@ -96,6 +96,34 @@ class Loading(TempDirTest):
         self.assertIn("declined: RegexFullMatch: the cpu EP runs RE2 patterns with std::regex and cannot run "
                       "'(?i)caf\\pL': '(?i)' at offset 0: inline flags (i, m, s, U), which std::regex cannot scope "
                       "to part of a pattern; rewrite the pattern without that construct", out)
+
+    def test_an_op_new_in_opset_23_is_declined_and_its_neighbours_run(self):
+        nodes = [helper.make_node("RMSNormalization", ["x", "scale"], ["n"]), helper.make_node("Sin", ["x"], ["y"])]
+        scale = onnx.numpy_helper.from_array(__import__("numpy").ones((2,), "float32"), "scale")
+        x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 8, 2])
+        graph = helper.make_graph(nodes, "g", [x], [helper.make_empty_tensor_value_info(o) for o in ("n", "y")],
+                                  [scale])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 23)])
+        model.ir_version = 11
+        onnx.save(model, str(self.tmp / "rms23.onnx"))
+        rc, out, err = nxrt("explain-claims", self.tmp / "rms23.onnx", "--ep", "cpu")
+        self.assertExit((rc, out, err), 4)
+        self.assertIn("declined: RMSNormalization: ai.onnx::RMSNormalization (opset 23) is not implemented by the "
+                      "cpu EP", out)
+        self.assertRegex(out, r"Sin_1 +Sin-23 +cpu +cpu_0 +float\[2,8,2\] +claimed")
+
+    def test_quantize_23_attributes_the_cpu_ep_does_not_run_are_declined(self):
+        scale = onnx.numpy_helper.from_array(__import__("numpy").array(0.5, "float32"), "scale")
+        node = helper.make_node("DequantizeLinear", ["q", "scale"], ["y"], output_dtype=TensorProto.FLOAT16)
+        q = helper.make_tensor_value_info("q", TensorProto.INT8, [4])
+        graph = helper.make_graph([node], "g", [q], [helper.make_empty_tensor_value_info("y")], [scale])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 23)])
+        model.ir_version = 11
+        onnx.save(model, str(self.tmp / "dq23.onnx"))
+        rc, out, err = nxrt("explain-claims", self.tmp / "dq23.onnx", "--ep", "cpu")
+        self.assertExit((rc, out, err), 4)
+        self.assertIn("DequantizeLinear-23: output_dtype 10 (float16) is not supported by the cpu EP; it outputs "
+                      "float, the type of its scales (omit output_dtype or set it to 1)", out)
 
     def test_blocked_quantization_is_declined(self):
         scale = onnx.numpy_helper.from_array(__import__("numpy").ones((2, 4, 2), "float32"), "scale")

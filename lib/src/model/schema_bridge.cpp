@@ -1,4 +1,4 @@
-// ONNX shape inference for op versions newer than libonnx: each version opsets 18 to 21
+// ONNX shape inference for op versions newer than libonnx: each version opsets 18 to 23
 // introduced gets libonnx's schema when libonnx has it, the previous version's when only
 // types were added, and otherwise nxrt's rule below (the element type, and the shape where
 // the rule is exact); versions without a rule infer nothing, and run time gives the shapes.
@@ -137,8 +137,14 @@ std::map<std::pair<std::string, int64_t>, InferenceFunction> rules() {
   r[{"DequantizeLinear", 19}] = r[{"DequantizeLinear", 21}] = [](InferenceContext& ctx) {
     if (has_input(ctx, 1)) typed_like_input(ctx, ctx.getInputType(1)->tensor_type().elem_type());
   };
+  // From opset 23, output_dtype may name the type instead.
+  r[{"DequantizeLinear", 23}] = [](InferenceContext& ctx) {
+    if (const int64_t code = onnx::getAttribute(ctx, "output_dtype", 0); code != 0)
+      return typed_like_input(ctx, static_cast<int32_t>(code));
+    if (has_input(ctx, 1)) typed_like_input(ctx, ctx.getInputType(1)->tensor_type().elem_type());
+  };
   // Quantized values take the zero point's type, else output_dtype (opset 21), else uint8.
-  r[{"QuantizeLinear", 19}] = r[{"QuantizeLinear", 21}] = [](InferenceContext& ctx) {
+  r[{"QuantizeLinear", 19}] = r[{"QuantizeLinear", 21}] = r[{"QuantizeLinear", 23}] = [](InferenceContext& ctx) {
     int32_t elem = onnx::TensorProto::UINT8;
     if (has_input(ctx, 2)) elem = ctx.getInputType(2)->tensor_type().elem_type();
     else if (const int64_t code = onnx::getAttribute(ctx, "output_dtype", 0); code != 0)
