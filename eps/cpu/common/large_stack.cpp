@@ -4,15 +4,38 @@
 #include <pthread.h>
 
 #include <cstring>
+#include <exception>
+#include <string>
 
 #include <fmt/format.h>
 
 namespace nxrt::cpu {
 namespace {
 
-void* call(void* fn) {
-  (*static_cast<const std::function<void()>*>(fn))();
+struct Job {
+  const std::function<void()>* fn;
+  std::exception_ptr error;
+};
+
+// An exception must not leave a pthread's start routine: it is carried back to the caller.
+void* call(void* arg) {
+  auto* job = static_cast<Job*>(arg);
+  try {
+    (*job->fn)();
+  } catch (...) {
+    job->error = std::current_exception();
+  }
   return nullptr;
+}
+
+std::string describe(const std::exception_ptr& error) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const std::exception& e) {
+    return e.what();
+  } catch (...) {
+    return "an unknown exception";
+  }
 }
 
 }  // namespace
@@ -22,12 +45,16 @@ Expected<void> run_on_large_stack(std::size_t bytes, const std::function<void()>
   pthread_attr_init(&attr);
   int rc = pthread_attr_setstacksize(&attr, bytes);
   pthread_t thread{};
-  if (rc == 0) rc = pthread_create(&thread, &attr, call, const_cast<std::function<void()>*>(&fn));
+  Job job{&fn, nullptr};
+  if (rc == 0) rc = pthread_create(&thread, &attr, call, &job);
   pthread_attr_destroy(&attr);
   if (rc != 0)
     return fail(ErrorCode::kRuntime, fmt::format("cannot start a thread with a {} MiB stack", bytes >> 20),
                 std::strerror(rc), "raise the process's memory limits");
   pthread_join(thread, nullptr);
+  if (job.error)
+    return fail(ErrorCode::kRuntime, fmt::format("the function run on a {} MiB stack threw", bytes >> 20),
+                describe(job.error), "report it with the model; the exception's text is above");
   return {};
 }
 

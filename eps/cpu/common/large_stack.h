@@ -10,7 +10,7 @@
 namespace nxrt::cpu {
 
 // Calls fn on a new thread whose stack holds `bytes` (reserved, committed as it is touched)
-// and waits for it; an error when the thread cannot be created.
+// and waits for it; an error when the thread cannot be created or fn throws.
 Expected<void> run_on_large_stack(std::size_t bytes, const std::function<void()>& fn);
 
 }  // namespace nxrt::cpu

@@ -479,9 +479,11 @@ class RegexFullMatchKernel final : public Kernel {
     auto y = ctx.output(0, DType::kBool, x.shape());
     if (!y) return std::unexpected(std::move(y.error()));
     bool* out = y->mut_as<bool>();
-    return run_on_large_stack(kStackBytes, [&] {
+    auto matched = run_on_large_stack(kStackBytes, [&] {
       for (int64_t i = 0; i < x.numel(); ++i) out[i] = std::regex_match(in[i], re_);
     });
+    if (!matched) return forward_error(std::move(matched), "matching RegexFullMatch's pattern with std::regex");
+    return {};
   }
 
  private:
