@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "common/utf8.h"
+
 namespace nxrt::cpu {
 namespace {
 
@@ -17,8 +19,8 @@ using namespace std::string_view_literals;
 // s flag). std::regex sees bytes, so a code point is spelled as its byte sequences.
 constexpr std::string_view kMultiByte =
     "|[\\xC2-\\xDF][\\x80-\\xBF]|[\\xE0-\\xEF][\\x80-\\xBF]{2}|[\\xF0-\\xF4][\\x80-\\xBF]{3})";
-const std::string kAnyCodePoint = "(?:[\\x00-\\x7F]" + std::string(kMultiByte);
-const std::string kDot = "(?:[\\x00-\\x09\\x0B-\\x7F]" + std::string(kMultiByte);
+const std::string kAnyCodePoint = fmt::format("(?:[\\x00-\\x7F]{}", kMultiByte);
+const std::string kDot = fmt::format("(?:[\\x00-\\x09\\x0B-\\x7F]{}", kMultiByte);
 
 constexpr int kMaxRepeat = 1000;  // RE2 rejects larger repetition counts
 
@@ -54,23 +56,8 @@ std::string escape_members(std::string_view members) {
   return out;
 }
 
-void append_utf8(char32_t cp, std::string& out) {
-  if (cp < 0x80) {
-    out.push_back(static_cast<char>(cp));
-  } else if (cp < 0x800) {
-    out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else if (cp < 0x10000) {
-    out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else {
-    out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  }
-}
+// One code point (newline included) that is not among the bracket members.
+std::string outside(const std::string& members) { return fmt::format("(?:(?![{}]){})", members, kAnyCodePoint); }
 
 bool is_ascii_punct(char c) {
   return (c >= '!' && c <= '/') || (c >= ':' && c <= '@') || (c >= '[' && c <= '`') || (c >= '{' && c <= '~');
@@ -118,20 +105,7 @@ class Translator {
     }
   }
 
-  // Decodes the UTF-8 code point at pos_ and advances past it.
-  std::optional<char32_t> code_point() {
-    const auto b = static_cast<unsigned char>(re_[pos_]);
-    const int extra = b < 0x80 ? 0 : (b >> 5) == 0x6 ? 1 : (b >> 4) == 0xE ? 2 : (b >> 3) == 0x1E ? 3 : -1;
-    if (extra < 0 || pos_ + static_cast<std::size_t>(extra) >= re_.size()) return std::nullopt;
-    char32_t cp = extra == 0 ? b : b & (0x3F >> extra);
-    for (int k = 1; k <= extra; ++k) {
-      const auto cont = static_cast<unsigned char>(re_[pos_ + static_cast<std::size_t>(k)]);
-      if ((cont & 0xC0) != 0x80) return std::nullopt;
-      cp = (cp << 6) | (cont & 0x3F);
-    }
-    pos_ += static_cast<std::size_t>(extra) + 1;
-    return cp;
-  }
+  std::optional<char32_t> code_point() { return next_code_point(re_, pos_); }
 
   // A literal code point; a multi-byte one is grouped so that a quantifier repeats all of it.
   void literal(char32_t cp) {
@@ -215,12 +189,12 @@ class Translator {
     const char c = re_[pos_ + 1];
     pos_ += 2;
     if (auto members = perl_class(c)) {
-      out_ += "[" + escape_members(*members) + "]";
+      out_ += fmt::format("[{}]", escape_members(*members));
       return {};
     }
     if (c == 'D' || c == 'W' || c == 'S') {
       const char lower = static_cast<char>(c - 'A' + 'a');
-      out_ += "(?:(?![" + escape_members(*perl_class(lower)) + "])" + kAnyCodePoint + ")";
+      out_ += outside(escape_members(*perl_class(lower)));
       return {};
     }
     switch (c) {
@@ -372,10 +346,10 @@ class Translator {
       if (!hi->cp) return fail(member_at, re_.substr(member_at, pos_ - member_at), "a range ending in a class, which RE2 rejects");
       if (auto r = ascii_only(*hi->cp, hi_at); !r) return r;
       if (*hi->cp < *lo->cp) return fail(member_at, re_.substr(member_at, pos_ - member_at), "a reversed range, which RE2 rejects");
-      members += "-" + hex_byte(static_cast<unsigned char>(*hi->cp));
+      members += fmt::format("-{}", hex_byte(static_cast<unsigned char>(*hi->cp)));
     }
     // A negated class consumes one code point (newline included) outside the set.
-    out_ += negated ? "(?:(?![" + members + "])" + kAnyCodePoint + ")" : "[" + members + "]";
+    out_ += negated ? outside(members) : fmt::format("[{}]", members);
     return {};
   }
 

@@ -14,6 +14,7 @@
 #include "common/kernel_util.h"
 #include "common/large_stack.h"
 #include "common/re2_pattern.h"
+#include "common/utf8.h"
 #include "kernels/kernels.h"
 
 namespace nxrt::cpu {
@@ -46,37 +47,11 @@ std::locale find_locale(const std::string& name) {
 std::optional<std::u32string> decode_utf8(const std::string& s) {
   std::u32string out;
   for (std::size_t i = 0; i < s.size();) {
-    const auto b = static_cast<unsigned char>(s[i]);
-    const int extra = b < 0x80 ? 0 : (b >> 5) == 0x6 ? 1 : (b >> 4) == 0xE ? 2 : (b >> 3) == 0x1E ? 3 : -1;
-    if (extra < 0 || i + static_cast<std::size_t>(extra) >= s.size()) return std::nullopt;
-    char32_t cp = extra == 0 ? b : b & (0x3F >> extra);
-    for (int k = 1; k <= extra; ++k) {
-      const auto c = static_cast<unsigned char>(s[i + static_cast<std::size_t>(k)]);
-      if ((c & 0xC0) != 0x80) return std::nullopt;
-      cp = (cp << 6) | (c & 0x3F);
-    }
-    out.push_back(cp);
-    i += static_cast<std::size_t>(extra) + 1;
+    const auto cp = next_code_point(s, i);
+    if (!cp) return std::nullopt;
+    out.push_back(*cp);
   }
   return out;
-}
-
-void encode_utf8(char32_t cp, std::string& out) {
-  if (cp < 0x80) {
-    out.push_back(static_cast<char>(cp));
-  } else if (cp < 0x800) {
-    out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else if (cp < 0x10000) {
-    out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else {
-    out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  }
 }
 
 // Maps the case of UTF-8 text with a locale's wide ctype facet; bytes that are not valid
@@ -99,7 +74,7 @@ class CaseMapper {
     out.reserve(s.size());
     for (char32_t cp : *cps) {
       const auto w = static_cast<wchar_t>(cp);
-      encode_utf8(static_cast<char32_t>(upper ? ctype_.toupper(w) : ctype_.tolower(w)), out);
+      append_utf8(static_cast<char32_t>(upper ? ctype_.toupper(w) : ctype_.tolower(w)), out);
     }
     return out;
   }
