@@ -8,6 +8,7 @@
 
 #include "cli_common.h"
 #include "commands.h"
+#include "nxrt/io/atomic_file.h"
 #include "nxrt/session/epcontext_writer.h"
 #include "render/table.h"
 #include "terminal.h"
@@ -90,13 +91,8 @@ Expected<EpContextWriteResult> compile_one(const std::string& model, const std::
   auto session = Session::create(model, session_options);
   if (!session) return std::unexpected(session.error());
   // The output folder is made only once there is something to write into it.
-  if (const auto dir = output.parent_path(); !dir.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
-    if (ec)
-      return fail(ErrorCode::kRuntime, fmt::format("cannot create the folder '{}'", dir.string()), ec.message(),
-                  "check the path and its permissions");
-  }
+  if (const auto dir = output.parent_path(); !dir.empty())
+    if (auto made = create_output_folder(dir); !made) return std::unexpected(made.error());
   EpContextWriteOptions o = base;
   o.output = output;
   return write_epcontext_model(**session, o);
@@ -158,6 +154,7 @@ int compile_epcontext(CompileFlags& f) {
     json.push_back({{"model", job.model}, {"ok", true}, {"output", r.output.string()}, {"side_files", side},
                     {"contexts", contexts}, {"kept_nodes", r.kept_nodes}, {"compatibility", r.compatibility}});
   }
+  if (exit_code != 0) remove_unused_output_folders();  // a folder made for an output that never came
   if (f.json)
     fmt::print("{}\n", nlohmann::ordered_json{{"results", json}}.dump(2));
   else if (!table.empty())

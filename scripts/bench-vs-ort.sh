@@ -27,8 +27,6 @@ ep=
 json=0
 models=()
 python=/usr/bin/python3  # Debian's interpreter, which has numpy and python3-onnx
-ort_version=1.30.0
-ort_dir=$repo/.cache/ort-node
 nxrt=${NXRT_BUILD_DIR:-build}/cli/nxrt
 seed=0
 
@@ -76,29 +74,9 @@ done
 [[ -x $nxrt ]] || die "$nxrt not found: nxrt is not built;" \
   "build it with scripts/build.sh (or point NXRT_BUILD_DIR at a build folder holding cli/nxrt)"
 nxrt=$(cd "$(dirname "$nxrt")" && pwd)/nxrt
-{ command -v node && command -v npm; } >/dev/null ||
-  die "node and npm are needed to run ONNX Runtime; install Node.js 20 (apt-get install nodejs npm)"
 "$python" -c 'import numpy, onnx' 2>/dev/null ||
   die "$python lacks numpy or onnx, which write the inputs; apt-get install python3-numpy python3-onnx"
-
-# The peer: onnxruntime-node, whose install script would download GPU binaries; skip that.
-ort_ok() {
-  [[ $(node -p 'require(process.argv[1]).version' "$ort_dir/node_modules/onnxruntime-node/package.json" 2>/dev/null) == "$ort_version" ]] &&
-    (cd "$ort_dir" && node -e "require('onnxruntime-node')" 2>/dev/null)
-}
-if ! ort_ok; then
-  echo "bench-vs-ort: installing onnxruntime-node@$ort_version into $ort_dir with npm" >&2
-  mkdir -p "$ort_dir"
-  [[ -f $ort_dir/package.json ]] || echo '{"private": true, "description": "nxrt benchmark peer"}' >"$ort_dir/package.json"
-  if ! (cd "$ort_dir" && ONNXRUNTIME_NODE_INSTALL=skip npm install --no-audit --no-fund --loglevel=error \
-      "onnxruntime-node@$ort_version" >"$ort_dir/npm-install.log" 2>&1); then
-    tail -n 20 "$ort_dir/npm-install.log" >&2
-    die "npm install onnxruntime-node@$ort_version failed (log above, full log $ort_dir/npm-install.log);" \
-      "check that the npm registry is reachable (npm config get registry), then run this again"
-  fi
-  ort_ok || die "onnxruntime-node@$ort_version was installed into $ort_dir but does not load in node;" \
-    "remove $ort_dir and run this again (log: $ort_dir/npm-install.log)"
-fi
+ort_dir=$(scripts/fetch-ort-peer.sh) || die "no ONNX Runtime to compare with (the reason is above)"
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -2,8 +2,8 @@
 //
 //   node gen-opset-tests-ort.cjs ORT_DIR MODEL IN.json OUT.json
 //
-// IN.json: {name: {type, dims, data}}, data being the tensor's little-endian bytes in base64;
-// OUT.json gets the outputs in the same form.
+// IN.json: {name: {type, dims, data}}, data being the tensor's little-endian bytes in base64
+// (for type 'string', a list of the strings); OUT.json gets the outputs in the same form.
 const [ortDir, model, inPath, outPath] = process.argv.slice(2);
 const fs = require('node:fs');
 const path = require('node:path');
@@ -16,6 +16,7 @@ const ARRAYS = {
 };
 
 function toTensor({ type, dims, data }) {
+  if (type === 'string') return new ort.Tensor('string', data, dims);
   const bytes = Buffer.from(data, 'base64');
   const Ctor = ARRAYS[type];
   const values = new Ctor(bytes.length / Ctor.BYTES_PER_ELEMENT);
@@ -24,6 +25,7 @@ function toTensor({ type, dims, data }) {
 }
 
 function toJson(t) {
+  if (t.type === 'string') return { type: t.type, dims: Array.from(t.dims), data: Array.from(t.data) };
   const data = Buffer.from(t.data.buffer, t.data.byteOffset, t.data.byteLength).toString('base64');
   return { type: t.type, dims: Array.from(t.dims), data };
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Writes testdata/opset18plus: one ONNX backend-test folder per op version of opsets 18 to 21
+"""Writes testdata/opset18plus: one ONNX backend-test folder per op version of opsets 18 to 23
 (model.onnx, test_data_set_0/input_K.pb and output_K.pb), with expected outputs computed by
 ONNX Runtime 1.30 (the npm package onnxruntime-node, installed into .cache/ort-node as
 scripts/bench-vs-ort.sh does). Run it with /usr/bin/python3 (Debian's python3-onnx writes any
@@ -41,6 +41,10 @@ def ints(*values):
     return np.array(values, I64)
 
 
+def strs(shape, *values):
+    return np.array(values, dtype=object).reshape(shape)
+
+
 class Case:
     """One node (or a few) over graph inputs; `consts` become initializers."""
 
@@ -57,7 +61,7 @@ class Case:
         graph = helper.make_graph(self.nodes, self.name, ins, outs, initializer=inits)
         model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", self.opset)],
                                   producer_name="gen-opset-tests")
-        model.ir_version = 9 if self.opset < 21 else 10
+        model.ir_version = 9 if self.opset < 21 else 10 if self.opset < 23 else 11
         return model
 
 
@@ -165,6 +169,31 @@ def cases():
     yield one("affinegrid_20_2d", 20, "AffineGrid", {"theta": theta2}, {"size": ints(1, 1, 3, 4)})
     yield one("affinegrid_20_3d_align_corners", 20, "AffineGrid", {"theta": rand(2, 3, 4)},
               {"size": ints(2, 1, 2, 3, 2)}, align_corners=1)
+    yield one("stringconcat_20_broadcast", 20, "StringConcat",
+              {"a": strs((2, 2), "a", "", "café", "x y")}, {"b": strs((2,), "-1", "é")})
+    words = strs((2, 3), "a,b,c", "", ",a,", "no delimiter", "é,,ü", ",")
+    yield one("stringsplit_20_delimiter", 20, "StringSplit", {"x": words}, outputs=("y", "n"), delimiter=",")
+    yield one("stringsplit_20_long_delimiter_maxsplit", 20, "StringSplit",
+              {"x": strs((4,), "a::b::c", "::", "x::::y", "")}, outputs=("y", "n"), delimiter="::", maxsplit=1)
+    spaced = strs((5,), "  two  words ", "", "   ", "one", " a b  c d ")
+    yield one("stringsplit_20_whitespace", 20, "StringSplit", {"x": spaced}, outputs=("y", "n"))
+    yield one("stringsplit_20_whitespace_maxsplit", 20, "StringSplit", {"x": spaced}, outputs=("y", "n"), maxsplit=2)
+    emails = strs((2, 3), "info@example.com", "a.b+c@sub.example.org", "no-at-sign", "x@y.z", "UPPER@EXAMPLE.COM",
+                  "first.last@host.io")
+    yield one("regexfullmatch_20_email", 20, "RegexFullMatch", {"x": emails},
+              pattern=r"[a-z0-9._%+-]+@[a-z0-9.-]+\.[a-z]{2,}")
+    # One code point per `.` and per negated class, as RE2 reads UTF-8.
+    yield one("regexfullmatch_20_utf8_dot", 20, "RegexFullMatch", {"x": strs((5,), "café", "cafe", "cafés", "caf",
+                                                                                "caf\n")}, pattern="caf.")
+    yield one("regexfullmatch_20_classes", 20, "RegexFullMatch",
+              {"x": strs((6,), "word 12", "word_2 345", "w 1", "wörd 12", "word\t99", "word\x0b99")},
+              pattern=r"\w+\s\d{2,3}")
+    yield one("regexfullmatch_20_negated_named_group", 20, "RegexFullMatch",
+              {"x": strs((5,), "2024-é,x", "2024-ab", "1999-,", "2024-a\nb", "24-ab")},
+              pattern=r"(?P<year>\d{4})-[^,]+(?:,x)?")
+    yield Case("chain_20_concat_then_match", 20,
+               [node("StringConcat", ["a", "b"], ["ab"]), node("RegexFullMatch", ["ab"], ["y"], pattern="é+x?")],
+               {"a": strs((3,), "é", "e", "éé")}, ["y"], {"b": strs((1,), "x")})
     # A chain: the Reduce-18 and Split-18 outputs feed ops older schemas know.
     yield Case("chain_21_reduce_split_relu", 21,
                [node("ReduceSum", ["x", "axes"], ["s"], keepdims=1), node("Split", ["s"], ["a", "b"], axis=2,
@@ -172,6 +201,54 @@ def cases():
                 node("Relu", ["a"], ["y"]), node("Mul", ["b", "b"], ["z"])],
                {"x": rand(2, 3, 4)}, ["y", "z"], {"axes": ints(1)})
 
+    # Drawn last, so that the cases above keep their random inputs.
+    # Opset 22 added bfloat16 to these ops; float models run as before.
+    yield one("conv_22", 22, "Conv", {"x": rand(1, 2, 5, 5)}, {"w": rand(3, 2, 3, 3), "b": rand(3)}, pads=[1, 1, 1, 1])
+    yield one("convtranspose_22", 22, "ConvTranspose", {"x": rand(1, 2, 3, 3)}, {"w": rand(2, 3, 2, 2)},
+              strides=[2, 2])
+    yield one("averagepool_22", 22, "AveragePool", {"x": rand(1, 1, 5, 5)}, kernel_shape=[3, 3], strides=[2, 2],
+              pads=[1, 1, 1, 1], count_include_pad=1)
+    yield one("maxpool_22", 22, "MaxPool", {"x": rand(1, 2, 4, 4)}, kernel_shape=[2, 2], strides=[2, 2])
+    yield one("globalaveragepool_22", 22, "GlobalAveragePool", {"x": rand(1, 3, 2, 2)})
+    yield one("instancenormalization_22", 22, "InstanceNormalization", {"x": rand(2, 3, 4)},
+              {"scale": rand(3), "bias": rand(3)})
+    yield one("sin_22", 22, "Sin", {"x": rand(2, 3, lo=-3, hi=3)})
+    yield one("atanh_22", 22, "Atanh", {"x": rand(5, lo=-0.9, hi=0.9)})
+    yield one("round_22", 22, "Round", {"x": np.array([-2.5, -1.5, -0.4, 0.5, 1.5, 2.6], F)})
+    yield one("elu_22", 22, "Elu", {"x": rand(2, 4, lo=-3, hi=3)}, alpha=0.7)
+    yield one("hardswish_22", 22, "HardSwish", {"x": rand(2, 4, lo=-5, hi=5)})
+    yield one("softplus_22", 22, "Softplus", {"x": rand(2, 4, lo=-5, hi=5)})
+    yield one("dropout_22_inference", 22, "Dropout", {"x": rand(2, 3)})
+    yield one("eyelike_22", 22, "EyeLike", {"x": rand(3, 4)}, k=1)
+    yield one("lpnormalization_22", 22, "LpNormalization", {"x": rand(2, 3)}, axis=1, p=1)
+    yield one("gridsample_22_nearest", 22, "GridSample", {"x": rand(1, 1, 3, 3), "grid": rand(1, 2, 2, 2, lo=-1, hi=1)},
+              mode="nearest")
+    yield one("lstm_22", 22, "LSTM", {"x": rand(2, 1, 3)}, {"w": rand(1, 16, 3, lo=-0.5, hi=0.5),
+                                                          "r": rand(1, 16, 4, lo=-0.5, hi=0.5)},
+              outputs=("y",), hidden_size=4)
+    # Opset 23 added float4e2m1 to these ops (and precision / output_dtype to Q/DQ).
+    yield one("cast_23", 23, "Cast", {"x": rand(2, 3, lo=-50, hi=50)}, to=onnx.TensorProto.INT64)
+    yield one("castlike_23", 23, "CastLike", {"x": ints(1, -2, 3)}, {"like": np.array([0], F)})
+    yield one("reshape_23", 23, "Reshape", {"x": rand(2, 3, 4)}, {"shape": ints(-1, 4)})
+    yield one("transpose_23", 23, "Transpose", {"x": rand(2, 3, 4)}, perm=[1, 2, 0])
+    yield one("flatten_23", 23, "Flatten", {"x": rand(2, 3, 4)}, axis=1)
+    yield one("squeeze_23", 23, "Squeeze", {"x": rand(1, 3, 1)}, {"axes": ints(0)})
+    yield one("unsqueeze_23", 23, "Unsqueeze", {"x": rand(3)}, {"axes": ints(-1)})
+    yield one("shape_23", 23, "Shape", {"x": rand(2, 3, 4)}, start=-2)
+    yield one("size_23", 23, "Size", {"x": rand(2, 5)})
+    yield one("identity_23", 23, "Identity", {"x": ints(4, 5)})
+    yield one("pad_23_reflect", 23, "Pad", {"x": rand(2, 4)}, {"pads": ints(0, 2, 0, 1)}, mode="reflect")
+    yield one("constantofshape_23", 23, "ConstantOfShape", {"shape": ints(2, 2)},
+              value=onnx.numpy_helper.from_array(np.array([1.5], F)))
+    yield one("quantizelinear_23_precision", 23, "QuantizeLinear", {"x": rand(2, 3, lo=-20, hi=20)},
+              {"scale": np.array(0.5, F), "zero_point": np.array(3, np.int8)}, precision=onnx.TensorProto.FLOAT)
+    yield one("dequantizelinear_23_output_dtype", 23, "DequantizeLinear",
+              {"x": rng.integers(0, 255, (2, 3)).astype(np.uint8)},
+              {"scale": np.array([0.5, 0.25, 2], F), "zero_point": np.array([1, 128, 3], np.uint8)}, axis=1,
+              output_dtype=onnx.TensorProto.FLOAT)
+    yield Case("chain_23_conv_relu_reshape", 23,
+               [node("Conv", ["x", "w"], ["c"]), node("Relu", ["c"], ["r"]), node("Reshape", ["r", "shape"], ["y"])],
+               {"x": rand(1, 1, 4, 4)}, ["y"], {"w": rand(2, 1, 2, 2), "shape": ints(2, -1)})
 
 def ensure_ort():
     pkg = ORT_DIR / "node_modules" / "onnxruntime-node" / "package.json"
@@ -184,12 +261,16 @@ def ensure_ort():
 
 
 def to_json(a):
-    """An array as ORT's type name, dims and its little-endian bytes in base64."""
+    """An array as ORT's type name, dims and its little-endian bytes in base64 (strings: a list)."""
+    if a.dtype == object:
+        return {"type": "string", "dims": list(a.shape), "data": [str(s) for s in a.flat]}
     kind = "bool" if a.dtype == np.bool_ else str(a.dtype)
     return {"type": kind, "dims": list(a.shape), "data": base64.b64encode(np.ascontiguousarray(a).tobytes()).decode()}
 
 
 def from_json(t):
+    if t["type"] == "string":
+        return np.array(t["data"], dtype=object).reshape(t["dims"])
     dtype = np.dtype(np.bool_ if t["type"] == "bool" else t["type"])
     return np.frombuffer(base64.b64decode(t["data"]), dtype).reshape(t["dims"])
 

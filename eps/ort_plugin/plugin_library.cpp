@@ -59,11 +59,22 @@ Expected<void> check_factory(const OrtEpFactory& f, const std::string& path, std
   if (!f.CreateEp) missing.push_back("CreateEp");
   if (!f.ReleaseEp) missing.push_back("ReleaseEp");
   if (f.ort_version_supported >= 23 && !f.GetVersion) missing.push_back("GetVersion");
-  if (missing.empty()) return {};
-  return fail(ErrorCode::kInvalidInput,
-              fmt::format("EP factory {} of plugin '{}' leaves OrtEpFactory::{} NULL", index, path, fmt::join(missing, ", ")),
-              "the host calls these functions and cannot continue without them",
-              "fix the plugin: set every required OrtEpFactory function pointer");
+  if (!missing.empty())
+    return fail(ErrorCode::kInvalidInput,
+                fmt::format("EP factory {} of plugin '{}' leaves OrtEpFactory::{} NULL", index, path, fmt::join(missing, ", ")),
+                "the host calls these functions and cannot continue without them",
+                "fix the plugin: set every required OrtEpFactory function pointer");
+  // nxrt moves no data between devices for a plugin, but ONNX Runtime asks every factory for its
+  // data transfer when the library is registered; refusing here keeps nxrt and ORT in agreement.
+  if (f.ort_version_supported >= 23 && !f.CreateDataTransfer)
+    return fail(ErrorCode::kInvalidInput,
+                fmt::format("EP factory {} of plugin '{}' leaves OrtEpFactory::CreateDataTransfer NULL", index, path),
+                fmt::format("it declares ORT API {}, and ONNX Runtime calls CreateDataTransfer of every factory of "
+                            "API 23 or newer when it registers the library (a NULL crashes it)",
+                            f.ort_version_supported),
+                "fix the plugin: implement CreateDataTransfer; an EP that copies nothing between devices sets "
+                "*data_transfer = NULL and returns NULL");
+  return {};
 }
 
 }  // namespace

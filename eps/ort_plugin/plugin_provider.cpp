@@ -98,8 +98,17 @@ Expected<PluginProvider::Claims> PluginProvider::run_get_capability(const Graph&
                 take_status(s), "see the plugin's documentation, or leave the EP out of --ep");
   Claims out;
   std::vector<bool> claimed(graph.nodes.size(), false);
-  std::vector<std::size_t> group_of(graph.nodes.size(), 0);  // 1-based; 0: in no group
-  for (std::size_t g = 1; const auto& group : support.groups) {
+  std::vector<bool> wants_kernel(graph.nodes.size(), false);
+  std::vector<std::size_t> group_of(graph.nodes.size(), 0);  // 1-based, in the order they came; 0: in none
+  for (std::size_t i = 0; i < support.groups.size(); ++i) {
+    const auto& group = support.groups[i];
+    const std::size_t g = i + 1;
+    // ORT runs an AddSingleNode claim with a kernel from the EP's kernel registry, never through
+    // Compile; nxrt serves no kernel registries, so such a node is declined, with the reason.
+    if (group.single) {
+      wants_kernel[group.nodes.front()->id] = true;
+      continue;
+    }
     std::vector<NodeId> ids;
     for (const OrtNode* n : group.nodes) {
       if (claimed[n->id])
@@ -117,14 +126,21 @@ Expected<PluginProvider::Claims> PluginProvider::run_get_capability(const Graph&
     }
     out.claims.groups.push_back(std::move(ids));
     out.drop_constants.push_back(group.drop_constant_initializers);
-    ++g;
   }
-  for (const Node& n : graph.nodes)
-    out.claims.verdicts.push_back(
-        claimed[static_cast<std::size_t>(n.id)]
-            ? KernelMatch::supported()
-            : KernelMatch::declined(fmt::format("not returned by {}'s GetCapability{}", info_.name,
-                                                logged_about(handle_->logger.messages, n.name))));
+  for (const Node& n : graph.nodes) {
+    const auto id = static_cast<std::size_t>(n.id);
+    if (claimed[id])
+      out.claims.verdicts.push_back(KernelMatch::supported());
+    else if (wants_kernel[id])
+      out.claims.verdicts.push_back(KernelMatch::declined(fmt::format(
+          "{} claimed it with EpGraphSupportInfo_AddSingleNode, which asks the host for a kernel from the EP's "
+          "kernel registry; nxrt runs plugin nodes only through Compile (ONNX Runtime fails such a session with "
+          "'Failed to find kernel'): the plugin can pass the node alone to EpGraphSupportInfo_AddNodesToFuse",
+          info_.name)));
+    else
+      out.claims.verdicts.push_back(KernelMatch::declined(fmt::format(
+          "not returned by {}'s GetCapability{}", info_.name, logged_about(handle_->logger.messages, n.name))));
+  }
   return out;
 }
 

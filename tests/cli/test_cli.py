@@ -1,6 +1,7 @@
 """CLI tests: the real nxrt binary on the committed models; exit codes, output, files."""
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -349,6 +350,22 @@ class Bench(TempDirTest):
         self.assertEqual(rc, 0, err)
         for word in ["session creation", "first inference", "median", "p90", "p99", "throughput", "peak RSS"]:
             self.assertIn(word, out)
+
+
+class ManPages(TempDirTest):
+    SUBCOMMANDS = ["list-eps", "explain-claims", "compile-epcontext", "run", "bench"]
+
+    def test_every_flag_is_documented_with_examples(self):
+        for sub in self.SUBCOMMANDS:
+            page = (ROOT / f"man/nxrt-{sub}.1").read_text()
+            self.assertIn(".EX", page, f"nxrt-{sub}.1 has no example")
+            rc, help_text, err = nxrt(sub, "--help")
+            self.assertEqual(rc, 0, err)
+            flags = re.findall(r"^\s+(?:-\w,)?(--[a-z0-9-]+)", help_text, re.M)
+            self.assertGreater(len(flags), 1, help_text)
+            for flag in flags:
+                if flag != "--help":
+                    self.assertIn(flag.replace("-", "\\-"), page, f"nxrt-{sub}.1 does not document {flag}")
 
 
 if __name__ == "__main__":

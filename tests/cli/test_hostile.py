@@ -119,21 +119,44 @@ class Interrupts(TempDirTest):
         interrupted = 0
         for i in range(8):
             out = self.tmp / f"try{i}"
-            p = subprocess.Popen(args + ["-o", str(out / "ctx.onnx")], stdout=subprocess.DEVNULL,
+            p = subprocess.Popen(args + ["-o", str(out / "sub" / "ctx.onnx")], stdout=subprocess.DEVNULL,
                                  stderr=subprocess.DEVNULL)
             time.sleep(full * (i + 0.5) / 8)
             p.send_signal(signal.SIGINT)
             rc = p.wait(timeout=60)
-            left = sorted(f.name for f in out.iterdir()) if out.exists() else []
             if rc == 0:
-                self.assertEqual(left, ["ctx.onnx", "ctx_cpu.bin"])
-                self.assertEqual((out / "ctx_cpu.bin").read_bytes(), (self.tmp / "full" / "ctx_cpu.bin").read_bytes())
+                self.assertEqual(sorted(f.name for f in (out / "sub").iterdir()), ["ctx.onnx", "ctx_cpu.bin"])
+                self.assertEqual((out / "sub" / "ctx_cpu.bin").read_bytes(),
+                                 (self.tmp / "full" / "ctx_cpu.bin").read_bytes())
             else:
                 self.assertEqual(rc, -signal.SIGINT, f"try {i}: exit {rc}")
-                self.assertEqual(left, [], f"try {i}: an interrupted compile left files behind")
+                self.assertFalse(out.exists(), f"try {i}: an interrupted compile left files or folders behind")
                 interrupted += 1
         self.assertGreater(interrupted, 0)
         self.assertEqual(sorted(f.name for f in self.tmp.iterdir() if f.name.startswith(".")), [])
+
+    def test_a_failed_compile_takes_back_the_folders_it_made(self):
+        model = self.tmp / "m.onnx"
+        graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g",
+                                  [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+                                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
+        onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(model))
+        taken = self.tmp / "taken"
+        taken.mkdir()
+        (taken / "m_ctx.onnx").write_bytes(b"already here")  # no --force: this output is refused
+        rc = subprocess.run([NXRT, "compile-epcontext", model, model, "--ep", "cpu", "--output-dir", taken],
+                            capture_output=True).returncode
+        self.assertNotEqual(rc, 0)
+        self.assertEqual(sorted(f.name for f in taken.iterdir()), ["m_ctx.onnx"], "a folder it did not make stays")
+        compiled = self.tmp / "compiled.onnx"
+        self.assertEqual(subprocess.run([NXRT, "compile-epcontext", model, "--ep", "cpu", "-o", compiled],
+                                        capture_output=True).returncode, 0)
+        fresh = self.tmp / "a" / "b"
+        p = subprocess.run([NXRT, "compile-epcontext", compiled, "--ep", "cpu", "-o", fresh / "m.onnx"],
+                           capture_output=True, text=True)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("already contains EPContext nodes", p.stderr)
+        self.assertFalse((self.tmp / "a").exists(), "the folders made for the output are taken back")
 
 
 class TerminalEscapes(TempDirTest):

@@ -40,13 +40,34 @@ class Loading(TempDirTest):
         self.assertRegex(out, r"Split_1 +Split-21 .*float\[\.\.\.\] \(unknown until run\), float\[\.\.\.\] "
                               r"\(unknown until run\)")
 
+    def test_dims_shape_inference_could_not_size_print_as_question_marks(self):
+        split = CASES / "stringsplit_20_delimiter" / "model.onnx"
+        for fmt in ("table", "md", "json"):
+            with self.subTest(format=fmt):
+                rc, out, err = nxrt("explain-claims", split, "--ep", "cpu", "--format", fmt)
+                self.assertExit((rc, out, err), 0)
+                self.assertIn("string[2,3,?] (unknown until run), int64[2,3]", out)
+                self.assertNotIn("unk__", out)
+        # A model saved after ONNX shape inference carries its "unk__N" names in value_info.
+        x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 4])
+        t = helper.make_tensor_value_info("t", TensorProto.INT64, [2, "unk__3"])
+        graph = helper.make_graph([helper.make_node("NonZero", ["x"], ["t"]), helper.make_node("Neg", ["t"], ["y"])],
+                                  "g", [x], [helper.make_empty_tensor_value_info("y")], value_info=[t])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+        model.ir_version = 8
+        onnx.save(model, str(self.tmp / "unk.onnx"))
+        rc, out, err = nxrt("explain-claims", self.tmp / "unk.onnx", "--ep", "cpu")
+        self.assertExit((rc, out, err), 0)
+        self.assertRegex(out, r"NonZero_0 +NonZero-17 +cpu +cpu_0 +int64\[2,\?\] \(unknown until run\)")
+        self.assertNotIn("unk__", out)
+
     def test_future_opset_and_ir_load_and_are_declined_with_the_known_version(self):
-        model = save_model(self.tmp / "relu22.onnx", [helper.make_node("Relu", ["x"], ["y"])], 22, ir_version=11)
+        model = save_model(self.tmp / "relu24.onnx", [helper.make_node("Relu", ["x"], ["y"])], 24, ir_version=12)
         rc, out, err = nxrt("explain-claims", model, "--ep", "cpu")
         self.assertExit((rc, out, err), 4)
-        self.assertIn("(IR 11, ai.onnx 22; 1 node)", out)
-        self.assertIn("declined: Relu: the model imports ai.onnx opset 22, newer than the opsets nxrt knows (up to "
-                      "21); the cpu EP implements Relu-14 (opsets 1-21); export with opset 21 or lower", out)
+        self.assertIn("(IR 12, ai.onnx 24; 1 node)", out)
+        self.assertIn("declined: Relu: the model imports ai.onnx opset 24, newer than the opsets nxrt knows (up to "
+                      "23); the cpu EP implements Relu-14 (opsets 1-23); export with opset 23 or lower", out)
         self.assertIn("? (unknown until run)", out)
         self.assertExit(nxrt("run", model, "--ep", "cpu"), 4)
 
@@ -58,10 +79,51 @@ class Loading(TempDirTest):
                       "re-export the model for this opset", out)
 
     def test_an_op_new_in_opset_20_that_no_ep_implements_is_declined(self):
-        model = save_model(self.tmp / "concat20.onnx", [helper.make_node("StringConcat", ["x", "x"], ["y"])], 20)
+        model = save_model(self.tmp / "decoder20.onnx", [helper.make_node("ImageDecoder", ["x"], ["y"])], 20)
         rc, out, err = nxrt("explain-claims", model, "--ep", "cpu")
         self.assertExit((rc, out, err), 4)
-        self.assertIn("declined: StringConcat: ai.onnx::StringConcat (opset 20) is not implemented by the cpu EP", out)
+        self.assertIn("declined: ImageDecoder: ai.onnx::ImageDecoder (opset 20) is not implemented by the cpu EP", out)
+
+    def test_a_regex_std_regex_cannot_run_as_re2_is_declined_naming_the_construct(self):
+        node = helper.make_node("RegexFullMatch", ["s"], ["y"], pattern="(?i)caf\\pL")
+        s = helper.make_tensor_value_info("s", TensorProto.STRING, [2])
+        graph = helper.make_graph([node], "g", [s], [helper.make_empty_tensor_value_info("y")])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)])
+        model.ir_version = 9
+        onnx.save(model, str(self.tmp / "regex.onnx"))
+        rc, out, err = nxrt("explain-claims", self.tmp / "regex.onnx", "--ep", "cpu")
+        self.assertExit((rc, out, err), 4)
+        self.assertIn("declined: RegexFullMatch: the cpu EP runs RE2 patterns with std::regex and cannot run "
+                      "'(?i)caf\\pL': '(?i)' at offset 0: inline flags (i, m, s, U), which std::regex cannot scope "
+                      "to part of a pattern; rewrite the pattern without that construct", out)
+
+    def test_an_op_new_in_opset_23_is_declined_and_its_neighbours_run(self):
+        nodes = [helper.make_node("RMSNormalization", ["x", "scale"], ["n"]), helper.make_node("Sin", ["x"], ["y"])]
+        scale = onnx.numpy_helper.from_array(__import__("numpy").ones((2,), "float32"), "scale")
+        x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 8, 2])
+        graph = helper.make_graph(nodes, "g", [x], [helper.make_empty_tensor_value_info(o) for o in ("n", "y")],
+                                  [scale])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 23)])
+        model.ir_version = 11
+        onnx.save(model, str(self.tmp / "rms23.onnx"))
+        rc, out, err = nxrt("explain-claims", self.tmp / "rms23.onnx", "--ep", "cpu")
+        self.assertExit((rc, out, err), 4)
+        self.assertIn("declined: RMSNormalization: ai.onnx::RMSNormalization (opset 23) is not implemented by the "
+                      "cpu EP", out)
+        self.assertRegex(out, r"Sin_1 +Sin-23 +cpu +cpu_0 +float\[2,8,2\] +claimed")
+
+    def test_quantize_23_attributes_the_cpu_ep_does_not_run_are_declined(self):
+        scale = onnx.numpy_helper.from_array(__import__("numpy").array(0.5, "float32"), "scale")
+        node = helper.make_node("DequantizeLinear", ["q", "scale"], ["y"], output_dtype=TensorProto.FLOAT16)
+        q = helper.make_tensor_value_info("q", TensorProto.INT8, [4])
+        graph = helper.make_graph([node], "g", [q], [helper.make_empty_tensor_value_info("y")], [scale])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 23)])
+        model.ir_version = 11
+        onnx.save(model, str(self.tmp / "dq23.onnx"))
+        rc, out, err = nxrt("explain-claims", self.tmp / "dq23.onnx", "--ep", "cpu")
+        self.assertExit((rc, out, err), 4)
+        self.assertIn("DequantizeLinear-23: output_dtype 10 (float16) is not supported by the cpu EP; it outputs "
+                      "float, the type of its scales (omit output_dtype or set it to 1)", out)
 
     def test_blocked_quantization_is_declined(self):
         scale = onnx.numpy_helper.from_array(__import__("numpy").ones((2, 4, 2), "float32"), "scale")

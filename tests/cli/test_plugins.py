@@ -1,7 +1,8 @@
 """CLI tests of ONNX Runtime plugin EP libraries: the test plugin (tests/plugins/test_ep.c)
-loaded with --plugin and NXRT_PLUGIN_PATH, its claims (fused group, single node, declines,
-rejected groups), runs that match the cpu EP, EPContext round trips, and one error message
-per broken variant."""
+loaded with --plugin and NXRT_PLUGIN_PATH, its claims (fused groups, declines, rejected
+groups), runs that match the cpu EP, EPContext round trips, and one error message per broken
+variant; and, where the ONNX Runtime 1.30 peer is in .cache, the same plugin run by ORT
+itself through tests/plugins/ort_host_check.c, EPContext models passed between the two."""
 import json
 import os
 import subprocess
@@ -12,10 +13,14 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from test_cli import NXRT, TempDirTest, nxrt
+from test_cli import NXRT, ROOT, TempDirTest, nxrt
 
 PLUGINS = Path(os.environ["NXRT_TEST_PLUGIN_DIR"])
 GOOD = PLUGINS / "libnxrt_test_ep_good.so"
+ORT_HOST_CHECK = PLUGINS / "ort_host_check"
+# The peer scripts/plugin-vs-ort.sh (and bench-vs-ort.sh) install with npm; NXRT_ORT_LIBRARY overrides.
+ORT_LIBRARY = Path(os.environ.get("NXRT_ORT_LIBRARY", ROOT / ".cache/ort-node/node_modules/onnxruntime-node/bin/"
+                                  "napi-v6/linux/x64/libonnxruntime.so.1"))
 
 
 def variant(name):
@@ -40,6 +45,20 @@ def chain(path):
         helper.make_node("Neg", ["m"], ["n"], name="neg"),
         helper.make_node("Sigmoid", ["n"], ["out"], name="sig"),
     ], ["x", "y"], [numpy_helper.from_array(np.array([0.5], np.float32), "half")])
+
+
+def all_plugin(path):
+    """The chain without Sigmoid: every node is the plugin's."""
+    return save(path, [
+        helper.make_node("Add", ["x", "half"], ["a"], name="add"),
+        helper.make_node("Relu", ["a"], ["r"], name="relu"),
+        helper.make_node("Mul", ["r", "y"], ["m"], name="mul"),
+        helper.make_node("Neg", ["m"], ["out"], name="neg"),
+    ], ["x", "y"], [numpy_helper.from_array(np.array([0.5], np.float32), "half")])
+
+
+def attribute(node, name):
+    return next(a for a in node.attribute if a.name == name)
 
 
 def not_convex(path):
@@ -140,6 +159,15 @@ class Loading(PluginTest):
         self.assertExit((rc, out, err), 3)
         self.assertIn(f"error: the test_plugin EP ('{variant('null_compile')}') leaves OrtEp::Compile NULL\n", err)
 
+    def test_null_create_data_transfer(self):
+        """ONNX Runtime calls CreateDataTransfer of every factory of API 23 or newer; nxrt refuses a NULL as well."""
+        rc, out, err = nxrt("list-eps", "--plugin", variant("null_data_transfer"))
+        self.assertExit((rc, out, err), 3)
+        self.assertIn(f"error: EP factory 0 of plugin '{variant('null_data_transfer')}' leaves "
+                      "OrtEpFactory::CreateDataTransfer NULL\n  why: it declares ORT API 24, and ONNX Runtime calls "
+                      "CreateDataTransfer of every factory of API 23 or newer when it registers the library (a NULL "
+                      "crashes it)\n", err)
+
     def test_plugin_flag_names_a_library(self):
         rc, out, err = nxrt("list-eps", "--plugin", ":name")
         self.assertExit((rc, out, err), 2)
@@ -214,6 +242,20 @@ class Running(PluginTest):
         original = self.run_model(model, self.tmp / "orig", "--ep", "cpu")
         np.testing.assert_allclose(restored, original, rtol=1e-6)
 
+    def test_single_node_claim_declined(self):
+        """AddSingleNode asks for a registered kernel (ORT fails the session); nxrt declines with that reason."""
+        model = chain(self.tmp / "m.onnx")
+        report = self.explain(model, "--plugin", variant("single_node"), "--ep", "test_plugin,cpu")
+        self.assertEqual({p["name"]: p["nodes"] for p in report["partitions"]}["test_plugin_0"], ["add", "relu", "mul"])
+        placed, v = verdict(report, "neg", "test_plugin")
+        self.assertEqual(placed, "cpu")
+        self.assertEqual(v["reason"], "test_plugin claimed it with EpGraphSupportInfo_AddSingleNode, which asks the host "
+                                      "for a kernel from the EP's kernel registry; nxrt runs plugin nodes only through "
+                                      "Compile (ONNX Runtime fails such a session with 'Failed to find kernel'): the "
+                                      "plugin can pass the node alone to EpGraphSupportInfo_AddNodesToFuse")
+        single = self.run_model(model, self.tmp / "single", "--plugin", variant("single_node"))
+        np.testing.assert_allclose(single, self.run_model(model, self.tmp / "cpu", "--ep", "cpu"), rtol=1e-6)
+
     def test_failing_get_capability(self):
         model = chain(self.tmp / "m.onnx")
         for command in ("explain-claims", "run"):
@@ -244,6 +286,66 @@ class Running(PluginTest):
         self.assertExit((rc, out, err), 1)
         self.assertIn("error: the test_plugin EP's Compute failed for 'test_plugin_0'\n"
                       "  why: test_plugin: Compute failed on purpose (built with NXRT_TEST_EP_FAIL_COMPUTE)\n", err)
+
+
+@unittest.skipUnless(ORT_LIBRARY.is_file(), f"the ONNX Runtime 1.30 peer is not at {ORT_LIBRARY}: run "
+                     "scripts/plugin-vs-ort.sh, which installs it with npm (CI has no peer)")
+class ThroughOnnxRuntime(PluginTest):
+    """The test plugin inside the real ONNX Runtime, a second host for the ABI nxrt declares."""
+
+    def ort(self, plugin, model, *args, ok=True):
+        p = subprocess.run([ORT_HOST_CHECK, ORT_LIBRARY, plugin, model, "--input", f"x={self.x}", "--input",
+                            f"y={self.y}", *map(str, args)], capture_output=True, text=True, timeout=120)
+        if os.environ.get("NXRT_SHOW_ORT_STEPS"):  # scripts/plugin-vs-ort.sh shows what ORT did, step by step
+            print(f"\n$ {' '.join(map(str, p.args))}\n{p.stdout}", end="")
+        self.assertGreaterEqual(p.returncode, 0, f"ort_host_check died from a signal\n{p.stdout}\n{p.stderr}")
+        if ok:
+            self.assertEqual(p.returncode, 0, f"{p.stdout}\n{p.stderr}")
+            self.assertIn("PASS: ONNX Runtime loaded, ran and released the plugin", p.stdout)
+        return p.stdout
+
+    def test_ort_runs_the_plugin_like_nxrt(self):
+        model = chain(self.tmp / "m.onnx")
+        out = self.ort(GOOD, model, "--output-dir", self.tmp / "ort")
+        self.assertIn("ok: ONNX Runtime 1.30.0 serves OrtApi version 24\n", out)
+        self.assertRegex(out, r"device \d+: EP 'test_plugin' from 'nxrt tests' on a cpu device")
+        self.assertIn("ok: UnregisterExecutionProviderLibrary (ReleaseEpFactory)\n", out)
+        expected = self.run_model(model, self.tmp / "cpu", "--ep", "cpu")
+        np.testing.assert_allclose(np.load(self.tmp / "ort/out.npy"), expected, rtol=1e-6)
+        np.testing.assert_allclose(self.run_model(model, self.tmp / "nxrt", "--plugin", GOOD), expected, rtol=1e-6)
+
+    def test_ort_runs_only_on_the_plugin_when_it_claims_everything(self):
+        self.ort(GOOD, all_plugin(self.tmp / "p.onnx"), "--config", "session.disable_cpu_ep_fallback=1")
+        out = self.ort(GOOD, chain(self.tmp / "m.onnx"), "--config", "session.disable_cpu_ep_fallback=1", ok=False)
+        self.assertIn("assigned to the default CPU EP, but fallback to CPU EP has been explicitly disabled", out,
+                      "Sigmoid needs the cpu EP ORT was denied")
+
+    def test_nxrt_runs_the_epcontext_model_ort_writes(self):
+        model, ctx = chain(self.tmp / "m.onnx"), self.tmp / "m_ort_ctx.onnx"
+        self.ort(GOOD, model, "--config", "ep.context_enable=1", "--config", f"ep.context_file_path={ctx}")
+        nodes = onnx.load(str(ctx)).graph.node
+        self.assertEqual([(n.op_type, attribute(n, "source").s if n.op_type == "EPContext" else b"") for n in nodes],
+                         [("EPContext", b"test_plugin"), ("EPContext", b"test_plugin"), ("Sigmoid", b"")])
+        self.assertEqual(attribute(nodes[1], "ep_cache_context").s, b"nxrt-test-ep 1\nstep Neg n 1 m\n")
+        restored = self.run_model(ctx, self.tmp / "ctx", "--plugin", GOOD, "--ep", "test_plugin,cpu")
+        np.testing.assert_allclose(restored, self.run_model(model, self.tmp / "cpu", "--ep", "cpu"), rtol=1e-6)
+
+    def test_ort_runs_the_epcontext_models_nxrt_writes(self):
+        """Inline payloads, and side files that ORT leaves to the plugin to read (embed_mode=0)."""
+        model = all_plugin(self.tmp / "p.onnx")
+        expected = self.run_model(model, self.tmp / "cpu", "--ep", "cpu")
+        for placement in ("--embed", "--external"):
+            ctx = self.tmp / f"p_ctx{placement}.onnx"
+            self.assertExit(nxrt("compile-epcontext", model, "-o", ctx, "--plugin", GOOD, "--ep", "test_plugin", placement), 0)
+            embed_mode = attribute(onnx.load(str(ctx)).graph.node[0], "embed_mode").i
+            self.assertEqual(embed_mode, 1 if placement == "--embed" else 0)
+            self.ort(GOOD, ctx, "--config", "session.disable_cpu_ep_fallback=1", "--output-dir", self.tmp / placement)
+            np.testing.assert_allclose(np.load(self.tmp / placement / "out.npy"), expected, rtol=1e-6, err_msg=placement)
+
+    def test_ort_wants_a_kernel_for_a_single_node_claim(self):
+        out = self.ort(variant("single_node"), chain(self.tmp / "m.onnx"), ok=False)
+        self.assertIn("FAIL: CreateSession (CreateEp, GetCapability, Compile): ORT says (code 9) Failed to find kernel "
+                      "for Neg(13) (node:'neg' ep:'test_plugin')", out)
 
 
 if __name__ == "__main__":

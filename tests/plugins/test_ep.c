@@ -1,4 +1,5 @@
-/* A small ONNX Runtime plugin EP for nxrt's tests, written against nxrt's own ABI header.
+/* A small ONNX Runtime plugin EP for nxrt's tests, written against nxrt's own ABI header;
+ * ONNX Runtime itself runs it too (scripts/plugin-vs-ort.sh).
  * It claims float Add, Mul and Relu nodes as one fused group and each Neg node alone,
  * compiles them into a little program (constants copied in), computes it, and writes
  * EPContext nodes whose payload is that program. Built once per variant:
@@ -11,7 +12,9 @@
  *   NXRT_TEST_EP_FAIL_CREATE_EP  CreateEp returns an error
  *   NXRT_TEST_EP_NULL_COMPILE    the OrtEp leaves Compile NULL
  *   NXRT_TEST_EP_FAIL_CAPABILITY GetCapability returns an error
- *   NXRT_TEST_EP_DUPLICATE_CLAIM GetCapability adds a fused node once more, alone */
+ *   NXRT_TEST_EP_SINGLE_NODE     claims Neg with AddSingleNode (a registered kernel it lacks)
+ *   NXRT_TEST_EP_NULL_DATA_TRANSFER  the factory leaves CreateDataTransfer NULL
+ *   NXRT_TEST_EP_DUPLICATE_CLAIM GetCapability fuses the fused group's last node once more, alone */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -277,6 +280,17 @@ static int is_own_context(const OrtNode* node) {
   return strcmp(source, EP_NAME) == 0;
 }
 
+/* A node the EP compiles on its own is a fused group of one: EpGraphSupportInfo_AddSingleNode
+ * would ask the host for a kernel from the EP's kernel registry, which this EP has none of. */
+static OrtStatus* claim_alone(OrtEpGraphSupportInfo* support, const OrtNode* node, const OrtNodeFusionOptions* options) {
+#ifdef NXRT_TEST_EP_SINGLE_NODE
+  (void)options;
+  return g_ep_api->EpGraphSupportInfo_AddSingleNode(support, node);
+#else
+  return g_ep_api->EpGraphSupportInfo_AddNodesToFuse(support, &node, 1, options);
+#endif
+}
+
 static OrtStatus* get_capability(OrtEp* this_ptr, const OrtGraph* graph, OrtEpGraphSupportInfo* support) {
   TestEp* self = (TestEp*)this_ptr;
   size_t num_nodes = 0, fused = 0;
@@ -292,7 +306,7 @@ static OrtStatus* get_capability(OrtEp* this_ptr, const OrtGraph* graph, OrtEpGr
   for (size_t i = 0; i < num_nodes && !status; ++i) {
     const int kind = supports(nodes[i]);
     if (kind == 1) group[fused++] = nodes[i];
-    else if (kind == 2) status = g_ep_api->EpGraphSupportInfo_AddSingleNode(support, nodes[i]);
+    else if (kind == 2) status = claim_alone(support, nodes[i], &options);
     else if (kind == 3 && is_own_context(nodes[i]))
       status = g_ep_api->EpGraphSupportInfo_AddNodesToFuse(support, &nodes[i], 1, &options);
     else {
@@ -306,7 +320,7 @@ static OrtStatus* get_capability(OrtEp* this_ptr, const OrtGraph* graph, OrtEpGr
   }
   if (!status && fused) status = g_ep_api->EpGraphSupportInfo_AddNodesToFuse(support, group, fused, &options);
 #ifdef NXRT_TEST_EP_DUPLICATE_CLAIM
-  if (!status && fused) status = g_ep_api->EpGraphSupportInfo_AddSingleNode(support, group[fused - 1]);
+  if (!status && fused) status = g_ep_api->EpGraphSupportInfo_AddNodesToFuse(support, &group[fused - 1], 1, &options);
 #endif
   free(nodes);
   free(group);
@@ -344,6 +358,52 @@ static OrtStatus* add_constant(Program* p, const OrtValueInfo* info) {
   return NULL;
 }
 
+static OrtStatus* read_string_attr(const OrtNode* node, const char* name, char** out) {
+  const OrtOpAttr* attr = NULL;
+  size_t size = 0;
+  char probe = 0;
+  RETURN_IF_ERROR(g_api->Node_GetAttributeByName(node, name, &attr));
+  OrtStatus* s = g_api->ReadOpAttr(attr, ORT_OP_ATTR_STRING, &probe, 0, &size);
+  if (s) g_api->ReleaseStatus(s);
+  *out = calloc(size + 1, 1);
+  s = g_api->ReadOpAttr(attr, ORT_OP_ATTR_STRING, *out, size, &size);
+  if (s) free(*out);
+  return s;
+}
+
+/* The program an EPContext node holds: inline (embed_mode=1), or, with embed_mode=0, in the file
+ * that ep_cache_context names relative to the model, which the EP reads itself (as in ORT). */
+static OrtStatus* read_context_payload(const OrtGraph* graph, const OrtNode* node, char** out) {
+  const OrtOpAttr* attr = NULL;
+  int64_t embed_mode = 1;
+  size_t size = 0;
+  RETURN_IF_ERROR(read_string_attr(node, "ep_cache_context", out));
+  if (!g_api->Node_GetAttributeByName(node, "embed_mode", &attr) && attr)
+    RETURN_IF_ERROR(g_api->ReadOpAttr(attr, ORT_OP_ATTR_INT, &embed_mode, sizeof embed_mode, &size));
+  if (embed_mode == 1) return NULL;
+  const char* model_path = NULL;
+  char path[4096];
+  RETURN_IF_ERROR(g_api->Graph_GetModelPath(graph, &model_path));
+  const char* slash = model_path ? strrchr(model_path, '/') : NULL;
+  snprintf(path, sizeof path, "%.*s%s", slash ? (int)(slash - model_path + 1) : 0, model_path ? model_path : "", *out);
+  free(*out);
+  *out = NULL;
+  FILE* f = fopen(path, "rb");
+  if (!f) return fail("test_plugin: cannot open the EPContext side file next to the model");
+  fseek(f, 0, SEEK_END);
+  const long length = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  const size_t wanted = length > 0 ? (size_t)length : 0;
+  *out = calloc(wanted + 1, 1);
+  const size_t got = fread(*out, 1, wanted, f);
+  fclose(f);
+  if (got != wanted) {
+    free(*out);
+    return fail("test_plugin: cannot read the EPContext side file next to the model");
+  }
+  return NULL;
+}
+
 static OrtStatus* build_program(Program* p, const OrtGraph* graph) {
   size_t num_nodes = 0;
   const OrtNode* nodes[MAX_STEPS];
@@ -353,17 +413,10 @@ static OrtStatus* build_program(Program* p, const OrtGraph* graph) {
   for (size_t i = 0; i < num_nodes; ++i) {
     const char* op = node_op(nodes[i]);
     if (strcmp(op, "EPContext") == 0) {
-      const OrtOpAttr* attr = NULL;
-      size_t size = 0;
-      char probe = 0;
-      RETURN_IF_ERROR(g_api->Node_GetAttributeByName(nodes[i], "ep_cache_context", &attr));
-      OrtStatus* s = g_api->ReadOpAttr(attr, ORT_OP_ATTR_STRING, &probe, 0, &size);
-      if (s) g_api->ReleaseStatus(s);
-      char* text = calloc(size + 1, 1);
-      s = g_api->ReadOpAttr(attr, ORT_OP_ATTR_STRING, text, size, &size);
-      const int ok = !s && deserialize(p, text);
+      char* text = NULL;
+      RETURN_IF_ERROR(read_context_payload(graph, nodes[i], &text));
+      const int ok = deserialize(p, text);
       free(text);
-      if (s) return s;
       if (!ok) return fail("test_plugin: the EPContext payload is not a test_plugin program");
       continue;
     }
@@ -468,6 +521,19 @@ static const char* factory_version(const OrtEpFactory* f) {
   return "0.3.1";
 }
 
+static uint32_t factory_vendor_id(const OrtEpFactory* f) {
+  (void)f;
+  return 0;
+}
+
+/* ONNX Runtime calls this of every factory that says API 23 or newer (NULL crashes it); a CPU EP
+ * copies nothing between devices. */
+static OrtStatus* create_data_transfer(OrtEpFactory* f, OrtDataTransferImpl** data_transfer) {
+  (void)f;
+  *data_transfer = NULL;
+  return NULL;
+}
+
 static OrtStatus* supported_devices(OrtEpFactory* f, const OrtHardwareDevice* const* devices, size_t num_devices,
                                     OrtEpDevice** ep_devices, size_t max_ep_devices, size_t* num_ep_devices) {
   *num_ep_devices = 0;
@@ -546,7 +612,12 @@ EXPORT OrtStatus* CreateEpFactories(const char* registration_name, const OrtApiB
   f->factory.GetSupportedDevices = supported_devices;
   f->factory.CreateEp = create_ep;
   f->factory.ReleaseEp = release_ep;
+  f->factory.GetVendorId = factory_vendor_id;
   f->factory.GetVersion = factory_version;
+  f->factory.CreateDataTransfer = create_data_transfer;
+#ifdef NXRT_TEST_EP_NULL_DATA_TRANSFER
+  f->factory.CreateDataTransfer = NULL;
+#endif
   factories[0] = &f->factory;
   *num_factories = 1;
   return NULL;

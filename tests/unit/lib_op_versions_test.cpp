@@ -76,6 +76,20 @@ TEST_CASE("an open-ended registration stops before the next version nxrt knows",
   CHECK(mean.reason() == "ReduceMean-18 (axes as an input) is not implemented by the cpu EP; it implements opsets 1-17");
 }
 
+TEST_CASE("versions that only add types do not end an open-ended registration", "[lib][op_versions][registry]") {
+  REQUIRE(op_version_after("Conv", 11, kNewestKnownOpset) != nullptr);  // Conv-22: bfloat16
+  CHECK(op_signature_change_after("Conv", 11, kNewestKnownOpset) == nullptr);
+  REQUIRE(op_signature_change_after("QuantizeLinear", 21, 23) != nullptr);
+  CHECK(op_signature_change_after("QuantizeLinear", 21, 23)->since_version == 23);
+  CHECK(op_signature_change_after("Pad", 19, 23) == nullptr);  // Pad-21 and -23 add int4 and float4
+  OpRegistry reg;
+  REQUIRE(reg.add(def("Conv", 11)));
+  REQUIRE(reg.add(def("DequantizeLinear", 13)));
+  CHECK(OpRegistry::covered_until(*reg.find("", "Conv", 11)) == kNewestKnownOpset);
+  CHECK(reg.check(OneNode("Conv", 22).ctx(), "cpu"));
+  CHECK(OpRegistry::covered_until(*reg.find("", "DequantizeLinear", 13)) == 18);
+}
+
 TEST_CASE("an explicit until_version widens a registration over versions that only add types",
           "[lib][op_versions][registry]") {
   OpRegistry reg;

@@ -1,6 +1,9 @@
-// StringNormalizer and TfIdfVectorizer against hand-computed results.
+// StringNormalizer, TfIdfVectorizer, StringConcat, StringSplit and RegexFullMatch against
+// hand-computed results.
 #include <catch2/catch.hpp>
 
+#include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -15,6 +18,10 @@ Tensor strings(Shape shape, const std::vector<std::string>& values) {
   Tensor t = Tensor::empty(DType::kString, std::move(shape));
   std::copy(values.begin(), values.end(), t.mut_as<std::string>());
   return t;
+}
+
+Tensor bools(Shape shape, std::vector<uint8_t> values) {
+  return Tensor::from_bytes(DType::kBool, std::move(shape), std::as_bytes(std::span(values)));
 }
 
 std::vector<std::string> string_values(const Tensor& t) {
@@ -142,4 +149,73 @@ TEST_CASE("TfIdfVectorizer declines inconsistent pools", "[cpu][strings][claim]"
   m = claim_on_cpu({.op_type = "TfIdfVectorizer", .inputs = {int64s({1})}, .attrs = tfidf_attrs("BM25", 1, 1, 0)});
   REQUIRE_FALSE(m);
   CHECK(m.reason() == "TfIdfVectorizer: mode 'BM25' is not one of TF, IDF, TFIDF");
+}
+
+TEST_CASE("StringConcat broadcasts", "[cpu][strings]") {
+  const Tensor y = run_one({.op_type = "StringConcat", .opset = 20,
+                            .inputs = {strings({2, 1}, {"a", "b"}), strings({3}, {"1", "", "\xC3\xA9"})}});
+  CHECK(y.shape() == Shape{2, 3});
+  CHECK(string_values(y) == strs{"a1", "a", "a\xC3\xA9", "b1", "b", "b\xC3\xA9"});
+}
+
+TEST_CASE("StringSplit pads to the most substrings and counts them", "[cpu][strings]") {
+  SECTION("a delimiter keeps empty substrings; an empty string has none") {
+    auto r = run_on_cpu({.op_type = "StringSplit", .opset = 20,
+                         .inputs = {strings({3}, {"a,,b", "", ",x"})},
+                         .attrs = attrs({{"delimiter", std::string(",")}}),
+                         .outputs = 2});
+    REQUIRE(r);
+    CHECK((*r)[0].shape() == Shape{3, 3});
+    CHECK(string_values((*r)[0]) == strs{"a", "", "b", "", "", "", "", "x", ""});
+    CHECK(compare_tensors((*r)[1], Tensor::from_vector<int64_t>({3}, {3, 0, 2})).empty());
+  }
+  SECTION("whitespace runs separate, maxsplit leaves a trimmed remainder") {
+    auto r = run_on_cpu({.op_type = "StringSplit", .opset = 20,
+                         .inputs = {strings({2}, {" a\tb  c d \n", "\v"})},
+                         .attrs = attrs({{"maxsplit", int64_t{2}}}),
+                         .outputs = 2});
+    REQUIRE(r);
+    CHECK(string_values((*r)[0]) == strs{"a", "b", "c d", "", "", ""});
+    CHECK(compare_tensors((*r)[1], Tensor::from_vector<int64_t>({2}, {3, 0})).empty());
+  }
+  SECTION("maxsplit 0 keeps the string whole") {
+    auto r = run_on_cpu({.op_type = "StringSplit", .opset = 20,
+                         .inputs = {strings({1}, {"a-b"})},
+                         .attrs = attrs({{"delimiter", std::string("-")}, {"maxsplit", int64_t{0}}}),
+                         .outputs = 2});
+    REQUIRE(r);
+    CHECK(string_values((*r)[0]) == strs{"a-b"});
+  }
+}
+
+TEST_CASE("RegexFullMatch matches whole strings with RE2's meaning", "[cpu][strings]") {
+  const Tensor y = run_one({.op_type = "RegexFullMatch", .opset = 20,
+                            .inputs = {strings({4}, {"ab12", "ab12x", "\xC3\xA9" "b1", "b"})},
+                            .attrs = attrs({{"pattern", std::string(".b\\d*")}})});
+  CHECK(compare_tensors(y, bools({4}, {1, 0, 1, 0})).empty());
+}
+
+TEST_CASE("RegexFullMatch declines patterns std::regex cannot run as RE2 would", "[cpu][strings][claim]") {
+  auto m = claim_on_cpu({.op_type = "RegexFullMatch", .opset = 20,
+                         .inputs = {strings({1}, {"a"})},
+                         .attrs = attrs({{"pattern", std::string("\\p{Greek}+")}})});
+  REQUIRE_FALSE(m);
+  CHECK(m.reason() == "RegexFullMatch: the cpu EP runs RE2 patterns with std::regex and cannot run '\\p{Greek}+': "
+                      "'\\p{' at offset 0: a Unicode class, which std::regex cannot express; rewrite the pattern "
+                      "without that construct");
+}
+
+TEST_CASE("RegexFullMatch refuses strings too long for std::regex's recursion", "[cpu][strings]") {
+  auto r = run_on_cpu({.op_type = "RegexFullMatch", .opset = 20,
+                       .inputs = {strings({2}, {"a", std::string(16385, 'a')})},
+                       .attrs = attrs({{"pattern", std::string("a*")}})});
+  REQUIRE_FALSE(r);
+  CHECK_THAT(r.error().render(), Catch::Contains("RegexFullMatch: element 1 is 16385 bytes long"));
+}
+
+TEST_CASE("RegexFullMatch runs the longest accepted string", "[cpu][strings]") {
+  const Tensor y = run_one({.op_type = "RegexFullMatch", .opset = 20,
+                            .inputs = {strings({1}, {std::string(16384, 'a')})},
+                            .attrs = attrs({{"pattern", std::string("(((((((((a)))))))))*")}})});
+  CHECK(compare_tensors(y, bools({1}, {1})).empty());
 }

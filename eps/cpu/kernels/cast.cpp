@@ -301,8 +301,8 @@ std::vector<KernelDef> cast_kernels() {
   };
   return {
       KernelDef{{"", "Cast", 1}, 5, check_cast, create_cast},
-      KernelDef{{"", "Cast", 6}, 21, check_cast, create_cast},
-      KernelDef{{"", "CastLike", 15}, 21, check_cast_like,
+      KernelDef{{"", "Cast", 6}, 0, check_cast, create_cast},
+      KernelDef{{"", "CastLike", 15}, 0, check_cast_like,
                 [](const NodeContext& ctx) { return make_kernel<CastKernel>(ctx.input_dtype(1)); }},
   };
 }

@@ -183,7 +183,7 @@ class WhereKernel final : public Kernel {
 std::vector<KernelDef> compare_kernels() {
   return {
       compare_def<EqualOp, EqualTypes>("Equal", 1, 6),
-      compare_def<EqualOp, EqualTypes>("Equal", 7, 21),
+      compare_def<EqualOp, EqualTypes>("Equal", 7, 0),
       compare_def<LessOp, CompareTypes>("Less", 1, 6),
       compare_def<LessOp, CompareTypes>("Less", 7),
       compare_def<GreaterOp, CompareTypes>("Greater", 1, 6),

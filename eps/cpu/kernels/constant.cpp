@@ -139,7 +139,7 @@ class ConstantOfShapeKernel final : public Kernel {
 };
 
 KernelDef constant_of_shape_def() {
-  return KernelDef{{"", "ConstantOfShape", 9}, 21, check_constant_of_shape, [](const NodeContext& ctx) {
+  return KernelDef{{"", "ConstantOfShape", 9}, 0, check_constant_of_shape, [](const NodeContext& ctx) {
                      const Tensor* value = ctx.attrs().get_tensor("value");
                      return make_kernel<ConstantOfShapeKernel>(value ? *value : Tensor::from_vector<float>({1}, {0.0f}));
                    }};
@@ -151,7 +151,7 @@ std::vector<KernelDef> constant_kernels() {
   return {
       constant_def(1, 8),
       constant_def(9, 11),
-      constant_def(12, 21),
+      constant_def(12, 0),
       constant_of_shape_def(),
   };
 }

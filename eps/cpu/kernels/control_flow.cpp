@@ -321,9 +321,9 @@ KernelDef def(const char* op, int64_t since, int64_t until, KernelMatch (*check)
 
 std::vector<KernelDef> control_flow_kernels() {
   return {
-      def<IfKernel>("If", 1, 21, check_if),
-      def<LoopKernel>("Loop", 1, 21, check_loop),
-      def<ScanKernel>("Scan", 8, 21, check_scan),
+      def<IfKernel>("If", 1, 0, check_if),
+      def<LoopKernel>("Loop", 1, 0, check_loop),
+      def<ScanKernel>("Scan", 8, 0, check_scan),
   };
 }
 

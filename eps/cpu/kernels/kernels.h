@@ -31,7 +31,7 @@ std::vector<KernelDef> loss_kernels();              // NegativeLogLikelihoodLoss
 std::vector<KernelDef> gradient_kernels();          // ai.onnx.preview.training: Gradient
 std::vector<KernelDef> training_kernels();          // ai.onnx.preview.training: Adagrad Momentum Adam
 std::vector<KernelDef> random_kernels();            // RandomUniform(Like) RandomNormal(Like) Bernoulli Multinomial Dropout
-std::vector<KernelDef> string_ops_kernels();        // StringNormalizer TfIdfVectorizer
+std::vector<KernelDef> string_ops_kernels();        // StringNormalizer TfIdfVectorizer StringConcat StringSplit RegexFullMatch
 std::vector<KernelDef> scatter_gather_kernels();    // GatherElements GatherND ScatterElements Scatter ScatterND
 std::vector<KernelDef> pad_kernels();               // Pad
 std::vector<KernelDef> expand_tile_kernels();       // Expand Tile

@@ -87,9 +87,9 @@ std::vector<KernelDef> optional_kernels() {
   return {
       KernelDef{{"", "Optional", 15}, 0, check_optional,
                 [](const NodeContext&) { return make_kernel<OptionalKernel>(); }},
-      KernelDef{{"", "OptionalHasElement", 15}, 21, check_has_element,
+      KernelDef{{"", "OptionalHasElement", 15}, 23, check_has_element,
                 [](const NodeContext&) { return make_kernel<HasElementKernel>(); }},
-      KernelDef{{"", "OptionalGetElement", 15}, 21, check_get_element,
+      KernelDef{{"", "OptionalGetElement", 15}, 23, check_get_element,
                 [](const NodeContext& ctx) { return make_kernel<GetElementKernel>(ctx); }},
   };
 }

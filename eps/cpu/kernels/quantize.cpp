@@ -96,6 +96,17 @@ KernelMatch check_quantize_linear(const NodeContext& ctx) {
   return KernelMatch::supported(elementwise_cost(ctx, 3));
 }
 
+// QuantizeLinear-23 adds `precision`, the type the division by the scale is computed in
+// (default: the scale's). The cpu EP divides float32 by float32 scales.
+KernelMatch check_quantize_linear_23(const NodeContext& ctx) {
+  const int64_t precision = ctx.attrs().int_or("precision", 0);
+  NXRT_REQUIRE(precision == 0 || precision == static_cast<int64_t>(DType::kFloat32),
+               "QuantizeLinear-23: precision {} ({}) is not supported by the cpu EP; it divides in float (omit "
+               "precision or set it to 1)",
+               precision, dtype_name(dtype_from_onnx(static_cast<int32_t>(precision)).value_or(DType::kUndefined)));
+  return check_quantize_linear(ctx);
+}
+
 class QuantizeLinearKernel final : public Kernel {
  public:
   QuantizeLinearKernel(int64_t axis, DType q) : axis_(axis), q_(q) {}
@@ -143,6 +154,17 @@ KernelMatch check_dequantize_linear(const NodeContext& ctx) {
                "DequantizeLinear: the zero point has type {} and x {}; they must match",
                dtype_name(ctx.input_dtype(2)), dtype_name(ctx.input_dtype(0)));
   return KernelMatch::supported(elementwise_cost(ctx, 2));
+}
+
+// DequantizeLinear-23 adds `output_dtype` (default: the scale's type). The cpu EP outputs
+// the type of its float32 scales.
+KernelMatch check_dequantize_linear_23(const NodeContext& ctx) {
+  const int64_t code = ctx.attrs().int_or("output_dtype", 0);
+  NXRT_REQUIRE(code == 0 || code == static_cast<int64_t>(DType::kFloat32),
+               "DequantizeLinear-23: output_dtype {} ({}) is not supported by the cpu EP; it outputs float, the type "
+               "of its scales (omit output_dtype or set it to 1)",
+               code, dtype_name(dtype_from_onnx(static_cast<int32_t>(code)).value_or(DType::kUndefined)));
+  return check_dequantize_linear(ctx);
 }
 
 class DequantizeLinearKernel final : public Kernel {
@@ -617,21 +639,28 @@ std::vector<KernelDef> quantize_kernels() {
                 [=](const NodeContext& ctx) {
                   return make_kernel<QuantizeLinearKernel>(axis_of(ctx), *quantized_type(ctx));
                 }},
-      // Opsets 19 and 21 add float8, int4 and 16-bit types, blocked quantization and
-      // output_dtype; for float32 scales and 8-bit outputs the semantics are those of 13.
-      KernelDef{{"", "QuantizeLinear", 13}, 21, check_quantize_linear,
+      // Opsets 19, 21 and 23 add float8, int4, float4 and 16-bit types, blocked quantization,
+      // output_dtype and precision; for float32 scales and 8-bit outputs the semantics are
+      // those of 13.
+      KernelDef{{"", "QuantizeLinear", 13}, 22, check_quantize_linear,
+                [=](const NodeContext& ctx) {
+                  return make_kernel<QuantizeLinearKernel>(axis_of(ctx), *quantized_type(ctx));
+                }},
+      KernelDef{{"", "QuantizeLinear", 23}, 0, check_quantize_linear_23,
                 [=](const NodeContext& ctx) {
                   return make_kernel<QuantizeLinearKernel>(axis_of(ctx), *quantized_type(ctx));
                 }},
       KernelDef{{"", "DequantizeLinear", 10}, 12, check_dequantize_linear,
                 [=](const NodeContext& ctx) { return make_kernel<DequantizeLinearKernel>(axis_of(ctx)); }},
-      KernelDef{{"", "DequantizeLinear", 13}, 21, check_dequantize_linear,
+      KernelDef{{"", "DequantizeLinear", 13}, 22, check_dequantize_linear,
+                [=](const NodeContext& ctx) { return make_kernel<DequantizeLinearKernel>(axis_of(ctx)); }},
+      KernelDef{{"", "DequantizeLinear", 23}, 0, check_dequantize_linear_23,
                 [=](const NodeContext& ctx) { return make_kernel<DequantizeLinearKernel>(axis_of(ctx)); }},
       KernelDef{{"", "DynamicQuantizeLinear", 11}, 0, check_dynamic_quantize_linear,
                 [](const NodeContext&) { return make_kernel<DynamicQuantizeLinearKernel>(); }},
       KernelDef{{"", "MatMulInteger", 10}, 0, check_matmul_integer,
                 [](const NodeContext&) { return make_kernel<MatMulIntegerKernel>(); }},
-      KernelDef{{"", "QLinearMatMul", 10}, 21, check_qlinear_matmul,
+      KernelDef{{"", "QLinearMatMul", 10}, 0, check_qlinear_matmul,
                 [](const NodeContext&) { return make_kernel<QLinearMatMulKernel>(); }},
       KernelDef{{"", "ConvInteger", 10}, 0, check_conv_integer,
                 [](const NodeContext& ctx) { return make_kernel<ConvIntegerKernel>(ctx, conv_spatial_rank(ctx, 1)); }},

@@ -382,8 +382,8 @@ std::vector<KernelDef> reduce_kernels() {
   std::vector<KernelDef> defs;
   add_reduce<SumOp>(defs, "ReduceSum", 13);
   add_reduce<MeanOp>(defs, "ReduceMean", 18);
-  add_reduce<MaxOp>(defs, "ReduceMax", 18, 21);  // opset 20 adds booleans
-  add_reduce<MinOp>(defs, "ReduceMin", 18, 21);
+  add_reduce<MaxOp>(defs, "ReduceMax", 18, 23);  // opset 20 adds booleans
+  add_reduce<MinOp>(defs, "ReduceMin", 18, 23);
   add_reduce<ProdOp>(defs, "ReduceProd", 18);
   add_reduce<SumSquareOp>(defs, "ReduceSumSquare", 18);
   add_reduce<L1Op>(defs, "ReduceL1", 18);

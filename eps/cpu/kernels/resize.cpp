@@ -578,7 +578,7 @@ std::vector<KernelDef> resize_kernels() {
       resize_def("Resize", 10, 10),
       resize_def("Resize", 11, 12),
       resize_def("Resize", 13, 17),
-      resize_def("Resize", 18, 21),
+      resize_def("Resize", 18, 23),
   };
 }
 

@@ -302,7 +302,7 @@ KernelMatch check_identity(const NodeContext& ctx) {
 }
 
 KernelDef identity_def() {
-  return KernelDef{{"", "Identity", 1}, 21, check_identity,
+  return KernelDef{{"", "Identity", 1}, 0, check_identity,
                    [](const NodeContext&) { return make_kernel<PassThroughKernel>(); }};
 }
 
@@ -361,11 +361,11 @@ KernelDef size_def(int64_t since, int64_t until) {
 
 std::vector<KernelDef> shape_ops_kernels() {
   return {
-      reshape_def(5, 13),    reshape_def(14, 21),  flatten_def(1, 8),     flatten_def(9, 10),
-      flatten_def(11, 21),   squeeze_def(1, 10),   squeeze_def(11, 12),   squeeze_def(13, 21),
-      unsqueeze_def(1, 10),  unsqueeze_def(11, 12), unsqueeze_def(13, 21), identity_def(),
-      shape_def(1, 14),      shape_def(15, 21),    reshape_1_def(),       size_def(1, 12),
-      size_def(13, 21),
+      reshape_def(5, 13),    reshape_def(14, 0),   flatten_def(1, 8),     flatten_def(9, 10),
+      flatten_def(11, 0),    squeeze_def(1, 10),   squeeze_def(11, 12),   squeeze_def(13, 0),
+      unsqueeze_def(1, 10),  unsqueeze_def(11, 12), unsqueeze_def(13, 0), identity_def(),
+      shape_def(1, 14),      shape_def(15, 0),     reshape_1_def(),       size_def(1, 12),
+      size_def(13, 0),
   };
 }
 

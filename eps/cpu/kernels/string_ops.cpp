@@ -1,14 +1,20 @@
-// String ops: StringNormalizer (case mapping, stopword removal) and TfIdfVectorizer (n-gram
-// counts over int or string tokens).
+// String ops: StringNormalizer (case mapping, stopword removal), TfIdfVectorizer (n-gram
+// counts over int or string tokens), and opset 20's StringConcat, StringSplit, RegexFullMatch.
 #include <algorithm>
 #include <locale>
 #include <map>
 #include <optional>
+#include <regex>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "common/broadcast.h"
 #include "common/kernel_util.h"
+#include "common/large_stack.h"
+#include "common/re2_pattern.h"
+#include "common/utf8.h"
 #include "kernels/kernels.h"
 
 namespace nxrt::cpu {
@@ -41,37 +47,11 @@ std::locale find_locale(const std::string& name) {
 std::optional<std::u32string> decode_utf8(const std::string& s) {
   std::u32string out;
   for (std::size_t i = 0; i < s.size();) {
-    const auto b = static_cast<unsigned char>(s[i]);
-    const int extra = b < 0x80 ? 0 : (b >> 5) == 0x6 ? 1 : (b >> 4) == 0xE ? 2 : (b >> 3) == 0x1E ? 3 : -1;
-    if (extra < 0 || i + static_cast<std::size_t>(extra) >= s.size()) return std::nullopt;
-    char32_t cp = extra == 0 ? b : b & (0x3F >> extra);
-    for (int k = 1; k <= extra; ++k) {
-      const auto c = static_cast<unsigned char>(s[i + static_cast<std::size_t>(k)]);
-      if ((c & 0xC0) != 0x80) return std::nullopt;
-      cp = (cp << 6) | (c & 0x3F);
-    }
-    out.push_back(cp);
-    i += static_cast<std::size_t>(extra) + 1;
+    const auto cp = next_code_point(s, i);
+    if (!cp) return std::nullopt;
+    out.push_back(*cp);
   }
   return out;
-}
-
-void encode_utf8(char32_t cp, std::string& out) {
-  if (cp < 0x80) {
-    out.push_back(static_cast<char>(cp));
-  } else if (cp < 0x800) {
-    out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else if (cp < 0x10000) {
-    out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else {
-    out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  }
 }
 
 // Maps the case of UTF-8 text with a locale's wide ctype facet; bytes that are not valid
@@ -94,7 +74,7 @@ class CaseMapper {
     out.reserve(s.size());
     for (char32_t cp : *cps) {
       const auto w = static_cast<wchar_t>(cp);
-      encode_utf8(static_cast<char32_t>(upper ? ctype_.toupper(w) : ctype_.tolower(w)), out);
+      append_utf8(static_cast<char32_t>(upper ? ctype_.toupper(w) : ctype_.tolower(w)), out);
     }
     return out;
   }
@@ -316,6 +296,181 @@ class TfIdfKernel final : public Kernel {
   std::optional<NgramCounter<int64_t>> ints_;
 };
 
+
+// ---- StringConcat (opset 20) -------------------------------------------------------------
+
+KernelMatch check_string_concat(const NodeContext& ctx) {
+  NXRT_REQUIRE_MATCH(require_input_dtype(ctx, 0, {DType::kString}));
+  NXRT_REQUIRE_MATCH(require_input_dtype(ctx, 1, {DType::kString}));
+  NXRT_REQUIRE_MATCH(require_broadcastable(ctx, {0, 1}));
+  return KernelMatch::supported();
+}
+
+class StringConcatKernel final : public Kernel {
+ public:
+  Expected<void> compute(KernelContext& ctx) override {
+    const Tensor& a = ctx.input(0);
+    const Tensor& b = ctx.input(1);
+    auto bc = Broadcast<2>::make("StringConcat", {&a.shape(), &b.shape()});
+    if (!bc) return std::unexpected(std::move(bc.error()));
+    auto y = ctx.output(0, DType::kString, bc->shape());
+    if (!y) return std::unexpected(std::move(y.error()));
+    const std::string* pa = a.data_as<std::string>();
+    const std::string* pb = b.data_as<std::string>();
+    std::string* out = y->mut_as<std::string>();
+    parallel_runs(ctx.parallel(), *bc, [&](int64_t o, const auto& in, const auto& step, int64_t count) {
+      for (int64_t i = 0; i < count; ++i) out[o + i] = pa[in[0] + i * step[0]] + pb[in[1] + i * step[1]];
+    });
+    return {};
+  }
+};
+
+// ---- StringSplit (opset 20) --------------------------------------------------------------
+
+// Splits like Python's str.split, with two choices where the spec is silent, both as ONNX
+// Runtime makes them: an empty string has no substrings, and without a delimiter the
+// unsplit remainder loses its trailing whitespace as well ("leading and trailing whitespace
+// is ignored"). Whitespace is ASCII's: space, \t, \n, \v, \f, \r.
+class Splitter {
+ public:
+  Splitter(std::string delimiter, int64_t maxsplit) : delimiter_(std::move(delimiter)), maxsplit_(maxsplit) {}
+
+  std::vector<std::string_view> split(std::string_view s) const {
+    std::vector<std::string_view> parts;
+    if (s.empty()) return parts;
+    return delimiter_.empty() ? split_whitespace(s, parts) : split_delimiter(s, parts);
+  }
+
+ private:
+  static constexpr std::string_view kWhitespace = " \t\n\v\f\r";
+
+  bool may_split(const std::vector<std::string_view>& parts) const {
+    return maxsplit_ < 0 || static_cast<int64_t>(parts.size()) < maxsplit_;
+  }
+
+  std::vector<std::string_view>& split_whitespace(std::string_view s, std::vector<std::string_view>& parts) const {
+    std::size_t pos = s.find_first_not_of(kWhitespace);
+    while (pos != std::string_view::npos) {
+      std::size_t end = s.find_first_of(kWhitespace, pos);
+      if (!may_split(parts)) end = s.find_last_not_of(kWhitespace) + 1;
+      parts.push_back(s.substr(pos, end == std::string_view::npos ? std::string_view::npos : end - pos));
+      pos = end == std::string_view::npos ? end : s.find_first_not_of(kWhitespace, end);
+    }
+    return parts;
+  }
+
+  std::vector<std::string_view>& split_delimiter(std::string_view s, std::vector<std::string_view>& parts) const {
+    std::size_t pos = 0;
+    for (std::size_t hit; may_split(parts) && (hit = s.find(delimiter_, pos)) != std::string_view::npos;
+         pos = hit + delimiter_.size())
+      parts.push_back(s.substr(pos, hit - pos));
+    parts.push_back(s.substr(pos));
+    return parts;
+  }
+
+  std::string delimiter_;
+  int64_t maxsplit_;  // negative: no limit
+};
+
+KernelMatch check_string_split(const NodeContext& ctx) {
+  NXRT_REQUIRE_MATCH(require_input_dtype(ctx, 0, {DType::kString}));
+  NXRT_REQUIRE(ctx.output_count() == 2, "StringSplit: the node has {} outputs; the spec has 2 (substrings, counts)",
+               ctx.output_count());
+  return KernelMatch::supported();
+}
+
+class StringSplitKernel final : public Kernel {
+ public:
+  explicit StringSplitKernel(Splitter splitter) : splitter_(std::move(splitter)) {}
+
+  Expected<void> compute(KernelContext& ctx) override {
+    const Tensor& x = ctx.input(0);
+    const std::string* in = x.data_as<std::string>();
+    std::vector<std::vector<std::string_view>> parts(static_cast<std::size_t>(x.numel()));
+    int64_t width = 0;
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+      parts[i] = splitter_.split(in[i]);
+      width = std::max(width, static_cast<int64_t>(parts[i].size()));
+    }
+    Shape y_shape = x.shape();
+    y_shape.push_back(width);
+    auto y = ctx.output(0, DType::kString, y_shape);
+    if (!y) return std::unexpected(std::move(y.error()));
+    auto counts = ctx.output(1, DType::kInt64, x.shape());
+    if (!counts) return std::unexpected(std::move(counts.error()));
+    std::string* out = y->mut_as<std::string>();
+    int64_t* n = counts->mut_as<int64_t>();
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+      n[i] = static_cast<int64_t>(parts[i].size());
+      std::string* row = out + static_cast<int64_t>(i) * width;
+      for (std::size_t k = 0; k < parts[i].size(); ++k) row[k] = parts[i][k];
+    }
+    return {};
+  }
+
+ private:
+  Splitter splitter_;
+};
+
+// ---- RegexFullMatch (opset 20) -----------------------------------------------------------
+
+// The pattern's std::regex, or why the cpu EP cannot run it with RE2's meaning.
+std::expected<std::regex, std::string> compile_re2(const std::string& pattern) {
+  auto ecma = re2_to_ecmascript(pattern);
+  if (!ecma) return std::unexpected(std::move(ecma.error()));
+  try {
+    return std::regex(*ecma, std::regex::ECMAScript | std::regex::optimize);
+  } catch (const std::regex_error& e) {
+    return std::unexpected(fmt::format("std::regex rejects it ({}); RE2 most likely rejects it too", e.what()));
+  }
+}
+
+KernelMatch check_regex_full_match(const NodeContext& ctx) {
+  NXRT_REQUIRE_MATCH(require_input_dtype(ctx, 0, {DType::kString}));
+  const auto pattern = ctx.attrs().get_string("pattern");
+  NXRT_REQUIRE(pattern, "RegexFullMatch: the pattern attribute is required");
+  const auto re = compile_re2(*pattern);
+  NXRT_REQUIRE(re,
+               "RegexFullMatch: the cpu EP runs RE2 patterns with std::regex and cannot run '{}': {}; rewrite the "
+               "pattern without that construct",
+               *pattern, re.error());
+  return KernelMatch::supported();
+}
+
+class RegexFullMatchKernel final : public Kernel {
+ public:
+  explicit RegexFullMatchKernel(std::regex re) : re_(std::move(re)) {}
+
+  Expected<void> compute(KernelContext& ctx) override {
+    const Tensor& x = ctx.input(0);
+    const std::string* in = x.data_as<std::string>();
+    for (int64_t i = 0; i < x.numel(); ++i)
+      if (in[i].size() > kMaxLength)
+        return fail(ErrorCode::kRuntime, fmt::format("RegexFullMatch: element {} is {} bytes long", i, in[i].size()),
+                    fmt::format("the cpu EP matches with std::regex, whose recursion depth grows with the string; "
+                                "it accepts strings of up to {} bytes",
+                                kMaxLength),
+                    "shorten the strings or run the node on another EP");
+    auto y = ctx.output(0, DType::kBool, x.shape());
+    if (!y) return std::unexpected(std::move(y.error()));
+    bool* out = y->mut_as<bool>();
+    auto matched = run_on_large_stack(kStackBytes, [&] {
+      for (int64_t i = 0; i < x.numel(); ++i) out[i] = std::regex_match(in[i], re_);
+    });
+    if (!matched) return forward_error(std::move(matched), "matching RegexFullMatch's pattern with std::regex");
+    return {};
+  }
+
+ private:
+  // libstdc++'s backtracking matcher recurses per character and per nested group: 8 MiB of
+  // stack matched 8 KiB strings with `.*` and 2 KiB ones under nine nested groups, so a
+  // 256 MiB stack (committed only as deep as it gets) leaves 16 KiB strings a wide margin.
+  static constexpr std::size_t kMaxLength = 16384;
+  static constexpr std::size_t kStackBytes = std::size_t{256} << 20;
+
+  std::regex re_;
+};
+
 }  // namespace
 
 std::vector<KernelDef> string_ops_kernels() {
@@ -330,6 +485,17 @@ std::vector<KernelDef> string_ops_kernels() {
                 }},
       KernelDef{{"", "TfIdfVectorizer", 9}, 0, check_tfidf,
                 [](const NodeContext& ctx) { return make_kernel<TfIdfKernel>(ctx.attrs()); }},
+      KernelDef{{"", "StringConcat", 20}, 0, check_string_concat,
+                [](const NodeContext&) { return make_kernel<StringConcatKernel>(); }},
+      KernelDef{{"", "StringSplit", 20}, 0, check_string_split,
+                [](const NodeContext& ctx) {
+                  const auto& a = ctx.attrs();
+                  return make_kernel<StringSplitKernel>(Splitter(a.string_or("delimiter", ""), a.int_or("maxsplit", -1)));
+                }},
+      KernelDef{{"", "RegexFullMatch", 20}, 0, check_regex_full_match,
+                [](const NodeContext& ctx) {
+                  return make_kernel<RegexFullMatchKernel>(*compile_re2(*ctx.attrs().get_string("pattern")));
+                }},
   };
 }
 

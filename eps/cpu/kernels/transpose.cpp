@@ -218,7 +218,7 @@ KernelMatch check_transpose(const NodeContext& ctx) {
 
 std::vector<KernelDef> transpose_kernels() {
   return {
-      KernelDef{{"", "Transpose", 1}, 21, check_transpose,
+      KernelDef{{"", "Transpose", 1}, 0, check_transpose,
                 [](const NodeContext& ctx) { return make_kernel<TransposeKernel>(ctx.attrs().get_ints("perm")); }},
   };
 }

@@ -27,7 +27,7 @@ KernelDef is_inf_def() {
     const bool positive = ctx.attrs().int_or("detect_positive", 1) != 0;
     const bool negative = ctx.attrs().int_or("detect_negative", 1) != 0;
     return [positive, negative](auto x) { return std::isinf(x) && (x > 0 ? positive : negative); };
-  }, 21);
+  });
 }
 
 // Clip-1 and -6 take min/max as attributes (floats only); Clip-11 takes them as optional
@@ -125,7 +125,7 @@ std::vector<KernelDef> unary_kernels() {
       // nearbyint in the default rounding mode rounds halves to even, as Round specifies.
       map_def("Round", 11, [](auto x) { return std::nearbyint(x); }),
       map_def("Reciprocal", 1, [](auto x) { return decltype(x)(1) / x; }),
-      map_def<FloatHalfTypes, bool>("IsNaN", 9, [](auto x) { return std::isnan(x); }, 21),
+      map_def<FloatHalfTypes, bool>("IsNaN", 9, [](auto x) { return std::isnan(x); }),
       is_inf_def(),
       leaky_relu_def(),
       clip_def(1, 10),

@@ -203,9 +203,9 @@ OnednnOpDef view(const char* op, int64_t since, int64_t until = 0) {
 }  // namespace
 
 std::vector<OnednnOpDef> layout_ops() {
-  // Opsets 19 and 21 only add types (float8, int4) to these ops: the ranges run to 21.
-  return {view("Reshape", 5, 21),   view("Flatten", 1, 21),  view("Squeeze", 1, 21), view("Unsqueeze", 1, 21),
-          view("Identity", 1, 21),  {{{"", "Transpose", 1}, 21, check_transpose, {}}, lower_transpose}};
+  // Opsets 19, 21 and 23 only add types (float8, int4, float4) to these ops: open-ended ranges.
+  return {view("Reshape", 5, 0),    view("Flatten", 1, 0),   view("Squeeze", 1, 0), view("Unsqueeze", 1, 0),
+          view("Identity", 1, 0),   {{{"", "Transpose", 1}, 0, check_transpose, {}}, lower_transpose}};
 }
 
 }  // namespace nxrt::onednn

@@ -156,6 +156,10 @@ NXRT_ORT_HANDLE(MemoryDevice);
 NXRT_ORT_HANDLE(SyncStream);
 NXRT_ORT_HANDLE(SyncStreamImpl);
 NXRT_ORT_HANDLE(DataTransferImpl);
+NXRT_ORT_HANDLE(KernelRegistry);
+NXRT_ORT_HANDLE(DeviceEpIncompatibilityDetails);
+NXRT_ORT_HANDLE(ExternalResourceImporterImpl);
+NXRT_ORT_HANDLE(CustomOpDomain);
 #undef NXRT_ORT_HANDLE
 
 typedef struct OrtEp OrtEp;
@@ -219,7 +223,10 @@ typedef struct OrtNodeComputeInfo {
 } OrtNodeComputeInfo;
 
 /* An execution provider instance (members after Compile/ReleaseNodeComputeInfos are
- * optional and may be NULL). */
+ * optional and may be NULL). A host reads a member only when the plugin's
+ * ort_version_supported is at least the version that added it, so the struct must hold
+ * every member up to NXRT_ORT_API_VERSION: a plugin that says 24 and ends at 23's members
+ * has ORT call whatever the plugin stored after the struct. */
 struct OrtEp {
   uint32_t ort_version_supported;
   const char* (*GetName)(const OrtEp* this_ptr);
@@ -239,9 +246,14 @@ struct OrtEp {
   OrtStatus* (*CreateSyncStreamForDevice)(OrtEp* this_ptr, const OrtMemoryDevice* memory_device,
                                           OrtSyncStreamImpl** stream);
   const char* (*GetCompiledModelCompatibilityInfo)(OrtEp* this_ptr, const OrtGraph* graph);
+  /* version 24 */
+  OrtStatus* (*GetKernelRegistry)(OrtEp* this_ptr, const OrtKernelRegistry** kernel_registry);
+  OrtStatus* (*IsConcurrentRunSupported)(OrtEp* this_ptr, bool* is_supported);
 };
 
-/* A factory of EPs; the members after ReleaseEp exist when ort_version_supported >= 23. */
+/* A factory of EPs; the members after ReleaseEp exist when ort_version_supported >= 23,
+ * those after CreateSyncStreamForDevice when it is >= 24. ONNX Runtime calls
+ * CreateDataTransfer of every factory that says 23 or newer. */
 struct OrtEpFactory {
   uint32_t ort_version_supported;
   const char* (*GetName)(const OrtEpFactory* this_ptr);
@@ -266,6 +278,13 @@ struct OrtEpFactory {
   bool (*IsStreamAware)(const OrtEpFactory* this_ptr);
   OrtStatus* (*CreateSyncStreamForDevice)(OrtEpFactory* this_ptr, const OrtMemoryDevice* memory_device,
                                           const OrtKeyValuePairs* stream_options, OrtSyncStreamImpl** stream);
+  /* version 24 */
+  OrtStatus* (*GetHardwareDeviceIncompatibilityDetails)(OrtEpFactory* this_ptr, const OrtHardwareDevice* hw,
+                                                        OrtDeviceEpIncompatibilityDetails* details);
+  OrtStatus* (*CreateExternalResourceImporterForDevice)(OrtEpFactory* this_ptr, const OrtEpDevice* ep_device,
+                                                        OrtExternalResourceImporterImpl** out_importer);
+  OrtStatus* (*GetNumCustomOpDomains)(OrtEpFactory* this_ptr, size_t* num_domains);
+  OrtStatus* (*GetCustomOpDomains)(OrtEpFactory* this_ptr, OrtCustomOpDomain** domains, size_t num_domains);
 };
 
 /* The two functions a plugin library exports. ORT offers 4 factory slots. */

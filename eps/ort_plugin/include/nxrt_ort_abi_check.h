@@ -36,6 +36,13 @@ static_assert(sizeof(OrtEpApi) == 50 * sizeof(void*), "OrtEpApi ends with versio
 static_assert(NXRT_ORT_SLOT_INDEX(OrtModelEditorApi, CreateNode) == 6, "OrtModelEditorApi CreateNode");
 static_assert(offsetof(OrtEp, Compile) == 3 * sizeof(void*), "OrtEp::Compile");
 static_assert(offsetof(OrtEpFactory, ReleaseEp) == 5 * sizeof(void*), "OrtEpFactory::ReleaseEp");
+/* The structs a plugin fills in end with the members of NXRT_ORT_API_VERSION (24). */
+static_assert(offsetof(OrtEp, GetKernelRegistry) == 13 * sizeof(void*), "OrtEp version 24");
+static_assert(sizeof(OrtEp) == 15 * sizeof(void*), "OrtEp ends with version 24");
+static_assert(offsetof(OrtEpFactory, CreateDataTransfer) == 11 * sizeof(void*), "OrtEpFactory::CreateDataTransfer");
+static_assert(offsetof(OrtEpFactory, GetHardwareDeviceIncompatibilityDetails) == 14 * sizeof(void*),
+              "OrtEpFactory version 24");
+static_assert(sizeof(OrtEpFactory) == 18 * sizeof(void*), "OrtEpFactory ends with version 24");
 #undef NXRT_ORT_SLOT_INDEX
 
 #endif /* NXRT_ORT_ABI_CHECK_H */

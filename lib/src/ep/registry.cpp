@@ -49,7 +49,8 @@ std::optional<int64_t> OpRegistry::earliest_version(std::string_view domain, std
 int64_t OpRegistry::covered_until(const KernelDef& def) {
   if (def.until_version != 0) return def.until_version;
   if (!def.key.domain.empty()) return 0;
-  if (const OpVersionChange* next = op_version_after(def.key.op_type, def.key.since_version, kNewestKnownOpset))
+  // A version that only adds types keeps the kernel: its validator declines types it does not run.
+  if (const OpVersionChange* next = op_signature_change_after(def.key.op_type, def.key.since_version, kNewestKnownOpset))
     return next->since_version - 1;
   return kNewestKnownOpset;
 }

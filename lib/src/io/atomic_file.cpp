@@ -10,6 +10,7 @@
 #include <cstring>
 #include <mutex>
 #include <set>
+#include <vector>
 
 namespace nxrt {
 namespace {
@@ -18,7 +19,17 @@ namespace {
 struct TempRegistry {
   std::mutex mutex;
   std::set<std::filesystem::path> temps;
+  std::vector<std::filesystem::path> created_folders;  // by create_output_folder, parents first
 };
+
+// Removes the folders create_output_folder made that are still empty, deepest first.
+// The caller holds the registry's mutex.
+void remove_empty_created_folders(TempRegistry& r) {
+  std::error_code ec;
+  for (auto it = r.created_folders.rbegin(); it != r.created_folders.rend(); ++it)
+    if (std::filesystem::is_empty(*it, ec)) std::filesystem::remove(*it, ec);
+  r.created_folders.clear();
+}
 
 TempRegistry& registry() {
   static TempRegistry* r = new TempRegistry();  // never destroyed: a signal may come at exit
@@ -33,6 +44,30 @@ void abandon_staged_files() {
   std::error_code ec;
   for (const auto& temp : r.temps) std::filesystem::remove(temp, ec);
   r.temps.clear();
+  remove_empty_created_folders(r);
+}
+
+Expected<void> create_output_folder(const std::filesystem::path& dir) {
+  std::lock_guard lock(registry().mutex);
+  // The folders that do not exist yet, outermost first: those are ours to take back.
+  std::vector<std::filesystem::path> missing;
+  std::error_code ec;
+  for (auto p = std::filesystem::absolute(dir, ec); !p.empty() && !std::filesystem::exists(p, ec); p = p.parent_path()) {
+    missing.insert(missing.begin(), p);
+    if (p == p.parent_path()) break;
+  }
+  for (const auto& folder : missing) {
+    if (!std::filesystem::create_directory(folder, ec) && ec)
+      return fail(ErrorCode::kRuntime, fmt::format("cannot create the folder '{}'", folder.string()), ec.message(),
+                  "check the path and its permissions");
+    registry().created_folders.push_back(folder);
+  }
+  return {};
+}
+
+void remove_unused_output_folders() {
+  std::lock_guard lock(registry().mutex);
+  remove_empty_created_folders(registry());
 }
 
 StagedFiles::~StagedFiles() {

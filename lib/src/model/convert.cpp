@@ -1,8 +1,19 @@
 // TypeProto <-> ValueType.
 #include "convert.h"
 
+#include <string>
+#include <string_view>
+
 namespace nxrt {
 namespace {
+
+// ONNX shape inference names the dims it cannot size "unk__N"; they mean nothing to a user,
+// so nxrt treats them as unknown dims (printed "?"), wherever a model carries them.
+bool is_inference_symbol(const std::string& symbol) {
+  constexpr std::string_view kPrefix = "unk__";
+  return symbol.size() > kPrefix.size() && symbol.starts_with(kPrefix) &&
+         symbol.find_first_not_of("0123456789", kPrefix.size()) == std::string::npos;
+}
 
 ValueType tensor_type(const onnx::TypeProto::Tensor& t) {
   ValueType vt;
@@ -11,7 +22,8 @@ ValueType tensor_type(const onnx::TypeProto::Tensor& t) {
   std::vector<Dim> dims;
   for (const auto& d : t.shape().dim()) {
     if (d.has_dim_value() && d.dim_value() >= 0) dims.push_back(Dim{d.dim_value(), {}});
-    else dims.push_back(Dim{-1, d.has_dim_param() ? d.dim_param() : std::string()});
+    else if (d.has_dim_param() && !is_inference_symbol(d.dim_param())) dims.push_back(Dim{-1, d.dim_param()});
+    else dims.push_back(Dim{-1, {}});
   }
   vt.shape = std::move(dims);
   return vt;

@@ -1,4 +1,4 @@
-// ONNX shape inference for op versions newer than libonnx: each version opsets 18 to 21
+// ONNX shape inference for op versions newer than libonnx: each version opsets 18 to 23
 // introduced gets libonnx's schema when libonnx has it, the previous version's when only
 // types were added, and otherwise nxrt's rule below (the element type, and the shape where
 // the rule is exact); versions without a rule infer nothing, and run time gives the shapes.
@@ -84,6 +84,20 @@ std::map<std::pair<std::string, int64_t>, InferenceFunction> rules() {
   r[{"ScatterElements", 18}] = [](InferenceContext& ctx) { infer_as(ctx, "ScatterElements", 16); };
   r[{"ScatterND", 18}] = [](InferenceContext& ctx) { infer_as(ctx, "ScatterND", 16); };
   r[{"CenterCropPad", 18}] = r[{"Col2Im", 18}] = r[{"DFT", 20}] = r[{"GridSample", 20}] = type_and_rank;
+  r[{"StringConcat", 20}] = broadcast_binary;
+  r[{"RegexFullMatch", 20}] = [](InferenceContext& ctx) { typed_like_input(ctx, onnx::TensorProto::BOOL); };
+  // Substrings: the input's shape plus one axis as long as the most substrings (known at run
+  // time); counts: the input's shape.
+  r[{"StringSplit", 20}] = [](InferenceContext& ctx) {
+    ctx.getOutputType(0)->mutable_tensor_type()->set_elem_type(onnx::TensorProto::STRING);
+    const bool counts = ctx.getNumOutputs() > 1;
+    if (counts) ctx.getOutputType(1)->mutable_tensor_type()->set_elem_type(onnx::TensorProto::INT64);
+    if (!onnx::hasInputShape(ctx, 0)) return;
+    const onnx::TensorShapeProto& in = ctx.getInputType(0)->tensor_type().shape();
+    *onnx::getOutputShape(ctx, 0) = in;
+    onnx::getOutputShape(ctx, 0)->add_dim();
+    if (counts) *onnx::getOutputShape(ctx, 1) = in;
+  };
   r[{"AffineGrid", 20}] = [](InferenceContext& ctx) {
     if (has_input(ctx, 0)) onnx::propagateElemTypeFromInputToOutput(ctx, 0, 0);
   };
@@ -123,8 +137,14 @@ std::map<std::pair<std::string, int64_t>, InferenceFunction> rules() {
   r[{"DequantizeLinear", 19}] = r[{"DequantizeLinear", 21}] = [](InferenceContext& ctx) {
     if (has_input(ctx, 1)) typed_like_input(ctx, ctx.getInputType(1)->tensor_type().elem_type());
   };
+  // From opset 23, output_dtype may name the type instead.
+  r[{"DequantizeLinear", 23}] = [](InferenceContext& ctx) {
+    if (const int64_t code = onnx::getAttribute(ctx, "output_dtype", 0); code != 0)
+      return typed_like_input(ctx, static_cast<int32_t>(code));
+    if (has_input(ctx, 1)) typed_like_input(ctx, ctx.getInputType(1)->tensor_type().elem_type());
+  };
   // Quantized values take the zero point's type, else output_dtype (opset 21), else uint8.
-  r[{"QuantizeLinear", 19}] = r[{"QuantizeLinear", 21}] = [](InferenceContext& ctx) {
+  r[{"QuantizeLinear", 19}] = r[{"QuantizeLinear", 21}] = r[{"QuantizeLinear", 23}] = [](InferenceContext& ctx) {
     int32_t elem = onnx::TensorProto::UINT8;
     if (has_input(ctx, 2)) elem = ctx.getInputType(2)->tensor_type().elem_type();
     else if (const int64_t code = onnx::getAttribute(ctx, "output_dtype", 0); code != 0)

@@ -62,7 +62,8 @@ class OpRegistry {
   std::size_t size() const { return defs_.size(); }
 
   // The last opset a registration covers: until_version, or for an open-ended ai.onnx one,
-  // the opset before the next version of the op nxrt knows (up to kNewestKnownOpset).
+  // the opset before the next version of the op nxrt knows that changed more than its types
+  // (up to kNewestKnownOpset).
   static int64_t covered_until(const KernelDef& def);
 
  private:

@@ -33,10 +33,19 @@ class StagedFiles {
   std::vector<Entry> entries_;
 };
 
-// Removes the temporary files of every StagedFiles in the process and blocks any staging or
-// commit after it, for good: for a process about to end on a signal (SIGINT during a
-// compile). A commit in progress finishes first, so outputs appear together or not at all.
+// Removes the temporary files of every StagedFiles in the process, and the folders
+// create_output_folder made that are still empty, and blocks any staging or commit after
+// it, for good: for a process about to end on a signal (SIGINT during a compile). A commit
+// in progress finishes first, so outputs appear together or not at all.
 void abandon_staged_files();
+
+// Creates `dir` and its missing parents for outputs, remembering the folders it made, so
+// that a failed or interrupted run takes them back when nothing was written into them.
+Expected<void> create_output_folder(const std::filesystem::path& dir);
+
+// Removes the folders create_output_folder made that are still empty (a command that ends
+// with an error calls it).
+void remove_unused_output_folders();
 
 // One file, atomically.
 Expected<void> write_file_atomically(const std::filesystem::path& target, std::span<const std::byte> bytes);

@@ -1,5 +1,5 @@
 // What nxrt knows of ai.onnx operator versions past ONNX 1.12 (opset 17): every version
-// that opsets 18 to 21 introduced, so claims and shape inference never guess at them.
+// that opsets 18 to 23 introduced, so claims and shape inference never guess at them.
 #pragma once
 
 #include <cstdint>
@@ -11,7 +11,7 @@ namespace nxrt {
 
 // The newest ai.onnx opset whose operator versions nxrt knows; models importing a newer one
 // still load, and their ai.onnx nodes are declined with the version nxrt does know.
-inline constexpr int64_t kNewestKnownOpset = 21;
+inline constexpr int64_t kNewestKnownOpset = 23;
 
 struct OpVersionChange {
   enum class Kind {
@@ -34,5 +34,9 @@ const OpVersionChange* op_version_at(std::string_view op, int64_t opset);
 
 // The first of those versions of `op` above `since` (and at or below `opset`); nullopt when none.
 const OpVersionChange* op_version_after(std::string_view op, int64_t since, int64_t opset);
+
+// The same, skipping versions that only add types (kSameSignature): the first version after
+// `since` that a kernel written for `since` may not run correctly.
+const OpVersionChange* op_signature_change_after(std::string_view op, int64_t since, int64_t opset);
 
 }  // namespace nxrt
