@@ -249,6 +249,21 @@ def cases():
     yield Case("chain_23_conv_relu_reshape", 23,
                [node("Conv", ["x", "w"], ["c"]), node("Relu", ["c"], ["r"]), node("Reshape", ["r", "shape"], ["y"])],
                {"x": rand(1, 1, 4, 4)}, ["y"], {"w": rand(2, 1, 2, 2), "shape": ints(2, -1)})
+    # GridSample-20 on volumetric (5-D) inputs; the grid reaches past [-1, 1] so that every padding
+    # mode has samples to pad.
+    x5 = rand(2, 2, 3, 4, 5)
+    for mode in ("linear", "nearest"):
+        for padding in ("zeros", "border", "reflection"):
+            for align in (0, 1):
+                yield one(f"gridsample_20_3d_{mode}_{padding}_align{align}", 20, "GridSample",
+                          {"x": x5, "grid": rand(2, 2, 3, 4, 3, lo=-1.6, hi=1.6)}, mode=mode, padding_mode=padding,
+                          align_corners=align)
+    yield one("gridsample_20_2d_nearest_reflection", 20, "GridSample",
+              {"x": rand(1, 2, 3, 5), "grid": rand(1, 4, 3, 2, lo=-1.6, hi=1.6)}, mode="nearest",
+              padding_mode="reflection")
+    yield one("gridsample_22_3d_linear_border", 22, "GridSample",
+              {"x": rand(1, 1, 2, 3, 2), "grid": rand(1, 3, 2, 2, 3, lo=-1.4, hi=1.4)}, padding_mode="border",
+              align_corners=1)
 
 def ensure_ort():
     pkg = ORT_DIR / "node_modules" / "onnxruntime-node" / "package.json"

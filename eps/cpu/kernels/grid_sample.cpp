@@ -1,5 +1,6 @@
-// GridSample (16, and 20 on 4-D inputs): sampling an image at normalized grid locations with
-// bilinear, nearest or bicubic interpolation and zeros, border or reflection padding.
+// GridSample (16 on 4-D inputs, 20 on 1 to 6 spatial dimensions): sampling X at normalized grid
+// locations with (bi)linear, nearest or (2-D only) bicubic interpolation and zeros, border or
+// reflection padding.
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -34,6 +35,11 @@ std::optional<GridPadding> parse_padding(const std::string& s) {
 
 std::string default_grid_mode(int64_t opset) { return opset >= 20 ? "linear" : "bilinear"; }
 
+// Opset 20 generalised GridSample to any number of spatial dimensions; the cpu EP runs up to
+// kMaxSpatialRank of them, enough for every tap array to live on the stack.
+constexpr int64_t kMaxSpatialRank = 6;
+constexpr std::size_t kMaxTaps = std::size_t{1} << kMaxSpatialRank;  // linear: 2^r corners; cubic (2-D): 16
+
 KernelMatch check_grid_sample(const NodeContext& ctx) {
   const std::string mode = ctx.attrs().string_or("mode", default_grid_mode(ctx.opset()));
   NXRT_REQUIRE(parse_grid_mode(mode, ctx.opset()), "GridSample: mode '{}' is not valid at opset {}; use {}", mode,
@@ -44,12 +50,23 @@ KernelMatch check_grid_sample(const NodeContext& ctx) {
   NXRT_REQUIRE_MATCH(require_input_dtype_in(ctx, 0, FloatHalfTypes{}));
   NXRT_REQUIRE_MATCH(require_input_dtype_in(ctx, 1, FloatHalfTypes{}));
   const auto rank = ctx.input_rank(0);
-  NXRT_REQUIRE(!rank || *rank == 4,
-               "GridSample: X has rank {}; the cpu EP supports 4-D (N, C, H, W) inputs only", *rank);
+  NXRT_REQUIRE(!rank || ctx.opset() >= 20 || *rank == 4,
+               "GridSample-16: X has rank {}; opset {} defines GridSample on 4-D (N, C, H, W) inputs only; export "
+               "with opset 20 or later for volumetric (5-D) inputs",
+               *rank, ctx.opset());
+  NXRT_REQUIRE(!rank || (*rank >= 3 && *rank <= kMaxSpatialRank + 2),
+               "GridSample-20: X has rank {}; the cpu EP supports ranks 3 to {} (N, C and 1 to {} spatial dimensions)",
+               *rank, kMaxSpatialRank + 2, kMaxSpatialRank);
+  const bool cubic = mode == "bicubic" || mode == "cubic";
+  NXRT_REQUIRE(!rank || !cubic || *rank == 4,
+               "GridSample-20: mode 'cubic' is defined for 2-D spatial inputs (X of rank 4) only, X has rank {}; "
+               "use linear or nearest",
+               *rank);
   const auto grid = ctx.input_static_shape(1);
-  NXRT_REQUIRE(!grid || (grid->size() == 4 && (*grid)[3] == 2),
-               "GridSample: grid has shape {}; expected [N, H_out, W_out, 2]", shape_to_string(*grid));
-  const double taps = mode == "nearest" ? 1 : mode == "bicubic" || mode == "cubic" ? 16 : 4;
+  NXRT_REQUIRE(!rank || !grid || (static_cast<int64_t>(grid->size()) == *rank && grid->back() == *rank - 2),
+               "GridSample: grid has shape {}; for X of rank {} expected [N, {} output sizes, {}]",
+               shape_to_string(*grid), *rank, *rank - 2, *rank - 2);
+  const double taps = mode == "nearest" ? 1 : cubic ? 16 : static_cast<double>(int64_t{1} << (rank ? *rank - 2 : 2));
   return KernelMatch::supported(elementwise_cost(ctx, 2 * taps));
 }
 
@@ -79,16 +96,32 @@ double pad_coordinate(double x, int64_t size, GridPadding padding, bool align_co
   return std::clamp(x, 0.0, hi);
 }
 
-// Up to 4x4 input offsets and weights for one output location; out-of-range taps are dropped
-// (they read as zero).
+// The spatial sizes of X and the element strides of one (n, c) slice, outermost first.
+struct SpatialDims {
+  std::array<int64_t, kMaxSpatialRank> size{};
+  std::array<int64_t, kMaxSpatialRank> stride{};
+  std::size_t rank = 0;
+
+  explicit SpatialDims(const Shape& x) : rank(x.size() - 2) {
+    int64_t s = 1;
+    for (std::size_t d = rank; d-- > 0;) {
+      size[d] = x[d + 2];
+      stride[d] = s;
+      s *= size[d];
+    }
+  }
+  int64_t volume() const { return rank == 0 ? 1 : size[0] * stride[0]; }
+};
+
+// Input offsets and weights for one output location; out-of-range taps are dropped (they
+// read as zero).
 struct Taps {
-  std::array<int64_t, 16> offset{};
-  std::array<double, 16> weight{};
-  int count = 0;
-  void add(int64_t x, int64_t y, int64_t w, int64_t h, double weight_value) {
-    if (x < 0 || x >= w || y < 0 || y >= h) return;
-    offset[static_cast<std::size_t>(count)] = y * w + x;
-    weight[static_cast<std::size_t>(count++)] = weight_value;
+  std::array<int64_t, kMaxTaps> offset{};
+  std::array<double, kMaxTaps> weight{};
+  std::size_t count = 0;
+  void add(int64_t offset_value, double weight_value) {
+    offset[count] = offset_value;
+    weight[count++] = weight_value;
   }
 };
 
@@ -107,34 +140,63 @@ class GridSampleKernel final : public Kernel {
   }
 
  private:
-  Taps taps_at(double gx, double gy, int64_t w, int64_t h) const {
+  // Bicubic (2-D only) pads each of the 16 taps, not the sampling point; `pixel` is (y, x).
+  Taps cubic_taps(const std::array<double, kMaxSpatialRank>& pixel, const SpatialDims& dims) const {
     Taps t;
-    double x = unnormalize(gx, w, align_), y = unnormalize(gy, h, align_);
-    if (mode_ == GridMode::kCubic) {
-      // Bicubic pads each of the 16 taps, not the sampling point.
-      const double x0 = std::floor(x), y0 = std::floor(y);
-      const auto wx = cubic_weights(x - x0, -0.75), wy = cubic_weights(y - y0, -0.75);
-      for (int i = 0; i < 4; ++i)
-        for (int j = 0; j < 4; ++j) {
-          const double px = pad_coordinate(x0 - 1 + j, w, padding_, align_);
-          const double py = pad_coordinate(y0 - 1 + i, h, padding_, align_);
-          t.add(static_cast<int64_t>(px), static_cast<int64_t>(py), w, h, wx[static_cast<std::size_t>(j)] * wy[static_cast<std::size_t>(i)]);
-        }
-      return t;
-    }
-    x = pad_coordinate(x, w, padding_, align_);
-    y = pad_coordinate(y, h, padding_, align_);
+    const int64_t h = dims.size[0], w = dims.size[1];
+    const double x0 = std::floor(pixel[1]), y0 = std::floor(pixel[0]);
+    const auto wx = cubic_weights(pixel[1] - x0, -0.75), wy = cubic_weights(pixel[0] - y0, -0.75);
+    for (std::size_t i = 0; i < 4; ++i)
+      for (std::size_t j = 0; j < 4; ++j) {
+        const auto px = static_cast<int64_t>(pad_coordinate(x0 - 1 + static_cast<double>(j), w, padding_, align_));
+        const auto py = static_cast<int64_t>(pad_coordinate(y0 - 1 + static_cast<double>(i), h, padding_, align_));
+        if (px >= 0 && px < w && py >= 0 && py < h) t.add(py * w + px, wx[j] * wy[i]);
+      }
+    return t;
+  }
+
+  // The grid's last axis lists coordinates innermost first (x, y, z, ...), the reverse of
+  // X's spatial axes.
+  template <class G>
+  Taps taps_at(const G* coords, const SpatialDims& dims) const {
+    std::array<double, kMaxSpatialRank> pixel{};
+    for (std::size_t d = 0; d < dims.rank; ++d)
+      pixel[d] = unnormalize(static_cast<ComputeType<G>>(coords[dims.rank - 1 - d]), dims.size[d], align_);
+    if (mode_ == GridMode::kCubic) return cubic_taps(pixel, dims);
+    for (std::size_t d = 0; d < dims.rank; ++d) pixel[d] = pad_coordinate(pixel[d], dims.size[d], padding_, align_);
+    Taps t;
     if (mode_ == GridMode::kNearest) {
-      t.add(static_cast<int64_t>(std::nearbyint(x)), static_cast<int64_t>(std::nearbyint(y)), w, h, 1);
+      int64_t offset = 0;
+      for (std::size_t d = 0; d < dims.rank; ++d) {
+        const auto i = static_cast<int64_t>(std::nearbyint(pixel[d]));
+        if (i < 0 || i >= dims.size[d]) return t;
+        offset += i * dims.stride[d];
+      }
+      t.add(offset, 1);
       return t;
     }
-    const double x0 = std::floor(x), y0 = std::floor(y);
-    const double fx = x - x0, fy = y - y0;
-    const auto ix = static_cast<int64_t>(x0), iy = static_cast<int64_t>(y0);
-    t.add(ix, iy, w, h, (1 - fx) * (1 - fy));
-    t.add(ix + 1, iy, w, h, fx * (1 - fy));
-    t.add(ix, iy + 1, w, h, (1 - fx) * fy);
-    t.add(ix + 1, iy + 1, w, h, fx * fy);
+    // Linear: corner bit k steps along the k-th innermost axis.
+    std::array<int64_t, kMaxSpatialRank> low{};
+    std::array<double, kMaxSpatialRank> frac{};
+    for (std::size_t d = 0; d < dims.rank; ++d) {
+      const double f = std::floor(pixel[d]);
+      low[d] = static_cast<int64_t>(f);
+      frac[d] = pixel[d] - f;
+    }
+    for (std::size_t corner = 0; corner < (std::size_t{1} << dims.rank); ++corner) {
+      int64_t offset = 0;
+      double weight = 1;
+      bool inside = true;
+      for (std::size_t k = 0; k < dims.rank && inside; ++k) {
+        const std::size_t d = dims.rank - 1 - k;
+        const bool up = (corner >> k) & 1;
+        const int64_t i = low[d] + (up ? 1 : 0);
+        inside = i >= 0 && i < dims.size[d];
+        offset += i * dims.stride[d];
+        weight *= up ? frac[d] : 1 - frac[d];
+      }
+      if (inside) t.add(offset, weight);
+    }
     return t;
   }
 
@@ -144,29 +206,39 @@ class GridSampleKernel final : public Kernel {
     const Tensor& grid = ctx.input(1);
     const Shape& xs = x.shape();
     const Shape& gs = grid.shape();
-    if (xs.size() != 4 || gs.size() != 4 || gs[0] != xs[0] || gs[3] != 2)
+    const auto spatial = static_cast<int64_t>(xs.size()) - 2;
+    if (spatial < 1 || spatial > kMaxSpatialRank || gs.size() != xs.size() || gs[0] != xs[0] ||
+        gs.back() != spatial || (mode_ == GridMode::kCubic && spatial != 2))
       return fail(ErrorCode::kRuntime,
-                  fmt::format("GridSample: X {} and grid {} do not have shapes [N, C, H, W] and [N, H_out, W_out, 2]",
-                              shape_to_string(xs), shape_to_string(gs)));
-    const int64_t n = xs[0], c = xs[1], h = xs[2], w = xs[3], oh = gs[1], ow = gs[2];
-    auto y = ctx.output(0, x.dtype(), {n, c, oh, ow});
+                  fmt::format("GridSample: X {} and grid {} do not have shapes [N, C, D1, ..., Dr] and "
+                              "[N, D1_out, ..., Dr_out, r] with r from 1 to {} (2 for cubic)",
+                              shape_to_string(xs), shape_to_string(gs), kMaxSpatialRank));
+    const SpatialDims dims(xs);
+    const int64_t n = xs[0], c = xs[1];
+    Shape ys{n, c};
+    ys.insert(ys.end(), gs.begin() + 1, gs.end() - 1);
+    auto y = ctx.output(0, x.dtype(), ys);
     if (!y) return std::unexpected(std::move(y.error()));
+    int64_t out_points = 1;
+    for (auto it = gs.begin() + 1; it != gs.end() - 1; ++it) out_points *= *it;
+    const int64_t row_len = gs[gs.size() - 2];
+    if (n * out_points == 0) return {};
     const T* src = x.data_as<T>();
     const G* g = grid.data_as<G>();
     T* dst = y->mut_as<T>();
-    const int64_t out_plane = oh * ow;
-    ctx.parallel().for_range(n * oh, 1, [&](int64_t begin, int64_t end) {
+    const int64_t in_volume = dims.volume();
+    ctx.parallel().for_range(n * out_points / row_len, 1, [&](int64_t begin, int64_t end) {
       for (int64_t row = begin; row < end; ++row) {
-        const int64_t b = row / oh;
-        for (int64_t i = row * ow; i < (row + 1) * ow; ++i) {
-          const Taps t = taps_at(static_cast<ComputeType<G>>(g[2 * i]), static_cast<ComputeType<G>>(g[2 * i + 1]), w, h);
-          const int64_t at = i - b * out_plane;
+        const int64_t b = row * row_len / out_points;
+        for (int64_t i = row * row_len; i < (row + 1) * row_len; ++i) {
+          const Taps t = taps_at(g + i * spatial, dims);
+          const int64_t at = i - b * out_points;
           for (int64_t ch = 0; ch < c; ++ch) {
-            const T* plane = src + (b * c + ch) * h * w;
+            const T* slice = src + (b * c + ch) * in_volume;
             double v = 0;
-            for (int k = 0; k < t.count; ++k)
-              v += t.weight[static_cast<std::size_t>(k)] * static_cast<double>(static_cast<ComputeType<T>>(plane[t.offset[static_cast<std::size_t>(k)]]));
-            dst[(b * c + ch) * out_plane + at] = static_cast<T>(static_cast<ComputeType<T>>(v));
+            for (std::size_t k = 0; k < t.count; ++k)
+              v += t.weight[k] * static_cast<double>(static_cast<ComputeType<T>>(slice[t.offset[k]]));
+            dst[(b * c + ch) * out_points + at] = static_cast<T>(static_cast<ComputeType<T>>(v));
           }
         }
       }
