@@ -125,6 +125,19 @@ class Loading(TempDirTest):
         self.assertIn("DequantizeLinear-23: output_dtype 10 (float16) is not supported by the cpu EP; it outputs "
                       "float, the type of its scales (omit output_dtype or set it to 1)", out)
 
+    def test_cubic_grid_sample_on_a_volume_is_declined_naming_the_opset(self):
+        node = helper.make_node("GridSample", ["x", "grid"], ["y"], mode="cubic")
+        x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 3, 4, 5])
+        grid = helper.make_tensor_value_info("grid", TensorProto.FLOAT, [1, 2, 2, 2, 3])
+        graph = helper.make_graph([node], "g", [x, grid], [helper.make_empty_tensor_value_info("y")])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)])
+        model.ir_version = 9
+        onnx.save(model, str(self.tmp / "gridsample20.onnx"))
+        rc, out, err = nxrt("explain-claims", self.tmp / "gridsample20.onnx", "--ep", "cpu")
+        self.assertExit((rc, out, err), 4)
+        self.assertIn("declined: GridSample-20: mode 'cubic' is defined for 2-D spatial inputs (X of rank "
+                      "4) only, X has rank 5; use linear or nearest", out)
+
     def test_blocked_quantization_is_declined(self):
         scale = onnx.numpy_helper.from_array(__import__("numpy").ones((2, 4, 2), "float32"), "scale")
         node = helper.make_node("DequantizeLinear", ["q", "scale"], ["y"], block_size=2, axis=1)

@@ -1,4 +1,5 @@
-// GridSample against hand-computed samples for each mode, padding and align_corners.
+// GridSample against hand-computed samples for each mode, padding and align_corners, in 1, 2 and 3
+// spatial dimensions.
 #include <catch2/catch.hpp>
 
 #include "kernel_harness.h"
@@ -56,12 +57,59 @@ TEST_CASE("GridSample nearest and bicubic", "[cpu][resize][grid_sample]") {
             .empty());
 }
 
+TEST_CASE("GridSample-20 samples volumes with the grid listing x, y, z", "[cpu][resize][grid_sample]") {
+  // Value 1 + 4z + 2y + x at voxel (z, y, x).
+  const Tensor x = Tensor::from_vector<float>({1, 1, 2, 2, 2}, {1, 2, 3, 4, 5, 6, 7, 8});
+  const auto volume = [&](std::vector<float> points, const char* mode, const char* padding, int64_t align) {
+    const auto p = static_cast<int64_t>(points.size() / 3);
+    return run_one({.op_type = "GridSample", .opset = 20,
+                    .inputs = {x, Tensor::from_vector<float>({1, 1, 1, p, 3}, points)},
+                    .attrs = attrs({{"mode", std::string(mode)},
+                                    {"padding_mode", std::string(padding)},
+                                    {"align_corners", align}})});
+  };
+  // align_corners=1: the centre averages all eight voxels; (0.5, 0, -1) is voxel (0, 0.5, 0.75).
+  CHECK(compare_tensors(volume({0, 0, 0, 1, -1, 1, -1, 1, -1, 0.5f, 0, -1}, "linear", "zeros", 1),
+                        Tensor::from_vector<float>({1, 1, 1, 1, 4}, {4.5f, 6, 3, 2.75f}))
+            .empty());
+  // align_corners=0: (-1, -1, -1) is voxel (-0.5, -0.5, -0.5); only one of its eight corners is inside.
+  CHECK(compare_tensors(volume({-1, -1, -1}, "linear", "zeros", 0), Tensor::from_vector<float>({1, 1, 1, 1, 1}, {0.125f}))
+            .empty());
+  CHECK(compare_tensors(volume({-1, -1, -1}, "linear", "border", 0), Tensor::from_vector<float>({1, 1, 1, 1, 1}, {1}))
+            .empty());
+  // (0.2, -0.6, 0.9) is voxel (z 1.4, y -0.1, x 0.7): rounds to (1, 0, 1).
+  CHECK(compare_tensors(volume({0.2f, -0.6f, 0.9f}, "nearest", "zeros", 0),
+                        Tensor::from_vector<float>({1, 1, 1, 1, 1}, {6}))
+            .empty());
+}
+
+TEST_CASE("GridSample-20 samples a 1-D signal", "[cpu][resize][grid_sample]") {
+  const Tensor y = run_one({.op_type = "GridSample", .opset = 20,
+                            .inputs = {Tensor::from_vector<float>({1, 1, 3}, {1, 2, 4}),
+                                       Tensor::from_vector<float>({1, 2, 1}, {0, 0.5f})},
+                            .attrs = attrs({{"align_corners", int64_t{1}}})});
+  CHECK(compare_tensors(y, Tensor::from_vector<float>({1, 1, 2}, {2, 3})).empty());
+}
+
 TEST_CASE("GridSample declines other ranks and mode names", "[cpu][resize][grid_sample][claim]") {
   const Tensor x5 = Tensor::from_vector<float>({1, 1, 1, 1, 1}, {1});
-  auto rank = claim_on_cpu({.op_type = "GridSample", .opset = 16,
-                            .inputs = {x5, Tensor::from_vector<float>({1, 1, 1, 1, 3}, {0, 0, 0})}});
+  const Tensor grid5 = Tensor::from_vector<float>({1, 1, 1, 1, 3}, {0, 0, 0});
+  auto rank = claim_on_cpu({.op_type = "GridSample", .opset = 16, .inputs = {x5, grid5}});
   REQUIRE_FALSE(rank);
-  CHECK(rank.reason() == "GridSample: X has rank 5; the cpu EP supports 4-D (N, C, H, W) inputs only");
+  CHECK(rank.reason() == "GridSample-16: X has rank 5; opset 16 defines GridSample on 4-D (N, C, H, W) inputs only; "
+                         "export with opset 20 or later for volumetric (5-D) inputs");
+  CHECK(claim_on_cpu({.op_type = "GridSample", .opset = 20, .inputs = {x5, grid5}}));
+
+  auto cubic = claim_on_cpu({.op_type = "GridSample", .opset = 20, .inputs = {x5, grid5},
+                             .attrs = attrs({{"mode", std::string("cubic")}})});
+  REQUIRE_FALSE(cubic);
+  CHECK(cubic.reason() == "GridSample-20: mode 'cubic' is defined for 2-D spatial inputs (X of rank 4) only, X has "
+                          "rank 5; use linear or nearest");
+
+  auto grid = claim_on_cpu({.op_type = "GridSample", .opset = 20,
+                            .inputs = {x5, Tensor::from_vector<float>({1, 1, 1, 2}, {0, 0})}});
+  REQUIRE_FALSE(grid);
+  CHECK(grid.reason() == "GridSample: grid has shape [1,1,1,2]; for X of rank 5 expected [N, 3 output sizes, 3]");
 
   auto mode = claim_on_cpu({.op_type = "GridSample", .opset = 16,
                             .inputs = {Tensor::from_vector<float>({1, 1, 1, 1}, {1}),
