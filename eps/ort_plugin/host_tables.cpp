@@ -3,7 +3,6 @@
 // returns ORT_NOT_IMPLEMENTED naming the slot (never a null pointer).
 #include <fmt/format.h>
 
-#include <array>
 #include <atomic>
 #include <cstddef>
 
@@ -15,13 +14,15 @@ namespace {
 
 #define NXRT_ORT_SLOT(ret, name, args) #name,
 #define NXRT_ORT_STUB(name) #name,
-constexpr std::array kApiNames = {
+// Plain arrays: std::array's deduction guide is a fold over every element, past clang's
+// default nesting limit for the 400-odd OrtApi slots.
+constexpr const char* kApiNames[] = {
 #include "nxrt_ort_api_slots.h"
 };
-constexpr std::array kEpApiNames = {
+constexpr const char* kEpApiNames[] = {
 #include "nxrt_ort_ep_api_slots.h"
 };
-constexpr std::array kEditorApiNames = {
+constexpr const char* kEditorApiNames[] = {
 #include "nxrt_ort_model_editor_slots.h"
 };
 #undef NXRT_ORT_SLOT
