@@ -72,3 +72,15 @@ TEST_CASE("add_context chains one line per layer and keeps code, what, why and h
   CHECK(rvalue.context == std::vector<std::string>{"c", "d"});
   CHECK_THAT(rvalue.render(), Contains("  while d\n  while c\n"));
 }
+
+TEST_CASE("printable_text escapes control characters and keeps the rest", "[lib][error]") {
+  CHECK(printable_text("plain name/with: ünïcode") == "plain name/with: ünïcode");
+  CHECK(printable_text("a\x1b[31mred\x07") == "a\\x1b[31mred\\x07");
+  CHECK(printable_text("del\x7f") == "del\\x7f");
+  CHECK(printable_text("csi\xc2\x9b") == "csi\\u009b");  // C1 control, U+009B
+  CHECK(printable_text("line\nnext\ttab") == "line\nnext\ttab");
+  CHECK(printable_text("line\nnext\ttab", /*keep_newlines=*/false) == "line\\x0anext\\x09tab");
+  const Error e{ErrorCode::kInvalidInput, "node 'x\x1b]0;t\x07'", "why\x1b", "how\x1b", {"ctx\x1b"}};
+  CHECK(e.render().find('\x1b') == std::string::npos);
+  CHECK_THAT(e.render(), Contains("node 'x\\x1b]0;t\\x07'"));
+}

@@ -1,5 +1,7 @@
-// Session end to end on a tiny model file: outputs, defaults and input validation.
+// Session end to end on a tiny model file: outputs, defaults, input validation and concurrent runs.
 #include <catch2/catch.hpp>
+
+#include <thread>
 
 #include "builtin_eps.h"
 #include "kernel_harness.h"
@@ -136,4 +138,32 @@ TEST_CASE("a session runs a file whose nodes are listed out of order", "[lib][se
   auto out = session->run({{"x", Tensor::from_vector<float>({3}, {-1, 2, -3})}});
   REQUIRE(out);
   CHECK(compare_tensors(out->at("y"), Tensor::from_vector<float>({3}, {0, 2, 0})) == "");
+}
+
+TEST_CASE("one session serves runs from several threads at once, each with its own result", "[lib][session]") {
+  TempDir dir;
+  auto session = open(write_model(dir));
+  constexpr int kThreads = 4;
+  constexpr int kRunsPerThread = 50;
+  std::vector<std::string> failures(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kRunsPerThread && failures[t].empty(); ++i) {
+        // Each thread its own input (and so its own expected output), a different batch size each run.
+        const auto v = static_cast<float>(t * 100 + i);
+        const int64_t n = 1 + (t + i) % 3;
+        std::vector<float> x, y;
+        for (int64_t r = 0; r < n; ++r)
+          for (float c : {1.0f, 2.0f, 3.0f}) {
+            x.push_back(v * c);
+            y.push_back(-v * c + c * 10);  // relu(x) = x (v >= 0), then -x + bias
+          }
+        auto out = session->run({{"x", Tensor::from_vector<float>({n, 3}, x)}});
+        if (!out) failures[t] = out.error().render();
+        else failures[t] = compare_tensors(out->at("y"), Tensor::from_vector<float>({n, 3}, y));
+      }
+    });
+  for (auto& th : threads) th.join();
+  for (const auto& f : failures) CHECK(f == "");
 }
