@@ -7,6 +7,7 @@
 
 #include "cli_common.h"
 #include "commands.h"
+#include "nxrt/io/atomic_file.h"
 #include "nxrt/io/compare.h"
 #include "nxrt/io/tensor_file.h"
 #include "render/tensor_summary.h"
@@ -109,8 +110,7 @@ int run_test_dir(const RunFlags& f) {
 
 // Writes each named value into the folder as <name>.npy (or .pb for what .npy cannot hold).
 Expected<void> write_values(const ValueMap& values, const std::vector<std::string>& names, const RunFlags& f) {
-  std::error_code ec;
-  fs::create_directories(f.output_dir, ec);
+  if (auto made = create_output_folder(f.output_dir); !made) return made;
   for (const auto& name : names) {
     const RuntimeValue& value = values.at(name);
     const bool npy = value.is_tensor() && value.dtype() != DType::kString && value.dtype() != DType::kBFloat16;
