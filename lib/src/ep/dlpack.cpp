@@ -60,7 +60,8 @@ Expected<DLManagedTensor*> to_dlpack(const Tensor& tensor) {
 
 Expected<Tensor> from_dlpack(DLManagedTensor* managed) {
   if (!managed) return fail(ErrorCode::kRuntime, "null DLPack tensor");
-  const DLTensor& dl = managed->dl_tensor;
+  // A copy of the header: the error paths below describe the tensor after releasing it.
+  const DLTensor dl = managed->dl_tensor;
   auto release = [managed] { if (managed->deleter) managed->deleter(managed); };
   if (dl.device.device_type != kDLCPU) {
     release();
