@@ -72,7 +72,8 @@ class HostileCorpus(unittest.TestCase):
                 except subprocess.TimeoutExpired:
                     self.fail(f"{command} {case['name']}: no answer within 60 s")
                 self.assertGreaterEqual(rc, 0, f"{command} {case['name']}: killed by signal {-rc}\n{err}")
-                self.assertNotIn("AddressSanitizer", err)
+                # A report; not ASan's warning that an allocation failed (nxrt reports that itself).
+                self.assertNotIn("ERROR: AddressSanitizer", err)
                 self.assertNotIn("runtime error:", err)  # UBSan
                 if expect["code"] is not None:
                     self.assertEqual(rc, expect["code"], f"{command} {case['name']}\nstdout:\n{out}\nstderr:\n{err}")
