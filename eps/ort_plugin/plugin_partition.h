@@ -2,6 +2,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,7 @@ class PluginPartition final : public CompiledPartition {
     std::vector<FusedInput> inputs;
     std::vector<DType> output_types;
     std::vector<std::string> output_names;
+    std::vector<std::optional<std::vector<int64_t>>> output_shapes;  // the graph's; -1 where unknown
     std::unique_ptr<OrtNode> context_node;  // what Compile returned for an EPContext model
   };
   // CreateState; the compute info is released with the partition in either case.
