@@ -43,6 +43,10 @@ std::string refusals_of(const OrtKernelContext& ctx, const std::string& plugin_m
 }  // namespace
 
 Expected<std::vector<RuntimeValue>> PluginPartition::run(std::span<const RuntimeValue> inputs) {
+  return from_library(*parts_.handle, compute(inputs));
+}
+
+Expected<std::vector<RuntimeValue>> PluginPartition::compute(std::span<const RuntimeValue> inputs) {
   OrtKernelContext ctx;
   ctx.node_name = parts_.name;
   ctx.logger = &parts_.handle->logger;

@@ -38,6 +38,7 @@ class PluginPartition final : public CompiledPartition {
 
  private:
   explicit PluginPartition(Parts parts) : parts_(std::move(parts)) {}
+  Expected<std::vector<RuntimeValue>> compute(std::span<const RuntimeValue> inputs);
   Parts parts_;
   void* state_ = nullptr;
   bool has_state_ = false;

@@ -194,7 +194,7 @@ Expected<GraphClaims> PluginProvider::claim_graph(const Graph& graph) const {
   std::lock_guard lock(mutex_);
   if (auto it = claims_.find(&graph); it != claims_.end()) return it->second.claims;
   auto view = make_graph_view(graph, graph.model_path.string(), graph.ir_version);
-  auto claims = run_get_capability(graph, *view);
+  auto claims = from_library(*handle_, run_get_capability(graph, *view));
   if (!claims) return std::unexpected(claims.error());
   return claims_.emplace(&graph, std::move(*claims)).first->second.claims;
 }
@@ -218,7 +218,7 @@ Expected<std::unique_ptr<CompiledPartition>> PluginProvider::compile(const Parti
     for (std::size_t g = 0; g < c->claims.groups.size(); ++g)
       if (!c->claims.groups[g].empty() && c->claims.groups[g].front() == partition.nodes.front()) drop = c->drop_constants[g];
   auto view = make_subgraph_view(graph, partition.nodes, partition.name, graph.model_path.string());
-  return compile_view(partition, *view, drop);
+  return from_library(*handle_, compile_view(partition, *view, drop));
 }
 
 Expected<std::unique_ptr<CompiledPartition>> PluginProvider::compile_view(const Partition& partition, const OrtGraph& view,
@@ -299,6 +299,10 @@ Expected<std::unique_ptr<CompiledPartition>> PluginProvider::compile_view(const 
 }
 
 Expected<EpContext> PluginProvider::save_context(const Partition& partition, const CompiledPartition& compiled) {
+  return from_library(*handle_, read_context_node(partition, compiled));
+}
+
+Expected<EpContext> PluginProvider::read_context_node(const Partition& partition, const CompiledPartition& compiled) const {
   const auto* plugin = dynamic_cast<const PluginPartition*>(&compiled);
   const OrtNode* node = plugin ? plugin->context_node() : nullptr;
   if (!node)
@@ -363,7 +367,7 @@ Expected<std::unique_ptr<CompiledPartition>> PluginProvider::load_context(const 
     if (a->name == "ep_cache_context") a->s.assign(reinterpret_cast<const char*>(payload.data()), payload.size());
     if (a->name == "embed_mode") a->i = 1;
   }
-  auto claims = run_get_capability(graph, *view);
+  auto claims = from_library(*handle_, run_get_capability(graph, *view));
   if (!claims) return std::unexpected(claims.error());
   if (claims->claims.groups.empty())
     return fail(ErrorCode::kInvalidInput,
@@ -371,7 +375,7 @@ Expected<std::unique_ptr<CompiledPartition>> PluginProvider::load_context(const 
                 "the node names this EP as its source, but the plugin declined it",
                 "recompile the original model with nxrt compile-epcontext and this plugin version");
   const bool drop = claims->drop_constants.front();
-  return compile_view(partition, *view, drop);
+  return from_library(*handle_, compile_view(partition, *view, drop));
 }
 
 std::string PluginProvider::compatibility_info() const {
