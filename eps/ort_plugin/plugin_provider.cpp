@@ -178,16 +178,27 @@ Expected<PluginProvider::Claims> PluginProvider::run_get_capability(const Graph&
     if (claimed[id])
       out.claims.verdicts.push_back(KernelMatch::supported());
     else if (wants_kernel[id])
-      out.claims.verdicts.push_back(KernelMatch::declined(fmt::format(
-          "{} claimed it with EpGraphSupportInfo_AddSingleNode, which asks the host for a kernel from the EP's "
-          "kernel registry; nxrt runs plugin nodes only through Compile (ONNX Runtime fails such a session with "
-          "'Failed to find kernel'): the plugin can pass the node alone to EpGraphSupportInfo_AddNodesToFuse",
-          info_.name)));
+      out.claims.verdicts.push_back(KernelMatch::declined(single_node_decline()));
     else
       out.claims.verdicts.push_back(KernelMatch::declined(fmt::format(
           "not returned by {}'s GetCapability{}", info_.name, logged_about(handle_->logger.messages, n.name))));
   }
   return out;
+}
+
+std::string PluginProvider::single_node_decline() const {
+  const OrtEp* ep = handle_->ep;
+  const bool has_registry = ep->ort_version_supported >= 24 && ep->GetKernelRegistry;
+  return fmt::format(
+      "{} claimed it with EpGraphSupportInfo_AddSingleNode, which runs the node with a kernel from the EP's kernel "
+      "registry (OrtEp::GetKernelRegistry, ORT API 24); {}; nxrt does not host kernel registries (its OrtEpApi "
+      "answers CreateKernelRegistry, KernelRegistry_AddKernel and the KernelDefBuilder_ functions with "
+      "ORT_NOT_IMPLEMENTED, and it never calls OrtEp::GetKernelRegistry), so it runs plugin nodes only through "
+      "Compile: the plugin can pass the node alone to EpGraphSupportInfo_AddNodesToFuse",
+      info_.name,
+      has_registry ? "this EP has one"
+                   : "this EP has none (GetKernelRegistry is NULL), so ONNX Runtime fails such a session too, with "
+                     "'Failed to find kernel'");
 }
 
 Expected<GraphClaims> PluginProvider::claim_graph(const Graph& graph) const {

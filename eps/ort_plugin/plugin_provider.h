@@ -57,6 +57,8 @@ class PluginProvider final : public ExecutionProvider, public ContextCapable, pu
   };
   Expected<Claims> run_get_capability(const Graph& graph, const OrtGraph& view) const;
   const Claims* cached_claims(const Graph& graph) const;
+  // Why a node claimed with EpGraphSupportInfo_AddSingleNode is declined.
+  std::string single_node_decline() const;
   Expected<EpContext> read_context_node(const Partition& partition, const CompiledPartition& compiled) const;
   Expected<std::unique_ptr<CompiledPartition>> compile_view(const Partition& partition, const OrtGraph& view,
                                                             bool drop_constants);

@@ -13,6 +13,7 @@
  *   NXRT_TEST_EP_NULL_COMPILE    the OrtEp leaves Compile NULL
  *   NXRT_TEST_EP_FAIL_CAPABILITY GetCapability returns an error
  *   NXRT_TEST_EP_SINGLE_NODE     claims Neg with AddSingleNode (a registered kernel it lacks)
+ *   NXRT_TEST_EP_SINGLE_NODE_REGISTRY  the same, with an OrtEp::GetKernelRegistry (that has no kernels)
  *   NXRT_TEST_EP_NULL_DATA_TRANSFER  the factory leaves CreateDataTransfer NULL
  *   NXRT_TEST_EP_DUPLICATE_CLAIM GetCapability fuses the fused group's last node once more, alone
  * and one per plugin fault the host must contain (tests/cli/test_plugin_faults.py):
@@ -32,6 +33,10 @@
 #include <string.h>
 
 #include "nxrt_ort_abi.h"
+
+#ifdef NXRT_TEST_EP_SINGLE_NODE_REGISTRY
+#define NXRT_TEST_EP_SINGLE_NODE 1
+#endif
 
 #define EXPORT __attribute__((visibility("default")))
 #define EP_NAME "test_plugin"
@@ -571,6 +576,14 @@ static OrtStatus* compile(OrtEp* this_ptr, const OrtGraph** graphs, const OrtNod
   return NULL;
 }
 
+#ifdef NXRT_TEST_EP_SINGLE_NODE_REGISTRY
+static OrtStatus* get_kernel_registry(OrtEp* this_ptr, const OrtKernelRegistry** registry) {
+  (void)this_ptr;
+  *registry = NULL;
+  return NULL;
+}
+#endif
+
 static void release_infos(OrtEp* this_ptr, OrtNodeComputeInfo** infos, size_t count) {
   (void)this_ptr;
   for (size_t i = 0; i < count; ++i) free_program((Program*)infos[i]);
@@ -666,6 +679,9 @@ static OrtStatus* create_ep(OrtEpFactory* f, const OrtHardwareDevice* const* dev
   ep->ep.Compile = NULL;
 #endif
   ep->ep.ReleaseNodeComputeInfos = release_infos;
+#ifdef NXRT_TEST_EP_SINGLE_NODE_REGISTRY
+  ep->ep.GetKernelRegistry = get_kernel_registry;
+#endif
   ep->logger = logger;
   if (!g_api->HasSessionConfigEntry(options, NXRT_ORT_EP_CONTEXT_ENABLE_KEY, &has) && has &&
       !g_api->GetSessionConfigEntry(options, NXRT_ORT_EP_CONTEXT_ENABLE_KEY, value, &size))
