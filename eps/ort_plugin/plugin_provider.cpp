@@ -207,6 +207,7 @@ Expected<GraphClaims> PluginProvider::claim_graph(const Graph& graph) const {
   auto view = make_graph_view(graph, graph.model_path.string(), graph.ir_version);
   auto claims = from_library(*handle_, run_get_capability(graph, *view));
   if (!claims) return std::unexpected(claims.error());
+  if (!graph.parent) main_graph_ = &graph;
   return claims_.emplace(&graph, std::move(*claims)).first->second.claims;
 }
 
@@ -390,10 +391,20 @@ Expected<std::unique_ptr<CompiledPartition>> PluginProvider::load_context(const 
 }
 
 std::string PluginProvider::compatibility_info() const {
-  const char* text = nullptr;
+  const std::string fallback = fmt::format("{} {}", info_.name, info_.version);
   OrtEp* ep = handle_->ep;
-  if (ep->GetCompiledModelCompatibilityInfo) text = ep->GetCompiledModelCompatibilityInfo(ep, nullptr);
-  return text ? text : fmt::format("{} {}", info_.name, info_.version);
+  if (!ep->GetCompiledModelCompatibilityInfo) return fallback;
+  // ORT passes the graph being compiled, and a plugin may read it: hand it the main graph the
+  // EP claimed nodes of, never NULL.
+  const Graph* main = nullptr;
+  {
+    std::lock_guard lock(mutex_);
+    main = main_graph_;
+  }
+  if (!main) return fallback;
+  auto view = make_graph_view(*main, main->model_path.string(), main->ir_version);
+  const char* text = ep->GetCompiledModelCompatibilityInfo(ep, view.get());
+  return text ? text : fallback;
 }
 
 }  // namespace nxrt::ort_plugin

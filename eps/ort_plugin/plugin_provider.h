@@ -67,6 +67,7 @@ class PluginProvider final : public ExecutionProvider, public ContextCapable, pu
   EpInfo info_;
   mutable std::mutex mutex_;
   mutable std::map<const Graph*, Claims> claims_;  // GetCapability runs once per graph
+  mutable const Graph* main_graph_ = nullptr;       // the last top-level graph claimed, for compatibility_info
 };
 
 }  // namespace nxrt::ort_plugin

@@ -221,6 +221,9 @@ class Running(PluginTest):
         nodes = onnx.load(str(ctx)).graph.node
         sources = [next(a.s for a in n.attribute if a.name == "source") for n in nodes]
         self.assertEqual(sources, [b"test_plugin", b"test_plugin", b"nxrt.cpu"])
+        meta = {p.key: p.value for p in onnx.load(str(ctx)).metadata_props}
+        self.assertEqual(meta["ep_compatibility_info.test_plugin"], "test_plugin 0.3.1 graph=m",
+                         "GetCompiledModelCompatibilityInfo is handed the model's graph")
         side_file = next(a.s for a in nodes[0].attribute if a.name == "ep_cache_context").decode()
         self.assertEqual(side_file, "m_ctx_test_plugin_0.bin")
         payload = (self.tmp / side_file).read_bytes()

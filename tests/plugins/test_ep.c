@@ -584,6 +584,17 @@ static OrtStatus* get_kernel_registry(OrtEp* this_ptr, const OrtKernelRegistry**
 }
 #endif
 
+/* What its EPContext blobs depend on; ORT passes the graph being compiled, and so must nxrt. */
+static const char* compatibility_info(OrtEp* this_ptr, const OrtGraph* graph) {
+  static char text[256];
+  const char* name = NULL;
+  OrtStatus* s = g_api->Graph_GetName(graph, &name);
+  (void)this_ptr;
+  snprintf(text, sizeof text, "test_plugin 0.3.1 graph=%s", s ? "?" : name);
+  g_api->ReleaseStatus(s);
+  return text;
+}
+
 static void release_infos(OrtEp* this_ptr, OrtNodeComputeInfo** infos, size_t count) {
   (void)this_ptr;
   for (size_t i = 0; i < count; ++i) free_program((Program*)infos[i]);
@@ -679,6 +690,7 @@ static OrtStatus* create_ep(OrtEpFactory* f, const OrtHardwareDevice* const* dev
   ep->ep.Compile = NULL;
 #endif
   ep->ep.ReleaseNodeComputeInfos = release_infos;
+  ep->ep.GetCompiledModelCompatibilityInfo = compatibility_info;
 #ifdef NXRT_TEST_EP_SINGLE_NODE_REGISTRY
   ep->ep.GetKernelRegistry = get_kernel_registry;
 #endif
