@@ -9,12 +9,15 @@ namespace nxrt::ort_plugin {
 #define NXRT_ORT_SLOT(ret, name, args) ret name args;
 #define NXRT_ORT_STUB(name)
 namespace api {
+inline constexpr const char* kTable = "OrtApi";  // for argument errors (host_checks.h)
 #include "nxrt_ort_api_slots.h"
 }
 namespace ep_api {
+inline constexpr const char* kTable = "OrtEpApi";
 #include "nxrt_ort_ep_api_slots.h"
 }
 namespace editor_api {
+inline constexpr const char* kTable = "OrtModelEditorApi";
 #include "nxrt_ort_model_editor_slots.h"
 }
 #undef NXRT_ORT_SLOT

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "host_api_decls.h"
+#include "host_checks.h"
 #include "nxrt/session/claims.h"
 
 namespace nxrt::ort_plugin {
@@ -144,17 +145,12 @@ std::unique_ptr<OrtNode> make_fused_node(const OrtGraph& view, const std::string
 namespace api {
 namespace {
 
-// Copies a vector of pointers into a caller's array of `n` entries, checking the count.
-template <class T>
-OrtStatus* copy_array(const std::vector<T*>& from, const T** to, size_t n, const char* what) {
-  if (n < from.size()) return invalid_argument(fmt::format("{}: array of {} entries is too small; {} needed", what, n, from.size()));
-  for (size_t i = 0; i < from.size(); ++i) to[i] = from[i];
-  return nullptr;
-}
-
-template <class T>
-OrtStatus* copy_array(const std::vector<const T*>& from, const T** to, size_t n, const char* what) {
-  if (n < from.size()) return invalid_argument(fmt::format("{}: array of {} entries is too small; {} needed", what, n, from.size()));
+// Copies a vector of pointers into a caller's array of `n` entries, checking the array and its size.
+template <class From, class T>
+OrtStatus* copy_array(const std::vector<From*>& from, const T** to, size_t n, const char* what) {
+  if (n < from.size())
+    return invalid_argument(fmt::format("OrtApi::{}: array of {} entries is too small; {} needed", what, n, from.size()));
+  if (!from.empty() && !to) return invalid_argument(fmt::format("OrtApi::{}: the array is NULL", what));
   for (size_t i = 0; i < from.size(); ++i) to[i] = from[i];
   return nullptr;
 }
@@ -186,17 +182,20 @@ std::vector<std::pair<const OrtNode*, int64_t>> consumers_of(const OrtValueInfo*
 
 // Value infos
 OrtStatus* GetValueInfoName(const OrtValueInfo* value_info, const char** name) {
+  NXRT_CHECK_ARGS(value_info, name);
   *name = value_info->name.c_str();
   return nullptr;
 }
 
 OrtStatus* GetValueInfoTypeInfo(const OrtValueInfo* value_info, const OrtTypeInfo** type_info) {
+  NXRT_CHECK_ARGS(value_info, type_info);
   *type_info = &value_info->type;
   return nullptr;
 }
 
 OrtStatus* ValueInfo_GetValueProducer(const OrtValueInfo* value_info, const OrtNode** producer_node,
                                       size_t* producer_output_index) {
+  NXRT_CHECK_ARGS(value_info, producer_node);
   *producer_node = nullptr;
   const Value* v = value_of(value_info);
   if (!v || v->producer < 0) return nullptr;
@@ -212,16 +211,19 @@ OrtStatus* ValueInfo_GetValueProducer(const OrtValueInfo* value_info, const OrtN
 }
 
 OrtStatus* ValueInfo_GetValueNumConsumers(const OrtValueInfo* value_info, size_t* num_consumers) {
+  NXRT_CHECK_ARGS(value_info, num_consumers);
   *num_consumers = consumers_of(value_info).size();
   return nullptr;
 }
 
 OrtStatus* ValueInfo_GetValueConsumers(const OrtValueInfo* value_info, const OrtNode** nodes, int64_t* input_indices,
                                        size_t num_consumers) {
+  NXRT_CHECK_ARGS(value_info);
   const auto consumers = consumers_of(value_info);
   if (num_consumers < consumers.size())
-    return invalid_argument(fmt::format("ValueInfo_GetValueConsumers: array of {} entries is too small; {} needed", num_consumers,
-                               consumers.size()));
+    return invalid_argument(fmt::format("OrtApi::ValueInfo_GetValueConsumers: array of {} entries is too small; {} needed",
+                                        num_consumers, consumers.size()));
+  if (!consumers.empty()) NXRT_CHECK_ARGS(nodes, input_indices);
   for (size_t i = 0; i < consumers.size(); ++i) {
     nodes[i] = consumers[i].first;
     input_indices[i] = consumers[i].second;
@@ -230,49 +232,57 @@ OrtStatus* ValueInfo_GetValueConsumers(const OrtValueInfo* value_info, const Ort
 }
 
 OrtStatus* ValueInfo_GetInitializerValue(const OrtValueInfo* value_info, const OrtValue** initializer_value) {
+  NXRT_CHECK_ARGS(value_info, initializer_value);
   *initializer_value = nullptr;
   const Value* v = value_of(value_info);
-  if (!v || !v->initializer) return invalid_argument(fmt::format("'{}' is not an initializer", value_info->name));
+  if (!v || !v->initializer)
+    return invalid_argument(fmt::format("OrtApi::ValueInfo_GetInitializerValue: '{}' is not an initializer", value_info->name));
   if (!value_info->initializer) {
     auto tensor = v->initializer->materialize();
-    if (!tensor) return make_status(ORT_FAIL, tensor.error().what);
-    const_cast<OrtValueInfo*>(value_info)->initializer = std::make_unique<OrtValue>(OrtValue{*tensor});
+    if (!tensor) return make_status(ORT_FAIL, fmt::format("OrtApi::ValueInfo_GetInitializerValue: {}", tensor.error().what));
+    const_cast<OrtValueInfo*>(value_info)->initializer = std::make_unique<OrtValue>(OrtValue{{}, *tensor, tensor->dtype()});
   }
   *initializer_value = value_info->initializer.get();
   return nullptr;
 }
 
-OrtStatus* ValueInfo_GetExternalInitializerInfo(const OrtValueInfo*, OrtExternalInitializerInfo** info) {
+OrtStatus* ValueInfo_GetExternalInitializerInfo(const OrtValueInfo* value_info, OrtExternalInitializerInfo** info) {
+  NXRT_CHECK_ARGS(value_info, info);
   // nxrt hands initializers over as values (mapped, not copied), never as file regions.
   *info = nullptr;
   return nullptr;
 }
 
 OrtStatus* ValueInfo_IsRequiredGraphInput(const OrtValueInfo* value_info, bool* out) {
+  NXRT_CHECK_ARGS(value_info, out);
   const Value* v = value_of(value_info);
   *out = v && v->is_graph_input && !v->initializer;
   return nullptr;
 }
 
 OrtStatus* ValueInfo_IsOptionalGraphInput(const OrtValueInfo* value_info, bool* out) {
+  NXRT_CHECK_ARGS(value_info, out);
   const Value* v = value_of(value_info);
   *out = v && v->is_graph_input && v->initializer;
   return nullptr;
 }
 
 OrtStatus* ValueInfo_IsGraphOutput(const OrtValueInfo* value_info, bool* out) {
+  NXRT_CHECK_ARGS(value_info, out);
   const Value* v = value_of(value_info);
   *out = v && v->is_graph_output;
   return nullptr;
 }
 
 OrtStatus* ValueInfo_IsConstantInitializer(const OrtValueInfo* value_info, bool* out) {
+  NXRT_CHECK_ARGS(value_info, out);
   const Value* v = value_of(value_info);
   *out = v && is_constant_initializer(*v);
   return nullptr;
 }
 
 OrtStatus* ValueInfo_IsFromOuterScope(const OrtValueInfo* value_info, bool* out) {
+  NXRT_CHECK_ARGS(value_info, out);
   const Value* v = value_of(value_info);
   *out = v && v->is_outer_scope;
   return nullptr;
@@ -285,30 +295,36 @@ void ReleaseValueInfo(OrtValueInfo* input) {
 
 // Graphs
 OrtStatus* Graph_GetName(const OrtGraph* graph, const char** graph_name) {
+  NXRT_CHECK_ARGS(graph, graph_name);
   *graph_name = graph->name.c_str();
   return nullptr;
 }
 
 OrtStatus* Graph_GetModelPath(const OrtGraph* graph, const char** model_path) {
+  NXRT_CHECK_ARGS(graph, model_path);
   *model_path = graph->model_path.c_str();
   return nullptr;
 }
 
 OrtStatus* Graph_GetOnnxIRVersion(const OrtGraph* graph, int64_t* onnx_ir_version) {
+  NXRT_CHECK_ARGS(graph, onnx_ir_version);
   *onnx_ir_version = graph->ir_version;
   return nullptr;
 }
 
 OrtStatus* Graph_GetNumOperatorSets(const OrtGraph* graph, size_t* num_operator_sets) {
+  NXRT_CHECK_ARGS(graph, num_operator_sets);
   *num_operator_sets = graph->opset_domains.size();
   return nullptr;
 }
 
 OrtStatus* Graph_GetOperatorSets(const OrtGraph* graph, const char** domains, int64_t* opset_versions,
                                  size_t num_operator_sets) {
+  NXRT_CHECK_ARGS(graph);
   if (num_operator_sets < graph->opset_domains.size())
-    return invalid_argument(fmt::format("Graph_GetOperatorSets: arrays of {} entries are too small; {} needed", num_operator_sets,
-                               graph->opset_domains.size()));
+    return invalid_argument(fmt::format("OrtApi::Graph_GetOperatorSets: arrays of {} entries are too small; {} needed",
+                                        num_operator_sets, graph->opset_domains.size()));
+  if (!graph->opset_domains.empty()) NXRT_CHECK_ARGS(domains, opset_versions);
   for (size_t i = 0; i < graph->opset_domains.size(); ++i) {
     domains[i] = graph->opset_domains[i].c_str();
     opset_versions[i] = graph->opset_versions[i];
@@ -317,187 +333,236 @@ OrtStatus* Graph_GetOperatorSets(const OrtGraph* graph, const char** domains, in
 }
 
 OrtStatus* Graph_GetNumInputs(const OrtGraph* graph, size_t* n) {
+  NXRT_CHECK_ARGS(graph, n);
   *n = graph->inputs.size();
   return nullptr;
 }
 
 OrtStatus* Graph_GetInputs(const OrtGraph* graph, const OrtValueInfo** inputs, size_t n) {
+  NXRT_CHECK_ARGS(graph);
   return copy_array(graph->inputs, inputs, n, "Graph_GetInputs");
 }
 
 OrtStatus* Graph_GetNumOutputs(const OrtGraph* graph, size_t* n) {
+  NXRT_CHECK_ARGS(graph, n);
   *n = graph->outputs.size();
   return nullptr;
 }
 
 OrtStatus* Graph_GetOutputs(const OrtGraph* graph, const OrtValueInfo** outputs, size_t n) {
+  NXRT_CHECK_ARGS(graph);
   return copy_array(graph->outputs, outputs, n, "Graph_GetOutputs");
 }
 
 OrtStatus* Graph_GetNumInitializers(const OrtGraph* graph, size_t* n) {
+  NXRT_CHECK_ARGS(graph, n);
   *n = graph->initializers.size();
   return nullptr;
 }
 
 OrtStatus* Graph_GetInitializers(const OrtGraph* graph, const OrtValueInfo** initializers, size_t n) {
+  NXRT_CHECK_ARGS(graph);
   return copy_array(graph->initializers, initializers, n, "Graph_GetInitializers");
 }
 
 OrtStatus* Graph_GetNumNodes(const OrtGraph* graph, size_t* n) {
+  NXRT_CHECK_ARGS(graph, n);
   *n = graph->nodes.size();
   return nullptr;
 }
 
 OrtStatus* Graph_GetNodes(const OrtGraph* graph, const OrtNode** nodes, size_t n) {
-  if (n < graph->nodes.size())
-    return invalid_argument(fmt::format("Graph_GetNodes: array of {} entries is too small; {} needed", n, graph->nodes.size()));
-  for (size_t i = 0; i < graph->nodes.size(); ++i) nodes[i] = graph->nodes[i].get();
-  return nullptr;
+  NXRT_CHECK_ARGS(graph);
+  std::vector<const OrtNode*> all;
+  for (const auto& node : graph->nodes) all.push_back(node.get());
+  return copy_array(all, nodes, n, "Graph_GetNodes");
 }
 
 OrtStatus* Graph_GetParentNode(const OrtGraph* graph, const OrtNode** node) {
+  NXRT_CHECK_ARGS(graph, node);
   *node = graph->parent;
   return nullptr;
 }
 
 OrtStatus* Graph_GetGraphView(const OrtGraph* graph, const OrtNode** nodes, size_t num_nodes, OrtGraph** subgraph) {
+  NXRT_CHECK_ARGS(graph, subgraph);
+  if (num_nodes > 0) NXRT_CHECK_ARGS(nodes);
   std::vector<NodeId> ids;
+  std::set<NodeId> seen;
   for (size_t i = 0; i < num_nodes; ++i) {
-    if (!nodes[i] || !nodes[i]->node || nodes[i]->graph != graph)
-      return invalid_argument(fmt::format("Graph_GetGraphView: node {} does not belong to graph '{}'", i, graph->name));
+    if (!usable(nodes[i]) || !nodes[i]->node || nodes[i]->graph != graph)
+      return invalid_argument(
+          fmt::format("OrtApi::Graph_GetGraphView: node {} of the array is not a node of graph '{}'", i, graph->name));
+    if (!seen.insert(static_cast<NodeId>(nodes[i]->id)).second)
+      return invalid_argument(fmt::format("OrtApi::Graph_GetGraphView: node '{}' is in the array twice", nodes[i]->name));
     ids.push_back(static_cast<NodeId>(nodes[i]->id));
   }
   *subgraph = make_subgraph_view(*graph->graph, ids, graph->name, graph->model_path).release();
+  (*subgraph)->plugin_owned = true;
   return nullptr;
 }
 
-void ReleaseGraph(OrtGraph* input) { delete input; }
+void ReleaseGraph(OrtGraph* input) {
+  NXRT_CHECK_ARGS_OR(, input);
+  if (input->plugin_owned) delete input;
+}
 
 // Nodes
 OrtStatus* Node_GetId(const OrtNode* node, size_t* node_id) {
+  NXRT_CHECK_ARGS(node, node_id);
   *node_id = node->id;
   return nullptr;
 }
 
 OrtStatus* Node_GetName(const OrtNode* node, const char** node_name) {
+  NXRT_CHECK_ARGS(node, node_name);
   *node_name = node->name.c_str();
   return nullptr;
 }
 
 OrtStatus* Node_GetOperatorType(const OrtNode* node, const char** operator_type) {
+  NXRT_CHECK_ARGS(node, operator_type);
   *operator_type = node->op_type.c_str();
   return nullptr;
 }
 
 OrtStatus* Node_GetDomain(const OrtNode* node, const char** domain_name) {
+  NXRT_CHECK_ARGS(node, domain_name);
   *domain_name = node->domain.c_str();
   return nullptr;
 }
 
 OrtStatus* Node_GetSinceVersion(const OrtNode* node, int* since_version) {
+  NXRT_CHECK_ARGS(node, since_version);
   *since_version = node->since_version;
   return nullptr;
 }
 
 OrtStatus* Node_GetNumInputs(const OrtNode* node, size_t* n) {
+  NXRT_CHECK_ARGS(node, n);
   *n = node->inputs.size();
   return nullptr;
 }
 
 OrtStatus* Node_GetInputs(const OrtNode* node, const OrtValueInfo** inputs, size_t n) {
+  NXRT_CHECK_ARGS(node);
   return copy_array(node->inputs, inputs, n, "Node_GetInputs");
 }
 
 OrtStatus* Node_GetNumOutputs(const OrtNode* node, size_t* n) {
+  NXRT_CHECK_ARGS(node, n);
   *n = node->outputs.size();
   return nullptr;
 }
 
 OrtStatus* Node_GetOutputs(const OrtNode* node, const OrtValueInfo** outputs, size_t n) {
+  NXRT_CHECK_ARGS(node);
   return copy_array(node->outputs, outputs, n, "Node_GetOutputs");
 }
 
 OrtStatus* Node_GetNumImplicitInputs(const OrtNode* node, size_t* n) {
+  NXRT_CHECK_ARGS(node, n);
   *n = node->implicit_inputs.size();
   return nullptr;
 }
 
 OrtStatus* Node_GetImplicitInputs(const OrtNode* node, const OrtValueInfo** implicit_inputs, size_t n) {
+  NXRT_CHECK_ARGS(node);
   return copy_array(node->implicit_inputs, implicit_inputs, n, "Node_GetImplicitInputs");
 }
 
 OrtStatus* Node_GetNumAttributes(const OrtNode* node, size_t* n) {
+  NXRT_CHECK_ARGS(node, n);
   *n = node->attributes.size();
   return nullptr;
 }
 
 OrtStatus* Node_GetAttributes(const OrtNode* node, const OrtOpAttr** attributes, size_t n) {
-  if (n < node->attributes.size())
-    return invalid_argument(fmt::format("Node_GetAttributes: array of {} entries is too small; {} needed", n, node->attributes.size()));
-  for (size_t i = 0; i < node->attributes.size(); ++i) attributes[i] = node->attributes[i].get();
-  return nullptr;
+  NXRT_CHECK_ARGS(node);
+  std::vector<const OrtOpAttr*> all;
+  for (const auto& a : node->attributes) all.push_back(a.get());
+  return copy_array(all, attributes, n, "Node_GetAttributes");
 }
 
 OrtStatus* Node_GetAttributeByName(const OrtNode* node, const char* attribute_name, const OrtOpAttr** attribute) {
+  NXRT_CHECK_ARGS(node, attribute_name, attribute);
   *attribute = nullptr;
   for (const auto& a : node->attributes)
     if (a->name == attribute_name) {
       *attribute = a.get();
       return nullptr;
     }
-  return make_status(ORT_NOT_FOUND, fmt::format("node '{}' has no attribute '{}'", node->name, attribute_name));
+  return make_status(ORT_NOT_FOUND,
+                     fmt::format("OrtApi::Node_GetAttributeByName: node '{}' has no attribute '{}'", node->name, attribute_name));
 }
 
 OrtStatus* Node_GetNumSubgraphs(const OrtNode* node, size_t* n) {
+  NXRT_CHECK_ARGS(node, n);
   *n = node->subgraphs.size();
   return nullptr;
 }
 
 OrtStatus* Node_GetSubgraphs(const OrtNode* node, const OrtGraph** subgraphs, size_t n, const char** attribute_names) {
-  if (n < node->subgraphs.size())
-    return invalid_argument(fmt::format("Node_GetSubgraphs: array of {} entries is too small; {} needed", n, node->subgraphs.size()));
+  NXRT_CHECK_ARGS(node);
+  std::vector<const OrtGraph*> all;
+  for (const auto& g : node->subgraphs) all.push_back(g.get());
+  if (OrtStatus* s = copy_array(all, subgraphs, n, "Node_GetSubgraphs")) return s;
   for (size_t i = 0; i < node->subgraphs.size(); ++i) {
-    subgraphs[i] = node->subgraphs[i].get();
     if (attribute_names) attribute_names[i] = node->subgraph_attributes[i].c_str();
   }
   return nullptr;
 }
 
 OrtStatus* Node_GetGraph(const OrtNode* node, const OrtGraph** graph) {
+  NXRT_CHECK_ARGS(node, graph);
   *graph = node->graph;
   return nullptr;
 }
 
 OrtStatus* Node_GetEpName(const OrtNode* node, const char** out) {
+  NXRT_CHECK_ARGS(node, out);
   *out = node->ep_name.empty() ? nullptr : node->ep_name.c_str();
   return nullptr;
 }
 
-void ReleaseNode(OrtNode* input) { delete input; }
+void ReleaseNode(OrtNode* input) {
+  NXRT_CHECK_ARGS_OR(, input);
+  if (input->plugin_owned) delete input;
+}
 
 // Attributes
 OrtStatus* OpAttr_GetType(const OrtOpAttr* attribute, OrtOpAttrType* type) {
+  NXRT_CHECK_ARGS(attribute, type);
   *type = attribute->type;
   return nullptr;
 }
 
 OrtStatus* OpAttr_GetName(const OrtOpAttr* attribute, const char** name) {
+  NXRT_CHECK_ARGS(attribute, name);
   *name = attribute->name.c_str();
   return nullptr;
 }
 
 OrtStatus* OpAttr_GetTensorAttributeAsOrtValue(const OrtOpAttr* attribute, OrtValue** attr_tensor) {
+  NXRT_CHECK_ARGS(attribute, attr_tensor);
   if (attribute->type != ORT_OP_ATTR_TENSOR)
-    return invalid_argument(fmt::format("attribute '{}' is not a tensor", attribute->name));
-  *attr_tensor = new OrtValue{attribute->tensor};
+    return invalid_argument(
+        fmt::format("OrtApi::OpAttr_GetTensorAttributeAsOrtValue: attribute '{}' is not a tensor", attribute->name));
+  *attr_tensor = new OrtValue{{}, attribute->tensor, attribute->tensor.dtype()};
+  (*attr_tensor)->plugin_owned = true;
   return nullptr;
 }
 
 OrtStatus* CreateOpAttr(const char* name, const void* data, int len, OrtOpAttrType type, OrtOpAttr** op_attr) {
+  NXRT_CHECK_ARGS(name, op_attr);
+  if (len < 0) return invalid_argument(fmt::format("OrtApi::CreateOpAttr: len is {} for attribute '{}'", len, name));
+  const auto n = static_cast<size_t>(len);
+  const bool reads_data = type == ORT_OP_ATTR_INT || type == ORT_OP_ATTR_FLOAT || n > 0;
+  if (reads_data) NXRT_CHECK_ARGS(data);
   auto a = std::make_unique<OrtOpAttr>();
-  a->name = name ? name : "";
+  a->plugin_owned = true;
+  a->name = name;
   a->type = type;
-  const auto n = static_cast<size_t>(len < 0 ? 0 : len);
   switch (type) {
     case ORT_OP_ATTR_INT: a->i = *static_cast<const int64_t*>(data); break;
     case ORT_OP_ATTR_FLOAT: a->f = *static_cast<const float*>(data); break;
@@ -505,24 +570,34 @@ OrtStatus* CreateOpAttr(const char* name, const void* data, int len, OrtOpAttrTy
     case ORT_OP_ATTR_FLOATS: a->floats.assign(static_cast<const float*>(data), static_cast<const float*>(data) + n); break;
     case ORT_OP_ATTR_STRING: a->s.assign(static_cast<const char*>(data), n); break;
     case ORT_OP_ATTR_STRINGS:
-      for (size_t i = 0; i < n; ++i) a->strings.emplace_back(static_cast<const char* const*>(data)[i]);
+      for (size_t i = 0; i < n; ++i) {
+        const char* text = static_cast<const char* const*>(data)[i];
+        if (!text) return invalid_argument(fmt::format("OrtApi::CreateOpAttr: string {} of attribute '{}' is NULL", i, name));
+        a->strings.emplace_back(text);
+      }
       break;
-    default: return invalid_argument(fmt::format("CreateOpAttr: attribute type {} is not supported", static_cast<int>(type)));
+    default:
+      return invalid_argument(fmt::format("OrtApi::CreateOpAttr: attribute type {} is not supported", static_cast<int>(type)));
   }
   *op_attr = a.release();
   return nullptr;
 }
 
-void ReleaseOpAttr(OrtOpAttr* input) { delete input; }
+void ReleaseOpAttr(OrtOpAttr* input) {
+  NXRT_CHECK_ARGS_OR(, input);
+  if (input->plugin_owned) delete input;
+}
 
 OrtStatus* ReadOpAttr(const OrtOpAttr* op_attr, OrtOpAttrType type, void* data, size_t len, size_t* out) {
+  NXRT_CHECK_ARGS(op_attr, out);
   if (op_attr->type != type)
-    return invalid_argument(fmt::format("attribute '{}' has type {}, not {}", op_attr->name, static_cast<int>(op_attr->type),
-                               static_cast<int>(type)));
+    return invalid_argument(fmt::format("OrtApi::ReadOpAttr: attribute '{}' has type {}, not {}", op_attr->name,
+                                        static_cast<int>(op_attr->type), static_cast<int>(type)));
   auto give = [&](const void* from, size_t bytes) -> OrtStatus* {
     *out = bytes;
     if (data == nullptr || len < bytes)
-      return invalid_argument(fmt::format("attribute '{}' needs {} bytes, the buffer has {}", op_attr->name, bytes, len));
+      return invalid_argument(
+          fmt::format("OrtApi::ReadOpAttr: attribute '{}' needs {} bytes, the buffer has {}", op_attr->name, bytes, len));
     if (bytes) std::memcpy(data, from, bytes);
     return nullptr;
   };
@@ -537,32 +612,53 @@ OrtStatus* ReadOpAttr(const OrtOpAttr* op_attr, OrtOpAttrType type, void* data, 
       for (const auto& s : op_attr->strings) joined.append(s).push_back('\0');
       return give(joined.data(), joined.size());
     }
-    default: return invalid_argument(fmt::format("attribute '{}' cannot be read with ReadOpAttr", op_attr->name));
+    default: return invalid_argument(fmt::format("OrtApi::ReadOpAttr: attribute '{}' cannot be read with it", op_attr->name));
   }
 }
 
 }  // namespace api
 
 namespace editor_api {
+namespace {
+
+OrtStatus* null_entry(const char* array, size_t index) {
+  return invalid_argument(fmt::format("OrtModelEditorApi::CreateNode: {}[{}] is NULL", array, index));
+}
+
+}  // namespace
 
 OrtStatus* CreateNode(const char* operator_name, const char* domain_name, const char* node_name,
                       const char* const* input_names, size_t input_names_len, const char* const* output_names,
                       size_t output_names_len, OrtOpAttr** attributes, size_t attribs_len, OrtNode** node) {
+  NXRT_CHECK_ARGS(operator_name, node);
+  if (input_names_len > 0) NXRT_CHECK_ARGS(input_names);
+  if (output_names_len > 0) NXRT_CHECK_ARGS(output_names);
+  if (attribs_len > 0) NXRT_CHECK_ARGS(attributes);
   auto n = std::make_unique<OrtNode>();
-  n->op_type = operator_name ? operator_name : "";
+  n->plugin_owned = true;
+  n->op_type = operator_name;
   n->domain = domain_name ? domain_name : "";
   n->name = node_name ? node_name : "";
   auto add = [&](const char* name, std::vector<OrtValueInfo*>& into) {
     auto info = std::make_unique<OrtValueInfo>();
-    info->name = name ? name : "";
+    info->name = name;
     into.push_back(info.get());
     n->own_values.push_back(std::move(info));
   };
-  for (size_t i = 0; i < input_names_len; ++i) add(input_names[i], n->inputs);
-  for (size_t i = 0; i < output_names_len; ++i) add(output_names[i], n->outputs);
+  for (size_t i = 0; i < input_names_len; ++i) {
+    if (!input_names[i]) return null_entry("input_names", i);
+    add(input_names[i], n->inputs);
+  }
+  for (size_t i = 0; i < output_names_len; ++i) {
+    if (!output_names[i]) return null_entry("output_names", i);
+    add(output_names[i], n->outputs);
+  }
   // The node copies the attributes; the plugin still releases its own, as with ORT.
-  for (size_t i = 0; i < attribs_len; ++i)
-    if (attributes && attributes[i]) n->attributes.push_back(std::make_unique<OrtOpAttr>(*attributes[i]));
+  for (size_t i = 0; i < attribs_len; ++i) {
+    if (!usable(attributes[i]))
+      return invalid_argument(fmt::format("OrtModelEditorApi::CreateNode: attributes[{}] is not an OrtOpAttr", i));
+    n->attributes.push_back(std::make_unique<OrtOpAttr>(*attributes[i]));
+  }
   *node = n.release();
   return nullptr;
 }

@@ -4,6 +4,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -13,12 +14,53 @@
 #include "nxrt/ir/graph.h"
 #include "nxrt_ort_abi.h"
 
-struct OrtStatus {
+namespace nxrt::ort_plugin {
+
+// The kinds of opaque handle the host gives plugins. Each handle starts with its kind (and a
+// magic number), so a host function handed NULL, or a handle of another kind where it wants
+// this one, answers an error status instead of reading one object as another.
+enum class HandleKind : uint32_t {
+  kStatus,
+  kMemoryDevice,
+  kMemoryInfo,
+  kTensorTypeAndShapeInfo,
+  kTypeInfo,
+  kValue,
+  kKeyValuePairs,
+  kHardwareDevice,
+  kEpDevice,
+  kSessionOptions,
+  kLogger,
+  kOpAttr,
+  kValueInfo,
+  kNode,
+  kGraph,
+  kEpGraphSupportInfo,
+  kNodeComputeContext,
+  kKernelContext,
+};
+inline constexpr const char* kHandleKindNames[] = {"OrtStatus", "OrtMemoryDevice", "OrtMemoryInfo", "OrtTensorTypeAndShapeInfo", "OrtTypeInfo", "OrtValue", "OrtKeyValuePairs", "OrtHardwareDevice", "OrtEpDevice", "OrtSessionOptions", "OrtLogger", "OrtOpAttr", "OrtValueInfo", "OrtNode", "OrtGraph", "OrtEpGraphSupportInfo", "OrtNodeComputeContext", "OrtKernelContext"};
+inline constexpr uint32_t kHandleMagic = 0x6e787274;  // "nxrt"
+
+template <HandleKind K>
+struct Handle {
+  static constexpr HandleKind kKind = K;
+  uint32_t handle_magic = kHandleMagic;
+  HandleKind handle_kind = K;
+  // Set on handles a plugin made (Create*, Get*-and-release functions): only those may its
+  // Release* functions free; releasing one the host owns is ignored rather than a double free.
+  bool plugin_owned = false;
+  bool operator==(const Handle&) const { return true; }  // handles compare by their contents
+};
+
+}  // namespace nxrt::ort_plugin
+
+struct OrtStatus : nxrt::ort_plugin::Handle<nxrt::ort_plugin::HandleKind::kStatus> {
   OrtErrorCode code = ORT_FAIL;
   std::string message;
 };
 
-struct OrtMemoryDevice {
+struct OrtMemoryDevice : nxrt::ort_plugin::Handle<nxrt::ort_plugin::HandleKind::kMemoryDevice> {
   OrtMemoryInfoDeviceType device_type = OrtMemoryInfoDeviceType_CPU;
   OrtDeviceMemoryType memory_type = OrtDeviceMemoryType_DEFAULT;
   uint32_t vendor_id = 0;
@@ -26,7 +68,7 @@ struct OrtMemoryDevice {
   bool operator==(const OrtMemoryDevice&) const = default;
 };
 
-struct OrtMemoryInfo {
+struct OrtMemoryInfo : nxrt::ort_plugin::Handle<nxrt::ort_plugin::HandleKind::kMemoryInfo> {
   std::string name = "Cpu";
   OrtAllocatorType allocator_type = OrtDeviceAllocator;
   int id = 0;
@@ -34,24 +76,24 @@ struct OrtMemoryInfo {
   OrtMemoryDevice device;
 };
 
-struct OrtTensorTypeAndShapeInfo {
+struct OrtTensorTypeAndShapeInfo : nxrt::ort_plugin::Handle<nxrt::ort_plugin::HandleKind::kTensorTypeAndShapeInfo> {
   ONNXTensorElementDataType element_type = ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
   bool has_shape = false;
   std::vector<int64_t> dims;         // -1 where unknown or symbolic
   std::vector<std::string> symbols;  // "" where not symbolic
 };
 
-struct OrtTypeInfo {
+struct OrtTypeInfo : nxrt::ort_plugin::Handle<nxrt::ort_plugin::HandleKind::kTypeInfo> {
   ONNXType type = ONNX_TYPE_UNKNOWN;
   OrtTensorTypeAndShapeInfo tensor;
 };
 
-struct OrtValue {
+struct OrtValue : nxrt::ort_plugin::Handle<nxrt::ort_plugin::HandleKind::kValue> {
   nxrt::Tensor tensor;
   nxrt::DType declared = nxrt::DType::kUndefined;  // an output's element type before it is allocated
 };
 
-struct OrtKeyValuePairs {
+struct OrtKeyValuePairs : nxrt::ort_plugin::Handle<nxrt::ort_plugin::HandleKind::kKeyValuePairs> {
   std::vector<std::string> keys;
   std::vector<std::string> values;
   std::vector<const char*> key_ptrs;    // kept in step with keys/values for GetKeyValuePairs
@@ -62,7 +104,7 @@ struct OrtKeyValuePairs {
   void refresh();
 };
 
-struct OrtHardwareDevice {
+struct OrtHardwareDevice : nxrt::ort_plugin::Handle<nxrt::ort_plugin::HandleKind::kHardwareDevice> {
   OrtHardwareDeviceType type = OrtHardwareDeviceType_CPU;
   uint32_t vendor_id = 0;
   uint32_t device_id = 0;
@@ -70,7 +112,7 @@ struct OrtHardwareDevice {
   OrtKeyValuePairs metadata;
 };
 
-struct OrtEpDevice {
+struct OrtEpDevice : nxrt::ort_plugin::Handle<nxrt::ort_plugin::HandleKind::kEpDevice> {
   OrtEpFactory* factory = nullptr;
   const OrtHardwareDevice* device = nullptr;
   std::string ep_name;
@@ -81,17 +123,17 @@ struct OrtEpDevice {
   std::unique_ptr<OrtMemoryInfo> host_memory;    // EpDevice_AddAllocatorInfo, HOST_ACCESSIBLE
 };
 
-struct OrtSessionOptions {
+struct OrtSessionOptions : nxrt::ort_plugin::Handle<nxrt::ort_plugin::HandleKind::kSessionOptions> {
   OrtKeyValuePairs config;
 };
 
 // Collects what a plugin logs; the claims report shows it next to the declines.
-struct OrtLogger {
+struct OrtLogger : nxrt::ort_plugin::Handle<nxrt::ort_plugin::HandleKind::kLogger> {
   OrtLoggingLevel level = ORT_LOGGING_LEVEL_WARNING;
   std::vector<std::string> messages;
 };
 
-struct OrtOpAttr {
+struct OrtOpAttr : nxrt::ort_plugin::Handle<nxrt::ort_plugin::HandleKind::kOpAttr> {
   std::string name;
   OrtOpAttrType type = ORT_OP_ATTR_UNDEFINED;
   int64_t i = 0;
@@ -103,7 +145,7 @@ struct OrtOpAttr {
   nxrt::Tensor tensor;
 };
 
-struct OrtValueInfo {
+struct OrtValueInfo : nxrt::ort_plugin::Handle<nxrt::ort_plugin::HandleKind::kValueInfo> {
   const OrtGraph* graph = nullptr;  // null for values named by nodes the plugin created
   nxrt::ValueId id = nxrt::kNoValue;
   std::string name;
@@ -111,7 +153,7 @@ struct OrtValueInfo {
   std::unique_ptr<OrtValue> initializer;  // constant initializers, materialized on demand
 };
 
-struct OrtNode {
+struct OrtNode : nxrt::ort_plugin::Handle<nxrt::ort_plugin::HandleKind::kNode> {
   const OrtGraph* graph = nullptr;        // null for nodes the plugin created (EPContext)
   const nxrt::Node* node = nullptr;       // null for fused and created nodes
   std::size_t id = 0;
@@ -130,7 +172,7 @@ struct OrtNode {
 };
 
 // A read-only view of an nxrt graph (or of some of its nodes) in ORT's terms.
-struct OrtGraph {
+struct OrtGraph : nxrt::ort_plugin::Handle<nxrt::ort_plugin::HandleKind::kGraph> {
   const nxrt::Graph* graph = nullptr;
   std::string name;
   std::string model_path;
@@ -146,7 +188,7 @@ struct OrtGraph {
   std::map<nxrt::NodeId, const OrtNode*> by_node;  // nxrt node -> its OrtNode in this view
 };
 
-struct OrtEpGraphSupportInfo {
+struct OrtEpGraphSupportInfo : nxrt::ort_plugin::Handle<nxrt::ort_plugin::HandleKind::kEpGraphSupportInfo> {
   const OrtGraph* graph = nullptr;
   struct Group {
     std::vector<const OrtNode*> nodes;
@@ -156,14 +198,21 @@ struct OrtEpGraphSupportInfo {
   std::vector<Group> groups;
 };
 
-struct OrtNodeComputeContext {
+struct OrtNodeComputeContext : nxrt::ort_plugin::Handle<nxrt::ort_plugin::HandleKind::kNodeComputeContext> {
   std::string node_name;
 };
 
-struct OrtKernelContext {
+struct OrtKernelContext : nxrt::ort_plugin::Handle<nxrt::ort_plugin::HandleKind::kKernelContext> {
+  struct Output {
+    std::string name;
+    std::optional<std::vector<int64_t>> shape;  // the graph's shape; -1 where unknown or symbolic
+    std::unique_ptr<OrtValue> value;
+  };
+  std::string node_name;
   std::vector<OrtValue> inputs;
-  std::vector<std::unique_ptr<OrtValue>> outputs;
+  std::vector<Output> outputs;
   OrtLogger* logger = nullptr;
+  std::vector<std::string> refusals;  // what the host refused the plugin during Compute
 };
 
 namespace nxrt::ort_plugin {

@@ -10,6 +10,7 @@
 #include <map>
 
 #include "host_api_decls.h"
+#include "host_checks.h"
 #include "nxrt/ep/registry.h"
 #include "plugin_provider.h"
 
@@ -77,9 +78,49 @@ Expected<void> check_factory(const OrtEpFactory& f, const std::string& path, std
   return {};
 }
 
+// What one of a factory's name functions returned; NULL is an error naming the function.
+Expected<std::string> factory_text(const OrtEpFactory* f, const char* (*get)(const OrtEpFactory*), const char* function,
+                                   const std::string& path, std::size_t index) {
+  const char* text = get(f);
+  if (text) return std::string(text);
+  return fail(ErrorCode::kInvalidInput, fmt::format("OrtEpFactory::{} of EP factory {} of plugin '{}' returned NULL", function, index, path),
+              "the host needs the text to name the EP in list-eps, claims and errors",
+              fmt::format("fix the plugin: return a string from {}", function));
+}
+
+// GetSupportedDevices, and the host's ownership of each device it returned. A device the host
+// did not make with CreateEpDevice, or one listed twice, is refused before anything uses it.
+Expected<void> adopt_devices(PluginFactory& f, const std::string& path) {
+  OrtEpDevice* devices[kMaxDevices] = {};
+  std::size_t n = 0;
+  const auto devs = host_devices();
+  const std::string err =
+      take_status(f.factory->GetSupportedDevices(f.factory, devs.data(), devs.size(), devices, kMaxDevices, &n));
+  const std::string what = fmt::format("GetSupportedDevices of the {} EP ('{}')", f.name, path);
+  auto refuse = [&](std::string problem) {
+    return fail(ErrorCode::kInvalidInput, fmt::format("{} returned {}", what, problem),
+                "the host keeps and later frees every device it is given, so each must be a distinct OrtEpDevice "
+                "from OrtEpApi::CreateEpDevice",
+                "fix the plugin: fill ep_devices with CreateEpDevice results and set num_ep_devices to their count");
+  };
+  if (n > kMaxDevices) return refuse(fmt::format("{} devices for {} slots", n, kMaxDevices));
+  for (std::size_t d = 0; d < n; ++d) {
+    for (std::size_t e = 0; e < d; ++e)
+      if (devices[d] && devices[e] == devices[d]) return refuse(fmt::format("ep_devices[{}] twice (again as [{}])", e, d));
+    if (!usable(devices[d]) || !devices[d]->plugin_owned)
+      return refuse(fmt::format("ep_devices[{}] {}", d, devices[d] ? "that is not a device CreateEpDevice made" : "NULL"));
+    if (devices[d]->factory != f.factory) return refuse(fmt::format("ep_devices[{}] made for another factory", d));
+    devices[d]->plugin_owned = false;
+    f.devices.emplace_back(devices[d]);
+  }
+  if (!err.empty())
+    return fail(ErrorCode::kRuntime, fmt::format("{} failed", what), err, "see the plugin's documentation for the devices it needs");
+  return {};
+}
+
 }  // namespace
 
-void EpDeviceDeleter::operator()(OrtEpDevice* d) const { host_ep_api()->ReleaseEpDevice(d); }
+void EpDeviceDeleter::operator()(OrtEpDevice* d) const { delete d; }
 
 std::span<const OrtHardwareDevice* const> host_devices() {
   static const OrtHardwareDevice cpu = [] {
@@ -129,10 +170,19 @@ Expected<std::shared_ptr<PluginLibrary>> PluginLibrary::load(const std::string& 
   const std::string status = take_status(reinterpret_cast<NxrtCreateEpFactoriesFn>(*create)(
       registration_name.c_str(), api_base(), &lib->logger_, made, kMaxFactories, &count));
   const uint32_t asked = take_requested_api_version();
+  const std::size_t reported = count;
   count = std::min(count, kMaxFactories);
   // Factories made before a failure are still the plugin's to release.
-  for (std::size_t i = 0; i < count; ++i)
+  std::size_t null_factories = 0;
+  for (std::size_t i = 0; i < count; ++i) {
     if (made[i]) lib->factories_.push_back(PluginFactory{made[i], {}, {}, {}, asked, {}});
+    else ++null_factories;
+  }
+  if (reported > kMaxFactories)
+    return fail(ErrorCode::kInvalidInput,
+                fmt::format("CreateEpFactories of plugin '{}' reported {} factories for {} slots", path, reported, kMaxFactories),
+                fmt::format("the host offers max_factories={}; the plugin may have written past the array", kMaxFactories),
+                "fix the plugin: make at most max_factories factories");
   uint32_t newest = asked;
   for (const auto& f : lib->factories_) newest = std::max(newest, f.factory->ort_version_supported);
   if (newest > NXRT_ORT_API_VERSION)
@@ -145,6 +195,13 @@ Expected<std::shared_ptr<PluginLibrary>> PluginLibrary::load(const std::string& 
   if (!status.empty())
     return fail(ErrorCode::kRuntime, fmt::format("CreateEpFactories of plugin '{}' failed", path), status,
                 "see the plugin's documentation for its requirements");
+  if (null_factories > 0)
+    return fail(ErrorCode::kInvalidInput,
+                fmt::format("CreateEpFactories of plugin '{}' returned {} NULL factor{}", path, null_factories,
+                            null_factories == 1 ? "y" : "ies"),
+                fmt::format("it reported {} factories and succeeded, but left {} of the first {} entries NULL", count,
+                            null_factories, count),
+                "fix the plugin: set num_factories to the number of factories it wrote");
   if (lib->factories_.empty())
     return fail(ErrorCode::kInvalidInput, fmt::format("plugin '{}' created no EP factories", path),
                 "CreateEpFactories succeeded but returned 0 factories",
@@ -156,19 +213,18 @@ Expected<std::shared_ptr<PluginLibrary>> PluginLibrary::load(const std::string& 
     PluginFactory& f = lib->factories_[i];
     if (auto ok = check_factory(*f.factory, path, i); !ok) return std::unexpected(ok.error());
     if (f.api_version == 0) f.api_version = f.factory->ort_version_supported;
-    f.name = f.factory->GetName(f.factory);
-    f.vendor = f.factory->GetVendor(f.factory);
-    if (f.factory->ort_version_supported >= 23) f.version = f.factory->GetVersion(f.factory);
-    OrtEpDevice* devices[kMaxDevices] = {};
-    std::size_t n = 0;
-    const auto devs = host_devices();
-    const std::string err = take_status(
-        f.factory->GetSupportedDevices(f.factory, devs.data(), devs.size(), devices, kMaxDevices, &n));
-    for (std::size_t d = 0; d < std::min(n, kMaxDevices); ++d)
-      if (devices[d]) f.devices.emplace_back(devices[d]);
-    if (!err.empty())
-      return fail(ErrorCode::kRuntime, fmt::format("GetSupportedDevices of the {} EP ('{}') failed", f.name, path), err,
-                  "see the plugin's documentation for the devices it needs");
+    auto name = factory_text(f.factory, f.factory->GetName, "GetName", path, i);
+    if (!name) return std::unexpected(name.error());
+    f.name = *name;
+    auto vendor = factory_text(f.factory, f.factory->GetVendor, "GetVendor", path, i);
+    if (!vendor) return std::unexpected(vendor.error());
+    f.vendor = *vendor;
+    if (f.factory->ort_version_supported >= 23) {
+      auto version = factory_text(f.factory, f.factory->GetVersion, "GetVersion", path, i);
+      if (!version) return std::unexpected(version.error());
+      f.version = *version;
+    }
+    if (auto ok = adopt_devices(f, path); !ok) return std::unexpected(ok.error());
     if (f.devices.empty())
       return fail(ErrorCode::kInvalidInput,
                   fmt::format("the {} EP ('{}') supports none of this host's devices", f.name, path),

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,7 @@ class PluginPartition final : public CompiledPartition {
     std::vector<FusedInput> inputs;
     std::vector<DType> output_types;
     std::vector<std::string> output_names;
+    std::vector<std::optional<std::vector<int64_t>>> output_shapes;  // the graph's; -1 where unknown
     std::unique_ptr<OrtNode> context_node;  // what Compile returned for an EPContext model
   };
   // CreateState; the compute info is released with the partition in either case.
@@ -36,6 +38,7 @@ class PluginPartition final : public CompiledPartition {
 
  private:
   explicit PluginPartition(Parts parts) : parts_(std::move(parts)) {}
+  Expected<std::vector<RuntimeValue>> compute(std::span<const RuntimeValue> inputs);
   Parts parts_;
   void* state_ = nullptr;
   bool has_state_ = false;

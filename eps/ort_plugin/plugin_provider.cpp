@@ -8,6 +8,7 @@
 #include <set>
 
 #include "host_api_decls.h"
+#include "host_checks.h"
 #include "plugin_partition.h"
 
 namespace nxrt::ort_plugin {
@@ -25,6 +26,34 @@ const OrtOpAttr* find_attr(const OrtNode& node, const std::string& name) {
   for (const auto& a : node.attributes)
     if (a->name == name) return a.get();
   return nullptr;
+}
+
+std::string_view attr_type_name(OrtOpAttrType type) {
+  static constexpr std::string_view kNames[] = {"undefined", "int", "ints", "float", "floats", "string", "strings", "graph", "tensor"};
+  const auto i = static_cast<std::size_t>(type);
+  return i < std::size(kNames) ? kNames[i] : "unknown";
+}
+
+// What is wrong with the attributes of an EPContext node a plugin returned; "" if nothing.
+std::string context_node_problem(const OrtNode& node) {
+  struct Attr {
+    const char* name;
+    OrtOpAttrType type;
+    const char* type_name;
+  };
+  static constexpr Attr kSchema[] = {
+      {"ep_cache_context", ORT_OP_ATTR_STRING, "a string"}, {"embed_mode", ORT_OP_ATTR_INT, "an int"},
+      {"main_context", ORT_OP_ATTR_INT, "an int"},          {"source", ORT_OP_ATTR_STRING, "a string"},
+      {"ep_sdk_version", ORT_OP_ATTR_STRING, "a string"},   {"hardware_architecture", ORT_OP_ATTR_STRING, "a string"},
+      {"partition_name", ORT_OP_ATTR_STRING, "a string"},   {"notes", ORT_OP_ATTR_STRING, "a string"},
+      {"max_size", ORT_OP_ATTR_INT, "an int"},
+  };
+  if (!find_attr(node, "ep_cache_context")) return "has no ep_cache_context attribute";
+  for (const auto& e : kSchema)
+    if (const OrtOpAttr* a = find_attr(node, e.name); a && a->type != e.type)
+      return fmt::format("has attribute {} of type {}; the EPContext schema says {}", e.name, attr_type_name(a->type),
+                         e.type_name);
+  return "";
 }
 
 }  // namespace
@@ -91,7 +120,8 @@ Expected<std::unique_ptr<ExecutionProvider>> PluginProvider::create(std::shared_
 }
 
 Expected<PluginProvider::Claims> PluginProvider::run_get_capability(const Graph& graph, const OrtGraph& view) const {
-  OrtEpGraphSupportInfo support{&view, {}};
+  OrtEpGraphSupportInfo support;
+  support.graph = &view;
   handle_->logger.messages.clear();
   if (OrtStatus* s = handle_->ep->GetCapability(handle_->ep, &view, &support))
     return fail(ErrorCode::kRuntime, fmt::format("the {} EP's GetCapability failed on graph '{}'", info_.name, graph.name),
@@ -106,11 +136,27 @@ Expected<PluginProvider::Claims> PluginProvider::run_get_capability(const Graph&
     // ORT runs an AddSingleNode claim with a kernel from the EP's kernel registry, never through
     // Compile; nxrt serves no kernel registries, so such a node is declined, with the reason.
     if (group.single) {
-      wants_kernel[group.nodes.front()->id] = true;
+      const std::size_t id = group.nodes.front()->id;
+      if (claimed[id] || wants_kernel[id])
+        return fail(ErrorCode::kRuntime,
+                    fmt::format("the {} EP's GetCapability returned node '{}' {} on graph '{}'", info_.name,
+                                graph.node(static_cast<NodeId>(id)).name,
+                                claimed[id] ? fmt::format("in group {} and as a single node", group_of[id])
+                                            : std::string("twice as a single node"),
+                                graph.name),
+                    "each node runs in exactly one place, so it may be claimed once",
+                    "fix the plugin: claim each node at most once; or leave the EP out of --ep");
+      wants_kernel[id] = true;
       continue;
     }
     std::vector<NodeId> ids;
     for (const OrtNode* n : group.nodes) {
+      if (wants_kernel[n->id])
+        return fail(ErrorCode::kRuntime,
+                    fmt::format("the {} EP's GetCapability returned node '{}' as a single node and in group {} on graph '{}'",
+                                info_.name, graph.node(static_cast<NodeId>(n->id)).name, g, graph.name),
+                    "each node runs in exactly one place, so it may be claimed once",
+                    "fix the plugin: claim each node at most once; or leave the EP out of --ep");
       if (claimed[n->id])
         return fail(ErrorCode::kRuntime,
                     fmt::format("the {} EP's GetCapability returned node '{}' {} on graph '{}'", info_.name,
@@ -132,11 +178,7 @@ Expected<PluginProvider::Claims> PluginProvider::run_get_capability(const Graph&
     if (claimed[id])
       out.claims.verdicts.push_back(KernelMatch::supported());
     else if (wants_kernel[id])
-      out.claims.verdicts.push_back(KernelMatch::declined(fmt::format(
-          "{} claimed it with EpGraphSupportInfo_AddSingleNode, which asks the host for a kernel from the EP's "
-          "kernel registry; nxrt runs plugin nodes only through Compile (ONNX Runtime fails such a session with "
-          "'Failed to find kernel'): the plugin can pass the node alone to EpGraphSupportInfo_AddNodesToFuse",
-          info_.name)));
+      out.claims.verdicts.push_back(KernelMatch::declined(single_node_decline()));
     else
       out.claims.verdicts.push_back(KernelMatch::declined(fmt::format(
           "not returned by {}'s GetCapability{}", info_.name, logged_about(handle_->logger.messages, n.name))));
@@ -144,12 +186,28 @@ Expected<PluginProvider::Claims> PluginProvider::run_get_capability(const Graph&
   return out;
 }
 
+std::string PluginProvider::single_node_decline() const {
+  const OrtEp* ep = handle_->ep;
+  const bool has_registry = ep->ort_version_supported >= 24 && ep->GetKernelRegistry;
+  return fmt::format(
+      "{} claimed it with EpGraphSupportInfo_AddSingleNode, which runs the node with a kernel from the EP's kernel "
+      "registry (OrtEp::GetKernelRegistry, ORT API 24); {}; nxrt does not host kernel registries (its OrtEpApi "
+      "answers CreateKernelRegistry, KernelRegistry_AddKernel and the KernelDefBuilder_ functions with "
+      "ORT_NOT_IMPLEMENTED, and it never calls OrtEp::GetKernelRegistry), so it runs plugin nodes only through "
+      "Compile: the plugin can pass the node alone to EpGraphSupportInfo_AddNodesToFuse",
+      info_.name,
+      has_registry ? "this EP has one"
+                   : "this EP has none (GetKernelRegistry is NULL), so ONNX Runtime fails such a session too, with "
+                     "'Failed to find kernel'");
+}
+
 Expected<GraphClaims> PluginProvider::claim_graph(const Graph& graph) const {
   std::lock_guard lock(mutex_);
   if (auto it = claims_.find(&graph); it != claims_.end()) return it->second.claims;
   auto view = make_graph_view(graph, graph.model_path.string(), graph.ir_version);
-  auto claims = run_get_capability(graph, *view);
+  auto claims = from_library(*handle_, run_get_capability(graph, *view));
   if (!claims) return std::unexpected(claims.error());
+  if (!graph.parent) main_graph_ = &graph;
   return claims_.emplace(&graph, std::move(*claims)).first->second.claims;
 }
 
@@ -172,7 +230,7 @@ Expected<std::unique_ptr<CompiledPartition>> PluginProvider::compile(const Parti
     for (std::size_t g = 0; g < c->claims.groups.size(); ++g)
       if (!c->claims.groups[g].empty() && c->claims.groups[g].front() == partition.nodes.front()) drop = c->drop_constants[g];
   auto view = make_subgraph_view(graph, partition.nodes, partition.name, graph.model_path.string());
-  return compile_view(partition, *view, drop);
+  return from_library(*handle_, compile_view(partition, *view, drop));
 }
 
 Expected<std::unique_ptr<CompiledPartition>> PluginProvider::compile_view(const Partition& partition, const OrtGraph& view,
@@ -213,21 +271,39 @@ Expected<std::unique_ptr<CompiledPartition>> PluginProvider::compile_view(const 
   OrtNodeComputeInfo* infos[1] = {nullptr};
   OrtNode* context_nodes[1] = {nullptr};
   OrtEp* ep = handle_->ep;
-  if (OrtStatus* s = ep->Compile(ep, graphs, fused_nodes, 1, infos, context_nodes)) {
-    delete context_nodes[0];
+  const OrtStatus* status = ep->Compile(ep, graphs, fused_nodes, 1, infos, context_nodes);
+  // Only a node the plugin made with CreateNode becomes the host's; anything else it returned
+  // there (a node of the graph it was shown, a stale pointer) is never freed or read.
+  const bool own_node = usable(context_nodes[0]) && context_nodes[0]->plugin_owned;
+  std::unique_ptr<OrtNode> context_node(own_node ? context_nodes[0] : nullptr);
+  if (context_node) context_node->plugin_owned = false;
+  if (status) {
     if (infos[0]) ep->ReleaseNodeComputeInfos(ep, infos, 1);
     return fail(ErrorCode::kRuntime, fmt::format("the {} EP's Compile failed for partition '{}'", info_.name, partition.name),
-                take_status(s), "see the plugin's documentation, or run these nodes on another EP with --ep");
+                take_status(const_cast<OrtStatus*>(status)),
+                "see the plugin's documentation, or run these nodes on another EP with --ep");
   }
-  std::unique_ptr<OrtNode> context_node(context_nodes[0]);
+  if (context_nodes[0] && !own_node) {
+    ep->ReleaseNodeComputeInfos(ep, infos, 1);
+    return fail(ErrorCode::kRuntime,
+                fmt::format("the {} EP's Compile returned an EPContext node for partition '{}' that it did not make with "
+                            "OrtModelEditorApi::CreateNode",
+                            info_.name, partition.name),
+                "ep_context_nodes[0] is not an OrtNode from CreateNode (a node of the graph it was given, or not a node "
+                "at all); the host takes ownership of these nodes and frees them",
+                "fix the plugin: build EPContext nodes with CreateNode, or leave the entry NULL");
+  }
   if (!infos[0])
     return fail(ErrorCode::kRuntime,
                 fmt::format("the {} EP's Compile returned no OrtNodeComputeInfo for partition '{}'", info_.name, partition.name),
                 "Compile reported success but left node_compute_infos[0] NULL", "fix the plugin");
-  PluginPartition::Parts parts{handle_, infos[0], partition.name, std::move(sources), {}, {}, std::move(context_node)};
+  PluginPartition::Parts parts{handle_, infos[0], partition.name, std::move(sources), {}, {}, {}, std::move(context_node)};
   for (ValueId v : partition.outputs) {
-    parts.output_types.push_back(graph.value(v).type.dtype);
+    const ValueType& type = graph.value(v).type;
+    parts.output_types.push_back(type.dtype);
     parts.output_names.push_back(graph.value(v).name);
+    const OrtTensorTypeAndShapeInfo tensor = type_info_of(type).tensor;
+    parts.output_shapes.push_back(tensor.has_shape ? std::optional(tensor.dims) : std::nullopt);
   }
   auto compiled = PluginPartition::create(std::move(parts));
   if (!compiled) return std::unexpected(compiled.error());
@@ -235,6 +311,10 @@ Expected<std::unique_ptr<CompiledPartition>> PluginProvider::compile_view(const 
 }
 
 Expected<EpContext> PluginProvider::save_context(const Partition& partition, const CompiledPartition& compiled) {
+  return from_library(*handle_, read_context_node(partition, compiled));
+}
+
+Expected<EpContext> PluginProvider::read_context_node(const Partition& partition, const CompiledPartition& compiled) const {
   const auto* plugin = dynamic_cast<const PluginPartition*>(&compiled);
   const OrtNode* node = plugin ? plugin->context_node() : nullptr;
   if (!node)
@@ -245,17 +325,24 @@ Expected<EpContext> PluginProvider::save_context(const Partition& partition, con
                 "use a plugin that supports EPContext models, or leave this EP out of compile-epcontext");
   auto text = [&](const char* name) {
     const OrtOpAttr* a = find_attr(*node, name);
-    return a && a->type == ORT_OP_ATTR_STRING ? a->s : std::string();
+    return a ? a->s : std::string();
   };
   auto integer = [&](const char* name, int64_t fallback) {
     const OrtOpAttr* a = find_attr(*node, name);
-    return a && a->type == ORT_OP_ATTR_INT ? a->i : fallback;
+    return a ? a->i : fallback;
   };
   if (node->op_type != "EPContext" || node->domain != "com.microsoft")
     return fail(ErrorCode::kRuntime,
                 fmt::format("the {} EP returned a '{}::{}' node where an EPContext node belongs", info_.name, node->domain,
                             node->op_type),
                 "Compile must return com.microsoft::EPContext nodes", "fix the plugin");
+  if (auto problem = context_node_problem(*node); !problem.empty())
+    return fail(ErrorCode::kRuntime,
+                fmt::format("the {} EP's EPContext node '{}' for partition '{}' {}", info_.name, node->name, partition.name,
+                            problem),
+                "an EPContext node carries its payload in the string attribute ep_cache_context, and the attributes "
+                "of com.microsoft::EPContext have fixed types",
+                "fix the plugin: set ep_cache_context, and give each EPContext attribute its schema's type");
   if (integer("embed_mode", 1) != 1)
     return fail(ErrorCode::kRuntime,
                 fmt::format("the {} EP returned an EPContext node with embed_mode=0 for partition '{}'", info_.name,
@@ -292,7 +379,7 @@ Expected<std::unique_ptr<CompiledPartition>> PluginProvider::load_context(const 
     if (a->name == "ep_cache_context") a->s.assign(reinterpret_cast<const char*>(payload.data()), payload.size());
     if (a->name == "embed_mode") a->i = 1;
   }
-  auto claims = run_get_capability(graph, *view);
+  auto claims = from_library(*handle_, run_get_capability(graph, *view));
   if (!claims) return std::unexpected(claims.error());
   if (claims->claims.groups.empty())
     return fail(ErrorCode::kInvalidInput,
@@ -300,14 +387,24 @@ Expected<std::unique_ptr<CompiledPartition>> PluginProvider::load_context(const 
                 "the node names this EP as its source, but the plugin declined it",
                 "recompile the original model with nxrt compile-epcontext and this plugin version");
   const bool drop = claims->drop_constants.front();
-  return compile_view(partition, *view, drop);
+  return from_library(*handle_, compile_view(partition, *view, drop));
 }
 
 std::string PluginProvider::compatibility_info() const {
-  const char* text = nullptr;
+  const std::string fallback = fmt::format("{} {}", info_.name, info_.version);
   OrtEp* ep = handle_->ep;
-  if (ep->GetCompiledModelCompatibilityInfo) text = ep->GetCompiledModelCompatibilityInfo(ep, nullptr);
-  return text ? text : fmt::format("{} {}", info_.name, info_.version);
+  if (!ep->GetCompiledModelCompatibilityInfo) return fallback;
+  // ORT passes the graph being compiled, and a plugin may read it: hand it the main graph the
+  // EP claimed nodes of, never NULL.
+  const Graph* main = nullptr;
+  {
+    std::lock_guard lock(mutex_);
+    main = main_graph_;
+  }
+  if (!main) return fallback;
+  auto view = make_graph_view(*main, main->model_path.string(), main->ir_version);
+  const char* text = ep->GetCompiledModelCompatibilityInfo(ep, view.get());
+  return text ? text : fallback;
 }
 
 }  // namespace nxrt::ort_plugin

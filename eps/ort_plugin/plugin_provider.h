@@ -7,6 +7,8 @@
 #include <memory>
 #include <mutex>
 
+#include <fmt/format.h>
+
 #include "nxrt/ep/epcontext.h"
 #include "nxrt/ep/provider.h"
 #include "plugin_library.h"
@@ -25,6 +27,14 @@ struct EpHandle {
   EpHandle& operator=(const EpHandle&) = delete;
   ~EpHandle();
 };
+
+// A plugin EP's result, with one line of context naming the library its EP comes from.
+template <class T>
+Expected<T> from_library(const EpHandle& handle, Expected<T> result) {
+  if (result) return result;
+  return std::unexpected(std::move(result.error())
+                             .add_context(fmt::format("using the {} EP of plugin library '{}'", handle.name, handle.library->path())));
+}
 
 class PluginProvider final : public ExecutionProvider, public ContextCapable, public GraphClaimer {
  public:
@@ -47,6 +57,9 @@ class PluginProvider final : public ExecutionProvider, public ContextCapable, pu
   };
   Expected<Claims> run_get_capability(const Graph& graph, const OrtGraph& view) const;
   const Claims* cached_claims(const Graph& graph) const;
+  // Why a node claimed with EpGraphSupportInfo_AddSingleNode is declined.
+  std::string single_node_decline() const;
+  Expected<EpContext> read_context_node(const Partition& partition, const CompiledPartition& compiled) const;
   Expected<std::unique_ptr<CompiledPartition>> compile_view(const Partition& partition, const OrtGraph& view,
                                                             bool drop_constants);
 
@@ -54,6 +67,7 @@ class PluginProvider final : public ExecutionProvider, public ContextCapable, pu
   EpInfo info_;
   mutable std::mutex mutex_;
   mutable std::map<const Graph*, Claims> claims_;  // GetCapability runs once per graph
+  mutable const Graph* main_graph_ = nullptr;       // the last top-level graph claimed, for compatibility_info
 };
 
 }  // namespace nxrt::ort_plugin

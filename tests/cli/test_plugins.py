@@ -221,6 +221,9 @@ class Running(PluginTest):
         nodes = onnx.load(str(ctx)).graph.node
         sources = [next(a.s for a in n.attribute if a.name == "source") for n in nodes]
         self.assertEqual(sources, [b"test_plugin", b"test_plugin", b"nxrt.cpu"])
+        meta = {p.key: p.value for p in onnx.load(str(ctx)).metadata_props}
+        self.assertEqual(meta["ep_compatibility_info.test_plugin"], "test_plugin 0.3.1 graph=m",
+                         "GetCompiledModelCompatibilityInfo is handed the model's graph")
         side_file = next(a.s for a in nodes[0].attribute if a.name == "ep_cache_context").decode()
         self.assertEqual(side_file, "m_ctx_test_plugin_0.bin")
         payload = (self.tmp / side_file).read_bytes()
@@ -249,12 +252,24 @@ class Running(PluginTest):
         self.assertEqual({p["name"]: p["nodes"] for p in report["partitions"]}["test_plugin_0"], ["add", "relu", "mul"])
         placed, v = verdict(report, "neg", "test_plugin")
         self.assertEqual(placed, "cpu")
-        self.assertEqual(v["reason"], "test_plugin claimed it with EpGraphSupportInfo_AddSingleNode, which asks the host "
-                                      "for a kernel from the EP's kernel registry; nxrt runs plugin nodes only through "
-                                      "Compile (ONNX Runtime fails such a session with 'Failed to find kernel'): the "
+        self.assertEqual(v["reason"], "test_plugin claimed it with EpGraphSupportInfo_AddSingleNode, which runs the node "
+                                      "with a kernel from the EP's kernel registry (OrtEp::GetKernelRegistry, ORT API "
+                                      "24); this EP has none (GetKernelRegistry is NULL), so ONNX Runtime fails such a "
+                                      "session too, with 'Failed to find kernel'; nxrt does not host kernel registries "
+                                      "(its OrtEpApi answers CreateKernelRegistry, KernelRegistry_AddKernel and the "
+                                      "KernelDefBuilder_ functions with ORT_NOT_IMPLEMENTED, and it never calls "
+                                      "OrtEp::GetKernelRegistry), so it runs plugin nodes only through Compile: the "
                                       "plugin can pass the node alone to EpGraphSupportInfo_AddNodesToFuse")
         single = self.run_model(model, self.tmp / "single", "--plugin", variant("single_node"))
         np.testing.assert_allclose(single, self.run_model(model, self.tmp / "cpu", "--ep", "cpu"), rtol=1e-6)
+
+    def test_single_node_claim_of_an_ep_with_a_kernel_registry_declined(self):
+        report = self.explain(chain(self.tmp / "m.onnx"), "--plugin", variant("single_node_registry"),
+                              "--ep", "test_plugin,cpu")
+        placed, v = verdict(report, "neg", "test_plugin")
+        self.assertEqual(placed, "cpu")
+        self.assertIn("(OrtEp::GetKernelRegistry, ORT API 24); this EP has one; nxrt does not host kernel registries",
+                      v["reason"])
 
     def test_failing_get_capability(self):
         model = chain(self.tmp / "m.onnx")

@@ -13,13 +13,30 @@
  *   NXRT_TEST_EP_NULL_COMPILE    the OrtEp leaves Compile NULL
  *   NXRT_TEST_EP_FAIL_CAPABILITY GetCapability returns an error
  *   NXRT_TEST_EP_SINGLE_NODE     claims Neg with AddSingleNode (a registered kernel it lacks)
+ *   NXRT_TEST_EP_SINGLE_NODE_REGISTRY  the same, with an OrtEp::GetKernelRegistry (that has no kernels)
  *   NXRT_TEST_EP_NULL_DATA_TRANSFER  the factory leaves CreateDataTransfer NULL
- *   NXRT_TEST_EP_DUPLICATE_CLAIM GetCapability fuses the fused group's last node once more, alone */
+ *   NXRT_TEST_EP_DUPLICATE_CLAIM GetCapability fuses the fused group's last node once more, alone
+ * and one per plugin fault the host must contain (tests/cli/test_plugin_faults.py):
+ *   NXRT_TEST_EP_NULL_NAME         the factory's GetName returns NULL
+ *   NXRT_TEST_EP_FOREIGN_DEVICE    GetSupportedDevices returns the host's hardware device as an EP device
+ *   NXRT_TEST_EP_NULL_EP           CreateEp succeeds but leaves the OrtEp NULL
+ *   NXRT_TEST_EP_NOT_A_NODE        GetCapability passes the graph itself where a node belongs
+ *   NXRT_TEST_EP_EMPTY_GROUP       GetCapability fuses a group of no nodes
+ *   NXRT_TEST_EP_API_MISUSE        GetCapability calls host functions with NULL and wrong-kind arguments
+ *   NXRT_TEST_EP_NULL_COMPUTE_INFO Compile succeeds but leaves the OrtNodeComputeInfo NULL
+ *   NXRT_TEST_EP_GRAPH_NODE_AS_CONTEXT  Compile returns a node of the graph as its EPContext node
+ *   NXRT_TEST_EP_CONTEXT_NO_PAYLOAD     the EPContext node has no ep_cache_context attribute
+ *   NXRT_TEST_EP_NO_OUTPUT         Compute succeeds without allocating its outputs
+ *   NXRT_TEST_EP_WRONG_SHAPE       Compute asks for outputs of the wrong shape and ignores the refusal */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "nxrt_ort_abi.h"
+
+#ifdef NXRT_TEST_EP_SINGLE_NODE_REGISTRY
+#define NXRT_TEST_EP_SINGLE_NODE 1
+#endif
 
 #define EXPORT __attribute__((visibility("default")))
 #define EP_NAME "test_plugin"
@@ -219,9 +236,21 @@ static OrtStatus* compute(OrtNodeComputeInfo* this_ptr, void* state, OrtKernelCo
       status = fail("test_plugin: an output is not computed by the program");
       break;
     }
+#if defined(NXRT_TEST_EP_NO_OUTPUT)
+    (void)v, (void)data;
+    break;
+#elif defined(NXRT_TEST_EP_WRONG_SHAPE)
+    int64_t reversed[MAX_DIMS];
+    for (size_t d = 0; d < t->rank; ++d) reversed[d] = t->dims[t->rank - 1 - d];
+    OrtStatus* refused = g_api->KernelContext_GetOutput(context, o, reversed, t->rank, &v);
+    if (refused) g_api->ReleaseStatus(refused); /* the fault: the plugin carries on regardless */
+    (void)data;
+    break;
+#else
     status = g_api->KernelContext_GetOutput(context, o, t->dims, t->rank, &v);
     if (!status) status = g_api->GetTensorMutableData(v, &data);
     if (!status) memcpy(data, t->data, sizeof(float) * (size_t)t->count);
+#endif
   }
   for (size_t i = first_owned; i < env.count; ++i) free(env.values[i].data);
   return status;
@@ -291,11 +320,48 @@ static OrtStatus* claim_alone(OrtEpGraphSupportInfo* support, const OrtNode* nod
 #endif
 }
 
+#ifdef NXRT_TEST_EP_API_MISUSE
+/* Calls host functions the way a buggy plugin would and returns one status that lists what the
+ * host answered to each: every call must be refused, none may crash. */
+static OrtStatus* misuse_api(const OrtGraph* graph) {
+  char report[4096] = "test_plugin: the host answered";
+  size_t n = 0;
+  const char* text = NULL;
+  const OrtNode* node = NULL;
+  OrtStatus* answers[6];
+  answers[0] = g_api->Graph_GetNumNodes(NULL, &n);
+  answers[1] = g_api->Graph_GetNumNodes(graph, NULL);
+  answers[2] = g_api->Node_GetName((const OrtNode*)graph, &text);
+  answers[3] = g_api->Graph_GetNodes(graph, NULL, 5);
+  answers[4] = g_api->KernelContext_GetInputCount((const OrtKernelContext*)graph, &n);
+  answers[5] = g_api->Graph_GetParentNode((const OrtGraph*)g_api, &node);
+  for (size_t i = 0; i < sizeof answers / sizeof answers[0]; ++i) {
+    const size_t used = strlen(report);
+    snprintf(report + used, sizeof report - used, "%s%s", i ? "; " : ": ",
+             answers[i] ? g_api->GetErrorMessage(answers[i]) : "(success)");
+    g_api->ReleaseStatus(answers[i]);
+  }
+  g_api->ReleaseStatus((OrtStatus*)graph); /* releasing what the host owns is ignored */
+  return fail(report);
+}
+#endif
+
 static OrtStatus* get_capability(OrtEp* this_ptr, const OrtGraph* graph, OrtEpGraphSupportInfo* support) {
   TestEp* self = (TestEp*)this_ptr;
   size_t num_nodes = 0, fused = 0;
 #ifdef NXRT_TEST_EP_FAIL_CAPABILITY
   if (graph) return fail("test_plugin: GetCapability failed on purpose (built with NXRT_TEST_EP_FAIL_CAPABILITY)");
+#endif
+#ifdef NXRT_TEST_EP_NOT_A_NODE
+  const OrtNode* not_a_node = (const OrtNode*)graph;
+  return g_ep_api->EpGraphSupportInfo_AddNodesToFuse(support, &not_a_node, 1, NULL);
+#endif
+#ifdef NXRT_TEST_EP_EMPTY_GROUP
+  const OrtNode* none[1] = {NULL};
+  return g_ep_api->EpGraphSupportInfo_AddNodesToFuse(support, none, 0, NULL);
+#endif
+#ifdef NXRT_TEST_EP_API_MISUSE
+  return misuse_api(graph);
 #endif
   RETURN_IF_ERROR(g_api->Graph_GetNumNodes(graph, &num_nodes));
   if (num_nodes == 0) return NULL;
@@ -448,13 +514,18 @@ static OrtStatus* make_context_node(const Program* p, OrtNode** out) {
   if (!s) s = g_api->CreateOpAttr("embed_mode", &one, 1, ORT_OP_ATTR_INT, &attrs[1]);
   if (!s) s = g_api->CreateOpAttr("main_context", &one, 1, ORT_OP_ATTR_INT, &attrs[2]);
   if (!s) s = g_api->CreateOpAttr("source", source, (int)strlen(source), ORT_OP_ATTR_STRING, &attrs[3]);
+#ifdef NXRT_TEST_EP_CONTEXT_NO_PAYLOAD
+  g_api->ReleaseOpAttr(attrs[0]);
+  attrs[0] = attrs[3];
+  attrs[3] = NULL;
+#endif
   const char* inputs[MAX_VALUES];
   const char* outputs[MAX_VALUES];
   for (size_t i = 0; i < p->num_inputs; ++i) inputs[i] = p->inputs[i];
   for (size_t i = 0; i < p->num_outputs; ++i) outputs[i] = p->outputs[i];
   if (!s)
-    s = g_editor->CreateNode("EPContext", "com.microsoft", p->name, inputs, p->num_inputs, outputs, p->num_outputs, attrs, 4,
-                             out);
+    s = g_editor->CreateNode("EPContext", "com.microsoft", p->name, inputs, p->num_inputs, outputs, p->num_outputs, attrs,
+                             attrs[3] ? 4 : 3, out);
   for (int i = 0; i < 4; ++i)
     if (attrs[i]) g_api->ReleaseOpAttr(attrs[i]);
   free(payload);
@@ -486,13 +557,42 @@ static OrtStatus* compile(OrtEp* this_ptr, const OrtGraph** graphs, const OrtNod
     for (size_t i = 0; i < p->num_outputs && !s; ++i) s = value_name(values[i], p->outputs[i], sizeof p->outputs[i]);
     if (!s) s = build_program(p, graphs[g]);
     if (!s && self->make_context) s = make_context_node(p, &context_nodes[g]);
+#ifdef NXRT_TEST_EP_GRAPH_NODE_AS_CONTEXT
+    if (!s && self->make_context) {
+      g_api->ReleaseNode(context_nodes[g]);
+      context_nodes[g] = (OrtNode*)fused_nodes[g];
+    }
+#endif
     if (s) {
       free_program(p);
       return s;
     }
+#ifdef NXRT_TEST_EP_NULL_COMPUTE_INFO
+    free_program(p);
+    continue;
+#endif
     infos[g] = &p->info;
   }
   return NULL;
+}
+
+#ifdef NXRT_TEST_EP_SINGLE_NODE_REGISTRY
+static OrtStatus* get_kernel_registry(OrtEp* this_ptr, const OrtKernelRegistry** registry) {
+  (void)this_ptr;
+  *registry = NULL;
+  return NULL;
+}
+#endif
+
+/* What its EPContext blobs depend on; ORT passes the graph being compiled, and so must nxrt. */
+static const char* compatibility_info(OrtEp* this_ptr, const OrtGraph* graph) {
+  static char text[256];
+  const char* name = NULL;
+  OrtStatus* s = g_api->Graph_GetName(graph, &name);
+  (void)this_ptr;
+  snprintf(text, sizeof text, "test_plugin 0.3.1 graph=%s", s ? "?" : name);
+  g_api->ReleaseStatus(s);
+  return text;
 }
 
 static void release_infos(OrtEp* this_ptr, OrtNodeComputeInfo** infos, size_t count) {
@@ -508,7 +608,11 @@ typedef struct TestFactory {
 
 static const char* factory_name(const OrtEpFactory* f) {
   (void)f;
+#ifdef NXRT_TEST_EP_NULL_NAME
+  return NULL;
+#else
   return EP_NAME;
+#endif
 }
 
 static const char* factory_vendor(const OrtEpFactory* f) {
@@ -543,6 +647,13 @@ static OrtStatus* supported_devices(OrtEpFactory* f, const OrtHardwareDevice* co
   (void)num_devices;
   (void)ep_devices;
   (void)max_ep_devices;
+#elif defined(NXRT_TEST_EP_FOREIGN_DEVICE)
+  (void)f;
+  (void)max_ep_devices;
+  if (num_devices > 0) {
+    ep_devices[0] = (OrtEpDevice*)devices[0];
+    *num_ep_devices = 1;
+  }
 #else
   for (size_t i = 0; i < num_devices && *num_ep_devices < max_ep_devices; ++i)
     if (g_api->HardwareDevice_Type(devices[i]) == OrtHardwareDeviceType_CPU)
@@ -561,6 +672,12 @@ static OrtStatus* create_ep(OrtEpFactory* f, const OrtHardwareDevice* const* dev
 #ifdef NXRT_TEST_EP_FAIL_CREATE_EP
   if (out) return fail("test_plugin: CreateEp failed on purpose (built with NXRT_TEST_EP_FAIL_CREATE_EP)");
 #endif
+#ifdef NXRT_TEST_EP_NULL_EP
+  (void)options;
+  (void)logger;
+  *out = NULL;
+  return NULL;
+#endif
   TestEp* ep = calloc(1, sizeof(TestEp));
   char value[8] = {0};
   size_t size = sizeof value;
@@ -573,6 +690,10 @@ static OrtStatus* create_ep(OrtEpFactory* f, const OrtHardwareDevice* const* dev
   ep->ep.Compile = NULL;
 #endif
   ep->ep.ReleaseNodeComputeInfos = release_infos;
+  ep->ep.GetCompiledModelCompatibilityInfo = compatibility_info;
+#ifdef NXRT_TEST_EP_SINGLE_NODE_REGISTRY
+  ep->ep.GetKernelRegistry = get_kernel_registry;
+#endif
   ep->logger = logger;
   if (!g_api->HasSessionConfigEntry(options, NXRT_ORT_EP_CONTEXT_ENABLE_KEY, &has) && has &&
       !g_api->GetSessionConfigEntry(options, NXRT_ORT_EP_CONTEXT_ENABLE_KEY, value, &size))

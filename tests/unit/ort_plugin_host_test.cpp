@@ -1,9 +1,14 @@
 // The host's ORT function tables: no slot is NULL, unimplemented slots name themselves,
-// GetApi refuses newer versions, and graph views answer the graph-reading functions.
+// GetApi refuses newer versions, graph views answer the graph-reading functions, and every
+// implemented slot survives the NULL and wrong-kind arguments of a faulty plugin.
 #include <catch2/catch.hpp>
 
+#include <cstring>
 #include <filesystem>
+#include <type_traits>
 
+#include "host_api_decls.h"
+#include "host_checks.h"
 #include "host_types.h"
 #include "nxrt/model/model.h"
 
@@ -71,4 +76,79 @@ TEST_CASE("a graph view answers Graph_, Node_ and ValueInfo_ functions", "[ort_p
   OrtStatus* s = api->Graph_GetNodes(view.get(), too_few.data(), 0);
   REQUIRE(s != nullptr);
   CHECK(take_status(s).find("too small") != std::string::npos);
+}
+
+namespace {
+
+// Every host function called the way a faulty plugin would: with all arguments NULL or zero, and
+// with each host handle replaced by a handle of another kind (other pointers get zeroed storage).
+// A status-returning function must refuse with a message naming its table, itself and the
+// argument; the others must return without crashing or freeing what they were handed.
+alignas(64) unsigned char g_zeros[4096];
+OrtLogger g_logger_handle;
+OrtStatus g_status_handle;
+
+template <class T>
+T wrong_kind_or_storage() {
+  if constexpr (!std::is_pointer_v<T>) {
+    return T{};
+  } else {
+    using Pointee = std::remove_cv_t<std::remove_pointer_t<T>>;
+    if constexpr (nxrt::ort_plugin::HostHandle<Pointee>) {
+      if constexpr (std::is_same_v<Pointee, OrtLogger>) return reinterpret_cast<T>(&g_status_handle);
+      else return reinterpret_cast<T>(&g_logger_handle);
+    } else {
+      std::memset(g_zeros, 0, sizeof g_zeros);
+      return reinterpret_cast<T>(g_zeros);
+    }
+  }
+}
+
+template <class T>
+constexpr bool is_handle_pointer() {
+  if constexpr (std::is_pointer_v<T>) return nxrt::ort_plugin::HostHandle<std::remove_cv_t<std::remove_pointer_t<T>>>;
+  else return false;
+}
+
+template <class R, class... A>
+void call_as_a_faulty_plugin(R (*f)(A...), const std::string& table, const std::string& name) {
+  INFO(table << "::" << name);
+  const std::string prefix = table + "::" + name + ": ";
+  if constexpr (std::is_same_v<R, OrtStatus*>) {
+    if (name != "CreateStatus") {
+      OrtStatus* s = f(A{}...);
+      REQUIRE(s != nullptr);
+      CHECK(host_api()->GetErrorCode(s) == ORT_INVALID_ARGUMENT);
+      CHECK_THAT(take_status(s), Catch::StartsWith(prefix + "argument '") && Catch::EndsWith("' is NULL"));
+    }
+    if constexpr ((is_handle_pointer<A>() || ...)) {
+      OrtStatus* s = f(wrong_kind_or_storage<A>()...);
+      REQUIRE(s != nullptr);
+      CHECK_THAT(take_status(s), Catch::StartsWith(prefix + "argument '") && Catch::Contains(", not an Ort"));
+    }
+  } else if constexpr ((is_handle_pointer<A>() || ...) || sizeof...(A) == 0) {
+    (void)f(A{}...);
+    (void)f(wrong_kind_or_storage<A>()...);
+  } else {
+    (void)f(A{}...);
+  }
+  CHECK(g_logger_handle.handle_kind == nxrt::ort_plugin::HandleKind::kLogger);
+  CHECK(g_status_handle.handle_kind == nxrt::ort_plugin::HandleKind::kStatus);
+}
+
+}  // namespace
+
+TEST_CASE("every host function refuses NULL and wrong-kind arguments without crashing", "[ort_plugin]") {
+  namespace host = nxrt::ort_plugin;
+#define NXRT_ORT_STUB(name)
+#define NXRT_ORT_SLOT(ret, name, args) call_as_a_faulty_plugin(&host::api::name, "OrtApi", #name);
+#include "nxrt_ort_api_slots.h"
+#undef NXRT_ORT_SLOT
+#define NXRT_ORT_SLOT(ret, name, args) call_as_a_faulty_plugin(&host::ep_api::name, "OrtEpApi", #name);
+#include "nxrt_ort_ep_api_slots.h"
+#undef NXRT_ORT_SLOT
+#define NXRT_ORT_SLOT(ret, name, args) call_as_a_faulty_plugin(&host::editor_api::name, "OrtModelEditorApi", #name);
+#include "nxrt_ort_model_editor_slots.h"
+#undef NXRT_ORT_SLOT
+#undef NXRT_ORT_STUB
 }
