@@ -173,7 +173,10 @@ bool agrees(const std::vector<int64_t>& graph_shape, const Shape& dims) {
 
 std::string shape_text(const std::vector<int64_t>& dims) {
   std::string out = "[";
-  for (std::size_t i = 0; i < dims.size(); ++i) out += (i ? "," : "") + (dims[i] < 0 ? std::string("?") : std::to_string(dims[i]));
+  for (std::size_t i = 0; i < dims.size(); ++i) {
+    if (i) out += ',';
+    out += dims[i] < 0 ? std::string("?") : std::to_string(dims[i]);
+  }
   return out + "]";
 }
 
