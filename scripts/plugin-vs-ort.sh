@@ -20,7 +20,7 @@ die() { echo "plugin-vs-ort: $*" >&2; exit 1; }
 library=$(scripts/fetch-ort-peer.sh --library) || die "no ONNX Runtime to run the plugin in (the reason is above)"
 echo "plugin-vs-ort: peer $library"
 [[ -f $build_dir/CMakeCache.txt ]] || cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=Release >/dev/null
-targets=(nxrt_cli ort_host_check nxrt_test_ep_good nxrt_test_ep_single_node)
+targets=(nxrt_cli ort_host_check nxrt_test_ep_good nxrt_test_ep_kernel_wrong_version)
 cmake --build "$build_dir" -j "${NXRT_JOBS:-2}" --target "${targets[@]}" >"$build_dir/plugin-vs-ort-build.log" 2>&1 ||
   { tail -n 30 "$build_dir/plugin-vs-ort-build.log" >&2; die "building ${targets[*]} failed (log: $build_dir/plugin-vs-ort-build.log)"; }
 echo "plugin-vs-ort: built ${targets[*]} in $build_dir"

@@ -78,21 +78,21 @@ const OrtMemoryInfo* cpu_memory_info() {
   return &info;
 }
 
-namespace {
-
-// Copies `text` (and a terminating NUL) into a caller's buffer of *size bytes, ORT style:
-// a null or short buffer gets the needed size and an error.
-OrtStatus* copy_out(const std::string& text, char* out, size_t* size) {
+OrtStatus* copy_out(const std::string& text, char* out, size_t* size, std::string_view function) {
   const size_t needed = text.size() + 1;
   if (out == nullptr || *size < needed) {
     const size_t given = *size;
     *size = needed;
-    return out == nullptr ? nullptr : invalid_argument(fmt::format("OrtApi::GetSessionConfigEntry: buffer of {} bytes is too small; {} needed", given, needed));
+    return out == nullptr ? nullptr
+                          : invalid_argument(fmt::format("OrtApi::{}: buffer of {} bytes is too small; {} needed",
+                                                         function, given, needed));
   }
   std::memcpy(out, text.c_str(), needed);
   *size = needed;
   return nullptr;
 }
+
+namespace {
 
 OrtTensorTypeAndShapeInfo shape_info_of(const Tensor& t) {
   OrtTensorTypeAndShapeInfo info;
@@ -107,11 +107,16 @@ void* host_alloc(OrtAllocator*, size_t size) { return std::aligned_alloc(64, (si
 void host_free(OrtAllocator*, void* p) { std::free(p); }
 const OrtMemoryInfo* host_info(const OrtAllocator*) { return cpu_memory_info(); }
 
+
+}  // namespace
+
 OrtAllocator* default_allocator() {
   // Version 23: the struct has no Shrink member (added in 24), so plugins must not look for it.
   static OrtAllocator allocator{23, &host_alloc, &host_free, &host_info, nullptr, nullptr, nullptr};
   return &allocator;
 }
+
+namespace {
 
 Expected<DType> dtype_of_element(ONNXTensorElementDataType type) {
   auto d = dtype_from_onnx(static_cast<int32_t>(type));
@@ -514,7 +519,7 @@ OrtStatus* KernelContext_GetInput(const OrtKernelContext* context, size_t index,
   if (index >= context->inputs.size())
     return invalid_argument(fmt::format("OrtApi::KernelContext_GetInput: input index {} is out of range: '{}' has {} inputs",
                                         index, context->node_name, context->inputs.size()));
-  *out = &context->inputs[index];
+  *out = context->inputs[index].tensor.defined() ? &context->inputs[index] : nullptr;
   return nullptr;
 }
 
@@ -531,6 +536,10 @@ OrtStatus* KernelContext_GetOutput(OrtKernelContext* context, size_t index, cons
     return refuse(fmt::format("OrtApi::KernelContext_GetOutput: output index {} is out of range: '{}' has {} outputs", index,
                               context->node_name, context->outputs.size()));
   OrtKernelContext::Output& output = context->outputs[index];
+  if (output.absent) {
+    *out = nullptr;
+    return nullptr;
+  }
   Shape dims(dim_values, dim_values + dim_count);
   if (shape_numel(dims) < 0)
     return refuse(fmt::format("OrtApi::KernelContext_GetOutput: shape {} for output '{}' is invalid", shape_to_string(dims),
@@ -591,7 +600,7 @@ OrtStatus* GetSessionConfigEntry(const OrtSessionOptions* options, const char* c
   if (!value)
     return make_status(ORT_INVALID_ARGUMENT,
                        fmt::format("OrtApi::GetSessionConfigEntry: session config entry '{}' is not set", config_key));
-  return copy_out(*value, config_value, size);
+  return copy_out(*value, config_value, size, __func__);
 }
 
 OrtStatus* GetSessionOptionsConfigEntries(const OrtSessionOptions* options, OrtKeyValuePairs** out) {

@@ -7,6 +7,7 @@
 
 #include "host_api_decls.h"
 #include "host_checks.h"
+#include "nxrt/model/op_signature.h"
 #include "nxrt/session/claims.h"
 
 namespace nxrt::ort_plugin {
@@ -58,7 +59,10 @@ struct ViewBuilder {
     node->name = n.name;
     node->op_type = n.op_type;
     node->domain = n.domain;
-    node->since_version = static_cast<int>(n.opset);
+    // ORT's since version: the operator version in force at the model's opset (Neg at opset 17
+    // is Neg-13), which kernel registries match; the opset itself for operators ONNX lacks.
+    const auto signature = op_signature(n.op_type, n.domain, n.opset);
+    node->since_version = static_cast<int>(signature ? signature->since_version : n.opset);
     for (ValueId v : n.inputs) node->inputs.push_back(value(v));
     for (ValueId v : n.outputs) node->outputs.push_back(value(v));
     for (ValueId v : n.implicit_inputs) node->implicit_inputs.push_back(value(v));

@@ -7,6 +7,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "nxrt/ep/runtime_value.h"
@@ -38,8 +39,13 @@ enum class HandleKind : uint32_t {
   kEpGraphSupportInfo,
   kNodeComputeContext,
   kKernelContext,
+  kKernelRegistry,
+  kKernelDefBuilder,
+  kKernelDef,
+  kDataType,
+  kKernelInfo,
 };
-inline constexpr const char* kHandleKindNames[] = {"OrtStatus", "OrtMemoryDevice", "OrtMemoryInfo", "OrtTensorTypeAndShapeInfo", "OrtTypeInfo", "OrtValue", "OrtKeyValuePairs", "OrtHardwareDevice", "OrtEpDevice", "OrtSessionOptions", "OrtLogger", "OrtOpAttr", "OrtValueInfo", "OrtNode", "OrtGraph", "OrtEpGraphSupportInfo", "OrtNodeComputeContext", "OrtKernelContext"};
+inline constexpr const char* kHandleKindNames[] = {"OrtStatus", "OrtMemoryDevice", "OrtMemoryInfo", "OrtTensorTypeAndShapeInfo", "OrtTypeInfo", "OrtValue", "OrtKeyValuePairs", "OrtHardwareDevice", "OrtEpDevice", "OrtSessionOptions", "OrtLogger", "OrtOpAttr", "OrtValueInfo", "OrtNode", "OrtGraph", "OrtEpGraphSupportInfo", "OrtNodeComputeContext", "OrtKernelContext", "OrtKernelRegistry", "OrtKernelDefBuilder", "OrtKernelDef", "OrtDataType", "OrtKernelInfo"};
 inline constexpr uint32_t kHandleMagic = 0x6e787274;  // "nxrt"
 
 template <HandleKind K>
@@ -190,6 +196,8 @@ struct OrtGraph : nxrt::ort_plugin::Handle<nxrt::ort_plugin::HandleKind::kGraph>
 
 struct OrtEpGraphSupportInfo : nxrt::ort_plugin::Handle<nxrt::ort_plugin::HandleKind::kEpGraphSupportInfo> {
   const OrtGraph* graph = nullptr;
+  std::string ep_name;                          // for EpGraphSupportInfo_LookUpKernel
+  const OrtKernelRegistry* registry = nullptr;  // the EP's, if it has one
   struct Group {
     std::vector<const OrtNode*> nodes;
     bool single = false;  // from AddSingleNode
@@ -205,14 +213,62 @@ struct OrtNodeComputeContext : nxrt::ort_plugin::Handle<nxrt::ort_plugin::Handle
 struct OrtKernelContext : nxrt::ort_plugin::Handle<nxrt::ort_plugin::HandleKind::kKernelContext> {
   struct Output {
     std::string name;
+    bool absent = false;  // an omitted optional output: KernelContext_GetOutput answers NULL
     std::optional<std::vector<int64_t>> shape;  // the graph's shape; -1 where unknown or symbolic
     std::unique_ptr<OrtValue> value;
   };
   std::string node_name;
-  std::vector<OrtValue> inputs;
+  std::vector<OrtValue> inputs;  // an omitted optional input holds no tensor: KernelContext_GetInput answers NULL
   std::vector<Output> outputs;
   OrtLogger* logger = nullptr;
   std::vector<std::string> refusals;  // what the host refused the plugin during Compute
+};
+
+namespace nxrt::ort_plugin {
+// What the KernelDefBuilder_ functions set: the key ORT matches a node against (op, domain,
+// version range, EP, type constraints) and hints the host may ignore (memory types, aliases).
+struct KernelDefinition {
+  std::string op_type;
+  std::string domain;  // "" for ai.onnx
+  int since_start = 0;  // 0: never set
+  int since_end = 0;    // inclusive; INT_MAX: open-ended
+  std::string ep_name;
+  std::map<std::size_t, OrtMemType> input_mem_types;
+  std::map<std::size_t, OrtMemType> output_mem_types;
+  std::vector<std::pair<std::string, std::vector<ONNXTensorElementDataType>>> type_constraints;
+  std::vector<std::pair<int, int>> aliases;          // (input, output)
+  std::vector<std::pair<int, int>> mutable_aliases;
+};
+}  // namespace nxrt::ort_plugin
+
+struct OrtKernelDefBuilder : nxrt::ort_plugin::Handle<nxrt::ort_plugin::HandleKind::kKernelDefBuilder> {
+  nxrt::ort_plugin::KernelDefinition def;
+};
+
+struct OrtKernelDef : nxrt::ort_plugin::Handle<nxrt::ort_plugin::HandleKind::kKernelDef> {
+  nxrt::ort_plugin::KernelDefinition def;
+};
+
+// A tensor element type as kernel type constraints name it (GetTensorDataType; the host owns them).
+struct OrtDataType : nxrt::ort_plugin::Handle<nxrt::ort_plugin::HandleKind::kDataType> {
+  ONNXTensorElementDataType element_type = ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
+};
+
+struct OrtKernelRegistry : nxrt::ort_plugin::Handle<nxrt::ort_plugin::HandleKind::kKernelRegistry> {
+  struct Kernel {
+    OrtKernelDef def;  // the registry's own copy
+    OrtKernelCreateFunc create = nullptr;
+    void* state = nullptr;
+  };
+  std::vector<std::unique_ptr<Kernel>> kernels;  // in the order they were added; addresses stay put
+};
+
+// What a kernel's create function reads about its node; lives as long as the kernel.
+struct OrtKernelInfo : nxrt::ort_plugin::Handle<nxrt::ort_plugin::HandleKind::kKernelInfo> {
+  const OrtEp* ep = nullptr;
+  const OrtNode* node = nullptr;  // a node of a view the kernel's partition keeps
+  const OrtLogger* logger = nullptr;
+  const OrtKeyValuePairs* config = nullptr;  // the session's config entries
 };
 
 namespace nxrt::ort_plugin {
@@ -224,6 +280,11 @@ OrtStatus* invalid_argument(std::string message);
 std::string take_status(OrtStatus* status);
 // A constant initializer: one the graph does not also list as an input.
 inline bool is_constant_initializer(const Value& v) { return v.initializer && !v.is_graph_input; }
+// Copies `text` and a NUL into a plugin's buffer of *size bytes, ORT style: a NULL buffer gets
+// the size needed and success; a short one the size needed and an error naming `function`.
+OrtStatus* copy_out(const std::string& text, char* out, size_t* size, std::string_view function);
+// The host's CPU allocator (one, never released).
+OrtAllocator* default_allocator();
 // The host's CPU memory description (one, never released).
 const OrtMemoryInfo* cpu_memory_info();
 // Type info of an nxrt value type.

@@ -9,6 +9,7 @@
 
 #include "host_api_decls.h"
 #include "host_checks.h"
+#include "kernel_match.h"
 #include "plugin_partition.h"
 
 namespace nxrt::ort_plugin {
@@ -69,7 +70,7 @@ Expected<std::unique_ptr<ExecutionProvider>> PluginProvider::create(std::shared_
   handle->library = library;
   handle->factory = f.factory;
   handle->name = f.name;
-  OrtSessionOptions options;
+  OrtSessionOptions& options = handle->session_options;
   for (const auto& [k, v] : config.options) options.config.set(k, v);
   std::vector<const OrtHardwareDevice*> devices;
   std::vector<const OrtKeyValuePairs*> metadata;
@@ -89,19 +90,31 @@ Expected<std::unique_ptr<ExecutionProvider>> PluginProvider::create(std::shared_
     return fail(ErrorCode::kRuntime, fmt::format("CreateEp of the {} EP ('{}') returned no EP", f.name, library->path()),
                 "it reported success but left the OrtEp pointer NULL", "fix the plugin");
   handle->ep = ep;
+  // ORT asks an EP of API 24 or newer for its kernel registry once, when the session starts.
+  if (ep->ort_version_supported >= 24 && ep->GetKernelRegistry)
+    if (OrtStatus* s = ep->GetKernelRegistry(ep, &handle->registry))
+      return fail(ErrorCode::kRuntime, fmt::format("the {} EP's GetKernelRegistry failed ('{}')", f.name, library->path()),
+                  take_status(s), "see the plugin's documentation, or leave the EP out of --ep");
+  if (handle->registry && !usable(handle->registry))
+    return fail(ErrorCode::kRuntime,
+                fmt::format("the {} EP's GetKernelRegistry returned something that is not a kernel registry ('{}')", f.name,
+                            library->path()),
+                "a kernel registry comes from OrtEpApi::CreateKernelRegistry",
+                "fix the plugin: build its registry with CreateKernelRegistry and KernelRegistry_AddKernel");
   std::vector<std::string> missing;
   if (!ep->GetName) missing.push_back("GetName");
   if (ep->ort_version_supported < 23) missing.push_back(fmt::format("GetCapability and Compile (it declares API {})", ep->ort_version_supported));
   else {
     if (!ep->GetCapability) missing.push_back("GetCapability");
-    if (!ep->Compile) missing.push_back("Compile");
-    if (!ep->ReleaseNodeComputeInfos) missing.push_back("ReleaseNodeComputeInfos");
+    // Since API 24 an EP that runs nodes with kernels from its registry may leave these two NULL.
+    if (!handle->registry && !ep->Compile) missing.push_back("Compile");
+    if (!handle->registry && !ep->ReleaseNodeComputeInfos) missing.push_back("ReleaseNodeComputeInfos");
   }
   if (!missing.empty())
     return fail(ErrorCode::kInvalidInput,
                 fmt::format("the {} EP ('{}') leaves OrtEp::{} NULL", f.name, library->path(), fmt::join(missing, ", ")),
-                "nxrt claims and runs nodes through GetCapability and Compile; EPs that only register kernels "
-                "(OrtEp::GetKernelRegistry, ORT API 24) are not supported",
+                "nxrt claims nodes through GetCapability and runs them through Compile, or with kernels from the EP's "
+                "kernel registry (OrtEp::GetKernelRegistry, ORT API 24), which this EP does not have",
                 "fix the plugin: set every required OrtEp function pointer");
 
   auto p = std::unique_ptr<PluginProvider>(new PluginProvider());
@@ -122,63 +135,80 @@ Expected<std::unique_ptr<ExecutionProvider>> PluginProvider::create(std::shared_
 Expected<PluginProvider::Claims> PluginProvider::run_get_capability(const Graph& graph, const OrtGraph& view) const {
   OrtEpGraphSupportInfo support;
   support.graph = &view;
+  support.ep_name = info_.name;
+  support.registry = handle_->registry;
   handle_->logger.messages.clear();
   if (OrtStatus* s = handle_->ep->GetCapability(handle_->ep, &view, &support))
     return fail(ErrorCode::kRuntime, fmt::format("the {} EP's GetCapability failed on graph '{}'", info_.name, graph.name),
                 take_status(s), "see the plugin's documentation, or leave the EP out of --ep");
   Claims out;
   std::vector<bool> claimed(graph.nodes.size(), false);
-  std::vector<bool> wants_kernel(graph.nodes.size(), false);
+  std::vector<bool> single(graph.nodes.size(), false);  // claimed with AddSingleNode
+  std::vector<std::string> no_kernel(graph.nodes.size());  // why no kernel runs a single-node claim
   std::vector<std::size_t> group_of(graph.nodes.size(), 0);  // 1-based, in the order they came; 0: in none
+  auto claimed_twice = [&](std::size_t id, std::string how, const char* why) {
+    return fail(ErrorCode::kRuntime,
+                fmt::format("the {} EP's GetCapability returned node '{}' {} on graph '{}'", info_.name,
+                            graph.node(static_cast<NodeId>(id)).name, how, graph.name),
+                why, "fix the plugin: claim each node at most once; or leave the EP out of --ep");
+  };
   for (std::size_t i = 0; i < support.groups.size(); ++i) {
     const auto& group = support.groups[i];
     const std::size_t g = i + 1;
     // ORT runs an AddSingleNode claim with a kernel from the EP's kernel registry, never through
-    // Compile; nxrt serves no kernel registries, so such a node is declined, with the reason.
+    // Compile: a node no registered kernel matches is declined, with the reason.
     if (group.single) {
       const std::size_t id = group.nodes.front()->id;
-      if (claimed[id] || wants_kernel[id])
-        return fail(ErrorCode::kRuntime,
-                    fmt::format("the {} EP's GetCapability returned node '{}' {} on graph '{}'", info_.name,
-                                graph.node(static_cast<NodeId>(id)).name,
-                                claimed[id] ? fmt::format("in group {} and as a single node", group_of[id])
-                                            : std::string("twice as a single node"),
-                                graph.name),
-                    "each node runs in exactly one place, so it may be claimed once",
-                    "fix the plugin: claim each node at most once; or leave the EP out of --ep");
-      wants_kernel[id] = true;
+      if (claimed[id] && !single[id])
+        return claimed_twice(id, fmt::format("in group {} and as a single node", group_of[id]),
+                             "each node runs in exactly one place, so it may be claimed once");
+      if (single[id]) return claimed_twice(id, "twice as a single node", "each node runs in exactly one place, so it may be claimed once");
+      single[id] = true;
+      const KernelLookup found = find_kernel(handle_->registry, *group.nodes.front(), info_.name);
+      if (!found.kernel) {
+        no_kernel[id] = handle_->registry ? found.why_none
+                                          : "this EP has no kernel registry (OrtEp::GetKernelRegistry is NULL), so no "
+                                            "kernel runs it";
+        continue;
+      }
+      claimed[id] = true;
+      group_of[id] = g;
+      out.claims.groups.push_back({static_cast<NodeId>(id)});
+      out.drop_constants.push_back(false);
+      out.kernels.push_back(found.kernel);
       continue;
     }
+    if (!handle_->ep->Compile)
+      return fail(ErrorCode::kRuntime,
+                  fmt::format("the {} EP's GetCapability returned a group of nodes to fuse on graph '{}', and the EP "
+                              "leaves OrtEp::Compile NULL",
+                              info_.name, graph.name),
+                  "fused groups run through Compile; this EP only has kernels (OrtEp::GetKernelRegistry)",
+                  "fix the plugin: claim nodes with EpGraphSupportInfo_AddSingleNode, or implement Compile");
     std::vector<NodeId> ids;
     for (const OrtNode* n : group.nodes) {
-      if (wants_kernel[n->id])
-        return fail(ErrorCode::kRuntime,
-                    fmt::format("the {} EP's GetCapability returned node '{}' as a single node and in group {} on graph '{}'",
-                                info_.name, graph.node(static_cast<NodeId>(n->id)).name, g, graph.name),
-                    "each node runs in exactly one place, so it may be claimed once",
-                    "fix the plugin: claim each node at most once; or leave the EP out of --ep");
+      if (single[n->id])
+        return claimed_twice(n->id, fmt::format("as a single node and in group {}", g),
+                             "each node runs in exactly one place, so it may be claimed once");
       if (claimed[n->id])
-        return fail(ErrorCode::kRuntime,
-                    fmt::format("the {} EP's GetCapability returned node '{}' {} on graph '{}'", info_.name,
-                                graph.node(static_cast<NodeId>(n->id)).name,
-                                group_of[n->id] == g ? fmt::format("twice in group {}", g)
-                                                     : fmt::format("in two groups ({} and {})", group_of[n->id], g),
-                                graph.name),
-                    "each node is compiled into exactly one fused node, so it may be in one group only",
-                    "fix the plugin: add each node to at most one group, once; or leave the EP out of --ep");
+        return claimed_twice(n->id,
+                             group_of[n->id] == g ? fmt::format("twice in group {}", g)
+                                                  : fmt::format("in two groups ({} and {})", group_of[n->id], g),
+                             "each node is compiled into exactly one fused node, so it may be in one group only");
       ids.push_back(static_cast<NodeId>(n->id));
       claimed[n->id] = true;
       group_of[n->id] = g;
     }
     out.claims.groups.push_back(std::move(ids));
     out.drop_constants.push_back(group.drop_constant_initializers);
+    out.kernels.push_back(nullptr);
   }
   for (const Node& n : graph.nodes) {
     const auto id = static_cast<std::size_t>(n.id);
     if (claimed[id])
       out.claims.verdicts.push_back(KernelMatch::supported());
-    else if (wants_kernel[id])
-      out.claims.verdicts.push_back(KernelMatch::declined(single_node_decline()));
+    else if (single[id])
+      out.claims.verdicts.push_back(KernelMatch::declined(single_node_decline(no_kernel[id])));
     else
       out.claims.verdicts.push_back(KernelMatch::declined(fmt::format(
           "not returned by {}'s GetCapability{}", info_.name, logged_about(handle_->logger.messages, n.name))));
@@ -186,19 +216,11 @@ Expected<PluginProvider::Claims> PluginProvider::run_get_capability(const Graph&
   return out;
 }
 
-std::string PluginProvider::single_node_decline() const {
-  const OrtEp* ep = handle_->ep;
-  const bool has_registry = ep->ort_version_supported >= 24 && ep->GetKernelRegistry;
+std::string PluginProvider::single_node_decline(const std::string& why_no_kernel) const {
   return fmt::format(
       "{} claimed it with EpGraphSupportInfo_AddSingleNode, which runs the node with a kernel from the EP's kernel "
-      "registry (OrtEp::GetKernelRegistry, ORT API 24); {}; nxrt does not host kernel registries (its OrtEpApi "
-      "answers CreateKernelRegistry, KernelRegistry_AddKernel and the KernelDefBuilder_ functions with "
-      "ORT_NOT_IMPLEMENTED, and it never calls OrtEp::GetKernelRegistry), so it runs plugin nodes only through "
-      "Compile: the plugin can pass the node alone to EpGraphSupportInfo_AddNodesToFuse",
-      info_.name,
-      has_registry ? "this EP has one"
-                   : "this EP has none (GetKernelRegistry is NULL), so ONNX Runtime fails such a session too, with "
-                     "'Failed to find kernel'");
+      "registry, but {}; ONNX Runtime fails such a session with 'Failed to find kernel'",
+      info_.name, why_no_kernel);
 }
 
 Expected<GraphClaims> PluginProvider::claim_graph(const Graph& graph) const {
@@ -223,14 +245,61 @@ KernelMatch PluginProvider::claim(const NodeContext& ctx) const {
   return claims->verdicts[static_cast<std::size_t>(ctx.node().id)];
 }
 
+std::optional<std::size_t> PluginProvider::group_of(const Claims& claims, const Partition& partition) const {
+  for (std::size_t g = 0; g < claims.claims.groups.size(); ++g)
+    if (!claims.claims.groups[g].empty() && claims.claims.groups[g].front() == partition.nodes.front()) return g;
+  return std::nullopt;
+}
+
 Expected<std::unique_ptr<CompiledPartition>> PluginProvider::compile(const Partition& partition) {
   const Graph& graph = *partition.graph;
   bool drop = false;
   if (const Claims* c = cached_claims(graph))
-    for (std::size_t g = 0; g < c->claims.groups.size(); ++g)
-      if (!c->claims.groups[g].empty() && c->claims.groups[g].front() == partition.nodes.front()) drop = c->drop_constants[g];
+    if (auto g = group_of(*c, partition)) {
+      if (const OrtKernelRegistry::Kernel* kernel = c->kernels[*g]) return from_library(*handle_, compile_kernel(partition, *kernel));
+      drop = c->drop_constants[*g];
+    }
   auto view = make_subgraph_view(graph, partition.nodes, partition.name, graph.model_path.string());
   return from_library(*handle_, compile_view(partition, *view, drop));
+}
+
+Expected<std::unique_ptr<CompiledPartition>> PluginProvider::compile_kernel(const Partition& partition,
+                                                                            const OrtKernelRegistry::Kernel& kernel) {
+  const Graph& graph = *partition.graph;
+  const Node& node = graph.node(partition.nodes.front());
+  PluginKernelPartition::Parts parts;
+  parts.handle = handle_;
+  parts.kernel = &kernel;
+  parts.view = make_subgraph_view(graph, partition.nodes, partition.name, graph.model_path.string());
+  parts.node = parts.view->nodes.front().get();
+  parts.plan.name = node.name;
+  std::vector<ValueId> reads = node.inputs;
+  reads.insert(reads.end(), node.implicit_inputs.begin(), node.implicit_inputs.end());
+  for (ValueId v : reads) {
+    if (v == kNoValue) {
+      parts.plan.inputs.push_back({FusedInput::kOmitted, {}});
+      continue;
+    }
+    const Value& val = graph.value(v);
+    if (is_constant_initializer(val)) {
+      auto t = val.initializer->materialize();
+      if (!t) return std::unexpected(t.error());
+      parts.plan.inputs.push_back({FusedInput::kConstant, *t});
+      continue;
+    }
+    const auto at = std::find(partition.inputs.begin(), partition.inputs.end(), v);
+    if (at == partition.inputs.end())
+      return fail(ErrorCode::kRuntime, fmt::format("'{}' is read by partition '{}' but is not among its inputs", val.name,
+                                                   partition.name));
+    parts.plan.inputs.push_back({static_cast<int>(at - partition.inputs.begin()), {}});
+  }
+  for (ValueId v : node.outputs) parts.plan.add_output(graph, v);
+  for (ValueId v : partition.outputs)
+    parts.returned.push_back(static_cast<std::size_t>(std::find(node.outputs.begin(), node.outputs.end(), v) -
+                                                      node.outputs.begin()));
+  auto compiled = PluginKernelPartition::create(std::move(parts));
+  if (!compiled) return std::unexpected(compiled.error());
+  return std::unique_ptr<CompiledPartition>(std::move(*compiled));
 }
 
 Expected<std::unique_ptr<CompiledPartition>> PluginProvider::compile_view(const Partition& partition, const OrtGraph& view,
@@ -297,17 +366,16 @@ Expected<std::unique_ptr<CompiledPartition>> PluginProvider::compile_view(const 
     return fail(ErrorCode::kRuntime,
                 fmt::format("the {} EP's Compile returned no OrtNodeComputeInfo for partition '{}'", info_.name, partition.name),
                 "Compile reported success but left node_compute_infos[0] NULL", "fix the plugin");
-  PluginPartition::Parts parts{handle_, infos[0], partition.name, std::move(sources), {}, {}, {}, std::move(context_node)};
-  for (ValueId v : partition.outputs) {
-    const ValueType& type = graph.value(v).type;
-    parts.output_types.push_back(type.dtype);
-    parts.output_names.push_back(graph.value(v).name);
-    const OrtTensorTypeAndShapeInfo tensor = type_info_of(type).tensor;
-    parts.output_shapes.push_back(tensor.has_shape ? std::optional(tensor.dims) : std::nullopt);
-  }
+  PluginPartition::Parts parts{handle_, infos[0], {partition.name, std::move(sources), {}}, std::move(context_node)};
+  for (ValueId v : partition.outputs) parts.plan.add_output(graph, v);
   auto compiled = PluginPartition::create(std::move(parts));
   if (!compiled) return std::unexpected(compiled.error());
   return std::unique_ptr<CompiledPartition>(std::move(*compiled));
+}
+
+bool PluginProvider::saves_context(const Partition& partition, const CompiledPartition& compiled) const {
+  (void)partition;
+  return dynamic_cast<const PluginKernelPartition*>(&compiled) == nullptr;
 }
 
 Expected<EpContext> PluginProvider::save_context(const Partition& partition, const CompiledPartition& compiled) {

@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -22,6 +23,8 @@ struct EpHandle {
   OrtEp* ep = nullptr;
   std::string name;
   OrtLogger logger;
+  OrtSessionOptions session_options;            // what CreateEp was given; kernels read its entries
+  const OrtKernelRegistry* registry = nullptr;  // OrtEp::GetKernelRegistry's answer; the EP owns it
   EpHandle() = default;
   EpHandle(const EpHandle&) = delete;
   EpHandle& operator=(const EpHandle&) = delete;
@@ -46,6 +49,7 @@ class PluginProvider final : public ExecutionProvider, public ContextCapable, pu
   Expected<std::unique_ptr<CompiledPartition>> compile(const Partition& partition) override;
   Expected<GraphClaims> claim_graph(const Graph& graph) const override;
 
+  bool saves_context(const Partition& partition, const CompiledPartition& compiled) const override;
   Expected<EpContext> save_context(const Partition& partition, const CompiledPartition& compiled) override;
   Expected<std::unique_ptr<CompiledPartition>> load_context(const EpContext& context, const Partition& partition) override;
   std::string compatibility_info() const override;
@@ -54,11 +58,17 @@ class PluginProvider final : public ExecutionProvider, public ContextCapable, pu
   struct Claims {
     GraphClaims claims;
     std::vector<bool> drop_constants;  // per group: OrtNodeFusionOptions::drop_constant_initializers
+    // Per group: the kernel that runs it, for a node claimed with AddSingleNode; NULL for groups to fuse.
+    std::vector<const OrtKernelRegistry::Kernel*> kernels;
   };
   Expected<Claims> run_get_capability(const Graph& graph, const OrtGraph& view) const;
   const Claims* cached_claims(const Graph& graph) const;
-  // Why a node claimed with EpGraphSupportInfo_AddSingleNode is declined.
-  std::string single_node_decline() const;
+  // Why a node claimed with EpGraphSupportInfo_AddSingleNode is declined: no kernel runs it.
+  std::string single_node_decline(const std::string& why_no_kernel) const;
+  // The claims group that starts with `partition`'s first node, if GetCapability made it.
+  std::optional<std::size_t> group_of(const Claims& claims, const Partition& partition) const;
+  Expected<std::unique_ptr<CompiledPartition>> compile_kernel(const Partition& partition,
+                                                              const OrtKernelRegistry::Kernel& kernel);
   Expected<EpContext> read_context_node(const Partition& partition, const CompiledPartition& compiled) const;
   Expected<std::unique_ptr<CompiledPartition>> compile_view(const Partition& partition, const OrtGraph& view,
                                                             bool drop_constants);

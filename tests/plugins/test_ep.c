@@ -1,8 +1,9 @@
 /* A small ONNX Runtime plugin EP for nxrt's tests, written against nxrt's own ABI header;
  * ONNX Runtime itself runs it too (scripts/plugin-vs-ort.sh).
- * It claims float Add, Mul and Relu nodes as one fused group and each Neg node alone,
- * compiles them into a little program (constants copied in), computes it, and writes
- * EPContext nodes whose payload is that program. Built once per variant:
+ * It claims float Add, Mul and Relu nodes as one fused group, compiles them into a little
+ * program (constants copied in), computes it, and writes EPContext nodes whose payload is
+ * that program; and it claims each Neg node alone (EpGraphSupportInfo_AddSingleNode), which
+ * the host runs with the Neg kernel of the EP's kernel registry. Built once per variant:
  *   NXRT_TEST_EP_MISSING_SYMBOL  does not export ReleaseEpFactory
  *   NXRT_TEST_EP_TOO_NEW         asks the host for ORT API 25
  *   NXRT_TEST_EP_NO_DEVICES      supports none of the host's devices
@@ -12,8 +13,9 @@
  *   NXRT_TEST_EP_FAIL_CREATE_EP  CreateEp returns an error
  *   NXRT_TEST_EP_NULL_COMPILE    the OrtEp leaves Compile NULL
  *   NXRT_TEST_EP_FAIL_CAPABILITY GetCapability returns an error
- *   NXRT_TEST_EP_SINGLE_NODE     claims Neg with AddSingleNode (a registered kernel it lacks)
- *   NXRT_TEST_EP_SINGLE_NODE_REGISTRY  the same, with an OrtEp::GetKernelRegistry (that has no kernels)
+ *   NXRT_TEST_EP_NO_KERNEL_REGISTRY    claims Neg alone but has no kernel registry (GetKernelRegistry NULL)
+ *   NXRT_TEST_EP_KERNEL_WRONG_VERSION  registers its Neg kernel for versions 6-12 (models use Neg-13)
+ *   NXRT_TEST_EP_KERNEL_FAIL_COMPUTE   the Neg kernel's Compute returns an error
  *   NXRT_TEST_EP_NULL_DATA_TRANSFER  the factory leaves CreateDataTransfer NULL
  *   NXRT_TEST_EP_DUPLICATE_CLAIM GetCapability fuses the fused group's last node once more, alone
  * and one per plugin fault the host must contain (tests/cli/test_plugin_faults.py):
@@ -33,10 +35,6 @@
 #include <string.h>
 
 #include "nxrt_ort_abi.h"
-
-#ifdef NXRT_TEST_EP_SINGLE_NODE_REGISTRY
-#define NXRT_TEST_EP_SINGLE_NODE 1
-#endif
 
 #define EXPORT __attribute__((visibility("default")))
 #define EP_NAME "test_plugin"
@@ -262,6 +260,7 @@ typedef struct TestEp {
   OrtEp ep;
   const OrtLogger* logger;
   int make_context;  /* session option ep.context_enable=1 */
+  OrtKernelRegistry* kernels;
 } TestEp;
 
 static const char* ep_name(const OrtEp* ep) {
@@ -309,15 +308,15 @@ static int is_own_context(const OrtNode* node) {
   return strcmp(source, EP_NAME) == 0;
 }
 
-/* A node the EP compiles on its own is a fused group of one: EpGraphSupportInfo_AddSingleNode
- * would ask the host for a kernel from the EP's kernel registry, which this EP has none of. */
-static OrtStatus* claim_alone(OrtEpGraphSupportInfo* support, const OrtNode* node, const OrtNodeFusionOptions* options) {
-#ifdef NXRT_TEST_EP_SINGLE_NODE
-  (void)options;
-  return g_ep_api->EpGraphSupportInfo_AddSingleNode(support, node);
-#else
-  return g_ep_api->EpGraphSupportInfo_AddNodesToFuse(support, &node, 1, options);
+/* Neg runs alone, with the registry's kernel; the host must find that kernel for the node too. */
+static OrtStatus* claim_alone(OrtEpGraphSupportInfo* support, const OrtNode* node) {
+  const OrtKernelDef* kernel = NULL;
+  RETURN_IF_ERROR(g_ep_api->EpGraphSupportInfo_LookUpKernel(support, node, &kernel));
+#if !defined(NXRT_TEST_EP_NO_KERNEL_REGISTRY) && !defined(NXRT_TEST_EP_KERNEL_WRONG_VERSION)
+  if (!kernel || strcmp(g_ep_api->KernelDef_GetOperatorType(kernel), "Neg") != 0)
+    return fail("test_plugin: EpGraphSupportInfo_LookUpKernel found no Neg kernel for a Neg node");
 #endif
+  return g_ep_api->EpGraphSupportInfo_AddSingleNode(support, node);
 }
 
 #ifdef NXRT_TEST_EP_API_MISUSE
@@ -372,7 +371,7 @@ static OrtStatus* get_capability(OrtEp* this_ptr, const OrtGraph* graph, OrtEpGr
   for (size_t i = 0; i < num_nodes && !status; ++i) {
     const int kind = supports(nodes[i]);
     if (kind == 1) group[fused++] = nodes[i];
-    else if (kind == 2) status = claim_alone(support, nodes[i], &options);
+    else if (kind == 2) status = claim_alone(support, nodes[i]);
     else if (kind == 3 && is_own_context(nodes[i]))
       status = g_ep_api->EpGraphSupportInfo_AddNodesToFuse(support, &nodes[i], 1, &options);
     else {
@@ -576,13 +575,113 @@ static OrtStatus* compile(OrtEp* this_ptr, const OrtGraph** graphs, const OrtNod
   return NULL;
 }
 
-#ifdef NXRT_TEST_EP_SINGLE_NODE_REGISTRY
-static OrtStatus* get_kernel_registry(OrtEp* this_ptr, const OrtKernelRegistry** registry) {
-  (void)this_ptr;
-  *registry = NULL;
+/* ---- the Neg kernel (kernel registry, ORT API 24) ---- */
+
+typedef struct NegKernel {
+  OrtKernelImpl impl; /* first member: the host hands this pointer back */
+  char node[128];
+} NegKernel;
+
+static OrtStatus* neg_compute(OrtKernelImpl* this_ptr, OrtKernelContext* context) {
+  NegKernel* k = (NegKernel*)this_ptr;
+  const OrtValue* in = NULL;
+  OrtValue* out = NULL;
+  OrtTensorTypeAndShapeInfo* info = NULL;
+  int64_t dims[MAX_DIMS];
+  size_t rank = 0, count = 0;
+  const float* x = NULL;
+  float* y = NULL;
+#ifdef NXRT_TEST_EP_KERNEL_FAIL_COMPUTE
+  char message[256];
+  snprintf(message, sizeof message, "test_plugin: the Neg kernel of '%s' failed on purpose (built with "
+           "NXRT_TEST_EP_KERNEL_FAIL_COMPUTE)", k->node);
+  return fail(message);
+#endif
+  (void)k;
+  RETURN_IF_ERROR(g_api->KernelContext_GetInput(context, 0, &in));
+  RETURN_IF_ERROR(g_api->GetTensorTypeAndShape(in, &info));
+  OrtStatus* s = g_api->GetDimensionsCount(info, &rank);
+  if (!s && rank > MAX_DIMS) s = fail("test_plugin: Neg input of rank above 8");
+  if (!s) s = g_api->GetDimensions(info, dims, rank);
+  if (!s) s = g_api->GetTensorShapeElementCount(info, &count);
+  g_api->ReleaseTensorTypeAndShapeInfo(info);
+  if (!s) s = g_api->GetTensorData(in, (const void**)&x);
+  if (!s) s = g_api->KernelContext_GetOutput(context, 0, dims, rank, &out);
+  if (!s) s = g_api->GetTensorMutableData(out, (void**)&y);
+  for (size_t i = 0; !s && i < count; ++i) y[i] = -x[i];
+  return s;
+}
+
+static void neg_release(OrtKernelImpl* this_ptr) { free(this_ptr); }
+
+/* Reads what a kernel needs of its node through OrtKernelInfo, and refuses a node it cannot run. */
+static OrtStatus* create_neg_kernel(void* state, const OrtKernelInfo* info, OrtKernelImpl** out) {
+  const OrtEp* ep = NULL;
+  size_t inputs = 0, outputs = 0, size = 0;
+  int since = 0;
+  OrtTypeInfo* type = NULL;
+  const OrtTensorTypeAndShapeInfo* tensor = NULL;
+  ONNXTensorElementDataType elem = ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
+  char op[16] = {0};
+  *out = NULL;
+  RETURN_IF_ERROR(g_ep_api->KernelInfo_GetEp(info, &ep));
+  if (ep != (const OrtEp*)state) return fail("test_plugin: KernelInfo_GetEp names another EP than the one that registered the kernel");
+  RETURN_IF_ERROR(g_api->KernelInfo_GetInputCount(info, &inputs));
+  RETURN_IF_ERROR(g_api->KernelInfo_GetOutputCount(info, &outputs));
+  if (inputs != 1 || outputs != 1) return fail("test_plugin: a Neg node has one input and one output");
+  size = sizeof op;
+  RETURN_IF_ERROR(g_api->KernelInfo_GetOperatorType(info, op, &size));
+  RETURN_IF_ERROR(g_api->KernelInfo_GetOperatorSinceVersion(info, &since));
+  if (strcmp(op, "Neg") != 0 || since != 13) return fail("test_plugin: the Neg kernel was given another operator than Neg-13");
+  RETURN_IF_ERROR(g_api->KernelInfo_GetInputTypeInfo(info, 0, &type));
+  OrtStatus* s = g_api->CastTypeInfoToTensorInfo(type, &tensor);
+  if (!s) s = g_api->GetTensorElementType(tensor, &elem);
+  g_api->ReleaseTypeInfo(type);
+  if (s) return s;
+  if (elem != ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT) return fail("test_plugin: the Neg kernel takes float tensors only");
+  NegKernel* k = calloc(1, sizeof(NegKernel));
+  size = sizeof k->node;
+  s = g_api->KernelInfo_GetNodeName(info, k->node, &size);
+  if (s) {
+    free(k);
+    return s;
+  }
+  k->impl.ort_version_supported = NXRT_ORT_API_VERSION;
+  k->impl.Compute = neg_compute;
+  k->impl.Release = neg_release;
+  *out = &k->impl;
   return NULL;
 }
+
+/* The registry: one kernel, ai.onnx::Neg-13 on float tensors. */
+static OrtStatus* build_kernel_registry(TestEp* ep) {
+  OrtKernelDefBuilder* builder = NULL;
+  OrtKernelDef* def = NULL;
+  const OrtDataType* float_type = NULL;
+#ifdef NXRT_TEST_EP_KERNEL_WRONG_VERSION
+  const int first = 6, last = 12;
+#else
+  const int first = 13, last = 13;
 #endif
+  RETURN_IF_ERROR(g_ep_api->CreateKernelRegistry(&ep->kernels));
+  RETURN_IF_ERROR(g_ep_api->GetTensorDataType(ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, &float_type));
+  RETURN_IF_ERROR(g_ep_api->CreateKernelDefBuilder(&builder));
+  OrtStatus* s = g_ep_api->KernelDefBuilder_SetOperatorType(builder, "Neg");
+  if (!s) s = g_ep_api->KernelDefBuilder_SetDomain(builder, "");
+  if (!s) s = g_ep_api->KernelDefBuilder_SetSinceVersion(builder, first, last);
+  if (!s) s = g_ep_api->KernelDefBuilder_SetExecutionProvider(builder, EP_NAME);
+  if (!s) s = g_ep_api->KernelDefBuilder_AddTypeConstraint(builder, "T", &float_type, 1);
+  if (!s) s = g_ep_api->KernelDefBuilder_Build(builder, &def);
+  if (!s) s = g_ep_api->KernelRegistry_AddKernel(ep->kernels, def, create_neg_kernel, ep);
+  g_ep_api->ReleaseKernelDef(def);
+  g_ep_api->ReleaseKernelDefBuilder(builder);
+  return s;
+}
+
+static OrtStatus* get_kernel_registry(OrtEp* this_ptr, const OrtKernelRegistry** registry) {
+  *registry = ((TestEp*)this_ptr)->kernels;
+  return NULL;
+}
 
 /* What its EPContext blobs depend on; ORT passes the graph being compiled, and so must nxrt. */
 static const char* compatibility_info(OrtEp* this_ptr, const OrtGraph* graph) {
@@ -691,9 +790,16 @@ static OrtStatus* create_ep(OrtEpFactory* f, const OrtHardwareDevice* const* dev
 #endif
   ep->ep.ReleaseNodeComputeInfos = release_infos;
   ep->ep.GetCompiledModelCompatibilityInfo = compatibility_info;
-#ifdef NXRT_TEST_EP_SINGLE_NODE_REGISTRY
   ep->ep.GetKernelRegistry = get_kernel_registry;
+#ifdef NXRT_TEST_EP_NO_KERNEL_REGISTRY
+  ep->ep.GetKernelRegistry = NULL; /* the registry is built all the same, and never handed over */
 #endif
+  OrtStatus* registry_status = build_kernel_registry(ep);
+  if (registry_status) {
+    g_ep_api->ReleaseKernelRegistry(ep->kernels);
+    free(ep);
+    return registry_status;
+  }
   ep->logger = logger;
   if (!g_api->HasSessionConfigEntry(options, NXRT_ORT_EP_CONTEXT_ENABLE_KEY, &has) && has &&
       !g_api->GetSessionConfigEntry(options, NXRT_ORT_EP_CONTEXT_ENABLE_KEY, value, &size))
@@ -704,6 +810,7 @@ static OrtStatus* create_ep(OrtEpFactory* f, const OrtHardwareDevice* const* dev
 
 static void release_ep(OrtEpFactory* f, OrtEp* ep) {
   (void)f;
+  if (((TestEp*)ep)->kernels) g_ep_api->ReleaseKernelRegistry(((TestEp*)ep)->kernels);
   free(ep);
 }
 

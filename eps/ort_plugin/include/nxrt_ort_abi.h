@@ -157,6 +157,11 @@ NXRT_ORT_HANDLE(SyncStream);
 NXRT_ORT_HANDLE(SyncStreamImpl);
 NXRT_ORT_HANDLE(DataTransferImpl);
 NXRT_ORT_HANDLE(KernelRegistry);
+NXRT_ORT_HANDLE(KernelDefBuilder);
+NXRT_ORT_HANDLE(KernelDef);
+NXRT_ORT_HANDLE(KernelInfo);
+NXRT_ORT_HANDLE(DataType);
+NXRT_ORT_HANDLE(SharedPrePackedWeightCache);
 NXRT_ORT_HANDLE(DeviceEpIncompatibilityDetails);
 NXRT_ORT_HANDLE(ExternalResourceImporterImpl);
 NXRT_ORT_HANDLE(CustomOpDomain);
@@ -192,6 +197,25 @@ typedef OrtStatus* (*NxrtOrtUnimplemented)(void);
 
 #define NXRT_ORT_SLOT(ret, name, args) ret(*name) args;
 #define NXRT_ORT_STUB(name) NxrtOrtUnimplemented name;
+
+/* A kernel an EP registers (version 24): ORT creates one per node it runs with the kernel,
+ * calls Compute for each run and Release when the session ends. flags is ORT's: 0. The two
+ * pre-packing members are optional (NULL). */
+typedef struct OrtKernelImpl {
+  uint32_t ort_version_supported;
+  uint32_t flags;
+  OrtStatus* (*Compute)(struct OrtKernelImpl* this_ptr, OrtKernelContext* context);
+  void (*Release)(struct OrtKernelImpl* this_ptr);
+  OrtStatus* (*PrePackWeight)(struct OrtKernelImpl* this_ptr, const OrtValue* tensor, int input_index,
+                              OrtAllocator* allocator, OrtSharedPrePackedWeightCache* prepacked_weight_cache,
+                              bool* is_packed);
+  OrtStatus* (*SetSharedPrePackedWeight)(struct OrtKernelImpl* this_ptr, const void* const* buffer_data_ptrs,
+                                         const size_t* buffer_data_sizes, size_t num_buffers, int input_index);
+} OrtKernelImpl;
+
+/* What KernelRegistry_AddKernel stores with a kernel definition: makes the kernel for one node. */
+typedef OrtStatus* (*OrtKernelCreateFunc)(void* kernel_create_func_state, const OrtKernelInfo* info,
+                                          OrtKernelImpl** kernel_out);
 
 typedef struct OrtNodeFusionOptions {
   uint32_t ort_version_supported;

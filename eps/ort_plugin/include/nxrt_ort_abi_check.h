@@ -43,6 +43,13 @@ static_assert(offsetof(OrtEpFactory, CreateDataTransfer) == 11 * sizeof(void*), 
 static_assert(offsetof(OrtEpFactory, GetHardwareDeviceIncompatibilityDetails) == 14 * sizeof(void*),
               "OrtEpFactory version 24");
 static_assert(sizeof(OrtEpFactory) == 18 * sizeof(void*), "OrtEpFactory ends with version 24");
+/* OrtKernelImpl (version 24): two uint32 members, then function pointers; the kernel-registry
+ * slots of OrtEpApi where ORT 1.24 put them. */
+static_assert(offsetof(OrtKernelImpl, Compute) == 8, "OrtKernelImpl::Compute");
+static_assert(offsetof(OrtKernelImpl, SetSharedPrePackedWeight) == 8 + 3 * sizeof(void*), "OrtKernelImpl version 24");
+static_assert(sizeof(OrtKernelImpl) == 8 + 4 * sizeof(void*), "OrtKernelImpl ends with version 24");
+static_assert(NXRT_ORT_SLOT_INDEX(OrtEpApi, CreateKernelRegistry) == 18, "OrtEpApi::CreateKernelRegistry");
+static_assert(NXRT_ORT_SLOT_INDEX(OrtEpApi, EpGraphSupportInfo_LookUpKernel) == 41, "OrtEpApi::EpGraphSupportInfo_LookUpKernel");
 #undef NXRT_ORT_SLOT_INDEX
 
 #endif /* NXRT_ORT_ABI_CHECK_H */

@@ -88,8 +88,9 @@ Expected<EpContextWriteResult> write_epcontext_model(const Session& session, con
   std::map<std::string, int> per_ep;
   for (const Partition& p : report.partitions) {
     auto* capable = dynamic_cast<ContextCapable*>(session.eps().find(p.ep));
-    if (!capable) continue;
-    auto ctx = capable->save_context(p, session.compiled(static_cast<std::size_t>(p.index)));
+    const CompiledPartition& compiled = session.compiled(static_cast<std::size_t>(p.index));
+    if (!capable || !capable->saves_context(p, compiled)) continue;
+    auto ctx = capable->save_context(p, compiled);
     if (!ctx) return forward_error(std::move(ctx), fmt::format("saving partition '{}' on the {} EP", p.name, p.ep));
     contexts[static_cast<std::size_t>(p.index)] = std::move(*ctx);
     ++per_ep[p.ep];

@@ -96,6 +96,12 @@ class ExecutionProvider {
 class ContextCapable {
  public:
   virtual ~ContextCapable() = default;
+  // Whether this partition becomes an EPContext node; false keeps its nodes as they are in the
+  // written model (an ORT plugin EP's kernel-registry nodes, which ORT does not compile either).
+  virtual bool saves_context(const Partition& partition, const CompiledPartition& compiled) const {
+    (void)partition, (void)compiled;
+    return true;
+  }
   virtual Expected<EpContext> save_context(const Partition& partition,
                                            const CompiledPartition& compiled) = 0;
   // `partition` has the EPContext node as its only member; its boundary is the node's.
