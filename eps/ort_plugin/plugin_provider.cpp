@@ -179,7 +179,7 @@ Expected<PluginProvider::Claims> PluginProvider::run_get_capability(const Graph&
       continue;
     }
     if (!handle_->ep->Compile)
-      return fail(ErrorCode::kRuntime,
+      return fail(ErrorCode::kInvalidInput,
                   fmt::format("the {} EP's GetCapability returned a group of nodes to fuse on graph '{}', and the EP "
                               "leaves OrtEp::Compile NULL",
                               info_.name, graph.name),

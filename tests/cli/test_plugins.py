@@ -155,9 +155,13 @@ class Loading(PluginTest):
         self.assertIn("test_plugin  unavailable: CreateEp of the test_plugin EP", out)
 
     def test_null_function_pointer(self):
+        """Since API 24 an EP with a kernel registry may leave Compile NULL, and then fuses nothing."""
         rc, out, err = nxrt("run", chain(self.tmp / "m.onnx"), "--plugin", variant("null_compile"), "-q")
         self.assertExit((rc, out, err), 3)
-        self.assertIn(f"error: the test_plugin EP ('{variant('null_compile')}') leaves OrtEp::Compile NULL\n", err)
+        self.assertIn("error: the test_plugin EP's GetCapability returned a group of nodes to fuse on graph 'm', and the "
+                      "EP leaves OrtEp::Compile NULL\n  why: fused groups run through Compile; this EP only has kernels "
+                      "(OrtEp::GetKernelRegistry)\n", err)
+        self.assertIn(f"  while using the test_plugin EP of plugin library '{variant('null_compile')}'", err)
 
     def test_null_create_data_transfer(self):
         """ONNX Runtime calls CreateDataTransfer of every factory of API 23 or newer; nxrt refuses a NULL as well."""
@@ -219,13 +223,13 @@ class Running(PluginTest):
         ctx = self.tmp / "m_ctx.onnx"
         self.assertExit(nxrt("compile-epcontext", model, "-o", ctx, "--plugin", GOOD, "--ep", "test_plugin,cpu"), 0)
         nodes = onnx.load(str(ctx)).graph.node
-        sources = [next(a.s for a in n.attribute if a.name == "source") for n in nodes]
-        self.assertEqual(sources, [b"test_plugin", b"test_plugin", b"nxrt.cpu"])
+        sources = [attribute(n, "source").s if n.op_type == "EPContext" else n.op_type for n in nodes]
+        self.assertEqual(sources, [b"test_plugin", "Neg", b"nxrt.cpu"], "a kernel-registry node stays a node, as in ORT")
         meta = {p.key: p.value for p in onnx.load(str(ctx)).metadata_props}
         self.assertEqual(meta["ep_compatibility_info.test_plugin"], "test_plugin 0.3.1 graph=m",
                          "GetCompiledModelCompatibilityInfo is handed the model's graph")
         side_file = next(a.s for a in nodes[0].attribute if a.name == "ep_cache_context").decode()
-        self.assertEqual(side_file, "m_ctx_test_plugin_0.bin")
+        self.assertEqual(side_file, "m_ctx_test_plugin.bin", "one partition of the EP becomes a context: no index")
         payload = (self.tmp / side_file).read_bytes()
         self.assertTrue(payload.startswith(b"nxrt-test-ep 1\nconst half 1 1 1 0.5\nstep Add a 2 x half\n"), payload)
         restored = self.run_model(ctx, self.tmp / "ctx", "--plugin", GOOD, "--ep", "test_plugin,cpu")
@@ -239,37 +243,50 @@ class Running(PluginTest):
         model = chain(self.tmp / "m.onnx")
         ctx = self.tmp / "m_ctx.onnx"
         self.assertExit(nxrt("compile-epcontext", model, "-o", ctx, "--plugin", GOOD, "--ep", "test_plugin,cpu", "--embed"), 0)
-        neg = onnx.load(str(ctx)).graph.node[1]
-        self.assertEqual(next(a.s for a in neg.attribute if a.name == "ep_cache_context"), b"nxrt-test-ep 1\nstep Neg n 1 m\n")
+        fused, neg = onnx.load(str(ctx)).graph.node[:2]
+        self.assertTrue(attribute(fused, "ep_cache_context").s.startswith(b"nxrt-test-ep 1\nconst half 1 1 1 0.5\n"))
+        self.assertEqual((neg.op_type, neg.name), ("Neg", "neg"))
         restored = self.run_model(ctx, self.tmp / "ctx", "--plugin", GOOD, "--ep", "test_plugin,cpu")
         original = self.run_model(model, self.tmp / "orig", "--ep", "cpu")
         np.testing.assert_allclose(restored, original, rtol=1e-6)
 
-    def test_single_node_claim_declined(self):
-        """AddSingleNode asks for a registered kernel (ORT fails the session); nxrt declines with that reason."""
-        model = chain(self.tmp / "m.onnx")
-        report = self.explain(model, "--plugin", variant("single_node"), "--ep", "test_plugin,cpu")
-        self.assertEqual({p["name"]: p["nodes"] for p in report["partitions"]}["test_plugin_0"], ["add", "relu", "mul"])
+    def test_single_node_claim_runs_with_the_plugins_kernel(self):
+        """AddSingleNode: the host finds the EP's registered Neg kernel, creates it and runs its Compute."""
+        model = all_plugin(self.tmp / "p.onnx")
+        report = self.explain(model, "--plugin", GOOD, "--ep", "test_plugin")
+        self.assertEqual({p["name"]: p["nodes"] for p in report["partitions"]},
+                         {"test_plugin_0": ["add", "relu", "mul"], "test_plugin_1": ["neg"]})
+        self.assertEqual(verdict(report, "neg", "test_plugin")[0], "test_plugin")
+        plugin = self.run_model(model, self.tmp / "plugin", "--plugin", GOOD, "--ep", "test_plugin")
+        np.testing.assert_allclose(plugin, self.run_model(model, self.tmp / "cpu", "--ep", "cpu"), rtol=1e-6)
+        self.assertExit(nxrt("run", chain(self.tmp / "m.onnx"), "--plugin", GOOD, "--compare-ep", "cpu", "-q"), 0)
+
+    def test_kernel_of_another_version_declined(self):
+        report = self.explain(chain(self.tmp / "m.onnx"), "--plugin", variant("kernel_wrong_version"), "--ep", "test_plugin,cpu")
         placed, v = verdict(report, "neg", "test_plugin")
         self.assertEqual(placed, "cpu")
         self.assertEqual(v["reason"], "test_plugin claimed it with EpGraphSupportInfo_AddSingleNode, which runs the node "
-                                      "with a kernel from the EP's kernel registry (OrtEp::GetKernelRegistry, ORT API "
-                                      "24); this EP has none (GetKernelRegistry is NULL), so ONNX Runtime fails such a "
-                                      "session too, with 'Failed to find kernel'; nxrt does not host kernel registries "
-                                      "(its OrtEpApi answers CreateKernelRegistry, KernelRegistry_AddKernel and the "
-                                      "KernelDefBuilder_ functions with ORT_NOT_IMPLEMENTED, and it never calls "
-                                      "OrtEp::GetKernelRegistry), so it runs plugin nodes only through Compile: the "
-                                      "plugin can pass the node alone to EpGraphSupportInfo_AddNodesToFuse")
-        single = self.run_model(model, self.tmp / "single", "--plugin", variant("single_node"))
-        np.testing.assert_allclose(single, self.run_model(model, self.tmp / "cpu", "--ep", "cpu"), rtol=1e-6)
+                                      "with a kernel from the EP's kernel registry, but no kernel in its kernel registry "
+                                      "runs ai.onnx::Neg version 13: ai.onnx::Neg 6-12 on test_plugin [T: float] (version "
+                                      "13 is outside 6-12); ONNX Runtime fails such a session with 'Failed to find kernel'")
+        model = chain(self.tmp / "m.onnx")
+        declined = self.run_model(model, self.tmp / "declined", "--plugin", variant("kernel_wrong_version"))
+        np.testing.assert_allclose(declined, self.run_model(model, self.tmp / "cpu", "--ep", "cpu"), rtol=1e-6)
 
-    def test_single_node_claim_of_an_ep_with_a_kernel_registry_declined(self):
-        report = self.explain(chain(self.tmp / "m.onnx"), "--plugin", variant("single_node_registry"),
-                              "--ep", "test_plugin,cpu")
+    def test_single_node_claim_without_kernel_registry_declined(self):
+        report = self.explain(chain(self.tmp / "m.onnx"), "--plugin", variant("no_kernel_registry"), "--ep", "test_plugin,cpu")
         placed, v = verdict(report, "neg", "test_plugin")
         self.assertEqual(placed, "cpu")
-        self.assertIn("(OrtEp::GetKernelRegistry, ORT API 24); this EP has one; nxrt does not host kernel registries",
-                      v["reason"])
+        self.assertIn("but this EP has no kernel registry (OrtEp::GetKernelRegistry is NULL), so no kernel runs it; ONNX "
+                      "Runtime fails such a session with 'Failed to find kernel'", v["reason"])
+
+    def test_failing_kernel_compute(self):
+        rc, out, err = nxrt("run", chain(self.tmp / "m.onnx"), "--plugin", variant("kernel_fail_compute"), "-q")
+        self.assertExit((rc, out, err), 1)
+        self.assertIn("error: the test_plugin EP's kernel Compute (OrtKernelImpl) failed for 'neg'\n"
+                      "  why: test_plugin: the Neg kernel of 'neg' failed on purpose (built with "
+                      "NXRT_TEST_EP_KERNEL_FAIL_COMPUTE)\n", err)
+        self.assertIn(f"  while using the test_plugin EP of plugin library '{variant('kernel_fail_compute')}'", err)
 
     def test_failing_get_capability(self):
         model = chain(self.tmp / "m.onnx")
@@ -340,8 +357,8 @@ class ThroughOnnxRuntime(PluginTest):
         self.ort(GOOD, model, "--config", "ep.context_enable=1", "--config", f"ep.context_file_path={ctx}")
         nodes = onnx.load(str(ctx)).graph.node
         self.assertEqual([(n.op_type, attribute(n, "source").s if n.op_type == "EPContext" else b"") for n in nodes],
-                         [("EPContext", b"test_plugin"), ("EPContext", b"test_plugin"), ("Sigmoid", b"")])
-        self.assertEqual(attribute(nodes[1], "ep_cache_context").s, b"nxrt-test-ep 1\nstep Neg n 1 m\n")
+                         [("EPContext", b"test_plugin"), ("Neg", b""), ("Sigmoid", b"")],
+                         "ORT keeps the node its kernel registry runs as a node")
         restored = self.run_model(ctx, self.tmp / "ctx", "--plugin", GOOD, "--ep", "test_plugin,cpu")
         np.testing.assert_allclose(restored, self.run_model(model, self.tmp / "cpu", "--ep", "cpu"), rtol=1e-6)
 
@@ -357,10 +374,17 @@ class ThroughOnnxRuntime(PluginTest):
             self.ort(GOOD, ctx, "--config", "session.disable_cpu_ep_fallback=1", "--output-dir", self.tmp / placement)
             np.testing.assert_allclose(np.load(self.tmp / placement / "out.npy"), expected, rtol=1e-6, err_msg=placement)
 
-    def test_ort_wants_a_kernel_for_a_single_node_claim(self):
-        out = self.ort(variant("single_node"), chain(self.tmp / "m.onnx"), ok=False)
+    def test_ort_runs_the_plugins_kernel_only_for_a_matching_version(self):
+        """ORT finds the Neg-13 kernel nxrt finds (the fallback-free run proves Neg ran on the plugin), and fails the
+        session where nxrt declines the node: the kernel of versions 6-12."""
+        self.ort(GOOD, all_plugin(self.tmp / "p.onnx"), "--config", "session.disable_cpu_ep_fallback=1")
+        out = self.ort(variant("kernel_wrong_version"), chain(self.tmp / "m.onnx"), ok=False)
         self.assertIn("FAIL: CreateSession (CreateEp, GetCapability, Compile): ORT says (code 9) Failed to find kernel "
                       "for Neg(13) (node:'neg' ep:'test_plugin')", out)
+
+    def test_ort_reports_the_kernels_compute_error(self):
+        out = self.ort(variant("kernel_fail_compute"), chain(self.tmp / "m.onnx"), ok=False)
+        self.assertRegex(out, r"FAIL: Run: ORT says \(code \d+\) .*test_plugin: the Neg kernel of 'neg' failed on purpose")
 
 
 if __name__ == "__main__":
