@@ -154,8 +154,8 @@ OrtStatus* KernelDefBuilder_Build(OrtKernelDefBuilder* kernel_def_builder, OrtKe
   if (def.since_start == 0) missing.push_back("a version range (KernelDefBuilder_SetSinceVersion)");
   if (def.ep_name.empty()) missing.push_back("an execution provider (KernelDefBuilder_SetExecutionProvider)");
   if (!missing.empty())
-    return invalid_argument(fmt::format("OrtEpApi::KernelDefBuilder_Build: the kernel definition has no {}",
-                                        fmt::format("{}", fmt::join(missing, ", no "))));
+    return invalid_argument(
+        fmt::format("OrtEpApi::KernelDefBuilder_Build: the kernel definition lacks {}", fmt::join(missing, ", ")));
   *kernel_def_out = new OrtKernelDef();
   (*kernel_def_out)->def = def;
   (*kernel_def_out)->plugin_owned = true;

@@ -3,6 +3,7 @@
 // implemented slot survives the NULL and wrong-kind arguments of a faulty plugin.
 #include <catch2/catch.hpp>
 
+#include <climits>
 #include <cstring>
 #include <filesystem>
 #include <type_traits>
@@ -10,6 +11,7 @@
 #include "host_api_decls.h"
 #include "host_checks.h"
 #include "host_types.h"
+#include "kernel_match.h"
 #include "nxrt/model/model.h"
 
 namespace {
@@ -151,4 +153,109 @@ TEST_CASE("every host function refuses NULL and wrong-kind arguments without cra
 #include "nxrt_ort_model_editor_slots.h"
 #undef NXRT_ORT_SLOT
 #undef NXRT_ORT_STUB
+}
+
+namespace {
+
+// A kernel definition built through the OrtEpApi functions a plugin calls.
+OrtKernelDef* build_kernel_def(const char* op, int first, int last, const char* ep, ONNXTensorElementDataType type) {
+  const OrtEpApi* ep_api = host_api()->GetEpApi();
+  OrtKernelDefBuilder* builder = nullptr;
+  OrtKernelDef* def = nullptr;
+  const OrtDataType* data_type = nullptr;
+  REQUIRE(ep_api->CreateKernelDefBuilder(&builder) == nullptr);
+  REQUIRE(ep_api->GetTensorDataType(type, &data_type) == nullptr);
+  REQUIRE(ep_api->KernelDefBuilder_SetOperatorType(builder, op) == nullptr);
+  REQUIRE(ep_api->KernelDefBuilder_SetSinceVersion(builder, first, last) == nullptr);
+  REQUIRE(ep_api->KernelDefBuilder_SetExecutionProvider(builder, ep) == nullptr);
+  REQUIRE(ep_api->KernelDefBuilder_AddTypeConstraint(builder, "T", &data_type, 1) == nullptr);
+  REQUIRE(ep_api->KernelDefBuilder_Build(builder, &def) == nullptr);
+  ep_api->ReleaseKernelDefBuilder(builder);
+  return def;
+}
+
+OrtStatus* create_nothing(void*, const OrtKernelInfo*, OrtKernelImpl** out) {
+  *out = nullptr;
+  return nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("kernel lookup follows ONNX Runtime's version rule, EP name and type constraints", "[ort_plugin]") {
+  const OrtEpApi* ep_api = host_api()->GetEpApi();
+  nxrt::Node neg;
+  neg.op_type = "Neg";
+  neg.opset = 17;
+  OrtValueInfo x, y;
+  x.type.type = y.type.type = ONNX_TYPE_TENSOR;
+  x.type.tensor.element_type = y.type.tensor.element_type = ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT;
+  OrtNode node;
+  node.node = &neg;
+  node.name = "neg";
+  node.op_type = "Neg";
+  node.since_version = 13;
+  node.inputs = {&x};
+  node.outputs = {&y};
+
+  auto lookup = [&](OrtKernelDef* def) {
+    OrtKernelRegistry* registry = nullptr;
+    REQUIRE(ep_api->CreateKernelRegistry(&registry) == nullptr);
+    REQUIRE(ep_api->KernelRegistry_AddKernel(registry, def, &create_nothing, nullptr) == nullptr);
+    ep_api->ReleaseKernelDef(def);
+    auto found = nxrt::ort_plugin::find_kernel(registry, node, "ep");
+    const bool matched = found.kernel != nullptr;
+    ep_api->ReleaseKernelRegistry(registry);
+    return std::pair(matched, found.why_none);
+  };
+  CHECK(lookup(build_kernel_def("Neg", 13, 13, "ep", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT)).first);
+  CHECK(lookup(build_kernel_def("Neg", 6, 13, "ep", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT)).first);
+  CHECK(lookup(build_kernel_def("Neg", 6, 12, "ep", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT)).second ==
+        "no kernel in its kernel registry runs ai.onnx::Neg version 13: ai.onnx::Neg 6-12 on ep [T: float] (version 13 "
+        "is outside 6-12)");
+  CHECK_THAT(lookup(build_kernel_def("Neg", 6, INT_MAX, "ep", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT)).second,
+             Catch::Contains("(version 13 is not its start version 6 (an open-ended range matches its start only))"));
+  CHECK_THAT(lookup(build_kernel_def("Neg", 13, 13, "other", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT)).second,
+             Catch::Contains("(it is registered for EP 'other', not 'ep')"));
+  CHECK_THAT(lookup(build_kernel_def("Neg", 13, 13, "ep", ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE)).second,
+             Catch::Contains("(its type constraint T does not allow float)"));
+  CHECK(lookup(build_kernel_def("Abs", 13, 13, "ep", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT)).second ==
+        "its kernel registry has no kernel for ai.onnx::Neg (it has 1 kernel: ai.onnx::Abs)");
+
+  OrtKernelDefBuilder* builder = nullptr;
+  OrtKernelDef* def = nullptr;
+  REQUIRE(ep_api->CreateKernelDefBuilder(&builder) == nullptr);
+  CHECK(take_status(ep_api->KernelDefBuilder_SetSinceVersion(builder, 13, 6)) ==
+        "OrtEpApi::KernelDefBuilder_SetSinceVersion: versions 13 to 6 are not a range (start at least 1, end at least start)");
+  CHECK(take_status(ep_api->KernelDefBuilder_Build(builder, &def)) ==
+        "OrtEpApi::KernelDefBuilder_Build: the kernel definition lacks an operator type (KernelDefBuilder_SetOperatorType), "
+        "a version range (KernelDefBuilder_SetSinceVersion), an execution provider "
+        "(KernelDefBuilder_SetExecutionProvider)");
+  ep_api->ReleaseKernelDefBuilder(builder);
+}
+
+TEST_CASE("KernelInfo functions read the kernel's node, strings ORT style", "[ort_plugin]") {
+  OrtNode node;
+  node.name = "neg";
+  node.op_type = "Neg";
+  node.since_version = 13;
+  OrtKernelInfo info;
+  info.node = &node;
+  const OrtApi* api = host_api();
+  size_t size = 0;
+  REQUIRE(api->KernelInfo_GetNodeName(&info, nullptr, &size) == nullptr);
+  CHECK(size == 4);
+  char small[2];
+  size = sizeof small;
+  CHECK(take_status(api->KernelInfo_GetNodeName(&info, small, &size)) ==
+        "OrtApi::KernelInfo_GetNodeName: buffer of 2 bytes is too small; 4 needed");
+  char name[8];
+  size = sizeof name;
+  REQUIRE(api->KernelInfo_GetOperatorType(&info, name, &size) == nullptr);
+  CHECK(std::string(name) == "Neg");
+  int since = 0;
+  REQUIRE(api->KernelInfo_GetOperatorSinceVersion(&info, &since) == nullptr);
+  CHECK(since == 13);
+  float alpha = 0;
+  CHECK(take_status(api->KernelInfoGetAttribute_float(&info, "alpha", &alpha)) ==
+        "OrtApi::KernelInfoGetAttribute_float: node 'neg' has no attribute 'alpha'");
 }
