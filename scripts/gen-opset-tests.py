@@ -167,6 +167,22 @@ def lowbit_cases():
                    [node("Cast", ["yq"], ["y"], to=onnx.TensorProto.FLOAT)], {"x": x},
                    ["y", "shape_out", "size_out"], {"shape": ints(5, 1, 3), "axes": ints(0)},
                    expected={"y": x.T.reshape(5, 3).copy(), **sizes})
+    # Pad-21 and ConstantOfShape-21 with 4-bit and float8 values: ONNX Runtime 1.30 has no such
+    # kernels, and the outputs are exact, so numpy gives them.
+    x23 = np.array([[1, 2, 3], [4, 5, -6]], np.int32)
+    yield Case("pad_21_int4_constant", 21,
+               [node("Cast", ["x"], ["xq"], to=INT4), node("Pad", ["xq", "pads", "value"], ["p"]),
+                node("Cast", ["p"], ["y"], to=onnx.TensorProto.INT32)], {"x": x23}, ["y"],
+               {"pads": ints(0, 1, 1, 0), "value": narrow_tensor("value", INT4, [-3], [])},
+               expected={"y": np.pad(x23, ((0, 1), (1, 0)), constant_values=-3)})
+    yield Case("constantofshape_21_int4", 21,
+               [node("ConstantOfShape", ["shape"], ["c"], value=narrow_tensor("v", INT4, [-7], [1])),
+                node("Cast", ["c"], ["cq"], to=onnx.TensorProto.INT32), node("Add", ["cq", "x"], ["y"])],
+               {"x": x23}, ["y"], {"shape": ints(2, 3)}, expected={"y": x23 - 7})
+    yield Case("constantofshape_21_float8e4m3fn", 21,
+               [node("ConstantOfShape", ["x"], ["c"], value=narrow_tensor("v", 17, [0xB4], [1])),
+                node("Cast", ["c"], ["y"], to=onnx.TensorProto.FLOAT)],
+               {"x": ints(2, 2)}, ["y"], expected={"y": np.full((2, 2), -0.75, F)})
     yield Case("constant_21_int4", 21, [node("Constant", [], ["c"], value=narrow_tensor("v", INT4, [-8, 7, 3], [3])),
                                         node("Cast", ["c"], ["cq"], to=T.INT32), node("Add", ["cq", "x"], ["y"])],
                {"x": np.array([1, 1, 1], np.int32)}, ["y"])
