@@ -1,6 +1,7 @@
 """CLI tests for IR 9-10 models and opsets 18-21: the op-version cases of testdata/opset18plus
 (expected outputs from ONNX Runtime 1.30, scripts/gen-opset-tests.py) run with
 `nxrt run --test-dir`, and the declines for versions nxrt does not implement or know."""
+import shutil
 import unittest
 
 import onnx
@@ -153,6 +154,15 @@ class Loading(TempDirTest):
 
 class LowBitTypes(TempDirTest):
     """float8, int4 and uint4 values at the command's edges: printing, writing, reading."""
+
+    def test_int4_and_float8_initializers_survive_an_epcontext_round_trip(self):
+        for name in ("dequantizelinear_21_int4_raw_data", "constant_19_float8e4m3fn", "movement_21_int4"):
+            with self.subTest(case=name):
+                folder = self.tmp / name
+                shutil.copytree(CASES / name / "test_data_set_0", folder / "test_data_set_0")
+                self.assertExit(nxrt("compile-epcontext", CASES / name / "model.onnx", "-o", folder / "model.onnx",
+                                     "--ep", "cpu", "--embed"), 0)
+                self.assertExit(nxrt("run", "--test-dir", folder, "--ep", "cpu", "-q"), 0)
 
     def save(self, name, nodes, inputs, outputs, opset=21):
         graph = helper.make_graph(nodes, "g", inputs, [helper.make_empty_tensor_value_info(o) for o in outputs])

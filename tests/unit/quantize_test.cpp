@@ -176,4 +176,11 @@ TEST_CASE("QuantizeLinear declines types its opset does not have", "[cpu][quanti
   REQUIRE_FALSE(old);
   CHECK(old.reason() == "QuantizeLinear: output type int4 is not supported by the cpu EP at opset 19; it quantizes to "
                         "uint8, int8 and the float8 types");
+  const Tensor half_scale = Tensor::from_bytes(DType::kFloat16, {}, std::as_bytes(std::span<const uint16_t>(
+                                                                        std::vector<uint16_t>{0x3c00})));
+  auto half = claim_on_cpu({.op_type = "DequantizeLinear", .opset = 19,
+                            .inputs = {Tensor::from_vector<int8_t>({1}, {1}), half_scale}});
+  REQUIRE_FALSE(half);
+  CHECK(half.reason() == "DequantizeLinear: the scale has type float16; the cpu EP takes float scales (opset 19's "
+                         "float16 and bfloat16 scales are not implemented)");
 }

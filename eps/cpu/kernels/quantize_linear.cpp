@@ -111,7 +111,8 @@ Expected<ScaleMap> scale_map(std::string_view op, const Shape& x, const Shape& s
 // (opset 21) blocks, zero points of the scale's shape.
 KernelMatch check_scales(const NodeContext& ctx, DType quantized) {
   const std::string& op = ctx.node().op_type;
-  NXRT_REQUIRE_MATCH(require_input_dtype(ctx, 1, {DType::kFloat32}));
+  NXRT_REQUIRE(ctx.input_dtype(1) == DType::kFloat32, "{}: the scale has type {}; the cpu EP takes float scales "
+               "(opset 19's float16 and bfloat16 scales are not implemented)", op, dtype_name(ctx.input_dtype(1)));
   const int64_t block = ctx.opset() >= 21 ? ctx.attrs().int_or("block_size", 0) : 0;
   NXRT_REQUIRE(block >= 0, "{}: block_size {} is negative", op, block);
   if (ctx.has_input(2))
