@@ -189,6 +189,13 @@ def lowbit_cases():
     yield Case("constant_19_float8e4m3fn", 19,
                [node("Constant", [], ["c"], value=narrow_tensor("v", 17, [0x38, 0xB8, 0x7E], [3])),
                 node("Cast", ["c"], ["cq"], to=T.FLOAT), node("Add", ["cq", "x"], ["y"])], {"x": rand(3)}, ["y"])
+    # IsNaN-20 and IsInf-20 on float8 (E5M2 keeps infinities when Cast does not saturate).
+    specials8 = np.array([1, np.nan, np.inf, -np.inf, -2, 0], F)
+    yield Case("isnan_20_float8e4m3fn", 20, [node("Cast", ["x"], ["xq"], to=17), node("IsNaN", ["xq"], ["y"])],
+               {"x": specials8}, ["y"])
+    yield Case("isinf_20_float8e5m2_negative", 20,
+               [node("Cast", ["x"], ["xq"], to=19, saturate=0), node("IsInf", ["xq"], ["y"], detect_positive=0)],
+               {"x": specials8}, ["y"])
     # Quantization to and from float8, 16-bit and 4-bit types.
     xq = rand(2, 6, lo=-30, hi=30)
     for name, code in FLOAT8.items():
