@@ -4,6 +4,8 @@
 #include <onnx/onnx_pb.h>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <limits>
 
 #include "nxrt/ep/float8.h"
@@ -159,4 +161,29 @@ TEST_CASE("float8 TensorProtos read their bit patterns from raw_data and int32_d
   onnx::TensorProto raw;
   tensor_to_proto(*t, raw);
   CHECK(raw.raw_data() == std::string("\x38\xb8", 2));
+}
+
+TEST_CASE("int4 external data is unpacked from its packed bytes", "[lib][int4][tensor_proto]") {
+  const auto dir = std::filesystem::temp_directory_path() / "nxrt_lowbit_external";
+  std::filesystem::create_directories(dir);
+  {
+    std::ofstream f(dir / "w.bin", std::ios::binary);
+    f.write("\xff\x78\x0f", 3);  // one byte of padding, then -8, 7, -1 packed
+  }
+  onnx::TensorProto proto;
+  proto.set_data_type(22);
+  proto.add_dims(3);
+  proto.set_data_location(onnx::TensorProto::EXTERNAL);
+  for (auto [key, value] : {std::pair{"location", "w.bin"}, std::pair{"offset", "1"}, std::pair{"length", "2"}}) {
+    auto* entry = proto.add_external_data();
+    entry->set_key(key);
+    entry->set_value(value);
+  }
+  MappedFileCache files;
+  auto w = weight_from_proto(proto, dir, "initializer 'w'", files);
+  REQUIRE(w);
+  auto t = w->materialize();
+  REQUIRE(t);
+  CHECK(t->to_int64_vector() == std::vector<int64_t>{-8, 7, -1});
+  std::filesystem::remove_all(dir);
 }
