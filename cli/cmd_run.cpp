@@ -9,6 +9,7 @@
 #include "commands.h"
 #include "nxrt/io/atomic_file.h"
 #include "nxrt/io/compare.h"
+#include "nxrt/io/npy.h"
 #include "nxrt/io/tensor_file.h"
 #include "render/tensor_summary.h"
 #include "run_compare.h"
@@ -113,7 +114,7 @@ Expected<void> write_values(const ValueMap& values, const std::vector<std::strin
   if (auto made = create_output_folder(f.output_dir); !made) return made;
   for (const auto& name : names) {
     const RuntimeValue& value = values.at(name);
-    const bool npy = value.is_tensor() && value.dtype() != DType::kString && value.dtype() != DType::kBFloat16;
+    const bool npy = value.is_tensor() && npy_supports(value.dtype());
     const fs::path path = fs::path(f.output_dir) / (value_file_stem(name) + (npy ? ".npy" : ".pb"));
     if (auto r = write_value_file(path, value, name); !r) return r;
     if (!f.json && !f.quiet) fmt::print("    written to {}\n", path.string());

@@ -122,6 +122,11 @@ Expected<DType> dtype_of_element(ONNXTensorElementDataType type) {
   auto d = dtype_from_onnx(static_cast<int32_t>(type));
   if (!d || *d == DType::kString || *d == DType::kUndefined)
     return fail(ErrorCode::kRuntime, fmt::format("element type {} is not supported by the nxrt host", static_cast<int>(type)));
+  // ONNX Runtime packs them two per byte; nxrt holds one per byte, so a plugin would misread them.
+  if (is_4bit(*d))
+    return fail(ErrorCode::kRuntime,
+                fmt::format("element type {} ({}) is not supported by the nxrt host: nxrt holds 4-bit elements one per "
+                            "byte, ONNX Runtime plugins expect two per byte", static_cast<int>(type), dtype_name(*d)));
   return *d;
 }
 

@@ -1,6 +1,7 @@
 """CLI tests for IR 9-10 models and opsets 18-21: the op-version cases of testdata/opset18plus
 (expected outputs from ONNX Runtime 1.30, scripts/gen-opset-tests.py) run with
 `nxrt run --test-dir`, and the declines for versions nxrt does not implement or know."""
+import shutil
 import unittest
 
 import onnx
@@ -138,8 +139,8 @@ class Loading(TempDirTest):
         self.assertIn("declined: GridSample-20: mode 'cubic' is defined for 2-D spatial inputs (X of rank "
                       "4) only, X has rank 5; use linear or nearest", out)
 
-    def test_blocked_quantization_is_declined(self):
-        scale = onnx.numpy_helper.from_array(__import__("numpy").ones((2, 4, 2), "float32"), "scale")
+    def test_blocked_quantization_with_a_scale_of_another_rank_is_declined(self):
+        scale = onnx.numpy_helper.from_array(__import__("numpy").ones((4,), "float32"), "scale")
         node = helper.make_node("DequantizeLinear", ["q", "scale"], ["y"], block_size=2, axis=1)
         q = helper.make_tensor_value_info("q", TensorProto.INT8, [2, 8, 2])
         graph = helper.make_graph([node], "g", [q], [helper.make_empty_tensor_value_info("y")], [scale])
@@ -148,8 +149,71 @@ class Loading(TempDirTest):
         onnx.save(model, str(self.tmp / "dq21.onnx"))
         rc, out, err = nxrt("explain-claims", self.tmp / "dq21.onnx", "--ep", "cpu")
         self.assertExit((rc, out, err), 4)
-        self.assertIn("DequantizeLinear-21 with block_size 2 (blocked quantization) is not implemented by the cpu "
-                      "EP; it implements per-tensor and per-axis scales (block_size 0)", out)
+        self.assertIn("DequantizeLinear: blocked quantization (block_size 2) needs a scale of x's rank 3, got rank 1", out)
+
+
+class LowBitTypes(TempDirTest):
+    """float8, int4 and uint4 values at the command's edges: printing, writing, reading."""
+
+    def test_int4_and_float8_initializers_survive_an_epcontext_round_trip(self):
+        for name in ("dequantizelinear_21_int4_raw_data", "constant_19_float8e4m3fn", "movement_21_int4"):
+            with self.subTest(case=name):
+                folder = self.tmp / name
+                shutil.copytree(CASES / name / "test_data_set_0", folder / "test_data_set_0")
+                self.assertExit(nxrt("compile-epcontext", CASES / name / "model.onnx", "-o", folder / "model.onnx",
+                                     "--ep", "cpu", "--embed"), 0)
+                self.assertExit(nxrt("run", "--test-dir", folder, "--ep", "cpu", "-q"), 0)
+
+    def save(self, name, nodes, inputs, outputs, opset=21):
+        graph = helper.make_graph(nodes, "g", inputs, [helper.make_empty_tensor_value_info(o) for o in outputs])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+        model.ir_version = 10
+        onnx.save(model, str(self.tmp / name))
+        return self.tmp / name
+
+    def test_outputs_print_their_values_and_are_written_as_packed_tensor_protos(self):
+        np = __import__("numpy")
+        x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [3])
+        model = self.save("casts.onnx", [helper.make_node("Cast", ["x"], ["f8"], to=17),
+                                         helper.make_node("Cast", ["x"], ["i4"], to=22)], [x], ["f8", "i4"])
+        np.save(self.tmp / "x.npy", np.array([1000, -2.6, 0.3], np.float32))
+        rc, out, err = nxrt("run", model, "--ep", "cpu", "--input", f"x={self.tmp / 'x.npy'}", "--output-dir",
+                            self.tmp / "out")
+        self.assertExit((rc, out, err), 0)
+        self.assertIn("f8: float8e4m3fn[3] min -2.5 max 448 mean 148.604: [448, -2.5, 0.3125]", out)
+        self.assertIn("i4: int4[3] min -8 max 0 mean -3.66667: [-8, -3, 0]", out)
+        f8 = onnx.load_tensor(str(self.tmp / "out" / "f8.pb"))
+        self.assertEqual((f8.data_type, f8.raw_data), (17, bytes([0x7e, 0xc2, 0x2a])))
+        i4 = onnx.load_tensor(str(self.tmp / "out" / "i4.pb"))
+        self.assertEqual((i4.data_type, list(i4.dims), i4.raw_data), (22, [3], bytes([0xd8, 0x00])))
+
+    def test_a_float8_input_cannot_come_from_npy(self):
+        np = __import__("numpy")
+        x = helper.make_tensor_value_info("x", 17, [2])
+        model = self.save("f8in.onnx", [helper.make_node("Cast", ["x"], ["y"], to=TensorProto.FLOAT)], [x], ["y"], 19)
+        np.save(self.tmp / "x.npy", np.zeros(2, np.uint8))
+        rc, out, err = nxrt("run", model, "--ep", "cpu", "--input", f"x={self.tmp / 'x.npy'}")
+        self.assertExit((rc, out, err), 3)
+        self.assertIn(f"file '{self.tmp / 'x.npy'}' cannot hold the float8e4m3fn the model expects", err)
+        self.assertIn("NumPy has no float8 types", err)
+        pb = onnx.TensorProto(name="x", data_type=17, dims=[2], raw_data=bytes([0x38, 0xb8]))
+        (self.tmp / "x.pb").write_bytes(pb.SerializeToString())
+        rc, out, err = nxrt("run", model, "--ep", "cpu", "--input", f"x={self.tmp / 'x.pb'}")
+        self.assertExit((rc, out, err), 0)
+        self.assertIn("y: float[2] min -1 max 1 mean 0: [1, -1]", out)
+
+    def test_an_int4_input_reads_from_int8_npy_in_range(self):
+        np = __import__("numpy")
+        x = helper.make_tensor_value_info("x", 22, [3])  # INT4; Debian's ONNX 1.12 has no name for it
+        model = self.save("i4in.onnx", [helper.make_node("Cast", ["x"], ["y"], to=TensorProto.INT32)], [x], ["y"])
+        np.save(self.tmp / "x.npy", np.array([-8, 7, 1], np.int8))
+        rc, out, err = nxrt("run", model, "--ep", "cpu", "--input", f"x={self.tmp / 'x.npy'}")
+        self.assertExit((rc, out, err), 0)
+        self.assertIn("y: int32[3] min -8 max 7 mean 0: [-8, 7, 1]", out)
+        np.save(self.tmp / "big.npy", np.array([-8, 9, 1], np.int8))
+        rc, out, err = nxrt("run", model, "--ep", "cpu", "--input", f"x={self.tmp / 'big.npy'}")
+        self.assertExit((rc, out, err), 3)
+        self.assertIn(f"file '{self.tmp / 'big.npy'}': element 1 is 9, outside the range of int4 [-8, 7]", err)
 
 
 if __name__ == "__main__":

@@ -140,9 +140,9 @@ TEST_CASE("Cast declines what it does not convert", "[cpu][cast][claim]") {
   CHECK(to_string.reason() == "Cast: bool to string is not supported by the cpu EP; string converts only to and "
                               "from float, double, int8, uint8, int16, uint16, int32, uint32, int64, uint64");
   auto unknown = claim_on_cpu({.op_type = "Cast", .inputs = {Tensor::from_vector<float>({1}, {1})},
-                               .attrs = attrs({{"to", int64_t{17}}})});
+                               .attrs = attrs({{"to", int64_t{23}}})});  // float4e2m1 (opset 23)
   REQUIRE_FALSE(unknown);
-  CHECK(unknown.reason() == "Cast: target type 17 is unknown to nxrt");
+  CHECK(unknown.reason() == "Cast: target type 23 is unknown to nxrt");
   auto like = claim_on_cpu({.op_type = "CastLike", .opset = 15, .inputs = {bools({1}), strings({"1"})}});
   REQUIRE_FALSE(like);
   CHECK(like.reason() == "CastLike: bool to string is not supported by the cpu EP; string converts only to and "
@@ -161,4 +161,67 @@ TEST_CASE("CastLike takes the type of input 1; Cast-1 names the type in text", "
                          .attrs = attrs({{"to", std::string("DOUBLE")}})});
   REQUIRE(old);
   CHECK(compare_tensors((*old)[0], Tensor::from_vector<double>({2}, {3, -4})).empty());
+}
+
+namespace {
+
+Tensor cast_with(const Tensor& x, DType to, int64_t saturate, int64_t opset = 21) {
+  auto r = run_on_cpu({.op_type = "Cast", .opset = opset, .inputs = {x},
+                       .attrs = attrs({{"to", static_cast<int64_t>(to)}, {"saturate", saturate}})});
+  if (!r) FAIL(r.error().render());
+  return (*r)[0];
+}
+
+std::vector<uint8_t> bytes_of(const Tensor& t) { return {t.data_as<uint8_t>(), t.data_as<uint8_t>() + t.numel()}; }
+
+}  // namespace
+
+TEST_CASE("Cast to float8 rounds to nearest even and saturates unless told not to", "[cpu][cast][float8]") {
+  const Tensor x = Tensor::from_vector<float>({5}, {1.0f, 464, 480, -1e6f, 0.3f});
+  // E4M3FN: 1 = 0x38; 464 ties to 448 (0x7e); 480 and -1e6 overflow; 0.3 rounds to 0.3125 (0x2a).
+  CHECK(bytes_of(cast_with(x, DType::kFloat8E4M3FN, 1)) == std::vector<uint8_t>{0x38, 0x7e, 0x7e, 0xfe, 0x2a});
+  CHECK(bytes_of(cast_with(x, DType::kFloat8E4M3FN, 0)) == std::vector<uint8_t>{0x38, 0x7e, 0x7f, 0xff, 0x2a});
+  const Tensor big = Tensor::from_vector<float>({2}, {61440, std::numeric_limits<float>::infinity()});
+  CHECK(bytes_of(cast_with(big, DType::kFloat8E5M2, 0)) == std::vector<uint8_t>{0x7c, 0x7c});  // infinity
+  CHECK(bytes_of(cast_with(big, DType::kFloat8E5M2, 1)) == std::vector<uint8_t>{0x7b, 0x7b});  // 57344
+  CHECK(bytes_of(cast_with(big, DType::kFloat8E5M2FNUZ, 0)) == std::vector<uint8_t>{0x80, 0x80});  // NaN
+}
+
+TEST_CASE("Cast from float8 is exact into every float type", "[cpu][cast][float8]") {
+  const Tensor f8 = Tensor::from_bytes(DType::kFloat8E4M3FNUZ, {3}, std::as_bytes(std::span<const uint8_t>(
+                                                                         std::vector<uint8_t>{0x7f, 0x80, 0x01})));
+  const Tensor y = cast(f8, DType::kFloat64, 19);
+  CHECK(y.data_as<double>()[0] == 240.0);
+  CHECK(std::isnan(y.data_as<double>()[1]));
+  CHECK(y.data_as<double>()[2] == std::ldexp(1.0, -10));
+  CHECK(bits_of(cast(f8, DType::kFloat16, 19))[0] == 0x5b80);  // 240 as float16
+  CHECK(bytes_of(cast(f8, DType::kFloat8E4M3FN, 19)) == std::vector<uint8_t>{0x77, 0x7f, 0x00});  // 2^-10 ties to 0
+}
+
+TEST_CASE("Cast to int4 wraps integers and rounds floats half away from zero", "[cpu][cast][int4]") {
+  const Tensor i = Tensor::from_vector<int32_t>({5}, {-9, 8, 17, -1, 7});
+  CHECK(cast(i, DType::kInt4, 21).to_int64_vector() == std::vector<int64_t>{7, -8, 1, -1, 7});
+  CHECK(cast(i, DType::kUInt4, 21).to_int64_vector() == std::vector<int64_t>{7, 8, 1, 15, 7});
+  const Tensor f = Tensor::from_vector<float>({4}, {2.5f, -0.5f, 7.6f, -3.7f});
+  CHECK(cast(f, DType::kInt4, 21).to_int64_vector() == std::vector<int64_t>{3, -1, -8, -4});
+  const Tensor i4 = cast(i, DType::kInt4, 21);
+  CHECK(cast(i4, DType::kFloat32, 21).to_int64_vector().size() == 5);
+  CHECK(cast(i4, DType::kInt64, 21).to_int64_vector() == std::vector<int64_t>{7, -8, 1, -1, 7});
+  CHECK(cast(i4, DType::kUInt4, 21).to_int64_vector() == std::vector<int64_t>{7, 8, 1, 15, 7});
+}
+
+TEST_CASE("Cast declines float8 before opset 19, int4 before 21 and string to int4", "[cpu][cast][claim]") {
+  const Tensor x = Tensor::from_vector<float>({1}, {1});
+  auto f8 = claim_on_cpu({.op_type = "Cast", .opset = 17, .inputs = {x},
+                          .attrs = attrs({{"to", static_cast<int64_t>(DType::kFloat8E5M2)}})});
+  REQUIRE_FALSE(f8);
+  CHECK(f8.reason() == "Cast: type float8e5m2 needs opset 19 or later (Cast-19 added it); the model imports opset 17");
+  auto i4 = claim_on_cpu({.op_type = "Cast", .opset = 19, .inputs = {x},
+                          .attrs = attrs({{"to", static_cast<int64_t>(DType::kInt4)}})});
+  REQUIRE_FALSE(i4);
+  CHECK(i4.reason() == "Cast: type int4 needs opset 21 or later (Cast-21 added it); the model imports opset 19");
+  auto text = claim_on_cpu({.op_type = "Cast", .opset = 21, .inputs = {strings({"1"})},
+                            .attrs = attrs({{"to", static_cast<int64_t>(DType::kInt4)}})});
+  REQUIRE_FALSE(text);
+  CHECK_THAT(text.reason(), Catch::StartsWith("Cast: string to int4 is not supported by the cpu EP"));
 }

@@ -255,14 +255,31 @@ TEST_CASE("LayerNormalization over many rows in parallel and in double", "[cpu][
 TEST_CASE("LayerNormalization declines other stash types and mixed types", "[cpu][normalization][claim]") {
   const Tensor x = Tensor::from_vector<float>({2, 2}, {1, 2, 3, 4});
   const Tensor s = Tensor::from_vector<float>({2}, {1, 1});
-  auto stash = claim_on_cpu({.op_type = "LayerNormalization", .inputs = {x, s}, .attrs = attrs({{"stash_type", int64_t{11}}})});
+  auto stash = claim_on_cpu({.op_type = "LayerNormalization", .inputs = {x, s}, .attrs = attrs({{"stash_type", int64_t{10}}})});
   REQUIRE_FALSE(stash);
-  CHECK(stash.reason() == "LayerNormalization: stash_type 11 is not supported by the cpu EP; it computes statistics "
-                          "in float (stash_type 1)");
+  CHECK(stash.reason() == "LayerNormalization: stash_type 10 is not supported by the cpu EP; it computes statistics "
+                          "in float (stash_type 1) or double (11)");
   auto mixed = claim_on_cpu({.op_type = "LayerNormalization", .inputs = {x, Tensor::from_vector<double>({2}, {1, 1})}});
   REQUIRE_FALSE(mixed);
   CHECK(mixed.reason() == "LayerNormalization: Scale has type double and X float; the cpu EP needs them equal");
   auto axis = claim_on_cpu({.op_type = "LayerNormalization", .inputs = {x, s}, .attrs = attrs({{"axis", int64_t{-3}}})});
   REQUIRE_FALSE(axis);
   CHECK(axis.reason() == "LayerNormalization: axis -3 is out of range for X of rank 2; valid axes are [-2, 1]");
+}
+
+TEST_CASE("LayerNormalization with stash_type 11 returns double statistics", "[cpu][normalization]") {
+  // Row [1, 2, 3, 4]: mean 2.5, variance 1.25; epsilon 0 keeps the numbers exact.
+  const Tensor x = Tensor::from_vector<float>({1, 4}, {1, 2, 3, 4});
+  auto r = run_on_cpu({.op_type = "LayerNormalization",
+                       .inputs = {x, Tensor::from_vector<float>({4}, {1, 1, 1, 2}), Tensor::from_vector<float>({4}, {0, 0, 0, 1})},
+                       .attrs = attrs({{"stash_type", int64_t{11}}, {"epsilon", 0.0f}}),
+                       .outputs = 3});
+  REQUIRE(r);
+  const double inv = 1 / std::sqrt(1.25);
+  CHECK((*r)[1].dtype() == DType::kFloat64);
+  CHECK(compare_tensors((*r)[1], Tensor::from_vector<double>({1, 1}, {2.5})).empty());
+  CHECK(compare_tensors((*r)[2], Tensor::from_vector<double>({1, 1}, {inv})).empty());
+  CHECK(compare_tensors((*r)[0], Tensor::from_vector<float>({1, 4}, {static_cast<float>(-1.5 * inv), static_cast<float>(-0.5 * inv),
+                                                                     static_cast<float>(0.5 * inv),
+                                                                     static_cast<float>(1.5 * inv) * 2 + 1})).empty());
 }

@@ -49,6 +49,16 @@ TEST_CASE("GetApi serves versions 1 to 24 only", "[ort_plugin]") {
   CHECK(std::string(api_base()->GetVersionString()) == "1.24.0");
 }
 
+TEST_CASE("the host refuses to create int4 tensors, which plugins expect packed", "[ort_plugin][int4]") {
+  const int64_t shape[] = {4};
+  OrtValue* value = nullptr;
+  OrtStatus* s = host_api()->CreateTensorAsOrtValue(nullptr, shape, 1, ONNX_TENSOR_ELEMENT_DATA_TYPE_INT4, &value);
+  REQUIRE(s != nullptr);
+  CHECK(take_status(s) == "element type 22 (int4) is not supported by the nxrt host: nxrt holds 4-bit elements one per "
+                          "byte, ONNX Runtime plugins expect two per byte");
+  CHECK(value == nullptr);
+}
+
 TEST_CASE("a graph view answers Graph_, Node_ and ValueInfo_ functions", "[ort_plugin]") {
   auto model = nxrt::load_model(std::filesystem::path(NXRT_SOURCE_DIR) / "testdata/mlp/model.onnx");
   REQUIRE(model);

@@ -110,3 +110,77 @@ TEST_CASE("quantize ops decline unsupported types and ranks", "[cpu][quantize][c
   REQUIRE_FALSE(t);
   CHECK(t.reason() == "MatMulInteger: input 0 has type int32; the cpu EP supports uint8, int8 for MatMulInteger");
 }
+
+namespace {
+
+Tensor bytes_tensor(DType t, Shape shape, std::vector<uint8_t> bytes) {
+  return Tensor::from_bytes(t, std::move(shape), std::as_bytes(std::span<const uint8_t>(bytes)));
+}
+
+}  // namespace
+
+TEST_CASE("QuantizeLinear and DequantizeLinear with float8, saturate and int4", "[cpu][quantize][float8][int4]") {
+  const Tensor x = Tensor::from_vector<float>({3}, {0.5f, 100, -3});
+  const Tensor scale = Tensor::from_vector<float>({}, {0.5f});
+  // x / 0.5 = 1, 200, -6: E4M3FNUZ's largest is 240; without saturation 200 still fits, with
+  // scale 0.25 (400) it becomes NaN.
+  const Tensor zero = bytes_tensor(DType::kFloat8E4M3FNUZ, {}, {0});
+  auto q = run_on_cpu({.op_type = "QuantizeLinear", .opset = 19, .inputs = {x, scale, zero}});
+  REQUIRE(q);
+  CHECK((*q)[0].dtype() == DType::kFloat8E4M3FNUZ);
+  auto back = run_on_cpu({.op_type = "DequantizeLinear", .opset = 19, .inputs = {(*q)[0], scale, zero}});
+  REQUIRE(back);
+  CHECK(compare_tensors((*back)[0], Tensor::from_vector<float>({3}, {0.5f, 96, -3})).empty());  // 192 is the nearest
+  auto nan = run_on_cpu({.op_type = "QuantizeLinear", .opset = 19,
+                         .inputs = {x, Tensor::from_vector<float>({}, {0.25f}), zero},
+                         .attrs = attrs({{"saturate", int64_t{0}}})});
+  REQUIRE(nan);
+  CHECK((*nan)[0].data_as<uint8_t>()[1] == 0x80);
+
+  // int4 output with zero point 1: round(x / 0.5) + 1 = 2, 201 -> 7, -5.
+  const Tensor zp4 = bytes_tensor(DType::kInt4, {}, {1});
+  auto q4 = run_on_cpu({.op_type = "QuantizeLinear", .opset = 21, .inputs = {x, scale, zp4}});
+  REQUIRE(q4);
+  CHECK((*q4)[0].to_int64_vector() == std::vector<int64_t>{2, 7, -5});
+  auto u4 = run_on_cpu({.op_type = "QuantizeLinear", .opset = 21, .inputs = {x, scale},
+                        .attrs = attrs({{"output_dtype", static_cast<int64_t>(DType::kUInt4)}})});
+  REQUIRE(u4);
+  CHECK((*u4)[0].to_int64_vector() == std::vector<int64_t>{1, 15, 0});
+}
+
+TEST_CASE("blocked quantization applies one scale per block of the axis", "[cpu][quantize]") {
+  // x [2, 5], axis 1, block 2: scales [2, 3] cover columns {0,1}, {2,3}, {4}.
+  const Tensor q = Tensor::from_vector<int8_t>({2, 5}, {1, 2, 3, 4, 5, -1, -2, -3, -4, -5});
+  const Tensor scale = Tensor::from_vector<float>({2, 3}, {1, 10, 100, 2, 20, 200});
+  const Tensor zp = Tensor::from_vector<int8_t>({2, 3}, {0, 1, 0, 0, 0, -5});
+  auto y = run_on_cpu({.op_type = "DequantizeLinear", .opset = 21, .inputs = {q, scale, zp},
+                       .attrs = attrs({{"axis", int64_t{1}}, {"block_size", int64_t{2}}})});
+  REQUIRE(y);
+  CHECK(compare_tensors((*y)[0], Tensor::from_vector<float>({2, 5}, {1, 2, 20, 30, 500, -2, -4, -60, -80, 0})).empty());
+  auto back = run_on_cpu({.op_type = "QuantizeLinear", .opset = 21, .inputs = {(*y)[0], scale, zp},
+                          .attrs = attrs({{"axis", int64_t{1}}, {"block_size", int64_t{2}}})});
+  REQUIRE(back);
+  CHECK(compare_tensors((*back)[0], q).empty());
+  auto wrong = claim_on_cpu({.op_type = "DequantizeLinear", .opset = 21,
+                             .inputs = {q, Tensor::from_vector<float>({2, 2}, {1, 1, 1, 1})},
+                             .attrs = attrs({{"axis", int64_t{1}}, {"block_size", int64_t{2}}})});
+  REQUIRE_FALSE(wrong);
+  CHECK(wrong.reason() == "DequantizeLinear: the scale [2,2] does not fit x [2,5] with axis 1 and block_size 2; "
+                          "blocked scales have x's shape with ceil(dim / block_size) at the axis: [2,3]");
+}
+
+TEST_CASE("QuantizeLinear declines types its opset does not have", "[cpu][quantize][claim]") {
+  const Tensor x = Tensor::from_vector<float>({1}, {1});
+  auto old = claim_on_cpu({.op_type = "QuantizeLinear", .opset = 19,
+                           .inputs = {x, Tensor::from_vector<float>({}, {1}), bytes_tensor(DType::kInt4, {}, {0})}});
+  REQUIRE_FALSE(old);
+  CHECK(old.reason() == "QuantizeLinear: output type int4 is not supported by the cpu EP at opset 19; it quantizes to "
+                        "uint8, int8 and the float8 types");
+  const Tensor half_scale = Tensor::from_bytes(DType::kFloat16, {}, std::as_bytes(std::span<const uint16_t>(
+                                                                        std::vector<uint16_t>{0x3c00})));
+  auto half = claim_on_cpu({.op_type = "DequantizeLinear", .opset = 19,
+                            .inputs = {Tensor::from_vector<int8_t>({1}, {1}), half_scale}});
+  REQUIRE_FALSE(half);
+  CHECK(half.reason() == "DequantizeLinear: the scale has type float16; the cpu EP takes float scales (opset 19's "
+                         "float16 and bfloat16 scales are not implemented)");
+}

@@ -1,9 +1,10 @@
-// Cast between float, double, the integer types, bool, float16, bfloat16, and between
-// string and the float and integer types.
+// Cast between float, double, the integer types, bool, float16, bfloat16, the float8 types,
+// int4 and uint4, and between string and the float and integer types.
 #include <algorithm>
 #include <bit>
 #include <cctype>
 #include <charconv>
+#include <cmath>
 #include <cstring>
 #include <string>
 #include <type_traits>
@@ -11,6 +12,8 @@
 #include "common/broadcast.h"
 #include "common/kernel_util.h"
 #include "common/vector_math.h"
+#include "nxrt/ep/float8.h"
+#include "nxrt/ep/int4.h"
 #include "kernels/kernels.h"
 
 namespace nxrt::cpu {
@@ -143,7 +146,13 @@ std::string list_names(TypeList<Ts...>) {
   return dtype_list({ElementDType<Ts>::kValue...});
 }
 
-bool castable(DType t) { return in_list(CastTypes{}, t) || t == DType::kString; }
+// float8 and 4-bit types convert through the CastTypes (see CastKernel).
+bool is_narrow(DType t) { return is_float8(t) || is_4bit(t); }
+
+bool castable(DType t) { return in_list(CastTypes{}, t) || t == DType::kString || is_narrow(t); }
+
+// The Cast (and CastLike) version that added type t: 19 for float8, 21 for int4 and uint4.
+int64_t first_opset_of(DType t) { return is_float8(t) ? 19 : is_4bit(t) ? 21 : 1; }
 
 // Integers print exactly, floats in the shortest text that reads back to the same value
 // (numpy's str() for values of moderate size), specials as "nan", "inf", "-inf".
@@ -176,10 +185,10 @@ bool parse_element(const std::string& text, T& out) {
 
 // The conversions this EP implements from `from` to `to`, named for `op`.
 KernelMatch check_cast_types(const std::string& op, DType from, DType to) {
-  NXRT_REQUIRE(castable(to), "{}: target type {} is not supported by the cpu EP; it casts between {}, string", op,
-               dtype_name(to), list_names(CastTypes{}));
-  NXRT_REQUIRE(castable(from), "{}: input type {} is not supported by the cpu EP; it casts between {}, string", op,
-               dtype_name(from), list_names(CastTypes{}));
+  NXRT_REQUIRE(castable(to), "{}: target type {} is not supported by the cpu EP; it casts between {}, the float8 "
+               "types, int4, uint4, string", op, dtype_name(to), list_names(CastTypes{}));
+  NXRT_REQUIRE(castable(from), "{}: input type {} is not supported by the cpu EP; it casts between {}, the float8 "
+               "types, int4, uint4, string", op, dtype_name(from), list_names(CastTypes{}));
   NXRT_REQUIRE(from == to || (from != DType::kString && to != DType::kString) ||
                    in_list(TextTypes{}, from == DType::kString ? to : from),
                "{}: {} to {} is not supported by the cpu EP; string converts only to and from {}", op,
@@ -195,6 +204,14 @@ std::optional<DType> cast_target(const Attribute& to) {
   std::string name = std::get<std::string>(to.value);
   std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
   return dtype_from_name(name);
+}
+
+// float8 types arrived in opset 19, int4 and uint4 in 21.
+KernelMatch check_type_opset(const NodeContext& ctx, DType t) {
+  NXRT_REQUIRE(ctx.opset() >= first_opset_of(t), "{}: type {} needs opset {} or later ({}-{} added it); the model "
+               "imports opset {}", ctx.node().op_type, dtype_name(t), first_opset_of(t), ctx.node().op_type,
+               first_opset_of(t), ctx.opset());
+  return KernelMatch::supported();
 }
 
 KernelMatch check_cast(const NodeContext& ctx) {
@@ -213,6 +230,8 @@ KernelMatch check_cast(const NodeContext& ctx) {
   NXRT_REQUIRE(to.has_value(), "Cast: target type {} is unknown to nxrt",
                by_name ? std::get<std::string>(to_attr->value) : std::to_string(std::get<int64_t>(to_attr->value)));
   NXRT_REQUIRE_MATCH(check_cast_types("Cast", from, *to));
+  NXRT_REQUIRE_MATCH(check_type_opset(ctx, from));
+  NXRT_REQUIRE_MATCH(check_type_opset(ctx, *to));
   return KernelMatch::supported(elementwise_cost(ctx, 1));
 }
 
@@ -223,12 +242,55 @@ KernelMatch check_cast_like(const NodeContext& ctx) {
                "CastLike: the types of inputs 0 and 1 must be known; run shape inference or give the "
                "model value_info for them");
   NXRT_REQUIRE_MATCH(check_cast_types("CastLike", ctx.input_dtype(0), ctx.input_dtype(1)));
+  NXRT_REQUIRE_MATCH(check_type_opset(ctx, ctx.input_dtype(0)));
+  NXRT_REQUIRE_MATCH(check_type_opset(ctx, ctx.input_dtype(1)));
   return KernelMatch::supported(elementwise_cost(ctx, 1));
+}
+
+// x as a tensor of the CastTypes holding the same values: float8 widened to float (exact),
+// int4 and uint4 read as the int8 and uint8 they are held in.
+Tensor widened(const Tensor& x) {
+  if (!is_narrow(x.dtype())) return x;
+  const Tensor c = x.view().is_contiguous() ? x : copy_to_contiguous(x.view());
+  if (is_4bit(c.dtype()))
+    return Tensor(c.storage(), c.dtype() == DType::kInt4 ? DType::kInt8 : DType::kUInt8, c.shape(),
+                  c.view().byte_offset);
+  Tensor wide = Tensor::empty(DType::kFloat32, c.shape());
+  const uint8_t* in = c.data_as<uint8_t>();
+  float* out = wide.mut_as<float>();
+  for (int64_t i = 0; i < c.numel(); ++i) out[i] = float8_to_float(c.dtype(), in[i]);
+  return wide;
+}
+
+// x (of the CastTypes) converted to `to` (of the CastTypes) in a new tensor.
+Tensor converted(const Tensor& x, DType to, const Parallel& parallel) {
+  const Tensor c = x.view().is_contiguous() ? x : copy_to_contiguous(x.view());
+  Tensor out = Tensor::empty(to, c.shape());
+  (void)dispatch_dtype(CastTypes{}, c.dtype(), [&](auto from) {
+    using From = typename decltype(from)::type;
+    return dispatch_dtype(CastTypes{}, to, [&](auto target) -> Expected<void> {
+      using To = typename decltype(target)::type;
+      const Element<From>* in = c.data_as<Element<From>>();
+      Element<To>* o = out.mut_as<Element<To>>();
+      parallel.for_range(c.numel(), kElementwiseGrain,
+                         [&](int64_t b, int64_t e) { convert_range<From, To>(in + b, o + b, e - b); });
+      return {};
+    });
+  });
+  return out;
+}
+
+// A float rounded to the nearest integer (halves away from zero, as ONNX Runtime's Cast to
+// int4 does), then wrapped to 4 bits; NaN gives 0 and the int64 range bounds the rest.
+uint8_t float_to_4bit(DType t, double v) {
+  if (std::isnan(v)) return 0;
+  const double r = std::clamp(std::round(v), -0x1p63, 0x1p63 - 1024);
+  return wrap_to_4bit(t, static_cast<int64_t>(r));
 }
 
 class CastKernel final : public Kernel {
  public:
-  explicit CastKernel(DType to) : to_(to) {}
+  CastKernel(DType to, bool saturate) : to_(to), saturate_(saturate) {}
 
   Expected<void> compute(KernelContext& ctx) override {
     const Tensor& x = ctx.input(0);
@@ -236,6 +298,7 @@ class CastKernel final : public Kernel {
       ctx.set_output(0, x);
       return {};
     }
+    if (is_narrow(x.dtype()) || is_narrow(to_)) return convert_narrow(ctx, widened(x));
     if (x.dtype() == DType::kString)
       return dispatch_dtype(TextTypes{}, to_, [&](auto to) { return parse<typename decltype(to)::type>(ctx); });
     if (to_ == DType::kString)
@@ -249,6 +312,28 @@ class CastKernel final : public Kernel {
   std::string_view variant() const override { return "elementwise"; }
 
  private:
+  // Casts from or to float8, int4 and uint4: `wide` holds x's values in one of the CastTypes.
+  // float8 targets round from double; int4 targets take integers' low bits and round floats.
+  Expected<void> convert_narrow(KernelContext& ctx, const Tensor& wide) const {
+    if (!is_narrow(to_)) {
+      ctx.set_output(0, wide.dtype() == to_ ? wide : converted(wide, to_, ctx.parallel()));
+      return {};
+    }
+    auto y = ctx.output(0, to_, wide.shape());
+    if (!y) return std::unexpected(std::move(y.error()));
+    uint8_t* out = y->mut_as<uint8_t>();
+    const bool from_integer = !is_floating(wide.dtype());
+    const Tensor values = converted(wide, is_4bit(to_) && from_integer ? DType::kInt64 : DType::kFloat64, ctx.parallel());
+    ctx.parallel().for_range(values.numel(), kElementwiseGrain, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) {
+        if (is_float8(to_)) out[i] = float_to_float8(to_, values.data_as<double>()[i], saturate_);
+        else if (from_integer) out[i] = wrap_to_4bit(to_, values.data_as<int64_t>()[i]);
+        else out[i] = float_to_4bit(to_, values.data_as<double>()[i]);
+      }
+    });
+    return {};
+  }
+
   template <class From, class To>
   Expected<void> convert_all(KernelContext& ctx) const {
     const Tensor& x = ctx.input(0);
@@ -291,19 +376,22 @@ class CastKernel final : public Kernel {
   }
 
   DType to_;
+  bool saturate_;  // Cast-19's attribute: out-of-range values to float8 saturate (default) or not
 };
+
+bool saturate_of(const NodeContext& ctx) { return ctx.opset() < 19 || ctx.attrs().int_or("saturate", 1) != 0; }
 
 }  // namespace
 
 std::vector<KernelDef> cast_kernels() {
   auto create_cast = [](const NodeContext& ctx) {
-    return make_kernel<CastKernel>(*cast_target(*ctx.attrs().find("to")));
+    return make_kernel<CastKernel>(*cast_target(*ctx.attrs().find("to")), saturate_of(ctx));
   };
   return {
       KernelDef{{"", "Cast", 1}, 5, check_cast, create_cast},
       KernelDef{{"", "Cast", 6}, 0, check_cast, create_cast},
       KernelDef{{"", "CastLike", 15}, 0, check_cast_like,
-                [](const NodeContext& ctx) { return make_kernel<CastKernel>(ctx.input_dtype(1)); }},
+                [](const NodeContext& ctx) { return make_kernel<CastKernel>(ctx.input_dtype(1), saturate_of(ctx)); }},
   };
 }
 

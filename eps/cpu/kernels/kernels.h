@@ -45,7 +45,8 @@ std::vector<KernelDef> detection_kernels();         // RoiAlign NonMaxSuppressio
 std::vector<KernelDef> conv_transpose_kernels();    // ConvTranspose
 std::vector<KernelDef> rnn_kernels();               // RNN GRU LSTM
 std::vector<KernelDef> signal_kernels();            // DFT (17, 20) STFT HannWindow HammingWindow BlackmanWindow MelWeightMatrix
-std::vector<KernelDef> quantize_kernels();          // QuantizeLinear DequantizeLinear DynamicQuantizeLinear QLinearMatMul QLinearConv MatMulInteger ConvInteger
+std::vector<KernelDef> quantize_kernels();          // DynamicQuantizeLinear QLinearMatMul QLinearConv MatMulInteger ConvInteger
+std::vector<KernelDef> quantize_linear_kernels();   // QuantizeLinear DequantizeLinear
 std::vector<KernelDef> sequence_kernels();          // SequenceEmpty SequenceConstruct SequenceInsert SequenceAt SequenceErase SequenceLength SplitToSequence ConcatFromSequence
 std::vector<KernelDef> optional_kernels();          // Optional OptionalHasElement OptionalGetElement
 std::vector<KernelDef> control_flow_kernels();      // If Loop Scan

@@ -219,8 +219,8 @@ KernelMatch check_layer_norm(const NodeContext& ctx) {
                "LayerNormalization: B has type {} and X {}; the cpu EP needs them equal",
                dtype_name(ctx.input_dtype(2)), dtype_name(ctx.input_dtype(0)));
   const int64_t stash = ctx.attrs().int_or("stash_type", 1);
-  NXRT_REQUIRE(stash == 1, "LayerNormalization: stash_type {} is not supported by the cpu EP; it computes "
-               "statistics in float (stash_type 1)", stash);
+  NXRT_REQUIRE(stash == 1 || stash == 11, "LayerNormalization: stash_type {} is not supported by the cpu EP; it "
+               "computes statistics in float (stash_type 1) or double (11)", stash);
   const int64_t axis = ctx.attrs().int_or("axis", -1);
   const std::optional<int64_t> rank = ctx.input_rank(0);
   NXRT_REQUIRE(!rank || normalize_axis(axis, *rank),
@@ -230,10 +230,12 @@ KernelMatch check_layer_norm(const NodeContext& ctx) {
 }
 
 // Per row of the trailing `axis..` dims: mean and variance (two passes, accumulated in
-// double), then y = (x - mean) / sqrt(var + eps) * scale + B.
+// double), then y = (x - mean) / sqrt(var + eps) * scale + B. Mean and InvStdDev have the
+// stash type (float or double); with a double stash the normalized values are computed in
+// double before the scale and bias apply in X's type, as ONNX's function body does.
 class LayerNormKernel final : public Kernel {
  public:
-  LayerNormKernel(int64_t axis, float epsilon) : axis_(axis), epsilon_(epsilon) {}
+  LayerNormKernel(int64_t axis, float epsilon, DType stash) : axis_(axis), epsilon_(epsilon), stash_(stash) {}
 
   Expected<void> compute(KernelContext& ctx) override {
     if (ctx.input(0).dtype() == DType::kFloat64) return run<double>(ctx);
@@ -271,18 +273,23 @@ class LayerNormKernel final : public Kernel {
     if (!y) return std::unexpected(std::move(y.error()));
     Shape stat_shape(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(a));
     stat_shape.resize(s.size(), 1);
-    float* mean_out = nullptr;
-    float* inv_out = nullptr;
+    void* mean_out = nullptr;
+    void* inv_out = nullptr;
     if (ctx.wants_output(1)) {
-      auto m = ctx.output(1, DType::kFloat32, stat_shape);
+      auto m = ctx.output(1, stash_, stat_shape);
       if (!m) return std::unexpected(std::move(m.error()));
-      mean_out = m->mut_as<float>();
+      mean_out = m->mut().data();
     }
     if (ctx.wants_output(2)) {
-      auto v = ctx.output(2, DType::kFloat32, stat_shape);
+      auto v = ctx.output(2, stash_, stat_shape);
       if (!v) return std::unexpected(std::move(v.error()));
-      inv_out = v->mut_as<float>();
+      inv_out = v->mut().data();
     }
+    const bool wide = stash_ == DType::kFloat64;
+    auto store = [wide](void* stats, int64_t r, double v) {
+      if (wide) static_cast<double*>(stats)[r] = v;
+      else static_cast<float*>(stats)[r] = static_cast<float>(v);
+    };
     const T* in = x.data_as<T>();
     T* out = y->mut_as<T>();
     const T* pscale = *scale;
@@ -294,8 +301,13 @@ class LayerNormKernel final : public Kernel {
         const double mean = len ? lane_sum<double>(xr, len) / static_cast<double>(len) : 0.0;
         const double var = len ? lane_squared_deviation<double>(xr, len, mean) / static_cast<double>(len) : 0.0;
         const double inv = 1.0 / std::sqrt(var + static_cast<double>(epsilon_));
-        if (mean_out) mean_out[r] = static_cast<float>(mean);
-        if (inv_out) inv_out[r] = static_cast<float>(inv);
+        if (mean_out) store(mean_out, r, mean);
+        if (inv_out) store(inv_out, r, inv);
+        if (wide) {
+          for (int64_t i = 0; i < len; ++i)
+            yr[i] = static_cast<T>((static_cast<double>(xr[i]) - mean) * inv) * pscale[i] + (bias ? bias[i] : T(0));
+          continue;
+        }
         const T m = static_cast<T>(mean), k = static_cast<T>(inv);
         if (bias)
           for (int64_t i = 0; i < len; ++i) yr[i] = (xr[i] - m) * k * pscale[i] + bias[i];
@@ -308,6 +320,7 @@ class LayerNormKernel final : public Kernel {
 
   int64_t axis_;
   float epsilon_;
+  DType stash_;
 };
 
 // ---- InstanceNormalization ----
@@ -606,8 +619,10 @@ std::vector<KernelDef> normalization_kernels() {
                   return make_kernel<LpNormKernel>(ctx.attrs().int_or("axis", -1), ctx.attrs().int_or("p", 2));
                 }},
       KernelDef{{"", "LayerNormalization", 17}, 0, check_layer_norm, [](const NodeContext& ctx) {
+                  const bool wide = ctx.attrs().int_or("stash_type", 1) == 11;
                   return make_kernel<LayerNormKernel>(ctx.attrs().int_or("axis", -1),
-                                                      ctx.attrs().float_or("epsilon", 1e-5f));
+                                                      ctx.attrs().float_or("epsilon", 1e-5f),
+                                                      wide ? DType::kFloat64 : DType::kFloat32);
                 }},
   };
 }

@@ -9,9 +9,36 @@
 #include "common/elementwise.h"
 #include "common/kernel_util.h"
 #include "kernels/kernels.h"
+#include "nxrt/ep/float8.h"
 
 namespace nxrt::cpu {
 namespace {
+
+// A float8 element of type K, read as the float it encodes (IsNaN-20 and IsInf-20 test it).
+template <DType K>
+struct Float8 {
+  uint8_t bits = 0;
+  operator float() const { return float8_to_float(K, bits); }  // NOLINT: reads like a float type
+};
+
+}  // namespace
+
+template <DType K>
+struct ElementDType<Float8<K>> {
+  static constexpr DType kValue = K;
+};
+
+namespace {
+
+// Opset 20 added the float8 types to IsNaN and IsInf.
+using FloatHalfFloat8Types = TypeList<float, double, Half, Float8<DType::kFloat8E4M3FN>, Float8<DType::kFloat8E4M3FNUZ>,
+                                      Float8<DType::kFloat8E5M2>, Float8<DType::kFloat8E5M2FNUZ>>;
+
+// The value of an element of any of those types (double holds each exactly).
+template <class X>
+double value_of(X x) {
+  return static_cast<double>(x);
+}
 
 // LeakyRelu: alpha from the attribute.
 KernelDef leaky_relu_def() {
@@ -22,12 +49,16 @@ KernelDef leaky_relu_def() {
 }
 
 // IsInf: which infinities count comes from detect_positive / detect_negative.
-KernelDef is_inf_def() {
-  return map_def_with<FloatHalfTypes, bool>("IsInf", 10, [](const NodeContext& ctx) {
+template <class Types>
+KernelDef is_inf_def(int64_t since, int64_t until) {
+  return map_def_with<Types, bool>("IsInf", since, [](const NodeContext& ctx) {
     const bool positive = ctx.attrs().int_or("detect_positive", 1) != 0;
     const bool negative = ctx.attrs().int_or("detect_negative", 1) != 0;
-    return [positive, negative](auto x) { return std::isinf(x) && (x > 0 ? positive : negative); };
-  });
+    return [positive, negative](auto x) {
+      const double v = value_of(x);
+      return std::isinf(v) && (v > 0 ? positive : negative);
+    };
+  }, until);
 }
 
 // Clip-1 and -6 take min/max as attributes (floats only); Clip-11 takes them as optional
@@ -125,8 +156,10 @@ std::vector<KernelDef> unary_kernels() {
       // nearbyint in the default rounding mode rounds halves to even, as Round specifies.
       map_def("Round", 11, [](auto x) { return std::nearbyint(x); }),
       map_def("Reciprocal", 1, [](auto x) { return decltype(x)(1) / x; }),
-      map_def<FloatHalfTypes, bool>("IsNaN", 9, [](auto x) { return std::isnan(x); }),
-      is_inf_def(),
+      map_def<FloatHalfTypes, bool>("IsNaN", 9, [](auto x) { return std::isnan(value_of(x)); }, 19),
+      map_def<FloatHalfFloat8Types, bool>("IsNaN", 20, [](auto x) { return std::isnan(value_of(x)); }),
+      is_inf_def<FloatHalfTypes>(10, 19),
+      is_inf_def<FloatHalfFloat8Types>(20, 0),
       leaky_relu_def(),
       clip_def(1, 10),
       clip_def(11, 0),

@@ -31,6 +31,13 @@ constexpr std::array kInfos = {
     DTypeInfo{DType::kUInt32, 4, "uint32", "uint32", "u32"},
     DTypeInfo{DType::kUInt64, 8, "uint64", "uint64", "u64"},
     DTypeInfo{DType::kBFloat16, 2, "bfloat16", "bfloat16", "bf16"},
+    // The ml_dtypes spellings as aliases.
+    DTypeInfo{DType::kFloat8E4M3FN, 1, "float8e4m3fn", "float8_e4m3fn", "f8e4m3fn"},
+    DTypeInfo{DType::kFloat8E4M3FNUZ, 1, "float8e4m3fnuz", "float8_e4m3fnuz", "f8e4m3fnuz"},
+    DTypeInfo{DType::kFloat8E5M2, 1, "float8e5m2", "float8_e5m2", "f8e5m2"},
+    DTypeInfo{DType::kFloat8E5M2FNUZ, 1, "float8e5m2fnuz", "float8_e5m2fnuz", "f8e5m2fnuz"},
+    DTypeInfo{DType::kUInt4, 1, "uint4", "uint4", "u4"},
+    DTypeInfo{DType::kInt4, 1, "int4", "int4", "i4"},
 };
 
 const DTypeInfo* find_info(DType t) {
@@ -44,6 +51,11 @@ const DTypeInfo* find_info(DType t) {
 std::size_t dtype_size(DType t) {
   const auto* info = find_info(t);
   return info ? info->size : 0;
+}
+
+std::size_t dtype_packed_bytes(DType t, std::size_t n) {
+  if (is_4bit(t)) return n / 2 + n % 2;
+  return n * dtype_size(t);
 }
 
 std::string_view dtype_name(DType t) {
@@ -64,13 +76,21 @@ std::optional<DType> dtype_from_onnx(int32_t code) {
 
 bool is_floating(DType t) {
   return t == DType::kFloat32 || t == DType::kFloat64 || t == DType::kFloat16 ||
-         t == DType::kBFloat16;
+         t == DType::kBFloat16 || is_float8(t);
 }
+
+bool is_float8(DType t) {
+  return t == DType::kFloat8E4M3FN || t == DType::kFloat8E4M3FNUZ || t == DType::kFloat8E5M2 ||
+         t == DType::kFloat8E5M2FNUZ;
+}
+
+bool is_4bit(DType t) { return t == DType::kInt4 || t == DType::kUInt4; }
 
 bool is_integer(DType t) {
   switch (t) {
     case DType::kUInt8: case DType::kInt8: case DType::kUInt16: case DType::kInt16:
     case DType::kInt32: case DType::kInt64: case DType::kUInt32: case DType::kUInt64:
+    case DType::kInt4: case DType::kUInt4:
       return true;
     default:
       return false;

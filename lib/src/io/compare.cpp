@@ -8,6 +8,8 @@
 #include <cstring>
 #include <limits>
 
+#include "nxrt/ep/float8.h"
+
 namespace nxrt {
 
 float half_to_float(uint16_t h) {
@@ -110,7 +112,13 @@ double element_as_double(const TensorView& v, int64_t i) {
     case DType::kFloat64: return v.data_as<double>()[i];
     case DType::kFloat16: return half_to_float(v.data_as<uint16_t>()[i]);
     case DType::kBFloat16: return bfloat16_to_float(v.data_as<uint16_t>()[i]);
+    case DType::kFloat8E4M3FN:
+    case DType::kFloat8E4M3FNUZ:
+    case DType::kFloat8E5M2:
+    case DType::kFloat8E5M2FNUZ: return float8_to_float(v.dtype, v.data_as<uint8_t>()[i]);
+    case DType::kInt4:
     case DType::kInt8: return v.data_as<int8_t>()[i];
+    case DType::kUInt4:
     case DType::kUInt8: return v.data_as<uint8_t>()[i];
     case DType::kInt16: return v.data_as<int16_t>()[i];
     case DType::kUInt16: return v.data_as<uint16_t>()[i];

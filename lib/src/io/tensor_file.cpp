@@ -9,6 +9,8 @@
 
 #include <random>
 
+#include "nxrt/ep/float8.h"
+#include "nxrt/ep/int4.h"
 #include "nxrt/ep/weight.h"
 #include "nxrt/io/atomic_file.h"
 #include "nxrt/io/npy.h"
@@ -66,10 +68,28 @@ Expected<void> parse_pb_file(const std::filesystem::path& path, google::protobuf
   return {};
 }
 
-// The same bits read as bfloat16 when the file says uint16 and the model bfloat16.
+// The same bits read as bfloat16 when the file says uint16 and the model bfloat16, and as
+// int4 (uint4) when the file says int8 (uint8) and the model int4 (uint4): NumPy has neither.
 Tensor as_declared(Tensor t, const ValueType& type) {
-  if (t.dtype() != DType::kUInt16 || type.dtype != DType::kBFloat16) return t;
-  return Tensor(t.storage(), DType::kBFloat16, t.shape(), t.view().byte_offset);
+  const bool bits16 = t.dtype() == DType::kUInt16 && type.dtype == DType::kBFloat16;
+  const bool bits4 = (t.dtype() == DType::kInt8 && type.dtype == DType::kInt4) ||
+                     (t.dtype() == DType::kUInt8 && type.dtype == DType::kUInt4);
+  if (!bits16 && !bits4) return t;
+  return Tensor(t.storage(), type.dtype, t.shape(), t.view().byte_offset);
+}
+
+// An int4/uint4 tensor read from 8-bit elements must hold values of its range.
+Expected<void> check_4bit_range(const Tensor& t, const std::string& where) {
+  if (!is_4bit(t.dtype())) return {};
+  const std::vector<int64_t> values = t.to_int64_vector();
+  for (std::size_t i = 0; i < values.size(); ++i)
+    if (values[i] < min_4bit(t.dtype()) || values[i] > max_4bit(t.dtype()))
+      return fail(ErrorCode::kInvalidInput,
+                  fmt::format("{}: element {} is {}, outside the range of {} [{}, {}]", where, i, values[i],
+                              dtype_name(t.dtype()), min_4bit(t.dtype()), max_4bit(t.dtype())),
+                  "the model declares a 4-bit input; nxrt reads it from 8-bit elements",
+                  "clip the values to the range");
+  return {};
 }
 
 Expected<Tensor> tensor_for(const onnx::TensorProto& proto, const ValueType& type, const std::string& where) {
@@ -119,9 +139,16 @@ Expected<RuntimeValue> read_value_file(const std::filesystem::path& path, const 
     if (name) *name = proto.name();
     return sequence_from_proto(proto, type, where);
   }
+  if (path.extension() == ".npy" && is_float8(type.dtype))
+    return fail(ErrorCode::kInvalidInput,
+                fmt::format("{} cannot hold the {} the model expects", where, dtype_name(type.dtype)),
+                "NumPy has no float8 types, so .npy files cannot hold float8 tensors",
+                "give the input as an ONNX TensorProto (.pb) file, or feed float and Cast it inside the model");
   auto t = read_tensor_file(path, name);
   if (!t) return std::unexpected(t.error());
-  return RuntimeValue(as_declared(std::move(*t), type));
+  Tensor declared = as_declared(std::move(*t), type);
+  if (auto in_range = check_4bit_range(declared, where); !in_range) return std::unexpected(in_range.error());
+  return RuntimeValue(std::move(declared));
 }
 
 Expected<void> write_value_file(const std::filesystem::path& path, const RuntimeValue& value, const std::string& name) {
@@ -175,6 +202,14 @@ Expected<Tensor> random_tensor(DType dtype, const Shape& shape, uint64_t seed) {
     case DType::kUInt32: fill(t.mut_as<uint32_t>(), [&] { return static_cast<uint32_t>(small(rng)); }); break;
     case DType::kUInt64: fill(t.mut_as<uint64_t>(), [&] { return static_cast<uint64_t>(small(rng)); }); break;
     case DType::kBool: fill(t.mut_as<bool>(), [&] { return small(rng) < 5; }); break;
+    case DType::kInt4: fill(t.mut_as<int8_t>(), [&] { return static_cast<int8_t>(small(rng) - 5); }); break;
+    case DType::kUInt4: fill(t.mut_as<uint8_t>(), [&] { return static_cast<uint8_t>(small(rng)); }); break;
+    case DType::kFloat8E4M3FN:
+    case DType::kFloat8E4M3FNUZ:
+    case DType::kFloat8E5M2:
+    case DType::kFloat8E5M2FNUZ:
+      fill(t.mut_as<uint8_t>(), [&] { return float_to_float8(dtype, real(rng), true); });
+      break;
     case DType::kString: {
       auto* s = t.mut_as<std::string>();
       for (int64_t i = 0; i < n; ++i) s[i] = fmt::format("s{}", i);

@@ -1,7 +1,7 @@
 // ONNX shape inference for op versions newer than libonnx: each version opsets 18 to 23
-// introduced gets libonnx's schema when libonnx has it, the previous version's when only
-// types were added, and otherwise nxrt's rule below (the element type, and the shape where
-// the rule is exact); versions without a rule infer nothing, and run time gives the shapes.
+// introduced gets libonnx's schema when libonnx has it, else nxrt's rule below (the element
+// type, and the shape where the rule is exact), else the previous version's when only types
+// were added; versions without either infer nothing, and run time gives the shapes.
 #include "schema_bridge.h"
 
 #include <onnx/defs/shape_inference.h>
@@ -133,6 +133,14 @@ std::map<std::pair<std::string, int64_t>, InferenceFunction> rules() {
     const onnx::TypeProto* in = ctx.getInputType(0);
     *ctx.getOutputType(0) = in->has_optional_type() ? in->optional_type().elem_type() : *in;
   };
+  // The float8 (19) and int4 (21) versions only add types, but libonnx's Cast-13 refuses a
+  // 'to' it does not know; every later version uses these rules too.
+  r[{"Cast", 19}] = r[{"Cast", 21}] = [](InferenceContext& ctx) {
+    typed_like_input(ctx, static_cast<int32_t>(onnx::getAttribute(ctx, "to", 0)));
+  };
+  r[{"CastLike", 19}] = r[{"CastLike", 21}] = [](InferenceContext& ctx) {
+    if (has_input(ctx, 1)) typed_like_input(ctx, ctx.getInputType(1)->tensor_type().elem_type());
+  };
   // Dequantized values take the scale's type (float16 and bfloat16 scales from opset 19).
   r[{"DequantizeLinear", 19}] = r[{"DequantizeLinear", 21}] = [](InferenceContext& ctx) {
     if (has_input(ctx, 1)) typed_like_input(ctx, ctx.getInputType(1)->tensor_type().elem_type());
@@ -170,14 +178,15 @@ class InferenceSchemas final : public onnx::ISchemaRegistry {
     const onnx::OpSchema* own = libonnx_schema(op, version);
     const OpVersionChange* change = op_version_at(op, version);
     if (!change || (own && own->SinceVersion() >= change->since_version)) return own;
+    auto it = schemas_.find({op, change->since_version});
+    if (it != schemas_.end()) return &it->second;
     if (change->kind == OpVersionChange::Kind::kSameSignature) {
       // The version before it, when libonnx knows that one (each type-only version follows one).
       const OpVersionChange* before = op_version_at(op, change->since_version - 1);
       return before && (!own || own->SinceVersion() < before->since_version) ? GetSchema(op, before->since_version, domain)
                                                                                : own;
     }
-    auto it = schemas_.find({op, change->since_version});
-    return it == schemas_.end() ? nullptr : &it->second;
+    return nullptr;
   }
 
  private:

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <limits>
 
+#include "nxrt/ep/int4.h"
 #include "nxrt/model/model.h"
 
 namespace nxrt {
@@ -22,7 +23,7 @@ struct Header {
   DType dtype;
   Shape shape;
   int64_t numel;
-  std::size_t bytes;  // numel * element size, known to fit
+  std::size_t bytes;  // in raw_data or external data (int4: packed), known to fit
 };
 
 Expected<Header> read_header(const onnx::TensorProto& proto, const std::string& context) {
@@ -40,7 +41,25 @@ Expected<Header> read_header(const onnx::TensorProto& proto, const std::string& 
     return bad_tensor(context, fmt::format("shape {} of {} needs more than 2^63 bytes", shape_to_string(shape),
                                            dtype_name(*dtype)));
   if (proto.has_segment()) return bad_tensor(context, "segmented tensors are not supported");
-  return Header{*dtype, std::move(shape), numel, static_cast<std::size_t>(numel) * esize};
+  return Header{*dtype, std::move(shape), numel, dtype_packed_bytes(*dtype, static_cast<std::size_t>(numel))};
+}
+
+// A tensor of `h` from its int4/uint4 elements packed two per byte.
+Tensor unpack_tensor(const Header& h, std::span<const uint8_t> packed) {
+  Tensor t = Tensor::empty(h.dtype, h.shape);
+  unpack_4bit(h.dtype, packed.data(), static_cast<std::size_t>(h.numel), t.mut_as<uint8_t>());
+  return t;
+}
+
+// int4/uint4 in int32_data: one packed byte (two elements) per value.
+Expected<Tensor> from_packed_field(const Header& h, const google::protobuf::RepeatedField<int32_t>& field,
+                                   const std::string& context) {
+  if (static_cast<std::size_t>(field.size()) != h.bytes)
+    return bad_tensor(context, fmt::format("holds {} int32_data values for shape {} of {}; {} elements packed two "
+                                           "per value need {}", field.size(), shape_to_string(h.shape),
+                                           dtype_name(h.dtype), h.numel, h.bytes));
+  std::vector<uint8_t> packed(field.begin(), field.end());
+  return unpack_tensor(h, packed);
 }
 
 // Copies typed-field values (float_data, int32_data...) into a new tensor of `h`.
@@ -75,6 +94,7 @@ Expected<Tensor> tensor_from_proto(const onnx::TensorProto& proto, const std::st
     if (raw.size() != h->bytes)
       return bad_tensor(context, fmt::format("raw_data has {} bytes; shape {} of {} needs {}", raw.size(),
                                              shape_to_string(h->shape), dtype_name(h->dtype), h->bytes));
+    if (is_4bit(h->dtype)) return unpack_tensor(*h, std::span(reinterpret_cast<const uint8_t*>(raw.data()), raw.size()));
     return Tensor::from_bytes(h->dtype, h->shape, std::as_bytes(std::span(raw.data(), raw.size())));
   }
   switch (h->dtype) {
@@ -92,6 +112,13 @@ Expected<Tensor> tensor_from_proto(const onnx::TensorProto& proto, const std::st
     // float16 and bfloat16 travel as their 16-bit patterns in int32_data.
     case DType::kFloat16:
     case DType::kBFloat16: return from_field(*h, proto.int32_data(), context, store_as<uint16_t>());
+    // float8 travels as its 8-bit patterns in int32_data.
+    case DType::kFloat8E4M3FN:
+    case DType::kFloat8E4M3FNUZ:
+    case DType::kFloat8E5M2:
+    case DType::kFloat8E5M2FNUZ: return from_field(*h, proto.int32_data(), context, store_as<uint8_t>());
+    case DType::kInt4:
+    case DType::kUInt4: return from_packed_field(*h, proto.int32_data(), context);
     default: break;
   }
   return bad_tensor(context, fmt::format("has no data for element type {}", dtype_name(h->dtype)));
@@ -140,6 +167,10 @@ Expected<WeightHandle> weight_from_proto(const onnx::TensorProto& proto, const s
                       fmt::format("external data '{}' has {} bytes; the tensor asks for {} bytes from offset {}",
                                   location, file->size(), needed, offset),
                       "the weights file does not belong to this model or is truncated; re-export it");
+  // int4 is held one element per byte, so its packed bytes are unpacked instead of mapped.
+  if (is_4bit(h->dtype))
+    return WeightHandle::resident(unpack_tensor(
+        *h, std::span(reinterpret_cast<const uint8_t*>(file->data()) + offset, needed)));
   return WeightHandle::mapped(file, static_cast<std::size_t>(offset), needed, h->dtype, h->shape);
 }
 
@@ -150,6 +181,12 @@ void tensor_to_proto(const Tensor& tensor, onnx::TensorProto& proto) {
   const Tensor t = copy_to_contiguous(tensor.view());
   if (t.dtype() == DType::kString) {
     for (int64_t i = 0; i < t.numel(); ++i) proto.add_string_data(t.data_as<std::string>()[i]);
+    return;
+  }
+  if (is_4bit(t.dtype())) {
+    std::string packed(dtype_packed_bytes(t.dtype(), static_cast<std::size_t>(t.numel())), '\0');
+    pack_4bit(t.data_as<uint8_t>(), static_cast<std::size_t>(t.numel()), reinterpret_cast<uint8_t*>(packed.data()));
+    proto.set_raw_data(std::move(packed));
     return;
   }
   proto.set_raw_data(std::string(static_cast<const char*>(t.view().data()), t.nbytes()));

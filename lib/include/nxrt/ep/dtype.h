@@ -24,10 +24,23 @@ enum class DType : int32_t {
   kUInt32 = 12,
   kUInt64 = 13,
   kBFloat16 = 16,
+  kFloat8E4M3FN = 17,
+  kFloat8E4M3FNUZ = 18,
+  kFloat8E5M2 = 19,
+  kFloat8E5M2FNUZ = 20,
+  kUInt4 = 21,
+  kInt4 = 22,
 };
 
-// Bytes per element; std::string's size for kString; 0 for kUndefined or unknown codes.
+// Bytes per element in memory; std::string's size for kString; 0 for kUndefined or unknown
+// codes. float8 elements are their bit patterns (one byte). int4 and uint4 are held one
+// element per byte (int4 sign-extended), so that views, strides and every kernel that moves
+// bytes work on them unchanged; ONNX's two-per-byte packing exists only in files
+// (dtype_packed_bytes, pack_4bit, unpack_4bit).
 std::size_t dtype_size(DType t);
+// Bytes `n` elements take in an ONNX TensorProto's raw_data or external data: ceil(n/2) for
+// int4 and uint4, n * dtype_size otherwise.
+std::size_t dtype_packed_bytes(DType t, std::size_t n);
 // ONNX's spelling: "float", "int64", "bool", "float16", "string"...
 std::string_view dtype_name(DType t);
 // Accepts ONNX spellings and numpy-like ones ("float32", "f32", "i64").
@@ -35,8 +48,10 @@ std::optional<DType> dtype_from_name(std::string_view name);
 // Maps an ONNX TensorProto.DataType code; nullopt for codes nxrt does not know.
 std::optional<DType> dtype_from_onnx(int32_t code);
 
-bool is_floating(DType t);
-bool is_integer(DType t);  // signed or unsigned, not bool
+bool is_floating(DType t);  // float8 types included
+bool is_integer(DType t);   // signed or unsigned (int4 and uint4 included), not bool
+bool is_float8(DType t);
+bool is_4bit(DType t);      // int4 or uint4
 
 // The C++ type of a DType, for kernels: dtype_of<float>() == DType::kFloat32.
 template <class T>
