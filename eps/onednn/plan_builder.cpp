@@ -194,74 +194,74 @@ bool PlanBuilder::is_last_use(ValueId v) const {
   return view != view_of_.end() && can_overwrite(v, view->second);
 }
 
-std::size_t PlanBuilder::choose_implementation(
-    const std::string& key, const std::function<std::optional<dnnl::primitive_desc>(std::size_t)>& nth,
-    const std::vector<int>& args) {
+std::size_t PlanBuilder::choose_implementation(const std::string& key, const std::vector<dnnl::primitive_desc>& impls,
+                                               const std::vector<int>& args) {
+  std::vector<std::string> names;
+  for (const auto& pd : impls) names.emplace_back(pd.impl_info_str());
+  auto named = [&](const std::string& name) { return std::ranges::find(names, name) - names.begin(); };
   if (restored_choices_) {
-    if (auto it = restored_choices_->find(key); it != restored_choices_->end())
-      for (std::size_t i = 0;; ++i) {
-        auto pd = nth(i);
-        if (!pd) break;
-        if (pd->impl_info_str() == it->second) {
-          choices_[key] = it->second;
-          return i;
-        }
+    if (auto it = restored_choices_->find(key); it != restored_choices_->end()) {
+      const auto i = static_cast<std::size_t>(named(it->second));
+      if (i < names.size()) {
+        choices_[key] = names[i];
+        return i;
       }
+    }
   }
-  std::vector<std::size_t> candidates;
   std::string problem;  // layouts and sizes of every argument: equal problems share a choice
-  bool wide = false;    // an AVX kernel is among them
-  for (std::size_t i = 0;; ++i) {
-    auto pd = nth(i);
-    if (!pd) break;
-    const std::string name = pd->impl_info_str();
-    if (i == 0)
-      for (int arg : args) problem += md_key(pd->query_md(dnnl::query::exec_arg_md, arg));
-    if (name.starts_with("ref")) continue;  // the reference kernel is never the fastest
-    wide = wide || name.find("avx") != std::string::npos;
-    candidates.push_back(i);
-  }
+  for (int arg : args) problem += md_key(impls.front().query_md(dnnl::query::exec_arg_md, arg));
+  std::vector<std::size_t> candidates;
+  for (std::size_t i = 0; i < names.size(); ++i)
+    if (!names[i].starts_with("ref")) candidates.push_back(i);  // the reference kernel is never the fastest
   // SSE4.1 kernels only win a timing when the machine is busy: never where AVX kernels exist.
-  std::erase_if(candidates, [&](std::size_t i) { return wide && std::string_view(nth(i)->impl_info_str()).find("sse41") != std::string_view::npos; });
+  const bool wide = std::ranges::any_of(candidates, [&](std::size_t i) { return names[i].find("avx") != std::string::npos; });
+  std::erase_if(candidates, [&](std::size_t i) { return wide && names[i].find("sse41") != std::string::npos; });
   std::size_t best = candidates.empty() ? 0 : candidates.front();
   if (tuning_ && candidates.size() > 1) {
     if (auto known = tuning_cache_->find(problem)) {
-      for (std::size_t i : candidates)
-        if (nth(i)->impl_info_str() == *known) best = i;
+      if (const auto i = static_cast<std::size_t>(named(*known)); i < names.size()) best = i;
     } else {
-      best = fastest(candidates, nth, args);
-      tuning_cache_->remember(problem, nth(best)->impl_info_str());
+      best = fastest(candidates, impls, args);
+      tuning_cache_->remember(problem, names[best]);
     }
   }
-  choices_[key] = nth(best)->impl_info_str();
+  choices_[key] = names[best];
   return best;
 }
 
 std::size_t PlanBuilder::fastest(const std::vector<std::size_t>& candidates,
-                                 const std::function<std::optional<dnnl::primitive_desc>(std::size_t)>& nth,
+                                 const std::vector<dnnl::primitive_desc>& impls,
                                  const std::vector<int>& args) const {
-  std::size_t best = candidates.front();
-  double best_us = std::numeric_limits<double>::infinity();
-  dnnl::stream stream(engine_);
-  for (std::size_t i : candidates) {
-    const dnnl::primitive_desc pd = *nth(i);
+  // Each candidate runs once to warm caches and fault pages in, then kRounds times in turns,
+  // so that a burst of load elsewhere on the machine hits every candidate alike; the best
+  // round of each counts.
+  constexpr int kRounds = 3;
+  struct Trial {
+    std::size_t index;
+    dnnl::primitive primitive;
     std::unordered_map<int, dnnl::memory> memories;
-    for (int arg : args) memories.emplace(arg, dnnl::memory(pd.query_md(dnnl::query::exec_arg_md, arg), engine_));
-    if (pd.scratchpad_desc().get_size() > 0) memories.emplace(DNNL_ARG_SCRATCHPAD, dnnl::memory(pd.scratchpad_desc(), engine_));
-    for (auto& [arg, mem] : memories) std::memset(mem.get_data_handle(), 0, mem.get_desc().get_size());
-    dnnl::primitive prim(pd);
-    prim.execute(stream, memories);  // warm-up: caches, page faults
+    double best_us = std::numeric_limits<double>::infinity();
+  };
+  dnnl::stream stream(engine_);
+  std::vector<Trial> trials;
+  for (std::size_t i : candidates) {
+    const dnnl::primitive_desc& pd = impls[i];
+    Trial t{i, dnnl::primitive(pd), {}};
+    for (int arg : args) t.memories.emplace(arg, dnnl::memory(pd.query_md(dnnl::query::exec_arg_md, arg), engine_));
+    if (pd.scratchpad_desc().get_size() > 0) t.memories.emplace(DNNL_ARG_SCRATCHPAD, dnnl::memory(pd.scratchpad_desc(), engine_));
+    for (auto& [arg, mem] : t.memories) std::memset(mem.get_data_handle(), 0, mem.get_desc().get_size());
+    t.primitive.execute(stream, t.memories);
     stream.wait();
-    const auto start = std::chrono::steady_clock::now();
-    prim.execute(stream, memories);
-    stream.wait();
-    const double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
-    if (us < best_us) {
-      best_us = us;
-      best = i;
-    }
+    trials.push_back(std::move(t));
   }
-  return best;
+  for (int round = 0; round < kRounds; ++round)
+    for (Trial& t : trials) {
+      const auto start = std::chrono::steady_clock::now();
+      t.primitive.execute(stream, t.memories);
+      stream.wait();
+      t.best_us = std::min(t.best_us, std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
+    }
+  return std::ranges::min_element(trials, {}, &Trial::best_us)->index;
 }
 
 bool PlanBuilder::can_overwrite(ValueId v, int view) const {
