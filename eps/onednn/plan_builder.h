@@ -45,19 +45,29 @@ class TuningCache {
   std::map<std::string, std::string> choices_;
 };
 
-// oneDNN's implementations of a primitive, in its order, each once; `make` creates the
-// descriptor at the first. The descriptors are kept, so the one chosen is the one timed: a
-// second walk would not name the same kernels (oneDNN's iterator answers a position from its
-// primitive cache without advancing, so once a primitive of the problem exists, the walk
-// repeats an implementation and every later position shifts).
-template <class Pd, class MakePd>
-std::vector<Pd> list_implementations(const MakePd& make) {
+// oneDNN's implementations of a primitive, each once: those of `makers[0]` in oneDNN's order,
+// then those of the alternatives (another algorithm for the same operation, e.g. Winograd),
+// where oneDNN has any. A maker creates the descriptor at its first implementation.
+// The descriptors are kept, so the one chosen is the one timed: a second walk would not name
+// the same kernels (oneDNN's iterator answers a position from its primitive cache without
+// advancing, so once a primitive of the problem exists, the walk repeats an implementation and
+// every later position shifts).
+template <class Pd>
+std::vector<Pd> list_implementations(const std::vector<std::function<Pd()>>& makers) {
   std::vector<Pd> pds;
   std::set<std::string, std::less<>> seen;
-  Pd pd = make();
-  do
-    if (seen.insert(pd.impl_info_str()).second) pds.push_back(pd);  // a copy keeps its implementation
-  while (pd.next_impl());
+  for (std::size_t m = 0; m < makers.size(); ++m) {
+    std::optional<Pd> pd;
+    try {
+      pd = makers[m]();
+    } catch (const dnnl::error&) {
+      if (m == 0) throw;
+      continue;  // oneDNN has no kernel of this alternative for the problem
+    }
+    do
+      if (seen.insert(pd->impl_info_str()).second) pds.push_back(*pd);  // a copy keeps its implementation
+    while (pd->next_impl());
+  }
   return pds;
 }
 
@@ -113,12 +123,14 @@ class PlanBuilder {
   // The implementation to use among those oneDNN offers for a primitive: the one an
   // EPContext blob recorded under `key`, else the fastest on this machine, timed on scratch
   // memory for `args` (oneDNN ranks its candidates by heuristics, not by measuring).
-  // `make` creates the primitive descriptor (its first implementation) from an op
-  // descriptor that outlives this call (oneDNN's iterator keeps a pointer to it).
-  template <class Pd, class MakePd>
-  Expected<Pd> tuned(const std::string& key, const MakePd& make, const std::vector<int>& args) {
+  // `makers` create the primitive descriptor of each algorithm to consider (the first one
+  // must exist) from op descriptors that outlive this call (oneDNN's iterator keeps a
+  // pointer to them).
+  template <class Pd>
+  Expected<Pd> tuned(const std::string& key, const std::vector<std::function<Pd()>>& makers,
+                     const std::vector<int>& args) {
     auto listed = dnnl_call(fmt::format("listing the implementations of '{}' on the onednn EP", key),
-                            [&] { return list_implementations<Pd>(make); });
+                            [&] { return list_implementations<Pd>(makers); });
     if (!listed) return std::unexpected(std::move(listed.error()));
     const std::vector<dnnl::primitive_desc> impls(listed->begin(), listed->end());
     auto index = dnnl_call(fmt::format("choosing the implementation of '{}' on the onednn EP", key),

@@ -31,7 +31,7 @@ TEST_CASE("onednn lists each implementation once, whatever the primitive cache h
   const dnnl::convolution_forward::desc op(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
                                            any({1, 24, 11, 13}), any({40, 24, 3, 3}), any({1, 40, 11, 13}), {1, 1},
                                            {1, 1}, {1, 1});
-  auto make = [&] { return Pd(op, onednn::PlanBuilder::base_attr(), engine); };
+  const std::vector<std::function<Pd()>> make = {[&] { return Pd(op, onednn::PlanBuilder::base_attr(), engine); }};
   const std::vector<Pd> before = onednn::list_implementations<Pd>(make);
   const std::vector<std::string> names = names_of(before);
   REQUIRE(names.size() >= 2);
