@@ -232,10 +232,11 @@ std::size_t PlanBuilder::choose_implementation(const std::string& key, const std
 std::size_t PlanBuilder::fastest(const std::vector<std::size_t>& candidates,
                                  const std::vector<dnnl::primitive_desc>& impls,
                                  const std::vector<int>& args) const {
-  // Each candidate runs once to warm caches and fault pages in, then kRounds times in turns,
-  // so that a burst of load elsewhere on the machine hits every candidate alike; the best
-  // round of each counts.
+  // Each candidate runs once to warm caches and fault pages in, then up to kRounds times in
+  // turns, so that a burst of load elsewhere on the machine hits every candidate alike; the
+  // best round of each counts. After the first round only the close contenders run again.
   constexpr int kRounds = 3;
+  constexpr double kContender = 1.25;  // within this factor of the best so far
   struct Trial {
     std::size_t index;
     dnnl::primitive primitive;
@@ -254,12 +255,15 @@ std::size_t PlanBuilder::fastest(const std::vector<std::size_t>& candidates,
     stream.wait();
     trials.push_back(std::move(t));
   }
+  double best_us = std::numeric_limits<double>::infinity();
   for (int round = 0; round < kRounds; ++round)
     for (Trial& t : trials) {
+      if (round > 0 && t.best_us > kContender * best_us) continue;
       const auto start = std::chrono::steady_clock::now();
       t.primitive.execute(stream, t.memories);
       stream.wait();
       t.best_us = std::min(t.best_us, std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
+      best_us = std::min(best_us, t.best_us);
     }
   return std::ranges::min_element(trials, {}, &Trial::best_us)->index;
 }
