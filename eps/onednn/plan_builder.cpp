@@ -243,14 +243,33 @@ std::size_t PlanBuilder::fastest(const std::vector<std::size_t>& candidates,
     std::unordered_map<int, dnnl::memory> memories;
     double best_us = std::numeric_limits<double>::infinity();
   };
+  // The candidates run one after another, so each argument has one zeroed buffer, as large
+  // as the largest layout any candidate wants: peak memory stays that of one candidate.
+  std::vector<int> all_args = args;
+  all_args.push_back(DNNL_ARG_SCRATCHPAD);
+  std::map<int, std::size_t> bytes;
+  for (std::size_t i : candidates)
+    for (int arg : all_args)
+      bytes[arg] = std::max(bytes[arg], impls[i].query_md(dnnl::query::exec_arg_md, arg).get_size());
+  std::map<int, std::vector<float>> buffers;  // a cache line more than needed, for alignment
+  std::map<int, void*> aligned_at;
+  for (const auto& [arg, size] : bytes) {
+    if (size == 0) continue;
+    std::vector<float>& b = buffers[arg];
+    b.assign((size + kAlignment) / sizeof(float) + 1, 0.0f);
+    void* p = b.data();
+    std::size_t space = b.size() * sizeof(float);
+    aligned_at[arg] = std::align(kAlignment, size, p, space);
+  }
   dnnl::stream stream(engine_);
   std::vector<Trial> trials;
   for (std::size_t i : candidates) {
     const dnnl::primitive_desc& pd = impls[i];
     Trial t{i, dnnl::primitive(pd), {}};
-    for (int arg : args) t.memories.emplace(arg, dnnl::memory(pd.query_md(dnnl::query::exec_arg_md, arg), engine_));
-    if (pd.scratchpad_desc().get_size() > 0) t.memories.emplace(DNNL_ARG_SCRATCHPAD, dnnl::memory(pd.scratchpad_desc(), engine_));
-    for (auto& [arg, mem] : t.memories) std::memset(mem.get_data_handle(), 0, mem.get_desc().get_size());
+    for (int arg : all_args) {
+      const memory::desc md = pd.query_md(dnnl::query::exec_arg_md, arg);
+      if (md.get_size() > 0) t.memories.emplace(arg, dnnl::memory(md, engine_, aligned_at.at(arg)));
+    }
     t.primitive.execute(stream, t.memories);
     stream.wait();
     trials.push_back(std::move(t));
@@ -265,7 +284,12 @@ std::size_t PlanBuilder::fastest(const std::vector<std::size_t>& candidates,
       t.best_us = std::min(t.best_us, std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
       best_us = std::min(best_us, t.best_us);
     }
-  return std::ranges::min_element(trials, {}, &Trial::best_us)->index;
+  // Winograd kernels keep their weights transformed, 1.8x (2x3) to 4x (4x3) larger: one wins
+  // only when it is clearly faster than every other kernel.
+  constexpr double kWinogradMargin = 1.2;
+  auto is_winograd = [&](const Trial& t) { return std::string_view(impls[t.index].impl_info_str()).find("wino") != std::string_view::npos; };
+  auto score = [&](const Trial& t) { return is_winograd(t) ? t.best_us * kWinogradMargin : t.best_us; };
+  return std::ranges::min_element(trials, {}, score)->index;
 }
 
 bool PlanBuilder::can_overwrite(ValueId v, int view) const {
