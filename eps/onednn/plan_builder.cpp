@@ -195,7 +195,7 @@ bool PlanBuilder::is_last_use(ValueId v) const {
 }
 
 std::size_t PlanBuilder::choose_implementation(const std::string& key, const std::vector<dnnl::primitive_desc>& impls,
-                                               const std::vector<int>& args) {
+                                               const std::vector<int>& args, const memory::desc& src_now) {
   std::vector<std::string> names;
   for (const auto& pd : impls) names.emplace_back(pd.impl_info_str());
   auto named = [&](const std::string& name) { return std::ranges::find(names, name) - names.begin(); };
@@ -208,7 +208,7 @@ std::size_t PlanBuilder::choose_implementation(const std::string& key, const std
       }
     }
   }
-  std::string problem;  // layouts and sizes of every argument: equal problems share a choice
+  std::string problem = md_key(src_now);  // layouts and sizes of every argument: equal problems share a choice
   for (int arg : args) problem += md_key(impls.front().query_md(dnnl::query::exec_arg_md, arg));
   std::vector<std::size_t> candidates;
   for (std::size_t i = 0; i < names.size(); ++i)
@@ -221,7 +221,7 @@ std::size_t PlanBuilder::choose_implementation(const std::string& key, const std
     if (auto known = tuning_cache_->find(problem)) {
       if (const auto i = static_cast<std::size_t>(named(*known)); i < names.size()) best = i;
     } else {
-      best = fastest(candidates, impls, args);
+      best = fastest(candidates, impls, args, src_now);
       tuning_cache_->remember(problem, names[best]);
     }
   }
@@ -230,8 +230,8 @@ std::size_t PlanBuilder::choose_implementation(const std::string& key, const std
 }
 
 std::size_t PlanBuilder::fastest(const std::vector<std::size_t>& candidates,
-                                 const std::vector<dnnl::primitive_desc>& impls,
-                                 const std::vector<int>& args) const {
+                                 const std::vector<dnnl::primitive_desc>& impls, const std::vector<int>& args,
+                                 const memory::desc& src_now) const {
   // Each candidate runs once to warm caches and fault pages in, then up to kRounds times in
   // turns, so that a burst of load elsewhere on the machine hits every candidate alike; the
   // best round of each counts. After the first round only the close contenders run again.
@@ -241,13 +241,22 @@ std::size_t PlanBuilder::fastest(const std::vector<std::size_t>& candidates,
     std::size_t index;
     dnnl::primitive primitive;
     std::unordered_map<int, dnnl::memory> memories;
+    std::optional<dnnl::reorder> reorder;  // src_now to the layout this kernel reads
+    std::unordered_map<int, dnnl::memory> reorder_args;
     double best_us = std::numeric_limits<double>::infinity();
+
+    void execute(dnnl::stream& stream) {
+      if (reorder) reorder->execute(stream, reorder_args);
+      primitive.execute(stream, memories);
+      stream.wait();
+    }
   };
+  constexpr int kSrcNow = -1;  // the buffer holding the source in its present layout
   // The candidates run one after another, so each argument has one zeroed buffer, as large
   // as the largest layout any candidate wants: peak memory stays that of one candidate.
   std::vector<int> all_args = args;
   all_args.push_back(DNNL_ARG_SCRATCHPAD);
-  std::map<int, std::size_t> bytes;
+  std::map<int, std::size_t> bytes = {{kSrcNow, src_now.get_size()}};
   for (std::size_t i : candidates)
     for (int arg : all_args)
       bytes[arg] = std::max(bytes[arg], impls[i].query_md(dnnl::query::exec_arg_md, arg).get_size());
@@ -265,13 +274,17 @@ std::size_t PlanBuilder::fastest(const std::vector<std::size_t>& candidates,
   std::vector<Trial> trials;
   for (std::size_t i : candidates) {
     const dnnl::primitive_desc& pd = impls[i];
-    Trial t{i, dnnl::primitive(pd), {}};
+    Trial t{i, dnnl::primitive(pd), {}, std::nullopt, {}};
     for (int arg : all_args) {
       const memory::desc md = pd.query_md(dnnl::query::exec_arg_md, arg);
       if (md.get_size() > 0) t.memories.emplace(arg, dnnl::memory(md, engine_, aligned_at.at(arg)));
     }
-    t.primitive.execute(stream, t.memories);
-    stream.wait();
+    if (const memory::desc src = pd.query_md(dnnl::query::exec_arg_md, DNNL_ARG_SRC); src != src_now) {
+      t.reorder = dnnl::reorder(dnnl::reorder::primitive_desc(engine_, src_now, engine_, src));
+      t.reorder_args = {{DNNL_ARG_FROM, dnnl::memory(src_now, engine_, aligned_at.at(kSrcNow))},
+                        {DNNL_ARG_TO, t.memories.at(DNNL_ARG_SRC)}};
+    }
+    t.execute(stream);
     trials.push_back(std::move(t));
   }
   double best_us = std::numeric_limits<double>::infinity();
@@ -279,14 +292,13 @@ std::size_t PlanBuilder::fastest(const std::vector<std::size_t>& candidates,
     for (Trial& t : trials) {
       if (round > 0 && t.best_us > kContender * best_us) continue;
       const auto start = std::chrono::steady_clock::now();
-      t.primitive.execute(stream, t.memories);
-      stream.wait();
+      t.execute(stream);
       t.best_us = std::min(t.best_us, std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
       best_us = std::min(best_us, t.best_us);
     }
   // Winograd kernels keep their weights transformed, 1.8x (2x3) to 4x (4x3) larger: one wins
   // only when it is clearly faster than every other kernel.
-  constexpr double kWinogradMargin = 1.2;
+  constexpr double kWinogradMargin = 1.5;
   auto is_winograd = [&](const Trial& t) { return std::string_view(impls[t.index].impl_info_str()).find("wino") != std::string_view::npos; };
   auto score = [&](const Trial& t) { return is_winograd(t) ? t.best_us * kWinogradMargin : t.best_us; };
   return std::ranges::min_element(trials, {}, score)->index;

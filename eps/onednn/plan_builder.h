@@ -125,16 +125,17 @@ class PlanBuilder {
   // memory for `args` (oneDNN ranks its candidates by heuristics, not by measuring).
   // `makers` create the primitive descriptor of each algorithm to consider (the first one
   // must exist) from op descriptors that outlive this call (oneDNN's iterator keeps a
-  // pointer to them).
+  // pointer to them). `src_now`: the layout the source has; a kernel reading another one
+  // is timed with the reorder it needs.
   template <class Pd>
   Expected<Pd> tuned(const std::string& key, const std::vector<std::function<Pd()>>& makers,
-                     const std::vector<int>& args) {
+                     const std::vector<int>& args, const memory::desc& src_now) {
     auto listed = dnnl_call(fmt::format("listing the implementations of '{}' on the onednn EP", key),
                             [&] { return list_implementations<Pd>(makers); });
     if (!listed) return std::unexpected(std::move(listed.error()));
     const std::vector<dnnl::primitive_desc> impls(listed->begin(), listed->end());
     auto index = dnnl_call(fmt::format("choosing the implementation of '{}' on the onednn EP", key),
-                           [&] { return choose_implementation(key, impls, args); });
+                           [&] { return choose_implementation(key, impls, args, src_now); });
     if (!index) return std::unexpected(std::move(index.error()));
     return (*listed)[*index];
   }
@@ -160,9 +161,9 @@ class PlanBuilder {
  private:
   // Index into `impls` (oneDNN's implementations of one primitive, in its order).
   std::size_t choose_implementation(const std::string& key, const std::vector<dnnl::primitive_desc>& impls,
-                                    const std::vector<int>& args);
+                                    const std::vector<int>& args, const memory::desc& src_now);
   std::size_t fastest(const std::vector<std::size_t>& candidates, const std::vector<dnnl::primitive_desc>& impls,
-                      const std::vector<int>& args) const;
+                      const std::vector<int>& args, const memory::desc& src_now) const;
   int new_buffer(Buffer::Kind kind, std::size_t bytes);
   int new_view(const memory::desc& md, int buffer);
   std::string step_label(const FusedOp& op) const;

@@ -124,9 +124,12 @@ Expected<void> lower_conv(PlanBuilder& b, const FusedOp& f) {
   // oneDNN's implementation iterator points at the op descriptor: it must outlive the search.
   const auto op_desc = desc(algorithm::convolution_direct);
   // Winograd (2-D, one group; oneDNN has it for 3x3 stride-1 kernels on AVX-512) does about
-  // half the work of a direct 3x3 convolution where it applies.
+  // half the work of a direct 3x3 convolution. Its blocked layout may need reorders around it
+  // and breaks Concat in place (which the timing does not see): only large convolutions try it.
+  constexpr double kWinogradMinFlops = 1e8;
   const auto winograd_desc = desc(algorithm::convolution_winograd);
-  const bool try_winograd = x->size() == 4 && group == 1;
+  const double flops = 2.0 * static_cast<double>(shape_numel(dst) * shape_numel(wd) / m);
+  const bool try_winograd = x->size() == 4 && group == 1 && flops >= kWinogradMinFlops;
   auto made = pd_with_post_ops<Pd>(b, f, op_desc, *post);
   if (!made) return std::unexpected(std::move(made.error()));
   const bool fused = made->second;
@@ -138,7 +141,7 @@ Expected<void> lower_conv(PlanBuilder& b, const FusedOp& f) {
   const dnnl::primitive_attr attr = fused ? post->attr : PlanBuilder::base_attr();
   std::vector<std::function<Pd()>> makers = {[&] { return Pd(op_desc, attr, b.engine()); }};
   if (try_winograd) makers.emplace_back([&] { return Pd(winograd_desc, attr, b.engine()); });
-  auto tuned = b.tuned<Pd>(node.name, makers, tune_args);
+  auto tuned = b.tuned<Pd>(node.name, makers, tune_args, b.md(node.inputs[0]));
   if (!tuned) return std::unexpected(std::move(tuned.error()));
   const Pd* pd = &*tuned;
 
