@@ -12,6 +12,7 @@ namespace nxrt::onednn {
 namespace {
 
 constexpr std::size_t kAlignment = 64;
+constexpr std::size_t kMaxExtraWeightBytes = std::size_t{4} << 20;  // per primitive, beyond dense weights
 
 std::size_t aligned(std::size_t bytes) { return (bytes + kAlignment - 1) / kAlignment * kAlignment; }
 
@@ -213,6 +214,13 @@ std::size_t PlanBuilder::choose_implementation(const std::string& key, const std
   std::vector<std::size_t> candidates;
   for (std::size_t i = 0; i < names.size(); ++i)
     if (!names[i].starts_with("ref")) candidates.push_back(i);  // the reference kernel is never the fastest
+  // Weights stay in the chosen layout for the session: one that takes far more memory than
+  // the dense weights (Winograd's transformed kernels, 1.8x-4x) is left out on large layers.
+  std::erase_if(candidates, [&](std::size_t i) {
+    const memory::desc w = impls[i].query_md(dnnl::query::exec_arg_md, DNNL_ARG_WEIGHTS);
+    const std::size_t dense = static_cast<std::size_t>(shape_numel(w.dims())) * sizeof(float);
+    return i != 0 && w.get_size() > dense + kMaxExtraWeightBytes;
+  });
   // SSE4.1 kernels only win a timing when the machine is busy: never where AVX kernels exist.
   const bool wide = std::ranges::any_of(candidates, [&](std::size_t i) { return names[i].find("avx") != std::string::npos; });
   std::erase_if(candidates, [&](std::size_t i) { return wide && names[i].find("sse41") != std::string::npos; });
