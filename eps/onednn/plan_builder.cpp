@@ -12,6 +12,7 @@ namespace nxrt::onednn {
 namespace {
 
 constexpr std::size_t kAlignment = 64;
+constexpr std::size_t kMaxExtraWeightBytes = std::size_t{4} << 20;  // per primitive, beyond dense weights
 
 std::size_t aligned(std::size_t bytes) { return (bytes + kAlignment - 1) / kAlignment * kAlignment; }
 
@@ -194,74 +195,121 @@ bool PlanBuilder::is_last_use(ValueId v) const {
   return view != view_of_.end() && can_overwrite(v, view->second);
 }
 
-std::size_t PlanBuilder::choose_implementation(
-    const std::string& key, const std::function<std::optional<dnnl::primitive_desc>(std::size_t)>& nth,
-    const std::vector<int>& args) {
+std::size_t PlanBuilder::choose_implementation(const std::string& key, const std::vector<dnnl::primitive_desc>& impls,
+                                               const std::vector<int>& args, const memory::desc& src_now) {
+  std::vector<std::string> names;
+  for (const auto& pd : impls) names.emplace_back(pd.impl_info_str());
+  auto named = [&](const std::string& name) { return std::ranges::find(names, name) - names.begin(); };
   if (restored_choices_) {
-    if (auto it = restored_choices_->find(key); it != restored_choices_->end())
-      for (std::size_t i = 0;; ++i) {
-        auto pd = nth(i);
-        if (!pd) break;
-        if (pd->impl_info_str() == it->second) {
-          choices_[key] = it->second;
-          return i;
-        }
+    if (auto it = restored_choices_->find(key); it != restored_choices_->end()) {
+      const auto i = static_cast<std::size_t>(named(it->second));
+      if (i < names.size()) {
+        choices_[key] = names[i];
+        return i;
       }
+    }
   }
+  std::string problem = md_key(src_now);  // layouts and sizes of every argument: equal problems share a choice
+  for (int arg : args) problem += md_key(impls.front().query_md(dnnl::query::exec_arg_md, arg));
   std::vector<std::size_t> candidates;
-  std::string problem;  // layouts and sizes of every argument: equal problems share a choice
-  bool wide = false;    // an AVX kernel is among them
-  for (std::size_t i = 0;; ++i) {
-    auto pd = nth(i);
-    if (!pd) break;
-    const std::string name = pd->impl_info_str();
-    if (i == 0)
-      for (int arg : args) problem += md_key(pd->query_md(dnnl::query::exec_arg_md, arg));
-    if (name.starts_with("ref")) continue;  // the reference kernel is never the fastest
-    wide = wide || name.find("avx") != std::string::npos;
-    candidates.push_back(i);
-  }
+  for (std::size_t i = 0; i < names.size(); ++i)
+    if (!names[i].starts_with("ref")) candidates.push_back(i);  // the reference kernel is never the fastest
+  // Weights stay in the chosen layout for the session: one that takes far more memory than
+  // the dense weights (Winograd's transformed kernels, 1.8x-4x) is left out on large layers.
+  std::erase_if(candidates, [&](std::size_t i) {
+    const memory::desc w = impls[i].query_md(dnnl::query::exec_arg_md, DNNL_ARG_WEIGHTS);
+    const std::size_t dense = static_cast<std::size_t>(shape_numel(w.dims())) * sizeof(float);
+    return i != 0 && w.get_size() > dense + kMaxExtraWeightBytes;
+  });
   // SSE4.1 kernels only win a timing when the machine is busy: never where AVX kernels exist.
-  std::erase_if(candidates, [&](std::size_t i) { return wide && std::string_view(nth(i)->impl_info_str()).find("sse41") != std::string_view::npos; });
+  const bool wide = std::ranges::any_of(candidates, [&](std::size_t i) { return names[i].find("avx") != std::string::npos; });
+  std::erase_if(candidates, [&](std::size_t i) { return wide && names[i].find("sse41") != std::string::npos; });
   std::size_t best = candidates.empty() ? 0 : candidates.front();
   if (tuning_ && candidates.size() > 1) {
     if (auto known = tuning_cache_->find(problem)) {
-      for (std::size_t i : candidates)
-        if (nth(i)->impl_info_str() == *known) best = i;
+      if (const auto i = static_cast<std::size_t>(named(*known)); i < names.size()) best = i;
     } else {
-      best = fastest(candidates, nth, args);
-      tuning_cache_->remember(problem, nth(best)->impl_info_str());
+      best = fastest(candidates, impls, args, src_now);
+      tuning_cache_->remember(problem, names[best]);
     }
   }
-  choices_[key] = nth(best)->impl_info_str();
+  choices_[key] = names[best];
   return best;
 }
 
 std::size_t PlanBuilder::fastest(const std::vector<std::size_t>& candidates,
-                                 const std::function<std::optional<dnnl::primitive_desc>(std::size_t)>& nth,
-                                 const std::vector<int>& args) const {
-  std::size_t best = candidates.front();
-  double best_us = std::numeric_limits<double>::infinity();
-  dnnl::stream stream(engine_);
-  for (std::size_t i : candidates) {
-    const dnnl::primitive_desc pd = *nth(i);
+                                 const std::vector<dnnl::primitive_desc>& impls, const std::vector<int>& args,
+                                 const memory::desc& src_now) const {
+  // Each candidate runs once to warm caches and fault pages in, then up to kRounds times in
+  // turns, so that a burst of load elsewhere on the machine hits every candidate alike; the
+  // best round of each counts. After the first round only the close contenders run again.
+  constexpr int kRounds = 3;
+  constexpr double kContender = 1.25;  // within this factor of the best so far
+  struct Trial {
+    std::size_t index;
+    dnnl::primitive primitive;
     std::unordered_map<int, dnnl::memory> memories;
-    for (int arg : args) memories.emplace(arg, dnnl::memory(pd.query_md(dnnl::query::exec_arg_md, arg), engine_));
-    if (pd.scratchpad_desc().get_size() > 0) memories.emplace(DNNL_ARG_SCRATCHPAD, dnnl::memory(pd.scratchpad_desc(), engine_));
-    for (auto& [arg, mem] : memories) std::memset(mem.get_data_handle(), 0, mem.get_desc().get_size());
-    dnnl::primitive prim(pd);
-    prim.execute(stream, memories);  // warm-up: caches, page faults
-    stream.wait();
-    const auto start = std::chrono::steady_clock::now();
-    prim.execute(stream, memories);
-    stream.wait();
-    const double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
-    if (us < best_us) {
-      best_us = us;
-      best = i;
+    std::optional<dnnl::reorder> reorder;  // src_now to the layout this kernel reads
+    std::unordered_map<int, dnnl::memory> reorder_args;
+    double best_us = std::numeric_limits<double>::infinity();
+
+    void execute(dnnl::stream& stream) {
+      if (reorder) reorder->execute(stream, reorder_args);
+      primitive.execute(stream, memories);
+      stream.wait();
     }
+  };
+  constexpr int kSrcNow = -1;  // the buffer holding the source in its present layout
+  // The candidates run one after another, so each argument has one zeroed buffer, as large
+  // as the largest layout any candidate wants: peak memory stays that of one candidate.
+  std::vector<int> all_args = args;
+  all_args.push_back(DNNL_ARG_SCRATCHPAD);
+  std::map<int, std::size_t> bytes = {{kSrcNow, src_now.get_size()}};
+  for (std::size_t i : candidates)
+    for (int arg : all_args)
+      bytes[arg] = std::max(bytes[arg], impls[i].query_md(dnnl::query::exec_arg_md, arg).get_size());
+  std::map<int, std::vector<float>> buffers;  // a cache line more than needed, for alignment
+  std::map<int, void*> aligned_at;
+  for (const auto& [arg, size] : bytes) {
+    if (size == 0) continue;
+    std::vector<float>& b = buffers[arg];
+    b.assign((size + kAlignment) / sizeof(float) + 1, 0.0f);
+    void* p = b.data();
+    std::size_t space = b.size() * sizeof(float);
+    aligned_at[arg] = std::align(kAlignment, size, p, space);
   }
-  return best;
+  dnnl::stream stream(engine_);
+  std::vector<Trial> trials;
+  for (std::size_t i : candidates) {
+    const dnnl::primitive_desc& pd = impls[i];
+    Trial t{i, dnnl::primitive(pd), {}, std::nullopt, {}};
+    for (int arg : all_args) {
+      const memory::desc md = pd.query_md(dnnl::query::exec_arg_md, arg);
+      if (md.get_size() > 0) t.memories.emplace(arg, dnnl::memory(md, engine_, aligned_at.at(arg)));
+    }
+    if (const memory::desc src = pd.query_md(dnnl::query::exec_arg_md, DNNL_ARG_SRC); src != src_now) {
+      t.reorder = dnnl::reorder(dnnl::reorder::primitive_desc(engine_, src_now, engine_, src));
+      t.reorder_args = {{DNNL_ARG_FROM, dnnl::memory(src_now, engine_, aligned_at.at(kSrcNow))},
+                        {DNNL_ARG_TO, t.memories.at(DNNL_ARG_SRC)}};
+    }
+    t.execute(stream);
+    trials.push_back(std::move(t));
+  }
+  double best_us = std::numeric_limits<double>::infinity();
+  for (int round = 0; round < kRounds; ++round)
+    for (Trial& t : trials) {
+      if (round > 0 && t.best_us > kContender * best_us) continue;
+      const auto start = std::chrono::steady_clock::now();
+      t.execute(stream);
+      t.best_us = std::min(t.best_us, std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
+      best_us = std::min(best_us, t.best_us);
+    }
+  // Winograd kernels keep their weights transformed, 1.8x (2x3) to 4x (4x3) larger: one wins
+  // only when it is clearly faster than every other kernel.
+  constexpr double kWinogradMargin = 1.5;
+  auto is_winograd = [&](const Trial& t) { return std::string_view(impls[t.index].impl_info_str()).find("wino") != std::string_view::npos; };
+  auto score = [&](const Trial& t) { return is_winograd(t) ? t.best_us * kWinogradMargin : t.best_us; };
+  return std::ranges::min_element(trials, {}, score)->index;
 }
 
 bool PlanBuilder::can_overwrite(ValueId v, int view) const {

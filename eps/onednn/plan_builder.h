@@ -45,6 +45,32 @@ class TuningCache {
   std::map<std::string, std::string> choices_;
 };
 
+// oneDNN's implementations of a primitive, each once: those of `makers[0]` in oneDNN's order,
+// then those of the alternatives (another algorithm for the same operation, e.g. Winograd),
+// where oneDNN has any. A maker creates the descriptor at its first implementation.
+// The descriptors are kept, so the one chosen is the one timed: a second walk would not name
+// the same kernels (oneDNN's iterator answers a position from its primitive cache without
+// advancing, so once a primitive of the problem exists, the walk repeats an implementation and
+// every later position shifts).
+template <class Pd>
+std::vector<Pd> list_implementations(const std::vector<std::function<Pd()>>& makers) {
+  std::vector<Pd> pds;
+  std::set<std::string, std::less<>> seen;
+  for (std::size_t m = 0; m < makers.size(); ++m) {
+    std::optional<Pd> pd;
+    try {
+      pd = makers[m]();
+    } catch (const dnnl::error&) {
+      if (m == 0) throw;
+      continue;  // oneDNN has no kernel of this alternative for the problem
+    }
+    do
+      if (seen.insert(pd->impl_info_str()).second) pds.push_back(*pd);  // a copy keeps its implementation
+    while (pd->next_impl());
+  }
+  return pds;
+}
+
 class PlanBuilder {
  public:
   // `input_dims`: the partition's boundary inputs, in Partition::inputs order. `restored`:
@@ -97,25 +123,21 @@ class PlanBuilder {
   // The implementation to use among those oneDNN offers for a primitive: the one an
   // EPContext blob recorded under `key`, else the fastest on this machine, timed on scratch
   // memory for `args` (oneDNN ranks its candidates by heuristics, not by measuring).
-  // `make` creates the primitive descriptor afresh (its first implementation) from an op
-  // descriptor that outlives this call (oneDNN's iterator keeps a pointer to it).
-  template <class Pd, class MakePd>
-  Expected<Pd> tuned(const std::string& key, const MakePd& make, const std::vector<int>& args) {
-    auto nth = [&](std::size_t i) -> std::optional<Pd> {
-      Pd pd = make();
-      for (std::size_t k = 0; k < i; ++k)
-        if (!pd.next_impl()) return std::nullopt;
-      return pd;
-    };
-    auto index = dnnl_call(fmt::format("choosing the implementation of '{}' on the onednn EP", key), [&] {
-      return choose_implementation(key, [&](std::size_t i) -> std::optional<dnnl::primitive_desc> {
-        auto pd = nth(i);
-        if (!pd) return std::nullopt;
-        return dnnl::primitive_desc(*pd);
-      }, args);
-    });
+  // `makers` create the primitive descriptor of each algorithm to consider (the first one
+  // must exist) from op descriptors that outlive this call (oneDNN's iterator keeps a
+  // pointer to them). `src_now`: the layout the source has; a kernel reading another one
+  // is timed with the reorder it needs.
+  template <class Pd>
+  Expected<Pd> tuned(const std::string& key, const std::vector<std::function<Pd()>>& makers,
+                     const std::vector<int>& args, const memory::desc& src_now) {
+    auto listed = dnnl_call(fmt::format("listing the implementations of '{}' on the onednn EP", key),
+                            [&] { return list_implementations<Pd>(makers); });
+    if (!listed) return std::unexpected(std::move(listed.error()));
+    const std::vector<dnnl::primitive_desc> impls(listed->begin(), listed->end());
+    auto index = dnnl_call(fmt::format("choosing the implementation of '{}' on the onednn EP", key),
+                           [&] { return choose_implementation(key, impls, args, src_now); });
     if (!index) return std::unexpected(std::move(index.error()));
-    return dnnl_call(fmt::format("creating '{}' on the onednn EP", key), [&] { return *nth(*index); });
+    return (*listed)[*index];
   }
   // A buffer that lives for one step only (scratchpads, temporaries).
   int scratch(const memory::desc& md);
@@ -137,12 +159,11 @@ class PlanBuilder {
   void set_tuning(bool on) { tuning_ = on; }
 
  private:
-  std::size_t choose_implementation(const std::string& key,
-                                    const std::function<std::optional<dnnl::primitive_desc>(std::size_t)>& nth,
-                                    const std::vector<int>& args);
-  std::size_t fastest(const std::vector<std::size_t>& candidates,
-                      const std::function<std::optional<dnnl::primitive_desc>(std::size_t)>& nth,
-                      const std::vector<int>& args) const;
+  // Index into `impls` (oneDNN's implementations of one primitive, in its order).
+  std::size_t choose_implementation(const std::string& key, const std::vector<dnnl::primitive_desc>& impls,
+                                    const std::vector<int>& args, const memory::desc& src_now);
+  std::size_t fastest(const std::vector<std::size_t>& candidates, const std::vector<dnnl::primitive_desc>& impls,
+                      const std::vector<int>& args, const memory::desc& src_now) const;
   int new_buffer(Buffer::Kind kind, std::size_t bytes);
   int new_view(const memory::desc& md, int buffer);
   std::string step_label(const FusedOp& op) const;

@@ -111,29 +111,37 @@ Expected<void> lower_conv(PlanBuilder& b, const FusedOp& f) {
   }
   const bool has_bias = ctx.has_input(2) || f.folded_bn;
   auto any = [](const Dims& d) { return memory::desc(d, memory::data_type::f32, memory::format_tag::any); };
-  auto desc = [&] {
+  auto desc = [&](algorithm alg) {
     if (has_bias)
-      return dnnl::convolution_forward::desc(prop_kind::forward_inference, algorithm::convolution_direct, any(*x),
-                                             any(w_dims), any({m}), any(dst), geo->strides, geo->dilates, geo->pad_l,
-                                             geo->pad_r);
-    return dnnl::convolution_forward::desc(prop_kind::forward_inference, algorithm::convolution_direct, any(*x),
-                                           any(w_dims), any(dst), geo->strides, geo->dilates, geo->pad_l, geo->pad_r);
+      return dnnl::convolution_forward::desc(prop_kind::forward_inference, alg, any(*x), any(w_dims), any({m}),
+                                             any(dst), geo->strides, geo->dilates, geo->pad_l, geo->pad_r);
+    return dnnl::convolution_forward::desc(prop_kind::forward_inference, alg, any(*x), any(w_dims), any(dst),
+                                           geo->strides, geo->dilates, geo->pad_l, geo->pad_r);
   };
   using Pd = dnnl::convolution_forward::primitive_desc;
   auto post = plan_post_ops(b, f, dst);
   if (!post) return std::unexpected(std::move(post.error()));
   // oneDNN's implementation iterator points at the op descriptor: it must outlive the search.
-  const auto op_desc = desc();
+  const auto op_desc = desc(algorithm::convolution_direct);
+  // Winograd (2-D, one group; oneDNN has it for 3x3 stride-1 kernels on AVX-512) does about
+  // half the work of a direct 3x3 convolution. Its blocked layout may need reorders around it
+  // and breaks Concat in place (which the timing does not see): only large convolutions try it.
+  constexpr double kWinogradMinFlops = 1e8;
+  const auto winograd_desc = desc(algorithm::convolution_winograd);
+  const double flops = 2.0 * static_cast<double>(shape_numel(dst) * shape_numel(wd) / m);
+  const bool try_winograd = x->size() == 4 && group == 1 && flops >= kWinogradMinFlops;
   auto made = pd_with_post_ops<Pd>(b, f, op_desc, *post);
   if (!made) return std::unexpected(std::move(made.error()));
   const bool fused = made->second;
-  // Direct and GEMM-based convolutions win on different shapes: time them once here.
+  // Direct, GEMM-based and Winograd convolutions win on different shapes: time them once here.
   std::vector<int> tune_args = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST};
   if (has_bias) tune_args.push_back(DNNL_ARG_BIAS);
   for (const auto& operand : post->binary_operands)
     tune_args.push_back(DNNL_ARG_ATTR_MULTIPLE_POST_OP(operand.index) | DNNL_ARG_SRC_1);
   const dnnl::primitive_attr attr = fused ? post->attr : PlanBuilder::base_attr();
-  auto tuned = b.tuned<Pd>(node.name, [&] { return Pd(op_desc, attr, b.engine()); }, tune_args);
+  std::vector<std::function<Pd()>> makers = {[&] { return Pd(op_desc, attr, b.engine()); }};
+  if (try_winograd) makers.emplace_back([&] { return Pd(winograd_desc, attr, b.engine()); });
+  auto tuned = b.tuned<Pd>(node.name, makers, tune_args, b.md(node.inputs[0]));
   if (!tuned) return std::unexpected(std::move(tuned.error()));
   const Pd* pd = &*tuned;
 
