@@ -51,10 +51,13 @@ TEST_CASE("GetApi serves versions 1 to 24 only", "[ort_plugin]") {
 
 TEST_CASE("the host refuses to create int4 tensors, which plugins expect packed", "[ort_plugin][int4]") {
   const int64_t shape[] = {4};
+  OrtAllocator* allocator = nullptr;
+  REQUIRE(host_api()->GetAllocatorWithDefaultOptions(&allocator) == nullptr);
   OrtValue* value = nullptr;
-  OrtStatus* s = host_api()->CreateTensorAsOrtValue(nullptr, shape, 1, ONNX_TENSOR_ELEMENT_DATA_TYPE_INT4, &value);
+  OrtStatus* s = host_api()->CreateTensorAsOrtValue(allocator, shape, 1, ONNX_TENSOR_ELEMENT_DATA_TYPE_INT4, &value);
   REQUIRE(s != nullptr);
-  CHECK(take_status(s) == "element type 22 (int4) is not supported by the nxrt host: nxrt holds 4-bit elements one per "
+  CHECK(take_status(s) == "OrtApi::CreateTensorAsOrtValue: element type 22 (int4) is not supported by the nxrt host: "
+                          "nxrt holds 4-bit elements one per "
                           "byte, ONNX Runtime plugins expect two per byte");
   CHECK(value == nullptr);
 }
