@@ -14,6 +14,7 @@
 #include "common/vector_math.h"
 #include "nxrt/ep/float8.h"
 #include "nxrt/ep/int4.h"
+#include "nxrt/ep/narrow_float.h"
 #include "kernels/kernels.h"
 
 namespace nxrt::cpu {
@@ -59,22 +60,8 @@ uint16_t round_to_narrow_float(double value) {
   }
   const int exponent = static_cast<int>(magnitude >> 52) - 1023;
   if (exponent > kBias) return static_cast<uint16_t>(sign | kInf);
-  // Below half the smallest subnormal (or zero, or a double subnormal): rounds to zero.
-  if (exponent < -kBias - kMantBits) return sign;
-  const uint64_t mantissa = (magnitude & ((uint64_t{1} << 52) - 1)) | (uint64_t{1} << 52);
-  int biased = exponent + kBias;
-  int shift = 52 - kMantBits;
-  if (biased <= 0) {
-    shift += 1 - biased;
-    biased = 0;
-  }
-  uint64_t q = mantissa >> shift;
-  const uint64_t rest = mantissa & ((uint64_t{1} << shift) - 1);
-  const uint64_t half = uint64_t{1} << (shift - 1);
-  if (rest > half || (rest == half && (q & 1))) ++q;
-  // A normal q carries the implicit bit, which adding onto (biased - 1) turns into the
-  // exponent; a rounding carry moves to the next binade (or to infinity) by itself.
-  const uint64_t bits = biased > 0 ? (static_cast<uint64_t>(biased - 1) << kMantBits) + q : q;
+  // Zero, double subnormals and values below half the smallest subnormal round to (signed) zero.
+  const uint64_t bits = round_to_narrow_float_bits(std::bit_cast<double>(magnitude), kMantBits, kBias);
   return static_cast<uint16_t>(sign | bits);
 }
 

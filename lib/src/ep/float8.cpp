@@ -1,9 +1,10 @@
 // float8 decoding and rounding, from the format parameters of ONNX's docs/Float8.md.
 #include "nxrt/ep/float8.h"
 
-#include <bit>
 #include <cmath>
 #include <limits>
+
+#include "nxrt/ep/narrow_float.h"
 
 namespace nxrt {
 namespace {
@@ -34,29 +35,6 @@ uint8_t overflow_bits(const Float8Format& f, uint8_t sign, bool saturate) {
   return nan_bits(f, sign);
 }
 
-// The bits of |value| rounded to nearest even, without an upper limit (a result above
-// max_finite is an overflow). |value| is finite and non-zero.
-uint64_t round_magnitude(const Float8Format& f, double magnitude) {
-  const uint64_t x = std::bit_cast<uint64_t>(magnitude);
-  const int exponent = static_cast<int>(x >> 52) - 1023;
-  // Below half the smallest subnormal (2^(1-bias-mant)): rounds to zero.
-  if (exponent < -f.bias - f.mant_bits) return 0;
-  const uint64_t mantissa = (x & ((uint64_t{1} << 52) - 1)) | (uint64_t{1} << 52);
-  int biased = exponent + f.bias;
-  int shift = 52 - f.mant_bits;
-  if (biased <= 0) {
-    shift += 1 - biased;
-    biased = 0;
-  }
-  uint64_t q = mantissa >> shift;
-  const uint64_t rest = mantissa & ((uint64_t{1} << shift) - 1);
-  const uint64_t half = uint64_t{1} << (shift - 1);
-  if (rest > half || (rest == half && (q & 1))) ++q;
-  // A normal q carries the implicit bit, which adding onto (biased - 1) turns into the
-  // exponent; a rounding carry moves to the next binade by itself.
-  return biased > 0 ? (static_cast<uint64_t>(biased - 1) << f.mant_bits) + q : q;
-}
-
 }  // namespace
 
 float float8_to_float(DType t, uint8_t bits) {
@@ -84,7 +62,7 @@ uint8_t float_to_float8(DType t, double value, bool saturate) {
   const uint8_t sign = std::signbit(value) ? 0x80 : 0;
   if (std::isnan(value)) return nan_bits(f, sign);
   if (std::isinf(value)) return overflow_bits(f, sign, saturate);
-  const uint64_t bits = value == 0 ? 0 : round_magnitude(f, std::abs(value));
+  const uint64_t bits = value == 0 ? 0 : round_to_narrow_float_bits(std::abs(value), f.mant_bits, f.bias);
   if (bits > f.max_finite) return overflow_bits(f, sign, saturate);
   if (bits == 0 && f.fnuz) return 0;
   return static_cast<uint8_t>(sign | bits);
