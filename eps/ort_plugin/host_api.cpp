@@ -294,6 +294,18 @@ OrtStatus* GetTensorTypeAndShape(const OrtValue* value, OrtTensorTypeAndShapeInf
   return nullptr;
 }
 
+// The element type and the value's own dims, with no info object to release: the pointer
+// stays valid while the value lives and keeps its shape.
+OrtStatus* GetTensorElementTypeAndShapeDataReference(const OrtValue* value, ONNXTensorElementDataType* elem_type,
+                                                     const int64_t** shape_data, size_t* shape_data_count) {
+  NXRT_CHECK_ARGS(value, elem_type, shape_data, shape_data_count);
+  if (!value->tensor.defined()) return no_tensor(__func__);
+  *elem_type = static_cast<ONNXTensorElementDataType>(value->tensor.dtype());
+  *shape_data = value->tensor.shape().empty() ? nullptr : value->tensor.shape().data();
+  *shape_data_count = value->tensor.shape().size();
+  return nullptr;
+}
+
 OrtStatus* GetValueType(const OrtValue* value, ONNXType* out) {
   NXRT_CHECK_ARGS(value, out);
   *out = value->tensor.defined() ? ONNX_TYPE_TENSOR : ONNX_TYPE_UNKNOWN;

@@ -183,16 +183,20 @@ static OrtStatus* compute(OrtNodeComputeInfo* this_ptr, void* state, OrtKernelCo
   for (size_t c = 0; c < p->num_constants; ++c) env.values[env.count++] = p->constants[c];
   for (size_t i = 0; i < p->num_inputs; ++i) {
     const OrtValue* v = NULL;
-    OrtTensorTypeAndShapeInfo* info = NULL;
     Tensor* t = &env.values[env.count++];
     const void* data = NULL;
-    size_t count = 0;
+    ONNXTensorElementDataType type = ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
+    const int64_t* dims = NULL;
+    size_t count = 1;
     RETURN_IF_ERROR(g_api->KernelContext_GetInput(context, i, &v));
-    RETURN_IF_ERROR(g_api->GetTensorTypeAndShape(v, &info));
-    RETURN_IF_ERROR(g_api->GetDimensionsCount(info, &t->rank));
-    RETURN_IF_ERROR(g_api->GetDimensions(info, t->dims, t->rank));
-    RETURN_IF_ERROR(g_api->GetTensorShapeElementCount(info, &count));
-    g_api->ReleaseTensorTypeAndShapeInfo(info);
+    /* The last slot of API version 24: a wrong table position would call another function. */
+    RETURN_IF_ERROR(g_api->GetTensorElementTypeAndShapeDataReference(v, &type, &dims, &t->rank));
+    if (type != ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT) return fail("test_plugin: Compute got an input that is not float32");
+    if (t->rank > MAX_DIMS) return fail("test_plugin: Compute got an input of rank above MAX_DIMS");
+    for (size_t d = 0; d < t->rank; ++d) {
+      t->dims[d] = dims[d];
+      count *= (size_t)dims[d];
+    }
     RETURN_IF_ERROR(g_api->GetTensorData(v, &data));
     snprintf(t->name, sizeof t->name, "%s", p->inputs[i]);
     t->data = (float*)data;

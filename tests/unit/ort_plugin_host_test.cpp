@@ -41,6 +41,35 @@ TEST_CASE("an unimplemented slot returns a status naming the function", "[ort_pl
   CHECK(env == nullptr);
 }
 
+TEST_CASE("the end of version 24 is laid out as in ONNX Runtime 1.24's header", "[ort_plugin]") {
+  // Slots 404 and 405 sit between ReleaseDeviceEpIncompatibilityDetails and CreateEnvWithOptions.
+  const auto* slots = reinterpret_cast<void* const*>(host_api());
+  auto from_model = reinterpret_cast<OrtStatus* (*)()>(slots[404]);
+  CHECK(take_status(from_model()) == "OrtApi::GetCompatibilityInfoFromModel is not implemented by the nxrt host");
+  auto from_bytes = reinterpret_cast<OrtStatus* (*)()>(slots[405]);
+  CHECK(take_status(from_bytes()) == "OrtApi::GetCompatibilityInfoFromModelBytes is not implemented by the nxrt host");
+
+  // The last slot reads a tensor's type and dims without an info object to release.
+  const int64_t shape[] = {2, 3};
+  OrtAllocator* allocator = nullptr;
+  REQUIRE(host_api()->GetAllocatorWithDefaultOptions(&allocator) == nullptr);
+  OrtValue* value = nullptr;
+  REQUIRE(host_api()->CreateTensorAsOrtValue(allocator, shape, 2, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, &value) ==
+          nullptr);
+  auto read = reinterpret_cast<decltype(host_api()->GetTensorElementTypeAndShapeDataReference)>(slots[414]);
+  ONNXTensorElementDataType type = ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
+  const int64_t* dims = nullptr;
+  std::size_t rank = 0;
+  REQUIRE(read(value, &type, &dims, &rank) == nullptr);
+  CHECK(type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT);
+  REQUIRE(rank == 2);
+  CHECK(dims[0] == 2);
+  CHECK(dims[1] == 3);
+  CHECK(take_status(read(value, &type, nullptr, &rank)).find("GetTensorElementTypeAndShapeDataReference") !=
+        std::string::npos);
+  host_api()->ReleaseValue(value);
+}
+
 TEST_CASE("GetApi serves versions 1 to 24 only", "[ort_plugin]") {
   CHECK(api_base()->GetApi(1) == host_api());
   CHECK(api_base()->GetApi(24) == host_api());

@@ -27,8 +27,16 @@ static_assert(NXRT_ORT_SLOT_INDEX(OrtApi, AddExternalInitializersFromFilesInMemo
 static_assert(NXRT_ORT_SLOT_INDEX(OrtApi, SetEpDynamicOptions) == 284, "OrtApi version 20");
 static_assert(NXRT_ORT_SLOT_INDEX(OrtApi, GetEpApi) == 317, "OrtApi version 22");
 static_assert(NXRT_ORT_SLOT_INDEX(OrtApi, CreateExternalInitializerInfo) == 389, "OrtApi version 23");
-static_assert(NXRT_ORT_SLOT_INDEX(OrtApi, RunOptionsSetSyncStream) == 411, "OrtApi version 24");
-static_assert(sizeof(OrtApi) == 412 * sizeof(void*), "OrtApi ends with version 24");
+/* Version 24 as ONNX Runtime 1.24.3's header lays it out (its size is 415 pointers): two
+ * compatibility-info slots come before CreateEnvWithOptions, and the table ends with
+ * GetTensorElementTypeAndShapeDataReference. */
+static_assert(NXRT_ORT_SLOT_INDEX(OrtApi, GetInteropApi) == 395, "OrtApi GetInteropApi");
+static_assert(NXRT_ORT_SLOT_INDEX(OrtApi, GetCompatibilityInfoFromModel) == 404, "OrtApi GetCompatibilityInfoFromModel");
+static_assert(NXRT_ORT_SLOT_INDEX(OrtApi, CreateEnvWithOptions) == 406, "OrtApi CreateEnvWithOptions");
+static_assert(NXRT_ORT_SLOT_INDEX(OrtApi, Session_GetEpGraphAssignmentInfo) == 407, "OrtApi Session_GetEpGraphAssignmentInfo");
+static_assert(NXRT_ORT_SLOT_INDEX(OrtApi, RunOptionsSetSyncStream) == 413, "OrtApi RunOptionsSetSyncStream");
+static_assert(NXRT_ORT_SLOT_INDEX(OrtApi, GetTensorElementTypeAndShapeDataReference) == 414, "OrtApi version 24");
+static_assert(sizeof(OrtApi) == 415 * sizeof(void*), "OrtApi ends with version 24");
 static_assert(sizeof(OrtApiBase) == 2 * sizeof(void*), "OrtApiBase never changes");
 static_assert(NXRT_ORT_SLOT_INDEX(OrtEpApi, GetSyncIdForLastWaitOnSyncStream) == 15, "OrtEpApi version 23");
 static_assert(NXRT_ORT_SLOT_INDEX(OrtEpApi, GetEnvConfigEntries) == 49, "OrtEpApi version 24");
