@@ -1,6 +1,8 @@
 // MaxPool, AveragePool, GlobalAveragePool and GlobalMaxPool (1-D to 3-D) on oneDNN's pooling,
 // read and written in the input's own layout (blocked after a Conv) without reorders.
 #include <algorithm>
+#include <functional>
+#include <vector>
 
 #include "nxrt/ir/window.h"
 #include "ops/op_util.h"
@@ -45,6 +47,14 @@ std::vector<PoolDim> global_dims(std::span<const int64_t> x) {
   std::vector<PoolDim> dims;
   for (std::size_t i = 2; i < x.size(); ++i) dims.push_back({x[i], 1, x[i], 1, 0, 0, 0, 0});
   return dims;
+}
+
+// Layouts oneDNN 2.6 has JIT pooling kernels for: 8 and 16 channels blocked, channels last.
+std::vector<memory::format_tag> faster_pool_layouts(std::size_t rank) {
+  using tag = memory::format_tag;
+  if (rank == 3) return {tag::nCw8c, tag::nCw16c, tag::nwc};
+  if (rank == 4) return {tag::nChw8c, tag::nChw16c, tag::nhwc};
+  return {tag::nCdhw8c, tag::nCdhw16c, tag::ndhwc};
 }
 
 bool is_global(const std::string& op) { return op == "GlobalAveragePool" || op == "GlobalMaxPool"; }
@@ -144,17 +154,30 @@ Expected<void> lower_pool(PlanBuilder& b, const FusedOp& f) {
     pad_l.push_back(d.pad_l);
     pad_r.push_back(d.pad_r);
   }
-  // The source stays in its layout; oneDNN gives the output the same one.
-  const memory::desc src_md = b.md(x);
+  // oneDNN gives the output the source's layout. A blocked source (after a Conv) is read as
+  // it is; a plain one would get oneDNN's slow simple_nchw kernel (its fast kernels read
+  // channel-blocked or channels-last data), so those layouts are timed too, with the reorder.
+  const memory::desc src_now = b.md(x);
   const memory::desc dst_md(out, memory::data_type::f32, memory::format_tag::any);
+  std::vector<memory::desc> sources = {src_now};
+  if (src_now == plain_md(*x_dims))
+    for (memory::format_tag tag : faster_pool_layouts(x_dims->size()))
+      sources.emplace_back(*x_dims, memory::data_type::f32, tag);
+  using Desc = dnnl::pooling_v2_forward::desc;
   using Pd = dnnl::pooling_v2_forward::primitive_desc;
-  Pd pd;
+  // oneDNN's implementation iterator points at the op descriptor: they must outlive the search.
+  std::vector<Desc> descs;
+  std::vector<std::function<Pd()>> makers;
   auto made = emit(b, f.anchor, [&] {
-    pd = Pd(dnnl::pooling_v2_forward::desc(dnnl::prop_kind::forward_inference, pool_algorithm(ctx), src_md, dst_md,
-                                           strides, kernel, dilation, pad_l, pad_r),
-            PlanBuilder::base_attr(), b.engine());
+    for (const memory::desc& src_md : sources)
+      descs.emplace_back(dnnl::prop_kind::forward_inference, pool_algorithm(ctx), src_md, dst_md, strides, kernel,
+                         dilation, pad_l, pad_r);
   });
   if (!made) return made;
+  for (const Desc& d : descs) makers.emplace_back([&] { return Pd(d, PlanBuilder::base_attr(), b.engine()); });
+  auto tuned = b.tuned<Pd>(ctx.node().name, makers, {DNNL_ARG_SRC, DNNL_ARG_DST}, src_now);
+  if (!tuned) return std::unexpected(std::move(tuned.error()));
+  const Pd& pd = *tuned;
   auto src = b.use(x, pd.src_desc());
   if (!src) return std::unexpected(std::move(src.error()));
   const int dst = b.define(f.output, pd.dst_desc());
