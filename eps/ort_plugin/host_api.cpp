@@ -111,8 +111,9 @@ const OrtMemoryInfo* host_info(const OrtAllocator*) { return cpu_memory_info(); 
 }  // namespace
 
 OrtAllocator* default_allocator() {
-  // Version 23: the struct has no Shrink member (added in 24), so plugins must not look for it.
-  static OrtAllocator allocator{23, &host_alloc, &host_free, &host_info, nullptr, nullptr, nullptr};
+  // Version 24, whose struct ends at AllocOnStream: a plugin built against a newer header must
+  // not look for Shrink (added after 24) in it.
+  static OrtAllocator allocator{24, &host_alloc, &host_free, &host_info, nullptr, nullptr, nullptr};
   return &allocator;
 }
 

@@ -70,6 +70,29 @@ TEST_CASE("the end of version 24 is laid out as in ONNX Runtime 1.24's header", 
   host_api()->ReleaseValue(value);
 }
 
+namespace {
+
+int g_kernel_releases = 0;
+void count_release(OrtKernelImpl*) { ++g_kernel_releases; }
+
+}  // namespace
+
+TEST_CASE("OrtEpApi slots that return no status answer with ORT's empty values", "[ort_plugin]") {
+  // A stub's status pointer would reach the plugin as a stream implementation or a sync id.
+  const OrtEpApi* ep_api = host_api()->GetEpApi();
+  alignas(64) unsigned char stream_storage[64] = {};
+  const auto* stream = reinterpret_cast<const OrtSyncStream*>(stream_storage);
+  CHECK(ep_api->SyncStream_GetImpl(stream) == nullptr);
+  CHECK(ep_api->SyncStream_GetSyncId(stream) == 0);
+  CHECK(ep_api->GetSyncIdForLastWaitOnSyncStream(stream, stream) == 0);
+  ep_api->ReleaseHardwareDevice(nullptr);
+  OrtKernelImpl kernel{};
+  kernel.Release = &count_release;
+  ep_api->ReleaseKernelImpl(&kernel);
+  ep_api->ReleaseKernelImpl(nullptr);
+  CHECK(g_kernel_releases == 1);
+}
+
 TEST_CASE("GetApi serves versions 1 to 24 only", "[ort_plugin]") {
   CHECK(api_base()->GetApi(1) == host_api());
   CHECK(api_base()->GetApi(24) == host_api());

@@ -59,6 +59,9 @@ typedef enum ONNXTensorElementDataType {
   ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E5M2FNUZ = 20,
   ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT4 = 21,
   ONNX_TENSOR_ELEMENT_DATA_TYPE_INT4 = 22,
+  ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT4E2M1 = 23,
+  ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT2 = 24,
+  ONNX_TENSOR_ELEMENT_DATA_TYPE_INT2 = 25,
 } ONNXTensorElementDataType;
 
 typedef enum ONNXType {
@@ -126,6 +129,7 @@ typedef enum OrtOpAttrType {
 typedef enum OrtEpDataLayout {
   OrtEpDataLayout_NCHW = 0,
   OrtEpDataLayout_NHWC,
+  OrtEpDataLayout_Default = OrtEpDataLayout_NCHW,
 } OrtEpDataLayout;
 
 typedef enum OrtCompiledModelCompatibility {
@@ -179,8 +183,9 @@ typedef struct OrtApi OrtApi;
 typedef struct OrtEpApi OrtEpApi;
 typedef struct OrtModelEditorApi OrtModelEditorApi;
 
-/* An allocator: the first four members since version 1; Reserve since 18; the rest 23
- * (the host's allocators say version 23: they have no Shrink, added in 24). */
+/* An allocator as of version 24: the first four members since version 1, Reserve since 18,
+ * GetStats and AllocOnStream since 23; version 24 added none (Shrink came after 24, so the
+ * host's allocators, which end here, say version 24). */
 typedef struct OrtAllocator {
   uint32_t version;
   void* (*Alloc)(struct OrtAllocator* this_, size_t size);

@@ -1,5 +1,7 @@
 /* The OrtEpApi function table in ONNX Runtime's order (API versions 22-24); the same two
- * macros as nxrt_ort_api_slots.h. No include guard on purpose. */
+ * macros as nxrt_ort_api_slots.h. A stub returns an OrtStatus*, so only slots whose ORT
+ * signature returns OrtStatus* may be stubs; the others are real functions that answer with
+ * ORT's empty value. No include guard on purpose. */
 NXRT_ORT_SLOT(OrtStatus*, CreateEpDevice, (OrtEpFactory* ep_factory, const OrtHardwareDevice* hardware_device, const OrtKeyValuePairs* ep_metadata, const OrtKeyValuePairs* ep_options, OrtEpDevice** ep_device))
 NXRT_ORT_SLOT(void, ReleaseEpDevice, (OrtEpDevice* input))
 NXRT_ORT_SLOT(OrtStatus*, EpGraphSupportInfo_AddNodesToFuse, (OrtEpGraphSupportInfo* graph_support_info, const OrtNode* const* nodes, size_t num_nodes, const OrtNodeFusionOptions* node_fusion_options))
@@ -13,12 +15,12 @@ NXRT_ORT_SLOT(OrtMemoryInfoDeviceType, MemoryDevice_GetDeviceType, (const OrtMem
 NXRT_ORT_SLOT(OrtDeviceMemoryType, MemoryDevice_GetMemoryType, (const OrtMemoryDevice* memory_device))
 NXRT_ORT_SLOT(uint32_t, MemoryDevice_GetVendorId, (const OrtMemoryDevice* memory_device))
 NXRT_ORT_SLOT(uint32_t, MemoryDevice_GetDeviceId, (const OrtMemoryDevice* memory_device))
-NXRT_ORT_STUB(SyncStream_GetImpl)
-NXRT_ORT_STUB(SyncStream_GetSyncId)
-NXRT_ORT_STUB(GetSyncIdForLastWaitOnSyncStream)
+NXRT_ORT_SLOT(const OrtSyncStreamImpl*, SyncStream_GetImpl, (const OrtSyncStream* stream))
+NXRT_ORT_SLOT(uint64_t, SyncStream_GetSyncId, (const OrtSyncStream* stream))
+NXRT_ORT_SLOT(uint64_t, GetSyncIdForLastWaitOnSyncStream, (const OrtSyncStream* producer_stream, const OrtSyncStream* consumer_stream))
 /* version 24 */
 NXRT_ORT_STUB(CreateHardwareDevice)
-NXRT_ORT_STUB(ReleaseHardwareDevice)
+NXRT_ORT_SLOT(void, ReleaseHardwareDevice, (OrtHardwareDevice* input))
 NXRT_ORT_SLOT(OrtStatus*, CreateKernelRegistry, (OrtKernelRegistry** kernel_registry))
 NXRT_ORT_SLOT(void, ReleaseKernelRegistry, (OrtKernelRegistry* input))
 NXRT_ORT_SLOT(OrtStatus*, KernelRegistry_AddKernel, (OrtKernelRegistry* kernel_registry, const OrtKernelDef* kernel_def, OrtKernelCreateFunc kernel_create_func, void* kernel_create_func_state))
@@ -49,5 +51,5 @@ NXRT_ORT_STUB(DeviceEpIncompatibilityDetails_SetDetails)
 NXRT_ORT_STUB(CreateIfKernel)
 NXRT_ORT_STUB(CreateLoopKernel)
 NXRT_ORT_STUB(CreateScanKernel)
-NXRT_ORT_STUB(ReleaseKernelImpl)
+NXRT_ORT_SLOT(void, ReleaseKernelImpl, (OrtKernelImpl* input))
 NXRT_ORT_STUB(GetEnvConfigEntries)

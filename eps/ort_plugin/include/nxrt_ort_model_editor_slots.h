@@ -1,4 +1,4 @@
-/* The OrtModelEditorApi function table in ONNX Runtime's order (API version 22-23); the
+/* The OrtModelEditorApi function table in ONNX Runtime's order (API versions 22-24: unchanged since 22); the
  * same two macros as nxrt_ort_api_slots.h. No include guard on purpose. */
 NXRT_ORT_STUB(CreateTensorTypeInfo)
 NXRT_ORT_STUB(CreateSparseTensorTypeInfo)
