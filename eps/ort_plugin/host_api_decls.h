@@ -8,6 +8,7 @@ namespace nxrt::ort_plugin {
 
 #define NXRT_ORT_SLOT(ret, name, args) ret name args;
 #define NXRT_ORT_STUB(name)
+#define NXRT_ORT_EMPTY(name)
 namespace api {
 inline constexpr const char* kTable = "OrtApi";  // for argument errors (host_checks.h)
 #include "nxrt_ort_api_slots.h"
@@ -22,5 +23,6 @@ inline constexpr const char* kTable = "OrtModelEditorApi";
 }
 #undef NXRT_ORT_SLOT
 #undef NXRT_ORT_STUB
+#undef NXRT_ORT_EMPTY
 
 }  // namespace nxrt::ort_plugin

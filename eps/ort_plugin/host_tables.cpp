@@ -14,6 +14,7 @@ namespace {
 
 #define NXRT_ORT_SLOT(ret, name, args) #name,
 #define NXRT_ORT_STUB(name) #name,
+#define NXRT_ORT_EMPTY(name) #name,
 // Plain arrays: std::array's deduction guide is a fold over every element, past clang's
 // default nesting limit for the 400-odd OrtApi slots.
 constexpr const char* kApiNames[] = {
@@ -27,6 +28,7 @@ constexpr const char* kEditorApiNames[] = {
 };
 #undef NXRT_ORT_SLOT
 #undef NXRT_ORT_STUB
+#undef NXRT_ORT_EMPTY
 
 enum class Table { kApi, kEpApi, kEditorApi };
 
@@ -41,15 +43,20 @@ OrtStatus* unimplemented() {
                        fmt::format("OrtModelEditorApi::{} is not implemented by the nxrt host", kEditorApiNames[Slot]));
 }
 
+// ORT's answer where it has no such object or table: NULL, 0 or nothing (see NxrtOrtEmpty).
+void* empty_answer() { return nullptr; }
+
 #define NXRT_SLOT_INDEX(table, name) (offsetof(table, name) / sizeof(void*))
 
 OrtApi build_api() {
   OrtApi t{};
 #define NXRT_ORT_SLOT(ret, name, args) t.name = &api::name;
 #define NXRT_ORT_STUB(name) t.name = &unimplemented<Table::kApi, NXRT_SLOT_INDEX(OrtApi, name)>;
+#define NXRT_ORT_EMPTY(name) t.name = &empty_answer;
 #include "nxrt_ort_api_slots.h"
 #undef NXRT_ORT_SLOT
 #undef NXRT_ORT_STUB
+#undef NXRT_ORT_EMPTY
   return t;
 }
 

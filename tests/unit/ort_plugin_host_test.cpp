@@ -41,6 +41,19 @@ TEST_CASE("an unimplemented slot returns a status naming the function", "[ort_pl
   CHECK(env == nullptr);
 }
 
+TEST_CASE("an unimplemented slot that returns no status answers NULL or nothing", "[ort_plugin]") {
+  // Where a status would be read as a table pointer, a string or a count: ORT's own answer for
+  // a table or object it does not have.
+  CHECK(host_api()->GetCompileApi() == nullptr);
+  CHECK(host_api()->GetTrainingApi() == nullptr);
+  CHECK(host_api()->GetInteropApi() == nullptr);
+  auto get_run_config_entry = reinterpret_cast<const char* (*)(const void*, const char*)>(
+      reinterpret_cast<void (*)()>(host_api()->GetRunConfigEntry));
+  CHECK(get_run_config_entry(nullptr, "key") == nullptr);
+  auto release_env = reinterpret_cast<void (*)(void*)>(reinterpret_cast<void (*)()>(host_api()->ReleaseEnv));
+  release_env(nullptr);
+}
+
 TEST_CASE("the end of version 24 is laid out as in ONNX Runtime 1.24's header", "[ort_plugin]") {
   // Slots 404 and 405 sit between ReleaseDeviceEpIncompatibilityDetails and CreateEnvWithOptions.
   const auto* slots = reinterpret_cast<void* const*>(host_api());
@@ -208,6 +221,7 @@ void call_as_a_faulty_plugin(R (*f)(A...), const std::string& table, const std::
 TEST_CASE("every host function refuses NULL and wrong-kind arguments without crashing", "[ort_plugin]") {
   namespace host = nxrt::ort_plugin;
 #define NXRT_ORT_STUB(name)
+#define NXRT_ORT_EMPTY(name)
 #define NXRT_ORT_SLOT(ret, name, args) call_as_a_faulty_plugin(&host::api::name, "OrtApi", #name);
 #include "nxrt_ort_api_slots.h"
 #undef NXRT_ORT_SLOT
@@ -218,6 +232,7 @@ TEST_CASE("every host function refuses NULL and wrong-kind arguments without cra
 #include "nxrt_ort_model_editor_slots.h"
 #undef NXRT_ORT_SLOT
 #undef NXRT_ORT_STUB
+#undef NXRT_ORT_EMPTY
 }
 
 namespace {

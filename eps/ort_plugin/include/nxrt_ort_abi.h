@@ -205,9 +205,14 @@ typedef struct OrtApiBase {
 /* The type of a slot the host leaves unimplemented: called with whatever arguments the
  * real function takes, it ignores them and returns an ORT_NOT_IMPLEMENTED status. */
 typedef OrtStatus* (*NxrtOrtUnimplemented)(void);
+/* The type of an unimplemented slot whose real function returns no status: it ignores its
+ * arguments and returns 0, read by the caller as NULL, 0 or nothing (x86-64 and AArch64 return
+ * all three in the same register). */
+typedef void* (*NxrtOrtEmpty)(void);
 
 #define NXRT_ORT_SLOT(ret, name, args) ret(*name) args;
 #define NXRT_ORT_STUB(name) NxrtOrtUnimplemented name;
+#define NXRT_ORT_EMPTY(name) NxrtOrtEmpty name;
 
 /* A kernel an EP registers (version 24): ORT creates one per node it runs with the kernel,
  * calls Compute for each run and Release when the session ends. flags is ORT's: 0. The two
@@ -247,6 +252,7 @@ struct OrtModelEditorApi {
 
 #undef NXRT_ORT_SLOT
 #undef NXRT_ORT_STUB
+#undef NXRT_ORT_EMPTY
 
 /* What a plugin returns from Compile for each fused graph. */
 typedef struct OrtNodeComputeInfo {
