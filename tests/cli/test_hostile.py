@@ -130,13 +130,17 @@ class Interrupts(TempDirTest):
             time.sleep(delay)
             p.send_signal(signal.SIGINT)
             rc = p.wait(timeout=60)
-            if rc == 0:
-                self.assertEqual(sorted(f.name for f in (out / "sub").iterdir()), ["ctx.onnx", "ctx_cpu.bin"])
+            # The signal may also land after the outputs were committed, while the process ends
+            # (ASan makes that stretch long): then they are all there and whole.
+            committed = out.exists()
+            if committed:
+                self.assertEqual(sorted(f.name for f in (out / "sub").iterdir()), ["ctx.onnx", "ctx_cpu.bin"],
+                                 f"try {i} (exit {rc}): an interrupted compile left part of its outputs")
                 self.assertEqual((out / "sub" / "ctx_cpu.bin").read_bytes(),
                                  (self.tmp / "full" / "ctx_cpu.bin").read_bytes())
-            else:
+            if rc != 0:
                 self.assertEqual(rc, -signal.SIGINT, f"try {i}: exit {rc}")
-                self.assertFalse(out.exists(), f"try {i}: an interrupted compile left files or folders behind")
+            if rc != 0 and not committed:
                 interrupted += 1
         self.assertGreater(interrupted, 0)
         self.assertEqual(sorted(f.name for f in self.tmp.iterdir() if f.name.startswith(".")), [])
