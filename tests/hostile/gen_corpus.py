@@ -112,6 +112,12 @@ def graph_cases(c):
     c.model_case("attr_float_for_ints",
                  make_model([helper.make_node("Softmax", ["x"], ["y"], name="sm", axis=1.5)], [x], [y]),
                  texts=["node 'sm'", "Mismatched attribute type in 'sm : axis'"])
+    # ONNX's Scan shape inference read num_scan_inputs without checking for it (found by fuzzing).
+    body = helper.make_graph([helper.make_node("Identity", ["s_in"], ["s_out"])], "body",
+                             [tensor_info("s_in", [3])], [tensor_info("s_out", [3])])
+    c.model_case("scan_missing_num_scan_inputs",
+                 make_model([helper.make_node("Scan", ["x"], ["y"], name="scan1", body=body)], [x], [y]),
+                 texts=["node 'scan1'", "Scan", "num_scan_inputs"])
     c.model_case("missing_required_input",
                  make_model([helper.make_node("Add", ["x"], ["y"], name="add1")], [x], [y]),
                  texts=["node 'add1'", "input"])

@@ -84,13 +84,42 @@ Expected<Attribute> convert_attribute(const onnx::AttributeProto& a, const Graph
 // have that version: an ai.onnx version newer than the installed libonnx (its newest schema
 // would describe an older version: ReduceMean-13 for a ReduceMean-18 node) or past
 // kNewestKnownOpset, where nxrt cannot tell which version the node is.
-const onnx::OpSchema* libonnx_definition(const Node& node) {
-  const onnx::OpSchema* schema =
-      onnx::OpSchemaRegistry::Schema(node.op_type, static_cast<int>(node.opset), node.domain);
-  if (!schema || schema->Deprecated() || !(node.domain.empty() || node.domain == "ai.onnx")) return schema;
-  if (node.opset > kNewestKnownOpset) return nullptr;
-  const OpVersionChange* change = op_version_at(node.op_type, node.opset);
+const onnx::OpSchema* libonnx_definition(const std::string& op_type, const std::string& domain, int64_t opset) {
+  const onnx::OpSchema* schema = onnx::OpSchemaRegistry::Schema(op_type, static_cast<int>(opset), domain);
+  if (!schema || schema->Deprecated() || !(domain.empty() || domain == "ai.onnx")) return schema;
+  if (opset > kNewestKnownOpset) return nullptr;
+  const OpVersionChange* change = op_version_at(op_type, opset);
   return change && change->since_version > schema->since_version() ? nullptr : schema;
+}
+
+const onnx::OpSchema* libonnx_definition(const Node& node) {
+  return libonnx_definition(node.op_type, node.domain, node.opset);
+}
+
+// Whether every node of `gp` and of its subgraphs matches its libonnx definition. ONNX shape
+// inference trusts a node to: Scan's inference reads its required num_scan_inputs without
+// checking that it is there. A model where this fails is not inferred; convert_graph then
+// reports the node that does not match.
+bool nodes_match_definitions(const onnx::GraphProto& gp, const LoadState& st) {
+  for (const auto& np : gp.node()) {
+    const std::string domain = normalize_domain(np.domain());
+    if (auto op = st.opsets.find(domain); op != st.opsets.end()) {
+      if (const onnx::OpSchema* schema = libonnx_definition(np.op_type(), domain, op->second);
+          schema && !schema->Deprecated()) {
+        try {
+          schema->Verify(np);
+        } catch (const onnx::checker::ValidationError&) {
+          return false;
+        }
+      }
+    }
+    for (const auto& a : np.attribute()) {
+      if (a.has_g() && !nodes_match_definitions(a.g(), st)) return false;
+      for (const auto& g : a.graphs())
+        if (!nodes_match_definitions(g, st)) return false;
+    }
+  }
+  return true;
 }
 
 // Checks a node against its ONNX operator definition at the model's opset: input and output
@@ -396,7 +425,7 @@ Expected<Model> load_model_proto(std::shared_ptr<onnx::ModelProto> proto, const 
                        ? proto->producer_name()
                        : fmt::format("{} {}", proto->producer_name(), proto->producer_version());
   for (const auto& p : proto->metadata_props()) model.metadata[p.key()] = p.value();
-  if (options.infer_shapes) {
+  if (options.infer_shapes && nodes_match_definitions(proto->graph(), st)) {
     order_proto_nodes(*proto->mutable_graph());
     try {
       onnx::shape_inference::InferShapes(*proto, &inference_schemas());
