@@ -118,6 +118,13 @@ def graph_cases(c):
     c.model_case("scan_missing_num_scan_inputs",
                  make_model([helper.make_node("Scan", ["x"], ["y"], name="scan1", body=body)], [x], [y]),
                  texts=["node 'scan1'", "Scan", "num_scan_inputs"])
+    # ONNX's Conv shape inference divided by a zero stride (found by fuzzing).
+    x4 = tensor_info("x", [1, 1, 4, 4])
+    w = onnx.numpy_helper.from_array(np.ones((1, 1, 1, 1), np.float32), "w")
+    c.model_case("conv_zero_stride",
+                 make_model([helper.make_node("Conv", ["x", "w"], ["y"], name="conv0", strides=[1, 0])], [x4],
+                            [tensor_info("y", [1, 1, 4, 4])], [w]),
+                 expect={cmd: (4, ["conv0", "strides [1, 0] has a value below 1"]) for cmd in COMMANDS})
     c.model_case("missing_required_input",
                  make_model([helper.make_node("Add", ["x"], ["y"], name="add1")], [x], [y]),
                  texts=["node 'add1'", "input"])

@@ -7,6 +7,7 @@
 #include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include <algorithm>
 #include <fstream>
 #include <queue>
 #include <set>
@@ -96,12 +97,25 @@ const onnx::OpSchema* libonnx_definition(const Node& node) {
   return libonnx_definition(node.op_type, node.domain, node.opset);
 }
 
-// Whether every node of `gp` and of its subgraphs matches its libonnx definition. ONNX shape
-// inference trusts a node to: Scan's inference reads its required num_scan_inputs without
-// checking that it is there. A model where this fails is not inferred; convert_graph then
-// reports the node that does not match.
+// Attributes ONNX shape inference divides by (Conv and pooling windows, DepthToSpace and
+// SpaceToDepth blocks, Conv groups) without checking them: each value must be at least 1.
+bool has_zero_divisor(const onnx::NodeProto& np) {
+  static const std::set<std::string> divisors = {"strides", "dilations", "kernel_shape", "blocksize", "group"};
+  for (const auto& a : np.attribute()) {
+    if (!divisors.contains(a.name())) continue;
+    if (a.type() == onnx::AttributeProto::INT && a.i() < 1) return true;
+    if (std::ranges::any_of(a.ints(), [](int64_t v) { return v < 1; })) return true;
+  }
+  return false;
+}
+
+// Whether ONNX shape inference can be trusted with every node of `gp` and of its subgraphs:
+// each matches its libonnx definition and has no zero divisor. ONNX's inference functions
+// assume both (Scan's reads a missing num_scan_inputs, Conv's divides by a zero stride). A
+// model where this fails is not inferred; convert_graph and the EPs then report the node.
 bool nodes_match_definitions(const onnx::GraphProto& gp, const LoadState& st) {
   for (const auto& np : gp.node()) {
+    if (has_zero_divisor(np)) return false;
     const std::string domain = normalize_domain(np.domain());
     if (auto op = st.opsets.find(domain); op != st.opsets.end()) {
       if (const onnx::OpSchema* schema = libonnx_definition(np.op_type(), domain, op->second);
