@@ -113,7 +113,7 @@ bool has_zero_divisor(const onnx::NodeProto& np) {
 // each matches its libonnx definition and has no zero divisor. ONNX's inference functions
 // assume both (Scan's reads a missing num_scan_inputs, Conv's divides by a zero stride). A
 // model where this fails is not inferred; convert_graph and the EPs then report the node.
-bool nodes_match_definitions(const onnx::GraphProto& gp, const LoadState& st) {
+bool safe_for_shape_inference(const onnx::GraphProto& gp, const LoadState& st) {
   for (const auto& np : gp.node()) {
     if (has_zero_divisor(np)) return false;
     const std::string domain = normalize_domain(np.domain());
@@ -128,9 +128,9 @@ bool nodes_match_definitions(const onnx::GraphProto& gp, const LoadState& st) {
       }
     }
     for (const auto& a : np.attribute()) {
-      if (a.has_g() && !nodes_match_definitions(a.g(), st)) return false;
+      if (a.has_g() && !safe_for_shape_inference(a.g(), st)) return false;
       for (const auto& g : a.graphs())
-        if (!nodes_match_definitions(g, st)) return false;
+        if (!safe_for_shape_inference(g, st)) return false;
     }
   }
   return true;
@@ -439,7 +439,7 @@ Expected<Model> load_model_proto(std::shared_ptr<onnx::ModelProto> proto, const 
                        ? proto->producer_name()
                        : fmt::format("{} {}", proto->producer_name(), proto->producer_version());
   for (const auto& p : proto->metadata_props()) model.metadata[p.key()] = p.value();
-  if (options.infer_shapes && nodes_match_definitions(proto->graph(), st)) {
+  if (options.infer_shapes && safe_for_shape_inference(proto->graph(), st)) {
     order_proto_nodes(*proto->mutable_graph());
     try {
       onnx::shape_inference::InferShapes(*proto, &inference_schemas());
