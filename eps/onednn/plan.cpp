@@ -127,7 +127,12 @@ Expected<std::vector<RuntimeValue>> Plan::run_on(Execution& e, std::span<const R
     Step& s = steps_[i];
     const auto start = profile ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
     auto r = dnnl_call(fmt::format("running {} on the onednn EP", s.profile.nodes.front()),
-                       [&] { s.primitive.execute(e.stream, e.step_args[i]); });
+                       [&] {
+                         if (s.native)
+                           s.native->execute(e.step_args[i]);  // oneDNN's CPU stream has finished the steps before
+                         else
+                           s.primitive.execute(e.stream, e.step_args[i]);
+                       });
     if (!r) return std::unexpected(std::move(r.error()));
     if (profile) {
       e.stream.wait();

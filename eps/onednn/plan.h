@@ -1,4 +1,5 @@
-// Plan: a partition compiled for one set of input shapes: oneDNN primitives in order, their
+// Plan: a partition compiled for one set of input shapes: oneDNN primitives (and a few of
+// nxrt's own kernels) in order, their
 // memory in one arena reused by lifetime, weights already in the primitives' layouts.
 // The plan itself is read-only while it runs; each run in flight has its own arena.
 #pragma once
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "dnnl_util.h"
+#include "native/native_kernel.h"
 #include "nxrt/ep/provider.h"
 
 namespace nxrt::onednn {
@@ -35,7 +37,8 @@ struct View {
 };
 
 struct Step {
-  dnnl::primitive primitive;
+  dnnl::primitive primitive;                   // empty when `native` computes the step
+  std::shared_ptr<const NativeKernel> native;  // nxrt's own kernel (native/), where oneDNN's is slow
   std::vector<std::pair<int, int>> args;  // (DNNL_ARG_*, view)
   StepProfile profile;                    // nodes, op, implementation; time of the last run
 };

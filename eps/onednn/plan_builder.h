@@ -147,6 +147,9 @@ class PlanBuilder {
   // Adds a step; its scratchpad (from `pd`) is placed in the arena.
   void add_step(dnnl::primitive primitive, const dnnl::primitive_desc_base& pd,
                 std::vector<std::pair<int, int>> args, const FusedOp& op, std::string op_type = {});
+  // Adds a step that nxrt's own `kernel` computes (it needs no scratchpad).
+  void add_native_step(std::shared_ptr<const NativeKernel> kernel, std::vector<std::pair<int, int>> args,
+                       const FusedOp& op);
   // Lowers the next fused op: the caller then calls the op's lowering.
   void begin(const FusedOp& op);
 

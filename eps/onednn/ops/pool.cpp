@@ -1,9 +1,11 @@
 // MaxPool, AveragePool, GlobalAveragePool and GlobalMaxPool (1-D to 3-D) on oneDNN's pooling,
-// read and written in the input's own layout (blocked after a Conv) without reorders.
+// read and written in the input's own layout (blocked after a Conv) without reorders. A 1-D or
+// 2-D MaxPool on blocked or channels-last data runs nxrt's own loop (native/max_pool.h).
 #include <algorithm>
 #include <functional>
 #include <vector>
 
+#include "native/max_pool.h"
 #include "nxrt/ir/window.h"
 #include "ops/op_util.h"
 #include "ops/ops.h"
@@ -154,10 +156,22 @@ Expected<void> lower_pool(PlanBuilder& b, const FusedOp& f) {
     pad_l.push_back(d.pad_l);
     pad_r.push_back(d.pad_r);
   }
+  const memory::desc src_now = b.md(x);
+  if (ctx.node().op_type == "MaxPool") {
+    std::vector<MaxPoolDim> native_dims;
+    for (const PoolDim& d : *dims)
+      native_dims.push_back({d.in, d.out, d.kernel, d.stride, d.dilation + 1, d.pad_l});
+    if (auto native = make_native_max_pool(src_now, native_dims)) {
+      auto src = b.use(x, src_now);
+      if (!src) return std::unexpected(std::move(src.error()));
+      const int dst = b.define(f.output, native->dst_md);
+      b.add_native_step(std::move(native->kernel), {{DNNL_ARG_SRC, *src}, {DNNL_ARG_DST, dst}}, f);
+      return {};
+    }
+  }
   // oneDNN gives the output the source's layout. A blocked source (after a Conv) is read as
   // it is; a plain one would get oneDNN's slow simple_nchw kernel (its fast kernels read
   // channel-blocked or channels-last data), so those layouts are timed too, with the reorder.
-  const memory::desc src_now = b.md(x);
   const memory::desc dst_md(out, memory::data_type::f32, memory::format_tag::any);
   std::vector<memory::desc> sources = {src_now};
   if (src_now == plain_md(*x_dims))
