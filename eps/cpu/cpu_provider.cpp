@@ -113,7 +113,7 @@ Expected<std::unique_ptr<CompiledPartition>> CpuProvider::load_context(const EpC
                 fmt::format("compiled for nxrt {} on {}, this machine is nxrt {} on {}", blob->nxrt_version,
                             blob->isa, kVersion, host_isa()),
                 "recompile with nxrt compile-epcontext on this machine class");
-  auto model = partition_from_onnx(std::as_bytes(std::span(blob->model_bytes.data(), blob->model_bytes.size())), where);
+  auto model = partition_from_onnx(std::as_bytes(std::span(blob->model_bytes.data(), blob->model_bytes.size())), where, *this);
   if (!model) return std::unexpected(model.error());
   auto owned = std::make_unique<Model>(std::move(*model));
   Partition inner = whole_graph_partition(*owned, info_.name);

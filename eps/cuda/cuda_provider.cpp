@@ -175,7 +175,7 @@ Expected<std::unique_ptr<CompiledPartition>> CudaProvider::load_context(const Ep
                 g.error().what, "run it on a machine with a GPU of that architecture");
   if (auto m = match_arch(blob->image.arch, !blob->image.ptx.empty(), (*g)->info().arch, (*g)->info().name); !m)
     return forward_error(std::move(m), fmt::format("loading {}", where));
-  auto model = partition_from_onnx(std::as_bytes(std::span(blob->model_bytes.data(), blob->model_bytes.size())), where);
+  auto model = partition_from_onnx(std::as_bytes(std::span(blob->model_bytes.data(), blob->model_bytes.size())), where, *this);
   if (!model) return std::unexpected(model.error());
   auto owned = std::make_shared<Model>(std::move(*model));
   Partition inner = whole_graph_partition(*owned, info_.name);

@@ -24,7 +24,7 @@ OnednnPartition::OnednnPartition(PartitionSetup setup) : setup_(std::move(setup)
 
 bool OnednnPartition::is_constant(ValueId v) const {
   const Value& val = setup_.partition.graph->value(v);
-  return (val.initializer && !val.is_graph_input) || setup_.packed_inputs.contains(v);
+  return val.initializer && !val.is_graph_input;
 }
 
 Expected<void> OnednnPartition::prepare(const std::vector<Dims>& input_dims) {

@@ -25,7 +25,6 @@ struct PartitionSetup {
   std::shared_ptr<TuningCache> tuning_cache;  // shared by the EP's partitions
   Partition partition;                // its graph outlives this partition (or `keep_alive` holds it)
   std::shared_ptr<const void> keep_alive;
-  std::set<ValueId> packed_inputs;    // restored blobs: graph inputs that stand for prepared weights
   PreparedWeights restored;           // restored blobs: the prepared weights
   Implementations restored_implementations;  // restored blobs: the implementations chosen
 };

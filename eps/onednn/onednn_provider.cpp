@@ -126,22 +126,19 @@ Expected<std::unique_ptr<CompiledPartition>> OnednnProvider::load_context(const 
                             blob->nxrt_version, blob->onednn_version, blob->isa, kVersion, onednn_version(),
                             effective_isa()),
                 "recompile with nxrt compile-epcontext on this machine class");
-  auto model = partition_from_onnx(std::as_bytes(std::span(blob->model_bytes.data(), blob->model_bytes.size())), where);
+  auto model = partition_from_onnx(std::as_bytes(std::span(blob->model_bytes.data(), blob->model_bytes.size())), where, *this,
+                                   blob->boundary_inputs);
   if (!model) return std::unexpected(model.error());
   auto owned = std::make_shared<Model>(std::move(*model));
   Partition inner = whole_graph_partition(*owned, info_.name);
   inner.name = partition.name;
-  if (inner.inputs.size() < blob->boundary_inputs || blob->boundary_inputs != partition.inputs.size() ||
-      inner.outputs.size() != partition.outputs.size() ||
-      (!blob->input_dims.empty() && blob->input_dims.size() != blob->boundary_inputs))
+  if (inner.inputs.size() != partition.inputs.size() || inner.outputs.size() != partition.outputs.size() ||
+      (!blob->input_dims.empty() && blob->input_dims.size() != inner.inputs.size()))
     return fail(ErrorCode::kInvalidInput, fmt::format("the onednn EPContext blob of {} does not match the node", where),
-                fmt::format("the blob has {} inputs and {} outputs, the node {} and {}", blob->boundary_inputs,
+                fmt::format("the blob has {} inputs and {} outputs, the node {} and {}", inner.inputs.size(),
                             inner.outputs.size(), partition.inputs.size(), partition.outputs.size()),
                 "recompile the model with nxrt compile-epcontext");
   PartitionSetup setup = setup_for(inner);
-  setup.packed_inputs.insert(inner.inputs.begin() + static_cast<std::ptrdiff_t>(blob->boundary_inputs),
-                             inner.inputs.end());
-  setup.partition.inputs.resize(blob->boundary_inputs);
   setup.keep_alive = owned;
   setup.restored = std::move(blob->weights);
   setup.restored_implementations = std::move(blob->implementations);

@@ -59,16 +59,29 @@ WeightHandle WeightHandle::mapped(std::shared_ptr<MappedFile> file, std::size_t 
   return w;
 }
 
+WeightHandle WeightHandle::prepared(DType dtype, Shape shape) {
+  WeightHandle w;
+  w.dtype_ = dtype;
+  w.shape_ = std::move(shape);
+  w.prepared_ = true;
+  return w;
+}
+
 std::size_t WeightHandle::nbytes() const {
   return static_cast<std::size_t>(std::max<int64_t>(shape_numel(shape_), 0)) * dtype_size(dtype_);
 }
 
 std::string WeightHandle::describe_location() const {
+  if (prepared_) return "prepared by its EP in an EPContext blob";
   if (is_resident()) return "inline";
   return fmt::format("external: {} @ {} (+{} bytes)", file_->path().filename().string(), offset_, length_);
 }
 
 Expected<Tensor> WeightHandle::materialize() const {
+  if (prepared_)
+    return fail(ErrorCode::kInvalidInput, "a weight's original values were asked of an EPContext blob",
+                "the blob holds the weight only in its EP's prepared form",
+                "recompile the model with nxrt compile-epcontext");
   if (is_resident()) return tensor_;
   const auto* base = file_->data() + offset_;
   const std::size_t align = std::max<std::size_t>(dtype_size(dtype_), 1);

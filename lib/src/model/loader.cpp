@@ -30,6 +30,7 @@ struct LoadState {
   int64_t ir_version = 0;
   std::map<std::string, int64_t> opsets;
   MappedFileCache files;
+  bool check_definitions = true;  // LoadOptions::check_definitions
 };
 
 std::unexpected<Error> invalid(const LoadState& st, std::string what, std::string why = {}, std::string how = {}) {
@@ -85,7 +86,16 @@ Expected<Attribute> convert_attribute(const onnx::AttributeProto& a, const Graph
 // have that version: an ai.onnx version newer than the installed libonnx (its newest schema
 // would describe an older version: ReduceMean-13 for a ReduceMean-18 node) or past
 // kNewestKnownOpset, where nxrt cannot tell which version the node is.
+// Whether libonnx defines operators in `domain` (normalized). Asking its registry about any
+// other domain (com.microsoft's EPContext) would first build the whole registry, about 40M
+// instructions and most of an EPContext model's load time, only to find nothing.
+bool libonnx_defines(const std::string& domain) {
+  return domain.empty() || domain == "ai.onnx.ml" || domain == "ai.onnx.training" ||
+         domain == "ai.onnx.preview.training";
+}
+
 const onnx::OpSchema* libonnx_definition(const std::string& op_type, const std::string& domain, int64_t opset) {
+  if (!libonnx_defines(domain)) return nullptr;
   const onnx::OpSchema* schema = onnx::OpSchemaRegistry::Schema(op_type, static_cast<int>(opset), domain);
   if (!schema || schema->Deprecated() || !(domain.empty() || domain == "ai.onnx")) return schema;
   if (opset > kNewestKnownOpset) return nullptr;
@@ -134,6 +144,19 @@ bool safe_for_shape_inference(const onnx::GraphProto& gp, const LoadState& st) {
     }
   }
   return true;
+}
+
+// Whether some node of `gp` or of its subgraphs is in a domain libonnx defines: else ONNX
+// shape inference has nothing to infer (an EPContext model, whose nodes are com.microsoft's).
+bool uses_libonnx_ops(const onnx::GraphProto& gp) {
+  for (const auto& np : gp.node()) {
+    if (libonnx_defines(normalize_domain(np.domain()))) return true;
+    for (const auto& a : np.attribute()) {
+      if (a.has_g() && uses_libonnx_ops(a.g())) return true;
+      if (std::ranges::any_of(a.graphs(), uses_libonnx_ops)) return true;
+    }
+  }
+  return false;
 }
 
 // Checks a node against its ONNX operator definition at the model's opset: input and output
@@ -275,7 +298,12 @@ Expected<void> convert_graph(const onnx::GraphProto& gp, Graph& graph, LoadState
                      "every domain a node uses needs an opset_import entry",
                      fmt::format("add an opset_import for '{}'", display_domain(node.domain)));
     node.opset = op->second;
-    if (auto r = verify_schema(np, node, st); !r) return r;
+    if (st.check_definitions) {
+      if (auto r = verify_schema(np, node, st); !r) return r;
+    } else if (np.output_size() == 0 || np.output(0).empty()) {
+      return invalid(st, fmt::format("node {} has no first output", node.describe()),
+                     "every ONNX operator produces its first output");
+    }
     for (const auto& name : np.input()) node.inputs.push_back(name.empty() ? kNoValue : g->intern_value(name));
     for (const auto& name : np.output()) {
       if (name.empty()) {
@@ -426,6 +454,7 @@ Expected<Model> load_model_proto(std::shared_ptr<onnx::ModelProto> proto, const 
   st.file = path;
   st.model_dir = path.parent_path();
   st.ir_version = proto->ir_version();
+  st.check_definitions = options.check_definitions;
   if (!proto->has_graph()) return invalid(st, "the model has no graph", "it may not be an ONNX model at all");
   for (const auto& op : proto->opset_import()) st.opsets[normalize_domain(op.domain())] = op.version();
   // IR < 3 had no opset_import: those models are ai.onnx opset 1.
@@ -439,7 +468,9 @@ Expected<Model> load_model_proto(std::shared_ptr<onnx::ModelProto> proto, const 
                        ? proto->producer_name()
                        : fmt::format("{} {}", proto->producer_name(), proto->producer_version());
   for (const auto& p : proto->metadata_props()) model.metadata[p.key()] = p.value();
-  if (options.infer_shapes && safe_for_shape_inference(proto->graph(), st)) {
+  // Model-local functions may define ops in any domain: only their absence makes inference moot.
+  const bool inferable = uses_libonnx_ops(proto->graph()) || proto->functions_size() > 0;
+  if (options.infer_shapes && inferable && safe_for_shape_inference(proto->graph(), st)) {
     order_proto_nodes(*proto->mutable_graph());
     try {
       onnx::shape_inference::InferShapes(*proto, &inference_schemas());

@@ -6,6 +6,7 @@
 
 #include <set>
 
+#include "nxrt/ep/kernel.h"
 #include "nxrt/model/tensor_proto.h"
 #include "writer.h"
 
@@ -57,14 +58,35 @@ Expected<std::string> partition_to_onnx(const Partition& partition, const std::s
   return bytes;
 }
 
-Expected<Model> partition_from_onnx(std::span<const std::byte> bytes, const std::string& context) {
+Expected<Model> partition_from_onnx(std::span<const std::byte> bytes, const std::string& context,
+                                    const ExecutionProvider& ep, std::size_t prepared_from) {
   auto proto = std::make_shared<onnx::ModelProto>();
   if (bytes.size() > static_cast<std::size_t>(INT32_MAX) ||
       !proto->ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
     return fail(ErrorCode::kInvalidInput, fmt::format("the partition stored in {} cannot be parsed", context),
                 "the blob's model section is corrupted", "recompile the model with nxrt compile-epcontext");
   // Types of every value were written with the blob: no inference needed (or wanted).
-  return load_model_proto(std::move(proto), context, LoadOptions{.input_shapes = {}, .infer_shapes = false});
+  auto model =
+      load_model_proto(std::move(proto), context, {.input_shapes = {}, .infer_shapes = false, .check_definitions = false});
+  if (!model) return model;
+  Graph& g = *model->graph;
+  for (std::size_t i = prepared_from; i < g.inputs.size(); ++i) {
+    Value& v = g.value(g.inputs[i]);
+    const auto shape = v.type.static_shape();
+    if (!shape || v.type.dtype == DType::kUndefined)
+      return fail(ErrorCode::kInvalidInput,
+                  fmt::format("{} stores weight '{}' without a type and a static shape", context, v.name),
+                  "the blob's model section is corrupted", "recompile the model with nxrt compile-epcontext");
+    v.is_graph_input = false;
+    v.initializer = WeightHandle::prepared(v.type.dtype, *shape);
+  }
+  if (prepared_from < g.inputs.size()) g.inputs.resize(prepared_from);
+  for (const Node& node : g.nodes)
+    if (KernelMatch m = ep.claim(NodeContext(*model->graph, node)); !m)
+      return fail(ErrorCode::kInvalidInput,
+                  fmt::format("{} holds {}, which the {} EP does not claim", context, node.describe(), ep.info().name),
+                  m.reason(), "recompile the model with nxrt compile-epcontext");
+  return model;
 }
 
 Partition whole_graph_partition(const Model& model, std::string ep) {

@@ -1,4 +1,5 @@
-// WeightHandle: an initializer that is resident in memory or a lazily mapped file region.
+// WeightHandle: an initializer that is resident in memory, a lazily mapped file region, or
+// held by an EP in its own prepared form.
 #pragma once
 
 #include <cstdint>
@@ -38,11 +39,15 @@ class WeightHandle {
   // Weight stored in an external file region; nothing is read until materialize().
   static WeightHandle mapped(std::shared_ptr<MappedFile> file, std::size_t offset,
                              std::size_t length, DType dtype, Shape shape);
+  // Weight whose data an EP keeps in a prepared form of its own (reordered, folded) in an
+  // EPContext blob: a constant of this type and shape whose original values are gone;
+  // materialize() fails.
+  static WeightHandle prepared(DType dtype, Shape shape);
 
   DType dtype() const { return dtype_; }
   const Shape& shape() const { return shape_; }
   std::size_t nbytes() const;
-  bool is_resident() const { return !file_; }
+  bool is_resident() const { return !file_ && !prepared_; }
   // "inline" or "external: weights.bin @ 1024 (+4096 bytes)", for reports.
   std::string describe_location() const;
 
@@ -57,6 +62,7 @@ class WeightHandle {
   std::shared_ptr<MappedFile> file_;
   std::size_t offset_ = 0;
   std::size_t length_ = 0;
+  bool prepared_ = false;
 };
 
 }  // namespace nxrt

@@ -21,6 +21,11 @@ struct LoadOptions {
   // Concrete sizes for graph inputs ("input" -> [1,3,224,224]); applied before inference.
   std::map<std::string, Shape> input_shapes;
   bool infer_shapes = true;
+  // Check each node against libonnx's definition of its operator (input and output counts,
+  // attribute types, required attributes). The first check builds libonnx's whole schema
+  // registry, about 10 ms. Off only where an EP re-claims every node before it builds it
+  // (partition_from_onnx); each node must still have its first output.
+  bool check_definitions = true;
 };
 
 struct Model {
