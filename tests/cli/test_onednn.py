@@ -165,6 +165,53 @@ class OnednnEp(TempDirTest):
         self.assertEqual(rc, 3, err)
         self.assertIn("checksum", err)
 
+    def test_blob_node_the_ep_declines_is_refused(self):
+        """A blob whose stored partition (valid checksum) holds a node the onednn EP does not
+        claim is refused with the EP's reason: the EP re-claims what a blob holds."""
+        out = self.compile("--embed")
+        proto = onnx.load(str(out))
+        node = next(n for n in proto.graph.node if any(a.name == "source" and a.s == b"nxrt.onednn" for a in n.attribute))
+        payload = next(a for a in node.attribute if a.name == "ep_cache_context")
+        data = bytes(payload.s)
+        pos = 12  # magic and format
+        header_len = int.from_bytes(data[pos:pos + 8], "little")
+        pos += 8 + header_len
+        model_len = int.from_bytes(data[pos:pos + 8], "little")
+        stored = onnx.ModelProto()
+        stored.ParseFromString(data[pos + 8:pos + 8 + model_len])
+        stored.graph.node[-1].op_type = "NoSuchOp"
+        model = stored.SerializeToString()
+        body = data[:pos] + len(model).to_bytes(8, "little") + model + data[pos + 8 + model_len:-8]
+        payload.s = body + checksum(body).to_bytes(8, "little")
+        onnx.save(proto, str(out))
+        rc, _, err = nxrt("run", out, "--input", f"x={self.x}", "-q")
+        self.assertEqual(rc, 3, err)
+        self.assertIn("which the onednn EP does not claim", err)
+        self.assertIn("NoSuchOp", err)
+        self.assertIn("recompile", err)
+
+    def test_matmul_of_computed_operands_runs_on_the_native_gemm(self):
+        """Attention-style products (both operands computed) skip oneDNN's GEMM, whose kernel
+        generation would cost every process ~16 ms at its first run."""
+        x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4, 8])
+        y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 4, 4])
+        nodes = [helper.make_node("Transpose", ["x"], ["xt"], name="t", perm=[0, 2, 1]),
+                 helper.make_node("MatMul", ["x", "xt"], ["s"], name="scores"),
+                 helper.make_node("Relu", ["s"], ["y"], name="relu")]
+        path = self.tmp / "attention.onnx"
+        model = helper.make_model(helper.make_graph(nodes, "attention", [x], [y]),
+                                  opset_imports=[helper.make_opsetid("", 13)])
+        model.ir_version = 8
+        onnx.save(model, str(path))
+        xin = self.tmp / "xa.npy"
+        np.save(xin, np.random.default_rng(2).uniform(-1, 1, (2, 4, 8)).astype(np.float32))
+        rc, out, err = nxrt("bench", path, "--input", f"x={xin}", "-n", "2", "--warmup", "0", "--profile", "--json")
+        self.assertEqual(rc, 0, err)
+        scores = next(s for s in json.loads(out)["steps"] if s["nodes"][0] == "scores")
+        self.assertRegex(scores["variant"], r"^nxrt:cpu_gemm:")
+        rc, out, err = nxrt("run", path, "--input", f"x={xin}", "--compare-ep", "cpu")
+        self.assertEqual(rc, 0, out + err)
+
     def test_declines_name_the_op_and_what_onednn_takes(self):
         rc, out, err = nxrt("explain-claims", DATA / "cnn/model.onnx", "--ep", "onednn,cpu", "--node", "flatten")
         self.assertEqual(rc, 0, err)

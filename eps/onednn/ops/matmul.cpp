@@ -1,7 +1,9 @@
 // MatMul (NumPy semantics: 1-D operands, broadcast batch dims) and Gemm (transA, transB,
-// alpha, beta, C) on oneDNN's matmul primitive: constant B packed once, fused Add and activations.
+// alpha, beta, C) on oneDNN's matmul primitive, or a 1x1 convolution where B is constant:
+// constant B packed once, fused Add and activations.
 #include <algorithm>
 
+#include "native/matmul.h"
 #include "ops/op_util.h"
 #include "ops/ops.h"
 #include "ops/post_ops.h"
@@ -140,29 +142,43 @@ KernelMatch check_matmul(const NodeContext& ctx) {
            {}});
 }
 
+// The constant side of a product run as a 1x1 convolution: Y = A (alpha op(B)) + bias.
+struct ConstantProduct {
+  int64_t m, k, n;
+  Dims out;                   // the ONNX result's dims (m x n elements)
+  bool b_transposed = false;  // the initializer holds B^T, N x K (Gemm's transB)
+  float alpha = 1.0f;
+  ValueId bias = kNoValue;    // a constant of n values added to every row, times bias_scale
+  float bias_scale = 1.0f;
+  std::size_t first_post_op = 0;  // f.post_ops before this one are folded in already
+};
+
+// A MatMul's following Add of a constant of n values, which becomes the convolution's bias.
+void take_bias_add(const PlanBuilder& b, const FusedOp& f, ConstantProduct& p) {
+  if (f.post_ops.empty() || f.post_ops[0].kind != PostOp::Kind::kAdd || !b.is_constant(f.post_ops[0].operand)) return;
+  auto od = b.dims(f.post_ops[0].operand);
+  if (!od || shape_numel(*od) != p.n || od->empty() || od->back() != p.n) return;
+  p.bias = f.post_ops[0].operand;
+  p.first_post_op = 1;
+}
+
 // A constant-weight 2-D product Y[M,N] = A[M,K] B[K,N] run as a 1x1 convolution over M
 // "pixels" in nhwc, which is A's and Y's row-major layout: oneDNN's 1x1 convolution kernels
-// are faster than its matmul on this kind of problem. A following bias Add becomes the
+// are faster than its matmul on this kind of problem, and are generated when the primitive
+// is made, where the matmul's GEMM generates its kernels on the first run of the process
+// (about 16 ms, which an EPContext model would pay at every start). A bias becomes the
 // convolution's bias; activations and a residual Add are post-ops. nullopt: oneDNN has no
 // such convolution here, use the matmul primitive.
-std::optional<Expected<void>> lower_as_1x1_conv(PlanBuilder& b, const FusedOp& f, int64_t m, int64_t k, int64_t n,
-                                                const Dims& out) {
+std::optional<Expected<void>> lower_as_1x1_conv(PlanBuilder& b, const FusedOp& f, const ConstantProduct& p) {
   const Node& node = b.graph().node(f.anchor);
   const ValueId a = node.inputs[0], w = node.inputs[1];
+  const int64_t m = p.m, k = p.k, n = p.n;
   auto nhwc = [](int64_t c, int64_t h) {
     return memory::desc({1, c, h, 1}, memory::data_type::f32, memory::format_tag::nhwc);
   };
-  std::size_t next = 0;
-  ValueId bias = kNoValue;
-  if (!f.post_ops.empty() && f.post_ops[0].kind == PostOp::Kind::kAdd && b.is_constant(f.post_ops[0].operand)) {
-    auto od = b.dims(f.post_ops[0].operand);
-    if (od && shape_numel(*od) == n && !od->empty() && od->back() == n) {
-      bias = f.post_ops[0].operand;
-      next = 1;
-    }
-  }
   dnnl::post_ops ops;
   ValueId addend = kNoValue;
+  std::size_t next = p.first_post_op;
   for (; next < f.post_ops.size(); ++next) {
     const PostOp& op = f.post_ops[next];
     if (op.kind == PostOp::Kind::kEltwise) {
@@ -183,7 +199,7 @@ std::optional<Expected<void>> lower_as_1x1_conv(PlanBuilder& b, const FusedOp& f
   try {
     const auto kind = dnnl::prop_kind::forward_inference;
     const auto alg = dnnl::algorithm::convolution_direct;
-    pd = bias != kNoValue
+    pd = p.bias != kNoValue
              ? ConvPd({kind, alg, src_md, any({n, k, 1, 1}), any({n}), dst_md, {1, 1}, {0, 0}, {0, 0}}, attr, b.engine())
              : ConvPd({kind, alg, src_md, any({n, k, 1, 1}), dst_md, {1, 1}, {0, 0}, {0, 0}}, attr, b.engine());
   } catch (const dnnl::error&) {
@@ -193,20 +209,31 @@ std::optional<Expected<void>> lower_as_1x1_conv(PlanBuilder& b, const FusedOp& f
 
   auto src = b.use(a, plain_md({m, k}));
   if (!src) return Expected<void>(std::unexpected(std::move(src.error())));
-  // B[K,N] row-major is the convolution's oihw weights {N,K,1,1} read with strides {1,N}.
-  const memory::desc user_w({n, k, 1, 1}, memory::data_type::f32, Dims{1, n, 1, 1});
+  // The convolution's oihw weights {N,K,1,1} are B^T: B[K,N] row-major read with strides
+  // {1,N}, or B^T[N,K] as it is.
+  const memory::desc user_w({n, k, 1, 1}, memory::data_type::f32, p.b_transposed ? Dims{k, 1, 1, 1} : Dims{1, n, 1, 1});
   auto weights = b.weight(node.name + ":B", pd->weights_desc(), {w}, [&]() -> Expected<PlainWeight> {
     auto t = b.constant(w);
     if (!t) return std::unexpected(std::move(t.error()));
-    return PlainWeight{user_w, copy_to_contiguous(t->view())};
+    Tensor scaled = copy_to_contiguous(t->view());
+    if (p.alpha != 1.0f) std::ranges::for_each(std::span(scaled.mut_as<float>(), static_cast<std::size_t>(scaled.numel())),
+                                               [&](float& v) { v *= p.alpha; });
+    return PlainWeight{user_w, std::move(scaled)};
   });
   if (!weights) return Expected<void>(std::unexpected(std::move(weights.error())));
   Args args = {{DNNL_ARG_SRC, b.alias(*src, src_md)}, {DNNL_ARG_WEIGHTS, *weights}};
-  if (bias != kNoValue) {
-    auto view = b.use(bias, plain_md({n}));
-    if (!view) return Expected<void>(std::unexpected(std::move(view.error())));
-    args.emplace_back(DNNL_ARG_BIAS, *view);
+  if (p.bias != kNoValue) {
+    auto bias = b.weight(node.name + ":bias", plain_md({n}), {p.bias}, [&]() -> Expected<PlainWeight> {
+      auto t = b.constant(p.bias);
+      if (!t) return std::unexpected(std::move(t.error()));
+      Tensor values = copy_to_contiguous(t->view());
+      for (int64_t i = 0; i < n; ++i) values.mut_as<float>()[i] *= p.bias_scale;
+      return PlainWeight{plain_md({n}), values.reshaped(Shape{n})};
+    });
+    if (!bias) return Expected<void>(std::unexpected(std::move(bias.error())));
+    args.emplace_back(DNNL_ARG_BIAS, *bias);
   }
+  const Dims& out = p.out;
   int result = -1;
   if (addend != kNoValue) {
     auto od = b.dims(addend);
@@ -231,6 +258,21 @@ std::optional<Expected<void>> lower_as_1x1_conv(PlanBuilder& b, const FusedOp& f
   return emit_unfused_post_ops(b, f, result, next);
 }
 
+// A product of two computed operands on the cpu EP's GEMM (native/matmul.h), whose kernels
+// need no generation at the first run; the fused ops follow as their own steps.
+Expected<void> lower_on_native_gemm(PlanBuilder& b, const FusedOp& f, const MatMulShape& s) {
+  const Node& node = b.graph().node(f.anchor);
+  auto a = b.use(node.inputs[0], plain_md(s.a));
+  if (!a) return std::unexpected(std::move(a.error()));
+  auto w = b.use(node.inputs[1], plain_md(s.b));
+  if (!w) return std::unexpected(std::move(w.error()));
+  const int dst = b.define(f.output, plain_md(s.prim));
+  b.add_native_step(make_native_matmul(s.a, s.b, s.prim), {{DNNL_ARG_SRC, *a}, {DNNL_ARG_WEIGHTS, *w}, {DNNL_ARG_DST, dst}},
+                    f);
+  const int result = s.prim == s.out ? dst : b.define_in_place(f.output, plain_md(s.out), dst);
+  return emit_unfused_post_ops(b, f, result);
+}
+
 Expected<void> lower_matmul(PlanBuilder& b, const FusedOp& f) {
   const Node& node = b.graph().node(f.anchor);
   const ValueId a = node.inputs[0], w = node.inputs[1];
@@ -250,18 +292,21 @@ Expected<void> lower_matmul(PlanBuilder& b, const FusedOp& f) {
     s.prim = flat;
   }
   const bool constant_b = b.is_constant(w);
-  if (constant_b && s.a.size() == 2)
-    if (auto done = lower_as_1x1_conv(b, f, s.a[0], s.k, s.n, s.out)) return *done;
-  const dnnl::matmul::desc desc(plain_md(s.a), constant_b ? any_md(s.b) : plain_md(s.b), plain_md(s.prim));
+  if (constant_b && s.a.size() == 2) {
+    ConstantProduct p{.m = s.a[0], .k = s.k, .n = s.n, .out = s.out};
+    take_bias_add(b, f, p);
+    if (auto done = lower_as_1x1_conv(b, f, p)) return *done;
+  }
+  if (!constant_b) return lower_on_native_gemm(b, f, s);
+  const dnnl::matmul::desc desc(plain_md(s.a), any_md(s.b), plain_md(s.prim));
   return emit_matmul(b, f, desc, s.prim, s.out, [&](const Pd& pd, Args& args) -> Expected<void> {
     auto src = b.use(a, plain_md(s.a));
     if (!src) return std::unexpected(std::move(src.error()));
-    auto weights = !constant_b ? b.use(w, plain_md(s.b))
-                               : b.weight(node.name + ":B", pd.weights_desc(), {w}, [&]() -> Expected<PlainWeight> {
-                                   auto t = b.constant(w);
-                                   if (!t) return std::unexpected(std::move(t.error()));
-                                   return PlainWeight{plain_md(s.b), copy_to_contiguous(t->view())};
-                                 });
+    auto weights = b.weight(node.name + ":B", pd.weights_desc(), {w}, [&]() -> Expected<PlainWeight> {
+      auto t = b.constant(w);
+      if (!t) return std::unexpected(std::move(t.error()));
+      return PlainWeight{plain_md(s.b), copy_to_contiguous(t->view())};
+    });
     if (!weights) return std::unexpected(std::move(weights.error()));
     args = {{DNNL_ARG_SRC, *src}, {DNNL_ARG_WEIGHTS, *weights}};
     return {};
@@ -380,6 +425,18 @@ Expected<void> lower_gemm(PlanBuilder& b, const FusedOp& f) {
     return fail(ErrorCode::kRuntime, fmt::format("{}: a computed C with beta {} reached the onednn EP", node.describe(),
                                                  g.beta),
                 "its claim takes a computed C only with beta 1", "report this as a bug in the onednn EP");
+  // A constant B with C absent or a row of n constants: a 1x1 convolution, as for MatMul.
+  const bool c_is_row = constant_c && shape_numel(cd) == n && cd.back() == n;
+  if (constant_b && !g.trans_a && (c == kNoValue || c_is_row)) {
+    ConstantProduct p{.m = m, .k = k, .n = n, .out = {m, n}, .b_transposed = g.trans_b, .alpha = g.alpha};
+    if (c != kNoValue) {
+      p.bias = c;
+      p.bias_scale = g.beta;
+    } else {
+      take_bias_add(b, f, p);
+    }
+    if (auto done = lower_as_1x1_conv(b, f, p)) return *done;
+  }
   const bool c_is_bias = constant_c || (c != kNoValue && scale == 1.0f);
   FusedOp step = f;
   std::vector<PostOp> first;
