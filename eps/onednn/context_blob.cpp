@@ -98,7 +98,7 @@ Expected<OnednnBlob> decode_blob(std::span<const std::byte> bytes, const std::st
       return invalid(fmt::format("weight '{}' in the onednn EPContext payload of {} has {} bytes", *key, context,
                                  data->size()),
                      fmt::format("its memory descriptor needs {}", md.get_size()));
-    auto storage = std::make_shared<std::vector<float>>((data->size() + sizeof(float) - 1) / sizeof(float));
+    auto storage = std::make_shared<FloatStorage>((data->size() + sizeof(float) - 1) / sizeof(float));
     std::memcpy(storage->data(), data->data(), data->size());
     blob.weights[*key] = {md, std::move(storage)};
   }

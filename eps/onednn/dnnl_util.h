@@ -6,6 +6,8 @@
 #include <string>
 #include <type_traits>
 #include <utility>
+#include <vector>
+#include <memory>
 
 #include "nxrt/ep/error.h"
 #include "nxrt/ep/tensor.h"
@@ -14,6 +16,29 @@ namespace nxrt::onednn {
 
 using dnnl::memory;
 using Dims = memory::dims;
+
+// An allocator whose vector elements start uninitialized: weight storage is always written
+// whole at once (a copy or a reorder), so zeroing megabytes first would only cost time.
+template <class T>
+struct UninitializedAllocator : std::allocator<T> {
+  template <class U>
+  struct rebind {
+    using other = UninitializedAllocator<U>;
+  };
+  UninitializedAllocator() = default;
+  template <class U>
+  UninitializedAllocator(const UninitializedAllocator<U>&) noexcept {}
+  template <class U>
+  void construct(U* p) noexcept {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <class U, class... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+// Prepared weights' floats (reordered, folded), shared by plans and blobs.
+using FloatStorage = std::vector<float, UninitializedAllocator<float>>;
 
 std::string fmt_dnnl_error(const dnnl::error& e);
 

@@ -24,7 +24,7 @@ struct Buffer {
   Kind kind = Kind::kArena;
   std::size_t bytes = 0;
   int boundary_index = -1;                  // kInput / kOutput: position in the partition's boundary
-  std::shared_ptr<std::vector<float>> weight;  // kWeight: owned data
+  std::shared_ptr<FloatStorage> weight;  // kWeight: owned data
   std::size_t arena_offset = 0;             // kArena: placed by the planner
   int parent = -1;                          // kSlice: the buffer it is part of (a Concat's output)
   std::size_t slice_offset = 0;             // kSlice: bytes from the parent's start
@@ -46,7 +46,7 @@ struct Step {
 // A prepared weight (reordered, folded) by its key, for EPContext blobs.
 struct PreparedWeight {
   memory::desc md;
-  std::shared_ptr<std::vector<float>> data;
+  std::shared_ptr<FloatStorage> data;
 };
 using PreparedWeights = std::map<std::string, PreparedWeight>;
 // Step key -> the oneDNN implementation chosen for it ("jit:avx2", "x64:gemm:jit").

@@ -16,12 +16,12 @@ constexpr std::size_t kMaxExtraWeightBytes = std::size_t{4} << 20;  // per primi
 
 std::size_t aligned(std::size_t bytes) { return (bytes + kAlignment - 1) / kAlignment * kAlignment; }
 
-std::shared_ptr<std::vector<float>> float_storage(std::size_t bytes) {
-  return std::make_shared<std::vector<float>>((bytes + sizeof(float) - 1) / sizeof(float));
+std::shared_ptr<FloatStorage> float_storage(std::size_t bytes) {
+  return std::make_shared<FloatStorage>((bytes + sizeof(float) - 1) / sizeof(float));
 }
 
 // Copies `src` (layout src_md) into new storage of layout `dst_md`, now.
-Expected<std::shared_ptr<std::vector<float>>> reorder_now(const dnnl::engine& engine, const memory::desc& src_md,
+Expected<std::shared_ptr<FloatStorage>> reorder_now(const dnnl::engine& engine, const memory::desc& src_md,
                                                           const void* src, const memory::desc& dst_md,
                                                           const std::string& what) {
   auto out = float_storage(dst_md.get_size());
@@ -150,7 +150,7 @@ Expected<int> PlanBuilder::weight(const std::string& key, const memory::desc& wa
                                   const std::function<Expected<PlainWeight>()>& make_plain) {
   if (current_)
     for (ValueId s : sources) weight_readers_[s].insert(current_->members.begin(), current_->members.end());
-  std::shared_ptr<std::vector<float>> data;
+  std::shared_ptr<FloatStorage> data;
   const std::string what = fmt::format("preparing weight '{}' for the onednn EP", key);
   if (auto it = prepared_.find(key); it != prepared_.end() && it->second.md == want) {
     data = it->second.data;
