@@ -5,7 +5,7 @@
 #include <cstring>
 
 #include "cpu/context_blob.h"
-#include "cpu/cpu_provider.h"
+#include "cpu_partition_fixture.h"
 #include "kernel_harness.h"
 #include "nxrt/io/blob_codec.h"
 #include "lib_test_util.h"
@@ -18,25 +18,9 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-// x -> Add(x, W) -> a -> Relu -> y: a constant weight travels inside the blob.
-struct Fixture {
-  Fixture() {
-    auto created = cpu::CpuProvider::create(EpConfig{1, {}});
-    if (!created) throw std::runtime_error(created.error().render());
-    ep = std::move(*created);
-    capable = dynamic_cast<ContextCapable*>(ep.get());
-    b.input("x");
-    b.constant("W", Tensor::from_vector<float>({4}, {1, -1, 0.5f, -4}));
-    b.node("add", "Add", {"x", "W"}, {"a"});
-    b.node("relu", "Relu", {"a"}, {"y"});
-    b.output("y");
-    b.finish();
-    partition.graph = &b.graph;
-    partition.ep = "cpu";
-    partition.name = "cpu_0";
-    partition.nodes = {0, 1};
-    compute_boundary(b.graph, partition);
-  }
+// The constant weight W travels inside the blob.
+struct Fixture : CpuAddReluPartition {
+  Fixture() { capable = dynamic_cast<ContextCapable*>(ep.get()); }
 
   EpContext saved() {
     auto compiled = ep->compile(partition);
@@ -53,10 +37,7 @@ struct Fixture {
     return capable->load_context(ctx, partition);
   }
 
-  std::unique_ptr<ExecutionProvider> ep;
   ContextCapable* capable = nullptr;
-  GraphBuilder b;
-  Partition partition;
 };
 
 const Tensor kInput = Tensor::from_vector<float>({4}, {2, 3, -1, 1});

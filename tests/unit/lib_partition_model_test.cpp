@@ -4,10 +4,8 @@
 #include <catch2/catch.hpp>
 #include <onnx/onnx_pb.h>
 
-#include "cpu/cpu_provider.h"
-#include "lib_test_util.h"
+#include "cpu_partition_fixture.h"
 #include "nxrt/model/partition_model.h"
-#include "nxrt/session/claims.h"
 
 using namespace nxrt;
 using namespace nxrt::test;
@@ -15,25 +13,7 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-// x -> Add(x, W) -> a -> Relu -> y on the cpu EP.
-struct Fixture {
-  Fixture() {
-    auto created = cpu::CpuProvider::create(EpConfig{1, {}});
-    if (!created) throw std::runtime_error(created.error().render());
-    ep = std::move(*created);
-    b.input("x");
-    w = b.constant("W", Tensor::from_vector<float>({4}, {1, -1, 0.5f, -4}));
-    b.node("add", "Add", {"x", "W"}, {"a"});
-    b.node("relu", "Relu", {"a"}, {"y"});
-    b.output("y");
-    b.finish();
-    partition.graph = &b.graph;
-    partition.ep = "cpu";
-    partition.name = "cpu_0";
-    partition.nodes = {0, 1};
-    compute_boundary(b.graph, partition);
-  }
-
+struct Fixture : CpuAddReluPartition {
   // The stored partition, changed by `edit`.
   std::vector<std::byte> stored(const std::function<void(onnx::ModelProto&)>& edit = {}, std::set<ValueId> as_inputs = {}) {
     auto text = partition_to_onnx(partition, as_inputs);
@@ -45,11 +25,6 @@ struct Fixture {
     const auto* p = reinterpret_cast<const std::byte*>(bytes.data());
     return {p, p + bytes.size()};
   }
-
-  std::unique_ptr<ExecutionProvider> ep;
-  GraphBuilder b;
-  ValueId w = kNoValue;
-  Partition partition;
 };
 
 }  // namespace
