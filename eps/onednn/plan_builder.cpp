@@ -387,21 +387,24 @@ void PlanBuilder::add_step(dnnl::primitive primitive, const dnnl::primitive_desc
                            std::vector<std::pair<int, int>> args, const FusedOp& op, std::string op_type) {
   const memory::desc scratch_md = pd.scratchpad_desc();
   if (scratch_md.get_size() > 0) args.emplace_back(DNNL_ARG_SCRATCHPAD, scratch(scratch_md));
-  StepProfile profile;
-  for (NodeId id : op.members) profile.nodes.push_back(graph_.node(id).name);
-  if (profile.nodes.empty()) profile.nodes.push_back(partition_.name);
-  profile.op_type = op_type.empty() ? step_label(op) : std::move(op_type);
+  StepProfile profile = step_profile(op, std::move(op_type));
   profile.variant = pd.impl_info_str();
   steps_.push_back({std::move(primitive), nullptr, std::move(args), std::move(profile)});
 }
 
 void PlanBuilder::add_native_step(std::shared_ptr<const NativeKernel> kernel, std::vector<std::pair<int, int>> args,
                                   const FusedOp& op) {
-  StepProfile profile;
-  for (NodeId id : op.members) profile.nodes.push_back(graph_.node(id).name);
-  profile.op_type = step_label(op);
+  StepProfile profile = step_profile(op, {});
   profile.variant = kernel->name();
   steps_.push_back({dnnl::primitive(), std::move(kernel), std::move(args), std::move(profile)});
+}
+
+StepProfile PlanBuilder::step_profile(const FusedOp& op, std::string op_type) const {
+  StepProfile profile;
+  for (NodeId id : op.members) profile.nodes.push_back(graph_.node(id).name);
+  if (profile.nodes.empty()) profile.nodes.push_back(partition_.name);
+  profile.op_type = op_type.empty() ? step_label(op) : std::move(op_type);
+  return profile;
 }
 
 int PlanBuilder::new_buffer(Buffer::Kind kind, std::size_t bytes) {

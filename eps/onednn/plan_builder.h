@@ -170,6 +170,8 @@ class PlanBuilder {
   int new_buffer(Buffer::Kind kind, std::size_t bytes);
   int new_view(const memory::desc& md, int buffer);
   std::string step_label(const FusedOp& op) const;
+  // A step's profile entry: its nodes (else the partition's name) and op (`op_type`, else the label).
+  StepProfile step_profile(const FusedOp& op, std::string op_type) const;
 
   dnnl::engine engine_;
   const Partition& partition_;
