@@ -23,6 +23,15 @@ memory::desc transposed_md(int64_t rows, int64_t cols) {
   return memory::desc({rows, cols}, memory::data_type::f32, Dims{1, rows});
 }
 
+// A contiguous copy of a constant's values, each times `factor` (Gemm's alpha and beta).
+Tensor scaled_copy(const Tensor& t, float factor) {
+  Tensor out = copy_to_contiguous(t.view());
+  float* p = out.mut_as<float>();
+  if (factor != 1.0f)
+    for (int64_t i = 0; i < out.numel(); ++i) p[i] *= factor;
+  return out;
+}
+
 // How a broadcast Add operand of dims `operand` is read by a result of dims `dst` (padded with
 // leading 1s like plan_post_ops does): per result dim above 1 its extent and the operand's
 // stride, contiguous dims merged. Equal patterns read the same elements in the same order.
@@ -215,10 +224,7 @@ std::optional<Expected<void>> lower_as_1x1_conv(PlanBuilder& b, const FusedOp& f
   auto weights = b.weight(node.name + ":B", pd->weights_desc(), {w}, [&]() -> Expected<PlainWeight> {
     auto t = b.constant(w);
     if (!t) return std::unexpected(std::move(t.error()));
-    Tensor scaled = copy_to_contiguous(t->view());
-    if (p.alpha != 1.0f) std::ranges::for_each(std::span(scaled.mut_as<float>(), static_cast<std::size_t>(scaled.numel())),
-                                               [&](float& v) { v *= p.alpha; });
-    return PlainWeight{user_w, std::move(scaled)};
+    return PlainWeight{user_w, scaled_copy(*t, p.alpha)};
   });
   if (!weights) return Expected<void>(std::unexpected(std::move(weights.error())));
   Args args = {{DNNL_ARG_SRC, b.alias(*src, src_md)}, {DNNL_ARG_WEIGHTS, *weights}};
@@ -226,9 +232,7 @@ std::optional<Expected<void>> lower_as_1x1_conv(PlanBuilder& b, const FusedOp& f
     auto bias = b.weight(node.name + ":bias", plain_md({n}), {p.bias}, [&]() -> Expected<PlainWeight> {
       auto t = b.constant(p.bias);
       if (!t) return std::unexpected(std::move(t.error()));
-      Tensor values = copy_to_contiguous(t->view());
-      for (int64_t i = 0; i < n; ++i) values.mut_as<float>()[i] *= p.bias_scale;
-      return PlainWeight{plain_md({n}), values.reshaped(Shape{n})};
+      return PlainWeight{plain_md({n}), scaled_copy(*t, p.bias_scale).reshaped(Shape{n})};
     });
     if (!bias) return Expected<void>(std::unexpected(std::move(bias.error())));
     args.emplace_back(DNNL_ARG_BIAS, *bias);
@@ -459,10 +463,7 @@ Expected<void> lower_gemm(PlanBuilder& b, const FusedOp& f) {
       weights = b.weight(node.name + ":B", pd.weights_desc(), {w}, [&]() -> Expected<PlainWeight> {
         auto t = b.constant(w);
         if (!t) return std::unexpected(std::move(t.error()));
-        Tensor scaled = copy_to_contiguous(t->view());
-        float* p = scaled.mut_as<float>();
-        for (int64_t i = 0; i < scaled.numel(); ++i) p[i] *= g.alpha;
-        return PlainWeight{g.trans_b ? transposed_md(k, n) : plain_md({k, n}), std::move(scaled)};
+        return PlainWeight{g.trans_b ? transposed_md(k, n) : plain_md({k, n}), scaled_copy(*t, g.alpha)};
       });
     else
       weights = g.trans_b ? transposed_view(b, step, w, k, n, node.name + ":B") : b.use(w, plain_md({k, n}));
@@ -473,10 +474,7 @@ Expected<void> lower_gemm(PlanBuilder& b, const FusedOp& f) {
                             : b.weight(node.name + ":C", pd.bias_desc(), {c}, [&]() -> Expected<PlainWeight> {
                                 auto t = b.constant(c);
                                 if (!t) return std::unexpected(std::move(t.error()));
-                                Tensor scaled = copy_to_contiguous(t->view());
-                                float* p = scaled.mut_as<float>();
-                                for (int64_t i = 0; i < scaled.numel(); ++i) p[i] *= g.beta / scale;
-                                return PlainWeight{plain_md(cd), std::move(scaled)};
+                                return PlainWeight{plain_md(cd), scaled_copy(*t, g.beta / scale)};
                               });
     if (!bias) return std::unexpected(std::move(bias.error()));
     args.emplace_back(DNNL_ARG_BIAS, *bias);
