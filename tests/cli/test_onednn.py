@@ -136,12 +136,23 @@ class OnednnEp(TempDirTest):
         self.assertEqual(rc, 0, err)
         self.assertIn("nxrt.onednn", o)
 
-    def test_tampered_blob_and_foreign_isa_refused(self):
+    def embedded_onednn_blob(self):
+        """The compiled model (blob inline), its proto and the onednn node's payload attribute."""
         out = self.compile("--embed")
         proto = onnx.load(str(out))
         node = next(n for n in proto.graph.node
                     if any(a.name == "source" and a.s == b"nxrt.onednn" for a in n.attribute))
-        payload = next(a for a in node.attribute if a.name == "ep_cache_context")
+        return out, proto, next(a for a in node.attribute if a.name == "ep_cache_context")
+
+    def run_with_payload(self, out, proto, payload, data):
+        """Saves the model with `data` as the onednn payload and runs it: (exit code, stderr)."""
+        payload.s = data
+        onnx.save(proto, str(out))
+        rc, _, err = nxrt("run", out, "--input", f"x={self.x}", "-q")
+        return rc, err
+
+    def test_tampered_blob_and_foreign_isa_refused(self):
+        out, proto, payload = self.embedded_onednn_blob()
         original = payload.s
         # A blob stamped for another ISA (checksum made consistent): refused with both names.
         data = bytearray(original)
@@ -150,28 +161,21 @@ class OnednnEp(TempDirTest):
         end = data.index(b'"', at)
         data[at:end] = b"x" * (end - at)
         body = bytes(data[:-8])
-        payload.s = body + checksum(body).to_bytes(8, "little")
-        onnx.save(proto, str(out))
-        rc, _, err = nxrt("run", out, "--input", f"x={self.x}", "-q")
+        rc, err = self.run_with_payload(out, proto, payload, body + checksum(body).to_bytes(8, "little"))
         self.assertEqual(rc, 3, err)
         self.assertIn("compiled for another host", err)
         self.assertIn("recompile", err)
         # A flipped byte: the checksum catches it.
         data = bytearray(original)
         data[len(data) // 2] ^= 0x40
-        payload.s = bytes(data)
-        onnx.save(proto, str(out))
-        rc, _, err = nxrt("run", out, "--input", f"x={self.x}", "-q")
+        rc, err = self.run_with_payload(out, proto, payload, bytes(data))
         self.assertEqual(rc, 3, err)
         self.assertIn("checksum", err)
 
     def test_blob_node_the_ep_declines_is_refused(self):
         """A blob whose stored partition (valid checksum) holds a node the onednn EP does not
         claim is refused with the EP's reason: the EP re-claims what a blob holds."""
-        out = self.compile("--embed")
-        proto = onnx.load(str(out))
-        node = next(n for n in proto.graph.node if any(a.name == "source" and a.s == b"nxrt.onednn" for a in n.attribute))
-        payload = next(a for a in node.attribute if a.name == "ep_cache_context")
+        out, proto, payload = self.embedded_onednn_blob()
         data = bytes(payload.s)
         pos = 12  # magic and format
         header_len = int.from_bytes(data[pos:pos + 8], "little")
@@ -182,9 +186,7 @@ class OnednnEp(TempDirTest):
         stored.graph.node[-1].op_type = "NoSuchOp"
         model = stored.SerializeToString()
         body = data[:pos] + len(model).to_bytes(8, "little") + model + data[pos + 8 + model_len:-8]
-        payload.s = body + checksum(body).to_bytes(8, "little")
-        onnx.save(proto, str(out))
-        rc, _, err = nxrt("run", out, "--input", f"x={self.x}", "-q")
+        rc, err = self.run_with_payload(out, proto, payload, body + checksum(body).to_bytes(8, "little"))
         self.assertEqual(rc, 3, err)
         self.assertIn("which the onednn EP does not claim", err)
         self.assertIn("NoSuchOp", err)
