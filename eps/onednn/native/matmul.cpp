@@ -4,9 +4,8 @@
 
 #include <omp.h>
 
-#include <vector>
-
 #include "common/gemm.h"  // the cpu EP's
+#include "common/matmul_plan.h"
 
 namespace nxrt::onednn {
 namespace {
@@ -26,39 +25,20 @@ class OpenMpParallel final : public Parallel {
 
 class MatMulKernel final : public NativeKernel {
  public:
-  MatMulKernel(const Dims& a, const Dims& b, const Dims& c) {
-    const std::size_t rank = c.size();
-    m_ = c[rank - 2];
-    n_ = c[rank - 1];
-    k_ = a[rank - 1];
-    // Offsets of each product's A and B, the batch dims walked in C's order.
-    int64_t batch = 1;
-    for (std::size_t i = 0; i + 2 < rank; ++i) batch *= c[i];
-    for (int64_t index = 0; index < batch; ++index) {
-      int64_t rest = index, a_off = 0, b_off = 0, a_stride = m_ * k_, b_stride = k_ * n_;
-      for (std::size_t i = rank - 2; i-- > 0;) {
-        const int64_t pos = rest % c[i];
-        rest /= c[i];
-        if (a[i] != 1) a_off += pos * a_stride;
-        if (b[i] != 1) b_off += pos * b_stride;
-        a_stride *= a[i];
-        b_stride *= b[i];
-      }
-      offsets_.emplace_back(a_off, b_off);
-    }
-  }
+  explicit MatMulKernel(cpu::MatMulPlan plan) : plan_(std::move(plan)) {}
 
   void execute(const std::unordered_map<int, dnnl::memory>& args) const override {
     const auto* a = static_cast<const float*>(args.at(DNNL_ARG_SRC).get_data_handle());
     const auto* b = static_cast<const float*>(args.at(DNNL_ARG_WEIGHTS).get_data_handle());
     auto* c = static_cast<float*>(args.at(DNNL_ARG_DST).get_data_handle());
-    const auto batch = static_cast<int64_t>(offsets_.size());
+    const cpu::MatMulPlan& p = plan_;
+    const auto batch = static_cast<int64_t>(p.a_offsets.size());
     auto product = [&](int64_t i, const Parallel& parallel) {
-      const auto [a_off, b_off] = offsets_[static_cast<std::size_t>(i)];
-      cpu::gemm(m_, n_, k_, 1.0f, cpu::GemmOperand::matrix(a + a_off, k_), cpu::GemmOperand::matrix(b + b_off, n_),
-                0.0f, c + i * m_ * n_, n_, parallel);
+      const auto at = static_cast<std::size_t>(i);
+      cpu::gemm(p.m, p.n, p.k, 1.0f, cpu::GemmOperand::matrix(a + p.a_offsets[at], p.k),
+                cpu::GemmOperand::matrix(b + p.b_offsets[at], p.n), 0.0f, c + i * p.m * p.n, p.n, parallel);
     };
-    if (batch > 1 && static_cast<double>(m_ * n_ * k_) < cpu::kSmallGemm) {
+    if (batch > 1 && static_cast<double>(p.m * p.n * p.k) < cpu::kSmallGemm) {
       const SerialParallel serial;
 #pragma omp parallel for schedule(static)
       for (int64_t i = 0; i < batch; ++i) product(i, serial);
@@ -71,14 +51,15 @@ class MatMulKernel final : public NativeKernel {
   std::string name() const override { return std::string("nxrt:cpu_gemm:") + cpu::gemm_isa(); }
 
  private:
-  int64_t m_ = 0, n_ = 0, k_ = 0;
-  std::vector<std::pair<int64_t, int64_t>> offsets_;  // per product: A's and B's first element
+  cpu::MatMulPlan plan_;
 };
 
 }  // namespace
 
-std::shared_ptr<const NativeKernel> make_native_matmul(const Dims& a, const Dims& b, const Dims& c) {
-  return std::make_shared<MatMulKernel>(a, b, c);
+Expected<std::shared_ptr<const NativeKernel>> make_native_matmul(const Dims& a, const Dims& b) {
+  auto plan = cpu::plan_matmul(a, b);
+  if (!plan) return std::unexpected(std::move(plan.error()));
+  return std::make_shared<const MatMulKernel>(std::move(*plan));
 }
 
 }  // namespace nxrt::onednn

@@ -11,9 +11,9 @@
 
 namespace nxrt::onednn {
 
-// C[batch..., M, N] = A[batch..., M, K] x B[batch..., K, N], all plain row-major and of one
-// rank (2 or more); a batch dim of 1 in A or B broadcasts. Reads DNNL_ARG_SRC (A) and
-// DNNL_ARG_WEIGHTS (B), writes DNNL_ARG_DST (C).
-std::shared_ptr<const NativeKernel> make_native_matmul(const Dims& a, const Dims& b, const Dims& c);
+// C[batch..., M, N] = A[batch..., M, K] x B[batch..., K, N], all plain row-major, A and B of
+// dims `a` and `b` (numpy matmul shapes: a batch dim of 1 broadcasts). Reads DNNL_ARG_SRC (A)
+// and DNNL_ARG_WEIGHTS (B), writes DNNL_ARG_DST (C). An error when the dims do not multiply.
+Expected<std::shared_ptr<const NativeKernel>> make_native_matmul(const Dims& a, const Dims& b);
 
 }  // namespace nxrt::onednn

@@ -270,9 +270,10 @@ Expected<void> lower_on_native_gemm(PlanBuilder& b, const FusedOp& f, const MatM
   if (!a) return std::unexpected(std::move(a.error()));
   auto w = b.use(node.inputs[1], plain_md(s.b));
   if (!w) return std::unexpected(std::move(w.error()));
+  auto kernel = make_native_matmul(s.a, s.b);
+  if (!kernel) return forward_error(std::move(kernel), node.describe());
   const int dst = b.define(f.output, plain_md(s.prim));
-  b.add_native_step(make_native_matmul(s.a, s.b, s.prim), {{DNNL_ARG_SRC, *a}, {DNNL_ARG_WEIGHTS, *w}, {DNNL_ARG_DST, dst}},
-                    f);
+  b.add_native_step(std::move(*kernel), {{DNNL_ARG_SRC, *a}, {DNNL_ARG_WEIGHTS, *w}, {DNNL_ARG_DST, dst}}, f);
   const int result = s.prim == s.out ? dst : b.define_in_place(f.output, plain_md(s.out), dst);
   return emit_unfused_post_ops(b, f, result);
 }
