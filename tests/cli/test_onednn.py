@@ -46,6 +46,31 @@ def residual_cnn(path):
     return path
 
 
+def small_map_cnn(path):
+    """ResNet's last stage in miniature (7x7 maps): a 3x3 conv + Relu, a 1x1 conv + residual
+    Add + Relu, a strided 1x1 conv. On AVX2 nxrt's blocked convolution runs all three."""
+    rng = np.random.default_rng(3)
+
+    def init(name, *shape):
+        return onnx.numpy_helper.from_array(rng.uniform(-0.5, 0.5, shape).astype(np.float32), name)
+
+    inits = [init("w1", 16, 16, 3, 3), init("b1", 16), init("w2", 16, 16, 1, 1), init("w3", 24, 16, 1, 1)]
+    nodes = [
+        helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], name="conv3x3", pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),
+        helper.make_node("Conv", ["r1", "w2"], ["c2"], name="conv1x1"),
+        helper.make_node("Add", ["c2", "r1"], ["s"], name="residual"),
+        helper.make_node("Relu", ["s"], ["r2"], name="relu2"),
+        helper.make_node("Conv", ["r2", "w3"], ["y"], name="strided", strides=[2, 2]),
+    ]
+    graph = helper.make_graph(nodes, "small_maps", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16, 7, 7])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 24, 4, 4])], initializer=inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    onnx.save(model, str(path))
+    return path
+
+
 def checksum(body):
     """nxrt's blob checksum: FNV-1a over little-endian 64-bit words, then the tail bytes."""
     h, prime, mask = 1469598103934665603, 1099511628211, 0xFFFFFFFFFFFFFFFF
@@ -100,7 +125,7 @@ class OnednnEp(TempDirTest):
         conv2 = next(s for s in steps if s["nodes"][0] == "conv2")
         self.assertEqual(conv2["nodes"], ["conv2", "bn2", "residual", "relu2"], "residual Add and Relu as post-ops")
         self.assertEqual(conv1["ep"], "onednn")
-        self.assertRegex(conv1["variant"], r"(jit|brg|gemm|ref).*")
+        self.assertRegex(conv1["variant"], r"(jit|brg|gemm|ref|nxrt).*")
         self.assertEqual(len(report["samples_ms"]), 3)
         self.assertTrue(any(t["op"] == "Conv" for t in report["op_types"]))
         rc, out, err = nxrt("bench", self.model, "--input", f"x={self.x}", "-n", "2", "--profile")
@@ -213,6 +238,35 @@ class OnednnEp(TempDirTest):
         self.assertRegex(scores["variant"], r"^nxrt:cpu_gemm:")
         rc, out, err = nxrt("run", path, "--input", f"x={xin}", "--compare-ep", "cpu")
         self.assertEqual(rc, 0, out + err)
+
+    def test_small_maps_run_on_the_blocked_convolution(self):
+        """Convolutions of at most 64 output pixels run on nxrt's blocked kernel where oneDNN
+        blocks channels by 8 (AVX2): profile names it, results agree with the cpu EP and
+        survive an EPContext round trip."""
+        path = small_map_cnn(self.tmp / "small_maps.onnx")
+        xin = self.tmp / "xs.npy"
+        np.save(xin, np.random.default_rng(4).uniform(-1, 1, (1, 16, 7, 7)).astype(np.float32))
+        rc, out, err = nxrt("run", path, "--input", f"x={xin}", "--compare-ep", "cpu", "--rtol", "1e-3", "--atol", "1e-4")
+        self.assertEqual(rc, 0, out + err)
+        rc, out, err = nxrt("bench", path, "--input", f"x={xin}", "-n", "2", "--warmup", "0", "--profile", "--json")
+        self.assertEqual(rc, 0, err)
+        steps = {s["nodes"][0]: s for s in json.loads(out)["steps"]}
+        self.assertEqual(steps["conv1x1"]["nodes"], ["conv1x1", "residual", "relu2"], "sum and Relu fused")
+        rc, eps, _ = nxrt("list-eps")
+        if "(avx2)" in eps or "(avx2_vnni)" in eps:
+            for name in ("conv3x3", "conv1x1", "strided"):
+                self.assertEqual(steps[name]["variant"], "nxrt:nChw8c", name)
+        ctx = self.tmp / "ctx" / "small_maps_ctx.onnx"
+        ctx.parent.mkdir(exist_ok=True)
+        rc, o, err = nxrt("compile-epcontext", path, "-o", ctx, "--ep", "onednn,cpu")
+        self.assertEqual(rc, 0, o + err)
+        outputs = []
+        for model in (path, ctx):
+            out_dir = self.tmp / f"small_out{len(outputs)}"
+            rc, _, err = nxrt("run", model, "--input", f"x={xin}", "--output-dir", out_dir, "-q")
+            self.assertEqual(rc, 0, err)
+            outputs.append(np.load(out_dir / "y.npy"))
+        np.testing.assert_array_equal(outputs[0], outputs[1])
 
     def test_declines_name_the_op_and_what_onednn_takes(self):
         rc, out, err = nxrt("explain-claims", DATA / "cnn/model.onnx", "--ep", "onednn,cpu", "--node", "flatten")

@@ -6,10 +6,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cstring>
 #include <limits>
 #include <span>
 #include <vector>
+
+#include "native/lanes.h"
 
 namespace nxrt::onednn {
 namespace {
@@ -33,35 +34,39 @@ TapRange taps_inside(int64_t start, const MaxPoolDim& d) {
   return {std::min(first, d.kernel), std::max(last, std::min(first, d.kernel))};
 }
 
-// kLanes floats as one GCC vector: the compiler maps it onto the machine's vector registers.
-// (GCC ignores attributes on alias templates, hence the struct.)
-template <int kLanes>
-struct VectorOf {
-  typedef float type __attribute__((vector_size(kLanes * sizeof(float))));
-};
-template <int kLanes>
-using Lanes = typename VectorOf<kLanes>::type;
-
 // One output row of one channel group, kLanes channels per pixel. `rows` and `cols`: the taps
-// inside the input of this row's windows and of each column's.
+// inside the input of this row's windows and of each column's. In two passes, each a run of
+// independent max instructions: first over the window's rows for every input column (into
+// `column_max`, w.in x kLanes floats), then over each window's columns. (Taking the 9 taps of
+// a 3x3 window one after another made one chain of dependent maxes per pixel, which ran at
+// the instruction's latency.) A NaN never wins, in either pass, as before.
 template <int kLanes>
 void pool_row(const float* src, float* dst, const Layout& in, const Layout& out, const MaxPoolDim& h,
-              const MaxPoolDim& w, int64_t oh, TapRange rows, std::span<const TapRange> cols) {
+              const MaxPoolDim& w, int64_t oh, TapRange rows, std::span<const TapRange> cols, float* column_max) {
+  using V = Lanes<kLanes>;
+  // A window with no input (never in valid ONNX) gives the lowest float, as the cpu EP does.
+  const V lowest = V{} + std::numeric_limits<float>::lowest();
   const int64_t h_start = oh * h.stride - h.pad_begin;
+  const float* first_row = src + (h_start + rows.first * h.dilation) * in.row_stride;
+  const int64_t row_step = h.dilation * in.row_stride;
+  for (int64_t iw = 0; iw < w.in; ++iw) {
+    V best = lowest;
+    const float* p = first_row + iw * in.pixel;
+    for (int64_t kh = rows.first; kh < rows.last; ++kh, p += row_step) {
+      const V v = load_lanes<kLanes>(p);
+      best = v > best ? v : best;
+    }
+    store_lanes<kLanes>(column_max + iw * kLanes, best);
+  }
   for (int64_t ow = 0; ow < w.out; ++ow) {
     const int64_t w_start = ow * w.stride - w.pad_begin;
     const TapRange c = cols[static_cast<std::size_t>(ow)];
-    // A window with no input (never in valid ONNX) gives the lowest float, as the cpu EP does.
-    Lanes<kLanes> best = Lanes<kLanes>{} + std::numeric_limits<float>::lowest();
-    for (int64_t kh = rows.first; kh < rows.last; ++kh) {
-      const float* row = src + (h_start + kh * h.dilation) * in.row_stride;
-      for (int64_t kw = c.first; kw < c.last; ++kw) {
-        Lanes<kLanes> v;  // an unaligned load
-        std::memcpy(&v, row + (w_start + kw * w.dilation) * in.pixel, sizeof v);
-        best = v > best ? v : best;
-      }
+    V best = lowest;
+    for (int64_t kw = c.first; kw < c.last; ++kw) {
+      const V v = load_lanes<kLanes>(column_max + (w_start + kw * w.dilation) * kLanes);
+      best = v > best ? v : best;
     }
-    std::memcpy(dst + ow * out.pixel, &best, sizeof best);
+    store_lanes<kLanes>(dst + ow * out.pixel, best);
   }
 }
 
@@ -87,17 +92,23 @@ class MaxPoolKernel final : public NativeKernel {
     const auto* src = static_cast<const float*>(args.at(DNNL_ARG_SRC).get_data_handle());
     auto* dst = static_cast<float*>(args.at(DNNL_ARG_DST).get_data_handle());
     const int64_t rows = in_.batch * in_.groups * h_.out;
-#pragma omp parallel for schedule(static)
-    for (int64_t r = 0; r < rows; ++r) {
-      const int64_t oh = r % h_.out, group = r / h_.out % in_.groups, n = r / h_.out / in_.groups;
-      const float* s = src + n * in_.batch_stride + group * in_.group_stride;
-      float* d = dst + n * out_.batch_stride + group * out_.group_stride + oh * out_.row_stride;
-      const TapRange rows = row_taps_[static_cast<std::size_t>(oh)];
-      switch (in_.lanes) {
-        case 16: pool_row<16>(s, d, in_, out_, h_, w_, oh, rows, col_taps_); break;
-        case 8: pool_row<8>(s, d, in_, out_, h_, w_, oh, rows, col_taps_); break;
-        default:  // channels last with C not a multiple of 8: one lane at a time
-          for (int64_t c = 0; c < in_.lanes; ++c) pool_row<1>(s + c, d + c, in_, out_, h_, w_, oh, rows, col_taps_);
+#pragma omp parallel
+    {
+      std::vector<float> column_max(static_cast<std::size_t>(w_.in) * 16);  // w.in x kLanes (at most 16)
+#pragma omp for schedule(static)
+      for (int64_t r = 0; r < rows; ++r) {
+        const int64_t oh = r % h_.out, group = r / h_.out % in_.groups, n = r / h_.out / in_.groups;
+        const float* s = src + n * in_.batch_stride + group * in_.group_stride;
+        float* d = dst + n * out_.batch_stride + group * out_.group_stride + oh * out_.row_stride;
+        const TapRange taps = row_taps_[static_cast<std::size_t>(oh)];
+        float* m = column_max.data();
+        switch (in_.lanes) {
+          case 16: pool_row<16>(s, d, in_, out_, h_, w_, oh, taps, col_taps_, m); break;
+          case 8: pool_row<8>(s, d, in_, out_, h_, w_, oh, taps, col_taps_, m); break;
+          default:  // channels last with C not a multiple of 8: one lane at a time
+            for (int64_t c = 0; c < in_.lanes; ++c)
+              pool_row<1>(s + c, d + c, in_, out_, h_, w_, oh, taps, col_taps_, m);
+        }
       }
     }
   }

@@ -2,6 +2,7 @@
 // folded in, fused Add and activations) and ConvTranspose on oneDNN.
 #include <cmath>
 
+#include "native/blocked_conv.h"
 #include "nxrt/ir/window.h"
 #include "ops/op_util.h"
 #include "ops/ops.h"
@@ -34,6 +35,112 @@ Expected<Geometry> conv_geometry(const NodeContext& ctx, const Dims& x, const Di
     g.out.push_back(d.out);
   }
   return g;
+}
+
+// A Conv's dims in oneDNN's terms.
+struct ConvProblem {
+  Dims x, w, dst;  // w: G, M/G, C/G, k... when grouped
+  Geometry geo;
+  int64_t group;
+  bool has_bias;
+};
+
+// nxrt's blocked convolution (native/blocked_conv.h) replaces oneDNN's kernel on outputs of
+// at most this many pixels per image, where oneDNN 2.6's AVX2 kernels wait on their weights:
+// ResNet's 7x7 stage, 0.72-0.77 against 0.88-0.95 ms per 1x1 convolution there, 1.52 against
+// 1.76 ms per 3x3 (two threads, weights not in cache). On 14x14 outputs oneDNN is as fast or
+// faster (0.53 against 0.68 ms for a 1024->256 1x1 convolution).
+constexpr int64_t kBlockedConvMaxPixels = 64;
+
+// What the blocked convolution runs after its product, or nullopt when the post-ops are not
+// one sum and a Relu in that order (ResNet's) or need operands.
+std::optional<BlockedConvEpilogue> blocked_epilogue(const FusedOp& f, const PlannedPostOps& post, bool has_bias) {
+  BlockedConvEpilogue e{.bias = has_bias};
+  if (!post.binary_operands.empty()) return std::nullopt;
+  for (const PostOp& op : f.post_ops) {
+    if (op.kind == PostOp::Kind::kAdd) {
+      if (e.sum || e.relu) return std::nullopt;
+      e.sum = true;
+      continue;
+    }
+    for (const EltwiseSpec& spec : op.eltwise) {
+      if (spec.alg != algorithm::eltwise_relu || spec.alpha != 0.0f || e.relu) return std::nullopt;
+      e.relu = true;
+    }
+  }
+  return e;
+}
+
+// The blocked convolution's shape for a 2-D, ungrouped, undilated convolution of a small
+// output on a machine where it is fast; else nullopt.
+std::optional<BlockedConvShape> blocked_shape(const ConvProblem& p) {
+  const Dims& x = p.x;
+  if (!blocked_conv_fast_here() || x.size() != 4 || p.group != 1 || p.dst[2] * p.dst[3] > kBlockedConvMaxPixels ||
+      std::ranges::any_of(p.geo.dilates, [](int64_t d) { return d != 0; }))
+    return std::nullopt;
+  BlockedConvShape s{.batch = x[0], .in_channels = x[1], .out_channels = p.dst[1], .in_h = x[2], .in_w = x[3],
+                     .out_h = p.dst[2], .out_w = p.dst[3], .kernel_h = p.w[2], .kernel_w = p.w[3],
+                     .stride_h = p.geo.strides[0], .stride_w = p.geo.strides[1],
+                     .pad_top = p.geo.pad_l[0], .pad_left = p.geo.pad_l[1]};
+  if (!blocked_conv_supports(s)) return std::nullopt;
+  return s;
+}
+
+// How a Conv runs: oneDNN's primitive, or nxrt's blocked kernel on the layouts of `pd`.
+struct ConvChoice {
+  dnnl::convolution_forward::primitive_desc pd;
+  bool fused = false;  // the post-ops run inside the step
+  std::optional<BlockedConvShape> blocked;
+  BlockedConvEpilogue epilogue;
+};
+
+Expected<ConvChoice> choose_conv(PlanBuilder& b, const FusedOp& f, const ConvProblem& p, const PlannedPostOps& post) {
+  using Pd = dnnl::convolution_forward::primitive_desc;
+  using tag = memory::format_tag;
+  const Node& node = b.graph().node(f.anchor);
+  auto desc = [&](algorithm alg, tag x_tag, tag w_tag, tag dst_tag) {
+    auto md = [](const Dims& d, tag t) { return memory::desc(d, memory::data_type::f32, t); };
+    const Geometry& g = p.geo;
+    if (p.has_bias)
+      return dnnl::convolution_forward::desc(prop_kind::forward_inference, alg, md(p.x, x_tag), md(p.w, w_tag),
+                                             md({p.dst[1]}, tag::any), md(p.dst, dst_tag), g.strides, g.dilates,
+                                             g.pad_l, g.pad_r);
+    return dnnl::convolution_forward::desc(prop_kind::forward_inference, alg, md(p.x, x_tag), md(p.w, w_tag),
+                                           md(p.dst, dst_tag), g.strides, g.dilates, g.pad_l, g.pad_r);
+  };
+  // The blocked kernel needs no timing: oneDNN's descriptor only names its layouts.
+  if (auto blocked = blocked_shape(p)) {
+    if (auto epilogue = blocked_epilogue(f, post, p.has_bias)) {
+      const auto blocked_desc = desc(algorithm::convolution_direct, tag::nChw8c, tag::OIhw8i8o, tag::nChw8c);
+      auto pd = dnnl_call(fmt::format("the onednn EP cannot describe {}", node.describe()),
+                          [&] { return Pd(blocked_desc, PlanBuilder::base_attr(), b.engine()); });
+      if (!pd) return std::unexpected(std::move(pd.error()));
+      return ConvChoice{std::move(*pd), true, blocked, *epilogue};
+    }
+  }
+  // oneDNN's implementation iterator points at the op descriptor: it must outlive the search.
+  const auto op_desc = desc(algorithm::convolution_direct, tag::any, tag::any, tag::any);
+  // Winograd (2-D, one group; oneDNN has it for 3x3 stride-1 kernels on AVX-512) does about
+  // half the work of a direct 3x3 convolution. Its blocked layout may need reorders around it
+  // and breaks Concat in place (which the timing does not see): only large convolutions try it.
+  constexpr double kWinogradMinFlops = 1e8;
+  const auto winograd_desc = desc(algorithm::convolution_winograd, tag::any, tag::any, tag::any);
+  const double flops = 2.0 * static_cast<double>(shape_numel(p.dst) * shape_numel(p.w) / p.dst[1]);
+  const bool try_winograd = p.x.size() == 4 && p.group == 1 && flops >= kWinogradMinFlops;
+  auto made = pd_with_post_ops<Pd>(b, f, op_desc, post);
+  if (!made) return std::unexpected(std::move(made.error()));
+  const bool fused = made->second;
+  // Direct, GEMM-based and Winograd convolutions win on different shapes: time them once here.
+  std::vector<int> tune_args = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST};
+  if (p.has_bias) tune_args.push_back(DNNL_ARG_BIAS);
+  for (const auto& operand : post.binary_operands)
+    tune_args.push_back(DNNL_ARG_ATTR_MULTIPLE_POST_OP(operand.index) | DNNL_ARG_SRC_1);
+  const dnnl::primitive_attr attr = fused ? post.attr : PlanBuilder::base_attr();
+  std::vector<std::function<Pd()>> makers = {[&] { return Pd(op_desc, attr, b.engine()); }};
+  if (try_winograd) makers.emplace_back([&] { return Pd(winograd_desc, attr, b.engine()); });
+  auto tuned = b.tuned<Pd>(node.name, makers, tune_args, b.md(node.inputs[0]));
+  if (!tuned) return std::unexpected(std::move(tuned.error()));
+  return ConvChoice{std::move(*tuned), fused, std::nullopt, {}};
 }
 
 // W (and B) with the BatchNormalization that follows the Conv folded in:
@@ -110,40 +217,12 @@ Expected<void> lower_conv(PlanBuilder& b, const FusedOp& f) {
     w_dims.insert(w_dims.begin(), group);
   }
   const bool has_bias = ctx.has_input(2) || f.folded_bn;
-  auto any = [](const Dims& d) { return memory::desc(d, memory::data_type::f32, memory::format_tag::any); };
-  auto desc = [&](algorithm alg) {
-    if (has_bias)
-      return dnnl::convolution_forward::desc(prop_kind::forward_inference, alg, any(*x), any(w_dims), any({m}),
-                                             any(dst), geo->strides, geo->dilates, geo->pad_l, geo->pad_r);
-    return dnnl::convolution_forward::desc(prop_kind::forward_inference, alg, any(*x), any(w_dims), any(dst),
-                                           geo->strides, geo->dilates, geo->pad_l, geo->pad_r);
-  };
-  using Pd = dnnl::convolution_forward::primitive_desc;
   auto post = plan_post_ops(b, f, dst);
   if (!post) return std::unexpected(std::move(post.error()));
-  // oneDNN's implementation iterator points at the op descriptor: it must outlive the search.
-  const auto op_desc = desc(algorithm::convolution_direct);
-  // Winograd (2-D, one group; oneDNN has it for 3x3 stride-1 kernels on AVX-512) does about
-  // half the work of a direct 3x3 convolution. Its blocked layout may need reorders around it
-  // and breaks Concat in place (which the timing does not see): only large convolutions try it.
-  constexpr double kWinogradMinFlops = 1e8;
-  const auto winograd_desc = desc(algorithm::convolution_winograd);
-  const double flops = 2.0 * static_cast<double>(shape_numel(dst) * shape_numel(wd) / m);
-  const bool try_winograd = x->size() == 4 && group == 1 && flops >= kWinogradMinFlops;
-  auto made = pd_with_post_ops<Pd>(b, f, op_desc, *post);
-  if (!made) return std::unexpected(std::move(made.error()));
-  const bool fused = made->second;
-  // Direct, GEMM-based and Winograd convolutions win on different shapes: time them once here.
-  std::vector<int> tune_args = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST};
-  if (has_bias) tune_args.push_back(DNNL_ARG_BIAS);
-  for (const auto& operand : post->binary_operands)
-    tune_args.push_back(DNNL_ARG_ATTR_MULTIPLE_POST_OP(operand.index) | DNNL_ARG_SRC_1);
-  const dnnl::primitive_attr attr = fused ? post->attr : PlanBuilder::base_attr();
-  std::vector<std::function<Pd()>> makers = {[&] { return Pd(op_desc, attr, b.engine()); }};
-  if (try_winograd) makers.emplace_back([&] { return Pd(winograd_desc, attr, b.engine()); });
-  auto tuned = b.tuned<Pd>(node.name, makers, tune_args, b.md(node.inputs[0]));
-  if (!tuned) return std::unexpected(std::move(tuned.error()));
-  const Pd* pd = &*tuned;
+  auto choice = choose_conv(b, f, ConvProblem{*x, w_dims, dst, *geo, group, has_bias}, *post);
+  if (!choice) return std::unexpected(std::move(choice.error()));
+  const dnnl::convolution_forward::primitive_desc* pd = &choice->pd;
+  const bool fused = choice->fused;
 
   auto src = b.use(node.inputs[0], pd->src_desc());
   if (!src) return std::unexpected(std::move(src.error()));
@@ -188,7 +267,13 @@ Expected<void> lower_conv(PlanBuilder& b, const FusedOp& f) {
   auto out = fused ? bind_fused_output(b, f, *post, pd->dst_desc(), args) : b.define(f.output, pd->dst_desc());
   if (!out) return std::unexpected(std::move(out.error()));
   args.emplace_back(DNNL_ARG_DST, *out);
-  if (auto r = emit(b, f.anchor, [&] { b.add_step(dnnl::convolution_forward(*pd), *pd, args, f); }); !r) return r;
+  if (choice->blocked) {
+    if (const int64_t floats = blocked_conv_scratch_floats(*choice->blocked); floats > 0)
+      args.emplace_back(DNNL_ARG_SCRATCHPAD, b.scratch(memory::desc({floats}, memory::data_type::f32, memory::format_tag::a)));
+    b.add_native_step(make_blocked_conv(*choice->blocked, choice->epilogue), args, f);
+  } else if (auto r = emit(b, f.anchor, [&] { b.add_step(dnnl::convolution_forward(*pd), *pd, args, f); }); !r) {
+    return r;
+  }
   return fused ? Expected<void>{} : emit_unfused_post_ops(b, f, *out);
 }
 
