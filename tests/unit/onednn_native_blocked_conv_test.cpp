@@ -35,8 +35,9 @@ std::vector<float> reference(const BlockedConvShape& s, BlockedConvEpilogue e, c
               for (int64_t kw = 0; kw < s.kernel_w; ++kw) {
                 const int64_t ih = oh * s.stride_h - s.pad_top + kh, iw = ow * s.stride_w - s.pad_left + kw;
                 if (ih < 0 || ih >= s.in_h || iw < 0 || iw >= s.in_w) continue;
-                acc += static_cast<double>(x[static_cast<std::size_t>(((n * s.in_channels + c) * s.in_h + ih) * s.in_w + iw)]) *
-                       w[static_cast<std::size_t>(((o * s.in_channels + c) * s.kernel_h + kh) * s.kernel_w + kw)];
+                const auto xi = static_cast<std::size_t>(((n * s.in_channels + c) * s.in_h + ih) * s.in_w + iw);
+                const auto wi = static_cast<std::size_t>(((o * s.in_channels + c) * s.kernel_h + kh) * s.kernel_w + kw);
+                acc += static_cast<double>(x[xi]) * w[wi];
               }
           const auto at = static_cast<std::size_t>(((n * s.out_channels + o) * s.out_h + oh) * s.out_w + ow);
           if (e.sum) acc += dst_before[at];

@@ -1,11 +1,12 @@
 // The loop: the output is cut into tiles of up to 6 pixels by 2 blocks of 8 output channels
-// (12 accumulators of AVX2's 16 vector registers; 4 x 3 and 3 x 4 tiles measured slower). A tile sums, over every input block, tap
-// and lane, a broadcast input value times one weight vector per output block. A thread takes
-// a run of output-block pairs and, for each pair, every pixel tile: the pair's weights are
-// read from memory once, in order, which the hardware prefetcher follows (software prefetches
-// of the next pair made it slower), and stay in cache for the pair's other tiles. Pads are
-// handled by copying the input into a zero-bordered scratch buffer first, so that the tiles
-// need no bounds checks.
+// (12 accumulators of AVX2's 16 vector registers; 4x3 and 3x4 tiles measured slower). A tile
+// sums, over every input block, tap and lane, a broadcast input value times one weight vector
+// per output block. A thread takes a run of output-block pairs and, for each pair, every pixel
+// tile: the pair's weights are read from memory once, in order, which the hardware prefetcher
+// follows (software prefetches of the next pair made it slower), and stay in cache for the
+// pair's other tiles. Wide inputs are summed in spans of input blocks, each small enough to
+// stay in L2 while every pair reads it. Pads are handled by copying the input into a
+// zero-bordered scratch buffer first, so that the tiles need no bounds checks.
 #include "native/blocked_conv.h"
 
 #include <omp.h>
@@ -178,7 +179,8 @@ class BlockedConv final : public NativeKernel {
           const int64_t chunk = item % chunks, pair = item / chunks % pairs, n = item / chunks / pairs;
           const int64_t out_block = pair * kTileBlocks;
           const int64_t blocks = std::min<int64_t>(kTileBlocks, g_.out_blocks - out_block);
-          TileSpan t{input + n * g_.in_blocks * g_.src_block, weights, bias, dst + n * g_.out_blocks * g_.pixels * kBlock,
+          float* image_dst = dst + n * g_.out_blocks * g_.pixels * kBlock;
+          TileSpan t{input + n * g_.in_blocks * g_.src_block, weights, bias, image_dst,
                      0, out_block, in_begin, in_end, span == 0, span + 1 == g_.spans};
           for (int64_t tile = chunk * tiles / chunks; tile < (chunk + 1) * tiles / chunks; ++tile) {
             // Tiles of even size (49 pixels: 5 and 6, not 8 of 6 and 1 of 1).

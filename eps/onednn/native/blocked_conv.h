@@ -1,10 +1,10 @@
 // 2-D convolution on 8-channel-blocked data (oneDNN's nChw8c, weights OIhw8i8o), with bias,
 // a sum with the destination and Relu fused, computed by nxrt. It is used on AVX2 for
-// convolutions whose weights outweigh their pixels (ResNet's last two stages): there
-// oneDNN 2.6's jit kernels wait on weights streaming from memory (0.93 ms in the network
-// against 0.62 ms with the weights in cache for a 512->2048 1x1 convolution on 7x7 at two
-// threads), while this kernel reads each weight block once per thread, in memory order,
-// and prefetches the next block while it computes.
+// convolutions of small outputs, whose weights outweigh their pixels (ResNet's last stage):
+// there oneDNN 2.6's jit kernels wait on weights streaming from memory, while this kernel
+// reads each output block's weights once per thread, in memory order. With the weights not
+// in cache, two threads: 0.67 against 0.91 ms for a 2048->512 1x1 convolution on 7x7, 1.45
+// against 1.75 ms for a 512->512 3x3 one.
 #pragma once
 
 #include <cstdint>

@@ -46,10 +46,9 @@ struct ConvProblem {
 };
 
 // nxrt's blocked convolution (native/blocked_conv.h) replaces oneDNN's kernel on outputs of
-// at most this many pixels per image, where oneDNN 2.6's AVX2 kernels wait on their weights:
-// ResNet's 7x7 stage, 0.72-0.77 against 0.88-0.95 ms per 1x1 convolution there, 1.52 against
-// 1.76 ms per 3x3 (two threads, weights not in cache). On 14x14 outputs oneDNN is as fast or
-// faster (0.53 against 0.68 ms for a 1024->256 1x1 convolution).
+// at most this many pixels per image, where oneDNN 2.6's AVX2 kernels wait on their weights
+// (ResNet's 7x7 stage: resnet50 at two threads went from 51.2 to 48.6 ms). On 14x14 outputs
+// oneDNN is as fast or faster: in ResNet-50 every one of them took longer on this kernel.
 constexpr int64_t kBlockedConvMaxPixels = 64;
 
 // What the blocked convolution runs after its product, or nullopt when the post-ops are not
@@ -268,8 +267,10 @@ Expected<void> lower_conv(PlanBuilder& b, const FusedOp& f) {
   if (!out) return std::unexpected(std::move(out.error()));
   args.emplace_back(DNNL_ARG_DST, *out);
   if (choice->blocked) {
-    if (const int64_t floats = blocked_conv_scratch_floats(*choice->blocked); floats > 0)
-      args.emplace_back(DNNL_ARG_SCRATCHPAD, b.scratch(memory::desc({floats}, memory::data_type::f32, memory::format_tag::a)));
+    if (const int64_t floats = blocked_conv_scratch_floats(*choice->blocked); floats > 0) {
+      const memory::desc padded_input({floats}, memory::data_type::f32, memory::format_tag::a);
+      args.emplace_back(DNNL_ARG_SCRATCHPAD, b.scratch(padded_input));
+    }
     b.add_native_step(make_blocked_conv(*choice->blocked, choice->epilogue), args, f);
   } else if (auto r = emit(b, f.anchor, [&] { b.add_step(dnnl::convolution_forward(*pd), *pd, args, f); }); !r) {
     return r;
