@@ -1,207 +1,37 @@
-// The loop: the output is cut into tiles of up to 6 pixels by 2 blocks of 8 output channels
-// (12 accumulators of AVX2's 16 vector registers; 4x3 and 3x4 tiles measured slower). A tile
-// sums, over every input block, tap and lane, a broadcast input value times one weight vector
-// per output block. A thread takes a run of output-block pairs and, for each pair, every pixel
-// tile: the pair's weights are read from memory once, in order, which the hardware prefetcher
-// follows (software prefetches of the next pair made it slower), and stay in cache for the
-// pair's other tiles. Wide inputs are summed in spans of input blocks, each small enough to
-// stay in L2 while every pair reads it. Pads are handled by copying the input into a
-// zero-bordered scratch buffer first, so that the tiles need no bounds checks.
+// The blocked convolution: the input copied with its pads when it has any, then one blocked
+// product (native/blocked_tiles.h) over the kernel's taps.
 #include "native/blocked_conv.h"
 
-#include <omp.h>
-
-#include <algorithm>
-#include <array>
-#include <vector>
-
-#include "native/lanes.h"
+#include "native/blocked_tiles.h"
 
 namespace nxrt::onednn {
 namespace {
 
-constexpr int64_t kBlock = 8;                     // channels per block (nChw8c)
-constexpr int kTilePixels = 6;                    // pixels per tile
-constexpr int kTileBlocks = 2;                    // output blocks per tile
-constexpr int64_t kSpanFloats = 32 * 1024;       // input summed at a time: a quarter of a 512 KiB L2
-using Vec = Lanes<kBlock>;
-
-// Offsets (in floats) and sizes derived once from the shape.
-struct Geometry {
-  BlockedConvShape shape;
-  int64_t in_blocks = 0, out_blocks = 0, pixels = 0;
-  int64_t padded_h = 0, padded_w = 0;  // the input as the tiles read it (with its pads)
-  bool padded = false;                 // whether the input is first copied with its pads
-  int64_t src_block = 0;               // one input block of the (padded) input
-  int64_t weight_block = 0;            // one output block's weights: in_blocks x taps x 8 x 8
-  int64_t spans = 1;                   // the input blocks are summed in this many runs
-  std::vector<int64_t> taps;           // offset of each tap (kh, kw) from a window's corner
-  std::vector<int64_t> corners;        // offset of each output pixel's window corner
-};
-
-Geometry geometry_of(const BlockedConvShape& s) {
-  Geometry g;
-  g.shape = s;
-  g.in_blocks = s.in_channels / kBlock;
-  g.out_blocks = s.out_channels / kBlock;
-  g.pixels = s.out_h * s.out_w;
-  // Rows and columns the windows reach, pads included (at least the input's own).
-  g.padded_h = std::max((s.out_h - 1) * s.stride_h + s.kernel_h, s.pad_top + s.in_h);
-  g.padded_w = std::max((s.out_w - 1) * s.stride_w + s.kernel_w, s.pad_left + s.in_w);
-  g.padded = g.padded_h != s.in_h || g.padded_w != s.in_w || s.pad_top != 0 || s.pad_left != 0;
-  if (!g.padded) g.padded_h = s.in_h, g.padded_w = s.in_w;
-  g.src_block = g.padded_h * g.padded_w * kBlock;
-  g.weight_block = g.in_blocks * s.kernel_h * s.kernel_w * kBlock * kBlock;
-  g.spans = std::clamp<int64_t>(g.in_blocks * g.src_block / kSpanFloats, 1, g.in_blocks);
-  for (int64_t kh = 0; kh < s.kernel_h; ++kh)
-    for (int64_t kw = 0; kw < s.kernel_w; ++kw) g.taps.push_back((kh * g.padded_w + kw) * kBlock);
-  for (int64_t oh = 0; oh < s.out_h; ++oh)
-    for (int64_t ow = 0; ow < s.out_w; ++ow)
-      g.corners.push_back((oh * s.stride_h * g.padded_w + ow * s.stride_w) * kBlock);
-  return g;
-}
-
-// One tile's part of the sum: input blocks [in_begin, in_end) of one image.
-struct TileSpan {
-  const float* src;      // the image's (padded) input
-  const float* weights;  // all of them
-  const float* bias;
-  float* dst;            // the image's output
-  int64_t pixel, out_block, in_begin, in_end;
-  bool first, last;      // the span is the sum's first (dst not yet a partial sum) or last
-};
-
-// kPixels pixels (from `pixel`) by kBlocks output blocks (from `out_block`). A first span
-// adds the bias (and dst's value, for a sum), a later one dst's partial sum; the last applies
-// the Relu.
-template <int kPixels, int kBlocks>
-void compute_tile(const Geometry& g, const BlockedConvEpilogue& epilogue, const TileSpan& t) {
-  Vec acc[kPixels][kBlocks] = {};
-  std::array<int64_t, kPixels> corner;
-  for (int r = 0; r < kPixels; ++r) corner[r] = g.corners[static_cast<std::size_t>(t.pixel + r)];
-  const int64_t taps = static_cast<int64_t>(g.taps.size());
-  const float* w = t.weights + t.out_block * g.weight_block + t.in_begin * taps * kBlock * kBlock;
-  for (int64_t ib = t.in_begin; ib < t.in_end; ++ib) {
-    const float* block = t.src + ib * g.src_block;
-    for (int64_t tap = 0; tap < taps; ++tap, w += kBlock * kBlock) {
-      // Each pixel's input lanes, and each output block's weight rows: constant offsets from
-      // these pointers in the unrolled loop below.
-      const float* x[kPixels];
-      for (int r = 0; r < kPixels; ++r) x[r] = block + g.taps[static_cast<std::size_t>(tap)] + corner[r];
-      const float* wb[kBlocks];
-      for (int b = 0; b < kBlocks; ++b) wb[b] = w + b * g.weight_block;
-#pragma GCC unroll 8
-      for (int lane = 0; lane < kBlock; ++lane) {
-        Vec wv[kBlocks];
-        for (int b = 0; b < kBlocks; ++b) wv[b] = load_lanes<kBlock>(wb[b] + lane * kBlock);
-        for (int r = 0; r < kPixels; ++r) {
-          const Vec xv = broadcast_lanes<kBlock>(x[r][lane]);
-          for (int b = 0; b < kBlocks; ++b) acc[r][b] += xv * wv[b];
-        }
-      }
-    }
-  }
-  const bool resume = !t.first || epilogue.sum;
-  for (int b = 0; b < kBlocks; ++b) {
-    float* out = t.dst + (t.out_block + b) * g.pixels * kBlock + t.pixel * kBlock;
-    const Vec shift = t.first && epilogue.bias ? load_lanes<kBlock>(t.bias + (t.out_block + b) * kBlock) : Vec{};
-    for (int r = 0; r < kPixels; ++r) {
-      Vec v = acc[r][b] + shift;
-      if (resume) v += load_lanes<kBlock>(out + r * kBlock);
-      if (t.last && epilogue.relu) v = v > 0.0f ? v : Vec{};
-      store_lanes<kBlock>(out + r * kBlock, v);
-    }
-  }
-}
-
-using TileFn = void (*)(const Geometry&, const BlockedConvEpilogue&, const TileSpan&);
-
-// tile_fns[p - 1][b - 1]: the tile of p pixels and b blocks.
-template <int kP, int... kB>
-constexpr std::array<TileFn, kTileBlocks> tiles_of_pixels(std::integer_sequence<int, kB...>) {
-  return {&compute_tile<kP, kB + 1>...};
-}
-template <int... kP>
-constexpr std::array<std::array<TileFn, kTileBlocks>, kTilePixels> tile_table(std::integer_sequence<int, kP...>) {
-  return {tiles_of_pixels<kP + 1>(std::make_integer_sequence<int, kTileBlocks>{})...};
-}
-constexpr auto tile_fns = tile_table(std::make_integer_sequence<int, kTilePixels>{});
-
-// Copies image `n` block `ib` of `src` into `padded` with zero borders.
-void pad_block(const Geometry& g, const float* src, float* padded) {
-  const BlockedConvShape& s = g.shape;
-  const int64_t row = g.padded_w * kBlock;
-  std::fill_n(padded, s.pad_top * row, 0.0f);
-  for (int64_t h = 0; h < s.in_h; ++h) {
-    float* out = padded + (s.pad_top + h) * row;
-    std::fill_n(out, s.pad_left * kBlock, 0.0f);
-    std::copy_n(src + h * s.in_w * kBlock, s.in_w * kBlock, out + s.pad_left * kBlock);
-    std::fill(out + (s.pad_left + s.in_w) * kBlock, out + row, 0.0f);
-  }
-  std::fill(padded + (s.pad_top + s.in_h) * row, padded + g.padded_h * row, 0.0f);
-}
-
 class BlockedConv final : public NativeKernel {
  public:
   BlockedConv(const BlockedConvShape& shape, BlockedConvEpilogue epilogue)
-      : g_(geometry_of(shape)), epilogue_(epilogue) {}
+      : g_(blocked_geometry(shape)), epilogue_(epilogue) {}
 
   void execute(const std::unordered_map<int, dnnl::memory>& args) const override {
     const auto data = [&](int arg) { return static_cast<float*>(args.at(arg).get_data_handle()); };
     const float* src = data(DNNL_ARG_SRC);
-    const float* weights = data(DNNL_ARG_WEIGHTS);
     const float* bias = epilogue_.bias ? data(DNNL_ARG_BIAS) : nullptr;
-    float* dst = data(DNNL_ARG_DST);
     float* padded = g_.padded ? data(DNNL_ARG_SCRATCHPAD) : nullptr;
-    const BlockedConvShape& s = g_.shape;
-    const int64_t pairs = (g_.out_blocks + kTileBlocks - 1) / kTileBlocks;
-    const int64_t tiles = (g_.pixels + kTilePixels - 1) / kTilePixels;
-    // Enough work items for every thread: pixel tiles split only when pairs are few.
-    const int64_t threads = omp_get_max_threads();
-    const int64_t chunks = std::clamp<int64_t>((4 * threads + pairs - 1) / pairs, 1, tiles);
-    const int64_t items = s.batch * pairs * chunks;
 #pragma omp parallel
     {
-      for (int64_t n = 0; g_.padded && n < s.batch; ++n) {
-#pragma omp for schedule(static)
-        for (int64_t ib = 0; ib < g_.in_blocks; ++ib)
-          pad_block(g_, src + (n * g_.in_blocks + ib) * s.in_h * s.in_w * kBlock,
-                    padded + (n * g_.in_blocks + ib) * g_.src_block);
-      }
-      const float* input = g_.padded ? padded : src;
-      // Spans of input blocks: each thread sums its tiles over one span after the other, so
-      // that a span's input stays in its cache. (Static schedules of equal loops give each
-      // thread the same items every time: no barrier is needed between spans.)
-      for (int64_t span = 0; span < g_.spans; ++span) {
-        const int64_t in_begin = span * g_.in_blocks / g_.spans, in_end = (span + 1) * g_.in_blocks / g_.spans;
-#pragma omp for schedule(static) nowait
-        for (int64_t item = 0; item < items; ++item) {
-          const int64_t chunk = item % chunks, pair = item / chunks % pairs, n = item / chunks / pairs;
-          const int64_t out_block = pair * kTileBlocks;
-          const int64_t blocks = std::min<int64_t>(kTileBlocks, g_.out_blocks - out_block);
-          float* image_dst = dst + n * g_.out_blocks * g_.pixels * kBlock;
-          TileSpan t{input + n * g_.in_blocks * g_.src_block, weights, bias, image_dst,
-                     0, out_block, in_begin, in_end, span == 0, span + 1 == g_.spans};
-          for (int64_t tile = chunk * tiles / chunks; tile < (chunk + 1) * tiles / chunks; ++tile) {
-            // Tiles of even size (49 pixels: 5 and 6, not 8 of 6 and 1 of 1).
-            t.pixel = tile * g_.pixels / tiles;
-            const int64_t count = (tile + 1) * g_.pixels / tiles - t.pixel;
-            tile_fns[static_cast<std::size_t>(count - 1)][static_cast<std::size_t>(blocks - 1)](g_, epilogue_, t);
-          }
-        }
-      }
+      if (padded) pad_blocked_input(g_, src, padded);
+      sum_blocked_product(g_, epilogue_, padded ? padded : src, data(DNNL_ARG_WEIGHTS), bias, data(DNNL_ARG_DST));
     }
   }
 
   std::string name() const override { return "nxrt:nChw8c"; }
 
  private:
-  Geometry g_;
+  BlockedGeometry g_;
   BlockedConvEpilogue epilogue_;
 };
 
 }  // namespace
-
 bool blocked_conv_fast_here() {
 #if defined(__AVX2__) && defined(__FMA__)
   const dnnl::cpu_isa isa = dnnl::get_effective_cpu_isa();
@@ -218,7 +48,7 @@ bool blocked_conv_supports(const BlockedConvShape& s) {
 }
 
 int64_t blocked_conv_scratch_floats(const BlockedConvShape& shape) {
-  const Geometry g = geometry_of(shape);
+  const BlockedGeometry g = blocked_geometry(shape);
   return g.padded ? shape.batch * g.in_blocks * g.src_block : 0;
 }
 
