@@ -1,7 +1,8 @@
-// nxrt's blocked convolution (onednn/native/blocked_conv.h): its output, reordered back to
-// plain NCHW, against a direct reference on the plain tensors, over 1x1 and 3x3 kernels,
-// strides, uneven pads, odd counts of output blocks, pixel counts that are not multiples of
-// its tile, inputs summed in several spans, batches, and every epilogue.
+// nxrt's blocked and Winograd convolutions (onednn/native/blocked_conv.h, winograd_conv.h):
+// their output, reordered back to plain NCHW, against a direct reference on the plain tensors,
+// over 1x1 and 3x3 kernels, strides, uneven pads, odd counts of output blocks, pixel counts
+// that are not multiples of a tile, odd output sizes (Winograd's 2x2 tiles), inputs summed in
+// several spans, batches, and every epilogue.
 #include <catch2/catch.hpp>
 
 #if NXRT_HAVE_ONEDNN
@@ -11,6 +12,7 @@
 
 #include "kernel_harness.h"
 #include "onednn/native/blocked_conv.h"
+#include "onednn/native/winograd_conv.h"
 
 namespace nxrt::test {
 namespace {
@@ -46,10 +48,12 @@ std::vector<float> reference(const BlockedConvShape& s, BlockedConvEpilogue e, c
   return out;
 }
 
+enum class Kernel { kBlocked, kWinograd };
+
 // Runs the kernel on plain tensors, reordered into its layouts; returns the output, plain.
-std::vector<float> run_blocked(const BlockedConvShape& s, BlockedConvEpilogue e, const std::vector<float>& x,
-                               const std::vector<float>& w, const std::vector<float>& bias,
-                               const std::vector<float>& dst_before) {
+std::vector<float> run_native(Kernel kernel, const BlockedConvShape& s, BlockedConvEpilogue e,
+                              const std::vector<float>& x, const std::vector<float>& w,
+                              const std::vector<float>& bias, const std::vector<float>& dst_before) {
   dnnl::engine engine(dnnl::engine::kind::cpu, 0);
   dnnl::stream stream(engine);
   const auto f32 = memory::data_type::f32;
@@ -61,12 +65,20 @@ std::vector<float> run_blocked(const BlockedConvShape& s, BlockedConvEpilogue e,
   };
   const memory::dims dst_dims = {s.batch, s.out_channels, s.out_h, s.out_w};
   memory src = blocked({s.batch, s.in_channels, s.in_h, s.in_w}, tag::nchw, tag::nChw8c, x);
-  memory weights = blocked({s.out_channels, s.in_channels, s.kernel_h, s.kernel_w}, tag::oihw, tag::OIhw8i8o, w);
+  const memory::dims w_dims = {s.out_channels, s.in_channels, s.kernel_h, s.kernel_w};
+  std::vector<float> transformed;
+  if (kernel == Kernel::kWinograd) transformed = onednn::winograd_weights(s, w.data());
+  memory weights = kernel == Kernel::kWinograd
+                       ? memory({{static_cast<int64_t>(transformed.size())}, f32, tag::a}, engine, transformed.data())
+                       : blocked(w_dims, tag::oihw, tag::OIhw8i8o, w);
   memory dst = blocked(dst_dims, tag::nchw, tag::nChw8c, dst_before);
   memory b({{s.out_channels}, f32, tag::a}, engine, const_cast<float*>(bias.data()));
-  memory scratch({{std::max<int64_t>(1, onednn::blocked_conv_scratch_floats(s))}, f32, tag::a}, engine);
+  const int64_t scratch_floats = kernel == Kernel::kWinograd ? onednn::winograd_conv_scratch_floats(s)
+                                                              : onednn::blocked_conv_scratch_floats(s);
+  memory scratch({{std::max<int64_t>(1, scratch_floats)}, f32, tag::a}, engine);
   stream.wait();
-  onednn::make_blocked_conv(s, e)->execute(
+  const auto native = kernel == Kernel::kWinograd ? onednn::make_winograd_conv(s, e) : onednn::make_blocked_conv(s, e);
+  native->execute(
       {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_BIAS, b}, {DNNL_ARG_DST, dst},
        {DNNL_ARG_SCRATCHPAD, scratch}});
   std::vector<float> out(dst_before.size());
@@ -76,23 +88,27 @@ std::vector<float> run_blocked(const BlockedConvShape& s, BlockedConvEpilogue e,
   return out;
 }
 
-// Largest |a - b| relative to the reference's magnitude (at least 1).
+// Largest |a - b|, relative to the reference's largest magnitude (at least 1): the sums differ
+// in rounding only, which grows with the terms summed, not with each output's own size.
 double max_error(const std::vector<float>& a, const std::vector<float>& b) {
-  double worst = 0;
-  for (std::size_t i = 0; i < a.size(); ++i)
-    worst = std::max(worst, std::fabs(a[i] - b[i]) / std::max(1.0, std::fabs(static_cast<double>(b[i]))));
-  return worst;
+  double worst = 0, scale = 1;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    worst = std::max(worst, static_cast<double>(std::fabs(a[i] - b[i])));
+    scale = std::max(scale, static_cast<double>(std::fabs(b[i])));
+  }
+  return worst / scale;
 }
 
-void check_conv(const char* what, const BlockedConvShape& s, BlockedConvEpilogue e) {
-  REQUIRE(onednn::blocked_conv_supports(s));
+void check_conv(const char* what, const BlockedConvShape& s, BlockedConvEpilogue e,
+                Kernel kernel = Kernel::kBlocked) {
+  REQUIRE((kernel == Kernel::kWinograd ? onednn::winograd_conv_supports(s) : onednn::blocked_conv_supports(s)));
   const auto count = [](int64_t a, int64_t b, int64_t c, int64_t d) { return static_cast<std::size_t>(a * b * c * d); };
   const auto x = random_floats(count(s.batch, s.in_channels, s.in_h, s.in_w), 11);
   const auto w = random_floats(count(s.out_channels, s.in_channels, s.kernel_h, s.kernel_w), 12);
   const auto bias = random_floats(static_cast<std::size_t>(s.out_channels), 13);
   const auto dst_before = random_floats(count(s.batch, s.out_channels, s.out_h, s.out_w), 14);
   INFO(what << " (bias " << e.bias << ", sum " << e.sum << ", relu " << e.relu << ")");
-  CHECK(max_error(run_blocked(s, e, x, w, bias, dst_before), reference(s, e, x, w, bias, dst_before)) < 1e-4);
+  CHECK(max_error(run_native(kernel, s, e, x, w, bias, dst_before), reference(s, e, x, w, bias, dst_before)) < 1e-5);
 }
 
 }  // namespace
@@ -120,6 +136,33 @@ TEST_CASE("onednn blocked convolution matches a direct reference", "[onednn]") {
     for (bool sum : {false, true})
       for (bool relu : {false, true}) check_conv("3x3 pad 1, every epilogue", small, {bias, sum, relu});
   check_conv("2048 inputs, no sum: spans after the first add to dst", cases[6].shape, {.bias = true, .relu = true});
+}
+
+TEST_CASE("onednn Winograd convolution matches a direct reference", "[onednn]") {
+  struct Case {
+    const char* what;
+    BlockedConvShape shape;
+  };
+  const std::vector<Case> cases = {
+      {"pad 1 on 14x14 (ResNet's third stage)", {1, 32, 16, 14, 14, 14, 14, 3, 3, 1, 1, 1, 1}},
+      {"pad 1 on 7x7: odd output, last tiles half outside", {1, 16, 24, 7, 7, 7, 7, 3, 3, 1, 1, 1, 1}},
+      {"no pads: 5x6 output of a 7x8 input, batch 2", {2, 8, 8, 7, 8, 5, 6, 3, 3, 1, 1, 0, 0}},
+      {"pads top 1 and left 0 only", {1, 8, 16, 6, 6, 5, 4, 3, 3, 1, 1, 1, 0}},
+      {"1024 inputs: summed in several spans", {1, 1024, 16, 14, 14, 14, 14, 3, 3, 1, 1, 1, 1}},
+  };
+  for (const Case& c : cases)
+    check_conv(c.what, c.shape, {.bias = true, .sum = true, .relu = true}, Kernel::kWinograd);
+  for (bool bias : {false, true})
+    for (bool sum : {false, true})
+      for (bool relu : {false, true})
+        check_conv("7x7, every epilogue", cases[1].shape, {bias, sum, relu}, Kernel::kWinograd);
+  BlockedConvShape strided = cases[0].shape;
+  strided.stride_h = strided.stride_w = 2;
+  strided.out_h = strided.out_w = 7;
+  CHECK_FALSE(onednn::winograd_conv_supports(strided));
+  BlockedConvShape five = cases[0].shape;
+  five.kernel_h = five.kernel_w = 5;
+  CHECK_FALSE(onednn::winograd_conv_supports(five));
 }
 
 TEST_CASE("onednn blocked convolution takes only whole blocks of channels; pads need scratch", "[onednn]") {

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "native/blocked_conv.h"
+#include "native/winograd_conv.h"
 #include "nxrt/ir/window.h"
 #include "ops/op_util.h"
 #include "ops/ops.h"
@@ -45,10 +46,17 @@ struct ConvProblem {
   bool has_bias;
 };
 
-// nxrt's blocked convolution (native/blocked_conv.h) replaces oneDNN's kernel on outputs of
-// at most this many pixels per image, where oneDNN 2.6's AVX2 kernels wait on their weights
-// (ResNet's 7x7 stage: resnet50 at two threads went from 51.2 to 48.6 ms). On 14x14 outputs
-// oneDNN is as fast or faster: in ResNet-50 every one of them took longer on this kernel.
+// nxrt's own convolutions (native/) replace oneDNN's where oneDNN blocks channels by 8
+// (AVX2), for 2-D, ungrouped, undilated convolutions:
+// - 3x3 stride 1 with at least kWinogradMinChannels channels in and out: Winograd's F(2x2,
+//   3x3), which oneDNN has only on AVX-512. At two threads, weights not in cache: 0.84 against
+//   1.30 ms for 256 channels on 14x14, 0.80 against 1.18 for 128 on 28x28, 1.23 against 1.72
+//   for 512 on 7x7. With fewer channels its transforms cost more than they save (0.36 against
+//   0.30 ms for 64 channels on 28x28).
+// - Other shapes with at most kBlockedConvMaxPixels output pixels per image: the blocked
+//   convolution, where oneDNN 2.6's kernels wait on weights streaming from memory (ResNet's
+//   7x7 stage). On 14x14 outputs oneDNN is as fast or faster.
+constexpr int64_t kWinogradMinChannels = 128;
 constexpr int64_t kBlockedConvMaxPixels = 64;
 
 // What the blocked convolution runs after its product, or nullopt when the post-ops are not
@@ -70,11 +78,11 @@ std::optional<BlockedConvEpilogue> blocked_epilogue(const FusedOp& f, const Plan
   return e;
 }
 
-// The blocked convolution's shape for a 2-D, ungrouped, undilated convolution of a small
-// output on a machine where it is fast; else nullopt.
-std::optional<BlockedConvShape> blocked_shape(const ConvProblem& p) {
+// The shape nxrt's convolutions see, on a machine where they are fast, for a 2-D, ungrouped,
+// undilated convolution of whole channel blocks; else nullopt.
+std::optional<BlockedConvShape> native_shape(const ConvProblem& p) {
   const Dims& x = p.x;
-  if (!blocked_conv_fast_here() || x.size() != 4 || p.group != 1 || p.dst[2] * p.dst[3] > kBlockedConvMaxPixels ||
+  if (!blocked_conv_fast_here() || x.size() != 4 || p.group != 1 ||
       std::ranges::any_of(p.geo.dilates, [](int64_t d) { return d != 0; }))
     return std::nullopt;
   BlockedConvShape s{.batch = x[0], .in_channels = x[1], .out_channels = p.dst[1], .in_h = x[2], .in_w = x[3],
@@ -85,11 +93,13 @@ std::optional<BlockedConvShape> blocked_shape(const ConvProblem& p) {
   return s;
 }
 
-// How a Conv runs: oneDNN's primitive, or nxrt's blocked kernel on the layouts of `pd`.
+// How a Conv runs: oneDNN's primitive, or one of nxrt's kernels on the layouts of `pd`.
 struct ConvChoice {
+  enum class Kernel { kOnednn, kBlocked, kWinograd };
   dnnl::convolution_forward::primitive_desc pd;
   bool fused = false;  // the post-ops run inside the step
-  std::optional<BlockedConvShape> blocked;
+  Kernel kernel = Kernel::kOnednn;
+  BlockedConvShape shape;  // nxrt's kernels: the convolution and its epilogue
   BlockedConvEpilogue epilogue;
 };
 
@@ -107,14 +117,22 @@ Expected<ConvChoice> choose_conv(PlanBuilder& b, const FusedOp& f, const ConvPro
     return dnnl::convolution_forward::desc(prop_kind::forward_inference, alg, md(p.x, x_tag), md(p.w, w_tag),
                                            md(p.dst, dst_tag), g.strides, g.dilates, g.pad_l, g.pad_r);
   };
-  // The blocked kernel needs no timing: oneDNN's descriptor only names its layouts.
-  if (auto blocked = blocked_shape(p)) {
-    if (auto epilogue = blocked_epilogue(f, post, p.has_bias)) {
+  // nxrt's kernels need no timing: oneDNN's descriptor only names their layouts.
+  const auto shape = native_shape(p);
+  const auto epilogue = shape ? blocked_epilogue(f, post, p.has_bias) : std::nullopt;
+  if (epilogue) {
+    using Kernel = ConvChoice::Kernel;
+    Kernel kernel = Kernel::kOnednn;
+    if (winograd_conv_supports(*shape) && std::min(shape->in_channels, shape->out_channels) >= kWinogradMinChannels)
+      kernel = Kernel::kWinograd;
+    else if (shape->out_h * shape->out_w <= kBlockedConvMaxPixels)
+      kernel = Kernel::kBlocked;
+    if (kernel != Kernel::kOnednn) {
       const auto blocked_desc = desc(algorithm::convolution_direct, tag::nChw8c, tag::OIhw8i8o, tag::nChw8c);
       auto pd = dnnl_call(fmt::format("the onednn EP cannot describe {}", node.describe()),
                           [&] { return Pd(blocked_desc, PlanBuilder::base_attr(), b.engine()); });
       if (!pd) return std::unexpected(std::move(pd.error()));
-      return ConvChoice{std::move(*pd), true, blocked, *epilogue};
+      return ConvChoice{std::move(*pd), true, kernel, *shape, *epilogue};
     }
   }
   // oneDNN's implementation iterator points at the op descriptor: it must outlive the search.
@@ -139,7 +157,7 @@ Expected<ConvChoice> choose_conv(PlanBuilder& b, const FusedOp& f, const ConvPro
   if (try_winograd) makers.emplace_back([&] { return Pd(winograd_desc, attr, b.engine()); });
   auto tuned = b.tuned<Pd>(node.name, makers, tune_args, b.md(node.inputs[0]));
   if (!tuned) return std::unexpected(std::move(tuned.error()));
-  return ConvChoice{std::move(*tuned), fused, std::nullopt, {}};
+  return ConvChoice{std::move(*tuned), fused, ConvChoice::Kernel::kOnednn, {}, {}};
 }
 
 // W (and B) with the BatchNormalization that follows the Conv folded in:
@@ -227,7 +245,11 @@ Expected<void> lower_conv(PlanBuilder& b, const FusedOp& f) {
   if (!src) return std::unexpected(std::move(src.error()));
   std::vector<ValueId> w_sources = {node.inputs[1]};
   for (ValueId v : bn_params(b, f)) w_sources.push_back(v);
-  auto weights = b.weight(node.name + ":W", pd->weights_desc(), w_sources, [&]() -> Expected<PlainWeight> {
+  // Winograd's weights are its 16 transformed matrices, one run of floats.
+  const bool winograd = choice->kernel == ConvChoice::Kernel::kWinograd;
+  const memory::desc weights_md =
+      winograd ? memory::desc({16 * wd[0] * wd[1]}, memory::data_type::f32, memory::format_tag::a) : pd->weights_desc();
+  auto weights = b.weight(node.name + ":W", weights_md, w_sources, [&]() -> Expected<PlainWeight> {
     auto t = b.constant(node.inputs[1]);
     if (!t) return std::unexpected(std::move(t.error()));
     Tensor w = copy_to_contiguous(t->view());
@@ -238,6 +260,11 @@ Expected<void> lower_conv(PlanBuilder& b, const FusedOp& f) {
       float* p = w.mut_as<float>();
       for (int64_t o = 0; o < m; ++o)
         for (int64_t i = 0; i < per_channel; ++i) p[o * per_channel + i] *= fold->factor[static_cast<std::size_t>(o)];
+    }
+    if (winograd) {
+      std::vector<float> transformed = winograd_weights(choice->shape, w.data_as<float>());
+      const int64_t count = static_cast<int64_t>(transformed.size());
+      return PlainWeight{weights_md, Tensor::from_vector<float>({count}, transformed)};
     }
     return PlainWeight{plain_md(w_dims), std::move(w)};
   });
@@ -266,12 +293,16 @@ Expected<void> lower_conv(PlanBuilder& b, const FusedOp& f) {
   auto out = fused ? bind_fused_output(b, f, *post, pd->dst_desc(), args) : b.define(f.output, pd->dst_desc());
   if (!out) return std::unexpected(std::move(out.error()));
   args.emplace_back(DNNL_ARG_DST, *out);
-  if (choice->blocked) {
-    if (const int64_t floats = blocked_conv_scratch_floats(*choice->blocked); floats > 0) {
-      const memory::desc padded_input({floats}, memory::data_type::f32, memory::format_tag::a);
-      args.emplace_back(DNNL_ARG_SCRATCHPAD, b.scratch(padded_input));
+  if (choice->kernel != ConvChoice::Kernel::kOnednn) {
+    const int64_t floats = winograd ? winograd_conv_scratch_floats(choice->shape)
+                                    : blocked_conv_scratch_floats(choice->shape);
+    if (floats > 0) {
+      const memory::desc scratch({floats}, memory::data_type::f32, memory::format_tag::a);
+      args.emplace_back(DNNL_ARG_SCRATCHPAD, b.scratch(scratch));
     }
-    b.add_native_step(make_blocked_conv(*choice->blocked, choice->epilogue), args, f);
+    b.add_native_step(winograd ? make_winograd_conv(choice->shape, choice->epilogue)
+                               : make_blocked_conv(choice->shape, choice->epilogue),
+                      args, f);
   } else if (auto r = emit(b, f.anchor, [&] { b.add_step(dnnl::convolution_forward(*pd), *pd, args, f); }); !r) {
     return r;
   }
