@@ -46,15 +46,22 @@ def residual_cnn(path):
     return path
 
 
+def save_conv_model(path, name, x_shape, y_shape, nodes, weights):
+    """A float model of `nodes` from input x to output y; `weights`: name -> shape, uniform(-0.5, 0.5)."""
+    rng = np.random.default_rng(3)
+    inits = [onnx.numpy_helper.from_array(rng.uniform(-0.5, 0.5, shape).astype(np.float32), w)
+             for w, shape in weights.items()]
+    graph = helper.make_graph(nodes, name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, x_shape)],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, y_shape)], initializer=inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    onnx.save(model, str(path))
+    return path
+
+
 def small_map_cnn(path):
     """ResNet's last stage in miniature (7x7 maps): a 3x3 conv + Relu, a 1x1 conv + residual
     Add + Relu, a strided 1x1 conv. On AVX2 nxrt's blocked convolution runs all three."""
-    rng = np.random.default_rng(3)
-
-    def init(name, *shape):
-        return onnx.numpy_helper.from_array(rng.uniform(-0.5, 0.5, shape).astype(np.float32), name)
-
-    inits = [init("w1", 16, 16, 3, 3), init("b1", 16), init("w2", 16, 16, 1, 1), init("w3", 24, 16, 1, 1)]
     nodes = [
         helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], name="conv3x3", pads=[1, 1, 1, 1]),
         helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),
@@ -63,12 +70,22 @@ def small_map_cnn(path):
         helper.make_node("Relu", ["s"], ["r2"], name="relu2"),
         helper.make_node("Conv", ["r2", "w3"], ["y"], name="strided", strides=[2, 2]),
     ]
-    graph = helper.make_graph(nodes, "small_maps", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16, 7, 7])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 24, 4, 4])], initializer=inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
-    model.ir_version = 8
-    onnx.save(model, str(path))
-    return path
+    return save_conv_model(path, "small_maps", [1, 16, 7, 7], [1, 24, 4, 4], nodes,
+                           {"w1": (16, 16, 3, 3), "b1": (16,), "w2": (16, 16, 1, 1), "w3": (24, 16, 1, 1)})
+
+
+def wide_3x3_cnn(path):
+    """Two 3x3 stride-1 convolutions of 128 channels (+ Relu; + residual Add + Relu), on 9x9
+    maps: on AVX2 nxrt's Winograd convolution runs both."""
+    nodes = [
+        helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], name="wide1", pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),
+        helper.make_node("Conv", ["r1", "w2"], ["c2"], name="wide2", pads=[1, 1, 1, 1]),
+        helper.make_node("Add", ["c2", "r1"], ["s"], name="residual"),
+        helper.make_node("Relu", ["s"], ["y"], name="relu2"),
+    ]
+    return save_conv_model(path, "wide_3x3", [1, 128, 9, 9], [1, 128, 9, 9], nodes,
+                           {"w1": (128, 128, 3, 3), "b1": (128,), "w2": (128, 128, 3, 3)})
 
 
 def checksum(body):
@@ -239,34 +256,44 @@ class OnednnEp(TempDirTest):
         rc, out, err = nxrt("run", path, "--input", f"x={xin}", "--compare-ep", "cpu")
         self.assertEqual(rc, 0, out + err)
 
-    def test_small_maps_run_on_the_blocked_convolution(self):
-        """Convolutions of at most 64 output pixels run on nxrt's blocked kernel where oneDNN
-        blocks channels by 8 (AVX2): profile names it, results agree with the cpu EP and
-        survive an EPContext round trip."""
-        path = small_map_cnn(self.tmp / "small_maps.onnx")
-        xin = self.tmp / "xs.npy"
-        np.save(xin, np.random.default_rng(4).uniform(-1, 1, (1, 16, 7, 7)).astype(np.float32))
+    def check_native_convolutions(self, path, x_shape, variants):
+        """`path` agrees with the cpu EP, its steps ran on `variants` (node -> profile name) where
+        oneDNN blocks channels by 8 (AVX2), and its EPContext model gives the same output."""
+        xin = self.tmp / "xn.npy"
+        np.save(xin, np.random.default_rng(4).uniform(-1, 1, x_shape).astype(np.float32))
         rc, out, err = nxrt("run", path, "--input", f"x={xin}", "--compare-ep", "cpu", "--rtol", "1e-3", "--atol", "1e-4")
         self.assertEqual(rc, 0, out + err)
         rc, out, err = nxrt("bench", path, "--input", f"x={xin}", "-n", "2", "--warmup", "0", "--profile", "--json")
         self.assertEqual(rc, 0, err)
         steps = {s["nodes"][0]: s for s in json.loads(out)["steps"]}
-        self.assertEqual(steps["conv1x1"]["nodes"], ["conv1x1", "residual", "relu2"], "sum and Relu fused")
         rc, eps, _ = nxrt("list-eps")
         if "(avx2)" in eps or "(avx2_vnni)" in eps:
-            for name in ("conv3x3", "conv1x1", "strided"):
-                self.assertEqual(steps[name]["variant"], "nxrt:nChw8c", name)
-        ctx = self.tmp / "ctx" / "small_maps_ctx.onnx"
+            for name, variant in variants.items():
+                self.assertEqual(steps[name]["variant"], variant, name)
+        ctx = self.tmp / "ctx" / f"{path.stem}_ctx.onnx"
         ctx.parent.mkdir(exist_ok=True)
         rc, o, err = nxrt("compile-epcontext", path, "-o", ctx, "--ep", "onednn,cpu")
         self.assertEqual(rc, 0, o + err)
         outputs = []
         for model in (path, ctx):
-            out_dir = self.tmp / f"small_out{len(outputs)}"
+            out_dir = self.tmp / f"{path.stem}_out{len(outputs)}"
             rc, _, err = nxrt("run", model, "--input", f"x={xin}", "--output-dir", out_dir, "-q")
             self.assertEqual(rc, 0, err)
             outputs.append(np.load(out_dir / "y.npy"))
         np.testing.assert_array_equal(outputs[0], outputs[1])
+        return steps
+
+    def test_small_maps_run_on_the_blocked_convolution(self):
+        """Convolutions of at most 64 output pixels run on nxrt's blocked kernel on AVX2."""
+        steps = self.check_native_convolutions(small_map_cnn(self.tmp / "small_maps.onnx"), (1, 16, 7, 7),
+                                               dict.fromkeys(("conv3x3", "conv1x1", "strided"), "nxrt:nChw8c"))
+        self.assertEqual(steps["conv1x1"]["nodes"], ["conv1x1", "residual", "relu2"], "sum and Relu fused")
+
+    def test_wide_3x3_convolutions_run_on_winograd(self):
+        """3x3 stride-1 convolutions of 128 channels or more run on nxrt's Winograd kernel on AVX2."""
+        steps = self.check_native_convolutions(wide_3x3_cnn(self.tmp / "wide_3x3.onnx"), (1, 128, 9, 9),
+                                               dict.fromkeys(("wide1", "wide2"), "nxrt:winograd_2x2_3x3:nChw8c"))
+        self.assertEqual(steps["wide2"]["nodes"], ["wide2", "residual", "relu2"], "sum and Relu fused")
 
     def test_declines_name_the_op_and_what_onednn_takes(self):
         rc, out, err = nxrt("explain-claims", DATA / "cnn/model.onnx", "--ep", "onednn,cpu", "--node", "flatten")
