@@ -12,7 +12,9 @@ namespace nxrt::onednn {
 namespace {
 
 constexpr char kMagic[8] = {'N', 'X', 'R', 'T', 'D', 'N', 'N', 'L'};
-constexpr uint32_t kFormat = 2;  // 2: checksum over 64-bit words
+// 2: checksum over 64-bit words; 3: a convolution's weights may be nxrt's own (Winograd's
+// transformed matrices under the key the oneDNN layout had before).
+constexpr uint32_t kFormat = 3;
 
 std::unexpected<Error> invalid(std::string what, std::string why) {
   return fail(ErrorCode::kInvalidInput, std::move(what), std::move(why),

@@ -207,6 +207,14 @@ class OnednnEp(TempDirTest):
         self.assertEqual(rc, 3, err)
         self.assertIn("compiled for another host", err)
         self.assertIn("recompile", err)
+        # A blob of an earlier format (format 2 held no Winograd weights): refused, recompile.
+        data = bytearray(original)
+        data[8:12] = (2).to_bytes(4, "little")
+        body = bytes(data[:-8])
+        rc, err = self.run_with_payload(out, proto, payload, body + checksum(body).to_bytes(8, "little"))
+        self.assertEqual(rc, 3, err)
+        self.assertIn("has format 2", err)
+        self.assertIn("recompile", err)
         # A flipped byte: the checksum catches it.
         data = bytearray(original)
         data[len(data) // 2] ^= 0x40
