@@ -45,7 +45,7 @@ void pool_row(const float* src, float* dst, const Layout& in, const Layout& out,
               const MaxPoolDim& w, int64_t oh, TapRange rows, std::span<const TapRange> cols, float* column_max) {
   using V = Lanes<kLanes>;
   // A window with no input (never in valid ONNX) gives the lowest float, as the cpu EP does.
-  const V lowest = V{} + std::numeric_limits<float>::lowest();
+  const V lowest = broadcast_lanes<kLanes>(std::numeric_limits<float>::lowest());
   const int64_t h_start = oh * h.stride - h.pad_begin;
   const float* first_row = src + (h_start + rows.first * h.dilation) * in.row_stride;
   const int64_t row_step = h.dilation * in.row_stride;
