@@ -266,7 +266,8 @@ class OnednnEp(TempDirTest):
 
     def check_native_convolutions(self, path, x_shape, variants):
         """`path` agrees with the cpu EP, its steps ran on `variants` (node -> profile name) where
-        oneDNN blocks channels by 8 (AVX2), and its EPContext model gives the same output."""
+        oneDNN blocks channels by 8 (AVX2), and its EPContext model gives the same output (up to
+        rounding)."""
         xin = self.tmp / "xn.npy"
         np.save(xin, np.random.default_rng(4).uniform(-1, 1, x_shape).astype(np.float32))
         rc, out, err = nxrt("run", path, "--input", f"x={xin}", "--compare-ep", "cpu", "--rtol", "1e-3", "--atol", "1e-4")
@@ -288,7 +289,8 @@ class OnednnEp(TempDirTest):
             rc, _, err = nxrt("run", model, "--input", f"x={xin}", "--output-dir", out_dir, "-q")
             self.assertEqual(rc, 0, err)
             outputs.append(np.load(out_dir / "y.npy"))
-        np.testing.assert_array_equal(outputs[0], outputs[1])
+        # Where oneDNN's kernels run instead (not AVX2), each process may time another one fastest.
+        np.testing.assert_allclose(outputs[0], outputs[1], rtol=1e-4, atol=1e-5)
         return steps
 
     def test_small_maps_run_on_the_blocked_convolution(self):
