@@ -111,15 +111,22 @@ void check_conv(const char* what, const BlockedConvShape& s, BlockedConvEpilogue
   CHECK(max_error(run_native(kernel, s, e, x, w, bias, dst_before), reference(s, e, x, w, bias, dst_before)) < 1e-5);
 }
 
+void check_every_epilogue(const char* what, const BlockedConvShape& s, Kernel kernel) {
+  for (bool bias : {false, true})
+    for (bool sum : {false, true})
+      for (bool relu : {false, true}) check_conv(what, s, {bias, sum, relu}, kernel);
+}
+
+// A shape: {batch, in_channels, out_channels, in_h, in_w, out_h, out_w, kernel_h, kernel_w,
+// stride_h, stride_w, pad_top, pad_left}.
+struct Case {
+  const char* what;
+  BlockedConvShape shape;
+};
+
 }  // namespace
 
 TEST_CASE("onednn blocked convolution matches a direct reference", "[onednn]") {
-  // {batch, in_channels, out_channels, in_h, in_w, out_h, out_w, kernel_h, kernel_w,
-  //  stride_h, stride_w, pad_top, pad_left}
-  struct Case {
-    const char* what;
-    BlockedConvShape shape;
-  };
   const std::vector<Case> cases = {
       {"1x1 on 7x7 (ResNet's last stage)", {1, 32, 48, 7, 7, 7, 7, 1, 1, 1, 1, 0, 0}},
       {"1x1 stride 2, three output blocks, batch 2", {2, 16, 24, 14, 14, 7, 7, 1, 1, 2, 2, 0, 0}},
@@ -131,18 +138,11 @@ TEST_CASE("onednn blocked convolution matches a direct reference", "[onednn]") {
       {"a single output pixel (a Gemm)", {1, 64, 40, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0}},
   };
   for (const Case& c : cases) check_conv(c.what, c.shape, {.bias = true, .sum = true, .relu = true});
-  const BlockedConvShape small = cases[2].shape;
-  for (bool bias : {false, true})
-    for (bool sum : {false, true})
-      for (bool relu : {false, true}) check_conv("3x3 pad 1, every epilogue", small, {bias, sum, relu});
+  check_every_epilogue("3x3 pad 1, every epilogue", cases[2].shape, Kernel::kBlocked);
   check_conv("2048 inputs, no sum: spans after the first add to dst", cases[6].shape, {.bias = true, .relu = true});
 }
 
 TEST_CASE("onednn Winograd convolution matches a direct reference", "[onednn]") {
-  struct Case {
-    const char* what;
-    BlockedConvShape shape;
-  };
   const std::vector<Case> cases = {
       {"pad 1 on 14x14 (ResNet's third stage)", {1, 32, 16, 14, 14, 14, 14, 3, 3, 1, 1, 1, 1}},
       {"pad 1 on 7x7: odd output, last tiles half outside", {1, 16, 24, 7, 7, 7, 7, 3, 3, 1, 1, 1, 1}},
@@ -152,10 +152,7 @@ TEST_CASE("onednn Winograd convolution matches a direct reference", "[onednn]") 
   };
   for (const Case& c : cases)
     check_conv(c.what, c.shape, {.bias = true, .sum = true, .relu = true}, Kernel::kWinograd);
-  for (bool bias : {false, true})
-    for (bool sum : {false, true})
-      for (bool relu : {false, true})
-        check_conv("7x7, every epilogue", cases[1].shape, {bias, sum, relu}, Kernel::kWinograd);
+  check_every_epilogue("7x7, every epilogue", cases[1].shape, Kernel::kWinograd);
   BlockedConvShape strided = cases[0].shape;
   strided.stride_h = strided.stride_w = 2;
   strided.out_h = strided.out_w = 7;
