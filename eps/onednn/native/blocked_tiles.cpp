@@ -106,7 +106,6 @@ void pad_block(const BlockedGeometry& g, const float* src, float* padded) {
 
 }  // namespace
 
-
 BlockedGeometry blocked_geometry(const BlockedConvShape& s) {
   BlockedGeometry g;
   g.shape = s;
@@ -117,7 +116,6 @@ BlockedGeometry blocked_geometry(const BlockedConvShape& s) {
   g.padded_h = std::max((s.out_h - 1) * s.stride_h + s.kernel_h, s.pad_top + s.in_h);
   g.padded_w = std::max((s.out_w - 1) * s.stride_w + s.kernel_w, s.pad_left + s.in_w);
   g.padded = g.padded_h != s.in_h || g.padded_w != s.in_w || s.pad_top != 0 || s.pad_left != 0;
-  if (!g.padded) g.padded_h = s.in_h, g.padded_w = s.in_w;
   g.src_block = g.padded_h * g.padded_w * kBlock;
   g.weight_block = g.in_blocks * s.kernel_h * s.kernel_w * kBlock * kBlock;
   g.spans = std::clamp<int64_t>(g.in_blocks * g.src_block / kSpanFloats, 1, g.in_blocks);
@@ -128,7 +126,6 @@ BlockedGeometry blocked_geometry(const BlockedConvShape& s) {
       g.corners.push_back((oh * s.stride_h * g.padded_w + ow * s.stride_w) * kBlock);
   return g;
 }
-
 
 void pad_blocked_input(const BlockedGeometry& g, const float* src, float* padded) {
   const BlockedConvShape& s = g.shape;
