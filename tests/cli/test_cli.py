@@ -307,6 +307,27 @@ class CompileEpContext(TempDirTest):
         shutil.copytree(DATA / "external_data/test_data_set_0", case / "test_data_set_0")
         self.assertExit(nxrt("run", "--test-dir", case), 0)
 
+    def test_attributes_nxrt_does_not_model_are_written_back(self):
+        # Optional's `type` is a TypeProto attribute: nxrt keeps it as read and writes it into
+        # the cpu EP's payload, so the compiled model still says what the Optional holds.
+        from onnx import TensorProto, helper
+        elem = helper.make_tensor_type_proto(TensorProto.FLOAT, [2])
+        nodes = [helper.make_node("Optional", [], ["empty"], name="none", type=elem),
+                 helper.make_node("OptionalHasElement", ["empty"], ["has"], name="has")]
+        graph = helper.make_graph(nodes, "g", [], [helper.make_tensor_value_info("has", TensorProto.BOOL, [])])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+        model.ir_version = 8
+        path = self.tmp / "optional.onnx"
+        onnx.save(model, str(path))
+        out = self.tmp / "optional_ctx.onnx"
+        self.assertExit(self.compile("-o", out, model=path), 0)
+        payload = (self.tmp / "optional_ctx_cpu.bin").read_bytes()
+        self.assertIn(elem.SerializeToString(), payload, "the TypeProto is in the payload as read")
+        for m in (path, out):
+            rc, stdout, err = nxrt("run", m, "--ep", "cpu")
+            self.assertEqual(rc, 0, err)
+            self.assertIn("has: bool[] min 0 max 0 mean 0: [false]", stdout)
+
     def test_unsupported_model_cannot_compile(self):
         rc, _, err = self.compile("-o", self.tmp / "x.onnx", model=DATA / "unsupported_op/model.onnx")
         self.assertEqual(rc, 4)

@@ -78,7 +78,7 @@ Expected<Attribute> convert_attribute(const onnx::AttributeProto& a, const Graph
         return forward_error(std::move(r), fmt::format("reading the subgraph in {}", where));
       return Attribute{std::shared_ptr<const Graph>(std::move(sub))};
     }
-    default: return Attribute{std::monostate{}};
+    default: return Attribute{OpaqueAttribute{a.SerializeAsString()}};
   }
 }
 

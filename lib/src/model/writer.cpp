@@ -40,8 +40,11 @@ Expected<void> attribute_to_proto(const std::string& name, const Attribute& a, o
           p.set_type(A::GRAPH);
           return graph_to_proto(*v, *p.mutable_g());
         } else {
-          return fail(ErrorCode::kRuntime, fmt::format("attribute '{}' has a type nxrt cannot write", name),
-                      "sparse tensors, type protos and lists of tensors or graphs are kept only in the original model");
+          static_assert(std::is_same_v<T, OpaqueAttribute>);
+          if (!p.ParseFromString(v.proto))
+            return fail(ErrorCode::kRuntime, fmt::format("attribute '{}' could not be written back", name),
+                        "its serialized form, kept from the model it was read from, does not parse");
+          p.set_name(name);
         }
         return {};
       },

@@ -17,10 +17,16 @@ class Graph;
 
 enum class AttributeType { kInt, kFloat, kString, kInts, kFloats, kStrings, kTensor, kGraph, kOther };
 
+// An attribute nxrt does not model (a type proto, a sparse tensor, a list of tensors or
+// graphs): its serialized onnx::AttributeProto, so that writing the node gives it back as read.
+struct OpaqueAttribute {
+  std::string proto;
+};
+
 struct Attribute {
   using Value = std::variant<int64_t, float, std::string, std::vector<int64_t>,
                              std::vector<float>, std::vector<std::string>, Tensor,
-                             std::shared_ptr<const Graph>, std::monostate>;
+                             std::shared_ptr<const Graph>, OpaqueAttribute>;
   Value value;
 
   AttributeType type() const { return static_cast<AttributeType>(value.index()); }
