@@ -1,4 +1,5 @@
-// The CUDA C prelude of every generated module (compiled by NVRTC, never by the host compiler).
+// The CUDA C prelude of every generated module, compiled by NVRTC (and for the host by the
+// unit tests, which run the generated kernels without a GPU: tests/unit/cuda_on_host.h).
 #include "kernel_library.h"
 
 namespace nxrt::cuda {
@@ -10,20 +11,21 @@ typedef long long i64;
 struct Dims { i64 d[8]; };
 struct __align__(2) h16 { unsigned short x; };
 
+// f16 <-> f32 in PTX (the unit tests compile this library for the host, with their own pair).
+#ifndef NXRT_CUDA_ON_HOST
+__device__ __forceinline__ float half_to_float(unsigned short h) {
+  float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h)); return f;
+}
+__device__ __forceinline__ unsigned short float_to_half(float v) {
+  unsigned short h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(v)); return h;
+}
+#endif
+
 __device__ __forceinline__ float ld(const float* p, i64 i) { return p[i]; }
-__device__ __forceinline__ float ld(const h16* p, i64 i) {
-  float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(p[i].x)); return f;
-}
+__device__ __forceinline__ float ld(const h16* p, i64 i) { return half_to_float(p[i].x); }
 __device__ __forceinline__ void st(float* p, i64 i, float v) { p[i] = v; }
-__device__ __forceinline__ void st(h16* p, i64 i, float v) {
-  unsigned short h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(v)); p[i].x = h;
-}
-__device__ __forceinline__ float round_h(float v) {
-  unsigned short h; float f;
-  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(v));
-  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
-  return f;
-}
+__device__ __forceinline__ void st(h16* p, i64 i, float v) { p[i].x = float_to_half(v); }
+__device__ __forceinline__ float round_h(float v) { return half_to_float(float_to_half(v)); }
 __device__ __forceinline__ float inf_f() { return __int_as_float(0x7f800000); }
 __device__ __forceinline__ i64 global_index() { return (i64)blockIdx.x * blockDim.x + threadIdx.x; }
 __device__ __forceinline__ i64 global_stride() { return (i64)gridDim.x * blockDim.x; }

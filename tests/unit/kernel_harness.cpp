@@ -103,29 +103,36 @@ void check_matches_cpu(std::string_view ep_name, const NodeSpec& spec, double rt
   }
 }
 
-Expected<std::vector<Tensor>> run_on(std::string_view ep_name, const NodeSpec& spec) {
+Expected<std::vector<Tensor>> run_partition_with(const NodeSpec& spec, std::string_view ep_name,
+                                                 const PartitionRunner& run) {
   Built b = build(spec);
   b.partition.graph = &b.graph;
   b.partition.ep = std::string(ep_name);
   b.partition.name = fmt::format("{}_0", ep_name);
-  auto ep = make_ep(ep_name, spec.threads);
-  KernelMatch m = ep->claim(NodeContext(b.graph, b.graph.nodes[0]));
-  if (!m) return fail(ErrorCode::kUnclaimed, "declined", m.reason());
-  auto compiled = ep->compile(b.partition);
-  if (!compiled) return std::unexpected(compiled.error());
-  std::vector<RuntimeValue> inputs;
+  std::vector<Tensor> inputs;
   for (std::size_t i = 0; i < spec.inputs.size(); ++i)
-    if (spec.inputs[i].defined() && !(i < spec.constant.size() && spec.constant[i]))
-      inputs.push_back(spec.inputs[i]);
-  auto outputs = (*compiled)->run(inputs);
-  if (!outputs) return std::unexpected(outputs.error());
-  std::vector<Tensor> tensors;
-  for (const RuntimeValue& v : *outputs) {
-    if (!v.is_tensor())
-      return fail(ErrorCode::kRuntime, fmt::format("the kernel returned a {} where a tensor was expected", v.describe()));
-    tensors.push_back(v.tensor());
-  }
-  return tensors;
+    if (spec.inputs[i].defined() && !(i < spec.constant.size() && spec.constant[i])) inputs.push_back(spec.inputs[i]);
+  return run(b.partition, inputs);
+}
+
+Expected<std::vector<Tensor>> run_on(std::string_view ep_name, const NodeSpec& spec) {
+  auto ep = make_ep(ep_name, spec.threads);
+  return run_partition_with(spec, ep_name, [&](const Partition& p, const std::vector<Tensor>& inputs)
+                                               -> Expected<std::vector<Tensor>> {
+    KernelMatch m = ep->claim(NodeContext(*p.graph, p.graph->nodes[0]));
+    if (!m) return fail(ErrorCode::kUnclaimed, "declined", m.reason());
+    auto compiled = ep->compile(p);
+    if (!compiled) return std::unexpected(compiled.error());
+    auto outputs = (*compiled)->run(std::vector<RuntimeValue>(inputs.begin(), inputs.end()));
+    if (!outputs) return std::unexpected(outputs.error());
+    std::vector<Tensor> tensors;
+    for (const RuntimeValue& v : *outputs) {
+      if (!v.is_tensor())
+        return fail(ErrorCode::kRuntime, fmt::format("the kernel returned a {} where a tensor was expected", v.describe()));
+      tensors.push_back(v.tensor());
+    }
+    return tensors;
+  });
 }
 
 std::string compare_tensors(const RuntimeValue& actual_value, const RuntimeValue& expected_value, double rtol,

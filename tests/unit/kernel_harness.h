@@ -1,11 +1,13 @@
 // Runs one ONNX node on the CPU EP (or another built-in EP) from in-memory tensors: the unit tests' kernel harness.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "nxrt/ep/kernel.h"
+#include "nxrt/ep/provider.h"
 #include "nxrt/ep/tensor.h"
 #include "nxrt/ir/attribute.h"
 
@@ -32,6 +34,11 @@ Expected<std::vector<Tensor>> run_on_cpu(const NodeSpec& spec);
 // The same on any built-in EP by name ("cpu", "onednn").
 KernelMatch claim_on(std::string_view ep, const NodeSpec& spec);
 Expected<std::vector<Tensor>> run_on(std::string_view ep, const NodeSpec& spec);
+// Builds the node's one-node graph and hands its partition (placed on `ep`) and the inputs
+// that are not constants to `run`: for tests that run a partition their own way.
+using PartitionRunner =
+    std::function<Expected<std::vector<Tensor>>(const Partition& partition, const std::vector<Tensor>& inputs)>;
+Expected<std::vector<Tensor>> run_partition_with(const NodeSpec& spec, std::string_view ep, const PartitionRunner& run);
 // Runs the node on `ep` and on the cpu EP (the reference) and checks every output agrees.
 void check_matches_cpu(std::string_view ep, const NodeSpec& spec, double rtol = 1e-4, double atol = 1e-5);
 

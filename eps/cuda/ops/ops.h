@@ -42,6 +42,18 @@ inline CudaOpDef make_op(std::string name, int64_t since, KernelCheck check, Bui
   return {{{"", std::move(name), since}, 0, std::move(check), {}}, std::move(build), std::nullopt};
 }
 
+// The same op registered at each of `versions` (opsets where ONNX changed it, each handled by
+// `check` and `build` from node.opset), up to `until` (0: the next change nxrt knows of).
+inline std::vector<CudaOpDef> make_op_versions(const std::string& name, std::initializer_list<int64_t> versions,
+                                               KernelCheck check, BuildFn build, int64_t until = 0) {
+  std::vector<CudaOpDef> ops;
+  for (auto it = versions.begin(); it != versions.end(); ++it) {
+    ops.push_back(make_op(name, *it, check, build));
+    ops.back().def.until_version = std::next(it) == versions.end() ? until : *std::next(it) - 1;
+  }
+  return ops;
+}
+
 // op key -> how to plan it, shared by the EP's partitions.
 struct OpTable {
   OpRegistry registry;

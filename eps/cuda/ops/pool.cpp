@@ -70,7 +70,8 @@ Expected<void> build_pool(PlanBuilder& b, const Node& node) {
 std::vector<CudaOpDef> pool_ops() {
   std::vector<CudaOpDef> ops;
   ops.push_back(make_op("MaxPool", 1, check_pool, build_pool));
-  ops.push_back(make_op("AveragePool", 1, check_pool, build_pool));
+  for (CudaOpDef& def : make_op_versions("AveragePool", {1, 19}, check_pool, build_pool))  // 19: dilations
+    ops.push_back(std::move(def));
   ops.push_back(make_op("GlobalAveragePool", 1, check_pool, build_pool));
   ops.push_back(make_op("GlobalMaxPool", 1, check_pool, build_pool));
   return ops;

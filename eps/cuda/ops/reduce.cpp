@@ -82,9 +82,19 @@ Expected<void> build_reduce(PlanBuilder& b, const Node& node) {
 
 std::vector<CudaOpDef> reduce_ops() {
   std::vector<CudaOpDef> ops;
-  for (const char* op : {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceSumSquare",
-                         "ReduceL1", "ReduceL2", "ReduceLogSumExp"})
-    ops.push_back(make_op(op, 1, check_reduce, build_reduce));
+  auto add = [&](const char* op, int64_t axes_input_since, int64_t until = 0) {
+    for (CudaOpDef& def : make_op_versions(op, {1, axes_input_since}, check_reduce, build_reduce, until))
+      ops.push_back(std::move(def));
+  };
+  add("ReduceSum", 13);
+  add("ReduceMean", 18);
+  add("ReduceMax", 18, 23);  // opset 20 adds booleans, which require_float declines
+  add("ReduceMin", 18, 23);
+  add("ReduceProd", 18);
+  add("ReduceSumSquare", 18);
+  add("ReduceL1", 18);
+  add("ReduceL2", 18);
+  add("ReduceLogSumExp", 18);
   return ops;
 }
 

@@ -1,0 +1,212 @@
+// Compiling a cuda plan's module for the host, and running the plan's steps on host tensors.
+#ifdef NXRT_HAVE_CUDA
+#include "cuda_host_module.h"
+
+#include <dlfcn.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <regex>
+
+#include "cuda/cuda_provider.h"
+#include "cuda/kernel_library.h"
+#include "cuda/ops/ops.h"
+#include "cuda/runtime.h"
+
+namespace nxrt::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Host threads per block for grid-stride kernels, and the most blocks a launch runs: enough
+// for every kernel's loops to take more than one turn, few enough to stay quick.
+constexpr unsigned kGridStrideThreads = 32;
+constexpr int64_t kMaxHostBlocks = 3;
+
+std::string trim(std::string s) {
+  const auto first = s.find_first_not_of(" \n");
+  const auto last = s.find_last_not_of(" \n");
+  return first == std::string::npos ? std::string() : s.substr(first, last - first + 1);
+}
+
+// For each `extern "C" __global__ void name(params)`, an entry point `name__args(void** a)`
+// that calls it with the arguments cuLaunchKernel would pass from the same array.
+std::string argument_array_entry_points(const std::string& source) {
+  static const std::regex kernel(R"re(extern "C" __global__ void (\w+)\(([^)]*)\))re");
+  std::string out;
+  for (auto it = std::sregex_iterator(source.begin(), source.end(), kernel); it != std::sregex_iterator(); ++it) {
+    const std::string name = (*it)[1];
+    std::vector<std::string> args;
+    std::string params = (*it)[2];
+    std::size_t start = 0;
+    while (start <= params.size()) {
+      const std::size_t comma = std::min(params.find(',', start), params.size());
+      std::string param = std::regex_replace(trim(params.substr(start, comma - start)), std::regex("__restrict__"), "");
+      const std::size_t name_at = param.find_last_of(" *") + 1;  // the type is what precedes the name
+      args.push_back(fmt::format("*static_cast<{} *>(a[{}])", trim(param.substr(0, name_at)), args.size()));
+      start = comma + 1;
+    }
+    out += fmt::format("extern \"C\" void {}__args(void** a) {{ {}({}); }}\n", name, name, fmt::join(args, ", "));
+  }
+  return out;
+}
+
+// Runs one step on host tensors held in `slots` (indexed by value id).
+class HostStepContext final : public cuda::StepContext {
+ public:
+  HostStepContext(const HostModule& module, const cuda::Step& step, std::vector<Tensor>& slots)
+      : module_(module), step_(step), slots_(slots) {}
+
+  bool has_input(std::size_t i) const override { return i < step_.inputs.size() && step_.inputs[i] != kNoValue; }
+  const Tensor& input(std::size_t i) const override { return slots_[static_cast<std::size_t>(step_.inputs[i])]; }
+  bool wants_output(std::size_t i) const override { return i < step_.outputs.size() && step_.outputs[i] != kNoValue; }
+  Expected<Tensor> output(std::size_t i, DType dtype, Shape shape) override {
+    Tensor t = Tensor::empty(dtype, std::move(shape));
+    set_output(i, t);
+    return t;
+  }
+  void set_output(std::size_t i, Tensor t) override {
+    if (wants_output(i)) slots_[static_cast<std::size_t>(step_.outputs[i])] = std::move(t);
+  }
+  Expected<Tensor> scratch(std::size_t bytes) override {
+    return Tensor::empty(DType::kUInt8, {static_cast<int64_t>(std::max<std::size_t>(bytes, 1))});
+  }
+  Expected<void> launch(std::string_view kernel, int64_t work, cuda::KernelArgs& args) override {
+    const int64_t blocks = std::clamp<int64_t>((work + kGridStrideThreads - 1) / kGridStrideThreads, 1, kMaxHostBlocks);
+    return module_.launch(kernel, static_cast<unsigned>(blocks), kGridStrideThreads, args.pointers());
+  }
+  Expected<void> launch_rows(std::string_view kernel, int64_t rows, int threads, cuda::KernelArgs& args) override {
+    const int64_t blocks = std::clamp<int64_t>(rows, 1, kMaxHostBlocks);
+    return module_.launch(kernel, static_cast<unsigned>(blocks), static_cast<unsigned>(threads), args.pointers());
+  }
+  cuda::Gpu& gpu() override { throw std::logic_error("a step that needs the GPU ran on the host: see host_unrunnable"); }
+  std::string where() const override { return step_.nodes.front()->describe() + " on the host"; }
+
+ private:
+  const HostModule& module_;
+  const cuda::Step& step_;
+  std::vector<Tensor>& slots_;
+};
+
+// Runs `command` (output to `log`); the error holds what the compiler printed.
+Expected<void> run_compiler(const std::string& command, const fs::path& log, std::string_view what) {
+  if (std::system(fmt::format("{} >'{}' 2>&1", command, log.string()).c_str()) == 0) return {};
+  std::ifstream in(log);
+  const std::string output((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return fail(ErrorCode::kRuntime, std::string(what), output.substr(0, 4000));
+}
+
+constexpr const char* kCompile = NXRT_HOST_CXX " -std=c++20 -O0 -fPIC -pthread -w";
+
+// cuda_on_host.h and the kernel library (the start of every module), precompiled once per
+// process: a module then compiles in a third of the time.
+Expected<const fs::path*> precompiled_prelude() {
+  static const TempDir dir;
+  static const Expected<void> built = [&]() -> Expected<void> {
+    std::ofstream(dir / "prelude.h") << "#include \"" << NXRT_CUDA_ON_HOST_PRELUDE << "\"\n"
+                                     << cuda::kernel_library_source();
+    return run_compiler(fmt::format("{} -x c++-header '{}' -o '{}'", kCompile, (dir / "prelude.h").string(),
+                                    (dir / "prelude.h.gch").string()),
+                        dir / "prelude.log", "the kernel library does not compile for the host");
+  }();
+  if (!built) return std::unexpected(built.error());
+  return &dir.path();
+}
+
+}  // namespace
+
+Expected<std::unique_ptr<HostModule>> HostModule::compile(const std::string& cuda_source) {
+  const std::string_view library = cuda::kernel_library_source();
+  if (!cuda_source.starts_with(library))
+    return fail(ErrorCode::kRuntime, "the module does not start with the kernel library", "plan.h: PlanBuilder::source");
+  auto prelude = precompiled_prelude();
+  if (!prelude) return std::unexpected(prelude.error());
+  std::unique_ptr<HostModule> m(new HostModule());
+  const std::string generated = cuda_source.substr(library.size());
+  std::ofstream(m->dir_ / "module.cpp") << "#include \"prelude.h\"\n"
+                                        << generated << "\n"
+                                        << argument_array_entry_points(generated);
+  const fs::path library_path = m->dir_ / "module.so";
+  if (auto r = run_compiler(fmt::format("{} -shared -Winvalid-pch -I'{}' -o '{}' '{}'", kCompile, (*prelude)->string(),
+                                        library_path.string(), (m->dir_ / "module.cpp").string()),
+                            m->dir_ / "compiler.log", "the module does not compile for the host");
+      !r)
+    return std::unexpected(r.error());
+  m->library_ = ::dlopen(library_path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!m->library_) return fail(ErrorCode::kRuntime, "cannot load the host module", ::dlerror());
+  m->launch_ = reinterpret_cast<decltype(m->launch_)>(::dlsym(m->library_, "nxrt_on_host_launch"));
+  if (!m->launch_) return fail(ErrorCode::kRuntime, "the host module has no nxrt_on_host_launch");
+  return m;
+}
+
+HostModule::~HostModule() {
+  if (library_) ::dlclose(library_);
+}
+
+Expected<void> HostModule::launch(std::string_view name, unsigned blocks, unsigned threads, void** args) const {
+  const std::string symbol = fmt::format("{}__args", name);
+  auto* kernel = reinterpret_cast<void (*)(void**)>(::dlsym(library_, symbol.c_str()));
+  if (!kernel) return fail(ErrorCode::kRuntime, fmt::format("the module has no kernel '{}'", name));
+  launch_(kernel, blocks, threads, args);
+  return {};
+}
+
+std::optional<std::string> host_unrunnable(const cuda::Plan& plan) {
+  for (const auto& step : plan.steps)
+    for (std::string_view library : {"cublasLt", "cudnn"})
+      if (step->variant().starts_with(library))
+        return fmt::format("{} calls {}", step->nodes.front()->describe(), library);
+  return std::nullopt;
+}
+
+Expected<std::vector<Tensor>> run_plan_on_host(const cuda::Plan& plan, const HostModule& module,
+                                               const Partition& partition, const std::vector<Tensor>& inputs) {
+  const Graph& graph = *partition.graph;
+  std::vector<Tensor> slots(graph.values.size());
+  for (std::size_t i = 0; i < partition.inputs.size(); ++i) slots[static_cast<std::size_t>(partition.inputs[i])] = inputs.at(i);
+  for (std::size_t v = 0; v < graph.values.size(); ++v)
+    if (const auto& weight = graph.values[v].initializer) {
+      auto t = weight->materialize();
+      if (!t) return std::unexpected(t.error());
+      slots[v] = t->view().is_contiguous() ? *t : copy_to_contiguous(t->view());
+    }
+  for (const auto& step : plan.steps) {
+    HostStepContext ctx(module, *step, slots);
+    if (auto r = step->run(ctx); !r) return std::unexpected(r.error());
+  }
+  std::vector<Tensor> outputs;
+  for (ValueId v : partition.outputs) outputs.push_back(slots[static_cast<std::size_t>(v)]);
+  return outputs;
+}
+
+const ExecutionProvider& cuda_for_sm90() {
+  static const std::unique_ptr<ExecutionProvider> ep = [] {
+    EpConfig config;
+    config.options[std::string(cuda::kTargetArchOption)] = "sm_90";
+    auto made = cuda::CudaProvider::create(config);
+    if (!made) throw std::runtime_error(made.error().render());
+    return std::move(*made);
+  }();
+  return *ep;
+}
+
+Expected<std::vector<Tensor>> run_partition_on_host(const Partition& p, const std::vector<Tensor>& inputs) {
+  for (NodeId n : p.nodes)
+    if (KernelMatch m = cuda_for_sm90().claim(NodeContext(*p.graph, p.graph->node(n))); !m)
+      return fail(ErrorCode::kUnclaimed, fmt::format("the cuda EP declines {}", p.graph->node(n).describe()), m.reason());
+  static const auto table = cuda::make_op_table();
+  if (!table) return std::unexpected(table.error());
+  auto plan = cuda::build_plan(p, **table);
+  if (!plan) return std::unexpected(plan.error());
+  if (auto why = host_unrunnable(*plan)) return fail(ErrorCode::kRuntime, "the plan cannot run on the host", *why);
+  auto module = HostModule::compile(plan->source);
+  if (!module) return std::unexpected(module.error());
+  return run_plan_on_host(*plan, **module, p, inputs);
+}
+
+}  // namespace nxrt::test
+#endif  // NXRT_HAVE_CUDA
