@@ -26,6 +26,13 @@ class RunContext final : public StepContext {
     if (auto it = constants_.find(v); it != constants_.end()) return it->second;
     return slots_[static_cast<std::size_t>(v)];
   }
+  Expected<std::vector<int64_t>> input_ints(std::size_t i) override {
+    const Tensor& t = input(i);
+    if (t.device().is_host()) return t.to_int64_vector();
+    Tensor host = Tensor::empty(t.dtype(), t.shape());
+    if (auto r = gpu_.copy(t.view(), host.mut()); !r) return forward_error(std::move(r), where());
+    return host.to_int64_vector();
+  }
   bool wants_output(std::size_t i) const override { return i < step_.outputs.size() && step_.outputs[i] != kNoValue; }
   Expected<Tensor> output(std::size_t i, DType dtype, Shape shape) override {
     auto t = gpu_.allocate(dtype, std::move(shape));

@@ -54,6 +54,9 @@ class StepContext {
   virtual ~StepContext() = default;
   virtual bool has_input(std::size_t i) const = 0;
   virtual const Tensor& input(std::size_t i) const = 0;
+  // The values of integer input i (a shape, axes, Slice's bounds) on the host: a tensor in
+  // device memory is copied back, which waits for the stream.
+  virtual Expected<std::vector<int64_t>> input_ints(std::size_t i) = 0;
   virtual bool wants_output(std::size_t i) const = 0;
   // A device tensor from the partition's pool (contents undefined).
   virtual Expected<Tensor> output(std::size_t i, DType dtype, Shape shape) = 0;

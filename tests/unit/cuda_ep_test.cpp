@@ -117,6 +117,7 @@ TEST_CASE("cuda claims for a target architecture name the missing dtype or attri
   const NodeId same = b.node("same", "Conv", {"x", "w"}, {"c2"}, DType::kFloat32, {1, 4, 8, 8});
   b.graph.nodes[static_cast<std::size_t>(same)].attributes = test::attrs({{"auto_pad", std::string("SAME_UPPER")}});
   const NodeId reshape = b.node("reshape", "Reshape", {"x", "shape"}, {"rs"}, DType::kFloat32, {3, 64});
+  const NodeId reshape_h = b.node("reshape_h", "Reshape", {"x", "h"}, {"rsh"}, DType::kFloat32, {3, 64});
   const NodeId cast = b.node("cast", "Cast", {"x"}, {"ci"}, DType::kInt64, {1, 3, 8, 8});
   b.graph.nodes[static_cast<std::size_t>(cast)].attributes = test::attrs({{"to", int64_t{7}}});
   const NodeId bn = b.node("bn", "BatchNormalization", {"x", "w", "w", "w", "w"}, {"bn_y"}, DType::kFloat32, {1, 3, 8, 8});
@@ -134,9 +135,9 @@ TEST_CASE("cuda claims for a target architecture name the missing dtype or attri
   CHECK(claim_reason(*ep, b.graph, same) ==
         "Conv: auto_pad=SAME_UPPER may pad unevenly, which cuDNN cannot; the cuda EP takes NOTSET (explicit symmetric "
         "pads) or VALID");
-  CHECK(claim_reason(*ep, b.graph, reshape) ==
-        "Reshape: input 1 (shape) is computed at run time; the cuda EP needs it as a constant initializer (fold it, or "
-        "use the cpu EP for this node)");
+  // A shape computed at run time is read back when the step runs.
+  CHECK(claim_reason(*ep, b.graph, reshape) == "claimed");
+  CHECK(claim_reason(*ep, b.graph, reshape_h) == "Reshape: input 1 (shape) is float16; the cuda EP reads int32 or int64");
   CHECK(claim_reason(*ep, b.graph, cast) == "Cast: from float to int64; the cuda EP casts between float and float16 only");
   CHECK(claim_reason(*ep, b.graph, bn) ==
         "BatchNormalization: training_mode=1 is not supported by the cuda EP (inference only)");

@@ -63,6 +63,7 @@ class HostStepContext final : public cuda::StepContext {
 
   bool has_input(std::size_t i) const override { return i < step_.inputs.size() && step_.inputs[i] != kNoValue; }
   const Tensor& input(std::size_t i) const override { return slots_[static_cast<std::size_t>(step_.inputs[i])]; }
+  Expected<std::vector<int64_t>> input_ints(std::size_t i) override { return input(i).to_int64_vector(); }
   bool wants_output(std::size_t i) const override { return i < step_.outputs.size() && step_.outputs[i] != kNoValue; }
   Expected<Tensor> output(std::size_t i, DType dtype, Shape shape) override {
     Tensor t = Tensor::empty(dtype, std::move(shape));

@@ -97,6 +97,29 @@ TEST_CASE("cuda Reshape, Flatten, Squeeze and Unsqueeze are views: no kernel, th
   check_on_host({.op_type = "Unsqueeze", .opset = 13, .inputs = {x, test::int64s({0, -1})}, .constant = {false, true}});
 }
 
+TEST_CASE("cuda steps read shapes, axes and Slice bounds computed at run time", "[cuda]") {
+  const Tensor x = random_tensor({2, 3, 4}, 17);
+  check_on_host({.op_type = "Reshape", .opset = 14, .inputs = {x, test::int64s({4, 0, -1})}});
+  check_on_host({.op_type = "Unsqueeze", .opset = 13, .inputs = {x, test::int64s({-1, 1})}});
+  check_on_host({.op_type = "Squeeze", .opset = 13, .inputs = {random_tensor({2, 1, 4, 1}, 18), test::int64s({3})}});
+  check_on_host({.op_type = "ReduceSum", .opset = 13, .inputs = {x, test::int64s({0, -1})}}, 1e-5, 1e-5);
+  check_on_host({.op_type = "Slice", .opset = 13,
+                 .inputs = {x, test::int64s({1, -1}), test::int64s({3, -5}), test::int64s({1, 2}), test::int64s({1, -2})}});
+  auto int32s = [](std::vector<int64_t> v) { return cast(test::int64s(std::move(v)), DType::kInt32); };
+  check_on_host({.op_type = "Slice", .opset = 13, .inputs = {x, int32s({1}), int32s({100})}});
+  // Checked when the step runs: a zero step, and lengths that differ.
+  auto zero = test::run_partition_with(
+      {.op_type = "Slice", .opset = 13, .inputs = {x, test::int64s({0}), test::int64s({2}), test::int64s({0}), test::int64s({0})}},
+      "cuda", test::run_partition_on_host);
+  REQUIRE_FALSE(zero);
+  CHECK_THAT(zero.error().render(), Catch::Contains("Slice: a step is 0"));
+  auto lengths = test::run_partition_with(
+      {.op_type = "Slice", .opset = 13, .inputs = {x, test::int64s({0, 1}), test::int64s({2})}}, "cuda",
+      test::run_partition_on_host);
+  REQUIRE_FALSE(lengths);
+  CHECK_THAT(lengths.error().render(), Catch::Contains("must have one length"));
+}
+
 // x[2,3,4,5] + b[4,1] -> Relu -> * x -> BatchNormalization -> Clip -> Sigmoid, and Gelu of the
 // product: one chain, then one more from the shared product.
 test::GraphBuilder chain_graph(DType dtype) {

@@ -55,28 +55,39 @@ Expected<void> build_concat(PlanBuilder& b, const Node& node) {
   return {};
 }
 
-// Slice's starts/ends/axes/steps: attributes before opset 10, constant inputs after.
+// Slice's starts/ends/axes/steps: attributes before opset 10, inputs 1-4 after.
 struct SliceSpec {
   std::vector<int64_t> starts, ends, axes, steps;
 };
 
-std::optional<SliceSpec> slice_spec(const Graph& g, const Node& node) {
+// Fills the default axes and steps, and checks the lengths and steps.
+Expected<SliceSpec> complete(SliceSpec s) {
+  if (s.axes.empty())
+    for (std::size_t i = 0; i < s.starts.size(); ++i) s.axes.push_back(static_cast<int64_t>(i));
+  if (s.steps.empty()) s.steps.assign(s.starts.size(), 1);
+  if (s.ends.size() != s.starts.size() || s.axes.size() != s.starts.size() || s.steps.size() != s.starts.size())
+    return fail(ErrorCode::kRuntime, "Slice: starts, ends, axes and steps must have one length");
+  for (int64_t step : s.steps)
+    if (step == 0) return fail(ErrorCode::kRuntime, "Slice: a step is 0");
+  return s;
+}
+
+// The spec when it is known before running: from attributes, or from constant inputs.
+std::optional<SliceSpec> known_slice_spec(const Graph& g, const Node& node) {
   SliceSpec s;
   if (node.opset < 10) {
     s.starts = node.attributes.ints_or("starts", {});
     s.ends = node.attributes.ints_or("ends", {});
     s.axes = node.attributes.ints_or("axes", {});
-  } else {
-    auto starts = constant_ints(g, node, 1), ends = constant_ints(g, node, 2);
-    if (!starts || !ends) return std::nullopt;
-    s.starts = *starts;
-    s.ends = *ends;
-    s.axes = constant_ints(g, node, 3).value_or(std::vector<int64_t>{});
-    s.steps = constant_ints(g, node, 4).value_or(std::vector<int64_t>{});
+    return s;
   }
-  if (s.axes.empty())
-    for (std::size_t i = 0; i < s.starts.size(); ++i) s.axes.push_back(static_cast<int64_t>(i));
-  if (s.steps.empty()) s.steps.assign(s.starts.size(), 1);
+  std::vector<int64_t>* fields[] = {&s.starts, &s.ends, &s.axes, &s.steps};
+  for (std::size_t i = 0; i < 4; ++i) {
+    const bool present = i + 1 < node.inputs.size() && node.inputs[i + 1] != kNoValue;
+    auto values = constant_ints(g, node, i + 1);
+    if (present && !values) return std::nullopt;  // computed at run time
+    if (values) *fields[i] = std::move(*values);
+  }
   return s;
 }
 
@@ -84,24 +95,37 @@ KernelMatch check_slice(const NodeContext& ctx) {
   NXRT_REQUIRE_MATCH(require_fixed_size(ctx, 0));
   NXRT_REQUIRE_MATCH(require_max_rank(ctx, 0));
   if (ctx.opset() >= 10) {
-    NXRT_REQUIRE_MATCH(require_constant(ctx, 1, "starts"));
-    NXRT_REQUIRE_MATCH(require_constant(ctx, 2, "ends"));
-    NXRT_REQUIRE_MATCH(require_constant(ctx, 3, "axes"));
-    NXRT_REQUIRE_MATCH(require_constant(ctx, 4, "steps"));
+    NXRT_REQUIRE(ctx.has_input(1) && ctx.has_input(2), "Slice: starts and ends are required");
+    NXRT_REQUIRE_MATCH(require_ints(ctx, 1, "starts"));
+    NXRT_REQUIRE_MATCH(require_ints(ctx, 2, "ends"));
+    NXRT_REQUIRE_MATCH(require_ints(ctx, 3, "axes"));
+    NXRT_REQUIRE_MATCH(require_ints(ctx, 4, "steps"));
   }
-  const auto spec = slice_spec(ctx.graph(), ctx.node());
-  NXRT_REQUIRE(spec && spec->ends.size() == spec->starts.size() && spec->axes.size() == spec->starts.size() &&
-                   spec->steps.size() == spec->starts.size(),
-               "Slice: starts, ends, axes and steps must have one length");
-  for (int64_t step : spec->steps) NXRT_REQUIRE(step != 0, "Slice: a step is 0");
+  if (auto known = known_slice_spec(ctx.graph(), ctx.node())) {
+    auto spec = complete(std::move(*known));
+    NXRT_REQUIRE(spec.has_value(), "{}", spec ? std::string() : spec.error().what);
+  }
   return KernelMatch::supported();
 }
 
 Expected<void> build_slice(PlanBuilder& b, const Node& node) {
-  const SliceSpec spec = *slice_spec(b.graph(), node);
+  const std::optional<SliceSpec> known = known_slice_spec(b.graph(), node);
+  std::vector<IntsInput> bounds;  // starts, ends, axes, steps when read at run time
+  if (!known)
+    for (std::size_t i = 1; i <= 4; ++i) bounds.emplace_back(b.graph(), node, i);
   const DType dtype = b.graph().value(node.inputs[0]).type.dtype;
   const std::string kernel = strided_copy_kernel(b, dtype);
   b.add_step(make_step(node, "nvrtc:" + kernel, [=](StepContext& ctx) -> Expected<void> {
+    SliceSpec given = known.value_or(SliceSpec{});
+    std::vector<int64_t>* fields[] = {&given.starts, &given.ends, &given.axes, &given.steps};
+    for (std::size_t i = 0; i < bounds.size(); ++i) {
+      auto values = bounds[i].read(ctx);
+      if (!values) return std::unexpected(values.error());
+      if (*values) *fields[i] = std::move(**values);
+    }
+    auto completed = complete(std::move(given));
+    if (!completed) return forward_error(std::move(completed), ctx.where());
+    const SliceSpec& spec = *completed;
     const Tensor& x = ctx.input(0);
     const Shape& in = x.shape();
     const auto r = static_cast<int64_t>(in.size());

@@ -11,13 +11,14 @@
 namespace nxrt::cuda {
 namespace {
 
-// Output shape of a view op from the input shape; fails on shapes the model gets wrong.
-using ShapeFn = std::function<Expected<Shape>(const Shape&)>;
+// Output shape of a view op from the input shape (and integer inputs the step reads); fails
+// on shapes the model gets wrong.
+using ShapeFn = std::function<Expected<Shape>(StepContext&, const Shape&)>;
 
 Expected<void> add_view(PlanBuilder& b, const Node& node, ShapeFn shape_of) {
   b.add_step(make_step(node, "view", [shape_of = std::move(shape_of)](StepContext& ctx) -> Expected<void> {
     const Tensor& x = ctx.input(0);
-    auto shape = shape_of(x.shape());
+    auto shape = shape_of(ctx, x.shape());
     if (!shape) return forward_error(std::move(shape), ctx.where());
     if (shape_numel(*shape) != x.numel())
       return fail(ErrorCode::kRuntime, fmt::format("{}: cannot view {} as {}", ctx.where(), shape_to_string(x.shape()),
@@ -36,14 +37,17 @@ KernelMatch check_view(const NodeContext& ctx) {
 KernelMatch check_reshape(const NodeContext& ctx) {
   NXRT_REQUIRE_MATCH(check_view(ctx));
   NXRT_REQUIRE(ctx.has_input(1), "Reshape: the shape input is missing");
-  NXRT_REQUIRE_MATCH(require_constant(ctx, 1, "shape"));
+  NXRT_REQUIRE_MATCH(require_ints(ctx, 1, "shape"));
   return KernelMatch::supported();
 }
 
 Expected<void> build_reshape(PlanBuilder& b, const Node& node) {
-  const std::vector<int64_t> target = *constant_ints(b.graph(), node, 1);
+  const IntsInput shape_input(b.graph(), node, 1);
   const bool allowzero = node.attributes.int_or("allowzero", 0) != 0;
-  return add_view(b, node, [target, allowzero](const Shape& in) -> Expected<Shape> {
+  return add_view(b, node, [shape_input, allowzero](StepContext& ctx, const Shape& in) -> Expected<Shape> {
+    auto read = shape_input.read(ctx);
+    if (!read) return std::unexpected(read.error());
+    const Shape target = read->value_or(Shape{});
     Shape out = target;
     int64_t known = 1, infer = -1;
     for (std::size_t i = 0; i < out.size(); ++i) {
@@ -65,7 +69,7 @@ Expected<void> build_reshape(PlanBuilder& b, const Node& node) {
 
 Expected<void> build_flatten(PlanBuilder& b, const Node& node) {
   const int64_t axis_attr = node.attributes.int_or("axis", 1);
-  return add_view(b, node, [axis_attr](const Shape& in) -> Expected<Shape> {
+  return add_view(b, node, [axis_attr](StepContext&, const Shape& in) -> Expected<Shape> {
     const int64_t r = static_cast<int64_t>(in.size());
     const int64_t axis = normalize_axis(axis_attr, r);
     if (axis < 0 || axis > r) return fail(ErrorCode::kRuntime, fmt::format("axis {} out of range for rank {}", axis_attr, r));
@@ -75,27 +79,32 @@ Expected<void> build_flatten(PlanBuilder& b, const Node& node) {
   });
 }
 
-// Squeeze and Unsqueeze take axes from an attribute before opset 13 and a constant input after.
-std::optional<std::vector<int64_t>> axes_of(const Graph& g, const Node& node) {
-  if (node.opset < 13) return node.attributes.get_ints("axes");
-  return constant_ints(g, node, 1);
+// Squeeze and Unsqueeze take axes from an attribute before opset 13 and an input after.
+using AxesFn = std::function<Expected<std::optional<std::vector<int64_t>>>(StepContext&)>;
+AxesFn axes_of(const Graph& g, const Node& node) {
+  if (node.opset < 13)
+    return [axes = node.attributes.get_ints("axes")](StepContext&) -> Expected<std::optional<std::vector<int64_t>>> {
+      return axes;
+    };
+  return [input = IntsInput(g, node, 1)](StepContext& ctx) { return input.read(ctx); };
 }
 
 KernelMatch check_axes_view(const NodeContext& ctx) {
   NXRT_REQUIRE_MATCH(check_view(ctx));
-  if (ctx.opset() >= 13) NXRT_REQUIRE_MATCH(require_constant(ctx, 1, "axes"));
+  if (ctx.opset() >= 13) NXRT_REQUIRE_MATCH(require_ints(ctx, 1, "axes"));
   if (ctx.node().op_type == "Unsqueeze")
     NXRT_REQUIRE(ctx.opset() >= 13 ? ctx.has_input(1) : ctx.attrs().has("axes"), "Unsqueeze: axes are missing");
   return KernelMatch::supported();
 }
 
 Expected<void> build_squeeze(PlanBuilder& b, const Node& node) {
-  const auto axes = axes_of(b.graph(), node);
-  return add_view(b, node, [axes](const Shape& in) -> Expected<Shape> {
+  return add_view(b, node, [axes_fn = axes_of(b.graph(), node)](StepContext& ctx, const Shape& in) -> Expected<Shape> {
+    auto axes = axes_fn(ctx);
+    if (!axes) return std::unexpected(axes.error());
     const int64_t r = static_cast<int64_t>(in.size());
     std::vector<bool> drop(in.size(), false);
-    for (std::size_t i = 0; i < in.size(); ++i) drop[i] = !axes && in[i] == 1;
-    for (int64_t a : axes.value_or(std::vector<int64_t>{})) {
+    for (std::size_t i = 0; i < in.size(); ++i) drop[i] = !*axes && in[i] == 1;
+    for (int64_t a : axes->value_or(std::vector<int64_t>{})) {
       const int64_t k = normalize_axis(a, r);
       if (k < 0 || k >= r || in[static_cast<std::size_t>(k)] != 1)
         return fail(ErrorCode::kRuntime, fmt::format("cannot squeeze axis {} of {}", a, shape_to_string(in)));
@@ -109,8 +118,10 @@ Expected<void> build_squeeze(PlanBuilder& b, const Node& node) {
 }
 
 Expected<void> build_unsqueeze(PlanBuilder& b, const Node& node) {
-  const std::vector<int64_t> axes = axes_of(b.graph(), node).value_or(std::vector<int64_t>{});
-  return add_view(b, node, [axes](const Shape& in) -> Expected<Shape> {
+  return add_view(b, node, [axes_fn = axes_of(b.graph(), node)](StepContext& ctx, const Shape& in) -> Expected<Shape> {
+    auto read = axes_fn(ctx);
+    if (!read) return std::unexpected(read.error());
+    const std::vector<int64_t> axes = read->value_or(std::vector<int64_t>{});
     const int64_t r = static_cast<int64_t>(in.size() + axes.size());
     std::vector<bool> inserted(static_cast<std::size_t>(r), false);
     for (int64_t a : axes) {
@@ -168,7 +179,7 @@ std::vector<CudaOpDef> layout_ops() {
   ops.push_back(make_op("Squeeze", 1, check_axes_view, build_squeeze));
   ops.push_back(make_op("Unsqueeze", 1, check_axes_view, build_unsqueeze));
   ops.push_back(make_op("Identity", 1, check_view, [](PlanBuilder& b, const Node& n) {
-    return add_view(b, n, [](const Shape& in) -> Expected<Shape> { return in; });
+    return add_view(b, n, [](StepContext&, const Shape& in) -> Expected<Shape> { return in; });
   }));
   ops.push_back(make_op("Transpose", 1, check_transpose, build_transpose));
   return ops;

@@ -49,11 +49,11 @@ KernelMatch require_output_unused(const NodeContext& ctx, std::size_t i, std::st
   return KernelMatch::supported();
 }
 
-KernelMatch require_constant(const NodeContext& ctx, std::size_t i, std::string_view what) {
-  NXRT_REQUIRE(!ctx.has_input(i) || ctx.constant_input(i),
-               "{}: input {} ({}) is computed at run time; the cuda EP needs it as a constant initializer "
-               "(fold it, or use the cpu EP for this node)",
-               ctx.node().op_type, i, what);
+KernelMatch require_ints(const NodeContext& ctx, std::size_t i, std::string_view what) {
+  if (!ctx.has_input(i) || ctx.constant_input(i)) return KernelMatch::supported();
+  const DType t = ctx.input_dtype(i);
+  NXRT_REQUIRE(t == DType::kInt32 || t == DType::kInt64, "{}: input {} ({}) is {}; the cuda EP reads int32 or int64",
+               ctx.node().op_type, i, what, dtype_name(t));
   return KernelMatch::supported();
 }
 
@@ -119,6 +119,21 @@ Expected<void> strided_copy(StepContext& ctx, const std::string& kernel, const S
   args.add(n).add(static_cast<int>(shape.size())).add(to_kernel_dims(shape)).add(to_kernel_dims(in_strides));
   args.add(in_off).ptr(in).add(to_kernel_dims(out_strides)).add(out_off).ptr(out);
   return ctx.launch(kernel, n, args);
+}
+
+}  // namespace nxrt::cuda
+
+namespace nxrt::cuda {
+
+IntsInput::IntsInput(const Graph& graph, const Node& node, std::size_t i)
+    : index_(i), present_(i < node.inputs.size() && node.inputs[i] != kNoValue), constant_(constant_ints(graph, node, i)) {}
+
+Expected<std::optional<std::vector<int64_t>>> IntsInput::read(StepContext& ctx) const {
+  if (!present_) return std::nullopt;
+  if (constant_) return constant_;
+  auto values = ctx.input_ints(index_);
+  if (!values) return std::unexpected(values.error());
+  return std::move(*values);
 }
 
 }  // namespace nxrt::cuda

@@ -25,8 +25,9 @@ KernelMatch require_fixed_size(const NodeContext& ctx, std::size_t input);
 KernelMatch require_max_rank(const NodeContext& ctx, std::size_t input);
 // Declines unless output `i` is unused (optional outputs the EP does not compute).
 KernelMatch require_output_unused(const NodeContext& ctx, std::size_t i, std::string_view what);
-// Declines unless input `i` is absent or a constant initializer, saying what it is for.
-KernelMatch require_constant(const NodeContext& ctx, std::size_t i, std::string_view what);
+// Declines unless input `i` is absent, a constant initializer, or int32/int64 (read when the
+// step runs, with IntsInput), saying what it is for.
+KernelMatch require_ints(const NodeContext& ctx, std::size_t i, std::string_view what);
 
 // The integer values of a constant input (nullopt when absent).
 std::optional<std::vector<int64_t>> constant_ints(const Graph& graph, const Node& node, std::size_t i);
@@ -47,6 +48,21 @@ namespace nxrt::cuda {
 
 class PlanBuilder;
 class StepContext;
+
+// An integer input a step reads on the host (Reshape's shape, Slice's bounds, axes): its
+// values when it is a constant initializer, else the tensor's when the step runs.
+class IntsInput {
+ public:
+  IntsInput(const Graph& graph, const Node& node, std::size_t i);
+  bool present() const { return present_; }
+  // The values; nullopt when the node does not have the input.
+  Expected<std::optional<std::vector<int64_t>>> read(StepContext& ctx) const;
+
+ private:
+  std::size_t index_;
+  bool present_;
+  std::optional<std::vector<int64_t>> constant_;
+};
 
 // The strided_copy kernel for `dtype`'s element size (Transpose, Slice, Concat, Expand).
 std::string strided_copy_kernel(PlanBuilder& builder, DType dtype);

@@ -23,12 +23,14 @@ bool axes_from_input(const Node& node) { return node.opset >= (node.op_type == "
 KernelMatch check_reduce(const NodeContext& ctx) {
   NXRT_REQUIRE_MATCH(require_float(ctx, {0}));
   NXRT_REQUIRE_MATCH(require_max_rank(ctx, 0));
-  if (axes_from_input(ctx.node())) NXRT_REQUIRE_MATCH(require_constant(ctx, 1, "axes"));
+  if (axes_from_input(ctx.node())) NXRT_REQUIRE_MATCH(require_ints(ctx, 1, "axes"));
   return KernelMatch::supported();
 }
 
 Expected<void> build_reduce(PlanBuilder& b, const Node& node) {
-  const auto axes = axes_from_input(node) ? constant_ints(b.graph(), node, 1) : node.attributes.get_ints("axes");
+  const std::optional<IntsInput> axes_input =
+      axes_from_input(node) ? std::optional<IntsInput>(IntsInput(b.graph(), node, 1)) : std::nullopt;
+  const auto axes_attr = node.attributes.get_ints("axes");
   const bool keepdims = node.attributes.int_or("keepdims", 1) != 0;
   const bool noop_empty = node.attributes.int_or("noop_with_empty_axes", 0) != 0;
   const int code = reduce_code(node.op_type);
@@ -44,6 +46,9 @@ Expected<void> build_reduce(PlanBuilder& b, const Node& node) {
     const Tensor& x = ctx.input(0);
     const Shape& s = x.shape();
     const auto r = static_cast<int64_t>(s.size());
+    auto read = axes_input ? axes_input->read(ctx) : Expected<std::optional<std::vector<int64_t>>>(axes_attr);
+    if (!read) return std::unexpected(read.error());
+    const std::optional<std::vector<int64_t>>& axes = *read;
     if ((!axes || axes->empty()) && noop_empty) {
       ctx.set_output(0, x);
       return {};
