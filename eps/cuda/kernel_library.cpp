@@ -99,9 +99,11 @@ __device__ void softmax(i64 outer, i64 axis, i64 inner, const T* x, T* y, int lo
   }
 }
 
-// One block per row of `cols`; scale/bias broadcast over rows (bias may be null).
+// One block per row of `cols`; scale/bias broadcast over rows (bias may be null). The row's
+// mean and 1/stddev go to `mean` and `inv_std_dev` when they are not null.
 template <class T, class S>
-__device__ void layer_norm(i64 rows, i64 cols, const T* x, const S* scale, const S* bias, float eps, T* y) {
+__device__ void layer_norm(i64 rows, i64 cols, const T* x, const S* scale, const S* bias, float eps, T* y,
+                           float* mean_out, float* inv_out) {
   for (i64 row = blockIdx.x; row < rows; row += gridDim.x) {
     i64 base = row * cols;
     float s = 0.f;
@@ -110,6 +112,10 @@ __device__ void layer_norm(i64 rows, i64 cols, const T* x, const S* scale, const
     float q = 0.f;
     for (i64 c = threadIdx.x; c < cols; c += blockDim.x) { float d = ld(x, base + c) - mean; q += d * d; }
     float inv = rsqrtf(block_reduce(q, false) / (float)cols + eps);
+    if (threadIdx.x == 0) {
+      if (mean_out) mean_out[row] = mean;
+      if (inv_out) inv_out[row] = inv;
+    }
     for (i64 c = threadIdx.x; c < cols; c += blockDim.x) {
       float v = (ld(x, base + c) - mean) * inv * ld(scale, c);
       st(y, base + c, bias ? v + ld(bias, c) : v);
@@ -147,10 +153,12 @@ __device__ void reduce(i64 n, int rank, Dims out_shape, Dims kept_strides, int r
   }
 }
 
-// Max/average pooling over `sr` spatial dims of an N, C, spatial... tensor.
+// Max/average pooling over `sr` spatial dims of an N, C, spatial... tensor. MaxPool takes the
+// first largest tap; its flat index into x goes to `indices` when that is not null, with the
+// spatial dims in row-major order, or column-major when `column_major` is set.
 template <class T>
 __device__ void pool(i64 n, int sr, Dims in_sp, Dims out_sp, Dims kernel, Dims strides, Dims pads, Dims dilations,
-                     int is_max, int count_include_pad, const T* x, T* y) {
+                     int is_max, int count_include_pad, const T* x, T* y, int column_major, i64* indices) {
   for (i64 i = global_index(); i < n; i += global_stride()) {
     i64 in_plane = 1, out_plane = 1, win = 1;
     for (int d = 0; d < sr; ++d) { in_plane *= in_sp.d[d]; out_plane *= out_sp.d[d]; win *= kernel.d[d]; }
@@ -158,23 +166,31 @@ __device__ void pool(i64 n, int sr, Dims in_sp, Dims out_sp, Dims kernel, Dims s
     i64 start[3];
     for (int d = sr - 1; d >= 0; --d) { start[d] = (o % out_sp.d[d]) * strides.d[d] - pads.d[d]; o /= out_sp.d[d]; }
     float acc = is_max ? -inf_f() : 0.f;
-    i64 counted = 0;
+    i64 counted = 0, arg = -1;
     for (i64 w = 0; w < win; ++w) {
-      i64 rem = w, off = 0, scale = 1;
+      i64 rem = w, off = 0, scale = 1, p[3];
       bool inside = true;
       for (int d = sr - 1; d >= 0; --d) {
-        i64 p = start[d] + (rem % kernel.d[d]) * dilations.d[d];
+        p[d] = start[d] + (rem % kernel.d[d]) * dilations.d[d];
         rem /= kernel.d[d];
-        inside = inside && p >= 0 && p < in_sp.d[d];
-        off += p * scale;
+        inside = inside && p[d] >= 0 && p[d] < in_sp.d[d];
+        off += p[d] * scale;
         scale *= in_sp.d[d];
       }
       if (!inside) { if (count_include_pad && !is_max) ++counted; continue; }
       float v = ld(x, nc * in_plane + off);
-      acc = is_max ? fmaxf(acc, v) : acc + v;
-      ++counted;
+      if (!is_max) { acc += v; ++counted; continue; }
+      if (arg >= 0 && !(v > acc)) continue;
+      acc = v;
+      arg = off;
+      if (column_major) {
+        arg = 0;
+        i64 s = 1;
+        for (int d = 0; d < sr; ++d) { arg += p[d] * s; s *= in_sp.d[d]; }
+      }
     }
     st(y, i, is_max ? acc : acc / (float)(counted > 0 ? counted : 1));
+    if (indices) indices[i] = arg < 0 ? -1 : nc * in_plane + arg;
   }
 }
 )CUDA";

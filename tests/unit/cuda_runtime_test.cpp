@@ -177,6 +177,9 @@ TEST_CASE("cuda Softmax, LogSoftmax and LayerNormalization rows reduce across wa
                 1e-4, 1e-5);
   check_on_host({.op_type = "LayerNormalization", .inputs = {y, random_tensor({5, 3}, 12)}, .attrs = attrs({{"axis", int64_t{1}}})},
                 1e-4, 1e-5);
+  // With the Mean and InvStdDev outputs.
+  check_on_host({.op_type = "LayerNormalization", .inputs = {y, random_tensor({3}, 19), random_tensor({3}, 20)}, .outputs = 3},
+                1e-4, 1e-5);
 }
 
 TEST_CASE("cuda reductions run on the host over any axes", "[cuda]") {
@@ -202,6 +205,14 @@ TEST_CASE("cuda pooling runs on the host: pads, strides, dilations, ceil mode, c
                                  {"ceil_mode", int64_t{1}}})});
   check_on_host({.op_type = "MaxPool", .opset = 12, .inputs = {x},
                  .attrs = attrs({{"kernel_shape", ints{2, 2}}, {"dilations", ints{2, 1}}})});
+  // Indices in row-major and column-major order, with pads (which never win) and batch 2.
+  for (int64_t order : {0, 1})
+    check_on_host({.op_type = "MaxPool", .opset = 12, .inputs = {x},
+                   .attrs = attrs({{"kernel_shape", ints{3, 2}}, {"strides", ints{2, 2}}, {"pads", ints{1, 1, 1, 0}},
+                                   {"storage_order", order}}),
+                   .outputs = 2});
+  check_on_host({.op_type = "MaxPool", .opset = 12, .inputs = {random_tensor({2, 2, 5, 4, 3}, 21)},
+                 .attrs = attrs({{"kernel_shape", ints{2, 2, 2}}, {"storage_order", int64_t{1}}}), .outputs = 2});
   for (int64_t counted : {0, 1})
     check_on_host({.op_type = "AveragePool", .opset = 11, .inputs = {x},
                    .attrs = attrs({{"kernel_shape", ints{3, 2}}, {"strides", ints{2, 1}}, {"pads", ints{1, 0, 1, 1}},

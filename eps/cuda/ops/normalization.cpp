@@ -57,8 +57,13 @@ KernelMatch check_layer_norm(const NodeContext& ctx) {
   NXRT_REQUIRE(ctx.attrs().int_or("stash_type", 1) == 1,
                "LayerNormalization: stash_type={} is not supported by the cuda EP (it computes in float, stash_type=1)",
                ctx.attrs().int_or("stash_type", 1));
-  NXRT_REQUIRE_MATCH(require_output_unused(ctx, 1, "Mean"));
-  NXRT_REQUIRE_MATCH(require_output_unused(ctx, 2, "InvStdDev"));
+  for (std::size_t i : {1, 2})
+    if (ctx.has_output(i)) {
+      const DType t = ctx.output_type(i) ? ctx.output_type(i)->dtype : DType::kUndefined;
+      NXRT_REQUIRE(t == DType::kFloat32 || t == DType::kUndefined,
+                   "LayerNormalization: output {} ({}) is {}; the cuda EP writes it as float", i,
+                   i == 1 ? "Mean" : "InvStdDev", dtype_name(t));
+    }
   return KernelMatch::supported();
 }
 
@@ -70,8 +75,10 @@ Expected<void> build_layer_norm(PlanBuilder& b, const Node& node) {
   const std::string t(float_type(dtype));
   const std::string kernel = b.instantiate(
       "layer_norm", t + ", " + t,
-      fmt::format("i64 rows, i64 cols, const {0}* x, const {0}* scale, const {0}* bias, float eps, {0}* y", t),
-      "rows, cols, x, scale, bias, eps, y");
+      fmt::format("i64 rows, i64 cols, const {0}* x, const {0}* scale, const {0}* bias, float eps, {0}* y, "
+                  "float* mean, float* inv_std_dev",
+                  t),
+      "rows, cols, x, scale, bias, eps, y, mean, inv_std_dev");
   b.add_step(make_step(node, "nvrtc:" + kernel, [=](StepContext& ctx) -> Expected<void> {
     const Tensor& x = ctx.input(0);
     const Shape& s = x.shape();
@@ -87,10 +94,20 @@ Expected<void> build_layer_norm(PlanBuilder& b, const Node& node) {
                                                      ctx.where(), i, shape_to_string(ctx.input(i).shape()), cols));
     auto y = ctx.output(0, dtype, s);
     if (!y) return std::unexpected(y.error());
+    // Mean and InvStdDev: the input's shape with the normalized dims set to 1.
+    Shape stat_shape = s;
+    std::fill(stat_shape.begin() + axis, stat_shape.end(), 1);
+    void* stats[2] = {nullptr, nullptr};
+    for (std::size_t i : {1, 2})
+      if (ctx.wants_output(i)) {
+        auto t = ctx.output(i, DType::kFloat32, stat_shape);
+        if (!t) return std::unexpected(t.error());
+        stats[i - 1] = dev_mut(*t);
+      }
     if (x.numel() == 0) return {};
     KernelArgs args;
     args.add(rows).add(cols).ptr(dev(x)).ptr(dev(ctx.input(1))).ptr(has_bias ? dev(ctx.input(2)) : nullptr);
-    args.add(eps).ptr(dev_mut(*y));
+    args.add(eps).ptr(dev_mut(*y)).ptr(stats[0]).ptr(stats[1]);
     return ctx.launch_rows(kernel, rows, kRowThreads, args);
   }));
   return {};

@@ -19,7 +19,10 @@ KernelMatch check_pool(const NodeContext& ctx) {
   const auto rank = ctx.input_rank(0);
   NXRT_REQUIRE(rank.has_value(), "{}: the rank of input 0 is unknown; the cuda EP needs it (give --shape)", op);
   NXRT_REQUIRE(*rank >= 3 && *rank <= 5, "{}: input 0 has rank {}; the cuda EP pools 1 to 3 spatial dims", op, *rank);
-  if (ctx.node().op_type == "MaxPool") NXRT_REQUIRE_MATCH(require_output_unused(ctx, 1, "Indices"));
+  if (ctx.node().op_type == "MaxPool") {
+    const int64_t order = ctx.attrs().int_or("storage_order", 0);
+    NXRT_REQUIRE(order == 0 || order == 1, "MaxPool: storage_order {} is not 0 (row major) or 1 (column major)", order);
+  }
   if (!is_global(ctx.node())) NXRT_REQUIRE_MATCH(check_window_attrs(ctx, static_cast<std::size_t>(*rank - 2), true));
   return KernelMatch::supported();
 }
@@ -30,13 +33,14 @@ Expected<void> build_pool(PlanBuilder& b, const Node& node) {
   const bool global = is_global(node), max = is_max(node);
   const WindowAttrs attrs = read_window_attrs(node.attributes, spatial);
   const bool count_include_pad = node.attributes.int_or("count_include_pad", 0) != 0;
+  const bool column_major = node.attributes.int_or("storage_order", 0) == 1;
   const std::string t(float_type(dtype));
   const std::string kernel = b.instantiate(
       "pool", t,
       fmt::format("i64 n, int sr, Dims in_sp, Dims out_sp, Dims kernel, Dims strides, Dims pads, Dims dilations, "
-                  "int is_max, int count_include_pad, const {0}* x, {0}* y",
+                  "int is_max, int count_include_pad, const {0}* x, {0}* y, int column_major, i64* indices",
                   t),
-      "n, sr, in_sp, out_sp, kernel, strides, pads, dilations, is_max, count_include_pad, x, y");
+      "n, sr, in_sp, out_sp, kernel, strides, pads, dilations, is_max, count_include_pad, x, y, column_major, indices");
   b.add_step(make_step(node, "nvrtc:" + kernel, [=](StepContext& ctx) -> Expected<void> {
     const Tensor& x = ctx.input(0);
     const Shape& s = x.shape();
@@ -49,6 +53,12 @@ Expected<void> build_pool(PlanBuilder& b, const Node& node) {
     if (!window) return std::unexpected(window.error());
     auto y = ctx.output(0, dtype, window_output_shape(s[0], s[1], *window, spatial));
     if (!y) return std::unexpected(y.error());
+    void* indices = nullptr;  // MaxPool's second output
+    if (ctx.wants_output(1)) {
+      auto t = ctx.output(1, DType::kInt64, y->shape());
+      if (!t) return std::unexpected(t.error());
+      indices = dev_mut(*t);
+    }
     KernelDims in_d, out_d, k_d, st_d, pad_d, dil_d;
     for (std::size_t d = 0; d < 3; ++d) {
       const WindowDim& wd = (*window)[d];
@@ -60,6 +70,7 @@ Expected<void> build_pool(PlanBuilder& b, const Node& node) {
     KernelArgs args;
     args.add(n).add(3).add(in_d).add(out_d).add(k_d).add(st_d).add(pad_d).add(dil_d);
     args.add(max ? 1 : 0).add(count_include_pad ? 1 : 0).ptr(dev(x)).ptr(dev_mut(*y));
+    args.add(column_major ? 1 : 0).ptr(indices);
     return ctx.launch(kernel, n, args);
   }));
   return {};
