@@ -143,9 +143,11 @@ Expected<void> ChainFuser::emit(PlanBuilder& builder, const std::vector<const No
       args.push_back(n.inputs[i] == kNoValue ? std::string() : input_expr(n.inputs[i], rule));
     }
     const std::string var = fmt::format("t{}", k);
-    body += fmt::format("    float {} = {};  // {} {}\n", var, def.expr(n, args), n.op_type, n.name);
+    const DType dtype = graph_.value(n.outputs.front()).type.dtype;
+    const std::string_view type = chain_value_type(dtype);
+    body += fmt::format("    {0} {1} = ({0})({2});  // {3} {4}\n", type, var, def.expr(n, args), n.op_type, n.name);
     // A float16 value inside the chain is rounded as the unfused graph would store it.
-    if (k + 1 < chain.size() && graph_.value(n.outputs.front()).type.dtype == DType::kFloat16)
+    if (k + 1 < chain.size() && dtype == DType::kFloat16)
       body += fmt::format("    {0} = round_h({0});\n", var);
     local[n.outputs.front()] = var;
   }
@@ -158,11 +160,11 @@ Expected<void> ChainFuser::emit(PlanBuilder& builder, const std::vector<const No
   for (std::size_t j = 0; j < inputs.size(); ++j) {
     const DType t = graph_.value(inputs[j].value).type.dtype;
     params.push_back(fmt::format("Dims s{}", j));
-    params.push_back(fmt::format("const {}* __restrict__ in{}", float_type(t), j));
-    loads += fmt::format("    float x{0} = ld(in{0}, offset_of(i, rank, shape, s{0}));\n", j);
+    params.push_back(fmt::format("const {}* __restrict__ in{}", chain_storage_type(t), j));
+    loads += fmt::format("    {1} x{0} = ld(in{0}, offset_of(i, rank, shape, s{0}));\n", j, chain_value_type(t));
     rules.push_back(inputs[j].rule);
   }
-  params.push_back(fmt::format("{}* __restrict__ out", float_type(out_dtype)));
+  params.push_back(fmt::format("{}* __restrict__ out", chain_storage_type(out_dtype)));
   builder.add_code(fmt::format(
       "extern \"C\" __global__ void {}({}) {{\n"
       "  for (i64 i = global_index(); i < n; i += global_stride()) {{\n{}{}    st(out, i, t{});\n  }}\n}}\n",

@@ -26,6 +26,24 @@ __device__ __forceinline__ float ld(const h16* p, i64 i) { return half_to_float(
 __device__ __forceinline__ void st(float* p, i64 i, float v) { p[i] = v; }
 __device__ __forceinline__ void st(h16* p, i64 i, float v) { p[i].x = float_to_half(v); }
 __device__ __forceinline__ float round_h(float v) { return half_to_float(float_to_half(v)); }
+__device__ __forceinline__ int ld(const int* p, i64 i) { return p[i]; }
+__device__ __forceinline__ i64 ld(const i64* p, i64 i) { return p[i]; }
+__device__ __forceinline__ void st(int* p, i64 i, int v) { p[i] = v; }
+__device__ __forceinline__ void st(i64* p, i64 i, i64 v) { p[i] = v; }
+
+// Max, Min, Abs and Div for every value type of the chains (float keeps fmaxf's NaN rule).
+__device__ __forceinline__ float vmax(float a, float b) { return fmaxf(a, b); }
+__device__ __forceinline__ float vmin(float a, float b) { return fminf(a, b); }
+__device__ __forceinline__ float vabs(float a) { return fabsf(a); }
+__device__ __forceinline__ float vdiv(float a, float b) { return a / b; }
+template <class I> __device__ __forceinline__ I vmax(I a, I b) { return a > b ? a : b; }
+template <class I> __device__ __forceinline__ I vmin(I a, I b) { return a < b ? a : b; }
+template <class I> __device__ __forceinline__ I vabs(I a) { return a < 0 ? (I)(0 - (unsigned long long)a) : a; }
+// Integer division truncates toward zero; x / -1 wraps like ONNX Runtime's; a zero divisor,
+// which the cpu EP reports as an error, gives 0 here (a kernel cannot stop the run).
+template <class I> __device__ __forceinline__ I vdiv(I a, I b) {
+  return b == 0 ? (I)0 : b == -1 ? (I)(0 - (unsigned long long)a) : (I)(a / b);
+}
 __device__ __forceinline__ float inf_f() { return __int_as_float(0x7f800000); }
 __device__ __forceinline__ i64 global_index() { return (i64)blockIdx.x * blockDim.x + threadIdx.x; }
 __device__ __forceinline__ i64 global_stride() { return (i64)gridDim.x * blockDim.x; }

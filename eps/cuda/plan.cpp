@@ -48,6 +48,16 @@ std::string PlanBuilder::source() const { return std::string(kernel_library_sour
 
 std::string_view float_type(DType t) { return t == DType::kFloat16 ? "h16" : "float"; }
 
+std::string_view chain_storage_type(DType t) {
+  switch (t) {
+    case DType::kInt32: return "int";
+    case DType::kInt64: return "i64";
+    default: return float_type(t);
+  }
+}
+
+std::string_view chain_value_type(DType t) { return t == DType::kFloat16 ? "float" : chain_storage_type(t); }
+
 std::string_view element_type(DType t) {
   switch (dtype_size(t)) {
     case 1: return "unsigned char";

@@ -111,6 +111,7 @@ TEST_CASE("cuda claims for a target architecture name the missing dtype or attri
   const NodeId relu = b.node("relu", "Relu", {"x"}, {"r"}, DType::kFloat32, {1, 3, 8, 8});
   const NodeId relu16 = b.node("relu16", "Relu", {"h"}, {"r16"}, DType::kFloat16, {1, 3, 8, 8});
   const NodeId add_int = b.node("add_int", "Add", {"i", "i"}, {"ai"}, DType::kInt32, {4});
+  const NodeId relu_int = b.node("relu_int", "Relu", {"i"}, {"ri"}, DType::kInt32, {4});
   const NodeId mixed = b.node("mixed", "Add", {"x", "h"}, {"xm"}, DType::kFloat32, {1, 3, 8, 8});
   const NodeId conv = b.node("conv", "Conv", {"x", "w"}, {"c"}, DType::kFloat32, {1, 4, 7, 7});
   b.graph.nodes[static_cast<std::size_t>(conv)].attributes = test::attrs({{"pads", std::vector<int64_t>{0, 0, 1, 1}}});
@@ -118,8 +119,8 @@ TEST_CASE("cuda claims for a target architecture name the missing dtype or attri
   b.graph.nodes[static_cast<std::size_t>(same)].attributes = test::attrs({{"auto_pad", std::string("SAME_UPPER")}});
   const NodeId reshape = b.node("reshape", "Reshape", {"x", "shape"}, {"rs"}, DType::kFloat32, {3, 64});
   const NodeId reshape_h = b.node("reshape_h", "Reshape", {"x", "h"}, {"rsh"}, DType::kFloat32, {3, 64});
-  const NodeId cast = b.node("cast", "Cast", {"x"}, {"ci"}, DType::kInt64, {1, 3, 8, 8});
-  b.graph.nodes[static_cast<std::size_t>(cast)].attributes = test::attrs({{"to", int64_t{7}}});
+  const NodeId cast = b.node("cast", "Cast", {"x"}, {"ci"}, DType::kBool, {1, 3, 8, 8});
+  b.graph.nodes[static_cast<std::size_t>(cast)].attributes = test::attrs({{"to", int64_t{9}}});
   const NodeId bn = b.node("bn", "BatchNormalization", {"x", "w", "w", "w", "w"}, {"bn_y"}, DType::kFloat32, {1, 3, 8, 8});
   b.graph.nodes[static_cast<std::size_t>(bn)].attributes = test::attrs({{"training_mode", int64_t{1}}});
   const NodeId einsum = b.node("einsum", "Einsum", {"x"}, {"e"});
@@ -127,7 +128,8 @@ TEST_CASE("cuda claims for a target architecture name the missing dtype or attri
 
   CHECK(claim_reason(*ep, b.graph, relu) == "claimed");
   CHECK(claim_reason(*ep, b.graph, relu16) == "claimed");
-  CHECK(claim_reason(*ep, b.graph, add_int) == "Add: input 0 is int32; the cuda EP runs float and float16 only");
+  CHECK(claim_reason(*ep, b.graph, add_int) == "claimed");
+  CHECK(claim_reason(*ep, b.graph, relu_int) == "Relu: input 0 is int32; the cuda EP runs float and float16 only");
   CHECK(claim_reason(*ep, b.graph, mixed) == "Add: input 1 is float16 but input 0 is float; the cuda EP needs one dtype");
   CHECK(claim_reason(*ep, b.graph, conv) ==
         "Conv: pads [0, 0, 1, 1] are asymmetric; cuDNN pads both sides of a dim alike (use the cpu EP, or pad with a Pad "
@@ -138,7 +140,7 @@ TEST_CASE("cuda claims for a target architecture name the missing dtype or attri
   // A shape computed at run time is read back when the step runs.
   CHECK(claim_reason(*ep, b.graph, reshape) == "claimed");
   CHECK(claim_reason(*ep, b.graph, reshape_h) == "Reshape: input 1 (shape) is float16; the cuda EP reads int32 or int64");
-  CHECK(claim_reason(*ep, b.graph, cast) == "Cast: from float to int64; the cuda EP casts between float and float16 only");
+  CHECK(claim_reason(*ep, b.graph, cast) == "Cast: from float to bool; the cuda EP casts among float, float16, int32 and int64");
   CHECK(claim_reason(*ep, b.graph, bn) ==
         "BatchNormalization: training_mode=1 is not supported by the cuda EP (inference only)");
   CHECK(claim_reason(*ep, b.graph, einsum) ==

@@ -165,6 +165,53 @@ TEST_CASE("cuda elementwise chains run on the host with broadcasting and channel
   check_outputs(actual, run_whole_on_cpu(f32.graph, widened), 1e-2, 1e-2);
 }
 
+TEST_CASE("cuda chains compute int32 and int64 arithmetic, and Cast among the four types", "[cuda]") {
+  // Shape arithmetic: (a * 3 + b) / c with negative values (division truncates), then Neg,
+  // Abs, Max, Min and Add; a Cast to float and back to int32 at the end.
+  for (DType dtype : {DType::kInt64, DType::kInt32}) {
+    INFO(dtype_name(dtype));
+    test::GraphBuilder b;
+    for (const char* name : {"a", "b", "c"}) b.input(name, dtype, {2, 3});
+    b.input("k", dtype, {1});
+    b.node("mul", "Mul", {"a", "k"}, {"m"}, dtype, {2, 3});
+    b.node("add", "Add", {"m", "b"}, {"s"}, dtype, {2, 3});
+    b.node("div", "Div", {"s", "c"}, {"q"}, dtype, {2, 3});
+    b.node("neg", "Neg", {"q"}, {"n"}, dtype, {2, 3});
+    b.node("abs", "Abs", {"n"}, {"p"}, dtype, {2, 3});
+    b.node("max", "Max", {"p", "a", "b"}, {"hi"}, dtype, {2, 3});
+    b.node("min", "Min", {"hi", "c"}, {"lo"}, dtype, {2, 3});
+    b.node("sum", "Add", {"lo", "q"}, {"y"}, dtype, {2, 3});
+    b.node("to_float", "Cast", {"y"}, {"f"}, DType::kFloat32, {2, 3});
+    b.graph.nodes.back().attributes = attrs({{"to", int64_t{1}}});
+    b.node("half", "Mul", {"f", "f"}, {"ff"}, DType::kFloat32, {2, 3});
+    b.node("to_int", "Cast", {"ff"}, {"z"}, DType::kInt32, {2, 3});
+    b.graph.nodes.back().attributes = attrs({{"to", int64_t{6}}});
+    b.output("y");
+    b.output("z");
+    b.finish();
+    auto ints = [dtype](std::vector<int64_t> v) { return cast(test::int64s(std::move(v)).reshaped({2, 3}), dtype); };
+    const std::vector<Tensor> inputs = {ints({-7, 5, 100, -3, 0, 9}), ints({2, -11, 4, 6, -1, 8}), ints({3, -2, 7, -5, 1, 4}),
+                                        cast(test::int64s({3}), dtype)};
+    check_outputs(test::run_partition_on_host(whole(b.graph, "cuda"), inputs), run_whole_on_cpu(b.graph, inputs), 0, 0);
+  }
+  // One Cast each (the graph gives the output's dtype, as shape inference does for a model).
+  auto check_cast = [](const Tensor& x, DType to) {
+    INFO(dtype_name(x.dtype()) << " to " << dtype_name(to));
+    test::GraphBuilder b;
+    b.input("x", x.dtype(), x.shape());
+    b.node("cast", "Cast", {"x"}, {"y"}, to, x.shape());
+    b.graph.nodes.back().attributes = attrs({{"to", static_cast<int64_t>(to)}});
+    b.output("y");
+    b.finish();
+    check_outputs(test::run_partition_on_host(whole(b.graph, "cuda"), {x}), run_whole_on_cpu(b.graph, {x}), 0, 0);
+  };
+  const Tensor x = random_tensor({2, 5}, 22, -50, 50);
+  for (DType to : {DType::kInt32, DType::kInt64, DType::kFloat16}) check_cast(x, to);
+  check_cast(test::int64s({-5, 0, 1 << 20, 7}), DType::kFloat32);
+  check_cast(test::int64s({-5, 0, 3000000000, 7}), DType::kInt32);  // wraps, as static_cast does
+  check_cast(cast(test::int64s({-5, 0, 2047, 7}), DType::kInt32), DType::kFloat16);
+}
+
 TEST_CASE("cuda Softmax, LogSoftmax and LayerNormalization rows reduce across warps on the host", "[cuda]") {
   // 300 columns: more than one 256-thread pass, and a partial last warp; 7 rows: blocks loop.
   const Tensor x = random_tensor({7, 300}, 8);

@@ -1,5 +1,6 @@
 // Elementwise ops (unary, binary, variadic, Clip, Cast, BatchNormalization in inference): each
-// is a float expression that the chain fuser inlines into one generated kernel per chain.
+// is an expression that the chain fuser inlines into one generated kernel per chain. Float and
+// float16 compute in float; the arithmetic ops and Cast also take int32 and int64.
 #include <fmt/format.h>
 
 #include "ops/op_util.h"
@@ -17,6 +18,30 @@ KernelMatch check_float_elementwise(const NodeContext& ctx) {
     all.push_back(i);
   }
   return require_float(ctx, all);
+}
+
+bool is_chain_type(DType t) { return is_cuda_float(t) || t == DType::kInt32 || t == DType::kInt64; }
+
+// Add, Sub, Mul, Div, Neg, Abs, Max, Min: float, float16, int32 or int64, one dtype.
+KernelMatch check_arithmetic(const NodeContext& ctx) {
+  const std::string& op = ctx.node().op_type;
+  DType first = DType::kUndefined;
+  for (std::size_t i = 0; i < ctx.input_count(); ++i) {
+    NXRT_REQUIRE_MATCH(require_max_rank(ctx, i));
+    if (!ctx.has_input(i)) continue;
+    const DType t = ctx.input_dtype(i);
+    NXRT_REQUIRE(is_chain_type(t), "{}: input {} is {}; the cuda EP runs float, float16, int32 and int64", op, i,
+                 dtype_name(t));
+    if (first == DType::kUndefined) first = t;
+    NXRT_REQUIRE(t == first, "{}: input {} is {} but input 0 is {}; the cuda EP needs one dtype", op, i, dtype_name(t),
+                 dtype_name(first));
+  }
+  return KernelMatch::supported();
+}
+
+CudaOpDef arithmetic(CudaOpDef def) {
+  def.def.check = check_arithmetic;
+  return def;
 }
 
 // A unary op whose expression reads only the node's attributes and `a`.
@@ -64,8 +89,8 @@ KernelMatch check_cast(const NodeContext& ctx) {
   const DType from = ctx.input_dtype(0);
   const auto to = ctx.attrs().get_int("to");
   const auto to_dtype = to ? dtype_from_onnx(static_cast<int32_t>(*to)) : std::nullopt;
-  NXRT_REQUIRE(is_cuda_float(from) && to_dtype && is_cuda_float(*to_dtype),
-               "Cast: from {} to {}; the cuda EP casts between float and float16 only", dtype_name(from),
+  NXRT_REQUIRE(is_chain_type(from) && to_dtype && is_chain_type(*to_dtype),
+               "Cast: from {} to {}; the cuda EP casts among float, float16, int32 and int64", dtype_name(from),
                to_dtype ? dtype_name(*to_dtype) : "an unknown type");
   return KernelMatch::supported();
 }
@@ -113,8 +138,8 @@ std::vector<CudaOpDef> elementwise_ops() {
   ops.push_back(simple("Exp", 6, "expf({})"));
   ops.push_back(simple("Log", 6, "logf({})"));
   ops.push_back(simple("Sqrt", 6, "sqrtf({})"));
-  ops.push_back(simple("Abs", 6, "fabsf({})"));
-  ops.push_back(simple("Neg", 6, "(-{})"));
+  ops.push_back(arithmetic(simple("Abs", 6, "vabs({})")));
+  ops.push_back(arithmetic(simple("Neg", 6, "(-{})")));
   ops.push_back(simple("Reciprocal", 6, "(1.f / {})"));
   ops.push_back(simple("Floor", 6, "floorf({})"));
   ops.push_back(simple("Ceil", 6, "ceilf({})"));
@@ -140,16 +165,16 @@ std::vector<CudaOpDef> elementwise_ops() {
   ops.push_back({{{"", "Gelu", 20}, 0, check_gelu, {}},
                  {},
                  ElementwiseDef{[](const Node& n, Args a) { return gelu_expr(n.attributes, a[0]); }}});
-  ops.push_back(binary("Add", 7, "({} + {})"));
-  ops.push_back(binary("Sub", 7, "({} - {})"));
-  ops.push_back(binary("Mul", 7, "({} * {})"));
-  ops.push_back(binary("Div", 7, "({} / {})"));
+  ops.push_back(arithmetic(binary("Add", 7, "({} + {})")));
+  ops.push_back(arithmetic(binary("Sub", 7, "({} - {})")));
+  ops.push_back(arithmetic(binary("Mul", 7, "({} * {})")));
+  ops.push_back(arithmetic(binary("Div", 7, "vdiv({}, {})")));
   ops.push_back(binary("Pow", 7, "powf({}, {})"));
   ops.push_back(binary("PRelu", 7, "({0} >= 0.f ? {0} : {1} * {0})"));
-  ops.push_back(variadic("Sum", 8, "({} + {})", false));
+  ops.push_back(variadic("Sum", 8, "({} + {})", false));  // ONNX's Sum takes float types only
   ops.push_back(variadic("Mean", 8, "({} + {})", true));
-  ops.push_back(variadic("Max", 8, "fmaxf({}, {})", false));
-  ops.push_back(variadic("Min", 8, "fminf({}, {})", false));
+  ops.push_back(arithmetic(variadic("Max", 8, "vmax({}, {})", false)));
+  ops.push_back(arithmetic(variadic("Min", 8, "vmin({}, {})", false)));
   ops.push_back({{{"", "Clip", 6}, 0, check_float_elementwise, {}}, {}, ElementwiseDef{clip_expr}});
   // The rounding to float16, when the target is float16, happens where the chain stores or
   // where a float16 value is read inside it (chain.cpp): the expression itself is the identity.
