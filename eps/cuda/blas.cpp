@@ -45,6 +45,16 @@ Expected<Layout> make_layout(const BlasApi& lt, StepContext& ctx, cudaDataType t
 Expected<void> run_matmul(StepContext& ctx, const MatmulProblem& p) {
   if (p.m == 0 || p.n == 0 || p.batch == 0) return {};
   Gpu& gpu = ctx.gpu();
+  if (p.k == 0) {  // cuBLASLt takes no empty inner dim; D = beta·D
+    if (p.beta == 1) return {};
+    if (p.beta != 0)
+      return fail(ErrorCode::kRuntime, fmt::format("{}: an empty product (K = 0) with beta {} is not supported by the cuda EP",
+                                                   ctx.where(), p.beta),
+                  {}, "use the cpu EP for this node");
+    const auto bytes = static_cast<std::size_t>(p.batch * p.m * p.n) * dtype_size(p.dtype);
+    return gpu.driver().check(gpu.driver().api().memset_d8_async(reinterpret_cast<CUdeviceptr>(p.d), 0, bytes, gpu.stream()),
+                              "cuMemsetD8Async", fmt::format("{}: cannot zero the output", ctx.where()));
+  }
   const BlasApi& lt = gpu.blas_api();
   const cudaDataType type = p.dtype == DType::kFloat16 ? CUDA_R_16F : CUDA_R_32F;
   // Row-major D = op(A)·op(B) is column-major D^T = op(B)^T·op(A)^T: B's buffer is the first
@@ -97,6 +107,43 @@ Expected<void> run_matmul(StepContext& ctx, const MatmulProblem& p) {
       s != CUBLAS_STATUS_SUCCESS)
     return lt_error(lt, ctx, s, "cublasLtMatmul");
   return {};
+}
+
+Expected<MatmulShape> matmul_shape(const Shape& a_in, const Shape& b_in) {
+  if (a_in.empty() || b_in.empty()) return fail(ErrorCode::kRuntime, "MatMul of a scalar");
+  // 1-D operands are promoted ([K] -> [1,K] and [K] -> [K,1]) and the added dim dropped after.
+  Shape a = a_in, b = b_in;
+  const bool a_vec = a.size() == 1, b_vec = b.size() == 1;
+  if (a_vec) a.insert(a.begin(), 1);
+  if (b_vec) b.push_back(1);
+  MatmulShape r;
+  MatmulProblem& p = r.problem;
+  p.m = a[a.size() - 2], p.k = a.back(), p.n = b.back();
+  if (b[b.size() - 2] != p.k)
+    return fail(ErrorCode::kRuntime, fmt::format("{} and {} do not multiply", shape_to_string(a_in), shape_to_string(b_in)));
+  // Batch dims, left-padded with 1s to one rank, broadcast numpy-style.
+  const std::size_t rank = std::max(a.size(), b.size()) - 2;
+  Shape batch_a(rank - (a.size() - 2), 1), batch_b(rank - (b.size() - 2), 1);
+  batch_a.insert(batch_a.end(), a.begin(), a.end() - 2);
+  batch_b.insert(batch_b.end(), b.begin(), b.end() - 2);
+  for (std::size_t i = 0; i < rank; ++i) {
+    if (batch_a[i] != batch_b[i] && batch_a[i] != 1 && batch_b[i] != 1)
+      return fail(ErrorCode::kRuntime, fmt::format("the batch dims of {} and {} do not broadcast", shape_to_string(a_in),
+                                                   shape_to_string(b_in)));
+    r.output.push_back(batch_a[i] == 1 ? batch_b[i] : batch_a[i]);
+  }
+  const int64_t count_a = shape_numel(batch_a), count_b = shape_numel(batch_b);
+  const bool a_full = batch_a == r.output, b_full = batch_b == r.output;
+  if (!(a_full && b_full) && !(a_full && count_b == 1) && !(b_full && count_a == 1))
+    return fail(ErrorCode::kRuntime,
+                fmt::format("the batch dims of {} and {} broadcast both ways", shape_to_string(a_in), shape_to_string(b_in)),
+                "the cuda EP broadcasts one side's batch only", "use the cpu EP for this node");
+  p.batch = shape_numel(r.output);
+  p.stride_a = count_a == 1 ? 0 : p.m * p.k;
+  p.stride_b = count_b == 1 ? 0 : p.k * p.n;
+  if (!a_vec) r.output.push_back(p.m);
+  if (!b_vec) r.output.push_back(p.n);
+  return r;
 }
 
 }  // namespace nxrt::cuda

@@ -24,4 +24,14 @@ struct MatmulProblem {
 
 Expected<void> run_matmul(StepContext& ctx, const MatmulProblem& p);
 
+// ONNX MatMul of a and b (numpy rules: 1-D operands promoted, batch dims broadcast) as one
+// batched product: m, n, k, batch and the batch strides of `problem`, and the output shape.
+// The product needs one side's batch dims to be the broadcast ones and the other's to be all
+// 1 (or the same); [2,1,M,K]·[1,3,K,N] would need a gather of matrices and is refused.
+struct MatmulShape {
+  MatmulProblem problem;
+  Shape output;
+};
+Expected<MatmulShape> matmul_shape(const Shape& a, const Shape& b);
+
 }  // namespace nxrt::cuda

@@ -138,6 +138,7 @@ Expected<std::vector<RuntimeValue>> CudaPartition::run(std::span<const RuntimeVa
                 gpu.error().what,
                 fmt::format("it was compiled for {} only; save it with nxrt compile-epcontext and run it on such a GPU",
                             setup_.image.arch.sm()));
+  std::lock_guard run_lock((*gpu)->run_mutex());  // concurrent session runs share the device's handles
   if (auto r = (*gpu)->make_current(); !r) return std::unexpected(r.error());
   if (auto r = prepare(**gpu); !r) return std::unexpected(r.error());
   std::vector<Tensor> slots(p.graph->values.size());

@@ -129,6 +129,7 @@ Expected<void> CudaProvider::copy(const TensorView& src, const TensorMut& dst) {
 Expected<void> CudaProvider::sync() {
   auto g = gpu();
   if (!g) return {};  // nothing can be in flight without a device
+  if (auto r = (*g)->make_current(); !r) return std::unexpected(r.error());
   return (*g)->synchronize();
 }
 

@@ -65,6 +65,12 @@ Expected<std::shared_ptr<const Driver>> Driver::load() {
                 "check that a GPU is visible (nvidia-smi, CUDA_VISIBLE_DEVICES), or use another EP (--ep cpu)");
   if (CUresult r = a.driver_get_version(&d->version_); r != CUDA_SUCCESS)
     return fail(ErrorCode::kRuntime, fmt::format("cuDriverGetVersion returned {}", d->describe(r)));
+  // Code built with CUDA 13.x runs on any CUDA 13 driver, not on an older major version.
+  if (d->version_ / 1000 < CUDA_VERSION / 1000)
+    return fail(ErrorCode::kRuntime,
+                fmt::format("the NVIDIA driver supports CUDA {}.{}, older than the CUDA {}.{} nxrt was built with",
+                            d->version_ / 1000, d->version_ % 1000 / 10, CUDA_VERSION / 1000, CUDA_VERSION % 1000 / 10),
+                {}, fmt::format("update the NVIDIA driver to one for CUDA {}", CUDA_VERSION / 1000));
   return std::shared_ptr<const Driver>(std::move(d));
 }
 

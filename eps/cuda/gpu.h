@@ -83,6 +83,9 @@ class Gpu {
   // a copy to the host returns when the data is there.
   Expected<void> copy(const TensorView& src, const TensorMut& dst);
   Expected<void> synchronize() const;
+  // Held for a whole partition run: the stream, the cuBLASLt handle and the cuDNN handle
+  // (which must not be used from two threads at once) serve one run at a time.
+  std::mutex& run_mutex() { return run_mutex_; }
 
  private:
   Gpu() = default;
@@ -96,6 +99,7 @@ class Gpu {
   cublasLtHandle_t blas_ = nullptr;
   cudnnHandle_t dnn_ = nullptr;
   std::shared_ptr<DevicePool> pool_;
+  std::mutex run_mutex_;
 };
 
 }  // namespace nxrt::cuda

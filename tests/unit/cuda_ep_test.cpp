@@ -5,6 +5,7 @@
 
 #include <cstring>
 
+#include "cuda/blas.h"
 #include "cuda/context_blob.h"
 #include "cuda/cuda_provider.h"
 #include "kernel_harness.h"
@@ -146,6 +147,30 @@ TEST_CASE("cuda claims for a target architecture name the missing dtype or attri
   CHECK(claim_reason(*ep, b.graph, einsum) ==
         "Einsum: ai.onnx::Einsum (opset 17) is not implemented by the cuda EP; use an EP that lists it in 'nxrt list-eps "
         "--ops'");
+}
+
+TEST_CASE("cuda MatMul shapes: 1-D operands, batch dims broadcast numpy-style, one side's batch at most", "[cuda]") {
+  auto shape = [](Shape a, Shape b) {
+    auto r = matmul_shape(a, b);
+    INFO((r ? std::string() : r.error().render()));
+    REQUIRE(r);
+    const MatmulProblem& p = r->problem;
+    return std::tuple{r->output, p.m, p.n, p.k, p.batch, p.stride_a, p.stride_b};
+  };
+  CHECK(shape({2, 3}, {3, 4}) == std::tuple{Shape{2, 4}, 2, 4, 3, 1, 0, 0});
+  CHECK(shape({3}, {3, 4}) == std::tuple{Shape{4}, 1, 4, 3, 1, 0, 0});
+  CHECK(shape({2, 3}, {3}) == std::tuple{Shape{2}, 2, 1, 3, 1, 0, 0});
+  // The rank the broadcast adds is kept.
+  CHECK(shape({2, 3}, {1, 3, 4}) == std::tuple{Shape{1, 2, 4}, 2, 4, 3, 1, 0, 0});
+  CHECK(shape({1, 1, 2, 3}, {5, 3, 4}) == std::tuple{Shape{1, 5, 2, 4}, 2, 4, 3, 5, 0, 12});
+  CHECK(shape({1, 5, 2, 3}, {5, 3, 4}) == std::tuple{Shape{1, 5, 2, 4}, 2, 4, 3, 5, 6, 12});
+  CHECK(shape({6, 2, 3}, {3, 4}) == std::tuple{Shape{6, 2, 4}, 2, 4, 3, 6, 6, 0});
+  CHECK(shape({2, 0}, {0, 4}) == std::tuple{Shape{2, 4}, 2, 4, 0, 1, 0, 0});
+  auto both_ways = matmul_shape({2, 1, 2, 3}, {1, 3, 3, 4});
+  REQUIRE_FALSE(both_ways);
+  CHECK_THAT(both_ways.error().what, Catch::Contains("broadcast both ways"));
+  CHECK_FALSE(matmul_shape({2, 3, 2, 3}, {4, 3, 4}));
+  CHECK_FALSE(matmul_shape({2, 3}, {4, 5}));
 }
 
 TEST_CASE("cuda plans fuse single-use elementwise nodes into one generated kernel", "[cuda]") {

@@ -12,6 +12,9 @@
 namespace nxrt::cuda {
 namespace {
 
+// The most scratch memory one convolution may take (cuDNN's FFT algorithms can ask for GiBs).
+constexpr std::size_t kMaxWorkspaceBytes = std::size_t{256} << 20;
+
 using TensorDesc = ApiHandle<cudnnTensorDescriptor_t, cudnnStatus_t>;
 using FilterDesc = ApiHandle<cudnnFilterDescriptor_t, cudnnStatus_t>;
 using ConvDesc = ApiHandle<cudnnConvolutionDescriptor_t, cudnnStatus_t>;
@@ -123,21 +126,31 @@ Expected<void> build_conv(PlanBuilder& b, const Node& node) {
         !r)
       return r;
     cudnnHandle_t h = ctx.gpu().dnn();
-    cudnnConvolutionFwdAlgoPerf_t perf{};
+    // cuDNN's ranking, best first: take the first algorithm that it can run here within the
+    // workspace limit (the ranking may list ones whose status is not SUCCESS).
+    cudnnConvolutionFwdAlgoPerf_t ranked[CUDNN_CONVOLUTION_FWD_ALGO_COUNT]{};
     int found = 0;
-    if (auto r = dnn(ctx, api.get_convolution_forward_algorithm_v7(h, x_desc->get(), raw_filter, raw_conv, y_desc->get(), 1, &found, &perf),
+    if (auto r = dnn(ctx, api.get_convolution_forward_algorithm_v7(h, x_desc->get(), raw_filter, raw_conv, y_desc->get(),
+                                                                   CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found, ranked),
                      "cudnnGetConvolutionForwardAlgorithm_v7");
         !r)
       return r;
+    const cudnnConvolutionFwdAlgoPerf_t* perf = nullptr;
+    for (int i = 0; i < found && !perf; ++i)
+      if (ranked[i].status == CUDNN_STATUS_SUCCESS && ranked[i].memory <= kMaxWorkspaceBytes) perf = &ranked[i];
+    if (!perf)
+      return fail(ErrorCode::kRuntime, fmt::format("{}: cuDNN has no forward algorithm for this convolution", ctx.where()),
+                  fmt::format("none of the {} it ranked runs within {} MiB of workspace", found, kMaxWorkspaceBytes >> 20),
+                  "use the cpu EP for this node");
     std::size_t ws_bytes = 0;
-    if (auto r = dnn(ctx, api.get_convolution_forward_workspace_size(h, x_desc->get(), raw_filter, raw_conv, y_desc->get(), perf.algo, &ws_bytes),
+    if (auto r = dnn(ctx, api.get_convolution_forward_workspace_size(h, x_desc->get(), raw_filter, raw_conv, y_desc->get(), perf->algo, &ws_bytes),
                      "cudnnGetConvolutionForwardWorkspaceSize");
         !r)
       return r;
     auto workspace = ctx.scratch(ws_bytes);
     if (!workspace) return std::unexpected(workspace.error());
     const float one = 1.f, zero = 0.f;
-    if (auto r = dnn(ctx, api.convolution_forward(h, &one, x_desc->get(), dev(x), raw_filter, dev(w), raw_conv, perf.algo,
+    if (auto r = dnn(ctx, api.convolution_forward(h, &one, x_desc->get(), dev(x), raw_filter, dev(w), raw_conv, perf->algo,
                                                   dev_mut(*workspace), ws_bytes, &zero, y_desc->get(), dev_mut(*y)),
                      "cudnnConvolutionForward");
         !r)

@@ -13,44 +13,15 @@ KernelMatch check_matmul(const NodeContext& ctx) {
   return KernelMatch::supported();
 }
 
-// Batch dims of a MatMul operand: everything before the last two.
-int64_t batch_of(const Shape& s) {
-  int64_t b = 1;
-  for (std::size_t i = 0; i + 2 < s.size(); ++i) b *= s[i];
-  return b;
-}
-
 Expected<void> build_matmul(PlanBuilder& b, const Node& node) {
   const DType dtype = b.graph().value(node.inputs[0]).type.dtype;
   b.add_step(make_step(node, "cublasLt", [=](StepContext& ctx) -> Expected<void> {
-    // 1-D operands are promoted ([K] -> [1,K] and [K] -> [K,1]) and the added dim dropped after.
-    Shape a = ctx.input(0).shape(), bs = ctx.input(1).shape();
-    const bool a_vec = a.size() == 1, b_vec = bs.size() == 1;
-    if (a.empty() || bs.empty()) return fail(ErrorCode::kRuntime, fmt::format("{}: MatMul of a scalar", ctx.where()));
-    if (a_vec) a.insert(a.begin(), 1);
-    if (b_vec) bs.push_back(1);
-    const int64_t m = a[a.size() - 2], k = a.back(), n = bs.back();
-    if (bs[bs.size() - 2] != k)
-      return fail(ErrorCode::kRuntime, fmt::format("{}: {} and {} do not multiply", ctx.where(), shape_to_string(a), shape_to_string(bs)));
-    const int64_t batch_a = batch_of(a), batch_b = batch_of(bs);
-    const Shape& batch_dims = batch_a >= batch_b ? a : bs;
-    // One side's batch dims must equal the other's, or that side has none: the general
-    // broadcast ([2,1]x[1,3]) would need a gather of pointers this EP does not do.
-    const bool same = Shape(a.begin(), a.end() - 2) == Shape(bs.begin(), bs.end() - 2);
-    if (!same && batch_a != 1 && batch_b != 1)
-      return fail(ErrorCode::kRuntime, fmt::format("{}: batch dims of {} and {} broadcast both ways", ctx.where(),
-                                                   shape_to_string(a), shape_to_string(bs)),
-                  "the cuda EP broadcasts one side's batch only", "use the cpu EP for this node");
-    Shape out(batch_dims.begin(), batch_dims.end() - 2);
-    if (!a_vec) out.push_back(m);
-    if (!b_vec) out.push_back(n);
-    auto y = ctx.output(0, dtype, out);
+    auto shape = matmul_shape(ctx.input(0).shape(), ctx.input(1).shape());
+    if (!shape) return forward_error(std::move(shape), ctx.where());
+    auto y = ctx.output(0, dtype, shape->output);
     if (!y) return std::unexpected(y.error());
-    MatmulProblem p;
+    MatmulProblem p = shape->problem;
     p.dtype = dtype;
-    p.m = m, p.n = n, p.k = k, p.batch = std::max(batch_a, batch_b);
-    p.stride_a = batch_a == 1 ? 0 : m * k;
-    p.stride_b = batch_b == 1 ? 0 : k * n;
     p.a = dev(ctx.input(0)), p.b = dev(ctx.input(1)), p.d = dev_mut(*y);
     return run_matmul(ctx, p);
   }));
