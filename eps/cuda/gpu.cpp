@@ -46,9 +46,16 @@ std::size_t round_block(std::size_t bytes) {
 
 }  // namespace
 
+DevicePool::DevicePool(std::shared_ptr<const Driver> driver, CUdevice cu_device, CUcontext context, DeviceId device)
+    : driver_(std::move(driver)), cu_device_(cu_device), context_(context), device_(device) {
+  CUcontext same = nullptr;  // the Gpu holds it already: this only counts one more user
+  retained_ = driver_->api().primary_ctx_retain(&same, cu_device_) == CUDA_SUCCESS;
+}
+
 DevicePool::~DevicePool() {
   driver_->api().ctx_set_current(context_);
   for (const auto& [bytes, block] : free_) driver_->api().mem_free(block);
+  if (retained_) driver_->api().primary_ctx_release(cu_device_);
 }
 
 Expected<std::shared_ptr<Storage>> DevicePool::allocate_bytes(std::size_t bytes) {
@@ -72,13 +79,10 @@ Expected<std::shared_ptr<Storage>> DevicePool::allocate_bytes(std::size_t bytes)
     if (auto c = driver_->check(r, "cuMemAlloc", fmt::format("cannot allocate {} bytes on {}", size, device_.to_string())); !c)
       return std::unexpected(std::move(c.error()));
   }
-  std::weak_ptr<DevicePool> self = weak_from_this();
-  auto driver = driver_;
-  return std::make_shared<Storage>(reinterpret_cast<void*>(block), bytes, device_, [self, driver, size](void* p) {
-    const auto ptr = reinterpret_cast<CUdeviceptr>(p);
-    if (auto pool = self.lock()) return pool->give_back(size, ptr);
-    driver->api().mem_free(ptr);
-  });
+  return std::make_shared<Storage>(reinterpret_cast<void*>(block), bytes, device_,
+                                   [pool = shared_from_this(), size](void* p) {
+                                     pool->give_back(size, reinterpret_cast<CUdeviceptr>(p));
+                                   });
 }
 
 Expected<Tensor> DevicePool::allocate(DType dtype, Shape shape) {
@@ -161,7 +165,7 @@ Expected<std::unique_ptr<Gpu>> Gpu::open(std::shared_ptr<const Driver> driver, c
   if (cudnnStatus_t s = dn.set_stream(g->dnn_, g->stream_); s != CUDNN_STATUS_SUCCESS)
     return fail(ErrorCode::kRuntime, "cannot bind cuDNN to the stream on " + where,
                 fmt::format("cudnnSetStream returned {} ({})", static_cast<int>(s), dn.get_error_string(s)));
-  g->pool_ = std::make_shared<DevicePool>(g->driver_, g->context_, g->device());
+  g->pool_ = std::make_shared<DevicePool>(g->driver_, g->device_, g->context_, g->device());
   return g;
 }
 

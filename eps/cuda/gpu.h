@@ -24,11 +24,12 @@ struct DeviceInfo {
 Expected<DeviceInfo> probe_device(const Driver& driver, int ordinal);
 
 // Device blocks recycled by rounded size; a block is reused once its tensor is dropped (all
-// work runs on one stream, so stream order makes the reuse safe).
+// work runs on one stream, so stream order makes the reuse safe). Every tensor from the pool
+// keeps it, and the pool keeps the device's primary context retained: a tensor that outlives
+// its session frees its block in a live context.
 class DevicePool : public std::enable_shared_from_this<DevicePool> {
  public:
-  DevicePool(std::shared_ptr<const Driver> driver, CUcontext context, DeviceId device)
-      : driver_(std::move(driver)), context_(context), device_(device) {}
+  DevicePool(std::shared_ptr<const Driver> driver, CUdevice cu_device, CUcontext context, DeviceId device);
   ~DevicePool();
   Expected<Tensor> allocate(DType dtype, Shape shape);
   Expected<std::shared_ptr<Storage>> allocate_bytes(std::size_t bytes);
@@ -36,7 +37,9 @@ class DevicePool : public std::enable_shared_from_this<DevicePool> {
  private:
   void give_back(std::size_t bytes, CUdeviceptr block);
   std::shared_ptr<const Driver> driver_;
+  CUdevice cu_device_;
   CUcontext context_;
+  bool retained_ = false;  // this pool's own retain of the primary context
   DeviceId device_;
   std::mutex mutex_;
   std::multimap<std::size_t, CUdeviceptr> free_;

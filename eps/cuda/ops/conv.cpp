@@ -1,6 +1,7 @@
 // Conv through cuDNN (1-D as 2-D, 2-D and 3-D; groups; bias added by cuDNN after).
 #include <fmt/format.h>
 
+#include <limits>
 #include <memory>
 
 #include "gpu.h"
@@ -31,6 +32,10 @@ std::vector<int> to_int(const Shape& s) { return std::vector<int>(s.begin(), s.e
 
 Expected<TensorDesc> tensor_desc(StepContext& ctx, cudnnDataType_t type, const Shape& shape) {
   const DnnApi& api = ctx.gpu().dnn_api();
+  // cuDNN's descriptors take int dims and strides.
+  if (shape_numel(shape) > std::numeric_limits<int>::max())
+    return fail(ErrorCode::kRuntime, fmt::format("{}: a tensor of {} has 2^31 elements or more", ctx.where(), shape_to_string(shape)),
+                "cuDNN's tensor descriptors count in int", "use the cpu EP for this node, or split the batch");
   cudnnTensorDescriptor_t raw = nullptr;
   if (auto r = dnn(ctx, api.create_tensor_descriptor(&raw), "cudnnCreateTensorDescriptor"); !r) return std::unexpected(r.error());
   TensorDesc d(raw, {api.destroy_tensor_descriptor});
