@@ -26,37 +26,62 @@ namespace {
 
 const fs::path kSuite = "/usr/share/libonnx-testdata/data/node";
 
-// "pass", or why the case failed or was not run ("skip: ..." when it is not the cuda EP's).
-std::string run_case(const fs::path& dir) {
-  auto model = load_model(dir / "model.onnx");
-  if (!model) return "skip: the model does not load";
-  const Graph& g = *model->graph;
+// Modules per compiler run: one run is mostly start-up, so batches make the suite fast.
+constexpr std::size_t kModulesPerBatch = 64;
+
+// One case: its model and plan, and once its module is built, its result.
+struct Case {
+  std::string name;  // "node/test_abs"
+  fs::path dir;
+  std::optional<Model> model;
+  Partition partition;
+  std::optional<cuda::Plan> plan;
+  std::unique_ptr<test::HostModule> module;
+  std::string result;  // "pass", "fail: ...", "skip: ..." (not the cuda EP's, or not runnable here)
+};
+
+// Loads the model and plans it; sets `result` when the case is not the cuda EP's or cannot
+// run on the host.
+void plan_case(Case& c) {
+  auto model = load_model(c.dir / "model.onnx");
+  if (!model) {
+    c.result = "skip: the model does not load";
+    return;
+  }
+  c.model = std::move(*model);
+  const Graph& g = *c.model->graph;
   for (const Node& n : g.nodes)
-    if (!test::cuda_for_sm90().claim(NodeContext(g, n))) return "skip: a node is not the cuda EP's";
-  Partition p;
-  p.graph = &g;
-  p.ep = "cuda";
-  p.name = "cuda_0";
-  for (const Node& n : g.nodes) p.nodes.push_back(n.id);
-  p.inputs = g.inputs;
-  p.outputs = g.outputs;
+    if (!test::cuda_for_sm90().claim(NodeContext(g, n))) {
+      c.result = "skip: a node is not the cuda EP's";
+      return;
+    }
+  c.partition.graph = &g;
+  c.partition.ep = "cuda";
+  c.partition.name = "cuda_0";
+  for (const Node& n : g.nodes) c.partition.nodes.push_back(n.id);
+  c.partition.inputs = g.inputs;
+  c.partition.outputs = g.outputs;
+  auto plan = test::plan_for_host(c.partition);
+  if (plan) c.plan = std::move(*plan);
+  else if (plan.error().what == "the plan cannot run on the host") c.result = "skip: " + plan.error().why;
+  else c.result = "fail: " + plan.error().what;
+}
+
+// Runs every test_data_set_* of a planned and built case against its expected outputs.
+std::string run_case(const Case& c) {
   std::vector<fs::path> sets;
-  for (const auto& e : fs::directory_iterator(dir))
+  for (const auto& e : fs::directory_iterator(c.dir))
     if (e.is_directory() && e.path().filename().string().starts_with("test_data_set_")) sets.push_back(e.path());
   std::sort(sets.begin(), sets.end());
   for (const fs::path& set : sets) {
     std::vector<Tensor> inputs;
-    for (std::size_t i = 0; i < g.inputs.size(); ++i) {
+    for (std::size_t i = 0; i < c.partition.inputs.size(); ++i) {
       auto t = read_tensor_file(set / fmt::format("input_{}.pb", i));
       if (!t) return "skip: an input is not a tensor file";
       inputs.push_back(std::move(*t));
     }
-    auto outputs = test::run_partition_on_host(p, inputs);
-    if (!outputs) {
-      const Error& e = outputs.error();
-      if (e.what == "the plan cannot run on the host") return "skip: " + e.why;
-      return fmt::format("fail: {}: {}", e.what, e.why.substr(0, 300));
-    }
+    auto outputs = test::run_plan_on_host(*c.plan, *c.module, c.partition, inputs);
+    if (!outputs) return fmt::format("fail: {}: {}", outputs.error().what, outputs.error().why.substr(0, 300));
     for (std::size_t o = 0; o < outputs->size(); ++o) {
       auto expected = read_tensor_file(set / fmt::format("output_{}.pb", o));
       if (!expected) return "skip: an output is not a tensor file";
@@ -67,6 +92,20 @@ std::string run_case(const fs::path& dir) {
     }
   }
   return "pass";
+}
+
+// Builds the modules of the planned cases, kModulesPerBatch per compiler run.
+void build_modules(std::vector<Case*> planned) {
+  for (std::size_t start = 0; start < planned.size(); start += kModulesPerBatch) {
+    const std::size_t end = std::min(planned.size(), start + kModulesPerBatch);
+    std::vector<std::string> sources;
+    for (std::size_t i = start; i < end; ++i) sources.push_back(planned[i]->plan->source);
+    auto modules = test::HostModule::compile_all(sources);
+    for (std::size_t i = start; i < end; ++i) {
+      if (modules) planned[i]->module = std::move((*modules)[i - start]);
+      else planned[i]->result = "fail: " + modules.error().what + ": " + modules.error().why.substr(0, 300);
+    }
+  }
 }
 
 }  // namespace
@@ -80,25 +119,30 @@ TEST_CASE("ONNX backend cases the cuda EP takes whole pass on the host build of 
   std::ifstream list(fs::path(NXRT_SOURCE_DIR) / "tests/conformance/cuda_on_host_passing.txt");
   for (std::string line; std::getline(list, line);)
     if (!line.empty() && line[0] != '#') ratchet.insert(line);
-  std::vector<fs::path> cases;
+  std::vector<Case> cases;
   for (const auto& e : fs::directory_iterator(kSuite))
-    if (fs::exists(e.path() / "model.onnx")) cases.push_back(e.path());
-  std::sort(cases.begin(), cases.end());
+    if (fs::exists(e.path() / "model.onnx")) cases.push_back({.name = "node/" + e.path().filename().string(), .dir = e.path()});
+  std::sort(cases.begin(), cases.end(), [](const Case& a, const Case& b) { return a.name < b.name; });
+  std::vector<Case*> planned;
+  for (Case& c : cases) {
+    plan_case(c);
+    if (c.plan) planned.push_back(&c);
+  }
+  build_modules(planned);
   std::ofstream report;
   if (const char* path = std::getenv("NXRT_CUDA_CONFORMANCE_REPORT")) report.open(path);
   int ran = 0, passed = 0;
-  for (const fs::path& dir : cases) {
-    const std::string name = "node/" + dir.filename().string();
-    const std::string result = run_case(dir);
-    if (report.is_open()) report << name << '\t' << result << '\n';
-    if (result.starts_with("skip")) continue;
+  for (Case& c : cases) {
+    if (c.module) c.result = run_case(c);
+    if (report.is_open()) report << c.name << '\t' << c.result << '\n';
+    if (c.result.starts_with("skip")) continue;
     ++ran;
-    passed += result == "pass";
-    if (ratchet.contains(name)) {
-      INFO(name << ": " << result);
-      CHECK(result == "pass");
-    } else if (result == "pass") {
-      WARN(name << " passes now: add it to tests/conformance/cuda_on_host_passing.txt");
+    passed += c.result == "pass";
+    if (ratchet.contains(c.name)) {
+      INFO(c.name << ": " << c.result);
+      CHECK(c.result == "pass");
+    } else if (c.result == "pass") {
+      WARN(c.name << " passes now: add it to tests/conformance/cuda_on_host_passing.txt");
     }
   }
   WARN(fmt::format("cuda EP kernels on the host: {} of {} cases pass ({} in the ratchet)", passed, ran, ratchet.size()));

@@ -33,9 +33,10 @@ std::string trim(std::string s) {
   return first == std::string::npos ? std::string() : s.substr(first, last - first + 1);
 }
 
-// For each `extern "C" __global__ void name(params)`, an entry point `name__args(void** a)`
-// that calls it with the arguments cuLaunchKernel would pass from the same array.
-std::string argument_array_entry_points(const std::string& source) {
+// For each `extern "C" __global__ void name(params)` of module `ns`, an entry point
+// `ns__name__args(void** a)` that calls it with the arguments cuLaunchKernel would pass from
+// the same array.
+std::string argument_array_entry_points(const std::string& source, const std::string& ns) {
   static const std::regex kernel(R"re(extern "C" __global__ void (\w+)\(([^)]*)\))re");
   std::string out;
   for (auto it = std::sregex_iterator(source.begin(), source.end(), kernel); it != std::sregex_iterator(); ++it) {
@@ -50,7 +51,7 @@ std::string argument_array_entry_points(const std::string& source) {
       args.push_back(fmt::format("*static_cast<{} *>(a[{}])", trim(param.substr(0, name_at)), args.size()));
       start = comma + 1;
     }
-    out += fmt::format("extern \"C\" void {}__args(void** a) {{ {}({}); }}\n", name, name, fmt::join(args, ", "));
+    out += fmt::format("extern \"C\" void {0}__{1}__args(void** a) {{ {0}::{1}({2}); }}\n", ns, name, fmt::join(args, ", "));
   }
   return out;
 }
@@ -120,39 +121,60 @@ Expected<const fs::path*> precompiled_prelude() {
 
 }  // namespace
 
-Expected<std::unique_ptr<HostModule>> HostModule::compile(const std::string& cuda_source) {
+struct HostModule::Library {
+  TempDir dir;
+  void* handle = nullptr;
+  void (*launch)(void (*)(void**), unsigned, unsigned, void**) = nullptr;
+  ~Library() {
+    if (handle) ::dlclose(handle);
+  }
+};
+
+Expected<std::vector<std::unique_ptr<HostModule>>> HostModule::compile_all(const std::vector<std::string>& sources) {
   const std::string_view library = cuda::kernel_library_source();
-  if (!cuda_source.starts_with(library))
-    return fail(ErrorCode::kRuntime, "the module does not start with the kernel library", "plan.h: PlanBuilder::source");
   auto prelude = precompiled_prelude();
   if (!prelude) return std::unexpected(prelude.error());
-  std::unique_ptr<HostModule> m(new HostModule());
-  const std::string generated = cuda_source.substr(library.size());
-  std::ofstream(m->dir_ / "module.cpp") << "#include \"prelude.h\"\n"
-                                        << generated << "\n"
-                                        << argument_array_entry_points(generated);
-  const fs::path library_path = m->dir_ / "module.so";
+  auto lib = std::make_shared<Library>();
+  // Each module in a namespace of its own: its kernels keep their names, with C++ linkage.
+  std::ofstream file(lib->dir / "modules.cpp");
+  file << "#include \"prelude.h\"\n";
+  for (std::size_t i = 0; i < sources.size(); ++i) {
+    if (!sources[i].starts_with(library))
+      return fail(ErrorCode::kRuntime, "a module does not start with the kernel library", "plan.h: PlanBuilder::source");
+    const std::string generated = sources[i].substr(library.size());
+    const std::string ns = fmt::format("m{}", i);
+    file << "namespace " << ns << " {\n"
+         << std::regex_replace(generated, std::regex(R"(extern "C" __global__)"), "__global__") << "}\n"
+         << argument_array_entry_points(generated, ns);
+  }
+  file.close();
+  const fs::path library_path = lib->dir / "modules.so";
   if (auto r = run_compiler(fmt::format("{} -shared -Winvalid-pch -I'{}' -o '{}' '{}'", kCompile, (*prelude)->string(),
-                                        library_path.string(), (m->dir_ / "module.cpp").string()),
-                            m->dir_ / "compiler.log", "the module does not compile for the host");
+                                        library_path.string(), (lib->dir / "modules.cpp").string()),
+                            lib->dir / "compiler.log", "the modules do not compile for the host");
       !r)
     return std::unexpected(r.error());
-  m->library_ = ::dlopen(library_path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!m->library_) return fail(ErrorCode::kRuntime, "cannot load the host module", ::dlerror());
-  m->launch_ = reinterpret_cast<decltype(m->launch_)>(::dlsym(m->library_, "nxrt_on_host_launch"));
-  if (!m->launch_) return fail(ErrorCode::kRuntime, "the host module has no nxrt_on_host_launch");
-  return m;
+  lib->handle = ::dlopen(library_path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!lib->handle) return fail(ErrorCode::kRuntime, "cannot load the host modules", ::dlerror());
+  lib->launch = reinterpret_cast<decltype(lib->launch)>(::dlsym(lib->handle, "nxrt_on_host_launch"));
+  if (!lib->launch) return fail(ErrorCode::kRuntime, "the host modules have no nxrt_on_host_launch");
+  std::vector<std::unique_ptr<HostModule>> modules;
+  for (std::size_t i = 0; i < sources.size(); ++i)
+    modules.push_back(std::unique_ptr<HostModule>(new HostModule(lib, fmt::format("m{}__", i))));
+  return modules;
 }
 
-HostModule::~HostModule() {
-  if (library_) ::dlclose(library_);
+Expected<std::unique_ptr<HostModule>> HostModule::compile(const std::string& source) {
+  auto modules = compile_all({source});
+  if (!modules) return std::unexpected(modules.error());
+  return std::move(modules->front());
 }
 
 Expected<void> HostModule::launch(std::string_view name, unsigned blocks, unsigned threads, void** args) const {
-  const std::string symbol = fmt::format("{}__args", name);
-  auto* kernel = reinterpret_cast<void (*)(void**)>(::dlsym(library_, symbol.c_str()));
+  const std::string symbol = fmt::format("{}{}__args", prefix_, name);
+  auto* kernel = reinterpret_cast<void (*)(void**)>(::dlsym(library_->handle, symbol.c_str()));
   if (!kernel) return fail(ErrorCode::kRuntime, fmt::format("the module has no kernel '{}'", name));
-  launch_(kernel, blocks, threads, args);
+  library_->launch(kernel, blocks, threads, args);
   return {};
 }
 
@@ -195,7 +217,7 @@ const ExecutionProvider& cuda_for_sm90() {
   return *ep;
 }
 
-Expected<std::vector<Tensor>> run_partition_on_host(const Partition& p, const std::vector<Tensor>& inputs) {
+Expected<cuda::Plan> plan_for_host(const Partition& p) {
   for (NodeId n : p.nodes)
     if (KernelMatch m = cuda_for_sm90().claim(NodeContext(*p.graph, p.graph->node(n))); !m)
       return fail(ErrorCode::kUnclaimed, fmt::format("the cuda EP declines {}", p.graph->node(n).describe()), m.reason());
@@ -204,6 +226,12 @@ Expected<std::vector<Tensor>> run_partition_on_host(const Partition& p, const st
   auto plan = cuda::build_plan(p, **table);
   if (!plan) return std::unexpected(plan.error());
   if (auto why = host_unrunnable(*plan)) return fail(ErrorCode::kRuntime, "the plan cannot run on the host", *why);
+  return plan;
+}
+
+Expected<std::vector<Tensor>> run_partition_on_host(const Partition& p, const std::vector<Tensor>& inputs) {
+  auto plan = plan_for_host(p);
+  if (!plan) return std::unexpected(plan.error());
   auto module = HostModule::compile(plan->source);
   if (!module) return std::unexpected(module.error());
   return run_plan_on_host(*plan, **module, p, inputs);

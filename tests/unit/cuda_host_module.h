@@ -18,23 +18,23 @@
 
 namespace nxrt::test {
 
+// One plan's module, compiled for the host.
 class HostModule {
  public:
-  // Compiles `cuda_source` into a shared library and loads it; the error holds the
-  // compiler's output.
-  static Expected<std::unique_ptr<HostModule>> compile(const std::string& cuda_source);
-  ~HostModule();
-  HostModule(const HostModule&) = delete;
-  HostModule& operator=(const HostModule&) = delete;
+  // Compiles the modules (each a plan's CUDA C) into one shared library, which one compiler
+  // run makes much faster than one each, and loads it; the error holds the compiler's output.
+  static Expected<std::vector<std::unique_ptr<HostModule>>> compile_all(const std::vector<std::string>& sources);
+  static Expected<std::unique_ptr<HostModule>> compile(const std::string& source);
 
-  // Runs extern "C" kernel `name` on `blocks` blocks of `threads` threads.
+  // Runs the module's extern "C" kernel `name` on `blocks` blocks of `threads` threads.
   Expected<void> launch(std::string_view name, unsigned blocks, unsigned threads, void** args) const;
 
  private:
-  HostModule() = default;
-  TempDir dir_;
-  void* library_ = nullptr;
-  void (*launch_)(void (*)(void**), unsigned, unsigned, void**) = nullptr;
+  struct Library;  // the shared library: its folder, handle and launcher
+  HostModule(std::shared_ptr<const Library> library, std::string prefix)
+      : library_(std::move(library)), prefix_(std::move(prefix)) {}
+  std::shared_ptr<const Library> library_;
+  std::string prefix_;  // of the module's entry points in the library: "m3__"
 };
 
 // Whether every step of `plan` can run on the host (no cuBLASLt or cuDNN call); the reason
@@ -49,6 +49,10 @@ Expected<std::vector<Tensor>> run_plan_on_host(const cuda::Plan& plan, const Hos
 
 // The cuda EP as it claims for an sm_90 target, with no GPU needed.
 const ExecutionProvider& cuda_for_sm90();
+
+// Claims every node of `partition` with cuda_for_sm90() and plans it; a decline or a step that
+// calls cuBLASLt or cuDNN comes back as the error (what: "the plan cannot run on the host").
+Expected<cuda::Plan> plan_for_host(const Partition& partition);
 
 // Claims every node of `partition` with cuda_for_sm90(), plans it, compiles its module for
 // the host and runs it: a decline, a plan that needs cuBLASLt or cuDNN, a compile error and a
