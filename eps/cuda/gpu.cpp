@@ -151,22 +151,31 @@ Expected<std::unique_ptr<Gpu>> Gpu::open(std::shared_ptr<const Driver> driver, c
   auto blas = load_cublaslt();
   if (!blas) return std::unexpected(blas.error());
   g->blas_api_ = std::move(*blas);
-  auto dnn = load_cudnn();
-  if (!dnn) return std::unexpected(dnn.error());
-  g->dnn_api_ = std::move(*dnn);
   const BlasApi& lt = *g->blas_api_;
-  const DnnApi& dn = *g->dnn_api_;
   if (cublasStatus_t s = lt.create(&g->blas_); s != CUBLAS_STATUS_SUCCESS)
     return fail(ErrorCode::kRuntime, "cannot create a cuBLASLt handle on " + where,
                 fmt::format("cublasLtCreate returned {} ({})", static_cast<int>(s), lt.get_status_string(s)));
-  if (cudnnStatus_t s = dn.create(&g->dnn_); s != CUDNN_STATUS_SUCCESS)
-    return fail(ErrorCode::kRuntime, "cannot create a cuDNN handle on " + where,
-                fmt::format("cudnnCreate returned {} ({})", static_cast<int>(s), dn.get_error_string(s)));
-  if (cudnnStatus_t s = dn.set_stream(g->dnn_, g->stream_); s != CUDNN_STATUS_SUCCESS)
-    return fail(ErrorCode::kRuntime, "cannot bind cuDNN to the stream on " + where,
-                fmt::format("cudnnSetStream returned {} ({})", static_cast<int>(s), dn.get_error_string(s)));
   g->pool_ = std::make_shared<DevicePool>(g->driver_, g->device_, g->context_, g->device());
   return g;
+}
+
+Expected<void> Gpu::open_dnn() {
+  if (dnn_) return {};
+  const std::string where = fmt::format("cuda:{} ({})", info_.ordinal, info_.name);
+  auto api = load_cudnn();
+  if (!api) return forward_error(std::move(api), "loading cuDNN for " + where);
+  cudnnHandle_t handle = nullptr;
+  if (cudnnStatus_t s = (*api)->create(&handle); s != CUDNN_STATUS_SUCCESS)
+    return fail(ErrorCode::kRuntime, "cannot create a cuDNN handle on " + where,
+                fmt::format("cudnnCreate returned {} ({})", static_cast<int>(s), (*api)->get_error_string(s)));
+  if (cudnnStatus_t s = (*api)->set_stream(handle, stream_); s != CUDNN_STATUS_SUCCESS) {
+    (*api)->destroy(handle);
+    return fail(ErrorCode::kRuntime, "cannot bind cuDNN to the stream on " + where,
+                fmt::format("cudnnSetStream returned {} ({})", static_cast<int>(s), (*api)->get_error_string(s)));
+  }
+  dnn_api_ = std::move(*api);
+  dnn_ = handle;
+  return {};
 }
 
 Gpu::~Gpu() {

@@ -74,6 +74,9 @@ class Gpu {
   DeviceId device() const { return {DeviceType::kCuda, info_.ordinal}; }
   CUstream stream() const { return stream_; }
   cublasLtHandle_t blas() const { return blas_; }
+  // cuDNN is loaded and its handle made by the first step that needs it (a model without
+  // Conv runs where cuDNN is not installed); dnn() and dnn_api() are valid after that.
+  Expected<void> open_dnn();
   cudnnHandle_t dnn() const { return dnn_; }
   const BlasApi& blas_api() const { return *blas_api_; }
   const DnnApi& dnn_api() const { return *dnn_api_; }

@@ -74,6 +74,7 @@ Expected<void> build_conv(PlanBuilder& b, const Node& node) {
   const int64_t group = node.attributes.int_or("group", 1);
   const bool has_bias = node.inputs.size() > 2 && node.inputs[2] != kNoValue;
   b.add_step(make_step(node, "cudnn", [=](StepContext& ctx) -> Expected<void> {
+    if (auto r = ctx.gpu().open_dnn(); !r) return forward_error(std::move(r), ctx.where());
     const Tensor& x = ctx.input(0);
     const Tensor& w = ctx.input(1);
     const Shape& xs = x.shape();
