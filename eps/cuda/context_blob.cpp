@@ -12,7 +12,6 @@ namespace nxrt::cuda {
 namespace {
 
 constexpr char kMagic[8] = {'N', 'X', 'R', 'T', 'C', 'U', 'D', 'A'};
-constexpr uint32_t kFormat = 1;
 
 std::unexpected<Error> invalid(std::string what, std::string why) {
   return fail(ErrorCode::kInvalidInput, std::move(what), std::move(why),
@@ -24,7 +23,7 @@ std::unexpected<Error> invalid(std::string what, std::string why) {
 std::vector<std::byte> encode_blob(const CudaBlob& blob) {
   BlobWriter w;
   w.put_raw(std::as_bytes(std::span(kMagic)));
-  w.put<uint32_t>(kFormat);
+  w.put<uint32_t>(kContextBlobFormat);
   const nlohmann::ordered_json header = {{"nxrt_version", blob.nxrt_version},
                                          {"cuda_version", blob.cuda_version},
                                          {"nvrtc_version", blob.image.nvrtc_version},
@@ -50,9 +49,9 @@ Expected<CudaBlob> decode_blob(std::span<const std::byte> bytes, const std::stri
   BlobReader r(body.subspan(sizeof(kMagic)), fmt::format("the cuda EPContext payload of {} is truncated", context));
   auto format = r.get<uint32_t>();
   if (!format) return std::unexpected(format.error());
-  if (*format != kFormat)
+  if (*format != kContextBlobFormat)
     return invalid(fmt::format("the cuda EPContext payload of {} has format {}", context, *format),
-                   fmt::format("this nxrt reads format {}", kFormat));
+                   fmt::format("this nxrt reads format {}", kContextBlobFormat));
   auto header_text = r.get_string();
   if (!header_text) return std::unexpected(header_text.error());
   const auto header = nlohmann::json::parse(*header_text, nullptr, /*allow_exceptions=*/false);

@@ -2,6 +2,7 @@
 // partition as ONNX, the hash of the CUDA C generated for it, the cubin and the PTX.
 #pragma once
 
+#include <cstdint>
 #include <span>
 #include <string>
 #include <vector>
@@ -23,6 +24,11 @@ struct CudaBlob {
 
 // Layout: "NXRTCUDA", u32 format, u64+JSON header, u64+model, u64+cubin, u64+PTX, then the
 // u64 checksum (blob_codec.h). Little-endian.
+// The blob layout and kernel signatures this nxrt writes and reads. 2: layer_norm and pool
+// take the Mean/InvStdDev and Indices outputs, chains compute int32/int64 (format 1's kernels
+// would be called with the wrong arguments).
+inline constexpr uint32_t kContextBlobFormat = 2;
+
 std::vector<std::byte> encode_blob(const CudaBlob& blob);
 // Validates magic, format, sizes and checksum; `context` names the node in errors.
 Expected<CudaBlob> decode_blob(std::span<const std::byte> bytes, const std::string& context);

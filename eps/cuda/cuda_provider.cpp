@@ -134,8 +134,8 @@ Expected<void> CudaProvider::sync() {
 }
 
 std::string CudaProvider::compatibility_info() const {
-  return fmt::format("nxrt={};cuda={};arch={};blob_format=1", kVersion, toolkit_version(),
-                     target_ ? target_->sm() : "none");
+  return fmt::format("nxrt={};cuda={};arch={};blob_format={}", kVersion, toolkit_version(),
+                     target_ ? target_->sm() : "none", kContextBlobFormat);
 }
 
 Expected<EpContext> CudaProvider::save_context(const Partition& partition, const CompiledPartition& compiled) {

@@ -110,7 +110,7 @@ def cuda_verdicts(report):
 
 
 def read_blob(path):
-    """The header and the raw bytes of a cuda EPContext blob (format 1)."""
+    """The header and the raw bytes of a cuda EPContext blob (format 2)."""
     data = Path(path).read_bytes()
     assert data[:8] == b"NXRTCUDA"
     (size,) = np.frombuffer(data[12:20], "<u8")
@@ -241,6 +241,14 @@ class CudaTargetArch(TempDirTest):
             self.assertIn("error: the cuda EPContext payload of EPContext node 'cuda_0' is corrupted", result[2])
             self.assertIn("recompile the model with nxrt compile-epcontext --ep cuda", result[2])
         self.assertEqual(checksum(original[:-8]), int.from_bytes(original[-8:], "little"))
+        # A blob of format 1 (kernels with other signatures), checksum made consistent.
+        body = original[:8] + (1).to_bytes(4, "little") + original[12:-8]
+        blob.s = body + checksum(body).to_bytes(8, "little")
+        onnx.save(model, str(self.tmp / "format1.onnx"))
+        result = nxrt("run", self.tmp / "format1.onnx", "--ep", "cuda,cpu", "-q")
+        self.assertExit(result, 3)
+        self.assertIn("has format 1", result[2])
+        self.assertIn("recompile the model with nxrt compile-epcontext --ep cuda", result[2])
 
     @unittest.skipIf(GPU, "a GPU is visible")
     def test_running_the_compiled_model_needs_a_gpu(self):
