@@ -43,6 +43,13 @@ class RunContext final : public StepContext {
   void set_output(std::size_t i, Tensor t) override {
     if (wants_output(i)) slots_[static_cast<std::size_t>(step_.outputs[i])] = std::move(t);
   }
+  Expected<void> set_output_from_host(std::size_t i, const Tensor& host) override {
+    auto t = gpu_.allocate(host.dtype(), host.shape());
+    if (!t) return forward_error(std::move(t), where());
+    if (auto r = gpu_.copy(host.view(), t->mut()); !r) return forward_error(std::move(r), where());
+    set_output(i, std::move(*t));
+    return {};
+  }
   Expected<Tensor> scratch(std::size_t bytes) override {
     auto s = gpu_.allocate_bytes(std::max<std::size_t>(bytes, 1));
     if (!s) return forward_error(std::move(s), where());

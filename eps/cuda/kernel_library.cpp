@@ -63,6 +63,12 @@ __device__ void strided_copy(i64 n, int rank, Dims shape, Dims in_strides, i64 i
     out[out_off + offset_of(i, rank, shape, out_strides)] = in[in_off + offset_of(i, rank, shape, in_strides)];
 }
 
+// ConstantOfShape: every element is `value`.
+template <class T>
+__device__ void fill(i64 n, T value, T* out) {
+  for (i64 i = global_index(); i < n; i += global_stride()) out[i] = value;
+}
+
 // out[o, j, k] = data[o, idx[j], k]; indices out of range give 0 (the cpu EP reports them).
 template <class T, class I>
 __device__ void gather(i64 n, i64 inner, i64 axis_dim, i64 idx_count, const T* data, const I* idx, T* out) {

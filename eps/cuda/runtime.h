@@ -62,6 +62,8 @@ class StepContext {
   virtual Expected<Tensor> output(std::size_t i, DType dtype, Shape shape) = 0;
   // Output i is `t` itself (a view of an input: Reshape and friends).
   virtual void set_output(std::size_t i, Tensor t) = 0;
+  // Output i is a device copy of a small host tensor (Shape's and Size's values).
+  virtual Expected<void> set_output_from_host(std::size_t i, const Tensor& host) = 0;
   // Scratch device memory for this step (cuDNN and cuBLASLt workspaces).
   virtual Expected<Tensor> scratch(std::size_t bytes) = 0;
   // Launches `kernel` with grid-stride loops covering `work` items.

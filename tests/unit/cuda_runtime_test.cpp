@@ -120,6 +120,21 @@ TEST_CASE("cuda steps read shapes, axes and Slice bounds computed at run time", 
   CHECK_THAT(lengths.error().render(), Catch::Contains("must have one length"));
 }
 
+TEST_CASE("cuda Shape, Size and ConstantOfShape write values known on the host to the device", "[cuda]") {
+  const Tensor x = random_tensor({2, 3, 4, 5}, 23);
+  check_on_host({.op_type = "Shape", .opset = 13, .inputs = {x}});
+  check_on_host({.op_type = "Shape", .opset = 15, .inputs = {x}, .attrs = attrs({{"start", int64_t{1}}, {"end", int64_t{-1}}})});
+  check_on_host({.op_type = "Shape", .opset = 15, .inputs = {x}, .attrs = attrs({{"start", int64_t{-9}}, {"end", int64_t{9}}})});
+  check_on_host({.op_type = "Shape", .opset = 15, .inputs = {x}, .attrs = attrs({{"start", int64_t{3}}, {"end", int64_t{1}}})});
+  check_on_host({.op_type = "Size", .opset = 13, .inputs = {x}});
+  check_on_host({.op_type = "ConstantOfShape", .opset = 9, .inputs = {test::int64s({2, 3})}});
+  check_on_host({.op_type = "ConstantOfShape", .opset = 9, .inputs = {test::int64s({4, 1, 5})},
+                 .attrs = attrs({{"value", Tensor::from_vector<int64_t>({1}, {-7})}})});
+  check_on_host({.op_type = "ConstantOfShape", .opset = 9, .inputs = {test::int64s({3})},
+                 .attrs = attrs({{"value", to_f16(Tensor::from_vector<float>({1}, {2.5f}))}})});
+  check_on_host({.op_type = "ConstantOfShape", .opset = 9, .inputs = {test::int64s({0, 2})}});
+}
+
 // x[2,3,4,5] + b[4,1] -> Relu -> * x -> BatchNormalization -> Clip -> Sigmoid, and Gelu of the
 // product: one chain, then one more from the shared product.
 test::GraphBuilder chain_graph(DType dtype) {

@@ -72,6 +72,7 @@ std::vector<CudaOpDef> reduce_ops();        // ReduceSum/Mean/Max/Min/Prod/SumSq
 std::vector<CudaOpDef> layout_ops();        // Reshape, Flatten, Squeeze, Unsqueeze, Identity, Transpose
 std::vector<CudaOpDef> gather_ops();        // Concat, Slice, Gather
 std::vector<CudaOpDef> pool_ops();          // MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool
+std::vector<CudaOpDef> shape_ops();         // Shape, Size, ConstantOfShape
 
 // Every family's table, registered into one OpTable.
 Expected<std::shared_ptr<const OpTable>> make_op_table();
