@@ -30,6 +30,8 @@ __device__ __forceinline__ int ld(const int* p, i64 i) { return p[i]; }
 __device__ __forceinline__ i64 ld(const i64* p, i64 i) { return p[i]; }
 __device__ __forceinline__ void st(int* p, i64 i, int v) { p[i] = v; }
 __device__ __forceinline__ void st(i64* p, i64 i, i64 v) { p[i] = v; }
+__device__ __forceinline__ bool ld(const bool* p, i64 i) { return p[i]; }
+__device__ __forceinline__ void st(bool* p, i64 i, bool v) { p[i] = v; }
 
 // Max, Min, Abs and Div for every value type of the chains (float keeps fmaxf's NaN rule).
 __device__ __forceinline__ float vmax(float a, float b) { return fmaxf(a, b); }

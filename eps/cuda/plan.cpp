@@ -52,6 +52,7 @@ std::string_view chain_storage_type(DType t) {
   switch (t) {
     case DType::kInt32: return "int";
     case DType::kInt64: return "i64";
+    case DType::kBool: return "bool";
     default: return float_type(t);
   }
 }

@@ -227,6 +227,36 @@ TEST_CASE("cuda chains compute int32 and int64 arithmetic, and Cast among the fo
   check_cast(cast(test::int64s({-5, 0, 2047, 7}), DType::kInt32), DType::kFloat16);
 }
 
+TEST_CASE("cuda chains compare, combine booleans and pick with Where", "[cuda]") {
+  // A mask from float and int comparisons, combined with every logical op, picking floats
+  // and ints (with broadcasting) through Where.
+  test::GraphBuilder b;
+  b.input("x", DType::kFloat32, {2, 3});
+  b.input("y", DType::kFloat32, {3});
+  b.input("i", DType::kInt64, {2, 3});
+  b.input("j", DType::kInt64, {2, 1});
+  b.node("less", "Less", {"x", "y"}, {"lt"}, DType::kBool, {2, 3});
+  b.node("not", "Not", {"lt"}, {"ge"}, DType::kBool, {2, 3});
+  b.node("equal", "Equal", {"i", "j"}, {"eq"}, DType::kBool, {2, 3});
+  b.node("and", "And", {"ge", "eq"}, {"both"}, DType::kBool, {2, 3});
+  b.node("greater", "Greater", {"i", "j"}, {"gt"}, DType::kBool, {2, 3});
+  b.node("or", "Or", {"both", "gt"}, {"any"}, DType::kBool, {2, 3});
+  b.node("le", "LessOrEqual", {"x", "y"}, {"le"}, DType::kBool, {2, 3});
+  b.node("xor", "Xor", {"any", "le"}, {"mask"}, DType::kBool, {2, 3});
+  b.node("pick", "Where", {"mask", "x", "y"}, {"z"}, DType::kFloat32, {2, 3});
+  b.node("gte", "GreaterOrEqual", {"i", "j"}, {"k"}, DType::kBool, {2, 3});
+  b.node("pick_int", "Where", {"k", "i", "j"}, {"w"}, DType::kInt64, {2, 3});
+  b.node("equal_bool", "Equal", {"mask", "k"}, {"same"}, DType::kBool, {2, 3});
+  b.output("z");
+  b.output("w");
+  b.output("same");
+  b.finish();
+  const std::vector<Tensor> inputs = {Tensor::from_vector<float>({2, 3}, {-1, 2, 3, 0.5f, 2, -4}),
+                                      Tensor::from_vector<float>({3}, {0, 2, 5}),
+                                      test::int64s({1, 7, 3, 2, 2, 9}).reshaped({2, 3}), test::int64s({3, 2}).reshaped({2, 1})};
+  check_outputs(test::run_partition_on_host(whole(b.graph, "cuda"), inputs), run_whole_on_cpu(b.graph, inputs), 0, 0);
+}
+
 TEST_CASE("cuda Softmax, LogSoftmax and LayerNormalization rows reduce across warps on the host", "[cuda]") {
   // 300 columns: more than one 256-thread pass, and a partial last warp; 7 rows: blocks loop.
   const Tensor x = random_tensor({7, 300}, 8);

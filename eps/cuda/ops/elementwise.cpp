@@ -1,6 +1,7 @@
 // Elementwise ops (unary, binary, variadic, Clip, Cast, BatchNormalization in inference): each
 // is an expression that the chain fuser inlines into one generated kernel per chain. Float and
-// float16 compute in float; the arithmetic ops and Cast also take int32 and int64.
+// float16 compute in float; the arithmetic ops, comparisons, Where and Cast also take int32 and
+// int64, and the logical ops bool.
 #include <fmt/format.h>
 
 #include "ops/op_util.h"
@@ -21,28 +22,52 @@ KernelMatch check_float_elementwise(const NodeContext& ctx) {
 }
 
 bool is_chain_type(DType t) { return is_cuda_float(t) || t == DType::kInt32 || t == DType::kInt64; }
+bool is_chain_type_or_bool(DType t) { return is_chain_type(t) || t == DType::kBool; }
+bool is_bool(DType t) { return t == DType::kBool; }
 
-// Add, Sub, Mul, Div, Neg, Abs, Max, Min: float, float16, int32 or int64, one dtype.
-KernelMatch check_arithmetic(const NodeContext& ctx) {
+// Inputs [first, end) that are present share one dtype that `allowed` accepts (`kinds` names
+// those in the reason).
+KernelMatch require_one_dtype(const NodeContext& ctx, std::size_t first, std::size_t end, bool (*allowed)(DType),
+                              std::string_view kinds) {
   const std::string& op = ctx.node().op_type;
-  DType first = DType::kUndefined;
-  for (std::size_t i = 0; i < ctx.input_count(); ++i) {
+  DType seen = DType::kUndefined;
+  for (std::size_t i = first; i < std::min(end, ctx.input_count()); ++i) {
     NXRT_REQUIRE_MATCH(require_max_rank(ctx, i));
     if (!ctx.has_input(i)) continue;
     const DType t = ctx.input_dtype(i);
-    NXRT_REQUIRE(is_chain_type(t), "{}: input {} is {}; the cuda EP runs float, float16, int32 and int64", op, i,
-                 dtype_name(t));
-    if (first == DType::kUndefined) first = t;
-    NXRT_REQUIRE(t == first, "{}: input {} is {} but input 0 is {}; the cuda EP needs one dtype", op, i, dtype_name(t),
-                 dtype_name(first));
+    NXRT_REQUIRE(allowed(t), "{}: input {} is {}; the cuda EP runs {} here", op, i, dtype_name(t), kinds);
+    if (seen == DType::kUndefined) seen = t;
+    NXRT_REQUIRE(t == seen, "{}: input {} is {} but input {} is {}; the cuda EP needs one dtype", op, i, dtype_name(t),
+                 first, dtype_name(seen));
   }
   return KernelMatch::supported();
 }
 
-CudaOpDef arithmetic(CudaOpDef def) {
-  def.def.check = check_arithmetic;
+constexpr std::size_t kAll = ~std::size_t{0};
+
+// Add, Sub, Mul, Div, Neg, Abs, Max, Min: float, float16, int32 or int64.
+KernelMatch check_arithmetic(const NodeContext& ctx) {
+  return require_one_dtype(ctx, 0, kAll, is_chain_type, "float, float16, int32 and int64");
+}
+// Equal, Less, Greater, LessOrEqual, GreaterOrEqual (Equal also compares booleans).
+KernelMatch check_compare(const NodeContext& ctx) {
+  if (ctx.node().op_type == "Equal")
+    return require_one_dtype(ctx, 0, kAll, is_chain_type_or_bool, "float, float16, int32, int64 and bool");
+  return require_one_dtype(ctx, 0, kAll, is_chain_type, "float, float16, int32 and int64");
+}
+// Not, And, Or, Xor.
+KernelMatch check_logical(const NodeContext& ctx) { return require_one_dtype(ctx, 0, kAll, is_bool, "bool"); }
+// Where: a bool condition, and two values of one dtype.
+KernelMatch check_where(const NodeContext& ctx) {
+  NXRT_REQUIRE_MATCH(require_one_dtype(ctx, 0, 1, is_bool, "bool"));
+  return require_one_dtype(ctx, 1, 3, is_chain_type_or_bool, "float, float16, int32, int64 and bool");
+}
+
+CudaOpDef checked_by(KernelCheck check, CudaOpDef def) {
+  def.def.check = std::move(check);
   return def;
 }
+CudaOpDef arithmetic(CudaOpDef def) { return checked_by(check_arithmetic, std::move(def)); }
 
 // A unary op whose expression reads only the node's attributes and `a`.
 CudaOpDef unary(std::string op, int64_t since, std::function<std::string(const AttributeMap&, const std::string&)> f) {
@@ -176,6 +201,19 @@ std::vector<CudaOpDef> elementwise_ops() {
   ops.push_back(arithmetic(variadic("Max", 8, "vmax({}, {})", false)));
   ops.push_back(arithmetic(variadic("Min", 8, "vmin({}, {})", false)));
   ops.push_back({{{"", "Clip", 6}, 0, check_float_elementwise, {}}, {}, ElementwiseDef{clip_expr}});
+  // Comparisons and logic make bool values; Where picks between its inputs.
+  ops.push_back(checked_by(check_compare, binary("Equal", 7, "({} == {})")));
+  ops.push_back(checked_by(check_compare, binary("Less", 7, "({} < {})")));
+  ops.push_back(checked_by(check_compare, binary("Greater", 7, "({} > {})")));
+  ops.push_back(checked_by(check_compare, binary("LessOrEqual", 12, "({} <= {})")));
+  ops.push_back(checked_by(check_compare, binary("GreaterOrEqual", 12, "({} >= {})")));
+  ops.push_back(checked_by(check_logical, simple("Not", 1, "(!{})")));
+  ops.push_back(checked_by(check_logical, binary("And", 7, "({} && {})")));
+  ops.push_back(checked_by(check_logical, binary("Or", 7, "({} || {})")));
+  ops.push_back(checked_by(check_logical, binary("Xor", 7, "({} != {})")));
+  ops.push_back({{{"", "Where", 9}, 0, check_where, {}},
+                 {},
+                 ElementwiseDef{[](const Node&, Args a) { return fmt::format("({} ? {} : {})", a[0], a[1], a[2]); }}});
   // The rounding to float16, when the target is float16, happens where the chain stores or
   // where a float16 value is read inside it (chain.cpp): the expression itself is the identity.
   ops.push_back({{{"", "Cast", 6}, 0, check_cast, {}}, {}, ElementwiseDef{[](const Node&, Args a) { return a[0]; }}});
