@@ -72,7 +72,7 @@ Tensor to_f16(const Tensor& t) { return cast(t, DType::kFloat16); }
 
 }  // namespace
 
-TEST_CASE("cuda data movement kernels run on the host: Transpose, Concat, Slice, Gather", "[cuda]") {
+TEST_CASE("cuda data movement kernels run on the host: Transpose, Concat, Slice, Gather, Expand", "[cuda]") {
   const Tensor x = random_tensor({2, 3, 4}, 1);
   check_on_host({.op_type = "Transpose", .inputs = {x}, .attrs = attrs({{"perm", ints{2, 0, 1}}})});
   check_on_host({.op_type = "Transpose", .inputs = {to_f16(x)}});
@@ -83,6 +83,8 @@ TEST_CASE("cuda data movement kernels run on the host: Transpose, Concat, Slice,
                  .constant = {false, true, true, true, true}});
   check_on_host({.op_type = "Gather", .opset = 13, .inputs = {x, test::int64s({-1, 0, 2, 2})}, .attrs = attrs({{"axis", int64_t{1}}})});
   check_on_host({.op_type = "Gather", .opset = 13, .inputs = {x, test::int64s({3, 0})}, .attrs = attrs({{"axis", int64_t{2}}})});
+  check_on_host({.op_type = "Expand", .opset = 13, .inputs = {random_tensor({3, 1}, 24), test::int64s({2, 1, 4})}});
+  check_on_host({.op_type = "Expand", .opset = 13, .inputs = {x, test::int64s({3, 1, 1, 1})}, .constant = {false, true}});
 }
 
 TEST_CASE("cuda Reshape, Flatten, Squeeze and Unsqueeze are views: no kernel, the input's storage", "[cuda]") {

@@ -1,5 +1,5 @@
-// Reshape, Flatten, Squeeze, Unsqueeze, Identity as views of their input (no copy) and
-// Transpose as one strided copy.
+// Reshape, Flatten, Squeeze, Unsqueeze, Identity as views of their input (no copy), and
+// Transpose and Expand as one strided copy.
 #include <fmt/format.h>
 
 #include <numeric>
@@ -170,6 +170,46 @@ Expected<void> build_transpose(PlanBuilder& b, const Node& node) {
   return {};
 }
 
+KernelMatch check_expand(const NodeContext& ctx) {
+  NXRT_REQUIRE_MATCH(require_fixed_size(ctx, 0));
+  NXRT_REQUIRE_MATCH(require_max_rank(ctx, 0));
+  NXRT_REQUIRE(ctx.input_dtype(1) == DType::kInt64, "Expand: input 1 (shape) is {}; expected int64",
+               dtype_name(ctx.input_dtype(1)));
+  return require_ints(ctx, 1, "shape");
+}
+
+// Expand: the input broadcast to the shape (numpy rules), one strided copy whose broadcast
+// dims read with stride 0.
+Expected<void> build_expand(PlanBuilder& b, const Node& node) {
+  const DType dtype = b.graph().value(node.inputs[0]).type.dtype;
+  const std::string kernel = strided_copy_kernel(b, dtype);
+  const IntsInput shape_input(b.graph(), node, 1);
+  b.add_step(make_step(node, "nvrtc:" + kernel, [=](StepContext& ctx) -> Expected<void> {
+    const Tensor& x = ctx.input(0);
+    auto read = shape_input.read(ctx);
+    if (!read) return std::unexpected(read.error());
+    const Shape target = read->value_or(Shape{});
+    const Shape& in = x.shape();
+    const std::size_t rank = std::max(in.size(), target.size());
+    Shape out(rank), strides(rank, 0);
+    const Shape in_strides = contiguous_strides(in);
+    for (std::size_t i = 0; i < rank; ++i) {
+      const std::size_t from_end = rank - 1 - i;
+      const int64_t a = from_end < in.size() ? in[in.size() - 1 - from_end] : 1;
+      const int64_t t = from_end < target.size() ? target[target.size() - 1 - from_end] : 1;
+      if (a != t && a != 1 && t != 1)
+        return fail(ErrorCode::kRuntime, fmt::format("{}: {} does not broadcast to {}", ctx.where(), shape_to_string(in),
+                                                     shape_to_string(target)));
+      out[i] = a == 1 ? t : a;
+      if (from_end < in.size() && a != 1) strides[i] = in_strides[in.size() - 1 - from_end];
+    }
+    auto y = ctx.output(0, dtype, out);
+    if (!y) return std::unexpected(y.error());
+    return strided_copy(ctx, kernel, out, strides, 0, dev(x), contiguous_strides(out), 0, dev_mut(*y));
+  }));
+  return {};
+}
+
 }  // namespace
 
 std::vector<CudaOpDef> layout_ops() {
@@ -182,6 +222,7 @@ std::vector<CudaOpDef> layout_ops() {
     return add_view(b, n, [](StepContext&, const Shape& in) -> Expected<Shape> { return in; });
   }));
   ops.push_back(make_op("Transpose", 1, check_transpose, build_transpose));
+  ops.push_back(make_op("Expand", 8, check_expand, build_expand));
   return ops;
 }
 
