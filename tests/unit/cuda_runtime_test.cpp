@@ -72,7 +72,7 @@ Tensor to_f16(const Tensor& t) { return cast(t, DType::kFloat16); }
 
 }  // namespace
 
-TEST_CASE("cuda data movement kernels run on the host: Transpose, Concat, Slice, Gather, Expand", "[cuda]") {
+TEST_CASE("cuda data movement kernels run on the host: Transpose, Concat, Slice, Gather, Expand, Split", "[cuda]") {
   const Tensor x = random_tensor({2, 3, 4}, 1);
   check_on_host({.op_type = "Transpose", .inputs = {x}, .attrs = attrs({{"perm", ints{2, 0, 1}}})});
   check_on_host({.op_type = "Transpose", .inputs = {to_f16(x)}});
@@ -84,6 +84,14 @@ TEST_CASE("cuda data movement kernels run on the host: Transpose, Concat, Slice,
   check_on_host({.op_type = "Gather", .opset = 13, .inputs = {x, test::int64s({-1, 0, 2, 2})}, .attrs = attrs({{"axis", int64_t{1}}})});
   check_on_host({.op_type = "Gather", .opset = 13, .inputs = {x, test::int64s({3, 0})}, .attrs = attrs({{"axis", int64_t{2}}})});
   check_on_host({.op_type = "Expand", .opset = 13, .inputs = {random_tensor({3, 1}, 24), test::int64s({2, 1, 4})}});
+  check_on_host({.op_type = "Split", .opset = 13, .inputs = {random_tensor({2, 6, 3}, 25)}, .attrs = attrs({{"axis", int64_t{1}}}),
+                 .outputs = 3});
+  check_on_host({.op_type = "Split", .opset = 13, .inputs = {x, test::int64s({1, 3})}, .attrs = attrs({{"axis", int64_t{-1}}}),
+                 .outputs = 2});
+  check_on_host({.op_type = "Split", .opset = 11, .inputs = {x}, .attrs = attrs({{"axis", int64_t{1}}, {"split", ints{2, 1}}}),
+                 .outputs = 2});
+  check_on_host({.op_type = "Split", .opset = 18, .inputs = {random_tensor({7, 2}, 26)},
+                 .attrs = attrs({{"num_outputs", int64_t{3}}}), .outputs = 3});
   check_on_host({.op_type = "Expand", .opset = 13, .inputs = {x, test::int64s({3, 1, 1, 1})}, .constant = {false, true}});
 }
 

@@ -1,4 +1,4 @@
-// Concat, Slice and Gather: data movement by element size, for any fixed-size dtype.
+// Concat, Split, Slice and Gather: data movement by element size, for any fixed-size dtype.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -49,6 +49,81 @@ Expected<void> build_concat(PlanBuilder& b, const Node& node) {
           !r)
         return r;
       at += x.shape()[a];
+    }
+    return {};
+  }));
+  return {};
+}
+
+KernelMatch check_split(const NodeContext& ctx) {
+  NXRT_REQUIRE_MATCH(require_fixed_size(ctx, 0));
+  NXRT_REQUIRE_MATCH(require_max_rank(ctx, 0));
+  if (ctx.opset() >= 13) NXRT_REQUIRE_MATCH(require_ints(ctx, 1, "split"));
+  return KernelMatch::supported();
+}
+
+// The sizes of Split's outputs along an axis of `dim`: given (attribute before opset 13, input
+// after), chunks of ceil(dim / num_outputs) (opset 18), or equal parts.
+Expected<std::vector<int64_t>> split_sizes(std::optional<std::vector<int64_t>> given, std::optional<int64_t> num_outputs,
+                                           std::size_t outputs, int64_t dim) {
+  if (given) {
+    int64_t total = 0;
+    for (int64_t s : *given) total += s;
+    if (given->size() != outputs || total != dim)
+      return fail(ErrorCode::kRuntime, fmt::format("split sizes {} do not cut {} into {} outputs",
+                                                   shape_to_string(*given), dim, outputs));
+    return *given;
+  }
+  if (num_outputs) {
+    const int64_t chunk = (dim + *num_outputs - 1) / std::max<int64_t>(*num_outputs, 1);
+    std::vector<int64_t> sizes;
+    for (int64_t left = dim; sizes.size() < outputs; left -= sizes.back()) sizes.push_back(std::min(chunk, left));
+    return sizes;
+  }
+  if (dim % static_cast<int64_t>(outputs) != 0)
+    return fail(ErrorCode::kRuntime, fmt::format("{} does not split into {} equal parts", dim, outputs));
+  return std::vector<int64_t>(outputs, dim / static_cast<int64_t>(outputs));
+}
+
+Expected<void> build_split(PlanBuilder& b, const Node& node) {
+  const int64_t axis_attr = node.attributes.int_or("axis", 0);
+  const std::optional<std::vector<int64_t>> split_attr =
+      node.opset < 13 ? node.attributes.get_ints("split") : std::nullopt;
+  const std::optional<int64_t> num_outputs = node.attributes.get_int("num_outputs");
+  const std::optional<IntsInput> split_input =
+      node.opset >= 13 ? std::optional<IntsInput>(IntsInput(b.graph(), node, 1)) : std::nullopt;
+  const DType dtype = b.graph().value(node.inputs[0]).type.dtype;
+  const std::string kernel = strided_copy_kernel(b, dtype);
+  const std::size_t outputs = node.outputs.size();
+  b.add_step(make_step(node, "nvrtc:" + kernel, [=](StepContext& ctx) -> Expected<void> {
+    const Tensor& x = ctx.input(0);
+    const Shape& in = x.shape();
+    const int64_t axis = normalize_axis(axis_attr, static_cast<int64_t>(in.size()));
+    if (axis < 0 || axis >= static_cast<int64_t>(in.size()))
+      return fail(ErrorCode::kRuntime, fmt::format("{}: axis {} out of range for {}", ctx.where(), axis_attr, shape_to_string(in)));
+    const auto a = static_cast<std::size_t>(axis);
+    std::optional<std::vector<int64_t>> given = split_attr;
+    if (split_input) {
+      auto read = split_input->read(ctx);
+      if (!read) return std::unexpected(read.error());
+      given = *read;
+    }
+    auto sizes = split_sizes(given, num_outputs, outputs, in[a]);
+    if (!sizes) return forward_error(std::move(sizes), ctx.where());
+    const Shape in_strides = contiguous_strides(in);
+    int64_t at = 0;
+    for (std::size_t i = 0; i < outputs; ++i) {
+      Shape out = in;
+      out[a] = (*sizes)[i];
+      if (ctx.wants_output(i)) {
+        auto y = ctx.output(i, dtype, out);
+        if (!y) return std::unexpected(y.error());
+        if (auto r = strided_copy(ctx, kernel, out, in_strides, at * in_strides[a], dev(x), contiguous_strides(out), 0,
+                                  dev_mut(*y));
+            !r)
+          return r;
+      }
+      at += (*sizes)[i];
     }
     return {};
   }));
@@ -204,6 +279,8 @@ Expected<void> build_gather(PlanBuilder& b, const Node& node) {
 std::vector<CudaOpDef> gather_ops() {
   std::vector<CudaOpDef> ops;
   ops.push_back(make_op("Concat", 4, check_concat, build_concat));
+  for (CudaOpDef& def : make_op_versions("Split", {2, 13, 18}, check_split, build_split))  // 13: split input; 18: num_outputs
+    ops.push_back(std::move(def));
   ops.push_back(make_op("Slice", 1, check_slice, build_slice));
   ops.push_back(make_op("Gather", 1, check_gather, build_gather));
   return ops;
