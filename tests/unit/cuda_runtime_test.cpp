@@ -95,7 +95,7 @@ TEST_CASE("cuda data movement kernels run on the host: Transpose, Concat, Slice,
   check_on_host({.op_type = "Expand", .opset = 13, .inputs = {x, test::int64s({3, 1, 1, 1})}, .constant = {false, true}});
 }
 
-TEST_CASE("cuda Reshape, Flatten, Squeeze and Unsqueeze are views: no kernel, the input's storage", "[cuda]") {
+TEST_CASE("cuda Reshape, Flatten, Squeeze, Unsqueeze and Dropout are views: no kernel, the input's storage", "[cuda]") {
   const Tensor x = test::iota_float({2, 3, 4});
   auto out = test::run_partition_with(
       {.op_type = "Reshape", .opset = 14, .inputs = {x, test::int64s({0, -1})}, .constant = {false, true}}, "cuda",
@@ -105,6 +105,14 @@ TEST_CASE("cuda Reshape, Flatten, Squeeze and Unsqueeze are views: no kernel, th
   CHECK(out->at(0).storage() == x.storage());
   check_on_host({.op_type = "Flatten", .opset = 13, .inputs = {x}, .attrs = attrs({{"axis", int64_t{2}}})});
   check_on_host({.op_type = "Unsqueeze", .opset = 13, .inputs = {x, test::int64s({0, -1})}, .constant = {false, true}});
+  check_on_host({.op_type = "Dropout", .opset = 13, .inputs = {x}});
+  check_on_host({.op_type = "Dropout", .opset = 6, .inputs = {x}, .attrs = attrs({{"is_test", int64_t{1}}})});
+  const Tensor no = Tensor::from_bytes(DType::kBool, {}, std::as_bytes(std::span<const uint8_t>(std::vector<uint8_t>{0})));
+  check_on_host({.op_type = "Dropout", .opset = 13, .inputs = {x, Tensor(), no}, .constant = {false, false, true}});
+  // Training asks for random drops: declined with the reason.
+  auto training = test::run_partition_with({.op_type = "Dropout", .opset = 6, .inputs = {x}}, "cuda", test::run_partition_on_host);
+  REQUIRE_FALSE(training);
+  CHECK(training.error().why == "Dropout: is_test=0 asks for training; the cuda EP runs Dropout in inference only");
 }
 
 TEST_CASE("cuda steps read shapes, axes and Slice bounds computed at run time", "[cuda]") {

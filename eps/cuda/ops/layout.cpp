@@ -1,5 +1,5 @@
-// Reshape, Flatten, Squeeze, Unsqueeze, Identity as views of their input (no copy), and
-// Transpose and Expand as one strided copy.
+// Reshape, Flatten, Squeeze, Unsqueeze, Identity, Dropout (inference) as views of their input
+// (no copy), and Transpose and Expand as one strided copy.
 #include <fmt/format.h>
 
 #include <numeric>
@@ -137,6 +137,27 @@ Expected<void> build_unsqueeze(PlanBuilder& b, const Node& node) {
   });
 }
 
+// Identity, and Dropout in inference: the input itself.
+Expected<void> build_same_view(PlanBuilder& b, const Node& node) {
+  return add_view(b, node, [](StepContext&, const Shape& in) -> Expected<Shape> { return in; });
+}
+
+// Dropout in inference is its input: is_test set (before opset 7), or training_mode absent or
+// a constant false (from 12), and the mask unused.
+KernelMatch check_dropout(const NodeContext& ctx) {
+  NXRT_REQUIRE_MATCH(check_view(ctx));
+  if (ctx.opset() < 7)
+    NXRT_REQUIRE(ctx.attrs().int_or("is_test", 0) != 0,
+                 "Dropout: is_test=0 asks for training; the cuda EP runs Dropout in inference only");
+  if (ctx.opset() >= 12 && ctx.has_input(2)) {
+    const WeightHandle* training = ctx.constant_input(2);
+    const auto values = training ? training->materialize() : Expected<Tensor>(fail(ErrorCode::kRuntime, ""));
+    NXRT_REQUIRE(values && values->numel() == 1 && values->to_int64_vector()[0] == 0,
+                 "Dropout: training_mode is not a constant false; the cuda EP runs Dropout in inference only");
+  }
+  return require_output_unused(ctx, 1, "mask");
+}
+
 KernelMatch check_transpose(const NodeContext& ctx) {
   NXRT_REQUIRE_MATCH(require_fixed_size(ctx, 0));
   NXRT_REQUIRE_MATCH(require_max_rank(ctx, 0));
@@ -218,9 +239,8 @@ std::vector<CudaOpDef> layout_ops() {
   ops.push_back(make_op("Flatten", 1, check_view, build_flatten));
   ops.push_back(make_op("Squeeze", 1, check_axes_view, build_squeeze));
   ops.push_back(make_op("Unsqueeze", 1, check_axes_view, build_unsqueeze));
-  ops.push_back(make_op("Identity", 1, check_view, [](PlanBuilder& b, const Node& n) {
-    return add_view(b, n, [](StepContext&, const Shape& in) -> Expected<Shape> { return in; });
-  }));
+  ops.push_back(make_op("Identity", 1, check_view, build_same_view));
+  ops.push_back(make_op("Dropout", 1, check_dropout, build_same_view));
   ops.push_back(make_op("Transpose", 1, check_transpose, build_transpose));
   ops.push_back(make_op("Expand", 8, check_expand, build_expand));
   return ops;
