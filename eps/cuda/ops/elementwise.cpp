@@ -25,22 +25,16 @@ bool is_chain_type(DType t) { return is_cuda_float(t) || t == DType::kInt32 || t
 bool is_chain_type_or_bool(DType t) { return is_chain_type(t) || t == DType::kBool; }
 bool is_bool(DType t) { return t == DType::kBool; }
 
-// Inputs [first, end) that are present share one dtype that `allowed` accepts (`kinds` names
-// those in the reason).
+// Inputs [first, end) of the node, within the kernels' rank, of one dtype that `allowed`
+// accepts (`kinds` names those in the reason).
 KernelMatch require_one_dtype(const NodeContext& ctx, std::size_t first, std::size_t end, bool (*allowed)(DType),
                               std::string_view kinds) {
-  const std::string& op = ctx.node().op_type;
-  DType seen = DType::kUndefined;
+  std::vector<std::size_t> inputs;
   for (std::size_t i = first; i < std::min(end, ctx.input_count()); ++i) {
     NXRT_REQUIRE_MATCH(require_max_rank(ctx, i));
-    if (!ctx.has_input(i)) continue;
-    const DType t = ctx.input_dtype(i);
-    NXRT_REQUIRE(allowed(t), "{}: input {} is {}; the cuda EP runs {} here", op, i, dtype_name(t), kinds);
-    if (seen == DType::kUndefined) seen = t;
-    NXRT_REQUIRE(t == seen, "{}: input {} is {} but input {} is {}; the cuda EP needs one dtype", op, i, dtype_name(t),
-                 first, dtype_name(seen));
+    inputs.push_back(i);
   }
-  return KernelMatch::supported();
+  return require_dtypes(ctx, inputs, allowed, kinds);
 }
 
 constexpr std::size_t kAll = ~std::size_t{0};

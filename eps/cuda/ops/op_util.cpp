@@ -10,18 +10,24 @@
 
 namespace nxrt::cuda {
 
-KernelMatch require_float(const NodeContext& ctx, const std::vector<std::size_t>& inputs, bool same) {
+KernelMatch require_dtypes(const NodeContext& ctx, const std::vector<std::size_t>& inputs, bool (*allowed)(DType),
+                           std::string_view kinds, bool same) {
   const std::string& op = ctx.node().op_type;
-  DType first = DType::kUndefined;
+  std::optional<std::size_t> first;
   for (std::size_t i : inputs) {
     if (!ctx.has_input(i)) continue;
     const DType t = ctx.input_dtype(i);
-    NXRT_REQUIRE(is_cuda_float(t), "{}: input {} is {}; the cuda EP runs float and float16 only", op, i,
-                 dtype_name(t));
-    if (first == DType::kUndefined) first = t;
-    NXRT_REQUIRE(!same || t == first, "{}: input {} is {} but input 0 is {}; the cuda EP needs one dtype", op, i,
-                 dtype_name(t), dtype_name(first));
+    NXRT_REQUIRE(allowed(t), "{}: input {} is {}; the cuda EP runs {} only", op, i, dtype_name(t), kinds);
+    if (!first) first = i;
+    NXRT_REQUIRE(!same || t == ctx.input_dtype(*first), "{}: input {} is {} but input {} is {}; the cuda EP needs one dtype",
+                 op, i, dtype_name(t), *first, dtype_name(ctx.input_dtype(*first)));
   }
+  return KernelMatch::supported();
+}
+
+KernelMatch require_float(const NodeContext& ctx, const std::vector<std::size_t>& inputs, bool same) {
+  const std::string& op = ctx.node().op_type;
+  NXRT_REQUIRE_MATCH(require_dtypes(ctx, inputs, is_cuda_float, "float and float16", same));
   if (const ValueType* out = ctx.output_type(0); out && out->dtype != DType::kUndefined)
     NXRT_REQUIRE(is_cuda_float(out->dtype), "{}: output 0 is {}; the cuda EP runs float and float16 only", op,
                  dtype_name(out->dtype));

@@ -3,6 +3,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kernel_library.h"
@@ -13,6 +14,10 @@ namespace nxrt::cuda {
 
 inline bool is_cuda_float(DType t) { return t == DType::kFloat32 || t == DType::kFloat16; }
 
+// Declines unless the present inputs among `inputs` have dtypes `allowed` accepts (`kinds`
+// names them in the reason: "float and float16"), all one dtype when `same` is set.
+KernelMatch require_dtypes(const NodeContext& ctx, const std::vector<std::size_t>& inputs, bool (*allowed)(DType),
+                           std::string_view kinds, bool same = true);
 // Declines unless inputs `inputs` (present ones) and output 0 are float or float16, and of
 // one dtype when `same` is set.
 KernelMatch require_float(const NodeContext& ctx, const std::vector<std::size_t>& inputs, bool same = true);
