@@ -179,6 +179,23 @@ __device__ void reduce(i64 n, int rank, Dims out_shape, Dims kept_strides, int r
   }
 }
 
+// ArgMax (is_max) and ArgMin along an axis of `axis_dim` with stride `inner`: the first index
+// of the extreme value, or the last with `last`.
+template <class T>
+__device__ void arg_reduce(i64 n, i64 axis_dim, i64 inner, const T* x, i64* y, int is_max, int last) {
+  for (i64 i = global_index(); i < n; i += global_stride()) {
+    const i64 base = (i / inner) * axis_dim * inner + i % inner;
+    auto best = ld(x, base);
+    i64 at = 0;
+    for (i64 a = 1; a < axis_dim; ++a) {
+      auto v = ld(x, base + a * inner);
+      bool better = is_max ? (last ? v >= best : v > best) : (last ? v <= best : v < best);
+      if (better) { best = v; at = a; }
+    }
+    y[i] = at;
+  }
+}
+
 // Max/average pooling over `sr` spatial dims of an N, C, spatial... tensor. MaxPool takes the
 // first largest tap; its flat index into x goes to `indices` when that is not null, with the
 // spatial dims in row-major order, or column-major when `column_major` is set.

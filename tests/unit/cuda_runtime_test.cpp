@@ -292,7 +292,7 @@ TEST_CASE("cuda Softmax, LogSoftmax and LayerNormalization rows reduce across wa
                 1e-4, 1e-5);
 }
 
-TEST_CASE("cuda reductions run on the host over any axes", "[cuda]") {
+TEST_CASE("cuda reductions, ArgMax and ArgMin run on the host over any axes", "[cuda]") {
   const Tensor x = random_tensor({3, 4, 5}, 13, 0.5f, 1.5f);
   for (const char* op : {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceSumSquare", "ReduceL1",
                          "ReduceL2", "ReduceLogSumExp"}) {
@@ -303,6 +303,14 @@ TEST_CASE("cuda reductions run on the host over any axes", "[cuda]") {
     }
   }
   check_on_host({.op_type = "ReduceSum", .opset = 13, .inputs = {x, test::int64s({-1})}, .constant = {false, true}});
+  // ArgMax/ArgMin with ties (first or last index), along each axis, keeping the axis or not.
+  const Tensor ties = Tensor::from_vector<float>({2, 3, 2}, {1, 5, 5, 2, 5, -1, 0, 0, 3, 3, -2, 3});
+  for (const char* op : {"ArgMax", "ArgMin"})
+    for (int64_t axis : {0, 1, -1})
+      for (int64_t last : {0, 1})
+        check_on_host({.op_type = op, .opset = 13, .inputs = {ties},
+                       .attrs = attrs({{"axis", axis}, {"select_last_index", last}, {"keepdims", axis == 1 ? int64_t{0} : int64_t{1}}})});
+  check_on_host({.op_type = "ArgMax", .opset = 13, .inputs = {test::int64s({4, -9, 4, 12})}});
   check_on_host({.op_type = "ReduceMean", .opset = 18, .inputs = {x, test::int64s({})}, .constant = {false, true},
                  .attrs = attrs({{"noop_with_empty_axes", int64_t{1}}})});
   check_on_host({.op_type = "ReduceMax", .opset = 20, .inputs = {x, test::int64s({1})}, .constant = {false, true}});

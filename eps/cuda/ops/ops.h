@@ -68,7 +68,7 @@ std::vector<CudaOpDef> elementwise_ops();   // unary, binary, variadic, Clip, Ca
 std::vector<CudaOpDef> matmul_ops();        // MatMul, Gemm (cuBLASLt)
 std::vector<CudaOpDef> conv_ops();          // Conv (cuDNN)
 std::vector<CudaOpDef> normalization_ops(); // Softmax, LogSoftmax, LayerNormalization
-std::vector<CudaOpDef> reduce_ops();        // ReduceSum/Mean/Max/Min/Prod/SumSquare/L1/L2/LogSumExp
+std::vector<CudaOpDef> reduce_ops();        // ReduceSum/Mean/Max/Min/Prod/SumSquare/L1/L2/LogSumExp, ArgMax/Min
 std::vector<CudaOpDef> layout_ops();        // Reshape, Flatten, Squeeze, Unsqueeze, Identity, Transpose, Expand
 std::vector<CudaOpDef> gather_ops();        // Concat, Split, Slice, Gather
 std::vector<CudaOpDef> pool_ops();          // MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool

@@ -1,4 +1,5 @@
-// ReduceSum/Mean/Max/Min/Prod/SumSquare/L1/L2/LogSumExp: one thread per output element.
+// ReduceSum/Mean/Max/Min/Prod/SumSquare/L1/L2/LogSumExp, ArgMax and ArgMin: one thread per
+// output element.
 #include <fmt/format.h>
 
 #include "ops/op_util.h"
@@ -83,6 +84,49 @@ Expected<void> build_reduce(PlanBuilder& b, const Node& node) {
   return {};
 }
 
+bool is_arg_type(DType t) { return is_cuda_float(t) || t == DType::kInt32 || t == DType::kInt64; }
+
+KernelMatch check_arg_reduce(const NodeContext& ctx) {
+  NXRT_REQUIRE_MATCH(require_dtypes(ctx, {0}, is_arg_type, "float, float16, int32 and int64"));
+  NXRT_REQUIRE_MATCH(require_max_rank(ctx, 0));
+  return KernelMatch::supported();
+}
+
+Expected<void> build_arg_reduce(PlanBuilder& b, const Node& node) {
+  const int64_t axis_attr = node.attributes.int_or("axis", 0);
+  const bool keepdims = node.attributes.int_or("keepdims", 1) != 0;
+  const bool last = node.attributes.int_or("select_last_index", 0) != 0;
+  const bool is_max = node.op_type == "ArgMax";
+  const DType dtype = b.graph().value(node.inputs[0]).type.dtype;
+  const std::string t(chain_storage_type(dtype));
+  const std::string kernel =
+      b.instantiate("arg_reduce", t, fmt::format("i64 n, i64 axis_dim, i64 inner, const {}* x, i64* y, int is_max, int last", t),
+                    "n, axis_dim, inner, x, y, is_max, last");
+  b.add_step(make_step(node, "nvrtc:" + kernel, [=](StepContext& ctx) -> Expected<void> {
+    const Tensor& x = ctx.input(0);
+    const Shape& s = x.shape();
+    const auto r = static_cast<int64_t>(s.size());
+    const int64_t axis = normalize_axis(axis_attr, r);
+    if (axis < 0 || axis >= r)
+      return fail(ErrorCode::kRuntime, fmt::format("{}: axis {} out of range for rank {}", ctx.where(), axis_attr, r));
+    const auto a = static_cast<std::size_t>(axis);
+    if (s[a] == 0) return fail(ErrorCode::kRuntime, fmt::format("{}: the axis is empty", ctx.where()));
+    Shape out = s;
+    if (keepdims) out[a] = 1;
+    else out.erase(out.begin() + axis);
+    auto y = ctx.output(0, DType::kInt64, out);
+    if (!y) return std::unexpected(y.error());
+    const int64_t n = y->numel();
+    if (n == 0) return {};
+    int64_t inner = 1;
+    for (std::size_t k = a + 1; k < s.size(); ++k) inner *= s[k];
+    KernelArgs args;
+    args.add(n).add(s[a]).add(inner).ptr(dev(x)).ptr(dev_mut(*y)).add(is_max ? 1 : 0).add(last ? 1 : 0);
+    return ctx.launch(kernel, n, args);
+  }));
+  return {};
+}
+
 }  // namespace
 
 std::vector<CudaOpDef> reduce_ops() {
@@ -100,6 +144,8 @@ std::vector<CudaOpDef> reduce_ops() {
   add("ReduceL1", 18);
   add("ReduceL2", 18);
   add("ReduceLogSumExp", 18);
+  ops.push_back(make_op("ArgMax", 1, check_arg_reduce, build_arg_reduce));  // 12: select_last_index
+  ops.push_back(make_op("ArgMin", 1, check_arg_reduce, build_arg_reduce));
   return ops;
 }
 
