@@ -25,17 +25,16 @@ Expected<void> build_concat(PlanBuilder& b, const Node& node) {
   const std::string kernel = strided_copy_kernel(b, dtype);
   b.add_step(make_step(node, "nvrtc:" + kernel, [=](StepContext& ctx) -> Expected<void> {
     Shape out = ctx.input(0).shape();
-    const int64_t axis = normalize_axis(axis_attr, static_cast<int64_t>(out.size()));
-    if (axis < 0 || axis >= static_cast<int64_t>(out.size()))
-      return fail(ErrorCode::kRuntime, fmt::format("{}: axis {} out of range for {}", ctx.where(), axis_attr, shape_to_string(out)));
-    const auto a = static_cast<std::size_t>(axis);
+    const auto axis = axis_index(ctx, axis_attr, out);
+    if (!axis) return std::unexpected(axis.error());
+    const std::size_t a = *axis;
     out[a] = 0;
     for (std::size_t i = 0; i < node.inputs.size(); ++i) {
       const Shape& s = ctx.input(i).shape();
       for (std::size_t k = 0; k < s.size(); ++k)
         if (s.size() != out.size() || (k != a && s[k] != out[k]))
           return fail(ErrorCode::kRuntime, fmt::format("{}: input {} is {}, which does not concatenate along axis {}",
-                                                       ctx.where(), i, shape_to_string(s), axis));
+                                                       ctx.where(), i, shape_to_string(s), a));
       out[a] += s[a];
     }
     auto y = ctx.output(0, dtype, out);
@@ -98,10 +97,9 @@ Expected<void> build_split(PlanBuilder& b, const Node& node) {
   b.add_step(make_step(node, "nvrtc:" + kernel, [=](StepContext& ctx) -> Expected<void> {
     const Tensor& x = ctx.input(0);
     const Shape& in = x.shape();
-    const int64_t axis = normalize_axis(axis_attr, static_cast<int64_t>(in.size()));
-    if (axis < 0 || axis >= static_cast<int64_t>(in.size()))
-      return fail(ErrorCode::kRuntime, fmt::format("{}: axis {} out of range for {}", ctx.where(), axis_attr, shape_to_string(in)));
-    const auto a = static_cast<std::size_t>(axis);
+    const auto axis = axis_index(ctx, axis_attr, in);
+    if (!axis) return std::unexpected(axis.error());
+    const std::size_t a = *axis;
     std::optional<std::vector<int64_t>> given = split_attr;
     if (split_input) {
       auto read = split_input->read(ctx);
@@ -203,15 +201,13 @@ Expected<void> build_slice(PlanBuilder& b, const Node& node) {
     const SliceSpec& spec = *completed;
     const Tensor& x = ctx.input(0);
     const Shape& in = x.shape();
-    const auto r = static_cast<int64_t>(in.size());
     const Shape in_strides = contiguous_strides(in);
     Shape out = in, read = in_strides;
     int64_t offset = 0;
     for (std::size_t i = 0; i < spec.starts.size(); ++i) {
-      const int64_t a = normalize_axis(spec.axes[i], r);
-      if (a < 0 || a >= r)
-        return fail(ErrorCode::kRuntime, fmt::format("{}: axis {} out of range for rank {}", ctx.where(), spec.axes[i], r));
-      const auto k = static_cast<std::size_t>(a);
+      const auto axis = axis_index(ctx, spec.axes[i], in);
+      if (!axis) return std::unexpected(axis.error());
+      const std::size_t k = *axis;
       const int64_t dim = in[k], step = spec.steps[i];
       // ONNX's clamping: negative indices count from the end; the range depends on the direction.
       auto clamp = [&](int64_t v, bool is_start) {
@@ -254,13 +250,12 @@ Expected<void> build_gather(PlanBuilder& b, const Node& node) {
     const Tensor& data = ctx.input(0);
     const Tensor& idx = ctx.input(1);
     const Shape& in = data.shape();
-    const int64_t axis = normalize_axis(axis_attr, static_cast<int64_t>(in.size()));
-    if (axis < 0 || axis >= static_cast<int64_t>(in.size()))
-      return fail(ErrorCode::kRuntime, fmt::format("{}: axis {} out of range for {}", ctx.where(), axis_attr, shape_to_string(in)));
-    const auto a = static_cast<std::size_t>(axis);
-    Shape out(in.begin(), in.begin() + axis);
+    const auto axis = axis_index(ctx, axis_attr, in);
+    if (!axis) return std::unexpected(axis.error());
+    const std::size_t a = *axis;
+    Shape out(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(a));
     out.insert(out.end(), idx.shape().begin(), idx.shape().end());
-    out.insert(out.end(), in.begin() + axis + 1, in.end());
+    out.insert(out.end(), in.begin() + static_cast<std::ptrdiff_t>(a) + 1, in.end());
     auto y = ctx.output(0, dtype, out);
     if (!y) return std::unexpected(y.error());
     const int64_t n = shape_numel(out);

@@ -82,11 +82,10 @@ Expected<void> build_layer_norm(PlanBuilder& b, const Node& node) {
   b.add_step(make_step(node, "nvrtc:" + kernel, [=](StepContext& ctx) -> Expected<void> {
     const Tensor& x = ctx.input(0);
     const Shape& s = x.shape();
-    const int64_t axis = normalize_axis(axis_attr, static_cast<int64_t>(s.size()));
-    if (axis < 0 || axis >= static_cast<int64_t>(s.size()))
-      return fail(ErrorCode::kRuntime, fmt::format("{}: axis {} out of range for {}", ctx.where(), axis_attr, shape_to_string(s)));
-    const int64_t rows = product(s, 0, static_cast<std::size_t>(axis));
-    const int64_t cols = product(s, static_cast<std::size_t>(axis), s.size());
+    const auto axis = axis_index(ctx, axis_attr, s);
+    if (!axis) return std::unexpected(axis.error());
+    const int64_t rows = product(s, 0, *axis);
+    const int64_t cols = product(s, *axis, s.size());
     // Scale and bias must cover the normalized dims exactly (no further broadcasting here).
     for (std::size_t i = 1; i < (has_bias ? 3u : 2u); ++i)
       if (ctx.input(i).numel() != cols)
@@ -96,7 +95,7 @@ Expected<void> build_layer_norm(PlanBuilder& b, const Node& node) {
     if (!y) return std::unexpected(y.error());
     // Mean and InvStdDev: the input's shape with the normalized dims set to 1.
     Shape stat_shape = s;
-    std::fill(stat_shape.begin() + axis, stat_shape.end(), 1);
+    std::fill(stat_shape.begin() + static_cast<std::ptrdiff_t>(*axis), stat_shape.end(), 1);
     void* stats[2] = {nullptr, nullptr};
     for (std::size_t i : {1, 2})
       if (ctx.wants_output(i)) {

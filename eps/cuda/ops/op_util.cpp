@@ -106,6 +106,14 @@ std::string float_literal(float v) { return fmt::format("__int_as_float((int){:#
 
 namespace nxrt::cuda {
 
+Expected<std::size_t> axis_index(const StepContext& ctx, int64_t axis, const Shape& shape) {
+  const auto rank = static_cast<int64_t>(shape.size());
+  const int64_t k = normalize_axis(axis, rank);
+  if (k < 0 || k >= rank)
+    return fail(ErrorCode::kRuntime, fmt::format("{}: axis {} out of range for {}", ctx.where(), axis, shape_to_string(shape)));
+  return static_cast<std::size_t>(k);
+}
+
 std::string strided_copy_kernel(PlanBuilder& builder, DType dtype) {
   const std::string_view t = element_type(dtype);
   return builder.instantiate("strided_copy", t,

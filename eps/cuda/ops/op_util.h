@@ -69,6 +69,10 @@ class IntsInput {
   std::optional<std::vector<int64_t>> constant_;
 };
 
+// `axis` (negative: counted from the end) as an index into a tensor of `shape`; out of range,
+// an error of the step naming the axis and the shape.
+Expected<std::size_t> axis_index(const StepContext& ctx, int64_t axis, const Shape& shape);
+
 // The strided_copy kernel for `dtype`'s element size (Transpose, Slice, Concat, Expand).
 std::string strided_copy_kernel(PlanBuilder& builder, DType dtype);
 // out[out_off + i·out_strides] = in[in_off + i·in_strides] over `shape` (offsets in elements).

@@ -46,7 +46,6 @@ Expected<void> build_reduce(PlanBuilder& b, const Node& node) {
   b.add_step(make_step(node, "nvrtc:" + kernel, [=](StepContext& ctx) -> Expected<void> {
     const Tensor& x = ctx.input(0);
     const Shape& s = x.shape();
-    const auto r = static_cast<int64_t>(s.size());
     auto read = axes_input ? axes_input->read(ctx) : Expected<std::optional<std::vector<int64_t>>>(axes_attr);
     if (!read) return std::unexpected(read.error());
     const std::optional<std::vector<int64_t>>& axes = *read;
@@ -56,9 +55,9 @@ Expected<void> build_reduce(PlanBuilder& b, const Node& node) {
     }
     std::vector<bool> reduced(s.size(), !axes || axes->empty());
     for (int64_t a : axes.value_or(std::vector<int64_t>{})) {
-      const int64_t k = normalize_axis(a, r);
-      if (k < 0 || k >= r) return fail(ErrorCode::kRuntime, fmt::format("{}: axis {} out of range for rank {}", ctx.where(), a, r));
-      reduced[static_cast<std::size_t>(k)] = true;
+      const auto k = axis_index(ctx, a, s);
+      if (!k) return std::unexpected(k.error());
+      reduced[*k] = true;
     }
     const Shape strides = contiguous_strides(s);
     Shape full, kept_strides, red_shape, red_strides, out;
@@ -105,15 +104,13 @@ Expected<void> build_arg_reduce(PlanBuilder& b, const Node& node) {
   b.add_step(make_step(node, "nvrtc:" + kernel, [=](StepContext& ctx) -> Expected<void> {
     const Tensor& x = ctx.input(0);
     const Shape& s = x.shape();
-    const auto r = static_cast<int64_t>(s.size());
-    const int64_t axis = normalize_axis(axis_attr, r);
-    if (axis < 0 || axis >= r)
-      return fail(ErrorCode::kRuntime, fmt::format("{}: axis {} out of range for rank {}", ctx.where(), axis_attr, r));
-    const auto a = static_cast<std::size_t>(axis);
+    const auto axis = axis_index(ctx, axis_attr, s);
+    if (!axis) return std::unexpected(axis.error());
+    const std::size_t a = *axis;
     if (s[a] == 0) return fail(ErrorCode::kRuntime, fmt::format("{}: the axis is empty", ctx.where()));
     Shape out = s;
     if (keepdims) out[a] = 1;
-    else out.erase(out.begin() + axis);
+    else out.erase(out.begin() + static_cast<std::ptrdiff_t>(a));
     auto y = ctx.output(0, DType::kInt64, out);
     if (!y) return std::unexpected(y.error());
     const int64_t n = y->numel();
