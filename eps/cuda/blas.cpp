@@ -6,7 +6,6 @@
 
 #include <memory>
 
-#include "gpu.h"
 
 namespace nxrt::cuda {
 namespace {
@@ -44,18 +43,17 @@ Expected<Layout> make_layout(const BlasApi& lt, StepContext& ctx, cudaDataType t
 
 Expected<void> run_matmul(StepContext& ctx, const MatmulProblem& p) {
   if (p.m == 0 || p.n == 0 || p.batch == 0) return {};
-  Gpu& gpu = ctx.gpu();
   if (p.k == 0) {  // cuBLASLt takes no empty inner dim; D = beta·D
     if (p.beta == 1) return {};
     if (p.beta != 0)
       return fail(ErrorCode::kRuntime, fmt::format("{}: an empty product (K = 0) with beta {} is not supported by the cuda EP",
                                                    ctx.where(), p.beta),
                   {}, "use the cpu EP for this node");
-    const auto bytes = static_cast<std::size_t>(p.batch * p.m * p.n) * dtype_size(p.dtype);
-    return gpu.driver().check(gpu.driver().api().memset_d8_async(reinterpret_cast<CUdeviceptr>(p.d), 0, bytes, gpu.stream()),
-                              "cuMemsetD8Async", fmt::format("{}: cannot zero the output", ctx.where()));
+    return ctx.zero(p.d, static_cast<std::size_t>(p.batch * p.m * p.n) * dtype_size(p.dtype));
   }
-  const BlasApi& lt = gpu.blas_api();
+  auto library = ctx.blas();
+  if (!library) return std::unexpected(library.error());
+  const BlasApi& lt = library->api;
   const cudaDataType type = p.dtype == DType::kFloat16 ? CUDA_R_16F : CUDA_R_32F;
   // Row-major D = op(A)·op(B) is column-major D^T = op(B)^T·op(A)^T: B's buffer is the first
   // operand, A's the second, and no data moves.
@@ -92,7 +90,7 @@ Expected<void> run_matmul(StepContext& ctx, const MatmulProblem& p) {
     return lt_error(lt, ctx, s, "cublasLtMatmulPreferenceSetAttribute");
   cublasLtMatmulHeuristicResult_t heuristic{};
   int found = 0;
-  if (auto s = lt.matmul_algo_get_heuristic(gpu.blas(), raw_desc, first->get(), second->get(), out->get(), out->get(),
+  if (auto s = lt.matmul_algo_get_heuristic(library->handle, raw_desc, first->get(), second->get(), out->get(), out->get(),
                                               raw_pref, 1, &heuristic, &found);
       s != CUBLAS_STATUS_SUCCESS || found == 0)
     return found == 0 && s == CUBLAS_STATUS_SUCCESS
@@ -101,9 +99,9 @@ Expected<void> run_matmul(StepContext& ctx, const MatmulProblem& p) {
                : lt_error(lt, ctx, s, "cublasLtMatmulAlgoGetHeuristic");
   auto workspace = ctx.scratch(heuristic.workspaceSize);
   if (!workspace) return std::unexpected(workspace.error());
-  if (auto s = lt.matmul(gpu.blas(), raw_desc, &p.alpha, p.b, first->get(), p.a, second->get(), &p.beta, p.d,
+  if (auto s = lt.matmul(library->handle, raw_desc, &p.alpha, p.b, first->get(), p.a, second->get(), &p.beta, p.d,
                               out->get(), p.d, out->get(), &heuristic.algo, dev_mut(*workspace), heuristic.workspaceSize,
-                              reinterpret_cast<cudaStream_t>(gpu.stream()));
+                         library->stream);
       s != CUBLAS_STATUS_SUCCESS)
     return lt_error(lt, ctx, s, "cublasLtMatmul");
   return {};

@@ -62,7 +62,18 @@ class RunContext final : public StepContext {
   Expected<void> launch_rows(std::string_view kernel, int64_t rows, int threads, KernelArgs& args) override {
     return launch_grid(kernel, std::clamp<int64_t>(rows, 1, kMaxBlocks), threads, args);
   }
-  Gpu& gpu() override { return gpu_; }
+  Expected<void> zero(void* data, std::size_t bytes) override {
+    const Driver& driver = gpu_.driver();
+    return driver.check(driver.api().memset_d8_async(reinterpret_cast<CUdeviceptr>(data), 0, bytes, gpu_.stream()),
+                        "cuMemsetD8Async", fmt::format("{}: cannot zero the output", where()));
+  }
+  Expected<BlasLibrary> blas() override {
+    return BlasLibrary{gpu_.blas_api(), gpu_.blas(), reinterpret_cast<cudaStream_t>(gpu_.stream())};
+  }
+  Expected<DnnLibrary> dnn() override {
+    if (auto r = gpu_.open_dnn(); !r) return forward_error(std::move(r), where());
+    return DnnLibrary{gpu_.dnn_api(), gpu_.dnn()};
+  }
   std::string where() const override { return step_.nodes.front()->describe() + " on the cuda EP"; }
 
  private:

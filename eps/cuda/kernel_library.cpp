@@ -46,6 +46,14 @@ template <class I> __device__ __forceinline__ I vabs(I a) { return a < 0 ? (I)(0
 template <class I> __device__ __forceinline__ I vdiv(I a, I b) {
   return b == 0 ? (I)0 : b == -1 ? (I)(0 - (unsigned long long)a) : (I)(a / b);
 }
+// Mod: fmod=1 takes the dividend's sign (C's fmodf and %), fmod=0 (integers only) the
+// divisor's. A zero divisor gives 0, as in vdiv.
+__device__ __forceinline__ float vfmod(float a, float b) { return fmodf(a, b); }
+template <class I> __device__ __forceinline__ I vfmod(I a, I b) { return b == 0 || b == -1 ? (I)0 : (I)(a % b); }
+template <class I> __device__ __forceinline__ I vmod(I a, I b) {
+  I r = vfmod(a, b);
+  return r != 0 && ((r < 0) != (b < 0)) ? (I)(r + b) : r;
+}
 __device__ __forceinline__ float inf_f() { return __int_as_float(0x7f800000); }
 __device__ __forceinline__ i64 global_index() { return (i64)blockIdx.x * blockDim.x + threadIdx.x; }
 __device__ __forceinline__ i64 global_stride() { return (i64)gridDim.x * blockDim.x; }

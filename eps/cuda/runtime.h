@@ -14,11 +14,10 @@
 #include <vector>
 
 #include "kernel_library.h"
+#include "libraries.h"
 #include "nxrt/ep/tensor.h"
 
 namespace nxrt::cuda {
-
-class Gpu;
 
 // Dims as the generated kernels take them (struct Dims in kernel_library.cpp).
 struct KernelDims {
@@ -49,6 +48,18 @@ class KernelArgs {
   std::vector<void*> pointers_;
 };
 
+// cuBLASLt as a step calls it: the entry points, the handle and the stream to order work on.
+struct BlasLibrary {
+  const BlasApi& api;
+  cublasLtHandle_t handle;
+  cudaStream_t stream;
+};
+// cuDNN likewise; its handle is already bound to the partition's stream.
+struct DnnLibrary {
+  const DnnApi& api;
+  cudnnHandle_t handle;
+};
+
 class StepContext {
  public:
   virtual ~StepContext() = default;
@@ -70,7 +81,12 @@ class StepContext {
   virtual Expected<void> launch(std::string_view kernel, int64_t work, KernelArgs& args) = 0;
   // Launches `kernel` with one block of `threads` per row, `rows` rows (capped; kernels loop).
   virtual Expected<void> launch_rows(std::string_view kernel, int64_t rows, int threads, KernelArgs& args) = 0;
-  virtual Gpu& gpu() = 0;
+  // Sets `bytes` bytes of device memory at `data` to 0, ordered with the step's other work.
+  virtual Expected<void> zero(void* data, std::size_t bytes) = 0;
+  virtual Expected<BlasLibrary> blas() = 0;
+  // cuDNN is loaded by the first step that asks (a model without Conv runs where cuDNN is not
+  // installed).
+  virtual Expected<DnnLibrary> dnn() = 0;
   // "'Conv_3' (ai.onnx::Conv, opset 17)": for errors.
   virtual std::string where() const = 0;
 };

@@ -1,12 +1,14 @@
 // Compiling a cuda plan's module for the host, and running the plan's steps on host tensors.
 #ifdef NXRT_HAVE_CUDA
 #include "cuda_host_module.h"
+#include "cuda_host_libraries.h"
 
 #include <dlfcn.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cstring>
 #include <cstdlib>
 #include <fstream>
 #include <regex>
@@ -88,7 +90,12 @@ class HostStepContext final : public cuda::StepContext {
     const int64_t blocks = std::clamp<int64_t>(rows, 1, kMaxHostBlocks);
     return module_.launch(kernel, static_cast<unsigned>(blocks), static_cast<unsigned>(threads), args.pointers());
   }
-  cuda::Gpu& gpu() override { throw std::logic_error("a step that needs the GPU ran on the host: see host_unrunnable"); }
+  Expected<void> zero(void* data, std::size_t bytes) override {
+    std::memset(data, 0, bytes);
+    return {};
+  }
+  Expected<cuda::BlasLibrary> blas() override { return cuda::BlasLibrary{host_blas_api(), host_blas_handle(), nullptr}; }
+  Expected<cuda::DnnLibrary> dnn() override { return cuda::DnnLibrary{host_dnn_api(), host_dnn_handle()}; }
   std::string where() const override { return step_.nodes.front()->describe() + " on the host"; }
 
  private:
@@ -181,14 +188,6 @@ Expected<void> HostModule::launch(std::string_view name, unsigned blocks, unsign
   return {};
 }
 
-std::optional<std::string> host_unrunnable(const cuda::Plan& plan) {
-  for (const auto& step : plan.steps)
-    for (std::string_view library : {"cublasLt", "cudnn"})
-      if (step->variant().starts_with(library))
-        return fmt::format("{} calls {}", step->nodes.front()->describe(), library);
-  return std::nullopt;
-}
-
 Expected<std::vector<Tensor>> run_plan_on_host(const cuda::Plan& plan, const HostModule& module,
                                                const Partition& partition, const std::vector<Tensor>& inputs) {
   const Graph& graph = *partition.graph;
@@ -226,10 +225,7 @@ Expected<cuda::Plan> plan_for_host(const Partition& p) {
       return fail(ErrorCode::kUnclaimed, fmt::format("the cuda EP declines {}", p.graph->node(n).describe()), m.reason());
   static const auto table = cuda::make_op_table();
   if (!table) return std::unexpected(table.error());
-  auto plan = cuda::build_plan(p, **table);
-  if (!plan) return std::unexpected(plan.error());
-  if (auto why = host_unrunnable(*plan)) return fail(ErrorCode::kRuntime, "the plan cannot run on the host", *why);
-  return plan;
+  return cuda::build_plan(p, **table);
 }
 
 Expected<std::vector<Tensor>> run_partition_on_host(const Partition& p, const std::vector<Tensor>& inputs) {

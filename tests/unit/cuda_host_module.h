@@ -1,8 +1,8 @@
 // Runs a cuda EP plan without a GPU: its module (the CUDA C that NVRTC compiles on the real
 // path) is compiled by the host compiler after cuda_on_host.h, and its steps run on host
 // tensors, launching the generated kernels from the host build. The kernels' indexing, the
-// arguments the steps pass them and the plan's fusion are all checked this way; steps that
-// call cuBLASLt or cuDNN cannot run here.
+// arguments the steps pass them and the plan's fusion are all checked this way; the steps
+// that call cuBLASLt or cuDNN run on their host stand-ins (cuda_host_libraries.h).
 #pragma once
 
 #ifdef NXRT_HAVE_CUDA
@@ -37,10 +37,6 @@ class HostModule {
   std::string prefix_;  // of the module's entry points in the library: "m3__"
 };
 
-// Whether every step of `plan` can run on the host (no cuBLASLt or cuDNN call); the reason
-// otherwise ("MatMul 'mm' calls cublasLt").
-std::optional<std::string> host_unrunnable(const cuda::Plan& plan);
-
 // Runs the plan's steps in order on host tensors, as CudaPartition::run does on the device:
 // `inputs` are the partition's inputs, initializers are read from the graph; returns the
 // partition's outputs.
@@ -50,13 +46,13 @@ Expected<std::vector<Tensor>> run_plan_on_host(const cuda::Plan& plan, const Hos
 // The cuda EP as it claims for an sm_90 target, with no GPU needed.
 const ExecutionProvider& cuda_for_sm90();
 
-// Claims every node of `partition` with cuda_for_sm90() and plans it; a decline or a step that
-// calls cuBLASLt or cuDNN comes back as the error (what: "the plan cannot run on the host").
+// Claims every node of `partition` with cuda_for_sm90() and plans it; a decline comes back as
+// the error.
 Expected<cuda::Plan> plan_for_host(const Partition& partition);
 
 // Claims every node of `partition` with cuda_for_sm90(), plans it, compiles its module for
-// the host and runs it: a decline, a plan that needs cuBLASLt or cuDNN, a compile error and a
-// run-time error each come back as the error.
+// the host and runs it: a decline, a compile error and a run-time error each come back as the
+// error.
 Expected<std::vector<Tensor>> run_partition_on_host(const Partition& partition, const std::vector<Tensor>& inputs);
 
 }  // namespace nxrt::test

@@ -1,10 +1,12 @@
 // The cuda EP's steps and generated kernels without a GPU: each plan's module is compiled for
 // the host (cuda_host_module.h), its steps run on host tensors, and the outputs are checked
-// against the cpu EP. Steps that call cuBLASLt or cuDNN are checked on a GPU only.
+// against the cpu EP. Steps that call cuBLASLt or cuDNN run on their host stand-ins
+// (cuda_host_libraries.h).
 #ifdef NXRT_HAVE_CUDA
 #include <catch2/catch.hpp>
 
 #include "builtin_eps.h"
+#include "cuda/kernel_library.h"
 #include "cuda_host_module.h"
 #include "kernel_harness.h"
 #include "lib_test_util.h"
@@ -28,12 +30,6 @@ void check_outputs(const Expected<std::vector<Tensor>>& actual, const Expected<s
     INFO("output " << i);
     CHECK(test::compare_tensors((*actual)[i], (*expected)[i], rtol, atol) == "");
   }
-}
-
-// The node's cuda plan on the host agrees with the cpu EP.
-void check_on_host(const NodeSpec& spec, double rtol = 1e-5, double atol = 1e-6) {
-  INFO(spec.op_type << " " << spec.attrs.all().size() << " attributes");
-  check_outputs(test::run_partition_with(spec, "cuda", test::run_partition_on_host), test::run_on_cpu(spec), rtol, atol);
 }
 
 Partition whole(const Graph& g, std::string ep) {
@@ -70,32 +66,92 @@ Tensor cast(const Tensor& t, DType to) {
 }
 Tensor to_f16(const Tensor& t) { return cast(t, DType::kFloat16); }
 
+// Nodes whose cuda plans on the host must agree with the cpu EP. The plans' modules are built
+// in one compiler run when run() is called: a run costs about as much as one module, so a test
+// case's checks share one.
+class HostChecks {
+ public:
+  void add(NodeSpec spec, double rtol = 1e-5, double atol = 1e-6) { checks_.push_back({std::move(spec), rtol, atol}); }
+  // The node in float16: its float inputs rounded to float16 on the cuda EP, against the cpu
+  // EP in float on the same rounded values.
+  void add_f16(const NodeSpec& spec, double rtol = 1e-2, double atol = 1e-2) {
+    NodeSpec half = spec, wide = spec;
+    for (std::size_t i = 0; i < spec.inputs.size(); ++i)
+      if (spec.inputs[i].defined() && spec.inputs[i].dtype() == DType::kFloat32) {
+        half.inputs[i] = to_f16(spec.inputs[i]);
+        wide.inputs[i] = cast(half.inputs[i], DType::kFloat32);
+      }
+    checks_.push_back({std::move(half), rtol, atol, std::move(wide)});
+  }
+
+  void run() {
+    std::vector<std::string> sources;
+    for (const Check& c : checks_) {
+      // A node the plan fails on gets the library alone; running it again reports the failure.
+      std::string source(kernel_library_source());
+      (void)test::run_partition_with(c.spec, "cuda", [&](const Partition& p, const std::vector<Tensor>&) -> Expected<std::vector<Tensor>> {
+        if (auto plan = test::plan_for_host(p)) source = plan->source;
+        return std::vector<Tensor>{};
+      });
+      sources.push_back(std::move(source));
+    }
+    auto modules = test::HostModule::compile_all(sources);
+    INFO((modules ? std::string() : modules.error().render()));
+    REQUIRE(modules);
+    for (std::size_t i = 0; i < checks_.size(); ++i) {
+      const Check& c = checks_[i];
+      INFO(c.spec.op_type << " (check " << i << " of the test case)");
+      auto actual = test::run_partition_with(c.spec, "cuda", [&](const Partition& p, const std::vector<Tensor>& inputs)
+                                                                  -> Expected<std::vector<Tensor>> {
+        auto plan = test::plan_for_host(p);
+        if (!plan) return std::unexpected(plan.error());
+        return test::run_plan_on_host(*plan, *(*modules)[i], p, inputs);
+      });
+      if (actual && c.reference)
+        for (Tensor& t : *actual) t = cast(t, DType::kFloat32);
+      check_outputs(actual, test::run_on_cpu(c.reference ? *c.reference : c.spec), c.rtol, c.atol);
+    }
+    checks_.clear();
+  }
+
+ private:
+  struct Check {
+    NodeSpec spec;
+    double rtol, atol;
+    std::optional<NodeSpec> reference{};  // what the cpu EP runs, when not `spec`
+  };
+  std::vector<Check> checks_;
+};
+
 }  // namespace
 
 TEST_CASE("cuda data movement kernels run on the host: Transpose, Concat, Slice, Gather, Expand, Split", "[cuda]") {
+  HostChecks checks;
   const Tensor x = random_tensor({2, 3, 4}, 1);
-  check_on_host({.op_type = "Transpose", .inputs = {x}, .attrs = attrs({{"perm", ints{2, 0, 1}}})});
-  check_on_host({.op_type = "Transpose", .inputs = {to_f16(x)}});
-  check_on_host({.op_type = "Concat", .opset = 13, .inputs = {x, random_tensor({2, 1, 4}, 2), x},
-                 .attrs = attrs({{"axis", int64_t{-2}}})});
-  check_on_host({.op_type = "Slice", .opset = 13,
-                 .inputs = {x, test::int64s({-1, 0}), test::int64s({-10, 3}), test::int64s({2, 1}), test::int64s({-2, 2})},
-                 .constant = {false, true, true, true, true}});
-  check_on_host({.op_type = "Gather", .opset = 13, .inputs = {x, test::int64s({-1, 0, 2, 2})}, .attrs = attrs({{"axis", int64_t{1}}})});
-  check_on_host({.op_type = "Gather", .opset = 13, .inputs = {x, test::int64s({3, 0})}, .attrs = attrs({{"axis", int64_t{2}}})});
-  check_on_host({.op_type = "Expand", .opset = 13, .inputs = {random_tensor({3, 1}, 24), test::int64s({2, 1, 4})}});
-  check_on_host({.op_type = "Split", .opset = 13, .inputs = {random_tensor({2, 6, 3}, 25)}, .attrs = attrs({{"axis", int64_t{1}}}),
-                 .outputs = 3});
-  check_on_host({.op_type = "Split", .opset = 13, .inputs = {x, test::int64s({1, 3})}, .attrs = attrs({{"axis", int64_t{-1}}}),
-                 .outputs = 2});
-  check_on_host({.op_type = "Split", .opset = 11, .inputs = {x}, .attrs = attrs({{"axis", int64_t{1}}, {"split", ints{2, 1}}}),
-                 .outputs = 2});
-  check_on_host({.op_type = "Split", .opset = 18, .inputs = {random_tensor({7, 2}, 26)},
-                 .attrs = attrs({{"num_outputs", int64_t{3}}}), .outputs = 3});
-  check_on_host({.op_type = "Expand", .opset = 13, .inputs = {x, test::int64s({3, 1, 1, 1})}, .constant = {false, true}});
+  checks.add({.op_type = "Transpose", .inputs = {x}, .attrs = attrs({{"perm", ints{2, 0, 1}}})});
+  checks.add({.op_type = "Transpose", .inputs = {to_f16(x)}});
+  checks.add({.op_type = "Concat", .opset = 13, .inputs = {x, random_tensor({2, 1, 4}, 2), x},
+              .attrs = attrs({{"axis", int64_t{-2}}})});
+  checks.add({.op_type = "Slice", .opset = 13,
+              .inputs = {x, test::int64s({-1, 0}), test::int64s({-10, 3}), test::int64s({2, 1}), test::int64s({-2, 2})},
+              .constant = {false, true, true, true, true}});
+  checks.add({.op_type = "Gather", .opset = 13, .inputs = {x, test::int64s({-1, 0, 2, 2})}, .attrs = attrs({{"axis", int64_t{1}}})});
+  checks.add({.op_type = "Gather", .opset = 13, .inputs = {x, test::int64s({3, 0})}, .attrs = attrs({{"axis", int64_t{2}}})});
+  checks.add({.op_type = "Expand", .opset = 13, .inputs = {random_tensor({3, 1}, 24), test::int64s({2, 1, 4})}});
+  checks.add({.op_type = "Split", .opset = 13, .inputs = {random_tensor({2, 6, 3}, 25)}, .attrs = attrs({{"axis", int64_t{1}}}),
+              .outputs = 3});
+  checks.add({.op_type = "Split", .opset = 13, .inputs = {x, test::int64s({1, 3})}, .attrs = attrs({{"axis", int64_t{-1}}}),
+              .outputs = 2});
+  checks.add({.op_type = "Split", .opset = 11, .inputs = {x}, .attrs = attrs({{"axis", int64_t{1}}, {"split", ints{2, 1}}}),
+              .outputs = 2});
+  checks.add({.op_type = "Split", .opset = 18, .inputs = {random_tensor({7, 2}, 26)},
+              .attrs = attrs({{"num_outputs", int64_t{3}}}), .outputs = 3});
+  checks.add({.op_type = "Expand", .opset = 13, .inputs = {x, test::int64s({3, 1, 1, 1})}, .constant = {false, true}});
+  checks.run();
 }
 
 TEST_CASE("cuda Reshape, Flatten, Squeeze, Unsqueeze and Dropout are views: no kernel, the input's storage", "[cuda]") {
+  HostChecks checks;
   const Tensor x = test::iota_float({2, 3, 4});
   auto out = test::run_partition_with(
       {.op_type = "Reshape", .opset = 14, .inputs = {x, test::int64s({0, -1})}, .constant = {false, true}}, "cuda",
@@ -103,28 +159,30 @@ TEST_CASE("cuda Reshape, Flatten, Squeeze, Unsqueeze and Dropout are views: no k
   REQUIRE(out);
   CHECK(out->at(0).shape() == Shape{2, 12});
   CHECK(out->at(0).storage() == x.storage());
-  check_on_host({.op_type = "Flatten", .opset = 13, .inputs = {x}, .attrs = attrs({{"axis", int64_t{2}}})});
-  check_on_host({.op_type = "Unsqueeze", .opset = 13, .inputs = {x, test::int64s({0, -1})}, .constant = {false, true}});
-  check_on_host({.op_type = "Dropout", .opset = 13, .inputs = {x}});
-  check_on_host({.op_type = "Dropout", .opset = 6, .inputs = {x}, .attrs = attrs({{"is_test", int64_t{1}}})});
+  checks.add({.op_type = "Flatten", .opset = 13, .inputs = {x}, .attrs = attrs({{"axis", int64_t{2}}})});
+  checks.add({.op_type = "Unsqueeze", .opset = 13, .inputs = {x, test::int64s({0, -1})}, .constant = {false, true}});
+  checks.add({.op_type = "Dropout", .opset = 13, .inputs = {x}});
+  checks.add({.op_type = "Dropout", .opset = 6, .inputs = {x}, .attrs = attrs({{"is_test", int64_t{1}}})});
   const Tensor no = Tensor::from_bytes(DType::kBool, {}, std::as_bytes(std::span<const uint8_t>(std::vector<uint8_t>{0})));
-  check_on_host({.op_type = "Dropout", .opset = 13, .inputs = {x, Tensor(), no}, .constant = {false, false, true}});
+  checks.add({.op_type = "Dropout", .opset = 13, .inputs = {x, Tensor(), no}, .constant = {false, false, true}});
   // Training asks for random drops: declined with the reason.
   auto training = test::run_partition_with({.op_type = "Dropout", .opset = 6, .inputs = {x}}, "cuda", test::run_partition_on_host);
   REQUIRE_FALSE(training);
   CHECK(training.error().why == "Dropout: is_test=0 asks for training; the cuda EP runs Dropout in inference only");
+  checks.run();
 }
 
 TEST_CASE("cuda steps read shapes, axes and Slice bounds computed at run time", "[cuda]") {
+  HostChecks checks;
   const Tensor x = random_tensor({2, 3, 4}, 17);
-  check_on_host({.op_type = "Reshape", .opset = 14, .inputs = {x, test::int64s({4, 0, -1})}});
-  check_on_host({.op_type = "Unsqueeze", .opset = 13, .inputs = {x, test::int64s({-1, 1})}});
-  check_on_host({.op_type = "Squeeze", .opset = 13, .inputs = {random_tensor({2, 1, 4, 1}, 18), test::int64s({3})}});
-  check_on_host({.op_type = "ReduceSum", .opset = 13, .inputs = {x, test::int64s({0, -1})}}, 1e-5, 1e-5);
-  check_on_host({.op_type = "Slice", .opset = 13,
-                 .inputs = {x, test::int64s({1, -1}), test::int64s({3, -5}), test::int64s({1, 2}), test::int64s({1, -2})}});
+  checks.add({.op_type = "Reshape", .opset = 14, .inputs = {x, test::int64s({4, 0, -1})}});
+  checks.add({.op_type = "Unsqueeze", .opset = 13, .inputs = {x, test::int64s({-1, 1})}});
+  checks.add({.op_type = "Squeeze", .opset = 13, .inputs = {random_tensor({2, 1, 4, 1}, 18), test::int64s({3})}});
+  checks.add({.op_type = "ReduceSum", .opset = 13, .inputs = {x, test::int64s({0, -1})}}, 1e-5, 1e-5);
+  checks.add({.op_type = "Slice", .opset = 13,
+              .inputs = {x, test::int64s({1, -1}), test::int64s({3, -5}), test::int64s({1, 2}), test::int64s({1, -2})}});
   auto int32s = [](std::vector<int64_t> v) { return cast(test::int64s(std::move(v)), DType::kInt32); };
-  check_on_host({.op_type = "Slice", .opset = 13, .inputs = {x, int32s({1}), int32s({100})}});
+  checks.add({.op_type = "Slice", .opset = 13, .inputs = {x, int32s({1}), int32s({100})}});
   // Checked when the step runs: a zero step, and lengths that differ.
   auto zero = test::run_partition_with(
       {.op_type = "Slice", .opset = 13, .inputs = {x, test::int64s({0}), test::int64s({2}), test::int64s({0}), test::int64s({0})}},
@@ -136,21 +194,24 @@ TEST_CASE("cuda steps read shapes, axes and Slice bounds computed at run time", 
       test::run_partition_on_host);
   REQUIRE_FALSE(lengths);
   CHECK_THAT(lengths.error().render(), Catch::Contains("must have one length"));
+  checks.run();
 }
 
 TEST_CASE("cuda Shape, Size and ConstantOfShape write values known on the host to the device", "[cuda]") {
+  HostChecks checks;
   const Tensor x = random_tensor({2, 3, 4, 5}, 23);
-  check_on_host({.op_type = "Shape", .opset = 13, .inputs = {x}});
-  check_on_host({.op_type = "Shape", .opset = 15, .inputs = {x}, .attrs = attrs({{"start", int64_t{1}}, {"end", int64_t{-1}}})});
-  check_on_host({.op_type = "Shape", .opset = 15, .inputs = {x}, .attrs = attrs({{"start", int64_t{-9}}, {"end", int64_t{9}}})});
-  check_on_host({.op_type = "Shape", .opset = 15, .inputs = {x}, .attrs = attrs({{"start", int64_t{3}}, {"end", int64_t{1}}})});
-  check_on_host({.op_type = "Size", .opset = 13, .inputs = {x}});
-  check_on_host({.op_type = "ConstantOfShape", .opset = 9, .inputs = {test::int64s({2, 3})}});
-  check_on_host({.op_type = "ConstantOfShape", .opset = 9, .inputs = {test::int64s({4, 1, 5})},
-                 .attrs = attrs({{"value", Tensor::from_vector<int64_t>({1}, {-7})}})});
-  check_on_host({.op_type = "ConstantOfShape", .opset = 9, .inputs = {test::int64s({3})},
-                 .attrs = attrs({{"value", to_f16(Tensor::from_vector<float>({1}, {2.5f}))}})});
-  check_on_host({.op_type = "ConstantOfShape", .opset = 9, .inputs = {test::int64s({0, 2})}});
+  checks.add({.op_type = "Shape", .opset = 13, .inputs = {x}});
+  checks.add({.op_type = "Shape", .opset = 15, .inputs = {x}, .attrs = attrs({{"start", int64_t{1}}, {"end", int64_t{-1}}})});
+  checks.add({.op_type = "Shape", .opset = 15, .inputs = {x}, .attrs = attrs({{"start", int64_t{-9}}, {"end", int64_t{9}}})});
+  checks.add({.op_type = "Shape", .opset = 15, .inputs = {x}, .attrs = attrs({{"start", int64_t{3}}, {"end", int64_t{1}}})});
+  checks.add({.op_type = "Size", .opset = 13, .inputs = {x}});
+  checks.add({.op_type = "ConstantOfShape", .opset = 9, .inputs = {test::int64s({2, 3})}});
+  checks.add({.op_type = "ConstantOfShape", .opset = 9, .inputs = {test::int64s({4, 1, 5})},
+              .attrs = attrs({{"value", Tensor::from_vector<int64_t>({1}, {-7})}})});
+  checks.add({.op_type = "ConstantOfShape", .opset = 9, .inputs = {test::int64s({3})},
+              .attrs = attrs({{"value", to_f16(Tensor::from_vector<float>({1}, {2.5f}))}})});
+  checks.add({.op_type = "ConstantOfShape", .opset = 9, .inputs = {test::int64s({0, 2})}});
+  checks.run();
 }
 
 // x[2,3,4,5] + b[4,1] -> Relu -> * x -> BatchNormalization -> Clip -> Sigmoid, and Gelu of the
@@ -276,68 +337,125 @@ TEST_CASE("cuda chains compare, combine booleans and pick with Where", "[cuda]")
 }
 
 TEST_CASE("cuda Softmax, LogSoftmax and LayerNormalization rows reduce across warps on the host", "[cuda]") {
+  HostChecks checks;
   // 300 columns: more than one 256-thread pass, and a partial last warp; 7 rows: blocks loop.
   const Tensor x = random_tensor({7, 300}, 8);
-  check_on_host({.op_type = "Softmax", .opset = 13, .inputs = {x}});
-  check_on_host({.op_type = "LogSoftmax", .opset = 13, .inputs = {x}}, 1e-5, 1e-5);
+  checks.add({.op_type = "Softmax", .opset = 13, .inputs = {x}});
+  checks.add({.op_type = "LogSoftmax", .opset = 13, .inputs = {x}}, 1e-5, 1e-5);
   const Tensor y = random_tensor({2, 5, 3}, 9);
-  check_on_host({.op_type = "Softmax", .opset = 13, .inputs = {y}, .attrs = attrs({{"axis", int64_t{1}}})});
-  check_on_host({.op_type = "Softmax", .opset = 11, .inputs = {y}, .attrs = attrs({{"axis", int64_t{1}}})});
-  check_on_host({.op_type = "LayerNormalization", .inputs = {x, random_tensor({300}, 10), random_tensor({300}, 11)}},
-                1e-4, 1e-5);
-  check_on_host({.op_type = "LayerNormalization", .inputs = {y, random_tensor({5, 3}, 12)}, .attrs = attrs({{"axis", int64_t{1}}})},
-                1e-4, 1e-5);
+  checks.add({.op_type = "Softmax", .opset = 13, .inputs = {y}, .attrs = attrs({{"axis", int64_t{1}}})});
+  checks.add({.op_type = "Softmax", .opset = 11, .inputs = {y}, .attrs = attrs({{"axis", int64_t{1}}})});
+  checks.add({.op_type = "LayerNormalization", .inputs = {x, random_tensor({300}, 10), random_tensor({300}, 11)}},
+             1e-4, 1e-5);
+  checks.add({.op_type = "LayerNormalization", .inputs = {y, random_tensor({5, 3}, 12)}, .attrs = attrs({{"axis", int64_t{1}}})},
+             1e-4, 1e-5);
   // With the Mean and InvStdDev outputs.
-  check_on_host({.op_type = "LayerNormalization", .inputs = {y, random_tensor({3}, 19), random_tensor({3}, 20)}, .outputs = 3},
-                1e-4, 1e-5);
+  checks.add({.op_type = "LayerNormalization", .inputs = {y, random_tensor({3}, 19), random_tensor({3}, 20)}, .outputs = 3},
+             1e-4, 1e-5);
+  checks.run();
 }
 
 TEST_CASE("cuda reductions, ArgMax and ArgMin run on the host over any axes", "[cuda]") {
+  HostChecks checks;
   const Tensor x = random_tensor({3, 4, 5}, 13, 0.5f, 1.5f);
   for (const char* op : {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceSumSquare", "ReduceL1",
                          "ReduceL2", "ReduceLogSumExp"}) {
     for (int64_t keepdims : {0, 1}) {
-      check_on_host({.op_type = op, .opset = 11, .inputs = {x}, .attrs = attrs({{"axes", ints{0, 2}}, {"keepdims", keepdims}})},
-                    1e-5, 1e-5);
-      check_on_host({.op_type = op, .opset = 11, .inputs = {x}, .attrs = attrs({{"keepdims", keepdims}})}, 1e-5, 1e-5);
+      checks.add({.op_type = op, .opset = 11, .inputs = {x}, .attrs = attrs({{"axes", ints{0, 2}}, {"keepdims", keepdims}})},
+                 1e-5, 1e-5);
+      checks.add({.op_type = op, .opset = 11, .inputs = {x}, .attrs = attrs({{"keepdims", keepdims}})}, 1e-5, 1e-5);
     }
   }
-  check_on_host({.op_type = "ReduceSum", .opset = 13, .inputs = {x, test::int64s({-1})}, .constant = {false, true}});
+  checks.add({.op_type = "ReduceSum", .opset = 13, .inputs = {x, test::int64s({-1})}, .constant = {false, true}});
   // ArgMax/ArgMin with ties (first or last index), along each axis, keeping the axis or not.
   const Tensor ties = Tensor::from_vector<float>({2, 3, 2}, {1, 5, 5, 2, 5, -1, 0, 0, 3, 3, -2, 3});
   for (const char* op : {"ArgMax", "ArgMin"})
     for (int64_t axis : {0, 1, -1})
       for (int64_t last : {0, 1})
-        check_on_host({.op_type = op, .opset = 13, .inputs = {ties},
-                       .attrs = attrs({{"axis", axis}, {"select_last_index", last}, {"keepdims", axis == 1 ? int64_t{0} : int64_t{1}}})});
-  check_on_host({.op_type = "ArgMax", .opset = 13, .inputs = {test::int64s({4, -9, 4, 12})}});
-  check_on_host({.op_type = "ReduceMean", .opset = 18, .inputs = {x, test::int64s({})}, .constant = {false, true},
-                 .attrs = attrs({{"noop_with_empty_axes", int64_t{1}}})});
-  check_on_host({.op_type = "ReduceMax", .opset = 20, .inputs = {x, test::int64s({1})}, .constant = {false, true}});
+        checks.add({.op_type = op, .opset = 13, .inputs = {ties},
+                    .attrs = attrs({{"axis", axis}, {"select_last_index", last}, {"keepdims", axis == 1 ? int64_t{0} : int64_t{1}}})});
+  checks.add({.op_type = "ArgMax", .opset = 13, .inputs = {test::int64s({4, -9, 4, 12})}});
+  checks.add({.op_type = "ReduceMean", .opset = 18, .inputs = {x, test::int64s({})}, .constant = {false, true},
+              .attrs = attrs({{"noop_with_empty_axes", int64_t{1}}})});
+  checks.add({.op_type = "ReduceMax", .opset = 20, .inputs = {x, test::int64s({1})}, .constant = {false, true}});
+  checks.run();
 }
 
 TEST_CASE("cuda pooling runs on the host: pads, strides, dilations, ceil mode, counted pads", "[cuda]") {
+  HostChecks checks;
   const Tensor x = random_tensor({2, 3, 7, 6}, 14);
-  check_on_host({.op_type = "MaxPool", .opset = 12, .inputs = {x},
-                 .attrs = attrs({{"kernel_shape", ints{3, 3}}, {"strides", ints{2, 2}}, {"pads", ints{1, 1, 1, 1}},
-                                 {"ceil_mode", int64_t{1}}})});
-  check_on_host({.op_type = "MaxPool", .opset = 12, .inputs = {x},
-                 .attrs = attrs({{"kernel_shape", ints{2, 2}}, {"dilations", ints{2, 1}}})});
+  checks.add({.op_type = "MaxPool", .opset = 12, .inputs = {x},
+              .attrs = attrs({{"kernel_shape", ints{3, 3}}, {"strides", ints{2, 2}}, {"pads", ints{1, 1, 1, 1}},
+                              {"ceil_mode", int64_t{1}}})});
+  checks.add({.op_type = "MaxPool", .opset = 12, .inputs = {x},
+              .attrs = attrs({{"kernel_shape", ints{2, 2}}, {"dilations", ints{2, 1}}})});
   // Indices in row-major and column-major order, with pads (which never win) and batch 2.
   for (int64_t order : {0, 1})
-    check_on_host({.op_type = "MaxPool", .opset = 12, .inputs = {x},
-                   .attrs = attrs({{"kernel_shape", ints{3, 2}}, {"strides", ints{2, 2}}, {"pads", ints{1, 1, 1, 0}},
-                                   {"storage_order", order}}),
-                   .outputs = 2});
-  check_on_host({.op_type = "MaxPool", .opset = 12, .inputs = {random_tensor({2, 2, 5, 4, 3}, 21)},
-                 .attrs = attrs({{"kernel_shape", ints{2, 2, 2}}, {"storage_order", int64_t{1}}}), .outputs = 2});
+    checks.add({.op_type = "MaxPool", .opset = 12, .inputs = {x},
+                .attrs = attrs({{"kernel_shape", ints{3, 2}}, {"strides", ints{2, 2}}, {"pads", ints{1, 1, 1, 0}},
+                                {"storage_order", order}}),
+                .outputs = 2});
+  checks.add({.op_type = "MaxPool", .opset = 12, .inputs = {random_tensor({2, 2, 5, 4, 3}, 21)},
+              .attrs = attrs({{"kernel_shape", ints{2, 2, 2}}, {"storage_order", int64_t{1}}}), .outputs = 2});
   for (int64_t counted : {0, 1})
-    check_on_host({.op_type = "AveragePool", .opset = 11, .inputs = {x},
-                   .attrs = attrs({{"kernel_shape", ints{3, 2}}, {"strides", ints{2, 1}}, {"pads", ints{1, 0, 1, 1}},
-                                   {"count_include_pad", counted}})});
-  check_on_host({.op_type = "AveragePool", .opset = 11, .inputs = {random_tensor({1, 2, 9}, 15)},
-                 .attrs = attrs({{"kernel_shape", ints{4}}, {"strides", ints{3}}})});
-  check_on_host({.op_type = "GlobalAveragePool", .inputs = {x}});
-  check_on_host({.op_type = "GlobalMaxPool", .inputs = {random_tensor({1, 2, 3, 4, 5}, 16)}});
+    checks.add({.op_type = "AveragePool", .opset = 11, .inputs = {x},
+                .attrs = attrs({{"kernel_shape", ints{3, 2}}, {"strides", ints{2, 1}}, {"pads", ints{1, 0, 1, 1}},
+                                {"count_include_pad", counted}})});
+  checks.add({.op_type = "AveragePool", .opset = 11, .inputs = {random_tensor({1, 2, 9}, 15)},
+              .attrs = attrs({{"kernel_shape", ints{4}}, {"strides", ints{3}}})});
+  checks.add({.op_type = "GlobalAveragePool", .inputs = {x}});
+  checks.add({.op_type = "GlobalMaxPool", .inputs = {random_tensor({1, 2, 3, 4, 5}, 16)}});
+  checks.run();
+}
+TEST_CASE("cuda MatMul and Gemm run their cuBLASLt calls on the host stand-in", "[cuda]") {
+  HostChecks checks;
+  auto matmul = [&](Shape a, Shape b, unsigned seed) {
+    checks.add({.op_type = "MatMul", .opset = 13, .inputs = {random_tensor(std::move(a), seed), random_tensor(std::move(b), seed + 1)}},
+               1e-5, 1e-5);
+  };
+  matmul({3, 5}, {5, 4}, 1);
+  matmul({2, 3, 5}, {2, 5, 4}, 3);     // batched
+  matmul({2, 1, 3, 5}, {5, 4}, 5);     // one side's batch broadcast (stride 0)
+  matmul({3, 5}, {2, 5, 4}, 7);        // the other side's; the rank the broadcast adds is kept
+  matmul({1, 3, 3, 5}, {3, 5, 4}, 9);  // a leading 1 on the full side
+  matmul({5}, {2, 5, 4}, 11);          // 1-D operands are promoted, then the added dim dropped
+  matmul({2, 3, 5}, {5}, 13);
+  matmul({5}, {5}, 15);
+  matmul({3, 0}, {0, 4}, 17);  // K = 0: zeros, without a cuBLASLt call
+  checks.add_f16({.op_type = "MatMul", .opset = 13, .inputs = {random_tensor({2, 4, 6}, 19), random_tensor({6, 3}, 20)}});
+  const Tensor a = random_tensor({3, 5}, 21), at = random_tensor({5, 3}, 22);
+  const Tensor b = random_tensor({5, 4}, 23), bt = random_tensor({4, 5}, 24);
+  for (int64_t ta : {0, 1})
+    for (int64_t tb : {0, 1})
+      checks.add({.op_type = "Gemm", .opset = 13, .inputs = {ta ? at : a, tb ? bt : b, random_tensor({3, 4}, 25)},
+                  .attrs = attrs({{"transA", ta}, {"transB", tb}, {"alpha", 0.5f}, {"beta", 2.f}})},
+                 1e-5, 1e-5);
+  for (Shape c : {Shape{4}, Shape{3, 1}, Shape{1}, Shape{}})  // C broadcast to [M, N]
+    checks.add({.op_type = "Gemm", .opset = 13, .inputs = {a, b, random_tensor(std::move(c), 26)}}, 1e-5, 1e-5);
+  checks.add({.op_type = "Gemm", .opset = 13, .inputs = {a, b}, .attrs = attrs({{"alpha", -1.5f}})}, 1e-5, 1e-5);
+  checks.add({.op_type = "Gemm", .opset = 13, .inputs = {a, b, random_tensor({3, 4}, 27)}, .attrs = attrs({{"beta", 0.f}})},
+             1e-5, 1e-5);
+  checks.run();
+}
+
+TEST_CASE("cuda Conv runs its cuDNN calls on the host stand-in: 1-D to 3-D, groups, bias, f16", "[cuda]") {
+  HostChecks checks;
+  auto conv = [&](Shape x, Shape w, bool bias, AttributeMap a, unsigned seed) {
+    std::vector<Tensor> inputs = {random_tensor(std::move(x), seed), random_tensor(w, seed + 1)};
+    if (bias) inputs.push_back(random_tensor({w[0]}, seed + 2));
+    checks.add({.op_type = "Conv", .opset = 11, .inputs = std::move(inputs), .attrs = std::move(a)}, 1e-4, 1e-5);
+  };
+  conv({2, 3, 7, 6}, {4, 3, 3, 3}, true, attrs({{"pads", ints{1, 1, 1, 1}}}), 1);
+  conv({1, 3, 9, 8}, {2, 3, 3, 2}, false, attrs({{"strides", ints{2, 3}}, {"dilations", ints{2, 1}}, {"pads", ints{2, 0, 2, 0}}}),
+       4);
+  conv({2, 4, 5, 5}, {6, 2, 3, 3}, true, attrs({{"group", int64_t{2}}}), 7);                          // grouped
+  conv({1, 4, 6, 6}, {4, 1, 3, 3}, true, attrs({{"group", int64_t{4}}, {"auto_pad", std::string("VALID")}}), 10);  // depthwise
+  conv({2, 3, 11}, {5, 3, 4}, true, attrs({{"strides", ints{2}}, {"pads", ints{1, 1}}}), 13);          // 1-D, as 2-D
+  conv({1, 2, 4, 5, 3}, {3, 2, 2, 3, 2}, true, attrs({{"pads", ints{1, 0, 1, 1, 0, 1}}}), 16);         // 3-D
+  checks.add_f16({.op_type = "Conv", .opset = 11,
+                  .inputs = {random_tensor({1, 3, 6, 5}, 19), random_tensor({2, 3, 3, 3}, 20), random_tensor({2}, 21)},
+                  .attrs = attrs({{"pads", ints{1, 1, 1, 1}}})},
+                 1e-2, 3e-2);
+  checks.run();
 }
 #endif  // NXRT_HAVE_CUDA

@@ -1,7 +1,7 @@
 // Elementwise ops (unary, binary, variadic, Clip, Cast, BatchNormalization in inference): each
 // is an expression that the chain fuser inlines into one generated kernel per chain. Float and
-// float16 compute in float; the arithmetic ops, comparisons, Where and Cast also take int32 and
-// int64, and the logical ops bool.
+// float16 compute in float; the arithmetic ops, Mod, comparisons, Where and Cast also take
+// int32 and int64, and the logical ops bool.
 #include <fmt/format.h>
 
 #include "ops/op_util.h"
@@ -140,6 +140,14 @@ std::string gelu_expr(const AttributeMap& m, const std::string& a) {
   return fmt::format("(0.5f * {0} * (1.f + erff({0} * 0.70710678118f)))", a);
 }
 
+// Mod: ONNX requires fmod=1 for floats (fmod=0 is the integer, divisor-signed remainder).
+KernelMatch check_mod(const NodeContext& ctx) {
+  NXRT_REQUIRE_MATCH(check_arithmetic(ctx));
+  NXRT_REQUIRE(ctx.attrs().int_or("fmod", 0) != 0 || !is_cuda_float(ctx.input_dtype(0)),
+               "Mod: fmod=0 on {}; ONNX defines a float Mod only with fmod=1", dtype_name(ctx.input_dtype(0)));
+  return KernelMatch::supported();
+}
+
 KernelMatch check_gelu(const NodeContext& ctx) {
   NXRT_REQUIRE_MATCH(check_float_elementwise(ctx));
   const std::string approx = ctx.attrs().string_or("approximate", "none");
@@ -188,6 +196,9 @@ std::vector<CudaOpDef> elementwise_ops() {
   ops.push_back(arithmetic(binary("Sub", 7, "({} - {})")));
   ops.push_back(arithmetic(binary("Mul", 7, "({} * {})")));
   ops.push_back(arithmetic(binary("Div", 7, "vdiv({}, {})")));
+  ops.push_back({{{"", "Mod", 10}, 0, check_mod, {}}, {}, ElementwiseDef{[](const Node& n, Args a) {
+                   return fmt::format("{}({}, {})", n.attributes.int_or("fmod", 0) ? "vfmod" : "vmod", a[0], a[1]);
+                 }}});
   ops.push_back(binary("Pow", 7, "powf({}, {})"));
   ops.push_back(binary("PRelu", 7, "({0} >= 0.f ? {0} : {1} * {0})"));
   ops.push_back(variadic("Sum", 8, "({} + {})", false));  // ONNX's Sum takes float types only

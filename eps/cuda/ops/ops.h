@@ -64,7 +64,7 @@ struct OpTable {
   const KernelDef* find(const Node& node) const { return registry.find(node.domain, node.op_type, node.opset); }
 };
 
-std::vector<CudaOpDef> elementwise_ops();   // unary, binary, variadic, Clip, Cast, BatchNormalization
+std::vector<CudaOpDef> elementwise_ops();   // unary, binary, variadic, Mod, Clip, Cast, Where, BatchNormalization
 std::vector<CudaOpDef> matmul_ops();        // MatMul, Gemm (cuBLASLt)
 std::vector<CudaOpDef> conv_ops();          // Conv (cuDNN)
 std::vector<CudaOpDef> normalization_ops(); // Softmax, LogSoftmax, LayerNormalization

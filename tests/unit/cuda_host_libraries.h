@@ -1,0 +1,23 @@
+// cuBLASLt and cuDNN on host memory, for the host tests of the cuda EP: the entry points its
+// steps call, computing what NVIDIA's documentation says they compute (a column-major batched
+// matmul; an N-d cross-correlation with pads, strides, dilations and groups; a broadcast tensor
+// add) and refusing, with the library's own status, the arguments the documentation rules out
+// (layouts that do not multiply, an output descriptor of the wrong shape, a workspace smaller
+// than the chosen algorithm needs). The MatMul, Gemm and Conv steps then run in the host tests
+// with every argument they pass checked; only the libraries' own kernels are not exercised.
+#pragma once
+
+#ifdef NXRT_HAVE_CUDA
+#include "cuda/libraries.h"
+
+namespace nxrt::test {
+
+const cuda::BlasApi& host_blas_api();
+const cuda::DnnApi& host_dnn_api();
+
+// A handle of each that the entry points above accept (they keep no state in it).
+cublasLtHandle_t host_blas_handle();
+cudnnHandle_t host_dnn_handle();
+
+}  // namespace nxrt::test
+#endif  // NXRT_HAVE_CUDA
