@@ -91,6 +91,94 @@ __device__ void gather(i64 n, i64 inner, i64 axis_dim, i64 idx_count, const T* d
   }
 }
 
+// Tile: out[i] reads in at each coordinate modulo the input's extent.
+template <class T>
+__device__ void tile(i64 n, int rank, Dims out_shape, Dims in_shape, Dims in_strides, const T* in, T* out) {
+  for (i64 i = global_index(); i < n; i += global_stride()) {
+    i64 rest = i, off = 0;
+    for (int d = rank - 1; d >= 0; --d) {
+      off += (rest % out_shape.d[d]) % in_shape.d[d] * in_strides.d[d];
+      rest /= out_shape.d[d];
+    }
+    out[i] = in[off];
+  }
+}
+
+// Pad: output coordinate o reads input coordinate o - begin; outside the input, mode 0 writes
+// *value (T() when value is null), 1 (edge) clamps, 2 (reflect) mirrors about the edge
+// elements, 3 (wrap) wraps around. Negative begins crop.
+template <class T>
+__device__ void pad(i64 n, int rank, Dims out_shape, Dims in_shape, Dims begins, int mode, const T* value, const T* in,
+                    T* out) {
+  for (i64 i = global_index(); i < n; i += global_stride()) {
+    i64 rest = i, off = 0, scale = 1;
+    bool outside = false;
+    for (int d = rank - 1; d >= 0; --d) {
+      const i64 dim = in_shape.d[d];
+      i64 c = rest % out_shape.d[d] - begins.d[d];
+      rest /= out_shape.d[d];
+      if (c < 0 || c >= dim) {
+        if (mode == 1) c = c < 0 ? 0 : dim - 1;
+        else if (mode == 2 && dim > 1) {
+          const i64 period = 2 * (dim - 1);
+          c = ((c % period) + period) % period;
+          if (c >= dim) c = period - c;
+        } else if (mode == 3 || mode == 2) c = ((c % dim) + dim) % dim;
+        else outside = true;
+      }
+      off += c * scale;
+      scale *= dim;
+    }
+    out[i] = outside ? (value ? *value : T()) : in[off];
+  }
+}
+
+// GatherElements: out[i] = data at out's coordinate i with the axis coordinate replaced by
+// idx[i] (negative counts from the end; out of range gives T(), the cpu EP reports it).
+template <class T, class I>
+__device__ void gather_elements(i64 n, int rank, Dims idx_shape, Dims data_strides, int axis, i64 axis_dim, const T* data,
+                                const I* idx, T* out) {
+  for (i64 i = global_index(); i < n; i += global_stride()) {
+    i64 rest = i, off = 0;
+    i64 at = (i64)idx[i];
+    if (at < 0) at += axis_dim;
+    for (int d = rank - 1; d >= 0; --d) {
+      const i64 c = rest % idx_shape.d[d];
+      rest /= idx_shape.d[d];
+      off += (d == axis ? at : c) * data_strides.d[d];
+    }
+    out[i] = at >= 0 && at < axis_dim ? data[off] : T();
+  }
+}
+
+// Trilu over the last two dims (rows x cols): keeps the elements on and above diagonal k
+// (upper) or on and below it, zeroes the rest.
+template <class T>
+__device__ void trilu(i64 n, i64 rows, i64 cols, i64 k, int upper, const T* in, T* out) {
+  for (i64 i = global_index(); i < n; i += global_stride()) {
+    const i64 col = i % cols, row = (i / cols) % rows;
+    const bool keep = upper ? col - row >= k : col - row <= k;
+    out[i] = keep ? in[i] : T();
+  }
+}
+
+// CumSum along an axis of `axis_dim` with stride `inner`, one thread per line; exclusive
+// starts each sum at 0 before the element, reverse runs from the end.
+template <class T>
+__device__ void cumsum(i64 lines, i64 axis_dim, i64 inner, int exclusive, int reverse, const T* x, T* y) {
+  for (i64 line = global_index(); line < lines; line += global_stride()) {
+    const i64 base = (line / inner) * axis_dim * inner + line % inner;
+    decltype(ld(x, 0)) acc = 0;
+    for (i64 j = 0; j < axis_dim; ++j) {
+      const i64 at = base + (reverse ? axis_dim - 1 - j : j) * inner;
+      const auto v = ld(x, at);
+      if (!exclusive) acc += v;
+      st(y, at, acc);
+      if (exclusive) acc += v;
+    }
+  }
+}
+
 // Block-wide reductions (blockDim.x is a multiple of 32, at most 1024).
 __device__ float block_reduce(float v, bool is_max) {
   __shared__ float partial[32];

@@ -458,4 +458,50 @@ TEST_CASE("cuda Conv runs its cuDNN calls on the host stand-in: 1-D to 3-D, grou
                  1e-2, 3e-2);
   checks.run();
 }
+TEST_CASE("cuda Pad, Tile, GatherElements, Trilu, CumSum and Mod run on the host", "[cuda]") {
+  HostChecks checks;
+  const Tensor x = random_tensor({2, 3, 4}, 31);
+  // Every mode, with a crop (negative pad) and pads wider than reflect's period.
+  for (const char* mode : {"constant", "edge", "reflect", "wrap"})
+    checks.add({.op_type = "Pad", .opset = 19, .inputs = {x, test::int64s({1, 0, 2, 0, -1, 5})},
+                .attrs = attrs({{"mode", std::string(mode)}})});
+  checks.add({.op_type = "Pad", .opset = 18, .inputs = {x, test::int64s({2, 1, 0, 3}), Tensor::from_vector<float>({}, {-7.5f}),
+                                                        test::int64s({-1, 0})},
+              .constant = {false, true, false, true}});  // axes; the value read where it lies
+  checks.add({.op_type = "Pad", .opset = 11, .inputs = {test::int64s({1, 2, 3, 4, 5, 6}).reshaped({2, 3}), test::int64s({0, 1, 1, 0})}});
+  checks.add({.op_type = "Pad", .opset = 2, .inputs = {x}, .attrs = attrs({{"pads", ints{0, 1, 0, 0, 2, 1}}, {"mode", std::string("reflect")}})});
+  checks.add({.op_type = "Tile", .opset = 13, .inputs = {x, test::int64s({2, 1, 3})}});
+  checks.add({.op_type = "Tile", .opset = 13, .inputs = {x, test::int64s({1, 2, 2})}, .constant = {false, true}});
+  checks.add({.op_type = "Tile", .opset = 13, .inputs = {x, test::int64s({1, 0, 2})}});
+  const Tensor idx = test::int64s({0, 2, -1, 1, 1, 0, -3, 2}).reshaped({2, 2, 2});
+  for (int64_t axis : {0, 1, -1})
+    checks.add({.op_type = "GatherElements", .opset = 13,
+                .inputs = {x, axis == 0 ? test::int64s({1, 0, -1, -2, 0, 1, 1, 0}).reshaped({2, 2, 2}) : idx},
+                .attrs = attrs({{"axis", axis}})});
+  checks.add({.op_type = "GatherElements", .opset = 13, .inputs = {x, cast(idx, DType::kInt32)}, .attrs = attrs({{"axis", int64_t{1}}})});
+  for (int64_t upper : {0, 1})
+    for (int64_t k : {-2, 0, 1, 5}) {
+      checks.add({.op_type = "Trilu", .opset = 14, .inputs = {x, test::int64s({k}).reshaped({})}, .attrs = attrs({{"upper", upper}})});
+    }
+  checks.add({.op_type = "Trilu", .opset = 14, .inputs = {test::int64s({1, 2, 3, 4, 5, 6}).reshaped({3, 2})}});
+  for (int64_t exclusive : {0, 1})
+    for (int64_t reverse : {0, 1})
+      checks.add({.op_type = "CumSum", .opset = 14, .inputs = {x, test::int64s({1}).reshaped({})},
+                  .attrs = attrs({{"exclusive", exclusive}, {"reverse", reverse}})},
+                 1e-5, 1e-5);
+  checks.add({.op_type = "CumSum", .opset = 14, .inputs = {test::int64s({4, -2, 7, 1, 0, 3}).reshaped({2, 3}),
+                                                            cast(test::int64s({-2}), DType::kInt32).reshaped({})}});
+  checks.add_f16({.op_type = "CumSum", .opset = 14, .inputs = {x, test::int64s({-1}).reshaped({})}, .constant = {false, true}});
+  for (int64_t fmod : {0, 1})
+    checks.add({.op_type = "Mod", .opset = 13, .inputs = {test::int64s({-7, 7, -7, 7, 0, 9}), test::int64s({3, -3, -3, 3, 5, -4})},
+                .attrs = attrs({{"fmod", fmod}}), .output_dtypes = {DType::kInt64}});
+  checks.add({.op_type = "Mod", .opset = 13, .inputs = {random_tensor({2, 3}, 32, -9, 9), random_tensor({3}, 33, 1, 4)},
+              .attrs = attrs({{"fmod", int64_t{1}}}), .output_dtypes = {DType::kFloat32}});
+  checks.run();
+  // An elementwise node whose output type is unknown is declined: its kernel is typed by it.
+  auto untyped = test::run_partition_with({.op_type = "Mod", .opset = 13, .inputs = {x, x}, .attrs = attrs({{"fmod", int64_t{1}}})},
+                                          "cuda", test::run_partition_on_host);
+  REQUIRE_FALSE(untyped);
+  CHECK_THAT(untyped.error().why, Catch::Contains("the type of output 0 is unknown"));
+}
 #endif  // NXRT_HAVE_CUDA

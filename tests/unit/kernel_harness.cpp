@@ -56,6 +56,7 @@ Built build(const NodeSpec& spec) {
   for (std::size_t o = 0; o < spec.outputs; ++o) {
     ValueId v = g.intern_value(fmt::format("out{}", o));
     g.value(v).is_graph_output = true;
+    if (o < spec.output_dtypes.size()) g.value(v).type.dtype = spec.output_dtypes[o];
     g.outputs.push_back(v);
     node.outputs.push_back(v);
     b.partition.outputs.push_back(v);

@@ -23,6 +23,7 @@ struct NodeSpec {
   std::vector<bool> constant{};       // per input: feed it as an initializer (default: no)
   AttributeMap attrs{};
   std::size_t outputs = 1;
+  std::vector<DType> output_dtypes{};  // the outputs' types as shape inference gives them (default: unknown)
   int threads = 2;
 };
 

@@ -57,6 +57,17 @@ KernelMatch check_where(const NodeContext& ctx) {
   return require_one_dtype(ctx, 1, 3, is_chain_type_or_bool, "float, float16, int32, int64 and bool");
 }
 
+// The chain fuser declares each value in its node's output type (chain.cpp), so that type must
+// be known before `check` decides.
+KernelMatch require_known_output(const NodeContext& ctx, const KernelCheck& check) {
+  const ValueType* out = ctx.output_type(0);
+  NXRT_REQUIRE(out && out->dtype != DType::kUndefined,
+               "{}: the type of output 0 is unknown; the cuda EP generates its kernel in that type (run ONNX shape "
+               "inference on the model, or give its inputs' types)",
+               ctx.node().op_type);
+  return check(ctx);
+}
+
 CudaOpDef checked_by(KernelCheck check, CudaOpDef def) {
   def.def.check = std::move(check);
   return def;
@@ -225,6 +236,9 @@ std::vector<CudaOpDef> elementwise_ops() {
   ops.push_back({{{"", "BatchNormalization", 9}, 0, check_batch_norm, {}},
                  {},
                  ElementwiseDef{batch_norm_expr, Broadcast::kChannel, 1}});
+  for (CudaOpDef& op : ops) op.def.check = [check = std::move(op.def.check)](const NodeContext& ctx) {
+    return require_known_output(ctx, check);
+  };
   return ops;
 }
 

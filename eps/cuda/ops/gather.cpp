@@ -1,4 +1,5 @@
-// Concat, Split, Slice and Gather: data movement by element size, for any fixed-size dtype.
+// Concat, Split, Slice, Gather and GatherElements: data movement by element size, for any
+// fixed-size dtype.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -269,6 +270,54 @@ Expected<void> build_gather(PlanBuilder& b, const Node& node) {
   return {};
 }
 
+KernelMatch check_gather_elements(const NodeContext& ctx) {
+  NXRT_REQUIRE_MATCH(require_fixed_size(ctx, 0));
+  NXRT_REQUIRE_MATCH(require_max_rank(ctx, 0));
+  const DType idx = ctx.input_dtype(1);
+  NXRT_REQUIRE(idx == DType::kInt32 || idx == DType::kInt64, "GatherElements: indices are {}; expected int32 or int64",
+               dtype_name(idx));
+  return KernelMatch::supported();
+}
+
+// GatherElements: the output has the indices' shape; each element reads data at its own
+// coordinate with the axis coordinate taken from the index.
+Expected<void> build_gather_elements(PlanBuilder& b, const Node& node) {
+  const int64_t axis_attr = node.attributes.int_or("axis", 0);
+  const DType dtype = b.graph().value(node.inputs[0]).type.dtype;
+  const DType idx_dtype = b.graph().value(node.inputs[1]).type.dtype;
+  const std::string t(element_type(dtype)), i(idx_dtype == DType::kInt32 ? "int" : "long long");
+  const std::string kernel = b.instantiate(
+      "gather_elements", t + ", " + i,
+      fmt::format("i64 n, int rank, Dims idx_shape, Dims data_strides, int axis, i64 axis_dim, const {}* data, "
+                  "const {}* idx, {}* out",
+                  t, i, t),
+      "n, rank, idx_shape, data_strides, axis, axis_dim, data, idx, out");
+  b.add_step(make_step(node, "nvrtc:" + kernel, [=](StepContext& ctx) -> Expected<void> {
+    const Tensor& data = ctx.input(0);
+    const Tensor& idx = ctx.input(1);
+    const Shape& in = data.shape();
+    const Shape& out = idx.shape();
+    const auto axis = axis_index(ctx, axis_attr, in);
+    if (!axis) return std::unexpected(axis.error());
+    if (out.size() != in.size())
+      return fail(ErrorCode::kRuntime, fmt::format("{}: indices {} and data {} differ in rank", ctx.where(),
+                                                   shape_to_string(out), shape_to_string(in)));
+    for (std::size_t d = 0; d < in.size(); ++d)
+      if (d != *axis && out[d] > in[d])
+        return fail(ErrorCode::kRuntime, fmt::format("{}: indices {} exceed data {} in dim {}", ctx.where(),
+                                                     shape_to_string(out), shape_to_string(in), d));
+    auto y = ctx.output(0, dtype, out);
+    if (!y) return std::unexpected(y.error());
+    const int64_t n = shape_numel(out);
+    if (n == 0) return {};
+    KernelArgs args;
+    args.add(n).add(static_cast<int>(in.size())).add(to_kernel_dims(out)).add(to_kernel_dims(contiguous_strides(in)));
+    args.add(static_cast<int>(*axis)).add(in[*axis]).ptr(dev(data)).ptr(dev(idx)).ptr(dev_mut(*y));
+    return ctx.launch(kernel, n, args);
+  }));
+  return {};
+}
+
 }  // namespace
 
 std::vector<CudaOpDef> gather_ops() {
@@ -278,6 +327,7 @@ std::vector<CudaOpDef> gather_ops() {
     ops.push_back(std::move(def));
   ops.push_back(make_op("Slice", 1, check_slice, build_slice));
   ops.push_back(make_op("Gather", 1, check_gather, build_gather));
+  ops.push_back(make_op("GatherElements", 11, check_gather_elements, build_gather_elements));
   return ops;
 }
 

@@ -70,9 +70,12 @@ std::vector<CudaOpDef> conv_ops();          // Conv (cuDNN)
 std::vector<CudaOpDef> normalization_ops(); // Softmax, LogSoftmax, LayerNormalization
 std::vector<CudaOpDef> reduce_ops();        // ReduceSum/Mean/Max/Min/Prod/SumSquare/L1/L2/LogSumExp, ArgMax/Min
 std::vector<CudaOpDef> layout_ops();        // Reshape, Flatten, Squeeze, Unsqueeze, Identity, Transpose, Expand
-std::vector<CudaOpDef> gather_ops();        // Concat, Split, Slice, Gather
+std::vector<CudaOpDef> gather_ops();        // Concat, Split, Slice, Gather, GatherElements
 std::vector<CudaOpDef> pool_ops();          // MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool
 std::vector<CudaOpDef> shape_ops();         // Shape, Size, ConstantOfShape
+std::vector<CudaOpDef> pad_tile_ops();      // Pad, Tile
+std::vector<CudaOpDef> cumsum_ops();        // CumSum
+std::vector<CudaOpDef> trilu_ops();         // Trilu
 
 // Every family's table, registered into one OpTable.
 Expected<std::shared_ptr<const OpTable>> make_op_table();
