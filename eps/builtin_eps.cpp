@@ -25,7 +25,8 @@ void register_builtin_eps() {
                        }});
 #endif
 #ifdef NXRT_HAVE_CUDA
-  register_ep_factory({"cuda", "NVIDIA GPUs: NVRTC-generated kernels, cuBLASLt, cuDNN", cuda::CudaProvider::create});
+  register_ep_factory({"cuda", "NVIDIA GPUs: NVRTC-generated kernels, cuBLASLt, cuDNN",
+                       [](const EpConfig& config) { return cuda::CudaProvider::create(config); }});
 #else
   register_ep_factory({"cuda", "NVIDIA GPUs (not built)", [](const EpConfig&) -> Expected<std::unique_ptr<ExecutionProvider>> {
                          return fail(ErrorCode::kUsage, "not built: " NXRT_CUDA_MISSING,

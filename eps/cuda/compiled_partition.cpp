@@ -100,7 +100,7 @@ Expected<Gpu*> DeviceSlot::get() {
   std::lock_guard lock(mutex_);
   if (gpu_) return gpu_.get();
   if (open_error_) return std::unexpected(*open_error_);
-  auto gpu = Gpu::open(driver_, *info_);
+  auto gpu = Gpu::open(driver_, *info_, stack_);
   if (!gpu) {
     open_error_ = gpu.error();
     return std::unexpected(gpu.error());

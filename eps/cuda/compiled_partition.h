@@ -16,14 +16,15 @@ namespace nxrt::cuda {
 // list-eps never need one). Holds why there is none when there is none.
 class DeviceSlot {
  public:
-  DeviceSlot(std::shared_ptr<const Driver> driver, Expected<DeviceInfo> info)
-      : driver_(std::move(driver)), info_(std::move(info)) {}
+  DeviceSlot(std::shared_ptr<const Driver> driver, Expected<DeviceInfo> info, const CudaStack& stack)
+      : driver_(std::move(driver)), info_(std::move(info)), stack_(stack) {}
   const Expected<DeviceInfo>& info() const { return info_; }
   Expected<Gpu*> get();
 
  private:
   std::shared_ptr<const Driver> driver_;
   Expected<DeviceInfo> info_;
+  CudaStack stack_;
   std::mutex mutex_;
   std::unique_ptr<Gpu> gpu_;
   std::optional<Error> open_error_;

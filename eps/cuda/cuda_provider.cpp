@@ -32,8 +32,9 @@ uint64_t hash_text(const std::string& s) { return fnv1a(std::as_bytes(std::span(
 
 std::string toolkit_version() { return fmt::format("{}.{}", CUDA_VERSION / 1000, CUDA_VERSION % 1000 / 10); }
 
-Expected<std::unique_ptr<ExecutionProvider>> CudaProvider::create(const EpConfig& config) {
+Expected<std::unique_ptr<ExecutionProvider>> CudaProvider::create(const EpConfig& config, const CudaStack& stack) {
   std::unique_ptr<CudaProvider> ep(new CudaProvider());
+  ep->stack_ = stack;
   auto ops = make_op_table();
   if (!ops) return std::unexpected(ops.error());
   ep->ops_ = std::move(*ops);
@@ -52,9 +53,9 @@ Expected<std::unique_ptr<ExecutionProvider>> CudaProvider::create(const EpConfig
   }
   // Enumeration only: the driver is loaded and asked about the device; the context (memory on
   // the GPU, a second or so) is created when something first runs.
-  auto driver = Driver::load();
+  auto driver = stack.driver();
   Expected<DeviceInfo> device = driver ? probe_device(**driver, *ordinal) : std::unexpected(driver.error());
-  ep->device_ = std::make_shared<DeviceSlot>(driver ? *driver : nullptr, device);
+  ep->device_ = std::make_shared<DeviceSlot>(driver ? *driver : nullptr, device, stack);
   ep->target_ = target ? target : device ? std::optional(device->arch) : std::nullopt;
   EpInfo& info = ep->info_;
   info.name = "cuda";
@@ -76,7 +77,7 @@ Expected<std::unique_ptr<ExecutionProvider>> CudaProvider::create(const EpConfig
 Expected<const NvrtcCompiler*> CudaProvider::compiler() {
   std::lock_guard lock(nvrtc_mutex_);
   if (!nvrtc_) {
-    auto loaded = NvrtcCompiler::load();
+    auto loaded = NvrtcCompiler::load(stack_.nvrtc);
     if (!loaded) return std::unexpected(loaded.error());
     nvrtc_ = std::move(*loaded);
   }

@@ -21,7 +21,8 @@ inline constexpr std::string_view kTargetArchOption = "target_arch";  // "sm_90"
 
 class CudaProvider final : public ExecutionProvider, public ContextCapable {
  public:
-  static Expected<std::unique_ptr<ExecutionProvider>> create(const EpConfig& config);
+  // The EP on `stack`: the installed driver and libraries by default.
+  static Expected<std::unique_ptr<ExecutionProvider>> create(const EpConfig& config, const CudaStack& stack = {});
 
   const EpInfo& info() const override { return info_; }
   KernelMatch claim(const NodeContext& ctx) const override;
@@ -45,6 +46,7 @@ class CudaProvider final : public ExecutionProvider, public ContextCapable {
 
   EpInfo info_;
   std::shared_ptr<const OpTable> ops_;
+  CudaStack stack_;
   std::shared_ptr<DeviceSlot> device_;
   std::optional<GpuArch> target_;  // what compile() generates code for; none when unavailable
   std::mutex nvrtc_mutex_;

@@ -27,8 +27,7 @@ Expected<std::shared_ptr<const Driver>> Driver::load() {
     return fail(ErrorCode::kRuntime, fmt::format("no CUDA driver: {}", dlerror()),
                 fmt::format("{} (the NVIDIA driver) is not installed or not on the library path", kLibrary),
                 "install the NVIDIA driver, or use another EP (--ep cpu)");
-  std::shared_ptr<Driver> d(new Driver());
-  DriverApi& a = d->api_;
+  DriverApi a{};
   const char* missing = nullptr;
 #define NXRT_CU_RESOLVE(field, fn) \
   if (!missing && !resolve(lib, NXRT_CU_NAME(fn), a.field)) missing = NXRT_CU_NAME(fn);
@@ -60,6 +59,13 @@ Expected<std::shared_ptr<const Driver>> Driver::load() {
   if (missing)
     return fail(ErrorCode::kRuntime, fmt::format("the CUDA driver {} lacks {}", kLibrary, missing),
                 "the installed driver is older than CUDA 12", "update the NVIDIA driver");
+  return start(a);
+}
+
+Expected<std::shared_ptr<const Driver>> Driver::start(const DriverApi& api) {
+  std::shared_ptr<Driver> d(new Driver());
+  d->api_ = api;
+  const DriverApi& a = d->api_;
   if (CUresult r = a.init(0); r != CUDA_SUCCESS)
     return fail(ErrorCode::kRuntime, fmt::format("no usable CUDA device: cuInit returned {}", d->describe(r)), {},
                 "check that a GPU is visible (nvidia-smi, CUDA_VISIBLE_DEVICES), or use another EP (--ep cpu)");

@@ -47,6 +47,9 @@ class Driver {
   // dlopen("libcuda.so.1"), resolve the entry points, cuInit(0). The error's `what` is the
   // one-line reason list-eps shows ("no CUDA driver: ..." or "cuInit returned 100 ...").
   static Expected<std::shared_ptr<const Driver>> load();
+  // cuInit(0) and the version check on entry points resolved elsewhere: load()'s, or a host
+  // stand-in's (the unit tests run the EP's device path on one).
+  static Expected<std::shared_ptr<const Driver>> start(const DriverApi& api);
 
   const DriverApi& api() const { return api_; }
   // "100 CUDA_ERROR_NO_DEVICE (no CUDA-capable device is detected)", or the number alone when

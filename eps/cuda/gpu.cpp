@@ -131,8 +131,10 @@ Expected<CUfunction> Module::function(const std::string& name) {
   return f;
 }
 
-Expected<std::unique_ptr<Gpu>> Gpu::open(std::shared_ptr<const Driver> driver, const DeviceInfo& info) {
+Expected<std::unique_ptr<Gpu>> Gpu::open(std::shared_ptr<const Driver> driver, const DeviceInfo& info,
+                                         const CudaStack& stack) {
   std::unique_ptr<Gpu> g(new Gpu());
+  g->stack_ = stack;
   g->driver_ = std::move(driver);
   g->info_ = info;
   const DriverApi& cu = g->driver_->api();
@@ -148,7 +150,7 @@ Expected<std::unique_ptr<Gpu>> Gpu::open(std::shared_ptr<const Driver> driver, c
                                  "cannot create a stream on " + where);
       !r)
     return std::unexpected(r.error());
-  auto blas = load_cublaslt();
+  auto blas = stack.blas();
   if (!blas) return std::unexpected(blas.error());
   g->blas_api_ = std::move(*blas);
   const BlasApi& lt = *g->blas_api_;
@@ -162,7 +164,7 @@ Expected<std::unique_ptr<Gpu>> Gpu::open(std::shared_ptr<const Driver> driver, c
 Expected<void> Gpu::open_dnn() {
   if (dnn_) return {};
   const std::string where = fmt::format("cuda:{} ({})", info_.ordinal, info_.name);
-  auto api = load_cudnn();
+  auto api = stack_.dnn();
   if (!api) return forward_error(std::move(api), "loading cuDNN for " + where);
   cudnnHandle_t handle = nullptr;
   if (cudnnStatus_t s = (*api)->create(&handle); s != CUDNN_STATUS_SUCCESS)

@@ -8,8 +8,7 @@
 #include <string>
 
 #include "arch.h"
-#include "driver.h"
-#include "libraries.h"
+#include "cuda_stack.h"
 #include "nvrtc_compiler.h"
 #include "nxrt/ep/tensor.h"
 
@@ -64,7 +63,9 @@ class Module {
 
 class Gpu {
  public:
-  static Expected<std::unique_ptr<Gpu>> open(std::shared_ptr<const Driver> driver, const DeviceInfo& info);
+  // Opens the device through `driver`, with cuBLASLt (and later cuDNN) from `stack`.
+  static Expected<std::unique_ptr<Gpu>> open(std::shared_ptr<const Driver> driver, const DeviceInfo& info,
+                                             const CudaStack& stack);
   ~Gpu();
   Gpu(const Gpu&) = delete;
   Gpu& operator=(const Gpu&) = delete;
@@ -96,6 +97,7 @@ class Gpu {
  private:
   Gpu() = default;
   std::shared_ptr<const Driver> driver_;
+  CudaStack stack_;
   DeviceInfo info_;
   CUdevice device_ = 0;
   CUcontext context_ = nullptr;

@@ -59,8 +59,9 @@ Expected<Program> compile_for(const NvrtcApi& api, const std::string& source, co
 
 }  // namespace
 
-Expected<std::shared_ptr<const NvrtcCompiler>> NvrtcCompiler::load() {
-  auto api = load_nvrtc();
+Expected<std::shared_ptr<const NvrtcCompiler>> NvrtcCompiler::load(
+    Expected<std::shared_ptr<const NvrtcApi>> (*load_api)()) {
+  auto api = load_api();
   if (!api) return std::unexpected(api.error());
   return std::shared_ptr<const NvrtcCompiler>(new NvrtcCompiler(std::move(*api)));
 }

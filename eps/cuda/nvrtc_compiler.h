@@ -21,7 +21,8 @@ struct ModuleImage {
 
 class NvrtcCompiler {
  public:
-  static Expected<std::shared_ptr<const NvrtcCompiler>> load();
+  // NVRTC's entry points from `load_api` (load_nvrtc, or a stand-in's).
+  static Expected<std::shared_ptr<const NvrtcCompiler>> load(Expected<std::shared_ptr<const NvrtcApi>> (*load_api)());
 
   std::string version() const;  // "13.0"
   // The architectures this NVRTC compiles for, ascending.

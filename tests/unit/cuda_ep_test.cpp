@@ -31,17 +31,6 @@ std::string claim_reason(const ExecutionProvider& ep, const Graph& g, NodeId n) 
   return m ? "claimed" : m.reason();
 }
 
-Partition whole(const Graph& g) {
-  Partition p;
-  p.graph = &g;
-  p.ep = "cuda";
-  p.name = "cuda_0";
-  for (const Node& n : g.nodes) p.nodes.push_back(n.id);
-  p.inputs = g.inputs;
-  p.outputs = g.outputs;
-  return p;
-}
-
 // x -> Add(b) -> Relu -> Mul(x): one chain; its result also feeds Sigmoid and Tanh, which
 // start chains of their own.
 test::GraphBuilder chain_graph(DType dtype) {
@@ -97,7 +86,7 @@ TEST_CASE("cuda EP without a device declines every node with the driver's reason
   CHECK((reason.starts_with("no CUDA driver: ") || reason.starts_with("no usable CUDA device: cuInit returned ")));
   auto b = chain_graph(DType::kFloat32);
   for (const Node& n : b.graph.nodes) CHECK(claim_reason(ep, b.graph, n.id) == "the cuda EP is unavailable: " + reason);
-  CHECK_FALSE(dynamic_cast<CudaProvider&>(**created).compile(whole(b.graph)));
+  CHECK_FALSE(dynamic_cast<CudaProvider&>(**created).compile(test::whole_graph(b.graph, "cuda")));
 }
 
 TEST_CASE("cuda claims for a target architecture name the missing dtype or attribute", "[cuda]") {
@@ -177,7 +166,7 @@ TEST_CASE("cuda plans fuse single-use elementwise nodes into one generated kerne
   auto table = make_op_table();
   REQUIRE(table);
   auto b = chain_graph(DType::kFloat32);
-  auto plan = build_plan(whole(b.graph), **table);
+  auto plan = build_plan(test::whole_graph(b.graph, "cuda"), **table);
   INFO((plan ? std::string() : plan.error().render()));
   REQUIRE(plan);
   std::vector<std::string> steps;
@@ -199,7 +188,7 @@ TEST_CASE("cuda compiles a partition with NVRTC to cubin and PTX and saves both 
     INFO(dtype_name(dtype));
     auto ep = cuda_for("sm_90");
     auto b = chain_graph(dtype);
-    const Partition p = whole(b.graph);
+    const Partition p = test::whole_graph(b.graph, "cuda");
     auto compiled = ep->compile(p);
     INFO((compiled ? std::string() : compiled.error().render()));
     REQUIRE(compiled);
@@ -262,7 +251,7 @@ TEST_CASE("cuda refuses to load a blob without a device, after validating it", "
     return;
   }
   auto b = chain_graph(DType::kFloat32);
-  const Partition p = whole(b.graph);
+  const Partition p = test::whole_graph(b.graph, "cuda");
   auto compiled = ep->compile(p);
   REQUIRE(compiled);
   auto& capable = dynamic_cast<ContextCapable&>(*ep);

@@ -5,7 +5,6 @@
 #ifdef NXRT_HAVE_CUDA
 #include <catch2/catch.hpp>
 
-#include "builtin_eps.h"
 #include "cuda/kernel_library.h"
 #include "cuda_host_module.h"
 #include "kernel_harness.h"
@@ -30,30 +29,6 @@ void check_outputs(const Expected<std::vector<Tensor>>& actual, const Expected<s
     INFO("output " << i);
     CHECK(test::compare_tensors((*actual)[i], (*expected)[i], rtol, atol) == "");
   }
-}
-
-Partition whole(const Graph& g, std::string ep) {
-  Partition p;
-  p.graph = &g;
-  p.name = ep + "_0";
-  p.ep = std::move(ep);
-  for (const Node& n : g.nodes) p.nodes.push_back(n.id);
-  p.inputs = g.inputs;
-  p.outputs = g.outputs;
-  return p;
-}
-
-Expected<std::vector<Tensor>> run_whole_on_cpu(const Graph& g, const std::vector<Tensor>& inputs) {
-  if (ep_factories().empty()) register_builtin_eps();
-  auto cpu = find_ep_factory("cpu")->create(EpConfig{1, {}});
-  if (!cpu) return std::unexpected(cpu.error());
-  auto compiled = (*cpu)->compile(whole(g, "cpu"));
-  if (!compiled) return std::unexpected(compiled.error());
-  auto ran = (*compiled)->run(std::vector<RuntimeValue>(inputs.begin(), inputs.end()));
-  if (!ran) return std::unexpected(ran.error());
-  std::vector<Tensor> outputs;
-  for (const RuntimeValue& v : *ran) outputs.push_back(v.tensor());
-  return outputs;
 }
 
 Tensor random_tensor(Shape shape, unsigned seed, float lo = -2, float hi = 2) {
@@ -243,7 +218,7 @@ TEST_CASE("cuda elementwise chains run on the host with broadcasting and channel
   const std::vector<Tensor> inputs = {random_tensor({2, 3, 4, 5}, 3), random_tensor({4, 1}, 4), random_tensor({3}, 5),
                                       random_tensor({3}, 6), random_tensor({3}, 7, 0.5f, 2)};
   auto f32 = chain_graph(DType::kFloat32);
-  check_outputs(test::run_partition_on_host(whole(f32.graph, "cuda"), inputs), run_whole_on_cpu(f32.graph, inputs), 1e-5, 1e-6);
+  check_outputs(test::run_partition_on_host(test::whole_graph(f32.graph, "cuda"), inputs), test::run_graph_on_cpu(f32.graph, inputs), 1e-5, 1e-6);
   // f16 (which the cpu EP's BatchNormalization does not take): against the f32 graph on the
   // same f16 values; the chain rounds each value to f16 as the unfused graph would store it.
   auto f16 = chain_graph(DType::kFloat16);
@@ -252,11 +227,11 @@ TEST_CASE("cuda elementwise chains run on the host with broadcasting and channel
     halves.push_back(to_f16(t));
     widened.push_back(cast(halves.back(), DType::kFloat32));
   }
-  auto actual = test::run_partition_on_host(whole(f16.graph, "cuda"), halves);
+  auto actual = test::run_partition_on_host(test::whole_graph(f16.graph, "cuda"), halves);
   INFO((actual ? std::string() : actual.error().render()));
   REQUIRE(actual);
   for (Tensor& t : *actual) t = cast(t, DType::kFloat32);
-  check_outputs(actual, run_whole_on_cpu(f32.graph, widened), 1e-2, 1e-2);
+  check_outputs(actual, test::run_graph_on_cpu(f32.graph, widened), 1e-2, 1e-2);
 }
 
 TEST_CASE("cuda chains compute int32 and int64 arithmetic, and Cast among the four types", "[cuda]") {
@@ -286,7 +261,7 @@ TEST_CASE("cuda chains compute int32 and int64 arithmetic, and Cast among the fo
     auto ints = [dtype](std::vector<int64_t> v) { return cast(test::int64s(std::move(v)).reshaped({2, 3}), dtype); };
     const std::vector<Tensor> inputs = {ints({-7, 5, 100, -3, 0, 9}), ints({2, -11, 4, 6, -1, 8}), ints({3, -2, 7, -5, 1, 4}),
                                         cast(test::int64s({3}), dtype)};
-    check_outputs(test::run_partition_on_host(whole(b.graph, "cuda"), inputs), run_whole_on_cpu(b.graph, inputs), 0, 0);
+    check_outputs(test::run_partition_on_host(test::whole_graph(b.graph, "cuda"), inputs), test::run_graph_on_cpu(b.graph, inputs), 0, 0);
   }
   // One Cast each (the graph gives the output's dtype, as shape inference does for a model).
   auto check_cast = [](const Tensor& x, DType to) {
@@ -297,7 +272,7 @@ TEST_CASE("cuda chains compute int32 and int64 arithmetic, and Cast among the fo
     b.graph.nodes.back().attributes = attrs({{"to", static_cast<int64_t>(to)}});
     b.output("y");
     b.finish();
-    check_outputs(test::run_partition_on_host(whole(b.graph, "cuda"), {x}), run_whole_on_cpu(b.graph, {x}), 0, 0);
+    check_outputs(test::run_partition_on_host(test::whole_graph(b.graph, "cuda"), {x}), test::run_graph_on_cpu(b.graph, {x}), 0, 0);
   };
   const Tensor x = random_tensor({2, 5}, 22, -50, 50);
   for (DType to : {DType::kInt32, DType::kInt64, DType::kFloat16}) check_cast(x, to);
@@ -333,7 +308,7 @@ TEST_CASE("cuda chains compare, combine booleans and pick with Where", "[cuda]")
   const std::vector<Tensor> inputs = {Tensor::from_vector<float>({2, 3}, {-1, 2, 3, 0.5f, 2, -4}),
                                       Tensor::from_vector<float>({3}, {0, 2, 5}),
                                       test::int64s({1, 7, 3, 2, 2, 9}).reshaped({2, 3}), test::int64s({3, 2}).reshaped({2, 1})};
-  check_outputs(test::run_partition_on_host(whole(b.graph, "cuda"), inputs), run_whole_on_cpu(b.graph, inputs), 0, 0);
+  check_outputs(test::run_partition_on_host(test::whole_graph(b.graph, "cuda"), inputs), test::run_graph_on_cpu(b.graph, inputs), 0, 0);
 }
 
 TEST_CASE("cuda Softmax, LogSoftmax and LayerNormalization rows reduce across warps on the host", "[cuda]") {

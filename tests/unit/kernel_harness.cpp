@@ -116,6 +116,27 @@ Expected<std::vector<Tensor>> run_partition_with(const NodeSpec& spec, std::stri
   return run(b.partition, inputs);
 }
 
+Partition whole_graph(const Graph& graph, std::string ep) {
+  Partition p;
+  p.graph = &graph;
+  p.name = ep + "_0";
+  p.ep = std::move(ep);
+  for (const Node& n : graph.nodes) p.nodes.push_back(n.id);
+  p.inputs = graph.inputs;
+  p.outputs = graph.outputs;
+  return p;
+}
+
+Expected<std::vector<Tensor>> run_graph_on_cpu(const Graph& graph, const std::vector<Tensor>& inputs) {
+  auto compiled = make_ep("cpu", 1)->compile(whole_graph(graph, "cpu"));
+  if (!compiled) return std::unexpected(compiled.error());
+  auto ran = (*compiled)->run(std::vector<RuntimeValue>(inputs.begin(), inputs.end()));
+  if (!ran) return std::unexpected(ran.error());
+  std::vector<Tensor> outputs;
+  for (const RuntimeValue& v : *ran) outputs.push_back(v.tensor());
+  return outputs;
+}
+
 Expected<std::vector<Tensor>> run_on(std::string_view ep_name, const NodeSpec& spec) {
   auto ep = make_ep(ep_name, spec.threads);
   return run_partition_with(spec, ep_name, [&](const Partition& p, const std::vector<Tensor>& inputs)

@@ -40,6 +40,11 @@ Expected<std::vector<Tensor>> run_on(std::string_view ep, const NodeSpec& spec);
 using PartitionRunner =
     std::function<Expected<std::vector<Tensor>>(const Partition& partition, const std::vector<Tensor>& inputs)>;
 Expected<std::vector<Tensor>> run_partition_with(const NodeSpec& spec, std::string_view ep, const PartitionRunner& run);
+
+// Every node of `graph` as one partition placed on `ep`; its inputs and outputs are the graph's.
+Partition whole_graph(const Graph& graph, std::string ep);
+// Runs `graph` whole on the cpu EP.
+Expected<std::vector<Tensor>> run_graph_on_cpu(const Graph& graph, const std::vector<Tensor>& inputs);
 // Runs the node on `ep` and on the cpu EP (the reference) and checks every output agrees.
 void check_matches_cpu(std::string_view ep, const NodeSpec& spec, double rtol = 1e-4, double atol = 1e-5);
 

@@ -1,0 +1,186 @@
+// The cuda EP's device path on the host stack (cuda_host_stack.h): the EP opens a device,
+// compiles a partition, uploads its initializers, moves its inputs to the device, runs its
+// steps (generated kernels, cuBLASLt, cuDNN) and hands back device tensors; it saves and
+// reloads EPContext blobs; and it gives every byte of device memory back.
+#ifdef NXRT_HAVE_CUDA
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+
+#include "cuda/cuda_provider.h"
+#include "cuda_host_stack.h"
+#include "kernel_harness.h"
+#include "lib_test_util.h"
+#include "nxrt/ep/epcontext.h"
+
+using namespace nxrt;
+using namespace nxrt::cuda;
+
+namespace {
+
+constexpr GpuArch kSm90{9, 0};
+
+std::unique_ptr<ExecutionProvider> cuda_on_host_stack(EpConfig config = {}) {
+  auto ep = CudaProvider::create(config, test::host_stack());
+  INFO((ep ? std::string() : ep.error().render()));
+  REQUIRE(ep);
+  return std::move(*ep);
+}
+
+Tensor random_tensor(Shape shape, unsigned seed) {
+  const auto n = static_cast<std::size_t>(shape_numel(shape));
+  return Tensor::from_vector<float>(std::move(shape), test::random_floats(n, seed, -2, 2));
+}
+
+// Two branches with weights: x·W + b -> Relu -> Softmax and a Transpose of the Relu; and a
+// Conv with bias -> Sigmoid -> GlobalAveragePool.
+test::GraphBuilder model() {
+  test::GraphBuilder b;
+  b.input("x", DType::kFloat32, {4, 8});
+  b.input("img", DType::kFloat32, {1, 2, 5, 5});
+  b.constant("w", random_tensor({8, 6}, 1));
+  b.constant("b", random_tensor({6}, 2));
+  b.constant("wc", random_tensor({3, 2, 3, 3}, 3));
+  b.constant("bc", random_tensor({3}, 4));
+  b.node("mm", "MatMul", {"x", "w"}, {"m"}, DType::kFloat32, {4, 6});
+  b.node("add", "Add", {"m", "b"}, {"a"}, DType::kFloat32, {4, 6});
+  b.node("relu", "Relu", {"a"}, {"r"}, DType::kFloat32, {4, 6});
+  b.node("softmax", "Softmax", {"r"}, {"s"}, DType::kFloat32, {4, 6});
+  b.node("transpose", "Transpose", {"r"}, {"t"}, DType::kFloat32, {6, 4});
+  const NodeId conv = b.node("conv", "Conv", {"img", "wc", "bc"}, {"c"}, DType::kFloat32, {1, 3, 5, 5});
+  b.graph.nodes[static_cast<std::size_t>(conv)].attributes = test::attrs({{"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+  b.node("sigmoid", "Sigmoid", {"c"}, {"sc"}, DType::kFloat32, {1, 3, 5, 5});
+  b.node("gap", "GlobalAveragePool", {"sc"}, {"g"}, DType::kFloat32, {1, 3, 1, 1});
+  b.output("s");
+  b.output("t");
+  b.output("g");
+  b.finish();
+  return b;
+}
+
+// Runs `compiled` on host inputs; the outputs come back on the device and are copied home.
+std::vector<Tensor> run_to_host(ExecutionProvider& ep, CompiledPartition& compiled, const std::vector<Tensor>& inputs) {
+  auto ran = compiled.run(std::vector<RuntimeValue>(inputs.begin(), inputs.end()));
+  INFO((ran ? std::string() : ran.error().render()));
+  REQUIRE(ran);
+  std::vector<Tensor> host;
+  for (const RuntimeValue& v : *ran) {
+    const Tensor& t = v.tensor();
+    CHECK(t.device() == DeviceId{DeviceType::kCuda, 0});
+    Tensor h = Tensor::empty(t.dtype(), t.shape());
+    REQUIRE(ep.copy(t.view(), h.mut()));
+    host.push_back(std::move(h));
+  }
+  return host;
+}
+
+void check_same(const std::vector<Tensor>& actual, const std::vector<Tensor>& expected) {
+  REQUIRE(actual.size() == expected.size());
+  for (std::size_t i = 0; i < actual.size(); ++i) {
+    INFO("output " << i);
+    CHECK(test::compare_tensors(actual[i], expected[i], 1e-4, 1e-5) == "");
+  }
+}
+
+}  // namespace
+
+TEST_CASE("cuda EP on the host stack: a partition runs through the device path and frees its memory", "[cuda]") {
+  test::set_host_devices(1, kSm90);
+  const auto before = test::host_driver_counts();
+  auto b = model();
+  const std::vector<Tensor> inputs = {random_tensor({4, 8}, 5), random_tensor({1, 2, 5, 5}, 6)};
+  auto expected = test::run_graph_on_cpu(b.graph, inputs);
+  REQUIRE(expected);
+  {
+    auto ep = cuda_on_host_stack();
+    CHECK(ep->info().available);
+    CHECK(ep->info().device_name == "nxrt host stand-in (sm_90)");
+    auto compiled = ep->compile(test::whole_graph(b.graph, "cuda"));
+    INFO((compiled ? std::string() : compiled.error().render()));
+    REQUIRE(compiled);
+    check_same(run_to_host(*ep, **compiled, inputs), *expected);
+    // The second run reuses the first run's blocks: the pool allocates nothing new.
+    const std::size_t allocations = test::host_driver_counts().allocations;
+    check_same(run_to_host(*ep, **compiled, inputs), *expected);
+    CHECK(test::host_driver_counts().allocations == allocations);
+    CHECK(test::host_driver_counts().launches > before.launches);
+    // Profiling names every step with what ran it.
+    (*compiled)->set_profiling(true);
+    (void)run_to_host(*ep, **compiled, inputs);
+    std::vector<std::string> variants;
+    for (const StepProfile& s : (*compiled)->profile()) variants.push_back(s.variant);
+    CHECK(std::count(variants.begin(), variants.end(), "cublasLt") == 1);
+    CHECK(std::count(variants.begin(), variants.end(), "cudnn") == 1);
+  }
+  // The partition, the pool and the context are gone: every block freed, every retain released.
+  const auto after = test::host_driver_counts();
+  CHECK(after.live_allocations == before.live_allocations);
+  CHECK(after.context_retains == before.context_retains);
+}
+
+TEST_CASE("cuda EP on the host stack: an EPContext blob reloads and runs; the device's architecture decides", "[cuda]") {
+  test::set_host_devices(1, kSm90);
+  auto b = model();
+  const std::vector<Tensor> inputs = {random_tensor({4, 8}, 7), random_tensor({1, 2, 5, 5}, 8)};
+  auto expected = test::run_graph_on_cpu(b.graph, inputs);
+  REQUIRE(expected);
+  const Partition partition = test::whole_graph(b.graph, "cuda");
+  auto saver = cuda_on_host_stack();
+  auto compiled = saver->compile(partition);
+  REQUIRE(compiled);
+  auto* capable = dynamic_cast<ContextCapable*>(saver.get());
+  REQUIRE(capable);
+  auto saved = capable->save_context(partition, **compiled);
+  INFO((saved ? std::string() : saved.error().render()));
+  REQUIRE(saved);
+  CHECK(saved->hardware_architecture == "sm_90");
+
+  SECTION("on the same architecture the cubin loads") {
+    auto ep = cuda_on_host_stack();
+    auto loaded = dynamic_cast<ContextCapable&>(*ep).load_context(*saved, partition);
+    INFO((loaded ? std::string() : loaded.error().render()));
+    REQUIRE(loaded);
+    check_same(run_to_host(*ep, **loaded, inputs), *expected);
+  }
+  SECTION("on a newer architecture the PTX loads") {
+    test::set_host_devices(1, {10, 0});
+    auto ep = cuda_on_host_stack();
+    auto loaded = dynamic_cast<ContextCapable&>(*ep).load_context(*saved, partition);
+    INFO((loaded ? std::string() : loaded.error().render()));
+    REQUIRE(loaded);
+    check_same(run_to_host(*ep, **loaded, inputs), *expected);
+  }
+  SECTION("on an older architecture it is refused, naming both") {
+    test::set_host_devices(1, {8, 0});
+    auto ep = cuda_on_host_stack();
+    auto loaded = dynamic_cast<ContextCapable&>(*ep).load_context(*saved, partition);
+    REQUIRE_FALSE(loaded);
+    CHECK_THAT(loaded.error().render(),
+               Catch::Contains("compiled for sm_90, this GPU is sm_80 (nxrt host stand-in)"));
+  }
+  test::set_host_devices(1, kSm90);
+}
+
+TEST_CASE("cuda EP on the host stack: --device picks among the visible devices", "[cuda]") {
+  test::set_host_devices(2, kSm90);
+  EpConfig second;
+  second.options[std::string(kDeviceOption)] = "1";
+  auto ep = cuda_on_host_stack(second);
+  CHECK(ep->info().available);
+  CHECK(ep->info().device == DeviceId{DeviceType::kCuda, 1});
+  auto b = model();
+  auto compiled = ep->compile(test::whole_graph(b.graph, "cuda"));
+  REQUIRE(compiled);
+  const std::vector<RuntimeValue> inputs = {RuntimeValue(random_tensor({4, 8}, 9)), RuntimeValue(random_tensor({1, 2, 5, 5}, 10))};
+  auto ran = (*compiled)->run(inputs);
+  REQUIRE(ran);
+  CHECK(ran->front().tensor().device() == DeviceId{DeviceType::kCuda, 1});
+
+  EpConfig missing;
+  missing.options[std::string(kDeviceOption)] = "2";
+  auto absent = cuda_on_host_stack(missing);
+  CHECK_FALSE(absent->info().available);
+  CHECK(absent->info().unavailable_reason == "no CUDA device 2: 2 devices are visible");
+  test::set_host_devices(1, kSm90);
+}
+#endif  // NXRT_HAVE_CUDA

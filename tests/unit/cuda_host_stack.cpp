@@ -1,0 +1,331 @@
+// The host driver and NVRTC: device memory is malloc'd, copies and frees are checked against
+// the live allocations, a module is the CUDA C its image carries, compiled for the host once
+// per distinct text, and a launch runs the kernel's blocks as cuda_on_host.h does.
+#ifdef NXRT_HAVE_CUDA
+#include "cuda_host_stack.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "cuda_host_libraries.h"
+#include "cuda_host_module.h"
+
+namespace nxrt::test {
+namespace {
+
+// The most blocks a launch runs on the host: the kernels' grid-stride and row loops take the
+// rest, as they do when the grid is capped on a GPU.
+constexpr unsigned kMaxHostBlocks = 3;
+
+struct Function {
+  const HostModule* module;
+  std::string name;
+};
+struct LoadedModule {
+  std::shared_ptr<const HostModule> code;
+  std::map<std::string, std::unique_ptr<Function>> functions;
+};
+
+struct DriverState {
+  std::mutex mutex;
+  int device_count = 1;
+  cuda::GpuArch arch{9, 0};
+  std::map<uintptr_t, std::size_t> live;  // device allocations: address -> bytes
+  std::map<std::string, std::shared_ptr<const HostModule>> compiled;  // by CUDA C text
+  HostDriverCounts counts;
+};
+DriverState& state() {
+  static DriverState s;
+  return s;
+}
+
+// Whether [p, p + bytes) lies inside one live allocation.
+bool is_device_range(const DriverState& s, CUdeviceptr p, std::size_t bytes) {
+  auto it = s.live.upper_bound(static_cast<uintptr_t>(p));
+  if (it == s.live.begin()) return false;
+  --it;
+  return static_cast<uintptr_t>(p) + bytes <= it->first + it->second;
+}
+
+CUresult init(unsigned) { return CUDA_SUCCESS; }
+CUresult error_name(CUresult r, const char** s) {
+  switch (r) {
+    case CUDA_SUCCESS: *s = "CUDA_SUCCESS"; break;
+    case CUDA_ERROR_INVALID_VALUE: *s = "CUDA_ERROR_INVALID_VALUE"; break;
+    case CUDA_ERROR_INVALID_DEVICE: *s = "CUDA_ERROR_INVALID_DEVICE"; break;
+    case CUDA_ERROR_INVALID_IMAGE: *s = "CUDA_ERROR_INVALID_IMAGE"; break;
+    case CUDA_ERROR_NOT_FOUND: *s = "CUDA_ERROR_NOT_FOUND"; break;
+    default: return CUDA_ERROR_INVALID_VALUE;
+  }
+  return CUDA_SUCCESS;
+}
+CUresult error_string(CUresult r, const char** s) {
+  const char* name = nullptr;
+  if (error_name(r, &name) != CUDA_SUCCESS) return CUDA_ERROR_INVALID_VALUE;
+  *s = "reported by the host driver";
+  return CUDA_SUCCESS;
+}
+CUresult driver_version(int* v) {
+  *v = CUDA_VERSION;
+  return CUDA_SUCCESS;
+}
+CUresult device_count(int* n) {
+  *n = state().device_count;
+  return CUDA_SUCCESS;
+}
+CUresult device_get(CUdevice* d, int ordinal) {
+  if (ordinal < 0 || ordinal >= state().device_count) return CUDA_ERROR_INVALID_DEVICE;
+  *d = ordinal;
+  return CUDA_SUCCESS;
+}
+CUresult device_name(char* name, int size, CUdevice) {
+  std::snprintf(name, static_cast<std::size_t>(size), "nxrt host stand-in");
+  return CUDA_SUCCESS;
+}
+CUresult device_attribute(int* v, CUdevice_attribute attr, CUdevice) {
+  if (attr == CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR) *v = state().arch.major;
+  else if (attr == CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR) *v = state().arch.minor;
+  else return CUDA_ERROR_INVALID_VALUE;
+  return CUDA_SUCCESS;
+}
+CUresult ctx_retain(CUcontext* c, CUdevice d) {
+  std::lock_guard lock(state().mutex);
+  ++state().counts.context_retains;
+  *c = reinterpret_cast<CUcontext>(static_cast<uintptr_t>(0x1000 + d));
+  return CUDA_SUCCESS;
+}
+CUresult ctx_release(CUdevice) {
+  std::lock_guard lock(state().mutex);
+  return --state().counts.context_retains < 0 ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+}
+CUresult ctx_set_current(CUcontext) { return CUDA_SUCCESS; }
+CUresult stream_create(CUstream* s, unsigned) {
+  *s = reinterpret_cast<CUstream>(new char);
+  return CUDA_SUCCESS;
+}
+CUresult stream_destroy(CUstream s) {
+  delete reinterpret_cast<char*>(s);
+  return CUDA_SUCCESS;
+}
+CUresult stream_synchronize(CUstream) { return CUDA_SUCCESS; }  // every call has finished already
+
+CUresult mem_alloc(CUdeviceptr* p, std::size_t bytes) {
+  if (bytes == 0) return CUDA_ERROR_INVALID_VALUE;
+  void* block = std::malloc(bytes);
+  std::lock_guard lock(state().mutex);
+  state().live.emplace(reinterpret_cast<uintptr_t>(block), bytes);
+  ++state().counts.allocations;
+  *p = reinterpret_cast<CUdeviceptr>(block);
+  return CUDA_SUCCESS;
+}
+CUresult mem_free(CUdeviceptr p) {
+  std::lock_guard lock(state().mutex);
+  if (state().live.erase(static_cast<uintptr_t>(p)) == 0) return CUDA_ERROR_INVALID_VALUE;
+  std::free(reinterpret_cast<void*>(p));
+  return CUDA_SUCCESS;
+}
+CUresult copy_in(CUdeviceptr dst, const void* src, std::size_t bytes, CUstream) {
+  std::lock_guard lock(state().mutex);
+  if (!is_device_range(state(), dst, bytes)) return CUDA_ERROR_INVALID_VALUE;
+  std::memcpy(reinterpret_cast<void*>(dst), src, bytes);
+  return CUDA_SUCCESS;
+}
+CUresult copy_out(void* dst, CUdeviceptr src, std::size_t bytes, CUstream) {
+  std::lock_guard lock(state().mutex);
+  if (!is_device_range(state(), src, bytes)) return CUDA_ERROR_INVALID_VALUE;
+  std::memcpy(dst, reinterpret_cast<const void*>(src), bytes);
+  return CUDA_SUCCESS;
+}
+CUresult copy_within(CUdeviceptr dst, CUdeviceptr src, std::size_t bytes, CUstream) {
+  std::lock_guard lock(state().mutex);
+  if (!is_device_range(state(), dst, bytes) || !is_device_range(state(), src, bytes)) return CUDA_ERROR_INVALID_VALUE;
+  std::memmove(reinterpret_cast<void*>(dst), reinterpret_cast<const void*>(src), bytes);
+  return CUDA_SUCCESS;
+}
+CUresult memset8(CUdeviceptr dst, unsigned char value, std::size_t bytes, CUstream) {
+  std::lock_guard lock(state().mutex);
+  if (!is_device_range(state(), dst, bytes)) return CUDA_ERROR_INVALID_VALUE;
+  std::memset(reinterpret_cast<void*>(dst), value, bytes);
+  return CUDA_SUCCESS;
+}
+
+// The image is the CUDA C the host NVRTC passed through (NUL-terminated, cubin or PTX alike).
+CUresult module_load(CUmodule* m, const void* image) {
+  const std::string source(static_cast<const char*>(image));
+  std::shared_ptr<const HostModule> code;
+  {
+    std::lock_guard lock(state().mutex);
+    ++state().counts.modules_loaded;
+    if (auto it = state().compiled.find(source); it != state().compiled.end()) code = it->second;
+  }
+  if (!code) {
+    auto built = HostModule::compile(source);
+    if (!built) return CUDA_ERROR_INVALID_IMAGE;
+    code = std::move(*built);
+    std::lock_guard lock(state().mutex);
+    state().compiled.emplace(source, code);
+  }
+  *m = reinterpret_cast<CUmodule>(new LoadedModule{std::move(code), {}});
+  return CUDA_SUCCESS;
+}
+CUresult module_unload(CUmodule m) {
+  delete reinterpret_cast<LoadedModule*>(m);
+  return CUDA_SUCCESS;
+}
+CUresult module_function(CUfunction* f, CUmodule m, const char* name) {
+  auto* module = reinterpret_cast<LoadedModule*>(m);
+  auto& slot = module->functions[name];
+  if (!slot) slot = std::make_unique<Function>(Function{module->code.get(), name});
+  *f = reinterpret_cast<CUfunction>(slot.get());
+  return CUDA_SUCCESS;
+}
+CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz, unsigned shared,
+                CUstream, void** params, void** extra) {
+  // The EP launches 1-D grids of 1-D blocks, static shared memory only, arguments by array.
+  if (gx == 0 || gy != 1 || gz != 1 || bx == 0 || bx > 1024 || by != 1 || bz != 1 || shared != 0 || !params || extra)
+    return CUDA_ERROR_INVALID_VALUE;
+  const auto* fn = reinterpret_cast<const Function*>(f);
+  {
+    std::lock_guard lock(state().mutex);
+    ++state().counts.launches;
+  }
+  return fn->module->launch(fn->name, std::min(gx, kMaxHostBlocks), bx, params) ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
+}
+
+// ---- NVRTC: the source is the output ------------------------------------------------------
+
+constexpr int kArchs[] = {75, 80, 86, 89, 90, 100, 120};
+
+struct Program {
+  std::string source;
+  bool compiled = false;
+};
+Program* of(nvrtcProgram p) { return reinterpret_cast<Program*>(p); }
+
+nvrtcResult nvrtc_version(int* major, int* minor) {
+  *major = CUDA_VERSION / 1000;
+  *minor = CUDA_VERSION % 1000 / 10;
+  return NVRTC_SUCCESS;
+}
+nvrtcResult arch_count(int* n) {
+  *n = static_cast<int>(std::size(kArchs));
+  return NVRTC_SUCCESS;
+}
+nvrtcResult archs(int* out) {
+  std::copy(std::begin(kArchs), std::end(kArchs), out);
+  return NVRTC_SUCCESS;
+}
+const char* nvrtc_error(nvrtcResult) { return "reported by the host NVRTC"; }
+nvrtcResult create_program(nvrtcProgram* p, const char* source, const char*, int, const char* const*, const char* const*) {
+  *p = reinterpret_cast<nvrtcProgram>(new Program{source});
+  return NVRTC_SUCCESS;
+}
+nvrtcResult destroy_program(nvrtcProgram* p) {
+  delete of(*p);
+  *p = nullptr;
+  return NVRTC_SUCCESS;
+}
+nvrtcResult compile_program(nvrtcProgram p, int count, const char* const* options) {
+  // An -arch option is required, as the EP always gives one.
+  if (std::none_of(options, options + count, [](const char* o) { return std::strncmp(o, "-arch=", 6) == 0; }))
+    return NVRTC_ERROR_INVALID_OPTION;
+  of(p)->compiled = true;
+  return NVRTC_SUCCESS;
+}
+nvrtcResult log_size(nvrtcProgram, std::size_t* size) {
+  *size = 1;
+  return NVRTC_SUCCESS;
+}
+nvrtcResult log_text(nvrtcProgram, char* log) {
+  *log = '\0';
+  return NVRTC_SUCCESS;
+}
+nvrtcResult output_size(nvrtcProgram p, std::size_t* size) {
+  if (!of(p)->compiled) return NVRTC_ERROR_INVALID_PROGRAM;
+  *size = of(p)->source.size() + 1;
+  return NVRTC_SUCCESS;
+}
+nvrtcResult output(nvrtcProgram p, char* out) {
+  if (!of(p)->compiled) return NVRTC_ERROR_INVALID_PROGRAM;
+  std::memcpy(out, of(p)->source.c_str(), of(p)->source.size() + 1);
+  return NVRTC_SUCCESS;
+}
+
+Expected<std::shared_ptr<const cuda::Driver>> host_driver() {
+  cuda::DriverApi api{};
+  api.init = init;
+  api.get_error_name = error_name;
+  api.get_error_string = error_string;
+  api.driver_get_version = driver_version;
+  api.device_get_count = device_count;
+  api.device_get = device_get;
+  api.device_get_name = device_name;
+  api.device_get_attribute = device_attribute;
+  api.primary_ctx_retain = ctx_retain;
+  api.primary_ctx_release = ctx_release;
+  api.ctx_set_current = ctx_set_current;
+  api.stream_create = stream_create;
+  api.stream_destroy = stream_destroy;
+  api.stream_synchronize = stream_synchronize;
+  api.mem_alloc = mem_alloc;
+  api.mem_free = mem_free;
+  api.memcpy_htod_async = copy_in;
+  api.memcpy_dtoh_async = copy_out;
+  api.memcpy_dtod_async = copy_within;
+  api.memset_d8_async = memset8;
+  api.module_load_data = module_load;
+  api.module_unload = module_unload;
+  api.module_get_function = module_function;
+  api.launch_kernel = launch;
+  return cuda::Driver::start(api);
+}
+
+Expected<std::shared_ptr<const cuda::NvrtcApi>> host_nvrtc() {
+  auto api = std::make_shared<cuda::NvrtcApi>();
+  api->version = nvrtc_version;
+  api->get_num_supported_archs = arch_count;
+  api->get_supported_archs = archs;
+  api->get_error_string = nvrtc_error;
+  api->create_program = create_program;
+  api->destroy_program = destroy_program;
+  api->compile_program = compile_program;
+  api->get_program_log_size = log_size;
+  api->get_program_log = log_text;
+  api->get_cubin_size = output_size;
+  api->get_cubin = output;
+  api->get_ptx_size = output_size;
+  api->get_ptx = output;
+  return std::shared_ptr<const cuda::NvrtcApi>(std::move(api));
+}
+
+Expected<std::shared_ptr<const cuda::BlasApi>> host_blas() {
+  return std::shared_ptr<const cuda::BlasApi>(&host_blas_api(), [](const cuda::BlasApi*) {});
+}
+Expected<std::shared_ptr<const cuda::DnnApi>> host_dnn() {
+  return std::shared_ptr<const cuda::DnnApi>(&host_dnn_api(), [](const cuda::DnnApi*) {});
+}
+
+}  // namespace
+
+cuda::CudaStack host_stack() { return cuda::CudaStack{host_driver, host_nvrtc, host_blas, host_dnn}; }
+
+void set_host_devices(int count, cuda::GpuArch arch) {
+  std::lock_guard lock(state().mutex);
+  state().device_count = count;
+  state().arch = arch;
+}
+
+HostDriverCounts host_driver_counts() {
+  std::lock_guard lock(state().mutex);
+  HostDriverCounts c = state().counts;
+  c.live_allocations = state().live.size();
+  return c;
+}
+
+}  // namespace nxrt::test
+#endif  // NXRT_HAVE_CUDA
