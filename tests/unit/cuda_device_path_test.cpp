@@ -7,11 +7,16 @@
 
 #include <algorithm>
 
+#include "builtin_eps.h"
 #include "cuda/cuda_provider.h"
 #include "cuda_host_stack.h"
 #include "kernel_harness.h"
 #include "lib_test_util.h"
 #include "nxrt/ep/epcontext.h"
+#include "nxrt/io/tensor_file.h"
+#include "nxrt/model/partition_model.h"
+#include "nxrt/session/epcontext_writer.h"
+#include "nxrt/session/session.h"
 
 using namespace nxrt;
 using namespace nxrt::cuda;
@@ -82,7 +87,111 @@ void check_same(const std::vector<Tensor>& actual, const std::vector<Tensor>& ex
   }
 }
 
+// While it lives, the "cuda" EP factory makes the EP on the host stack (sessions create their
+// EPs by name).
+class CudaFactoryOnHostStack {
+ public:
+  CudaFactoryOnHostStack() {
+    if (ep_factories().empty()) register_builtin_eps();
+    saved_ = *find_ep_factory("cuda");
+    register_ep_factory({"cuda", saved_.description, [](const EpConfig& config) { return CudaProvider::create(config, test::host_stack()); }});
+  }
+  ~CudaFactoryOnHostStack() { register_ep_factory(saved_); }
+
+ private:
+  EpFactory saved_;
+};
+
+std::map<std::string, Tensor> run_session(const std::filesystem::path& model, std::vector<std::string> eps, const Tensor& x) {
+  SessionOptions options;
+  options.eps = std::move(eps);
+  auto session = Session::create(model, options);
+  INFO((session ? std::string() : session.error().render()));
+  REQUIRE(session);
+  auto ran = (*session)->run({{"x", RuntimeValue(x)}});
+  INFO((ran ? std::string() : ran.error().render()));
+  REQUIRE(ran);
+  std::map<std::string, Tensor> out;
+  for (const auto& [name, value] : *ran) {
+    CHECK(value.tensor().device().is_host());  // the session brings graph outputs home
+    out.emplace(name, value.tensor());
+  }
+  return out;
+}
+
 }  // namespace
+
+TEST_CASE("cuda EP on the host stack: a session hands values between cuda and cpu partitions, and its EPContext model runs",
+          "[cuda]") {
+  test::set_host_devices(1, kSm90);
+  CudaFactoryOnHostStack on_host_stack;
+  // x -> Relu (cuda) -> Round (cpu: the cuda EP has none) -> Mul by x (cuda) -> y; the Relu's
+  // output is a graph output too.
+  test::GraphBuilder b;
+  b.input("x", DType::kFloat32, {2, 3});
+  b.node("relu", "Relu", {"x"}, {"r"}, DType::kFloat32, {2, 3});
+  b.node("round", "Round", {"r"}, {"q"}, DType::kFloat32, {2, 3});
+  b.node("mul", "Mul", {"q", "x"}, {"y"}, DType::kFloat32, {2, 3});
+  b.output("y");
+  b.output("r");
+  b.finish();
+  auto bytes = partition_to_onnx(test::whole_graph(b.graph, "cpu"));
+  REQUIRE(bytes);
+  const test::TempDir dir;
+  const auto model = dir / "model.onnx";
+  std::ofstream(model, std::ios::binary) << *bytes;
+  const Tensor x = Tensor::from_vector<float>({2, 3}, {-1.5f, 0.4f, 2.6f, 3.5f, -0.2f, 1.2f});
+  const auto expected = run_session(model, {"cpu"}, x);
+
+  SessionOptions options;
+  options.eps = {"cuda", "cpu"};
+  auto session = Session::create(model, options);
+  REQUIRE(session);
+  std::vector<std::string> placed;
+  for (const Partition& p : (*session)->report().partitions) placed.push_back(p.ep);
+  CHECK(placed == std::vector<std::string>{"cuda", "cpu", "cuda"});
+  for (const auto& [name, t] : run_session(model, {"cuda", "cpu"}, x)) {
+    INFO(name);
+    CHECK(test::compare_tensors(t, expected.at(name), 0, 0) == "");
+  }
+  // compile-epcontext's model: each partition becomes an EPContext node (the cpu EP saves its
+  // own too), which a new session restores (load_context) and runs.
+  EpContextWriteOptions write;
+  write.output = dir / "model_ctx.onnx";
+  auto written = write_epcontext_model(**session, write);
+  INFO((written ? std::string() : written.error().render()));
+  REQUIRE(written);
+  std::vector<std::string> saved_by;
+  for (const WrittenContext& c : written->contexts) saved_by.push_back(c.ep);
+  CHECK(saved_by == std::vector<std::string>{"cuda", "cpu", "cuda"});
+  for (const auto& [name, t] : run_session(write.output, {"cuda", "cpu"}, x)) {
+    INFO(name);
+    CHECK(test::compare_tensors(t, expected.at(name), 0, 0) == "");
+  }
+}
+
+TEST_CASE("cuda EP on the host stack: the bundled mlp and cnn give their expected outputs", "[cuda]") {
+  test::set_host_devices(1, kSm90);
+  CudaFactoryOnHostStack on_host_stack;
+  for (const char* name : {"mlp", "cnn"}) {
+    INFO(name);
+    const std::filesystem::path dir = std::filesystem::path(NXRT_SOURCE_DIR) / "testdata" / name;
+    SessionOptions options;
+    options.eps = {"cuda", "cpu"};
+    auto session = Session::create(dir / "model.onnx", options);
+    INFO((session ? std::string() : session.error().render()));
+    REQUIRE(session);
+    CHECK((*session)->report().partitions.size() == 1);  // all on the cuda EP
+    auto input = read_tensor_file(dir / "test_data_set_0/input_0.pb");
+    auto expected = read_tensor_file(dir / "test_data_set_0/output_0.pb");
+    REQUIRE(input);
+    REQUIRE(expected);
+    auto ran = (*session)->run({{(*session)->required_inputs().front()->name, RuntimeValue(*input)}});
+    INFO((ran ? std::string() : ran.error().render()));
+    REQUIRE(ran);
+    CHECK(test::compare_tensors(ran->begin()->second.tensor(), *expected, 1e-4, 1e-5) == "");
+  }
+}
 
 TEST_CASE("cuda EP on the host stack: a partition runs through the device path and frees its memory", "[cuda]") {
   test::set_host_devices(1, kSm90);
