@@ -26,12 +26,12 @@ class RunContext final : public StepContext {
     if (auto it = constants_.find(v); it != constants_.end()) return it->second;
     return slots_[static_cast<std::size_t>(v)];
   }
-  Expected<std::vector<int64_t>> input_ints(std::size_t i) override {
+  Expected<Tensor> input_on_host(std::size_t i) override {
     const Tensor& t = input(i);
-    if (t.device().is_host()) return t.to_int64_vector();
+    if (t.device().is_host()) return t;
     Tensor host = Tensor::empty(t.dtype(), t.shape());
     if (auto r = gpu_.copy(t.view(), host.mut()); !r) return forward_error(std::move(r), where());
-    return host.to_int64_vector();
+    return host;
   }
   bool wants_output(std::size_t i) const override { return i < step_.outputs.size() && step_.outputs[i] != kNoValue; }
   Expected<Tensor> output(std::size_t i, DType dtype, Shape shape) override {
@@ -43,12 +43,11 @@ class RunContext final : public StepContext {
   void set_output(std::size_t i, Tensor t) override {
     if (wants_output(i)) slots_[static_cast<std::size_t>(step_.outputs[i])] = std::move(t);
   }
-  Expected<void> set_output_from_host(std::size_t i, const Tensor& host) override {
+  Expected<Tensor> upload(const Tensor& host) override {
     auto t = gpu_.allocate(host.dtype(), host.shape());
     if (!t) return forward_error(std::move(t), where());
     if (auto r = gpu_.copy(host.view(), t->mut()); !r) return forward_error(std::move(r), where());
-    set_output(i, std::move(*t));
-    return {};
+    return t;
   }
   Expected<Tensor> scratch(std::size_t bytes) override {
     auto s = gpu_.allocate_bytes(std::max<std::size_t>(bytes, 1));

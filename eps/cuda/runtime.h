@@ -65,16 +65,17 @@ class StepContext {
   virtual ~StepContext() = default;
   virtual bool has_input(std::size_t i) const = 0;
   virtual const Tensor& input(std::size_t i) const = 0;
-  // The values of integer input i (a shape, axes, Slice's bounds) on the host: a tensor in
+  // Small input i (a shape, axes, Slice's bounds, Resize's scales) on the host: a tensor in
   // device memory is copied back, which waits for the stream.
-  virtual Expected<std::vector<int64_t>> input_ints(std::size_t i) = 0;
+  virtual Expected<Tensor> input_on_host(std::size_t i) = 0;
   virtual bool wants_output(std::size_t i) const = 0;
   // A device tensor from the partition's pool (contents undefined).
   virtual Expected<Tensor> output(std::size_t i, DType dtype, Shape shape) = 0;
   // Output i is `t` itself (a view of an input: Reshape and friends).
   virtual void set_output(std::size_t i, Tensor t) = 0;
-  // Output i is a device copy of a small host tensor (Shape's and Size's values).
-  virtual Expected<void> set_output_from_host(std::size_t i, const Tensor& host) = 0;
+  // A device copy of a small host tensor: values the step computed on the host (Shape's
+  // output, Resize's coordinate tables).
+  virtual Expected<Tensor> upload(const Tensor& host) = 0;
   // Scratch device memory for this step (cuDNN and cuBLASLt workspaces).
   virtual Expected<Tensor> scratch(std::size_t bytes) = 0;
   // Launches `kernel` with grid-stride loops covering `work` items.

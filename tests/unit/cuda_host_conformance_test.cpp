@@ -16,6 +16,7 @@
 
 #include "cuda_host_module.h"
 #include "nxrt/io/compare.h"
+#include "nxrt/ir/passes.h"
 #include "nxrt/io/tensor_file.h"
 #include "nxrt/model/model.h"
 
@@ -49,6 +50,11 @@ void plan_case(Case& c) {
     return;
   }
   c.model = std::move(*model);
+  // As a session does before claiming: Constant nodes become initializers.
+  if (auto folded = ConstantToInitializer().run(*c.model->graph); !folded) {
+    c.result = "fail: " + folded.error().what;
+    return;
+  }
   const Graph& g = *c.model->graph;
   c.partition.graph = &g;
   c.partition.ep = "cuda";

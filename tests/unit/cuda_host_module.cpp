@@ -65,7 +65,7 @@ class HostStepContext final : public cuda::StepContext {
 
   bool has_input(std::size_t i) const override { return i < step_.inputs.size() && step_.inputs[i] != kNoValue; }
   const Tensor& input(std::size_t i) const override { return slots_[static_cast<std::size_t>(step_.inputs[i])]; }
-  Expected<std::vector<int64_t>> input_ints(std::size_t i) override { return input(i).to_int64_vector(); }
+  Expected<Tensor> input_on_host(std::size_t i) override { return input(i); }
   bool wants_output(std::size_t i) const override { return i < step_.outputs.size() && step_.outputs[i] != kNoValue; }
   Expected<Tensor> output(std::size_t i, DType dtype, Shape shape) override {
     Tensor t = Tensor::empty(dtype, std::move(shape));
@@ -75,10 +75,7 @@ class HostStepContext final : public cuda::StepContext {
   void set_output(std::size_t i, Tensor t) override {
     if (wants_output(i)) slots_[static_cast<std::size_t>(step_.outputs[i])] = std::move(t);
   }
-  Expected<void> set_output_from_host(std::size_t i, const Tensor& host) override {
-    set_output(i, host);
-    return {};
-  }
+  Expected<Tensor> upload(const Tensor& host) override { return host; }
   Expected<Tensor> scratch(std::size_t bytes) override {
     return Tensor::empty(DType::kUInt8, {static_cast<int64_t>(std::max<std::size_t>(bytes, 1))});
   }

@@ -47,12 +47,13 @@ Tensor to_f16(const Tensor& t) { return cast(t, DType::kFloat16); }
 class HostChecks {
  public:
   void add(NodeSpec spec, double rtol = 1e-5, double atol = 1e-6) { checks_.push_back({std::move(spec), rtol, atol}); }
-  // The node in float16: its float inputs rounded to float16 on the cuda EP, against the cpu
-  // EP in float on the same rounded values.
-  void add_f16(const NodeSpec& spec, double rtol = 1e-2, double atol = 1e-2) {
+  // The node in float16: its float inputs (but those in `keep_float`) rounded to float16 on the
+  // cuda EP, against the cpu EP in float on the same rounded values.
+  void add_f16(const NodeSpec& spec, double rtol = 1e-2, double atol = 1e-2, std::vector<std::size_t> keep_float = {}) {
     NodeSpec half = spec, wide = spec;
     for (std::size_t i = 0; i < spec.inputs.size(); ++i)
-      if (spec.inputs[i].defined() && spec.inputs[i].dtype() == DType::kFloat32) {
+      if (spec.inputs[i].defined() && spec.inputs[i].dtype() == DType::kFloat32 &&
+          std::find(keep_float.begin(), keep_float.end(), i) == keep_float.end()) {
         half.inputs[i] = to_f16(spec.inputs[i]);
         wide.inputs[i] = cast(half.inputs[i], DType::kFloat32);
       }
@@ -478,5 +479,25 @@ TEST_CASE("cuda Pad, Tile, GatherElements, Trilu, CumSum and Mod run on the host
                                           "cuda", test::run_partition_on_host);
   REQUIRE_FALSE(untyped);
   CHECK_THAT(untyped.error().why, Catch::Contains("the type of output 0 is unknown"));
+}
+TEST_CASE("cuda Resize runs on the host: nearest and linear, every coordinate mode, scales or sizes", "[cuda]") {
+  HostChecks checks;
+  const Tensor x = random_tensor({1, 2, 4, 5}, 41);
+  const Tensor no_roi = Tensor::from_vector<float>({0}, {});
+  const Tensor up = Tensor::from_vector<float>({4}, {1, 1, 1.5f, 2.2f}), down = Tensor::from_vector<float>({4}, {1, 1, 0.6f, 0.5f});
+  for (const char* transform : {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric"})
+    for (const Tensor& scales : {up, down})
+      checks.add({.op_type = "Resize", .opset = 13, .inputs = {x, no_roi, scales},
+                  .attrs = attrs({{"mode", std::string("linear")}, {"coordinate_transformation_mode", std::string(transform)}})},
+                 1e-5, 1e-5);
+  for (const char* nearest : {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"})
+    checks.add({.op_type = "Resize", .opset = 13, .inputs = {x, no_roi, Tensor(), test::int64s({1, 3, 7, 3})},
+                .attrs = attrs({{"nearest_mode", std::string(nearest)}, {"coordinate_transformation_mode", std::string("tf_half_pixel_for_nn")}})});
+  // Nearest moves any dtype; sizes given as a constant.
+  checks.add({.op_type = "Resize", .opset = 19, .inputs = {test::int64s({1, 2, 3, 4, 5, 6}).reshaped({2, 3}), no_roi, Tensor(), test::int64s({3, 5})},
+              .constant = {false, true, false, true}});
+  checks.add_f16({.op_type = "Resize", .opset = 13, .inputs = {x, no_roi, up}, .attrs = attrs({{"mode", std::string("linear")}})},
+                 1e-2, 1e-2, {1, 2});  // roi and scales stay float
+  checks.run();
 }
 #endif  // NXRT_HAVE_CUDA

@@ -145,9 +145,9 @@ IntsInput::IntsInput(const Graph& graph, const Node& node, std::size_t i)
 Expected<std::optional<std::vector<int64_t>>> IntsInput::read(StepContext& ctx) const {
   if (!present_) return std::nullopt;
   if (constant_) return constant_;
-  auto values = ctx.input_ints(index_);
+  auto values = ctx.input_on_host(index_);
   if (!values) return std::unexpected(values.error());
-  return std::move(*values);
+  return values->to_int64_vector();
 }
 
 }  // namespace nxrt::cuda

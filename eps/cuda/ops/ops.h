@@ -76,6 +76,7 @@ std::vector<CudaOpDef> shape_ops();         // Shape, Size, ConstantOfShape
 std::vector<CudaOpDef> pad_tile_ops();      // Pad, Tile
 std::vector<CudaOpDef> cumsum_ops();        // CumSum
 std::vector<CudaOpDef> trilu_ops();         // Trilu
+std::vector<CudaOpDef> resize_ops();        // Resize (nearest, linear)
 
 // Every family's table, registered into one OpTable.
 Expected<std::shared_ptr<const OpTable>> make_op_table();

@@ -1,0 +1,237 @@
+// Resize (opset 11 on), nearest and linear: the host maps every output coordinate of every dim
+// to its input indices and weight (in double, as the ONNX reference does), uploads those
+// tables, and one kernel gathers or blends. Cubic, tf_crop_and_resize, antialias, axes and
+// keep_aspect_ratio_policy are declined with the reason.
+#include <fmt/format.h>
+
+#include <cmath>
+#include <map>
+#include <mutex>
+
+#include "ops/op_util.h"
+#include "ops/ops.h"
+#include "runtime.h"
+
+namespace nxrt::cuda {
+namespace {
+
+enum class Transform { kHalfPixel, kPytorchHalfPixel, kAlignCorners, kAsymmetric, kTfHalfPixelForNn };
+enum class Nearest { kRoundPreferFloor, kRoundPreferCeil, kFloor, kCeil };
+
+std::optional<Transform> parse_transform(const std::string& name) {
+  if (name == "half_pixel") return Transform::kHalfPixel;
+  if (name == "pytorch_half_pixel") return Transform::kPytorchHalfPixel;
+  if (name == "align_corners") return Transform::kAlignCorners;
+  if (name == "asymmetric") return Transform::kAsymmetric;
+  if (name == "tf_half_pixel_for_nn") return Transform::kTfHalfPixelForNn;
+  return std::nullopt;
+}
+
+std::optional<Nearest> parse_nearest(const std::string& name) {
+  if (name == "round_prefer_floor") return Nearest::kRoundPreferFloor;
+  if (name == "round_prefer_ceil") return Nearest::kRoundPreferCeil;
+  if (name == "floor") return Nearest::kFloor;
+  if (name == "ceil") return Nearest::kCeil;
+  return std::nullopt;
+}
+
+// Inputs: 1 roi, 2 scales (float), 3 sizes (int64).
+constexpr std::size_t kScales = 2, kSizes = 3;
+
+KernelMatch check_resize(const NodeContext& ctx) {
+  const std::string mode = ctx.attrs().string_or("mode", "nearest");
+  NXRT_REQUIRE(mode == "nearest" || mode == "linear", "Resize: mode '{}' is not implemented by the cuda EP (it takes nearest and linear)", mode);
+  const std::string transform = ctx.attrs().string_or("coordinate_transformation_mode", "half_pixel");
+  NXRT_REQUIRE(parse_transform(transform).has_value(),
+               "Resize: coordinate_transformation_mode '{}' is not implemented by the cuda EP (it takes half_pixel, "
+               "pytorch_half_pixel, align_corners, asymmetric and tf_half_pixel_for_nn)",
+               transform);
+  const std::string nearest = ctx.attrs().string_or("nearest_mode", "round_prefer_floor");
+  NXRT_REQUIRE(parse_nearest(nearest).has_value(), "Resize: nearest_mode '{}' is not valid", nearest);
+  NXRT_REQUIRE(ctx.attrs().int_or("antialias", 0) == 0, "Resize: antialias=1 is not implemented by the cuda EP");
+  NXRT_REQUIRE(ctx.attrs().ints_or("axes", {}).empty(), "Resize: the axes attribute is not implemented by the cuda EP");
+  NXRT_REQUIRE(ctx.attrs().string_or("keep_aspect_ratio_policy", "stretch") == "stretch",
+               "Resize: keep_aspect_ratio_policy '{}' is not implemented by the cuda EP (it takes stretch)",
+               ctx.attrs().string_or("keep_aspect_ratio_policy", "stretch"));
+  NXRT_REQUIRE_MATCH(require_max_rank(ctx, 0));
+  if (mode == "linear") NXRT_REQUIRE_MATCH(require_float(ctx, {0}));
+  else NXRT_REQUIRE_MATCH(require_fixed_size(ctx, 0));
+  if (ctx.has_input(kScales))
+    NXRT_REQUIRE(ctx.input_dtype(kScales) == DType::kFloat32, "Resize: scales is {}; it must be float",
+                 dtype_name(ctx.input_dtype(kScales)));
+  NXRT_REQUIRE_MATCH(require_ints(ctx, kSizes, "sizes"));
+  return KernelMatch::supported();
+}
+
+// The input coordinate of output coordinate `o` on a dim of `in` resized to `resized` (in·scale,
+// fractional when scales are given) by `scale`.
+double source_coordinate(Transform t, double o, double scale, double in, double resized) {
+  switch (t) {
+    case Transform::kHalfPixel: return (o + 0.5) / scale - 0.5;
+    case Transform::kPytorchHalfPixel: return resized > 1 ? (o + 0.5) / scale - 0.5 : 0;
+    case Transform::kAlignCorners: return resized == 1 ? 0 : o * (in - 1) / (resized - 1);
+    case Transform::kAsymmetric: return o / scale;
+    case Transform::kTfHalfPixelForNn: return (o + 0.5) / scale;
+  }
+  return 0;
+}
+
+int64_t nearest_index(double x, Nearest mode) {
+  const double base = std::floor(x), frac = x - base;
+  if (frac == 0) return static_cast<int64_t>(base);
+  switch (mode) {
+    case Nearest::kRoundPreferFloor: return static_cast<int64_t>(frac <= 0.5 ? base : base + 1);
+    case Nearest::kRoundPreferCeil: return static_cast<int64_t>(frac < 0.5 ? base : base + 1);
+    case Nearest::kFloor: return static_cast<int64_t>(base);
+    case Nearest::kCeil: return static_cast<int64_t>(base + 1);
+  }
+  return static_cast<int64_t>(base);
+}
+
+// The tables of one resize, for the kernel: per dim, from entry at[d] on, one entry per output
+// coordinate (two input indices, and the second's weight).
+struct ResizeTables {
+  Shape at;
+  std::vector<int64_t> index;
+  std::vector<float> weight;
+};
+
+ResizeTables make_tables(const Shape& in, const Shape& out, const std::vector<double>& scales, bool by_sizes, Transform t,
+                         Nearest nearest, bool linear) {
+  ResizeTables r;
+  for (std::size_t d = 0; d < in.size(); ++d) {
+    r.at.push_back(static_cast<int64_t>(r.weight.size()));
+    const auto original = static_cast<double>(in[d]);
+    const double resized = by_sizes ? static_cast<double>(out[d]) : original * scales[d];
+    for (int64_t o = 0; o < out[d]; ++o) {
+      const double x = source_coordinate(t, static_cast<double>(o), scales[d], original, resized);
+      int64_t first = 0, second = 0;
+      double w = 0;
+      if (!linear) {
+        first = second = std::clamp<int64_t>(nearest_index(x, nearest), 0, in[d] - 1);
+      } else {  // edge values repeat beyond the input, so the coordinate clamps first
+        const double clamped = std::clamp(x, 0.0, original - 1);
+        first = static_cast<int64_t>(std::floor(clamped));
+        second = std::min<int64_t>(first + 1, in[d] - 1);
+        w = clamped - static_cast<double>(first);
+      }
+      r.index.push_back(first);
+      r.index.push_back(second);
+      r.weight.push_back(static_cast<float>(w));
+    }
+  }
+  return r;
+}
+
+// The uploaded tables by input shape and scales: an upload waits for the stream, so a step
+// makes its tables once per shape, not on every run.
+class TableCache {
+ public:
+  struct Uploaded {
+    Shape at;  // ResizeTables::at
+    Tensor index;
+    std::optional<Tensor> weight;  // linear only
+  };
+  template <class Make>
+  Expected<Uploaded> get(const Shape& in, const std::vector<double>& scales, Make make) {
+    std::lock_guard lock(mutex_);
+    const auto key = std::pair(in, scales);
+    if (auto it = uploaded_.find(key); it != uploaded_.end()) return it->second;
+    auto made = make();
+    if (made) uploaded_.emplace(key, *made);
+    return made;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::map<std::pair<Shape, std::vector<double>>, Uploaded> uploaded_;
+};
+
+Expected<void> build_resize(PlanBuilder& b, const Node& node) {
+  const DType dtype = b.graph().value(node.inputs[0]).type.dtype;
+  const bool linear = node.attributes.string_or("mode", "nearest") == "linear";
+  const Transform transform = *parse_transform(node.attributes.string_or("coordinate_transformation_mode", "half_pixel"));
+  const Nearest nearest = *parse_nearest(node.attributes.string_or("nearest_mode", "round_prefer_floor"));
+  const std::string t(linear ? float_type(dtype) : element_type(dtype));
+  const std::string kernel =
+      linear ? b.instantiate("resize_linear", t,
+                             fmt::format("i64 n, int rank, Dims out_shape, Dims in_strides, Dims at, const i64* idx, const "
+                                         "float* w, const {0}* x, {0}* y",
+                                         t),
+                             "n, rank, out_shape, in_strides, at, idx, w, x, y")
+             : b.instantiate("resize_nearest", t,
+                             fmt::format("i64 n, int rank, Dims out_shape, Dims in_strides, Dims at, const i64* idx, const "
+                                         "{0}* x, {0}* y",
+                                         t),
+                             "n, rank, out_shape, in_strides, at, idx, x, y");
+  const IntsInput sizes_input(b.graph(), node, kSizes);
+  auto cache = std::make_shared<TableCache>();
+  b.add_step(make_step(node, "nvrtc:" + kernel, [=](StepContext& ctx) -> Expected<void> {
+    const Tensor& x = ctx.input(0);
+    const Shape& in = x.shape();
+    auto sizes = sizes_input.read(ctx);
+    if (!sizes) return std::unexpected(sizes.error());
+    std::vector<double> scales(in.size(), 1.0);
+    Shape out(in.size());
+    const bool by_sizes = *sizes && !(*sizes)->empty();
+    if (by_sizes) {
+      if ((*sizes)->size() != in.size())
+        return fail(ErrorCode::kRuntime, fmt::format("{}: sizes has {} values for an input of rank {}", ctx.where(),
+                                                     (*sizes)->size(), in.size()));
+      for (std::size_t d = 0; d < in.size(); ++d) {
+        out[d] = (**sizes)[d];
+        scales[d] = in[d] > 0 ? static_cast<double>(out[d]) / static_cast<double>(in[d]) : 1.0;
+      }
+    } else {
+      if (!ctx.has_input(kScales))
+        return fail(ErrorCode::kRuntime, fmt::format("{}: neither scales nor sizes is given", ctx.where()), {},
+                    "give scales or sizes");
+      auto given = ctx.input_on_host(kScales);
+      if (!given) return std::unexpected(given.error());
+      if (given->numel() != static_cast<int64_t>(in.size()))
+        return fail(ErrorCode::kRuntime, fmt::format("{}: scales has {} values for an input of rank {}", ctx.where(),
+                                                     given->numel(), in.size()));
+      for (std::size_t d = 0; d < in.size(); ++d) {
+        scales[d] = given->data_as<float>()[d];
+        if (!(scales[d] > 0))
+          return fail(ErrorCode::kRuntime, fmt::format("{}: scale {} is not positive", ctx.where(), scales[d]));
+        out[d] = static_cast<int64_t>(std::floor(static_cast<double>(in[d]) * scales[d]));
+      }
+    }
+    for (std::size_t d = 0; d < in.size(); ++d)
+      if (out[d] < 0 || (in[d] == 0 && out[d] > 0))
+        return fail(ErrorCode::kRuntime, fmt::format("{}: cannot resize {} to {}", ctx.where(), shape_to_string(in),
+                                                     shape_to_string(out)));
+    auto y = ctx.output(0, dtype, out);
+    if (!y) return std::unexpected(y.error());
+    const int64_t n = shape_numel(out);
+    if (n == 0) return {};
+    auto uploaded = cache->get(in, scales, [&]() -> Expected<TableCache::Uploaded> {
+      const ResizeTables tables = make_tables(in, out, scales, by_sizes, transform, nearest, linear);
+      auto index = ctx.upload(Tensor::from_vector<int64_t>({static_cast<int64_t>(tables.index.size())}, tables.index));
+      if (!index) return std::unexpected(index.error());
+      if (!linear) return TableCache::Uploaded{tables.at, std::move(*index), std::nullopt};
+      auto weight = ctx.upload(Tensor::from_vector<float>({static_cast<int64_t>(tables.weight.size())}, tables.weight));
+      if (!weight) return std::unexpected(weight.error());
+      return TableCache::Uploaded{tables.at, std::move(*index), std::move(*weight)};
+    });
+    if (!uploaded) return std::unexpected(uploaded.error());
+    KernelArgs args;
+    args.add(n).add(static_cast<int>(in.size())).add(to_kernel_dims(out)).add(to_kernel_dims(contiguous_strides(in)));
+    args.add(to_kernel_dims(uploaded->at)).ptr(dev(uploaded->index));
+    if (linear) args.ptr(dev(*uploaded->weight));
+    args.ptr(dev(x)).ptr(dev_mut(*y));
+    return ctx.launch(kernel, n, args);
+  }));
+  return {};
+}
+
+}  // namespace
+
+std::vector<CudaOpDef> resize_ops() {
+  // 13: roi and scales optional; 18: antialias, axes, keep_aspect_ratio_policy; 19:
+  // half_pixel_symmetric (declined here).
+  return make_op_versions("Resize", {11, 13, 18, 19}, check_resize, build_resize);
+}
+
+}  // namespace nxrt::cuda
