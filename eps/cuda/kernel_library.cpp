@@ -55,6 +55,9 @@ template <class I> __device__ __forceinline__ I vmod(I a, I b) {
   return r != 0 && ((r < 0) != (b < 0)) ? (I)(r + b) : r;
 }
 __device__ __forceinline__ float inf_f() { return __int_as_float(0x7f800000); }
+// IsNaN and IsInf without the math library's isnan/isinf (ambiguous in host C++).
+__device__ __forceinline__ bool is_nan(float v) { return v != v; }
+__device__ __forceinline__ bool is_inf(float v) { return fabsf(v) == inf_f(); }
 __device__ __forceinline__ i64 global_index() { return (i64)blockIdx.x * blockDim.x + threadIdx.x; }
 __device__ __forceinline__ i64 global_stride() { return (i64)gridDim.x * blockDim.x; }
 

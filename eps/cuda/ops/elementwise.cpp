@@ -49,6 +49,10 @@ KernelMatch check_compare(const NodeContext& ctx) {
     return require_one_dtype(ctx, 0, kAll, is_chain_type_or_bool, "float, float16, int32, int64 and bool");
   return require_one_dtype(ctx, 0, kAll, is_chain_type, "float, float16, int32 and int64");
 }
+// IsNaN, IsInf: float in, bool out.
+KernelMatch check_float_test(const NodeContext& ctx) {
+  return require_one_dtype(ctx, 0, kAll, is_cuda_float, "float and float16");
+}
 // Not, And, Or, Xor.
 KernelMatch check_logical(const NodeContext& ctx) { return require_one_dtype(ctx, 0, kAll, is_bool, "bool"); }
 // Where: a bool condition, and two values of one dtype.
@@ -184,6 +188,23 @@ std::vector<CudaOpDef> elementwise_ops() {
   ops.push_back(simple("Erf", 9, "erff({})"));
   ops.push_back(simple("Sin", 7, "sinf({})"));
   ops.push_back(simple("Cos", 7, "cosf({})"));
+  ops.push_back(simple("Tan", 7, "tanf({})"));
+  ops.push_back(simple("Asin", 7, "asinf({})"));
+  ops.push_back(simple("Acos", 7, "acosf({})"));
+  ops.push_back(simple("Atan", 7, "atanf({})"));
+  ops.push_back(simple("Sinh", 9, "sinhf({})"));
+  ops.push_back(simple("Cosh", 9, "coshf({})"));
+  ops.push_back(simple("Asinh", 9, "asinhf({})"));
+  ops.push_back(simple("Acosh", 9, "acoshf({})"));
+  ops.push_back(simple("Atanh", 9, "atanhf({})"));
+  ops.push_back(simple("Round", 11, "rintf({})"));  // halves to even, as ONNX rounds
+  ops.push_back(arithmetic(simple("Sign", 9, "((({0}) > 0) - (({0}) < 0))")));
+  ops.push_back(checked_by(check_float_test, simple("IsNaN", 9, "is_nan({})")));
+  ops.push_back(checked_by(check_float_test, unary("IsInf", 10, [](const AttributeMap& m, const std::string& a) {
+    const bool neg = m.int_or("detect_negative", 1) != 0, pos = m.int_or("detect_positive", 1) != 0;
+    return fmt::format("(is_inf({0}) && (({0}) > 0.f ? {1} : {2}))", a, pos ? "true" : "false", neg ? "true" : "false");
+  })));
+  ops.push_back(simple("Mish", 18, "({0} * tanhf({0} > 20.f ? {0} : log1pf(expf({0}))))"));
   ops.push_back(simple("Softsign", 1, "({0} / (1.f + fabsf({0})))"));
   ops.push_back(simple("Softplus", 1, "({0} > 20.f ? {0} : log1pf(expf({0})))"));
   ops.push_back(simple("HardSwish", 14, "({0} * fminf(fmaxf({0} / 6.f + 0.5f, 0.f), 1.f))"));
@@ -196,6 +217,16 @@ std::vector<CudaOpDef> elementwise_ops() {
   ops.push_back(unary("Selu", 6, [](const AttributeMap& m, const std::string& a) {
     return fmt::format("({2} * ({0} > 0.f ? {0} : {1} * (expf({0}) - 1.f)))", a, attr(m, "alpha", 1.67326319217681884765625f),
                        attr(m, "gamma", 1.05070102214813232421875f));
+  }));
+  ops.push_back(unary("Celu", 12, [](const AttributeMap& m, const std::string& a) {
+    return fmt::format("(fmaxf({0}, 0.f) + fminf(0.f, {1} * (expf({0} / {1}) - 1.f)))", a, attr(m, "alpha", 1.f));
+  }));
+  ops.push_back(unary("ThresholdedRelu", 10, [](const AttributeMap& m, const std::string& a) {
+    return fmt::format("({0} > {1} ? {0} : 0.f)", a, attr(m, "alpha", 1.f));
+  }));
+  ops.push_back(unary("Shrink", 9, [](const AttributeMap& m, const std::string& a) {
+    const std::string lambd = attr(m, "lambd", 0.5f), bias = attr(m, "bias", 0.f);
+    return fmt::format("({0} < -{1} ? {0} + {2} : {0} > {1} ? {0} - {2} : 0.f)", a, lambd, bias);
   }));
   ops.push_back(unary("HardSigmoid", 6, [](const AttributeMap& m, const std::string& a) {
     return fmt::format("fminf(fmaxf({1} * {0} + {2}, 0.f), 1.f)", a, attr(m, "alpha", 0.2f), attr(m, "beta", 0.5f));
