@@ -138,6 +138,7 @@ Expected<void> ChainFuser::emit(PlanBuilder& builder, const std::vector<const No
     const ElementwiseDef& def = ops_.elementwise.at(ops_.find(n)->key);
     std::vector<std::string> args;
     for (std::size_t i = 0; i < n.inputs.size(); ++i) {
+      if (i >= def.read_inputs) break;  // type-only inputs are not loaded
       const Broadcast rule = def.broadcast == Broadcast::kChannel && i >= def.channel_inputs_from ? Broadcast::kChannel
                                                                                                  : Broadcast::kNumpy;
       args.push_back(n.inputs[i] == kNoValue ? std::string() : input_expr(n.inputs[i], rule));

@@ -76,6 +76,12 @@ __device__ void strided_copy(i64 n, int rank, Dims shape, Dims in_strides, i64 i
     out[out_off + offset_of(i, rank, shape, out_strides)] = in[in_off + offset_of(i, rank, shape, in_strides)];
 }
 
+// Range: out[i] = start + i·delta, in T.
+template <class T>
+__device__ void range(i64 n, T start, T delta, T* out) {
+  for (i64 i = global_index(); i < n; i += global_stride()) out[i] = start + (T)i * delta;
+}
+
 // ConstantOfShape: every element is `value`.
 template <class T>
 __device__ void fill(i64 n, T value, T* out) {
@@ -244,20 +250,29 @@ __device__ float block_reduce(float v, bool is_max) {
   return r;
 }
 
-// One block per (outer, inner) row of length `axis` with stride `inner`; log: LogSoftmax.
+// One block per (outer, inner) row of length `axis` with stride `inner`. mode 0: Softmax,
+// 1: LogSoftmax, 2: Hardmax (1 at the row's first largest element, 0 elsewhere).
 template <class T>
-__device__ void softmax(i64 outer, i64 axis, i64 inner, const T* x, T* y, int log) {
+__device__ void softmax(i64 outer, i64 axis, i64 inner, const T* x, T* y, int mode) {
   for (i64 row = blockIdx.x; row < outer * inner; row += gridDim.x) {
     i64 base = (row / inner) * axis * inner + row % inner;
     float m = -inf_f();
     for (i64 a = threadIdx.x; a < axis; a += blockDim.x) m = fmaxf(m, ld(x, base + a * inner));
     m = block_reduce(m, true);
+    if (mode == 2) {  // the first index holding m, as the largest of the negated indices
+      float first = -inf_f();
+      for (i64 a = threadIdx.x; a < axis; a += blockDim.x)
+        if (ld(x, base + a * inner) == m) first = fmaxf(first, -(float)a);
+      first = block_reduce(first, true);
+      for (i64 a = threadIdx.x; a < axis; a += blockDim.x) st(y, base + a * inner, (float)a == -first ? 1.f : 0.f);
+      continue;
+    }
     float s = 0.f;
     for (i64 a = threadIdx.x; a < axis; a += blockDim.x) s += expf(ld(x, base + a * inner) - m);
     s = block_reduce(s, false);
     for (i64 a = threadIdx.x; a < axis; a += blockDim.x) {
       float v = ld(x, base + a * inner) - m;
-      st(y, base + a * inner, log ? v - logf(s) : expf(v) / s);
+      st(y, base + a * inner, mode == 1 ? v - logf(s) : expf(v) / s);
     }
   }
 }

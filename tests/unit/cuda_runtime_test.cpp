@@ -434,7 +434,7 @@ TEST_CASE("cuda Conv runs its cuDNN calls on the host stand-in: 1-D to 3-D, grou
                  1e-2, 3e-2);
   checks.run();
 }
-TEST_CASE("cuda Pad, Tile, GatherElements, Trilu, CumSum and Mod run on the host", "[cuda]") {
+TEST_CASE("cuda Pad, Tile, GatherElements, Trilu, CumSum, Mod, Range and CastLike run on the host", "[cuda]") {
   HostChecks checks;
   const Tensor x = random_tensor({2, 3, 4}, 31);
   // Every mode, with a crop (negative pad) and pads wider than reflect's period.
@@ -473,6 +473,11 @@ TEST_CASE("cuda Pad, Tile, GatherElements, Trilu, CumSum and Mod run on the host
                 .attrs = attrs({{"fmod", fmod}}), .output_dtypes = {DType::kInt64}});
   checks.add({.op_type = "Mod", .opset = 13, .inputs = {random_tensor({2, 3}, 32, -9, 9), random_tensor({3}, 33, 1, 4)},
               .attrs = attrs({{"fmod", int64_t{1}}}), .output_dtypes = {DType::kFloat32}});
+  auto scalar = [](int64_t v) { return test::int64s({v}).reshaped({}); };
+  checks.add({.op_type = "Range", .opset = 11, .inputs = {scalar(10), scalar(-3), scalar(-4)}});
+  checks.add({.op_type = "Range", .opset = 11, .inputs = {scalar(2), scalar(2), scalar(1)}});  // empty
+  checks.add({.op_type = "CastLike", .opset = 15, .inputs = {random_tensor({2, 3}, 34, -50, 50), test::int64s({1, 2, 3, 4}).reshaped({2, 2})},
+              .output_dtypes = {DType::kInt64}});
   checks.run();
   // An elementwise node whose output type is unknown is declined: its kernel is typed by it.
   auto untyped = test::run_partition_with({.op_type = "Mod", .opset = 13, .inputs = {x, x}, .attrs = attrs({{"fmod", int64_t{1}}})},

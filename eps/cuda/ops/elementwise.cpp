@@ -129,6 +129,16 @@ KernelMatch check_cast(const NodeContext& ctx) {
   return KernelMatch::supported();
 }
 
+// CastLike: Cast to input 1's dtype (its values are not read).
+KernelMatch check_cast_like(const NodeContext& ctx) {
+  NXRT_REQUIRE_MATCH(require_max_rank(ctx, 0));
+  const DType from = ctx.input_dtype(0), to = ctx.input_dtype(1);
+  NXRT_REQUIRE(is_chain_type(from) && is_chain_type(to),
+               "CastLike: from {} to {}; the cuda EP casts among float, float16, int32 and int64", dtype_name(from),
+               dtype_name(to));
+  return KernelMatch::supported();
+}
+
 KernelMatch check_batch_norm(const NodeContext& ctx) {
   NXRT_REQUIRE_MATCH(check_float_elementwise(ctx));
   NXRT_REQUIRE(ctx.attrs().int_or("training_mode", 0) == 0,
@@ -264,6 +274,9 @@ std::vector<CudaOpDef> elementwise_ops() {
   // The rounding to float16, when the target is float16, happens where the chain stores or
   // where a float16 value is read inside it (chain.cpp): the expression itself is the identity.
   ops.push_back({{{"", "Cast", 6}, 0, check_cast, {}}, {}, ElementwiseDef{[](const Node&, Args a) { return a[0]; }}});
+  ops.push_back({{{"", "CastLike", 15}, 0, check_cast_like, {}},
+                 {},
+                 ElementwiseDef{[](const Node&, Args a) { return a[0]; }, Broadcast::kNumpy, 1, 1}});
   ops.push_back({{{"", "BatchNormalization", 9}, 0, check_batch_norm, {}},
                  {},
                  ElementwiseDef{batch_norm_expr, Broadcast::kChannel, 1}});

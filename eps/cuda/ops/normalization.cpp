@@ -1,4 +1,5 @@
-// Softmax, LogSoftmax and LayerNormalization: one block per row, reductions in shared memory.
+// Softmax, LogSoftmax, Hardmax and LayerNormalization: one block per row, reductions in
+// shared memory.
 #include <fmt/format.h>
 
 #include <numeric>
@@ -23,15 +24,15 @@ KernelMatch check_softmax(const NodeContext& ctx) {
 }
 
 Expected<void> build_softmax(PlanBuilder& b, const Node& node) {
-  const bool log = node.op_type == "LogSoftmax";
+  const int mode = node.op_type == "LogSoftmax" ? 1 : node.op_type == "Hardmax" ? 2 : 0;  // the kernel's
   // Opset 13 normalizes one axis (default -1); before, everything from `axis` (default 1) on.
   const bool single_axis = node.opset >= 13;
   const int64_t axis_attr = node.attributes.int_or("axis", single_axis ? -1 : 1);
   const DType dtype = b.graph().value(node.inputs[0]).type.dtype;
   const std::string t(float_type(dtype));
   const std::string kernel = b.instantiate("softmax", t,
-                                           fmt::format("i64 outer, i64 axis, i64 inner, const {0}* x, {0}* y, int log", t),
-                                           "outer, axis, inner, x, y, log");
+                                           fmt::format("i64 outer, i64 axis, i64 inner, const {0}* x, {0}* y, int mode", t),
+                                           "outer, axis, inner, x, y, mode");
   b.add_step(make_step(node, "nvrtc:" + kernel, [=](StepContext& ctx) -> Expected<void> {
     const Tensor& x = ctx.input(0);
     const Shape& s = x.shape();
@@ -46,7 +47,7 @@ Expected<void> build_softmax(PlanBuilder& b, const Node& node) {
     if (!y) return std::unexpected(y.error());
     if (x.numel() == 0) return {};
     KernelArgs args;
-    args.add(outer).add(length).add(inner).ptr(dev(x)).ptr(dev_mut(*y)).add(log ? 1 : 0);
+    args.add(outer).add(length).add(inner).ptr(dev(x)).ptr(dev_mut(*y)).add(mode);
     return ctx.launch_rows(kernel, outer * inner, kRowThreads, args);
   }));
   return {};
@@ -118,6 +119,7 @@ std::vector<CudaOpDef> normalization_ops() {
   std::vector<CudaOpDef> ops;
   ops.push_back(make_op("Softmax", 1, check_softmax, build_softmax));
   ops.push_back(make_op("LogSoftmax", 1, check_softmax, build_softmax));
+  ops.push_back(make_op("Hardmax", 1, check_softmax, build_softmax));
   ops.push_back(make_op("LayerNormalization", 17, check_layer_norm, build_layer_norm));
   return ops;
 }

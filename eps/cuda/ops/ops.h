@@ -29,6 +29,7 @@ struct ElementwiseDef {
   ExprFn expr;
   Broadcast broadcast = Broadcast::kNumpy;
   std::size_t channel_inputs_from = 1;  // kChannel: inputs from this index are [C] vectors
+  std::size_t read_inputs = SIZE_MAX;   // inputs from this index only give a type (CastLike's target)
 };
 
 struct CudaOpDef {
@@ -67,12 +68,12 @@ struct OpTable {
 std::vector<CudaOpDef> elementwise_ops();   // unary, binary, variadic, Mod, Clip, Cast, Where, BatchNormalization
 std::vector<CudaOpDef> matmul_ops();        // MatMul, Gemm (cuBLASLt)
 std::vector<CudaOpDef> conv_ops();          // Conv (cuDNN)
-std::vector<CudaOpDef> normalization_ops(); // Softmax, LogSoftmax, LayerNormalization
+std::vector<CudaOpDef> normalization_ops(); // Softmax, LogSoftmax, Hardmax, LayerNormalization
 std::vector<CudaOpDef> reduce_ops();        // ReduceSum/Mean/Max/Min/Prod/SumSquare/L1/L2/LogSumExp, ArgMax/Min
 std::vector<CudaOpDef> layout_ops();        // Reshape, Flatten, Squeeze, Unsqueeze, Identity, Transpose, Expand
 std::vector<CudaOpDef> gather_ops();        // Concat, Split, Slice, Gather, GatherElements
 std::vector<CudaOpDef> pool_ops();          // MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool
-std::vector<CudaOpDef> shape_ops();         // Shape, Size, ConstantOfShape
+std::vector<CudaOpDef> shape_ops();         // Shape, Size, ConstantOfShape, Range
 std::vector<CudaOpDef> pad_tile_ops();      // Pad, Tile
 std::vector<CudaOpDef> cumsum_ops();        // CumSum
 std::vector<CudaOpDef> trilu_ops();         // Trilu

@@ -1,8 +1,10 @@
-// Shape, Size and ConstantOfShape: values known on the host (the input's shape, or a shape
-// read back), written to the device; ConstantOfShape fills its output with a generated kernel.
+// Shape, Size, ConstantOfShape and Range: values known on the host (the input's shape, or
+// scalars read back), written to the device; ConstantOfShape and Range fill their outputs with
+// generated kernels.
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "ops/op_util.h"
@@ -94,6 +96,59 @@ Expected<void> build_constant_of_shape(PlanBuilder& b, const Node& node) {
   return {};
 }
 
+bool is_range_type(DType t) { return t == DType::kFloat32 || t == DType::kInt32 || t == DType::kInt64; }
+
+KernelMatch check_range(const NodeContext& ctx) {
+  NXRT_REQUIRE(ctx.input_count() == 3, "Range: expected 3 inputs (start, limit, delta), got {}", ctx.input_count());
+  return require_dtypes(ctx, {0, 1, 2}, is_range_type, "float, int32 and int64");
+}
+
+// The element count of Range(start, limit, delta): ceil((limit - start) / delta), at least 0.
+template <class T>
+Expected<int64_t> range_count(const StepContext& ctx, T start, T limit, T delta) {
+  if (delta == T(0))
+    return fail(ErrorCode::kRuntime, fmt::format("{}: Range's delta is 0 (start {}, limit {})", ctx.where(), start, limit),
+                "the sequence would never reach its limit", "give a non-zero delta");
+  const double n = std::ceil((static_cast<double>(limit) - static_cast<double>(start)) / static_cast<double>(delta));
+  if (!std::isfinite(n) || n > 9.2e18)
+    return fail(ErrorCode::kRuntime, fmt::format("{}: Range({}, {}, {}) has {} elements", ctx.where(), start, limit, delta, n));
+  return std::max<int64_t>(static_cast<int64_t>(n), 0);
+}
+
+// Range: start, limit and delta are read on the host (the count sizes the output), then one
+// kernel writes the sequence.
+Expected<void> build_range(PlanBuilder& b, const Node& node) {
+  const DType dtype = b.graph().value(node.inputs[0]).type.dtype;
+  const std::string t(chain_storage_type(dtype));
+  const std::string kernel = b.instantiate("range", t, fmt::format("i64 n, {0} start, {0} delta, {0}* out", t), "n, start, delta, out");
+  b.add_step(make_step(node, "nvrtc:" + kernel, [=](StepContext& ctx) -> Expected<void> {
+    Tensor scalars[3];
+    for (std::size_t i = 0; i < 3; ++i) {
+      auto host = ctx.input_on_host(i);
+      if (!host) return std::unexpected(host.error());
+      if (host->numel() != 1)
+        return fail(ErrorCode::kRuntime, fmt::format("{}: Range's input {} has {} elements; expected a scalar", ctx.where(), i,
+                                                     host->numel()));
+      scalars[i] = std::move(*host);
+    }
+    auto launch = [&]<class T>(T) -> Expected<void> {
+      const T start = *scalars[0].data_as<T>(), limit = *scalars[1].data_as<T>(), delta = *scalars[2].data_as<T>();
+      auto n = range_count(ctx, start, limit, delta);
+      if (!n) return std::unexpected(n.error());
+      auto y = ctx.output(0, dtype, {*n});
+      if (!y) return std::unexpected(y.error());
+      if (*n == 0) return {};
+      KernelArgs args;
+      args.add(*n).add(start).add(delta).ptr(dev_mut(*y));
+      return ctx.launch(kernel, *n, args);
+    };
+    if (dtype == DType::kFloat32) return launch(float{});
+    if (dtype == DType::kInt32) return launch(int32_t{});
+    return launch(int64_t{});
+  }));
+  return {};
+}
+
 }  // namespace
 
 std::vector<CudaOpDef> shape_ops() {
@@ -101,6 +156,7 @@ std::vector<CudaOpDef> shape_ops() {
   ops.push_back(make_op("Shape", 1, check_shape_of, build_shape));
   ops.push_back(make_op("Size", 1, check_shape_of, build_size));
   ops.push_back(make_op("ConstantOfShape", 9, check_constant_of_shape, build_constant_of_shape));
+  ops.push_back(make_op("Range", 11, check_range, build_range));
   return ops;
 }
 
