@@ -78,6 +78,7 @@ std::vector<CudaOpDef> pad_tile_ops();      // Pad, Tile
 std::vector<CudaOpDef> cumsum_ops();        // CumSum
 std::vector<CudaOpDef> trilu_ops();         // Trilu
 std::vector<CudaOpDef> resize_ops();        // Resize (nearest, linear)
+std::vector<CudaOpDef> depth_space_ops();   // DepthToSpace, SpaceToDepth
 
 // Every family's table, registered into one OpTable.
 Expected<std::shared_ptr<const OpTable>> make_op_table();
