@@ -108,6 +108,9 @@ Expected<std::shared_ptr<const DnnApi>> load_cudnn() {
   NXRT_RESOLVE(get_convolution_forward_algorithm_v7, cudnnGetConvolutionForwardAlgorithm_v7);
   NXRT_RESOLVE(get_convolution_forward_workspace_size, cudnnGetConvolutionForwardWorkspaceSize);
   NXRT_RESOLVE(convolution_forward, cudnnConvolutionForward);
+  NXRT_RESOLVE(get_convolution_backward_data_algorithm_v7, cudnnGetConvolutionBackwardDataAlgorithm_v7);
+  NXRT_RESOLVE(get_convolution_backward_data_workspace_size, cudnnGetConvolutionBackwardDataWorkspaceSize);
+  NXRT_RESOLVE(convolution_backward_data, cudnnConvolutionBackwardData);
   NXRT_RESOLVE(add_tensor, cudnnAddTensor);
   return finish(std::move(api), missing, soname);
 }

@@ -67,6 +67,9 @@ struct DnnApi {
   decltype(&::cudnnGetConvolutionForwardAlgorithm_v7) get_convolution_forward_algorithm_v7;
   decltype(&::cudnnGetConvolutionForwardWorkspaceSize) get_convolution_forward_workspace_size;
   decltype(&::cudnnConvolutionForward) convolution_forward;
+  decltype(&::cudnnGetConvolutionBackwardDataAlgorithm_v7) get_convolution_backward_data_algorithm_v7;
+  decltype(&::cudnnGetConvolutionBackwardDataWorkspaceSize) get_convolution_backward_data_workspace_size;
+  decltype(&::cudnnConvolutionBackwardData) convolution_backward_data;
   decltype(&::cudnnAddTensor) add_tensor;
 };
 

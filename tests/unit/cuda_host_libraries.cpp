@@ -342,6 +342,45 @@ bool next(std::array<int, kMaxDims>& index, const std::array<int, kMaxDims>& dim
   return false;
 }
 
+// Walks the forward convolution x -> y: for every element `out` of y, tap(out, xi, wi) for
+// each window tap that lands inside x (xi indexes x, wi the weights), then done(out).
+template <class Tap, class Done>
+void walk_convolution(const TensorDesc& xd, const FilterDesc& wd, const ConvDesc& c, const TensorDesc& yd, Tap tap, Done done) {
+  const int rank = c.spatial + 2;
+  const int group_in = wd.dims[1], group_out = wd.dims[0] / c.groups;
+  // The window's extent: one input channel of a group, then the window's spatial dims.
+  std::array<int, kMaxDims> window{};
+  window[0] = group_in;
+  for (int s = 0; s < c.spatial; ++s) window[1 + s] = wd.dims[2 + s];
+  std::array<int, kMaxDims> out{};
+  do {
+    const int n = out[0], k = out[1], first_channel = (k / group_out) * group_in;
+    std::array<int, kMaxDims> at{};  // [channel in group, window position...]
+    do {
+      std::array<int, kMaxDims> xi{}, wi{};
+      xi[0] = n, xi[1] = first_channel + at[0];
+      wi[0] = k, wi[1] = at[0];
+      bool inside = true;
+      for (int s = 0; s < c.spatial; ++s) {
+        const int r = at[1 + s];
+        // Cross-correlation reads the window as stored; convolution reads it flipped.
+        wi[2 + s] = c.mode == CUDNN_CONVOLUTION ? wd.dims[2 + s] - 1 - r : r;
+        xi[2 + s] = out[2 + s] * c.strides[s] - c.pads[s] + r * c.dilations[s];
+        inside = inside && xi[2 + s] >= 0 && xi[2 + s] < xd.dims[2 + s];
+      }
+      if (inside) tap(out, xi, wi);
+    } while (next(at, window, c.spatial + 1));
+    done(out);
+  } while (next(out, yd.dims, rank));
+}
+
+// Packed strides of the filter (cuDNN's filters have no strides of their own).
+std::array<int, kMaxDims> filter_strides(const FilterDesc& wd) {
+  std::array<int, kMaxDims> strides{};
+  for (int i = wd.rank - 1, s = 1; i >= 0; s *= wd.dims[i], --i) strides[i] = s;
+  return strides;
+}
+
 cudnnStatus_t convolution_forward(cudnnHandle_t h, const void* alpha_p, cudnnTensorDescriptor_t x_desc, const void* x,
                                   cudnnFilterDescriptor_t w_desc, const void* w, cudnnConvolutionDescriptor_t c_desc,
                                   cudnnConvolutionFwdAlgo_t algo, void* workspace, std::size_t workspace_bytes,
@@ -355,35 +394,83 @@ cudnnStatus_t convolution_forward(cudnnHandle_t h, const void* alpha_p, cudnnTen
   const float alpha = *static_cast<const float*>(alpha_p), beta = *static_cast<const float*>(beta_p);
   const bool half = xd.type == CUDNN_DATA_HALF;
   const int rank = c.spatial + 2;
-  const int group_in = wd.dims[1], group_out = wd.dims[0] / c.groups;
-  std::array<int, kMaxDims> w_strides{};
-  for (int i = rank - 1, s = 1; i >= 0; s *= wd.dims[i], --i) w_strides[i] = s;
-  // The window's extent: one input channel of a group, then the window's spatial dims.
-  std::array<int, kMaxDims> window{};
-  window[0] = group_in;
-  for (int s = 0; s < c.spatial; ++s) window[1 + s] = wd.dims[2 + s];
-  std::array<int, kMaxDims> out{};
+  const auto w_strides = filter_strides(wd);
+  float sum = 0;
+  walk_convolution(
+      xd, wd, c, yd,
+      [&](const auto&, const auto& xi, const auto& wi) {
+        sum += load(x, half, offset(xi, xd.strides, rank)) * load(w, half, offset(wi, w_strides, rank));
+      },
+      [&](const auto& out) {
+        const int64_t yi = offset(out, yd.strides, rank);
+        store(y, half, yi, alpha * sum + (beta == 0 ? 0.f : beta * load(y, half, yi)));
+        sum = 0;
+      });
+  return CUDNN_STATUS_SUCCESS;
+}
+
+// The backward data pass (ConvTranspose): dx = alpha·(the transpose of the convolution
+// dx -> dy applied to dy) + beta·dx, each dy element scattered through the taps that read it.
+constexpr cudnnConvolutionBwdDataAlgo_t kRunnableBwdAlgo = CUDNN_CONVOLUTION_BWD_DATA_ALGO_1;
+constexpr cudnnConvolutionBwdDataAlgo_t kUnrunnableBwdAlgo = CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT;
+
+cudnnStatus_t get_backward_data_algorithms(cudnnHandle_t h, cudnnFilterDescriptor_t w, cudnnTensorDescriptor_t dy,
+                                           cudnnConvolutionDescriptor_t c, cudnnTensorDescriptor_t dx, int requested,
+                                           int* returned, cudnnConvolutionBwdDataAlgoPerf_t* results) {
+  if (h != host_dnn_handle() || requested < 2 || !consistent(*of(dx), *of(w), *of(c), *of(dy))) return CUDNN_STATUS_BAD_PARAM;
+  results[0] = {};
+  results[0].algo = kUnrunnableBwdAlgo;
+  results[0].status = CUDNN_STATUS_NOT_SUPPORTED;
+  results[1] = {};
+  results[1].algo = kRunnableBwdAlgo;
+  results[1].status = CUDNN_STATUS_SUCCESS;
+  results[1].memory = kConvWorkspace;
+  results[1].mathType = of(c)->math;
+  *returned = 2;
+  return CUDNN_STATUS_SUCCESS;
+}
+cudnnStatus_t backward_data_workspace_size(cudnnHandle_t h, cudnnFilterDescriptor_t w, cudnnTensorDescriptor_t dy,
+                                           cudnnConvolutionDescriptor_t c, cudnnTensorDescriptor_t dx,
+                                           cudnnConvolutionBwdDataAlgo_t algo, std::size_t* bytes) {
+  if (h != host_dnn_handle() || !consistent(*of(dx), *of(w), *of(c), *of(dy))) return CUDNN_STATUS_BAD_PARAM;
+  if (algo != kRunnableBwdAlgo) return CUDNN_STATUS_NOT_SUPPORTED;
+  *bytes = kConvWorkspace;
+  return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t convolution_backward_data(cudnnHandle_t h, const void* alpha_p, cudnnFilterDescriptor_t w_desc, const void* w,
+                                        cudnnTensorDescriptor_t dy_desc, const void* dy, cudnnConvolutionDescriptor_t c_desc,
+                                        cudnnConvolutionBwdDataAlgo_t algo, void* workspace, std::size_t workspace_bytes,
+                                        const void* beta_p, cudnnTensorDescriptor_t dx_desc, void* dx) {
+  const TensorDesc &dyd = *of(dy_desc), &dxd = *of(dx_desc);
+  const FilterDesc& wd = *of(w_desc);
+  const ConvDesc& c = *of(c_desc);
+  if (h != host_dnn_handle() || !consistent(dxd, wd, c, dyd)) return CUDNN_STATUS_BAD_PARAM;
+  if (algo != kRunnableBwdAlgo) return CUDNN_STATUS_NOT_SUPPORTED;
+  if (!workspace || workspace_bytes < kConvWorkspace) return CUDNN_STATUS_BAD_PARAM;
+  const float alpha = *static_cast<const float*>(alpha_p), beta = *static_cast<const float*>(beta_p);
+  const bool half = dxd.type == CUDNN_DATA_HALF;
+  const int rank = c.spatial + 2;
+  const auto w_strides = filter_strides(wd);
+  // Sums in float by dx's packed index, then scaled into dx.
+  int64_t count = 1;
+  for (int i = 0; i < rank; ++i) count *= dxd.dims[i];
+  std::array<int, kMaxDims> packed{};
+  for (int i = rank - 1, s = 1; i >= 0; s *= dxd.dims[i], --i) packed[i] = s;
+  std::vector<float> sums(static_cast<std::size_t>(count), 0.f);
+  walk_convolution(
+      dxd, wd, c, dyd,
+      [&](const auto& out, const auto& xi, const auto& wi) {
+        sums[static_cast<std::size_t>(offset(xi, packed, rank))] +=
+            load(dy, half, offset(out, dyd.strides, rank)) * load(w, half, offset(wi, w_strides, rank));
+      },
+      [](const auto&) {});
+  std::array<int, kMaxDims> index{};
   do {
-    const int n = out[0], k = out[1], first_channel = (k / group_out) * group_in;
-    float sum = 0;
-    std::array<int, kMaxDims> tap{};  // [channel in group, window position...]
-    do {
-      std::array<int, kMaxDims> xi{}, wi{};
-      xi[0] = n, xi[1] = first_channel + tap[0];
-      wi[0] = k, wi[1] = tap[0];
-      bool inside = true;
-      for (int s = 0; s < c.spatial; ++s) {
-        const int r = tap[1 + s];
-        // Cross-correlation reads the window as stored; convolution reads it flipped.
-        wi[2 + s] = c.mode == CUDNN_CONVOLUTION ? wd.dims[2 + s] - 1 - r : r;
-        xi[2 + s] = out[2 + s] * c.strides[s] - c.pads[s] + r * c.dilations[s];
-        inside = inside && xi[2 + s] >= 0 && xi[2 + s] < xd.dims[2 + s];
-      }
-      if (inside) sum += load(x, half, offset(xi, xd.strides, rank)) * load(w, half, offset(wi, w_strides, rank));
-    } while (next(tap, window, c.spatial + 1));
-    const int64_t yi = offset(out, yd.strides, rank);
-    store(y, half, yi, alpha * sum + (beta == 0 ? 0.f : beta * load(y, half, yi)));
-  } while (next(out, yd.dims, rank));
+    const int64_t at = offset(index, dxd.strides, rank);
+    const float sum = sums[static_cast<std::size_t>(offset(index, packed, rank))];
+    store(dx, half, at, alpha * sum + (beta == 0 ? 0.f : beta * load(dx, half, at)));
+  } while (next(index, dxd.dims, rank));
   return CUDNN_STATUS_SUCCESS;
 }
 
@@ -457,6 +544,9 @@ const cuda::DnnApi& host_dnn_api() {
       .get_convolution_forward_algorithm_v7 = get_algorithms,
       .get_convolution_forward_workspace_size = workspace_size,
       .convolution_forward = convolution_forward,
+      .get_convolution_backward_data_algorithm_v7 = get_backward_data_algorithms,
+      .get_convolution_backward_data_workspace_size = backward_data_workspace_size,
+      .convolution_backward_data = convolution_backward_data,
       .add_tensor = add_tensor,
   };
   return api;

@@ -414,7 +414,7 @@ TEST_CASE("cuda MatMul and Gemm run their cuBLASLt calls on the host stand-in", 
   checks.run();
 }
 
-TEST_CASE("cuda Conv runs its cuDNN calls on the host stand-in: 1-D to 3-D, groups, bias, f16", "[cuda]") {
+TEST_CASE("cuda Conv and ConvTranspose run their cuDNN calls on the host stand-in: 1-D to 3-D, groups, bias, f16", "[cuda]") {
   HostChecks checks;
   auto conv = [&](Shape x, Shape w, bool bias, AttributeMap a, unsigned seed) {
     std::vector<Tensor> inputs = {random_tensor(std::move(x), seed), random_tensor(w, seed + 1)};
@@ -431,6 +431,19 @@ TEST_CASE("cuda Conv runs its cuDNN calls on the host stand-in: 1-D to 3-D, grou
   checks.add_f16({.op_type = "Conv", .opset = 11,
                   .inputs = {random_tensor({1, 3, 6, 5}, 19), random_tensor({2, 3, 3, 3}, 20), random_tensor({2}, 21)},
                   .attrs = attrs({{"pads", ints{1, 1, 1, 1}}})},
+                 1e-2, 3e-2);
+  // ConvTranspose: weights [C_in, C_out / group, kernel...].
+  auto transposed = [&](Shape x, Shape w, bool bias, AttributeMap a, unsigned seed) {
+    std::vector<Tensor> inputs = {random_tensor(std::move(x), seed), random_tensor(w, seed + 1)};
+    if (bias) inputs.push_back(random_tensor({w[1] * a.int_or("group", 1)}, seed + 2));
+    checks.add({.op_type = "ConvTranspose", .opset = 11, .inputs = std::move(inputs), .attrs = std::move(a)}, 1e-4, 1e-5);
+  };
+  transposed({1, 3, 4, 5}, {3, 2, 3, 3}, true, attrs({{"strides", ints{2, 2}}, {"pads", ints{1, 1, 1, 1}}, {"output_padding", ints{1, 0}}}), 22);
+  transposed({2, 4, 3, 3}, {4, 3, 2, 2}, true, attrs({{"group", int64_t{2}}, {"dilations", ints{2, 1}}}), 25);
+  transposed({1, 2, 7}, {2, 3, 3}, false, attrs({{"strides", ints{3}}, {"auto_pad", std::string("VALID")}}), 28);
+  transposed({1, 2, 2, 3, 2}, {2, 1, 2, 2, 2}, true, attrs({{"strides", ints{2, 1, 2}}}), 31);
+  checks.add_f16({.op_type = "ConvTranspose", .opset = 11, .inputs = {random_tensor({1, 2, 3, 3}, 34), random_tensor({2, 2, 3, 3}, 35)},
+                  .attrs = attrs({{"strides", ints{2, 2}}})},
                  1e-2, 3e-2);
   checks.run();
 }
