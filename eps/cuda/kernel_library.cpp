@@ -301,8 +301,25 @@ __device__ void layer_norm(i64 rows, i64 cols, const T* x, const S* scale, const
   }
 }
 
+// InstanceNormalization: one block per (n, c) row of `cols` spatial elements, normalized and
+// then scaled and shifted by the row's channel's scale and bias.
+template <class T>
+__device__ void instance_norm(i64 rows, i64 cols, i64 channels, const T* x, const T* scale, const T* bias, float eps, T* y) {
+  for (i64 row = blockIdx.x; row < rows; row += gridDim.x) {
+    i64 base = row * cols;
+    float s = 0.f;
+    for (i64 c = threadIdx.x; c < cols; c += blockDim.x) s += ld(x, base + c);
+    float mean = block_reduce(s, false) / (float)cols;
+    float q = 0.f;
+    for (i64 c = threadIdx.x; c < cols; c += blockDim.x) { float d = ld(x, base + c) - mean; q += d * d; }
+    float inv = rsqrtf(block_reduce(q, false) / (float)cols + eps);
+    const float g = ld(scale, row % channels), b = ld(bias, row % channels);
+    for (i64 c = threadIdx.x; c < cols; c += blockDim.x) st(y, base + c, (ld(x, base + c) - mean) * inv * g + b);
+  }
+}
+
 // One thread per output element; the reduced dims are walked with their own strides.
-// op: 0 sum, 1 mean, 2 max, 3 min, 4 prod, 5 sum of squares, 6 L1, 7 L2, 8 log-sum-exp.
+// op: 0 sum, 1 mean, 2 max, 3 min, 4 prod, 5 sum of squares, 6 L1, 7 L2, 8 log-sum-exp, 9 log-sum.
 template <class T>
 __device__ void reduce(i64 n, int rank, Dims out_shape, Dims kept_strides, int red_rank, Dims red_shape,
                        Dims red_strides, i64 red_count, int op, const T* x, T* y) {
@@ -327,6 +344,7 @@ __device__ void reduce(i64 n, int rank, Dims out_shape, Dims kept_strides, int r
     if (op == 1) acc /= (float)red_count;
     if (op == 7) acc = sqrtf(acc);
     if (op == 8) acc = m + logf(acc);
+    if (op == 9) acc = logf(acc);
     st(y, i, acc);
   }
 }

@@ -312,7 +312,7 @@ TEST_CASE("cuda chains compare, combine booleans and pick with Where", "[cuda]")
   check_outputs(test::run_partition_on_host(test::whole_graph(b.graph, "cuda"), inputs), test::run_graph_on_cpu(b.graph, inputs), 0, 0);
 }
 
-TEST_CASE("cuda Softmax, LogSoftmax and LayerNormalization rows reduce across warps on the host", "[cuda]") {
+TEST_CASE("cuda Softmax, LogSoftmax, LayerNormalization and InstanceNormalization rows reduce across warps on the host", "[cuda]") {
   HostChecks checks;
   // 300 columns: more than one 256-thread pass, and a partial last warp; 7 rows: blocks loop.
   const Tensor x = random_tensor({7, 300}, 8);
@@ -324,6 +324,12 @@ TEST_CASE("cuda Softmax, LogSoftmax and LayerNormalization rows reduce across wa
   checks.add({.op_type = "LayerNormalization", .inputs = {x, random_tensor({300}, 10), random_tensor({300}, 11)}},
              1e-4, 1e-5);
   checks.add({.op_type = "LayerNormalization", .inputs = {y, random_tensor({5, 3}, 12)}, .attrs = attrs({{"axis", int64_t{1}}})},
+             1e-4, 1e-5);
+  // InstanceNormalization: rows of 35 and of 300 (more than a 256-thread pass).
+  checks.add({.op_type = "InstanceNormalization", .opset = 6, .inputs = {random_tensor({2, 3, 5, 7}, 42), random_tensor({3}, 43), random_tensor({3}, 44)}},
+             1e-4, 1e-5);
+  checks.add({.op_type = "InstanceNormalization", .opset = 6, .inputs = {random_tensor({1, 2, 300}, 45), random_tensor({2}, 46), random_tensor({2}, 47)},
+             .attrs = attrs({{"epsilon", 0.1f}})},
              1e-4, 1e-5);
   // With the Mean and InvStdDev outputs.
   checks.add({.op_type = "LayerNormalization", .inputs = {y, random_tensor({3}, 19), random_tensor({3}, 20)}, .outputs = 3},

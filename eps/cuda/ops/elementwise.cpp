@@ -49,6 +49,13 @@ KernelMatch check_compare(const NodeContext& ctx) {
     return require_one_dtype(ctx, 0, kAll, is_chain_type_or_bool, "float, float16, int32, int64 and bool");
   return require_one_dtype(ctx, 0, kAll, is_chain_type, "float, float16, int32 and int64");
 }
+// Pow: a float base; the exponent float or an integer (from opset 12), converted to float.
+KernelMatch check_pow(const NodeContext& ctx) {
+  NXRT_REQUIRE_MATCH(require_one_dtype(ctx, 0, 1, is_cuda_float, "float and float16"));
+  return require_one_dtype(ctx, 1, 2, ctx.opset() >= 12 ? is_chain_type : is_cuda_float,
+                           ctx.opset() >= 12 ? "float, float16, int32 and int64" : "float and float16");
+}
+
 // IsNaN, IsInf: float in, bool out.
 KernelMatch check_float_test(const NodeContext& ctx) {
   return require_one_dtype(ctx, 0, kAll, is_cuda_float, "float and float16");
@@ -251,7 +258,7 @@ std::vector<CudaOpDef> elementwise_ops() {
   ops.push_back({{{"", "Mod", 10}, 0, check_mod, {}}, {}, ElementwiseDef{[](const Node& n, Args a) {
                    return fmt::format("{}({}, {})", n.attributes.int_or("fmod", 0) ? "vfmod" : "vmod", a[0], a[1]);
                  }}});
-  ops.push_back(binary("Pow", 7, "powf({}, {})"));
+  ops.push_back(checked_by(check_pow, binary("Pow", 7, "powf({}, (float)({}))")));
   ops.push_back(binary("PRelu", 7, "({0} >= 0.f ? {0} : {1} * {0})"));
   ops.push_back(variadic("Sum", 8, "({} + {})", false));  // ONNX's Sum takes float types only
   ops.push_back(variadic("Mean", 8, "({} + {})", true));

@@ -1,5 +1,5 @@
-// Softmax, LogSoftmax, Hardmax and LayerNormalization: one block per row, reductions in
-// shared memory.
+// Softmax, LogSoftmax, Hardmax, LayerNormalization and InstanceNormalization: one block per
+// row, reductions in shared memory.
 #include <fmt/format.h>
 
 #include <numeric>
@@ -113,6 +113,39 @@ Expected<void> build_layer_norm(PlanBuilder& b, const Node& node) {
   return {};
 }
 
+KernelMatch check_instance_norm(const NodeContext& ctx) {
+  NXRT_REQUIRE_MATCH(require_float(ctx, {0, 1, 2}));
+  const auto rank = ctx.input_rank(0);
+  NXRT_REQUIRE(!rank || *rank >= 3, "InstanceNormalization: input 0 has rank {}; expected N, C, spatial...", rank.value_or(0));
+  return KernelMatch::supported();
+}
+
+Expected<void> build_instance_norm(PlanBuilder& b, const Node& node) {
+  const DType dtype = b.graph().value(node.inputs[0]).type.dtype;
+  const float eps = node.attributes.float_or("epsilon", 1e-5f);
+  const std::string t(float_type(dtype));
+  const std::string kernel = b.instantiate(
+      "instance_norm", t,
+      fmt::format("i64 rows, i64 cols, i64 channels, const {0}* x, const {0}* scale, const {0}* bias, float eps, {0}* y", t),
+      "rows, cols, channels, x, scale, bias, eps, y");
+  b.add_step(make_step(node, "nvrtc:" + kernel, [=](StepContext& ctx) -> Expected<void> {
+    const Tensor& x = ctx.input(0);
+    const Shape& s = x.shape();
+    if (s.size() < 3 || ctx.input(1).numel() != s[1] || ctx.input(2).numel() != s[1])
+      return fail(ErrorCode::kRuntime, fmt::format("{}: input {} with scale {} and bias {}: expected N, C, spatial... and [C] "
+                                                   "vectors", ctx.where(), shape_to_string(s),
+                                                   shape_to_string(ctx.input(1).shape()), shape_to_string(ctx.input(2).shape())));
+    auto y = ctx.output(0, dtype, s);
+    if (!y) return std::unexpected(y.error());
+    if (x.numel() == 0) return {};
+    const int64_t rows = s[0] * s[1], cols = product(s, 2, s.size());
+    KernelArgs args;
+    args.add(rows).add(cols).add(s[1]).ptr(dev(x)).ptr(dev(ctx.input(1))).ptr(dev(ctx.input(2))).add(eps).ptr(dev_mut(*y));
+    return ctx.launch_rows(kernel, rows, kRowThreads, args);
+  }));
+  return {};
+}
+
 }  // namespace
 
 std::vector<CudaOpDef> normalization_ops() {
@@ -121,6 +154,7 @@ std::vector<CudaOpDef> normalization_ops() {
   ops.push_back(make_op("LogSoftmax", 1, check_softmax, build_softmax));
   ops.push_back(make_op("Hardmax", 1, check_softmax, build_softmax));
   ops.push_back(make_op("LayerNormalization", 17, check_layer_norm, build_layer_norm));
+  ops.push_back(make_op("InstanceNormalization", 6, check_instance_norm, build_instance_norm));
   return ops;
 }
 

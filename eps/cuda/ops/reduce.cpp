@@ -2,6 +2,8 @@
 // output element.
 #include <fmt/format.h>
 
+#include <iterator>
+
 #include "ops/op_util.h"
 #include "ops/ops.h"
 #include "runtime.h"
@@ -11,9 +13,10 @@ namespace {
 
 // The kernel's op codes (reduce<T> in kernel_library.cpp).
 int reduce_code(std::string_view op) {
-  static constexpr std::string_view kOps[] = {"ReduceSum", "ReduceMean",      "ReduceMax", "ReduceMin", "ReduceProd",
-                                              "ReduceSumSquare", "ReduceL1", "ReduceL2",  "ReduceLogSumExp"};
-  for (int i = 0; i < 9; ++i)
+  static constexpr std::string_view kOps[] = {"ReduceSum", "ReduceMean",      "ReduceMax", "ReduceMin",
+                                              "ReduceProd", "ReduceSumSquare", "ReduceL1",  "ReduceL2",
+                                              "ReduceLogSumExp", "ReduceLogSum"};
+  for (int i = 0; i < static_cast<int>(std::size(kOps)); ++i)
     if (kOps[i] == op) return i;
   return -1;
 }
@@ -141,6 +144,7 @@ std::vector<CudaOpDef> reduce_ops() {
   add("ReduceL1", 18);
   add("ReduceL2", 18);
   add("ReduceLogSumExp", 18);
+  add("ReduceLogSum", 18);
   ops.push_back(make_op("ArgMax", 1, check_arg_reduce, build_arg_reduce));  // 12: select_last_index
   ops.push_back(make_op("ArgMin", 1, check_arg_reduce, build_arg_reduce));
   return ops;
