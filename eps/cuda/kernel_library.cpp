@@ -160,6 +160,61 @@ __device__ void gather_elements(i64 n, int rank, Dims idx_shape, Dims data_strid
   }
 }
 
+// GatherND: tuple t (q indices into the dims after the batch dims, negative from the end)
+// picks a slice of `slice` elements of its batch; out of range gives T() (the cpu EP reports it).
+template <class T>
+__device__ void gather_nd(i64 n, i64 slice, int q, i64 tuples_per_batch, i64 batch_elements, Dims shape, Dims strides,
+                          const i64* idx, const T* data, T* out) {
+  for (i64 i = global_index(); i < n; i += global_stride()) {
+    const i64 t = i / slice;
+    i64 off = (t / tuples_per_batch) * batch_elements;
+    bool inside = true;
+    for (int d = 0; d < q; ++d) {
+      i64 v = idx[t * q + d];
+      if (v < 0) v += shape.d[d];
+      inside = inside && v >= 0 && v < shape.d[d];
+      off += v * strides.d[d];
+    }
+    out[i] = inside ? data[off + i % slice] : T();
+  }
+}
+
+// ScatterND (no reduction), after out = data: tuple t (q indices into the first dims) writes
+// its slice of `slice` elements from updates; tuples out of range write nothing.
+template <class T>
+__device__ void scatter_nd(i64 n, i64 slice, int q, Dims shape, Dims strides, const i64* idx, const T* updates, T* out) {
+  for (i64 i = global_index(); i < n; i += global_stride()) {
+    const i64 t = i / slice;
+    i64 off = 0;
+    bool inside = true;
+    for (int d = 0; d < q; ++d) {
+      i64 v = idx[t * q + d];
+      if (v < 0) v += shape.d[d];
+      inside = inside && v >= 0 && v < shape.d[d];
+      off += v * strides.d[d];
+    }
+    if (inside) out[off + i % slice] = updates[i];
+  }
+}
+
+// ScatterElements (no reduction), after out = data: update i goes to its own coordinate in
+// the indices' shape with the axis coordinate taken from idx[i].
+template <class T, class I>
+__device__ void scatter_elements(i64 n, int rank, Dims idx_shape, Dims data_strides, int axis, i64 axis_dim, const I* idx,
+                                 const T* updates, T* out) {
+  for (i64 i = global_index(); i < n; i += global_stride()) {
+    i64 rest = i, off = 0;
+    i64 at = (i64)idx[i];
+    if (at < 0) at += axis_dim;
+    for (int d = rank - 1; d >= 0; --d) {
+      const i64 c = rest % idx_shape.d[d];
+      rest /= idx_shape.d[d];
+      off += (d == axis ? at : c) * data_strides.d[d];
+    }
+    if (at >= 0 && at < axis_dim) out[off] = updates[i];
+  }
+}
+
 // Trilu over the last two dims (rows x cols): keeps the elements on and above diagonal k
 // (upper) or on and below it, zeroes the rest.
 template <class T>

@@ -453,7 +453,7 @@ TEST_CASE("cuda Conv and ConvTranspose run their cuDNN calls on the host stand-i
                  1e-2, 3e-2);
   checks.run();
 }
-TEST_CASE("cuda Pad, Tile, GatherElements, Trilu, CumSum, Mod, Range and CastLike run on the host", "[cuda]") {
+TEST_CASE("cuda Pad, Tile, GatherElements, GatherND, the scatters, Trilu, CumSum, Mod, Range and CastLike run on the host", "[cuda]") {
   HostChecks checks;
   const Tensor x = random_tensor({2, 3, 4}, 31);
   // Every mode, with a crop (negative pad) and pads wider than reflect's period.
@@ -492,6 +492,13 @@ TEST_CASE("cuda Pad, Tile, GatherElements, Trilu, CumSum, Mod, Range and CastLik
                 .attrs = attrs({{"fmod", fmod}}), .output_dtypes = {DType::kInt64}});
   checks.add({.op_type = "Mod", .opset = 13, .inputs = {random_tensor({2, 3}, 32, -9, 9), random_tensor({3}, 33, 1, 4)},
               .attrs = attrs({{"fmod", int64_t{1}}}), .output_dtypes = {DType::kFloat32}});
+  // Index-driven: GatherND with a batch dim, ScatterND of rows, ScatterElements along axis 1.
+  checks.add({.op_type = "GatherND", .opset = 13, .inputs = {x, test::int64s({2, -1, 0, 1}).reshaped({2, 1, 2})},
+              .attrs = attrs({{"batch_dims", int64_t{1}}})});
+  checks.add({.op_type = "ScatterND", .opset = 13, .inputs = {x, test::int64s({1, 0, -2, 2}).reshaped({2, 2}), random_tensor({2, 4}, 35)}});
+  checks.add({.op_type = "ScatterElements", .opset = 13,
+              .inputs = {x, cast(test::int64s({2, 0, -2, 1}).reshaped({1, 2, 2}), DType::kInt32), random_tensor({1, 2, 2}, 36)},
+              .attrs = attrs({{"axis", int64_t{1}}})});
   auto scalar = [](int64_t v) { return test::int64s({v}).reshaped({}); };
   checks.add({.op_type = "Range", .opset = 11, .inputs = {scalar(10), scalar(-3), scalar(-4)}});
   checks.add({.op_type = "Range", .opset = 11, .inputs = {scalar(2), scalar(2), scalar(1)}});  // empty

@@ -80,6 +80,7 @@ std::vector<CudaOpDef> cumsum_ops();        // CumSum
 std::vector<CudaOpDef> trilu_ops();         // Trilu
 std::vector<CudaOpDef> resize_ops();        // Resize (nearest, linear)
 std::vector<CudaOpDef> depth_space_ops();   // DepthToSpace, SpaceToDepth
+std::vector<CudaOpDef> scatter_ops();       // GatherND, ScatterND, ScatterElements
 
 // Every family's table, registered into one OpTable.
 Expected<std::shared_ptr<const OpTable>> make_op_table();

@@ -1,0 +1,167 @@
+// GatherND, ScatterND and ScatterElements: data movement driven by index tensors, for any
+// fixed-size dtype. The scatters copy data to the output, then write the updates (reduction
+// "none" only: add/mul/max/min would need atomics, and are declined with that reason).
+#include <fmt/format.h>
+
+#include <numeric>
+
+#include "ops/op_util.h"
+#include "ops/ops.h"
+#include "runtime.h"
+
+namespace nxrt::cuda {
+namespace {
+
+int64_t product(const Shape& s, std::size_t from, std::size_t to) {
+  return std::accumulate(s.begin() + static_cast<std::ptrdiff_t>(from), s.begin() + static_cast<std::ptrdiff_t>(to),
+                         int64_t{1}, std::multiplies<>());
+}
+
+KernelMatch check_indexed(const NodeContext& ctx, std::size_t indices, bool int32_too) {
+  NXRT_REQUIRE_MATCH(require_fixed_size(ctx, 0));
+  NXRT_REQUIRE_MATCH(require_max_rank(ctx, 0));
+  const DType t = ctx.input_dtype(indices);
+  NXRT_REQUIRE(t == DType::kInt64 || (int32_too && t == DType::kInt32), "{}: indices are {}; expected {}", ctx.node().op_type,
+               dtype_name(t), int32_too ? "int32 or int64" : "int64");
+  const std::string reduction = ctx.attrs().string_or("reduction", "none");
+  NXRT_REQUIRE(reduction == "none",
+               "{}: reduction '{}' is not implemented by the cuda EP (it scatters with reduction none)", ctx.node().op_type,
+               reduction);
+  return KernelMatch::supported();
+}
+
+KernelMatch check_gather_nd(const NodeContext& ctx) { return check_indexed(ctx, 1, false); }
+KernelMatch check_scatter_nd(const NodeContext& ctx) { return check_indexed(ctx, 1, false); }
+KernelMatch check_scatter_elements(const NodeContext& ctx) { return check_indexed(ctx, 1, true); }
+
+// GatherND: out = indices.shape[:-1] + data.shape[batch_dims + q:], q = indices.shape[-1].
+Expected<void> build_gather_nd(PlanBuilder& b, const Node& node) {
+  const DType dtype = b.graph().value(node.inputs[0]).type.dtype;
+  const int64_t batch_dims = node.attributes.int_or("batch_dims", 0);
+  const std::string t(element_type(dtype));
+  const std::string kernel = b.instantiate(
+      "gather_nd", t,
+      fmt::format("i64 n, i64 slice, int q, i64 tuples_per_batch, i64 batch_elements, Dims shape, Dims strides, const i64* idx, "
+                  "const {0}* data, {0}* out",
+                  t),
+      "n, slice, q, tuples_per_batch, batch_elements, shape, strides, idx, data, out");
+  b.add_step(make_step(node, "nvrtc:" + kernel, [=](StepContext& ctx) -> Expected<void> {
+    const Tensor& data = ctx.input(0);
+    const Tensor& idx = ctx.input(1);
+    const Shape& ds = data.shape();
+    const Shape& is = idx.shape();
+    const auto bd = static_cast<std::size_t>(batch_dims);
+    if (is.empty() || bd >= is.size() || bd + static_cast<std::size_t>(is.back()) > ds.size() ||
+        !std::equal(is.begin(), is.begin() + static_cast<std::ptrdiff_t>(bd), ds.begin()))
+      return fail(ErrorCode::kRuntime, fmt::format("{}: indices {} do not index data {} with batch_dims {}", ctx.where(),
+                                                   shape_to_string(is), shape_to_string(ds), batch_dims));
+    const auto q = static_cast<std::size_t>(is.back());
+    Shape out(is.begin(), is.end() - 1);
+    out.insert(out.end(), ds.begin() + static_cast<std::ptrdiff_t>(bd + q), ds.end());
+    auto y = ctx.output(0, dtype, out);
+    if (!y) return std::unexpected(y.error());
+    const int64_t n = shape_numel(out);
+    if (n == 0) return {};
+    const Shape indexed(ds.begin() + static_cast<std::ptrdiff_t>(bd), ds.end());  // the dims after the batch dims
+    const Shape strides = contiguous_strides(indexed);
+    const int64_t slice = product(ds, bd + q, ds.size());
+    const int64_t tuples_per_batch = product(is, bd, is.size() - 1);
+    KernelArgs args;
+    args.add(n).add(slice).add(static_cast<int>(q)).add(tuples_per_batch).add(shape_numel(indexed));
+    args.add(to_kernel_dims(indexed)).add(to_kernel_dims(strides)).ptr(dev(idx)).ptr(dev(data)).ptr(dev_mut(*y));
+    return ctx.launch(kernel, n, args);
+  }));
+  return {};
+}
+
+// out = data, as one strided copy (the scatters write into it after).
+Expected<Tensor> copy_of_data(StepContext& ctx, const std::string& copy, const Tensor& data) {
+  auto y = ctx.output(0, data.dtype(), data.shape());
+  if (!y) return std::unexpected(y.error());
+  const Shape strides = contiguous_strides(data.shape());
+  if (auto r = strided_copy(ctx, copy, data.shape(), strides, 0, dev(data), strides, 0, dev_mut(*y)); !r)
+    return std::unexpected(r.error());
+  return y;
+}
+
+Expected<void> build_scatter_nd(PlanBuilder& b, const Node& node) {
+  const DType dtype = b.graph().value(node.inputs[0]).type.dtype;
+  const std::string t(element_type(dtype));
+  const std::string copy = strided_copy_kernel(b, dtype);
+  const std::string kernel = b.instantiate(
+      "scatter_nd", t,
+      fmt::format("i64 n, i64 slice, int q, Dims shape, Dims strides, const i64* idx, const {0}* updates, {0}* out", t),
+      "n, slice, q, shape, strides, idx, updates, out");
+  b.add_step(make_step(node, "nvrtc:" + copy + "+" + kernel, [=](StepContext& ctx) -> Expected<void> {
+    const Tensor& data = ctx.input(0);
+    const Tensor& idx = ctx.input(1);
+    const Tensor& updates = ctx.input(2);
+    const Shape& ds = data.shape();
+    const Shape& is = idx.shape();
+    const auto q = is.empty() ? std::size_t{0} : static_cast<std::size_t>(is.back());
+    Shape expected(is.begin(), is.end() - (is.empty() ? 0 : 1));
+    if (!is.empty()) expected.insert(expected.end(), ds.begin() + static_cast<std::ptrdiff_t>(std::min(q, ds.size())), ds.end());
+    if (is.empty() || q > ds.size() || updates.shape() != expected)
+      return fail(ErrorCode::kRuntime, fmt::format("{}: data {}, indices {} and updates {} do not fit (updates should be {})",
+                                                   ctx.where(), shape_to_string(ds), shape_to_string(is),
+                                                   shape_to_string(updates.shape()), shape_to_string(expected)));
+    auto y = copy_of_data(ctx, copy, data);
+    if (!y) return std::unexpected(y.error());
+    const int64_t n = updates.numel();
+    if (n == 0) return {};
+    KernelArgs args;
+    args.add(n).add(product(ds, q, ds.size())).add(static_cast<int>(q)).add(to_kernel_dims(ds));
+    args.add(to_kernel_dims(contiguous_strides(ds))).ptr(dev(idx)).ptr(dev(updates)).ptr(dev_mut(*y));
+    return ctx.launch(kernel, n, args);
+  }));
+  return {};
+}
+
+Expected<void> build_scatter_elements(PlanBuilder& b, const Node& node) {
+  const DType dtype = b.graph().value(node.inputs[0]).type.dtype;
+  const DType idx_dtype = b.graph().value(node.inputs[1]).type.dtype;
+  const int64_t axis_attr = node.attributes.int_or("axis", 0);
+  const std::string t(element_type(dtype)), i(idx_dtype == DType::kInt32 ? "int" : "long long");
+  const std::string copy = strided_copy_kernel(b, dtype);
+  const std::string kernel = b.instantiate(
+      "scatter_elements", t + ", " + i,
+      fmt::format("i64 n, int rank, Dims idx_shape, Dims data_strides, int axis, i64 axis_dim, const {}* idx, "
+                  "const {}* updates, {}* out",
+                  i, t, t),
+      "n, rank, idx_shape, data_strides, axis, axis_dim, idx, updates, out");
+  b.add_step(make_step(node, "nvrtc:" + copy + "+" + kernel, [=](StepContext& ctx) -> Expected<void> {
+    const Tensor& data = ctx.input(0);
+    const Tensor& idx = ctx.input(1);
+    const Tensor& updates = ctx.input(2);
+    const Shape& ds = data.shape();
+    const Shape& is = idx.shape();
+    const auto axis = axis_index(ctx, axis_attr, ds);
+    if (!axis) return std::unexpected(axis.error());
+    bool fits = is.size() == ds.size() && updates.shape() == is;
+    for (std::size_t d = 0; fits && d < ds.size(); ++d) fits = d == *axis || is[d] <= ds[d];
+    if (!fits)
+      return fail(ErrorCode::kRuntime, fmt::format("{}: data {}, indices {} and updates {} do not fit", ctx.where(),
+                                                   shape_to_string(ds), shape_to_string(is), shape_to_string(updates.shape())));
+    auto y = copy_of_data(ctx, copy, data);
+    if (!y) return std::unexpected(y.error());
+    const int64_t n = idx.numel();
+    if (n == 0) return {};
+    KernelArgs args;
+    args.add(n).add(static_cast<int>(ds.size())).add(to_kernel_dims(is)).add(to_kernel_dims(contiguous_strides(ds)));
+    args.add(static_cast<int>(*axis)).add(ds[*axis]).ptr(dev(idx)).ptr(dev(updates)).ptr(dev_mut(*y));
+    return ctx.launch(kernel, n, args);
+  }));
+  return {};
+}
+
+}  // namespace
+
+std::vector<CudaOpDef> scatter_ops() {
+  std::vector<CudaOpDef> ops;
+  ops.push_back(make_op("GatherND", 11, check_gather_nd, build_gather_nd));  // 12: batch_dims
+  ops.push_back(make_op("ScatterND", 11, check_scatter_nd, build_scatter_nd));  // 16, 18: reduction
+  ops.push_back(make_op("ScatterElements", 11, check_scatter_elements, build_scatter_elements));
+  return ops;
+}
+
+}  // namespace nxrt::cuda
