@@ -215,6 +215,24 @@ __device__ void scatter_elements(i64 n, int rank, Dims idx_shape, Dims data_stri
   }
 }
 
+// EyeLike: ones on diagonal k of a rows x cols matrix (col - row == k), zeros elsewhere.
+template <class T>
+__device__ void eye(i64 n, i64 cols, i64 k, T* out) {
+  for (i64 i = global_index(); i < n; i += global_stride()) st(out, i, i % cols - i / cols == k ? 1 : 0);
+}
+
+// OneHot: out[o, d, j] = values[1] where indices[o, j] (negative: from the end) is d, else
+// values[0].
+template <class T, class I>
+__device__ void one_hot(i64 n, i64 depth, i64 inner, const I* indices, const T* values, T* out) {
+  for (i64 i = global_index(); i < n; i += global_stride()) {
+    const i64 j = i % inner, d = (i / inner) % depth, o = i / (inner * depth);
+    i64 at = (i64)indices[o * inner + j];
+    if (at < 0) at += depth;
+    out[i] = at == d ? values[1] : values[0];
+  }
+}
+
 // Trilu over the last two dims (rows x cols): keeps the elements on and above diagonal k
 // (upper) or on and below it, zeroes the rest.
 template <class T>
@@ -370,6 +388,19 @@ __device__ void instance_norm(i64 rows, i64 cols, i64 channels, const T* x, cons
     float inv = rsqrtf(block_reduce(q, false) / (float)cols + eps);
     const float g = ld(scale, row % channels), b = ld(bias, row % channels);
     for (i64 c = threadIdx.x; c < cols; c += blockDim.x) st(y, base + c, (ld(x, base + c) - mean) * inv * g + b);
+  }
+}
+
+// LRN across channels: y = x / (bias + alpha / size · sum of x² over the channel window)^beta,
+// the window from c - floor((size - 1) / 2) to c + ceil((size - 1) / 2).
+template <class T>
+__device__ void lrn(i64 n, i64 channels, i64 plane, int size, float alpha, float beta, float bias, const T* x, T* y) {
+  for (i64 i = global_index(); i < n; i += global_stride()) {
+    const i64 c = (i / plane) % channels, base = i - c * plane;
+    const i64 first = c - (size - 1) / 2, last = c + size / 2;
+    float sum = 0.f;
+    for (i64 k = first < 0 ? 0 : first; k <= last && k < channels; ++k) { float v = ld(x, base + k * plane); sum += v * v; }
+    st(y, i, ld(x, i) / powf(bias + alpha / (float)size * sum, beta));
   }
 }
 

@@ -1,5 +1,5 @@
 // Softmax, LogSoftmax, Hardmax, LayerNormalization and InstanceNormalization: one block per
-// row, reductions in shared memory.
+// row, reductions in shared memory. LRN: one thread per element, over its channel window.
 #include <fmt/format.h>
 
 #include <numeric>
@@ -146,6 +146,38 @@ Expected<void> build_instance_norm(PlanBuilder& b, const Node& node) {
   return {};
 }
 
+KernelMatch check_lrn(const NodeContext& ctx) {
+  NXRT_REQUIRE_MATCH(require_float(ctx, {0}));
+  NXRT_REQUIRE(ctx.attrs().int_or("size", 0) > 0, "LRN: size must be positive");
+  const auto rank = ctx.input_rank(0);
+  NXRT_REQUIRE(!rank || *rank >= 3, "LRN: input 0 has rank {}; expected N, C, spatial...", rank.value_or(0));
+  return KernelMatch::supported();
+}
+
+Expected<void> build_lrn(PlanBuilder& b, const Node& node) {
+  const DType dtype = b.graph().value(node.inputs[0]).type.dtype;
+  const int size = static_cast<int>(node.attributes.int_or("size", 1));
+  const float alpha = node.attributes.float_or("alpha", 1e-4f), beta = node.attributes.float_or("beta", 0.75f),
+              bias = node.attributes.float_or("bias", 1.f);
+  const std::string t(float_type(dtype));
+  const std::string kernel = b.instantiate(
+      "lrn", t, fmt::format("i64 n, i64 channels, i64 plane, int size, float alpha, float beta, float bias, const {0}* x, {0}* y", t),
+      "n, channels, plane, size, alpha, beta, bias, x, y");
+  b.add_step(make_step(node, "nvrtc:" + kernel, [=](StepContext& ctx) -> Expected<void> {
+    const Tensor& x = ctx.input(0);
+    const Shape& s = x.shape();
+    if (s.size() < 3) return fail(ErrorCode::kRuntime, fmt::format("{}: input {} is not N, C, spatial...", ctx.where(), shape_to_string(s)));
+    auto y = ctx.output(0, dtype, s);
+    if (!y) return std::unexpected(y.error());
+    const int64_t n = x.numel();
+    if (n == 0) return {};
+    KernelArgs args;
+    args.add(n).add(s[1]).add(product(s, 2, s.size())).add(size).add(alpha).add(beta).add(bias).ptr(dev(x)).ptr(dev_mut(*y));
+    return ctx.launch(kernel, n, args);
+  }));
+  return {};
+}
+
 }  // namespace
 
 std::vector<CudaOpDef> normalization_ops() {
@@ -155,6 +187,7 @@ std::vector<CudaOpDef> normalization_ops() {
   ops.push_back(make_op("Hardmax", 1, check_softmax, build_softmax));
   ops.push_back(make_op("LayerNormalization", 17, check_layer_norm, build_layer_norm));
   ops.push_back(make_op("InstanceNormalization", 6, check_instance_norm, build_instance_norm));
+  ops.push_back(make_op("LRN", 1, check_lrn, build_lrn));
   return ops;
 }
 
