@@ -162,20 +162,25 @@ __device__ void gather_elements(i64 n, int rank, Dims idx_shape, Dims data_strid
 
 // GatherND: tuple t (q indices into the dims after the batch dims, negative from the end)
 // picks a slice of `slice` elements of its batch; out of range gives T() (the cpu EP reports it).
+// The offset index tuple t (q values, negative from the end) points at in a tensor of
+// `shape` and `strides`; -1 when a value is out of range.
+__device__ __forceinline__ i64 tuple_offset(const i64* idx, i64 t, int q, const Dims& shape, const Dims& strides) {
+  i64 off = 0;
+  for (int d = 0; d < q; ++d) {
+    i64 v = idx[t * q + d];
+    if (v < 0) v += shape.d[d];
+    if (v < 0 || v >= shape.d[d]) return -1;
+    off += v * strides.d[d];
+  }
+  return off;
+}
+
 template <class T>
 __device__ void gather_nd(i64 n, i64 slice, int q, i64 tuples_per_batch, i64 batch_elements, Dims shape, Dims strides,
                           const i64* idx, const T* data, T* out) {
   for (i64 i = global_index(); i < n; i += global_stride()) {
-    const i64 t = i / slice;
-    i64 off = (t / tuples_per_batch) * batch_elements;
-    bool inside = true;
-    for (int d = 0; d < q; ++d) {
-      i64 v = idx[t * q + d];
-      if (v < 0) v += shape.d[d];
-      inside = inside && v >= 0 && v < shape.d[d];
-      off += v * strides.d[d];
-    }
-    out[i] = inside ? data[off + i % slice] : T();
+    const i64 t = i / slice, off = tuple_offset(idx, t, q, shape, strides);
+    out[i] = off < 0 ? T() : data[(t / tuples_per_batch) * batch_elements + off + i % slice];
   }
 }
 
@@ -184,16 +189,8 @@ __device__ void gather_nd(i64 n, i64 slice, int q, i64 tuples_per_batch, i64 bat
 template <class T>
 __device__ void scatter_nd(i64 n, i64 slice, int q, Dims shape, Dims strides, const i64* idx, const T* updates, T* out) {
   for (i64 i = global_index(); i < n; i += global_stride()) {
-    const i64 t = i / slice;
-    i64 off = 0;
-    bool inside = true;
-    for (int d = 0; d < q; ++d) {
-      i64 v = idx[t * q + d];
-      if (v < 0) v += shape.d[d];
-      inside = inside && v >= 0 && v < shape.d[d];
-      off += v * strides.d[d];
-    }
-    if (inside) out[off + i % slice] = updates[i];
+    const i64 off = tuple_offset(idx, i / slice, q, shape, strides);
+    if (off >= 0) out[off + i % slice] = updates[i];
   }
 }
 

@@ -56,28 +56,20 @@ Expected<void> build_conv(PlanBuilder& b, const Node& node) {
     auto y = ctx.output(0, dtype, ys);
     if (!y) return std::unexpected(y.error());
     if (y->numel() == 0) return {};
-    auto library = ctx.dnn();
-    if (!library) return std::unexpected(library.error());
-    const DnnApi& api = library->api;
-    const cudnnHandle_t h = library->handle;
-    const cudnnDataType_t type = dtype == DType::kFloat16 ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT;
-    auto d = describe(api, ctx, type, xs, ws, ys, *window, spatial, group);
-    if (!d) return std::unexpected(d.error());
-    auto algorithm = cache->get(xs, ws, [&] { return choose_algorithm(api, h, ctx, *d); });
-    if (!algorithm) return std::unexpected(algorithm.error());
-    if (auto r = use_math_of(api, ctx, type, *d, *algorithm); !r) return r;
-    auto workspace = ctx.scratch(algorithm->workspace);
-    if (!workspace) return std::unexpected(workspace.error());
+    auto p = prepare_convolution(ctx, dtype, xs, ws, ys, *window, spatial, group, *cache, choose_algorithm);
+    if (!p) return std::unexpected(p.error());
+    const DnnApi& api = p->library.api;
     const float one = 1.f, zero = 0.f;
     if (auto r = check_dnn(api, ctx,
-                           api.convolution_forward(h, &one, d->x.get(), dev(x), d->w.get(), dev(w), d->conv.get(),
-                                                   static_cast<cudnnConvolutionFwdAlgo_t>(algorithm->algo), dev_mut(*workspace),
-                                                   algorithm->workspace, &zero, d->y.get(), dev_mut(*y)),
+                           api.convolution_forward(p->library.handle, &one, p->d.x.get(), dev(x), p->d.w.get(), dev(w),
+                                                   p->d.conv.get(), static_cast<cudnnConvolutionFwdAlgo_t>(p->algorithm.algo),
+                                                   dev_mut(p->workspace), p->algorithm.workspace, &zero, p->d.y.get(),
+                                                   dev_mut(*y)),
                            "cudnnConvolutionForward");
         !r)
       return r;
     if (!has_bias) return {};
-    return add_channel_bias(api, h, ctx, type, ctx.input(2), ws[0], spatial, d->y, dev_mut(*y));
+    return add_channel_bias(api, p->library.handle, ctx, p->type, ctx.input(2), ws[0], spatial, p->d.y, dev_mut(*y));
   }));
   return {};
 }

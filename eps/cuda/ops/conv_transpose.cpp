@@ -85,29 +85,21 @@ Expected<void> build_conv_transpose(PlanBuilder& b, const Node& node) {
     // The convolution from the output (its input) back to the input (its output).
     auto window = plan_window(attrs, std::span(ys).subspan(2), std::span(ws).subspan(2), ctx.where());
     if (!window) return std::unexpected(window.error());
-    auto library = ctx.dnn();
-    if (!library) return std::unexpected(library.error());
-    const DnnApi& api = library->api;
-    const cudnnHandle_t h = library->handle;
-    const cudnnDataType_t type = dtype == DType::kFloat16 ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT;
-    auto d = describe(api, ctx, type, ys, ws, xs, *window, spatial, group);
-    if (!d) return std::unexpected(d.error());
-    auto algorithm = cache->get(xs, ws, [&] { return choose_algorithm(api, h, ctx, *d); });
-    if (!algorithm) return std::unexpected(algorithm.error());
-    if (auto r = use_math_of(api, ctx, type, *d, *algorithm); !r) return r;
-    auto workspace = ctx.scratch(algorithm->workspace);
-    if (!workspace) return std::unexpected(workspace.error());
+    auto p = prepare_convolution(ctx, dtype, ys, ws, xs, *window, spatial, group, *cache, choose_algorithm);
+    if (!p) return std::unexpected(p.error());
+    const DnnApi& api = p->library.api;
     const float one = 1.f, zero = 0.f;
     if (auto r = check_dnn(api, ctx,
-                           api.convolution_backward_data(h, &one, d->w.get(), dev(w), d->y.get(), dev(x), d->conv.get(),
-                                                         static_cast<cudnnConvolutionBwdDataAlgo_t>(algorithm->algo),
-                                                         dev_mut(*workspace), algorithm->workspace, &zero, d->x.get(),
+                           api.convolution_backward_data(p->library.handle, &one, p->d.w.get(), dev(w), p->d.y.get(), dev(x),
+                                                         p->d.conv.get(),
+                                                         static_cast<cudnnConvolutionBwdDataAlgo_t>(p->algorithm.algo),
+                                                         dev_mut(p->workspace), p->algorithm.workspace, &zero, p->d.x.get(),
                                                          dev_mut(*y)),
                            "cudnnConvolutionBackwardData");
         !r)
       return r;
     if (!has_bias) return {};
-    return add_channel_bias(api, h, ctx, type, ctx.input(2), ys[1], spatial, d->x, dev_mut(*y));
+    return add_channel_bias(api, p->library.handle, ctx, p->type, ctx.input(2), ys[1], spatial, p->d.x, dev_mut(*y));
   }));
   return {};
 }

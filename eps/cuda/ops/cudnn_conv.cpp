@@ -110,10 +110,25 @@ Expected<ConvDescriptors> describe(const DnnApi& api, const StepContext& ctx, cu
   return ConvDescriptors{std::move(*x), std::move(*y), std::move(filter), std::move(conv)};
 }
 
-Expected<void> use_math_of(const DnnApi& api, const StepContext& ctx, cudnnDataType_t type, const ConvDescriptors& d,
-                           const ConvAlgorithm& algorithm) {
-  if (type != CUDNN_DATA_HALF) return {};
-  return check_dnn(api, ctx, api.set_convolution_math_type(d.conv.get(), algorithm.math), "cudnnSetConvolutionMathType");
+Expected<PreparedConvolution> prepare_convolution(StepContext& ctx, DType dtype, const Shape& xs, const Shape& ws,
+                                                  const Shape& ys, const Window3& window, std::size_t spatial, int64_t group,
+                                                  AlgorithmCache& cache, ChooseAlgorithm choose) {
+  auto library = ctx.dnn();
+  if (!library) return std::unexpected(library.error());
+  const DnnApi& api = library->api;
+  const cudnnDataType_t type = dtype == DType::kFloat16 ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT;
+  auto d = describe(api, ctx, type, xs, ws, ys, window, spatial, group);
+  if (!d) return std::unexpected(d.error());
+  auto algorithm = cache.get(xs, ws, [&] { return choose(api, library->handle, ctx, *d); });
+  if (!algorithm) return std::unexpected(algorithm.error());
+  // float keeps FMA, which the ranking for FMA_MATH never leaves.
+  if (type == CUDNN_DATA_HALF)
+    if (auto r = check_dnn(api, ctx, api.set_convolution_math_type(d->conv.get(), algorithm->math), "cudnnSetConvolutionMathType");
+        !r)
+      return std::unexpected(r.error());
+  auto workspace = ctx.scratch(algorithm->workspace);
+  if (!workspace) return std::unexpected(workspace.error());
+  return PreparedConvolution{*library, type, std::move(*d), *algorithm, std::move(*workspace)};
 }
 
 Expected<void> add_channel_bias(const DnnApi& api, cudnnHandle_t h, const StepContext& ctx, cudnnDataType_t type,

@@ -79,10 +79,21 @@ class AlgorithmCache {
   std::map<std::pair<Shape, Shape>, ConvAlgorithm> chosen_;
 };
 
-// Sets the math type the chosen algorithm runs with on float16 (it may differ from the one
-// asked for); float keeps FMA, which the ranking for FMA_MATH never leaves.
-Expected<void> use_math_of(const DnnApi& api, const StepContext& ctx, cudnnDataType_t type, const ConvDescriptors& d,
-                           const ConvAlgorithm& algorithm);
+// What one run of a Conv or ConvTranspose step hands cuDNN: the library, the element type, the
+// descriptors of the forward convolution from x to y, the algorithm the step's cache holds for
+// these shapes (chosen by `choose` the first time; on float16 its math type is set, as it may
+// differ from the one asked for), and a workspace for it.
+struct PreparedConvolution {
+  DnnLibrary library;
+  cudnnDataType_t type;
+  ConvDescriptors d;
+  ConvAlgorithm algorithm;
+  Tensor workspace;
+};
+using ChooseAlgorithm = Expected<ConvAlgorithm> (*)(const DnnApi&, cudnnHandle_t, const StepContext&, const ConvDescriptors&);
+Expected<PreparedConvolution> prepare_convolution(StepContext& ctx, DType dtype, const Shape& xs, const Shape& ws,
+                                                  const Shape& ys, const Window3& window, std::size_t spatial, int64_t group,
+                                                  AlgorithmCache& cache, ChooseAlgorithm choose);
 
 // y += bias broadcast along channels (y is described by `y_desc`, `spatial` dims before widening).
 Expected<void> add_channel_bias(const DnnApi& api, cudnnHandle_t h, const StepContext& ctx, cudnnDataType_t type,
