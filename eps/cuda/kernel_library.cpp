@@ -144,19 +144,25 @@ __device__ void pad(i64 n, int rank, Dims out_shape, Dims in_shape, Dims begins,
 
 // GatherElements: out[i] = data at out's coordinate i with the axis coordinate replaced by
 // idx[i] (negative counts from the end; out of range gives T(), the cpu EP reports it).
+// The offset in data of element i of the indices (shape idx_shape) with its axis coordinate
+// replaced by `at`.
+__device__ __forceinline__ i64 element_offset(i64 i, int rank, const Dims& idx_shape, const Dims& data_strides, int axis,
+                                              i64 at) {
+  i64 off = 0;
+  for (int d = rank - 1; d >= 0; --d) {
+    off += (d == axis ? at : i % idx_shape.d[d]) * data_strides.d[d];
+    i /= idx_shape.d[d];
+  }
+  return off;
+}
+
 template <class T, class I>
 __device__ void gather_elements(i64 n, int rank, Dims idx_shape, Dims data_strides, int axis, i64 axis_dim, const T* data,
                                 const I* idx, T* out) {
   for (i64 i = global_index(); i < n; i += global_stride()) {
-    i64 rest = i, off = 0;
     i64 at = (i64)idx[i];
     if (at < 0) at += axis_dim;
-    for (int d = rank - 1; d >= 0; --d) {
-      const i64 c = rest % idx_shape.d[d];
-      rest /= idx_shape.d[d];
-      off += (d == axis ? at : c) * data_strides.d[d];
-    }
-    out[i] = at >= 0 && at < axis_dim ? data[off] : T();
+    out[i] = at >= 0 && at < axis_dim ? data[element_offset(i, rank, idx_shape, data_strides, axis, at)] : T();
   }
 }
 
@@ -200,15 +206,9 @@ template <class T, class I>
 __device__ void scatter_elements(i64 n, int rank, Dims idx_shape, Dims data_strides, int axis, i64 axis_dim, const I* idx,
                                  const T* updates, T* out) {
   for (i64 i = global_index(); i < n; i += global_stride()) {
-    i64 rest = i, off = 0;
     i64 at = (i64)idx[i];
     if (at < 0) at += axis_dim;
-    for (int d = rank - 1; d >= 0; --d) {
-      const i64 c = rest % idx_shape.d[d];
-      rest /= idx_shape.d[d];
-      off += (d == axis ? at : c) * data_strides.d[d];
-    }
-    if (at >= 0 && at < axis_dim) out[off] = updates[i];
+    if (at >= 0 && at < axis_dim) out[element_offset(i, rank, idx_shape, data_strides, axis, at)] = updates[i];
   }
 }
 

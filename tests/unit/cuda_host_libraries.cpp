@@ -303,19 +303,26 @@ bool consistent(const TensorDesc& x, const FilterDesc& w, const ConvDesc& c, con
   return true;
 }
 
+// The ranking the host library reports: first an algorithm it cannot run (the EP must skip it),
+// then the one it runs, with its workspace and the descriptor's math type.
+template <class Perf, class Algo>
+void rank_algorithms(Perf* results, int* returned, Algo unrunnable, Algo runnable, cudnnMathType_t math) {
+  results[0] = {};
+  results[0].algo = unrunnable;
+  results[0].status = CUDNN_STATUS_NOT_SUPPORTED;
+  results[1] = {};
+  results[1].algo = runnable;
+  results[1].status = CUDNN_STATUS_SUCCESS;
+  results[1].memory = kConvWorkspace;
+  results[1].mathType = math;
+  *returned = 2;
+}
+
 cudnnStatus_t get_algorithms(cudnnHandle_t h, cudnnTensorDescriptor_t x, cudnnFilterDescriptor_t w,
                              cudnnConvolutionDescriptor_t c, cudnnTensorDescriptor_t y, int requested, int* returned,
                              cudnnConvolutionFwdAlgoPerf_t* results) {
   if (h != host_dnn_handle() || requested < 2 || !consistent(*of(x), *of(w), *of(c), *of(y))) return CUDNN_STATUS_BAD_PARAM;
-  results[0] = {};
-  results[0].algo = kUnrunnableAlgo;
-  results[0].status = CUDNN_STATUS_NOT_SUPPORTED;
-  results[1] = {};
-  results[1].algo = kRunnableAlgo;
-  results[1].status = CUDNN_STATUS_SUCCESS;
-  results[1].memory = kConvWorkspace;
-  results[1].mathType = of(c)->math;
-  *returned = 2;
+  rank_algorithms(results, returned, kUnrunnableAlgo, kRunnableAlgo, of(c)->math);
   return CUDNN_STATUS_SUCCESS;
 }
 cudnnStatus_t workspace_size(cudnnHandle_t h, cudnnTensorDescriptor_t x, cudnnFilterDescriptor_t w,
@@ -418,15 +425,7 @@ cudnnStatus_t get_backward_data_algorithms(cudnnHandle_t h, cudnnFilterDescripto
                                            cudnnConvolutionDescriptor_t c, cudnnTensorDescriptor_t dx, int requested,
                                            int* returned, cudnnConvolutionBwdDataAlgoPerf_t* results) {
   if (h != host_dnn_handle() || requested < 2 || !consistent(*of(dx), *of(w), *of(c), *of(dy))) return CUDNN_STATUS_BAD_PARAM;
-  results[0] = {};
-  results[0].algo = kUnrunnableBwdAlgo;
-  results[0].status = CUDNN_STATUS_NOT_SUPPORTED;
-  results[1] = {};
-  results[1].algo = kRunnableBwdAlgo;
-  results[1].status = CUDNN_STATUS_SUCCESS;
-  results[1].memory = kConvWorkspace;
-  results[1].mathType = of(c)->math;
-  *returned = 2;
+  rank_algorithms(results, returned, kUnrunnableBwdAlgo, kRunnableBwdAlgo, of(c)->math);
   return CUDNN_STATUS_SUCCESS;
 }
 cudnnStatus_t backward_data_workspace_size(cudnnHandle_t h, cudnnFilterDescriptor_t w, cudnnTensorDescriptor_t dy,
