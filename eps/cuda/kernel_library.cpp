@@ -347,6 +347,17 @@ __device__ void softmax(i64 outer, i64 axis, i64 inner, const T* x, T* y, int mo
   }
 }
 
+// The mean of a block's row of `cols` elements from `base`, and 1/sqrt(variance + eps).
+template <class T>
+__device__ void row_moments(const T* x, i64 base, i64 cols, float eps, float& mean, float& inv) {
+  float s = 0.f;
+  for (i64 c = threadIdx.x; c < cols; c += blockDim.x) s += ld(x, base + c);
+  mean = block_reduce(s, false) / (float)cols;
+  float q = 0.f;
+  for (i64 c = threadIdx.x; c < cols; c += blockDim.x) { float d = ld(x, base + c) - mean; q += d * d; }
+  inv = rsqrtf(block_reduce(q, false) / (float)cols + eps);
+}
+
 // One block per row of `cols`; scale/bias broadcast over rows (bias may be null). The row's
 // mean and 1/stddev go to `mean` and `inv_std_dev` when they are not null.
 template <class T, class S>
@@ -354,12 +365,8 @@ __device__ void layer_norm(i64 rows, i64 cols, const T* x, const S* scale, const
                            float* mean_out, float* inv_out) {
   for (i64 row = blockIdx.x; row < rows; row += gridDim.x) {
     i64 base = row * cols;
-    float s = 0.f;
-    for (i64 c = threadIdx.x; c < cols; c += blockDim.x) s += ld(x, base + c);
-    float mean = block_reduce(s, false) / (float)cols;
-    float q = 0.f;
-    for (i64 c = threadIdx.x; c < cols; c += blockDim.x) { float d = ld(x, base + c) - mean; q += d * d; }
-    float inv = rsqrtf(block_reduce(q, false) / (float)cols + eps);
+    float mean, inv;
+    row_moments(x, base, cols, eps, mean, inv);
     if (threadIdx.x == 0) {
       if (mean_out) mean_out[row] = mean;
       if (inv_out) inv_out[row] = inv;
@@ -377,12 +384,8 @@ template <class T>
 __device__ void instance_norm(i64 rows, i64 cols, i64 channels, const T* x, const T* scale, const T* bias, float eps, T* y) {
   for (i64 row = blockIdx.x; row < rows; row += gridDim.x) {
     i64 base = row * cols;
-    float s = 0.f;
-    for (i64 c = threadIdx.x; c < cols; c += blockDim.x) s += ld(x, base + c);
-    float mean = block_reduce(s, false) / (float)cols;
-    float q = 0.f;
-    for (i64 c = threadIdx.x; c < cols; c += blockDim.x) { float d = ld(x, base + c) - mean; q += d * d; }
-    float inv = rsqrtf(block_reduce(q, false) / (float)cols + eps);
+    float mean, inv;
+    row_moments(x, base, cols, eps, mean, inv);
     const float g = ld(scale, row % channels), b = ld(bias, row % channels);
     for (i64 c = threadIdx.x; c < cols; c += blockDim.x) st(y, base + c, (ld(x, base + c) - mean) * inv * g + b);
   }

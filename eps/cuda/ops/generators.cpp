@@ -2,8 +2,6 @@
 // on the host (it sizes the output); its off/on values stay on the device.
 #include <fmt/format.h>
 
-#include <numeric>
-
 #include "ops/op_util.h"
 #include "ops/ops.h"
 #include "runtime.h"
@@ -89,7 +87,7 @@ Expected<void> build_one_hot(PlanBuilder& b, const Node& node) {
     if (!y) return std::unexpected(y.error());
     const int64_t n = y->numel();
     if (n == 0) return {};
-    const int64_t inner = std::accumulate(is.begin() + axis, is.end(), int64_t{1}, std::multiplies<>());
+    const int64_t inner = dims_product(is, static_cast<std::size_t>(axis), is.size());
     KernelArgs args;
     args.add(n).add(depth).add(inner).ptr(dev(indices)).ptr(dev(ctx.input(2))).ptr(dev_mut(*y));
     return ctx.launch(kernel, n, args);

@@ -2,8 +2,6 @@
 // row, reductions in shared memory. LRN: one thread per element, over its channel window.
 #include <fmt/format.h>
 
-#include <numeric>
-
 #include "ops/op_util.h"
 #include "ops/ops.h"
 #include "runtime.h"
@@ -12,11 +10,6 @@ namespace nxrt::cuda {
 namespace {
 
 constexpr int kRowThreads = 256;
-
-int64_t product(const Shape& s, std::size_t from, std::size_t to) {
-  return std::accumulate(s.begin() + static_cast<std::ptrdiff_t>(from), s.begin() + static_cast<std::ptrdiff_t>(to),
-                         int64_t{1}, std::multiplies<>());
-}
 
 KernelMatch check_softmax(const NodeContext& ctx) {
   NXRT_REQUIRE_MATCH(require_float(ctx, {0}));
@@ -40,9 +33,9 @@ Expected<void> build_softmax(PlanBuilder& b, const Node& node) {
     if (axis < 0 || axis >= static_cast<int64_t>(std::max<std::size_t>(s.size(), 1)))
       return fail(ErrorCode::kRuntime, fmt::format("{}: axis {} out of range for {}", ctx.where(), axis_attr, shape_to_string(s)));
     const auto a = static_cast<std::size_t>(axis);
-    const int64_t outer = product(s, 0, a);
-    const int64_t length = single_axis ? (s.empty() ? 1 : s[a]) : product(s, a, s.size());
-    const int64_t inner = single_axis ? product(s, std::min(a + 1, s.size()), s.size()) : 1;
+    const int64_t outer = dims_product(s, 0, a);
+    const int64_t length = single_axis ? (s.empty() ? 1 : s[a]) : dims_product(s, a, s.size());
+    const int64_t inner = single_axis ? dims_product(s, std::min(a + 1, s.size()), s.size()) : 1;
     auto y = ctx.output(0, dtype, s);
     if (!y) return std::unexpected(y.error());
     if (x.numel() == 0) return {};
@@ -85,8 +78,8 @@ Expected<void> build_layer_norm(PlanBuilder& b, const Node& node) {
     const Shape& s = x.shape();
     const auto axis = axis_index(ctx, axis_attr, s);
     if (!axis) return std::unexpected(axis.error());
-    const int64_t rows = product(s, 0, *axis);
-    const int64_t cols = product(s, *axis, s.size());
+    const int64_t rows = dims_product(s, 0, *axis);
+    const int64_t cols = dims_product(s, *axis, s.size());
     // Scale and bias must cover the normalized dims exactly (no further broadcasting here).
     for (std::size_t i = 1; i < (has_bias ? 3u : 2u); ++i)
       if (ctx.input(i).numel() != cols)
@@ -138,7 +131,7 @@ Expected<void> build_instance_norm(PlanBuilder& b, const Node& node) {
     auto y = ctx.output(0, dtype, s);
     if (!y) return std::unexpected(y.error());
     if (x.numel() == 0) return {};
-    const int64_t rows = s[0] * s[1], cols = product(s, 2, s.size());
+    const int64_t rows = s[0] * s[1], cols = dims_product(s, 2, s.size());
     KernelArgs args;
     args.add(rows).add(cols).add(s[1]).ptr(dev(x)).ptr(dev(ctx.input(1))).ptr(dev(ctx.input(2))).add(eps).ptr(dev_mut(*y));
     return ctx.launch_rows(kernel, rows, kRowThreads, args);
@@ -172,7 +165,7 @@ Expected<void> build_lrn(PlanBuilder& b, const Node& node) {
     const int64_t n = x.numel();
     if (n == 0) return {};
     KernelArgs args;
-    args.add(n).add(s[1]).add(product(s, 2, s.size())).add(size).add(alpha).add(beta).add(bias).ptr(dev(x)).ptr(dev_mut(*y));
+    args.add(n).add(s[1]).add(dims_product(s, 2, s.size())).add(size).add(alpha).add(beta).add(bias).ptr(dev(x)).ptr(dev_mut(*y));
     return ctx.launch(kernel, n, args);
   }));
   return {};

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -41,6 +42,10 @@ std::optional<float> constant_float(const Graph& graph, const Node& node, std::s
 
 // Rank of the node's input i as known before running (nullopt when unknown).
 std::optional<int64_t> static_rank(const Graph& graph, const Node& node, std::size_t i);
+// The element count of dims [from, to) of `s` (1 when the range is empty).
+inline int64_t dims_product(const Shape& s, std::size_t from, std::size_t to) {
+  return shape_numel(std::span<const int64_t>(s).subspan(from, to - from));
+}
 // axis in [-rank, rank) -> [0, rank).
 inline int64_t normalize_axis(int64_t axis, int64_t rank) { return axis < 0 ? axis + rank : axis; }
 

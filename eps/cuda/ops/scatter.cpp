@@ -3,8 +3,6 @@
 // "none" only: add/mul/max/min would need atomics, and are declined with that reason).
 #include <fmt/format.h>
 
-#include <numeric>
-
 #include "ops/op_util.h"
 #include "ops/ops.h"
 #include "runtime.h"
@@ -12,10 +10,6 @@
 namespace nxrt::cuda {
 namespace {
 
-int64_t product(const Shape& s, std::size_t from, std::size_t to) {
-  return std::accumulate(s.begin() + static_cast<std::ptrdiff_t>(from), s.begin() + static_cast<std::ptrdiff_t>(to),
-                         int64_t{1}, std::multiplies<>());
-}
 
 KernelMatch check_indexed(const NodeContext& ctx, std::size_t indices, bool int32_too) {
   NXRT_REQUIRE_MATCH(require_fixed_size(ctx, 0));
@@ -64,8 +58,8 @@ Expected<void> build_gather_nd(PlanBuilder& b, const Node& node) {
     if (n == 0) return {};
     const Shape indexed(ds.begin() + static_cast<std::ptrdiff_t>(bd), ds.end());  // the dims after the batch dims
     const Shape strides = contiguous_strides(indexed);
-    const int64_t slice = product(ds, bd + q, ds.size());
-    const int64_t tuples_per_batch = product(is, bd, is.size() - 1);
+    const int64_t slice = dims_product(ds, bd + q, ds.size());
+    const int64_t tuples_per_batch = dims_product(is, bd, is.size() - 1);
     KernelArgs args;
     args.add(n).add(slice).add(static_cast<int>(q)).add(tuples_per_batch).add(shape_numel(indexed));
     args.add(to_kernel_dims(indexed)).add(to_kernel_dims(strides)).ptr(dev(idx)).ptr(dev(data)).ptr(dev_mut(*y));
@@ -110,7 +104,7 @@ Expected<void> build_scatter_nd(PlanBuilder& b, const Node& node) {
     const int64_t n = updates.numel();
     if (n == 0) return {};
     KernelArgs args;
-    args.add(n).add(product(ds, q, ds.size())).add(static_cast<int>(q)).add(to_kernel_dims(ds));
+    args.add(n).add(dims_product(ds, q, ds.size())).add(static_cast<int>(q)).add(to_kernel_dims(ds));
     args.add(to_kernel_dims(contiguous_strides(ds))).ptr(dev(idx)).ptr(dev(updates)).ptr(dev_mut(*y));
     return ctx.launch(kernel, n, args);
   }));
