@@ -1,4 +1,5 @@
-// Running a plan: values in slots by lifetime, steps on the device's stream, boundary copies.
+// Running a plan: values in slots by lifetime, steps on the device's stream, boundary copies,
+// host copies of the small values steps read on the host.
 #include "compiled_partition.h"
 
 #include <fmt/format.h>
@@ -9,6 +10,14 @@
 #include "runtime.h"
 
 namespace nxrt::cuda {
+
+// What one run owns: its values by ValueId, and the host sources of the uploads it enqueued,
+// which must outlive the copies (until the run's final synchronization).
+struct RunState {
+  std::vector<RunValue> values;
+  std::vector<Tensor> uploaded;
+};
+
 namespace {
 
 constexpr int kThreads = 256;
@@ -16,21 +25,18 @@ constexpr int64_t kMaxBlocks = 65535;  // kernels loop over the rest (grid-strid
 
 class RunContext final : public StepContext {
  public:
-  RunContext(Gpu& gpu, Module& module, const Step& step, std::vector<Tensor>& slots,
-             const std::map<ValueId, Tensor>& constants)
-      : gpu_(gpu), module_(module), step_(step), slots_(slots), constants_(constants) {}
+  RunContext(Gpu& gpu, Module& module, const Step& step, RunState& run, const std::map<ValueId, RunValue>& constants)
+      : gpu_(gpu), module_(module), step_(step), run_(run), constants_(constants) {}
 
   bool has_input(std::size_t i) const override { return i < step_.inputs.size() && step_.inputs[i] != kNoValue; }
-  const Tensor& input(std::size_t i) const override {
-    const ValueId v = step_.inputs[i];
-    if (auto it = constants_.find(v); it != constants_.end()) return it->second;
-    return slots_[static_cast<std::size_t>(v)];
-  }
+  const Tensor& input(std::size_t i) const override { return value(step_.inputs[i]).on_device; }
   Expected<Tensor> input_on_host(std::size_t i) override {
-    const Tensor& t = input(i);
-    if (t.device().is_host()) return t;
-    Tensor host = Tensor::empty(t.dtype(), t.shape());
-    if (auto r = gpu_.copy(t.view(), host.mut()); !r) return forward_error(std::move(r), where());
+    const RunValue& v = value(step_.inputs[i]);
+    if (v.on_device.device().is_host()) return v.on_device;
+    if (v.on_host.defined()) return v.on_host;
+    Tensor host = Tensor::empty(v.on_device.dtype(), v.on_device.shape());
+    if (auto r = gpu_.copy(v.on_device.view(), host.mut()); !r) return forward_error(std::move(r), where());
+    if (!constants_.contains(step_.inputs[i])) run_.values[static_cast<std::size_t>(step_.inputs[i])].on_host = host;
     return host;
   }
   bool wants_output(std::size_t i) const override { return i < step_.outputs.size() && step_.outputs[i] != kNoValue; }
@@ -41,12 +47,24 @@ class RunContext final : public StepContext {
     return t;
   }
   void set_output(std::size_t i, Tensor t) override {
-    if (wants_output(i)) slots_[static_cast<std::size_t>(step_.outputs[i])] = std::move(t);
+    if (!wants_output(i)) return;
+    RunValue& out = run_.values[static_cast<std::size_t>(step_.outputs[i])];
+    out.on_host = host_copy_of_view(t);
+    out.on_device = std::move(t);
+  }
+  Expected<void> set_output_from_host(std::size_t i, const Tensor& host) override {
+    auto t = upload(host);
+    if (!t) return std::unexpected(t.error());
+    set_output(i, std::move(*t));
+    if (wants_output(i)) run_.values[static_cast<std::size_t>(step_.outputs[i])].on_host = host;
+    return {};
   }
   Expected<Tensor> upload(const Tensor& host) override {
     auto t = gpu_.allocate(host.dtype(), host.shape());
     if (!t) return forward_error(std::move(t), where());
-    if (auto r = gpu_.copy(host.view(), t->mut()); !r) return forward_error(std::move(r), where());
+    const Tensor source = host.view().is_contiguous() ? host : copy_to_contiguous(host.view());
+    if (auto r = gpu_.enqueue_copy(source.view(), t->mut()); !r) return forward_error(std::move(r), where());
+    run_.uploaded.push_back(source);
     return t;
   }
   Expected<Tensor> scratch(std::size_t bytes) override {
@@ -85,11 +103,28 @@ class RunContext final : public StepContext {
                                "cuLaunchKernel", fmt::format("{}: cannot launch {}", where(), kernel));
   }
 
+  const RunValue& value(ValueId v) const {
+    if (auto it = constants_.find(v); it != constants_.end()) return it->second;
+    return run_.values[static_cast<std::size_t>(v)];
+  }
+  // A view step's output (Reshape, Squeeze, Identity...) shares its input's bytes, and so its
+  // host copy, when the input has one.
+  Tensor host_copy_of_view(const Tensor& t) const {
+    for (ValueId v : step_.inputs) {
+      if (v == kNoValue) continue;
+      const RunValue& in = value(v);
+      if (in.on_host.defined() && in.on_device.storage() == t.storage() && in.on_device.view().data() == t.view().data() &&
+          in.on_device.nbytes() == t.nbytes() && in.on_device.dtype() == t.dtype() && t.view().is_contiguous())
+        return in.on_host.reshaped(t.shape());
+    }
+    return {};
+  }
+
   Gpu& gpu_;
   Module& module_;
   const Step& step_;
-  std::vector<Tensor>& slots_;
-  const std::map<ValueId, Tensor>& constants_;
+  RunState& run_;
+  const std::map<ValueId, RunValue>& constants_;
 };
 
 }  // namespace
@@ -141,9 +176,33 @@ Expected<void> CudaPartition::prepare(Gpu& gpu) {
       const Tensor contiguous = host->view().is_contiguous() ? *host : copy_to_contiguous(host->view());
       if (auto r = gpu.copy(contiguous.view(), on_device->mut()); !r)
         return forward_error(std::move(r), fmt::format("uploading initializer '{}'", graph.value(v).name));
-      constants_.emplace(v, std::move(*on_device));
+      // Small constants (shapes, axes, Slice bounds, Resize scales) keep a host copy, so that
+      // steps reading them on the host need not wait for the stream.
+      constants_.emplace(v, RunValue{std::move(*on_device), contiguous.nbytes() <= kHostCopyBytes ? contiguous : Tensor()});
     }
   module_ = std::move(*module);
+  return {};
+}
+
+Expected<void> CudaPartition::run_steps(Gpu& gpu, RunState& state) {
+  using Clock = std::chrono::steady_clock;
+  profile_.clear();
+  for (std::size_t s = 0; s < setup_.plan.steps.size(); ++s) {
+    const Step& step = *setup_.plan.steps[s];
+    const auto t0 = Clock::now();
+    RunContext ctx(gpu, *module_, step, state, constants_);
+    if (auto r = step.run(ctx); !r) return r;
+    StepProfile prof;
+    for (const Node* n : step.nodes) prof.nodes.push_back(n->name);
+    prof.op_type = step.nodes.front()->op_type;
+    prof.variant = step.variant();
+    if (profiling_) {  // a step's time is only known once the stream has done its work
+      if (auto r = gpu.synchronize(); !r) return forward_error(std::move(r), ctx.where());
+      prof.us = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+    }
+    profile_.push_back(std::move(prof));
+    for (ValueId v : release_[s]) state.values[static_cast<std::size_t>(v)] = RunValue();
+  }
   return {};
 }
 
@@ -158,7 +217,8 @@ Expected<std::vector<RuntimeValue>> CudaPartition::run(std::span<const RuntimeVa
   std::lock_guard run_lock((*gpu)->run_mutex());  // concurrent session runs share the device's handles
   if (auto r = (*gpu)->make_current(); !r) return std::unexpected(r.error());
   if (auto r = prepare(**gpu); !r) return std::unexpected(r.error());
-  std::vector<Tensor> slots(p.graph->values.size());
+  RunState state;
+  state.values.resize(p.graph->values.size());
   for (std::size_t i = 0; i < p.inputs.size(); ++i) {
     const RuntimeValue& in = inputs[i];
     if (!in.is_tensor())
@@ -168,35 +228,22 @@ Expected<std::vector<RuntimeValue>> CudaPartition::run(std::span<const RuntimeVa
       auto moved = (*gpu)->allocate(t.dtype(), t.shape());
       if (!moved) return std::unexpected(moved.error());
       const Tensor host = t.view().is_contiguous() ? t : copy_to_contiguous(t.view());
-      if (auto r = (*gpu)->copy(host.view(), moved->mut()); !r) return std::unexpected(r.error());
+      if (auto r = (*gpu)->enqueue_copy(host.view(), moved->mut()); !r) return std::unexpected(r.error());
+      state.uploaded.push_back(host);
       t = std::move(*moved);
     }
-    slots[static_cast<std::size_t>(p.inputs[i])] = std::move(t);
+    state.values[static_cast<std::size_t>(p.inputs[i])].on_device = std::move(t);
   }
-  using Clock = std::chrono::steady_clock;
-  profile_.clear();
-  for (std::size_t s = 0; s < setup_.plan.steps.size(); ++s) {
-    const Step& step = *setup_.plan.steps[s];
-    const auto t0 = Clock::now();
-    RunContext ctx(**gpu, *module_, step, slots, constants_);
-    if (auto r = step.run(ctx); !r) return std::unexpected(r.error());
-    StepProfile prof;
-    for (const Node* n : step.nodes) prof.nodes.push_back(n->name);
-    prof.op_type = step.nodes.front()->op_type;
-    prof.variant = step.variant();
-    if (profiling_) {  // a step's time is only known once the stream has done its work
-      if (auto r = (*gpu)->synchronize(); !r) return forward_error(std::move(r), ctx.where());
-      prof.us = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
-    }
-    profile_.push_back(std::move(prof));
-    for (ValueId v : release_[s]) slots[static_cast<std::size_t>(v)] = Tensor();
-  }
-  // Kernel faults surface at the next synchronization: report them against this partition.
-  if (auto r = (*gpu)->synchronize(); !r) return forward_error(std::move(r), fmt::format("running partition '{}'", p.name));
+  auto ran = run_steps(**gpu, state);
+  // The stream is drained even when a step failed: the run's uploads read host buffers that go
+  // with `state`, and its pooled blocks may be handed out again. Kernel faults surface here too.
+  auto drained = (*gpu)->synchronize();
+  if (!ran) return std::unexpected(ran.error());
+  if (!drained) return forward_error(std::move(drained), fmt::format("running partition '{}'", p.name));
   std::vector<RuntimeValue> out;
   for (ValueId v : p.outputs) {
-    Tensor t = slots[static_cast<std::size_t>(v)];
-    if (!t.defined() && p.graph->value(v).initializer) t = constants_.at(v);
+    Tensor t = state.values[static_cast<std::size_t>(v)].on_device;
+    if (!t.defined() && p.graph->value(v).initializer) t = constants_.at(v).on_device;
     out.emplace_back(std::move(t));
   }
   return out;

@@ -38,6 +38,15 @@ struct PartitionSetup {
   std::shared_ptr<DeviceSlot> device;
 };
 
+// A value while the partition runs: its device tensor and, when the host knows it, a host copy
+// (computed there, like Shape's output, or read back once) that steps reading it on the host
+// use instead of waiting for the stream.
+struct RunValue {
+  Tensor on_device;
+  Tensor on_host;
+};
+struct RunState;
+
 class CudaPartition final : public CompiledPartition {
  public:
   explicit CudaPartition(PartitionSetup setup);
@@ -54,10 +63,13 @@ class CudaPartition final : public CompiledPartition {
  private:
   // Loads the module and uploads the constant initializers, once.
   Expected<void> prepare(Gpu& gpu);
+  Expected<void> run_steps(Gpu& gpu, RunState& run);
 
   PartitionSetup setup_;
   std::unique_ptr<Module> module_;
-  std::map<ValueId, Tensor> constants_;        // initializers on the device
+  // Initializers on the device, with a host copy when small (up to kHostCopyBytes).
+  static constexpr std::size_t kHostCopyBytes = 64 * 1024;
+  std::map<ValueId, RunValue> constants_;
   std::vector<std::vector<ValueId>> release_;  // per step: values whose last reader it is
   bool profiling_ = false;
   std::vector<StepProfile> profile_;

@@ -202,6 +202,11 @@ Expected<void> Gpu::synchronize() const {
 }
 
 Expected<void> Gpu::copy(const TensorView& src, const TensorMut& dst) {
+  if (auto r = enqueue_copy(src, dst); !r) return r;
+  return synchronize();
+}
+
+Expected<void> Gpu::enqueue_copy(const TensorView& src, const TensorMut& dst) {
   if (src.shape != dst.shape || src.dtype != dst.dtype || !src.is_contiguous() || !dst.is_contiguous())
     return fail(ErrorCode::kRuntime, fmt::format("cannot copy {} {} to {} {}", dtype_name(src.dtype), shape_to_string(src.shape),
                                                  dtype_name(dst.dtype), shape_to_string(dst.shape)),
@@ -221,11 +226,7 @@ Expected<void> Gpu::copy(const TensorView& src, const TensorMut& dst) {
     r = cu.memcpy_dtod_async(d_dst, d_src, bytes, stream_);
   else
     return fail(ErrorCode::kRuntime, "the cuda EP was asked to copy host memory to host memory");
-  if (auto c = driver_->check(r, "cuMemcpyAsync", fmt::format("cannot copy {} bytes to {}", bytes, dst.device.to_string())); !c)
-    return c;
-  // The host buffer of an upload may be freed as soon as copy() returns, and a download's
-  // reader looks right away: both wait for the stream.
-  return synchronize();
+  return driver_->check(r, "cuMemcpyAsync", fmt::format("cannot copy {} bytes to {}", bytes, dst.device.to_string()));
 }
 
 }  // namespace nxrt::cuda

@@ -87,8 +87,11 @@ class Gpu {
   Expected<Tensor> allocate(DType dtype, Shape shape) { return pool_->allocate(dtype, std::move(shape)); }
   Expected<std::shared_ptr<Storage>> allocate_bytes(std::size_t bytes) { return pool_->allocate_bytes(bytes); }
   // Host <-> device and device <-> device copies of contiguous tensors, ordered on the stream;
-  // a copy to the host returns when the data is there.
+  // copy() returns when the copy is done, enqueue_copy() once it is on the stream. After
+  // enqueue_copy(), a host source must stay alive and unchanged, and a host destination
+  // unread, until synchronize().
   Expected<void> copy(const TensorView& src, const TensorMut& dst);
+  Expected<void> enqueue_copy(const TensorView& src, const TensorMut& dst);
   Expected<void> synchronize() const;
   // Held for a whole partition run: the stream, the cuBLASLt handle and the cuDNN handle
   // (which must not be used from two threads at once) serve one run at a time.

@@ -65,16 +65,20 @@ class StepContext {
   virtual ~StepContext() = default;
   virtual bool has_input(std::size_t i) const = 0;
   virtual const Tensor& input(std::size_t i) const = 0;
-  // Small input i (a shape, axes, Slice's bounds, Resize's scales) on the host: a tensor in
-  // device memory is copied back, which waits for the stream.
+  // Small input i (a shape, axes, Slice's bounds, Resize's scales) on the host. Free when the
+  // host knows the value (a small initializer, a step's output computed on the host, or a view
+  // of one); otherwise it is read back once, which waits for the stream.
   virtual Expected<Tensor> input_on_host(std::size_t i) = 0;
   virtual bool wants_output(std::size_t i) const = 0;
   // A device tensor from the partition's pool (contents undefined).
   virtual Expected<Tensor> output(std::size_t i, DType dtype, Shape shape) = 0;
   // Output i is `t` itself (a view of an input: Reshape and friends).
   virtual void set_output(std::size_t i, Tensor t) = 0;
-  // A device copy of a small host tensor: values the step computed on the host (Shape's
-  // output, Resize's coordinate tables).
+  // Output i is a device copy of `host`, a value the step computed on the host (Shape's
+  // output); later steps reading it on the host get `host` itself.
+  virtual Expected<void> set_output_from_host(std::size_t i, const Tensor& host) = 0;
+  // A device copy of a host tensor (Resize's coordinate tables), ordered on the stream; the
+  // host tensor is kept until the run's work is done.
   virtual Expected<Tensor> upload(const Tensor& host) = 0;
   // Scratch device memory for this step (cuDNN and cuBLASLt workspaces).
   virtual Expected<Tensor> scratch(std::size_t bytes) = 0;

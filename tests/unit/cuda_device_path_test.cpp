@@ -229,6 +229,76 @@ TEST_CASE("cuda EP on the host stack: a partition runs through the device path a
   CHECK(after.context_retains == before.context_retains);
 }
 
+// How often a run makes the host wait for the stream, and what it copies.
+struct RunTraffic {
+  std::size_t synchronizations, downloads, uploads;
+};
+RunTraffic traffic_of_run(CompiledPartition& compiled, const std::vector<Tensor>& inputs) {
+  const auto before = test::host_driver_counts();
+  auto ran = compiled.run(std::vector<RuntimeValue>(inputs.begin(), inputs.end()));
+  INFO((ran ? std::string() : ran.error().render()));
+  REQUIRE(ran);
+  const auto after = test::host_driver_counts();
+  return {after.synchronizations - before.synchronizations, after.downloads - before.downloads,
+          after.uploads - before.uploads};
+}
+
+TEST_CASE("cuda EP on the host stack: steps read shapes from host copies, so a run waits for the stream once", "[cuda]") {
+  test::set_host_devices(1, kSm90);
+  // Shape(x) is computed on the host; Unsqueeze and Squeeze are views of it, so Reshape reads
+  // their values without a read-back. Resize's scales are a small initializer, kept on the host
+  // too. Only `computed`, a shape that a kernel (Add) writes on the device, is read back.
+  test::GraphBuilder b;
+  b.input("x", DType::kFloat32, {2, 3, 4});
+  b.constant("flat", Tensor::from_vector<int64_t>({2}, {6, 4}));
+  b.constant("axis0", Tensor::from_vector<int64_t>({1}, {0}));
+  b.constant("zeros", Tensor::from_vector<int64_t>({3}, {0, 0, 0}));
+  b.constant("scales", Tensor::from_vector<float>({3}, {1.f, 1.f, 2.f}));
+  b.node("flatten", "Reshape", {"x", "flat"}, {"f"}, DType::kFloat32, {6, 4});
+  b.node("shape", "Shape", {"x"}, {"s"}, DType::kInt64, {3});
+  b.node("unsqueeze", "Unsqueeze", {"s", "axis0"}, {"su"}, DType::kInt64, {1, 3});
+  b.node("squeeze", "Squeeze", {"su", "axis0"}, {"ss"}, DType::kInt64, {3});
+  b.node("back", "Reshape", {"f", "ss"}, {"y"}, DType::kFloat32, {2, 3, 4});
+  b.node("resize", "Resize", {"y", "", "scales"}, {"z"}, DType::kFloat32, {2, 3, 8});
+  b.node("add", "Add", {"s", "zeros"}, {"computed"}, DType::kInt64, {3});
+  b.node("again", "Reshape", {"f", "computed"}, {"w"}, DType::kFloat32, {2, 3, 4});
+  b.output("z");
+  b.output("w");
+  b.finish();
+  const std::vector<Tensor> inputs = {random_tensor({2, 3, 4}, 9)};
+  auto expected = test::run_graph_on_cpu(b.graph, inputs);
+  REQUIRE(expected);
+  auto ep = cuda_on_host_stack();
+  auto compiled = ep->compile(test::whole_graph(b.graph, "cuda"));
+  INFO((compiled ? std::string() : compiled.error().render()));
+  REQUIRE(compiled);
+  check_same(run_to_host(*ep, **compiled, inputs), *expected);  // the first run also uploads the initializers
+  const RunTraffic second = traffic_of_run(**compiled, inputs);
+  CHECK(second.downloads == 1);         // `computed`, for the last Reshape
+  CHECK(second.synchronizations == 2);  // for that read-back, and at the end of the run
+  CHECK(second.uploads == 2);           // x and Shape's output (Resize uploaded its table once)
+  check_same(run_to_host(*ep, **compiled, inputs), *expected);
+}
+
+TEST_CASE("cuda EP on the host stack: the host driver catches an upload whose source changes before the stream runs it",
+          "[cuda]") {
+  // The check the test above relies on: an enqueued upload's host buffer must stay unchanged
+  // until cuStreamSynchronize, as it must on a GPU when the buffer is pinned.
+  auto driver = test::host_stack().driver();
+  REQUIRE(driver);
+  const DriverApi& cu = (*driver)->api();
+  CUdeviceptr block = 0;
+  REQUIRE(cu.mem_alloc(&block, 16) == CUDA_SUCCESS);
+  std::vector<int64_t> source = {1, 2};
+  REQUIRE(cu.memcpy_htod_async(block, source.data(), 16, nullptr) == CUDA_SUCCESS);
+  CHECK(cu.stream_synchronize(nullptr) == CUDA_SUCCESS);
+  REQUIRE(cu.memcpy_htod_async(block, source.data(), 16, nullptr) == CUDA_SUCCESS);
+  source[1] = 3;
+  CHECK(cu.stream_synchronize(nullptr) == CUDA_ERROR_ILLEGAL_ADDRESS);
+  CHECK(cu.stream_synchronize(nullptr) == CUDA_SUCCESS);  // reported once
+  CHECK(cu.mem_free(block) == CUDA_SUCCESS);
+}
+
 TEST_CASE("cuda EP on the host stack: an EPContext blob reloads and runs; the device's architecture decides", "[cuda]") {
   test::set_host_devices(1, kSm90);
   auto b = model();

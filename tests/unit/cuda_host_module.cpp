@@ -75,6 +75,10 @@ class HostStepContext final : public cuda::StepContext {
   void set_output(std::size_t i, Tensor t) override {
     if (wants_output(i)) slots_[static_cast<std::size_t>(step_.outputs[i])] = std::move(t);
   }
+  Expected<void> set_output_from_host(std::size_t i, const Tensor& host) override {
+    set_output(i, host);
+    return {};
+  }
   Expected<Tensor> upload(const Tensor& host) override { return host; }
   Expected<Tensor> scratch(std::size_t bytes) override {
     return Tensor::empty(DType::kUInt8, {static_cast<int64_t>(std::max<std::size_t>(bytes, 1))});

@@ -31,8 +31,17 @@ struct LoadedModule {
   std::map<std::string, std::unique_ptr<Function>> functions;
 };
 
+// An upload the stream may not have read yet: a real driver reads a pinned source only when
+// the stream gets to the copy, so the source must stay unchanged until the stream is
+// synchronized. The host driver copies at once and checks the source at the next sync.
+struct PendingUpload {
+  const void* source;
+  std::vector<unsigned char> bytes;
+};
+
 struct DriverState {
   std::mutex mutex;
+  std::vector<PendingUpload> pending_uploads;
   int device_count = 1;
   cuda::GpuArch arch{9, 0};
   std::map<uintptr_t, std::size_t> live;  // device allocations: address -> bytes
@@ -60,6 +69,7 @@ CUresult error_name(CUresult r, const char** s) {
     case CUDA_ERROR_INVALID_DEVICE: *s = "CUDA_ERROR_INVALID_DEVICE"; break;
     case CUDA_ERROR_INVALID_IMAGE: *s = "CUDA_ERROR_INVALID_IMAGE"; break;
     case CUDA_ERROR_NOT_FOUND: *s = "CUDA_ERROR_NOT_FOUND"; break;
+    case CUDA_ERROR_ILLEGAL_ADDRESS: *s = "CUDA_ERROR_ILLEGAL_ADDRESS"; break;
     default: return CUDA_ERROR_INVALID_VALUE;
   }
   return CUDA_SUCCESS;
@@ -112,7 +122,17 @@ CUresult stream_destroy(CUstream s) {
   delete reinterpret_cast<char*>(s);
   return CUDA_SUCCESS;
 }
-CUresult stream_synchronize(CUstream) { return CUDA_SUCCESS; }  // every call has finished already
+// Every call has finished already; what is left to check is that no upload's source changed
+// (or was freed) before this point.
+CUresult stream_synchronize(CUstream) {
+  std::lock_guard lock(state().mutex);
+  ++state().counts.synchronizations;
+  std::vector<PendingUpload> pending = std::move(state().pending_uploads);
+  state().pending_uploads.clear();
+  for (const PendingUpload& u : pending)
+    if (std::memcmp(u.source, u.bytes.data(), u.bytes.size()) != 0) return CUDA_ERROR_ILLEGAL_ADDRESS;
+  return CUDA_SUCCESS;
+}
 
 CUresult mem_alloc(CUdeviceptr* p, std::size_t bytes) {
   if (bytes == 0) return CUDA_ERROR_INVALID_VALUE;
@@ -133,12 +153,16 @@ CUresult copy_in(CUdeviceptr dst, const void* src, std::size_t bytes, CUstream) 
   std::lock_guard lock(state().mutex);
   if (!is_device_range(state(), dst, bytes)) return CUDA_ERROR_INVALID_VALUE;
   std::memcpy(reinterpret_cast<void*>(dst), src, bytes);
+  const auto* first = static_cast<const unsigned char*>(src);
+  state().pending_uploads.push_back(PendingUpload{src, std::vector<unsigned char>(first, first + bytes)});
+  ++state().counts.uploads;
   return CUDA_SUCCESS;
 }
 CUresult copy_out(void* dst, CUdeviceptr src, std::size_t bytes, CUstream) {
   std::lock_guard lock(state().mutex);
   if (!is_device_range(state(), src, bytes)) return CUDA_ERROR_INVALID_VALUE;
   std::memcpy(dst, reinterpret_cast<const void*>(src), bytes);
+  ++state().counts.downloads;
   return CUDA_SUCCESS;
 }
 CUresult copy_within(CUdeviceptr dst, CUdeviceptr src, std::size_t bytes, CUstream) {

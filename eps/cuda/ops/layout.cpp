@@ -12,14 +12,14 @@ namespace nxrt::cuda {
 namespace {
 
 // Output shape of a view op from the input shape (and integer inputs the step reads); fails
-// on shapes the model gets wrong.
+// on shapes the model gets wrong, with errors that name the step (ctx.where()).
 using ShapeFn = std::function<Expected<Shape>(StepContext&, const Shape&)>;
 
 Expected<void> add_view(PlanBuilder& b, const Node& node, ShapeFn shape_of) {
   b.add_step(make_step(node, "view", [shape_of = std::move(shape_of)](StepContext& ctx) -> Expected<void> {
     const Tensor& x = ctx.input(0);
     auto shape = shape_of(ctx, x.shape());
-    if (!shape) return forward_error(std::move(shape), ctx.where());
+    if (!shape) return std::unexpected(shape.error());  // names the step already
     if (shape_numel(*shape) != x.numel())
       return fail(ErrorCode::kRuntime, fmt::format("{}: cannot view {} as {}", ctx.where(), shape_to_string(x.shape()),
                                                    shape_to_string(*shape)));
@@ -52,11 +52,11 @@ Expected<void> build_reshape(PlanBuilder& b, const Node& node) {
     int64_t known = 1, infer = -1;
     for (std::size_t i = 0; i < out.size(); ++i) {
       if (out[i] == 0 && !allowzero) {
-        if (i >= in.size()) return fail(ErrorCode::kRuntime, fmt::format("shape {} copies dim {} of a rank-{} input", shape_to_string(target), i, in.size()));
+        if (i >= in.size()) return fail(ErrorCode::kRuntime, fmt::format("{}: shape {} copies dim {} of a rank-{} input", ctx.where(), shape_to_string(target), i, in.size()));
         out[i] = in[i];
       }
       if (out[i] == -1) {
-        if (infer >= 0) return fail(ErrorCode::kRuntime, fmt::format("shape {} has two -1", shape_to_string(target)));
+        if (infer >= 0) return fail(ErrorCode::kRuntime, fmt::format("{}: shape {} has two -1", ctx.where(), shape_to_string(target)));
         infer = static_cast<int64_t>(i);
         continue;
       }
@@ -69,10 +69,10 @@ Expected<void> build_reshape(PlanBuilder& b, const Node& node) {
 
 Expected<void> build_flatten(PlanBuilder& b, const Node& node) {
   const int64_t axis_attr = node.attributes.int_or("axis", 1);
-  return add_view(b, node, [axis_attr](StepContext&, const Shape& in) -> Expected<Shape> {
+  return add_view(b, node, [axis_attr](StepContext& ctx, const Shape& in) -> Expected<Shape> {
     const int64_t r = static_cast<int64_t>(in.size());
     const int64_t axis = normalize_axis(axis_attr, r);
-    if (axis < 0 || axis > r) return fail(ErrorCode::kRuntime, fmt::format("axis {} out of range for rank {}", axis_attr, r));
+    if (axis < 0 || axis > r) return fail(ErrorCode::kRuntime, fmt::format("{}: axis {} out of range for rank {}", ctx.where(), axis_attr, r));
     const auto mid = in.begin() + axis;
     return Shape{std::accumulate(in.begin(), mid, int64_t{1}, std::multiplies<>()),
                  std::accumulate(mid, in.end(), int64_t{1}, std::multiplies<>())};
@@ -107,7 +107,7 @@ Expected<void> build_squeeze(PlanBuilder& b, const Node& node) {
     for (int64_t a : axes->value_or(std::vector<int64_t>{})) {
       const int64_t k = normalize_axis(a, r);
       if (k < 0 || k >= r || in[static_cast<std::size_t>(k)] != 1)
-        return fail(ErrorCode::kRuntime, fmt::format("cannot squeeze axis {} of {}", a, shape_to_string(in)));
+        return fail(ErrorCode::kRuntime, fmt::format("{}: cannot squeeze axis {} of {}", ctx.where(), a, shape_to_string(in)));
       drop[static_cast<std::size_t>(k)] = true;
     }
     Shape out;
@@ -127,7 +127,7 @@ Expected<void> build_unsqueeze(PlanBuilder& b, const Node& node) {
     for (int64_t a : axes) {
       const int64_t k = normalize_axis(a, r);
       if (k < 0 || k >= r || inserted[static_cast<std::size_t>(k)])
-        return fail(ErrorCode::kRuntime, fmt::format("bad Unsqueeze axis {} for output rank {}", a, r));
+        return fail(ErrorCode::kRuntime, fmt::format("{}: bad Unsqueeze axis {} for output rank {}", ctx.where(), a, r));
       inserted[static_cast<std::size_t>(k)] = true;
     }
     Shape out;

@@ -19,14 +19,6 @@ KernelMatch check_shape_of(const NodeContext& ctx) {
   return KernelMatch::supported();
 }
 
-// Output 0 is a device copy of `host`, values the step knows on the host.
-Expected<void> output_from_host(StepContext& ctx, const Tensor& host) {
-  auto t = ctx.upload(host);
-  if (!t) return std::unexpected(t.error());
-  ctx.set_output(0, std::move(*t));
-  return {};
-}
-
 // Shape's output: dims [start, end) of the input's shape (from opset 15; negative values
 // count from the end and both are clamped to the rank).
 Expected<void> build_shape(PlanBuilder& b, const Node& node) {
@@ -38,14 +30,14 @@ Expected<void> build_shape(PlanBuilder& b, const Node& node) {
     auto clamp = [rank](int64_t v) { return std::clamp<int64_t>(v < 0 ? v + rank : v, 0, rank); };
     const int64_t start = clamp(start_attr), end = std::max(start, clamp(end_attr.value_or(rank)));
     const Shape dims(s.begin() + start, s.begin() + end);
-    return output_from_host(ctx, Tensor::from_vector<int64_t>({static_cast<int64_t>(dims.size())}, dims));
+    return ctx.set_output_from_host(0, Tensor::from_vector<int64_t>({static_cast<int64_t>(dims.size())}, dims));
   }));
   return {};
 }
 
 Expected<void> build_size(PlanBuilder& b, const Node& node) {
   b.add_step(make_step(node, "host", [](StepContext& ctx) -> Expected<void> {
-    return output_from_host(ctx, Tensor::from_vector<int64_t>({}, {ctx.input(0).numel()}));
+    return ctx.set_output_from_host(0, Tensor::from_vector<int64_t>({}, {ctx.input(0).numel()}));
   }));
   return {};
 }
