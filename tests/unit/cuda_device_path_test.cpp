@@ -195,6 +195,43 @@ TEST_CASE("cuda EP on the host stack: the bundled mlp and cnn give their expecte
   }
 }
 
+// Opt-in (the models are exported by scripts/export-bench-models.sh, not committed): each
+// bench model in .cache/bench-models runs on --ep cuda,cpu on the host stack, agrees with the
+// cpu EP, and the test prints how often a run waits for the stream.
+TEST_CASE("cuda EP on the host stack: the bench models agree with the cpu EP", "[.cuda_bench_models]") {
+  test::set_host_devices(1, kSm90);
+  CudaFactoryOnHostStack on_host_stack;
+  const std::filesystem::path dir = std::filesystem::path(NXRT_SOURCE_DIR) / ".cache" / "bench-models";
+  if (!std::filesystem::exists(dir)) WARN("no bench models in " << dir << "; run scripts/export-bench-models.sh");
+  for (const char* name : {"transformer_encoder_op13", "transformer_encoder_op17", "squeezenet1_1", "resnet18"}) {
+    const auto model = dir / (std::string(name) + ".onnx");
+    if (!std::filesystem::exists(model)) continue;
+    INFO(name);
+    SessionOptions options;
+    options.eps = {"cpu"};
+    auto on_cpu = Session::create(model, options);
+    options.eps = {"cuda", "cpu"};
+    auto on_cuda = Session::create(model, options);
+    REQUIRE(on_cpu);
+    INFO((on_cuda ? std::string() : on_cuda.error().render()));
+    REQUIRE(on_cuda);
+    const Value& input = *(*on_cpu)->required_inputs().front();
+    const Tensor x = random_tensor(*input.type.static_shape(), 11);
+    auto expected = (*on_cpu)->run({{input.name, RuntimeValue(x)}});
+    REQUIRE(expected);
+    (void)(*on_cuda)->run({{input.name, RuntimeValue(x)}});  // the first run uploads the weights
+    const auto before = test::host_driver_counts();
+    auto ran = (*on_cuda)->run({{input.name, RuntimeValue(x)}});
+    const auto after = test::host_driver_counts();
+    INFO((ran ? std::string() : ran.error().render()));
+    REQUIRE(ran);
+    for (const auto& [out, t] : *ran) CHECK(test::compare_tensors(t.tensor(), expected->at(out).tensor(), 1e-3, 1e-4) == "");
+    WARN(name << ": " << (*on_cuda)->report().partitions.size() << " partition(s); a run waits for the stream "
+              << after.synchronizations - before.synchronizations << " times and reads back "
+              << after.downloads - before.downloads << " tensors");
+  }
+}
+
 TEST_CASE("cuda EP on the host stack: a partition runs through the device path and frees its memory", "[cuda]") {
   test::set_host_devices(1, kSm90);
   const auto before = test::host_driver_counts();

@@ -17,6 +17,18 @@ class ConstantToInitializer final : public OptimizerPass {
   Expected<std::vector<std::string>> run(Graph& graph) const override;
 };
 
+// Computes, once at load time, the small integer tensors exporters build shapes from: Shape
+// and Size of values whose shape is static, then Gather, Unsqueeze, Squeeze, Concat, Cast,
+// Slice and integer Add/Sub/Mul/Div over such values and initializers (at most 64 elements).
+// Their outputs become initializers, so EPs see constant shapes instead of a run-time chain
+// (on a GPU, each would be read back with a wait for the stream). Outputs of the graph and
+// values its subgraphs read are left as they are.
+class FoldShapeComputations final : public OptimizerPass {
+ public:
+  std::string_view name() const override { return "fold-shape-computations"; }
+  Expected<std::vector<std::string>> run(Graph& graph) const override;
+};
+
 // The passes analyze() runs, in order.
 std::vector<std::unique_ptr<OptimizerPass>> default_passes();
 
