@@ -320,6 +320,64 @@ __device__ float block_reduce(float v, bool is_max) {
   return r;
 }
 
+// TopK's order: a ranks before b when it is larger (smaller when !largest), NaN above every
+// number, ties to the lower index; index -1 is "none", after everything.
+template <class V>
+__device__ bool topk_before(V a, i64 ia, V b, i64 ib, int largest) {
+  if (ib < 0) return ia >= 0;
+  if (ia < 0) return false;
+  const bool a_nan = a != a, b_nan = b != b;
+  if (a_nan != b_nan) return largest ? a_nan : b_nan;
+  if (!a_nan && a != b) return largest ? a > b : a < b;
+  return ia < ib;
+}
+
+// TopK, one block per (outer, inner) row of length `axis` with stride `inner`: k rounds, each
+// a block-wide search for the first element ranking after the previous round's pick, so the
+// k outputs come out in order (k·axis/blockDim steps a thread; blockDim a power of two).
+template <class T>
+__device__ void topk(i64 outer, i64 axis, i64 inner, i64 k, int largest, const T* x, T* values, i64* indices) {
+  typedef decltype(ld(x, 0)) V;
+  __shared__ V pick_value[1024];
+  __shared__ i64 pick_index[1024];
+  for (i64 row = blockIdx.x; row < outer * inner; row += gridDim.x) {
+    const i64 in_base = (row / inner) * axis * inner + row % inner;
+    const i64 out_base = (row / inner) * k * inner + row % inner;
+    V prev = V();
+    i64 prev_index = -1;
+    for (i64 r = 0; r < k; ++r) {
+      V best = V();
+      i64 best_index = -1;
+      for (i64 a = threadIdx.x; a < axis; a += blockDim.x) {
+        const V v = ld(x, in_base + a * inner);
+        if (prev_index >= 0 && !topk_before(prev, prev_index, v, a, largest)) continue;
+        if (topk_before(v, a, best, best_index, largest)) {
+          best = v;
+          best_index = a;
+        }
+      }
+      pick_value[threadIdx.x] = best;
+      pick_index[threadIdx.x] = best_index;
+      __syncthreads();
+      for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {
+        if (threadIdx.x < s && topk_before(pick_value[threadIdx.x + s], pick_index[threadIdx.x + s], pick_value[threadIdx.x],
+                                           pick_index[threadIdx.x], largest)) {
+          pick_value[threadIdx.x] = pick_value[threadIdx.x + s];
+          pick_index[threadIdx.x] = pick_index[threadIdx.x + s];
+        }
+        __syncthreads();
+      }
+      prev = pick_value[0];
+      prev_index = pick_index[0];
+      if (threadIdx.x == 0) {
+        st(values, out_base + r * inner, prev);
+        indices[out_base + r * inner] = prev_index;
+      }
+      __syncthreads();
+    }
+  }
+}
+
 // One block per (outer, inner) row of length `axis` with stride `inner`. mode 0: Softmax,
 // 1: LogSoftmax, 2: Hardmax (1 at the row's first largest element, 0 elsewhere).
 template <class T>

@@ -64,7 +64,7 @@ void plan_case(Case& c) {
   c.partition.outputs = g.outputs;
   auto plan = test::plan_for_host(c.partition);
   if (plan) c.plan = std::move(*plan);
-  else if (plan.error().code == ErrorCode::kUnclaimed) c.result = "skip: a node is not the cuda EP's";
+  else if (plan.error().code == ErrorCode::kUnclaimed) c.result = "skip: " + plan.error().what + ": " + plan.error().why;
   else c.result = "fail: " + plan.error().what;
 }
 

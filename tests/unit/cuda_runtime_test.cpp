@@ -84,7 +84,8 @@ class HostChecks {
         return test::run_plan_on_host(*plan, *(*modules)[i], p, inputs);
       });
       if (actual && c.reference)
-        for (Tensor& t : *actual) t = cast(t, DType::kFloat32);
+        for (Tensor& t : *actual)
+          if (t.dtype() == DType::kFloat16) t = cast(t, DType::kFloat32);
       check_outputs(actual, test::run_on_cpu(c.reference ? *c.reference : c.spec), c.rtol, c.atol);
     }
     checks_.clear();
@@ -511,6 +512,34 @@ TEST_CASE("cuda Pad, Tile, GatherElements, GatherND, the scatters, Trilu, CumSum
   REQUIRE_FALSE(untyped);
   CHECK_THAT(untyped.error().why, Catch::Contains("the type of output 0 is unknown"));
 }
+TEST_CASE("cuda TopK runs on the host: largest and smallest, ties, NaN, any axis, k from an input or the attribute", "[cuda]") {
+  HostChecks checks;
+  const Tensor x = random_tensor({3, 5, 4}, 51);
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  // Ties go to the lower index; NaN ranks above every number.
+  const Tensor ties = Tensor::from_vector<float>({2, 6}, {1, 3, 3, nan, -2, 3, 0, 0, 5, 0, nan, nan});
+  auto k = [](int64_t v) { return test::int64s({v}); };
+  for (int64_t largest : {0, 1}) {
+    for (int64_t axis : {0, 1, -1})
+      checks.add({.op_type = "TopK", .opset = 11, .inputs = {x, k(axis == 0 ? 2 : 3)},
+                  .attrs = attrs({{"axis", axis}, {"largest", largest}}), .outputs = 2});
+    checks.add({.op_type = "TopK", .opset = 11, .inputs = {ties, k(6)}, .attrs = attrs({{"largest", largest}}), .outputs = 2});
+    checks.add({.op_type = "TopK", .opset = 11, .inputs = {test::int64s({4, -1, 9, 4, 0, 9, -7, 2}).reshaped({2, 4}), k(3)},
+                .constant = {false, true}, .attrs = attrs({{"largest", largest}}), .outputs = 2});
+  }
+  // A row longer than the block (300 elements, 256 threads), k = 0, and TopK-1's attribute.
+  checks.add({.op_type = "TopK", .opset = 11, .inputs = {random_tensor({2, 300}, 52), k(17)}, .outputs = 2});
+  checks.add({.op_type = "TopK", .opset = 11, .inputs = {x, k(0)}, .outputs = 2});
+  checks.add({.op_type = "TopK", .opset = 1, .inputs = {x}, .attrs = attrs({{"k", int64_t{2}}, {"axis", int64_t{1}}}), .outputs = 2});
+  checks.add_f16({.op_type = "TopK", .opset = 11, .inputs = {x, k(2)}, .constant = {false, true}, .outputs = 2});
+  checks.run();
+  // k beyond the axis is a run-time error naming both.
+  auto too_many = test::run_partition_with({.op_type = "TopK", .opset = 11, .inputs = {x, k(5)}, .outputs = 2}, "cuda",
+                                           test::run_partition_on_host);
+  REQUIRE_FALSE(too_many);
+  CHECK_THAT(too_many.error().what, Catch::Contains("k is 5 but axis 2 of [3,5,4] has 4 elements"));
+}
+
 TEST_CASE("cuda Resize runs on the host: nearest and linear, every coordinate mode, scales or sizes", "[cuda]") {
   HostChecks checks;
   const Tensor x = random_tensor({1, 2, 4, 5}, 41);
