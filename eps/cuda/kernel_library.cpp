@@ -320,6 +320,39 @@ __device__ float block_reduce(float v, bool is_max) {
   return r;
 }
 
+// Einsum of one or two inputs, one thread per output element: the sum over the summed
+// labels of the product of the inputs' elements, found by per-label strides (x1 is unused
+// when inputs == 1).
+template <class T>
+__device__ void einsum(i64 n, int out_rank, Dims out_extents, int sum_rank, Dims sum_extents, i64 sum_total, int inputs,
+                       const T* x0, Dims out_strides0, Dims sum_strides0, const T* x1, Dims out_strides1, Dims sum_strides1,
+                       T* y) {
+  typedef decltype(ld(x0, 0)) V;
+  for (i64 i = global_index(); i < n; i += global_stride()) {
+    i64 base0 = 0, base1 = 0, rest = i;
+    for (int d = out_rank - 1; d >= 0; --d) {
+      const i64 c = rest % out_extents.d[d];
+      rest /= out_extents.d[d];
+      base0 += c * out_strides0.d[d];
+      base1 += c * out_strides1.d[d];
+    }
+    V acc = 0;
+    for (i64 s = 0; s < sum_total; ++s) {
+      i64 at0 = base0, at1 = base1, r = s;
+      for (int d = sum_rank - 1; d >= 0; --d) {
+        const i64 c = r % sum_extents.d[d];
+        r /= sum_extents.d[d];
+        at0 += c * sum_strides0.d[d];
+        at1 += c * sum_strides1.d[d];
+      }
+      V p = ld(x0, at0);
+      if (inputs == 2) p *= ld(x1, at1);
+      acc += p;
+    }
+    st(y, i, acc);
+  }
+}
+
 // TopK's order: a ranks before b when it is larger (smaller when !largest), NaN above every
 // number, ties to the lower index; index -1 is "none", after everything.
 template <class V>

@@ -125,15 +125,16 @@ TEST_CASE("cuda EP on the host stack: a session hands values between cuda and cp
           "[cuda]") {
   test::set_host_devices(1, kSm90);
   CudaFactoryOnHostStack on_host_stack;
-  // x -> Relu (cuda) -> Einsum "ij->ji" (cpu: the cuda EP has none; if it gets one, pick
+  // x -> Relu (cuda) -> ReverseSequence (cpu: the cuda EP has none; if it gets one, pick
   // another op only the cpu EP runs) -> Mul by itself (cuda) -> y; the Relu's output is a graph
   // output too.
   test::GraphBuilder b;
   b.input("x", DType::kFloat32, {2, 3});
+  b.constant("lengths", Tensor::from_vector<int64_t>({2}, {3, 2}));
   b.node("relu", "Relu", {"x"}, {"r"}, DType::kFloat32, {2, 3});
-  b.node("einsum", "Einsum", {"r"}, {"q"}, DType::kFloat32, {3, 2});
-  b.graph.nodes.back().attributes = test::attrs({{"equation", std::string("ij->ji")}});
-  b.node("mul", "Mul", {"q", "q"}, {"y"}, DType::kFloat32, {3, 2});
+  b.node("reverse", "ReverseSequence", {"r", "lengths"}, {"q"}, DType::kFloat32, {2, 3});
+  b.graph.nodes.back().attributes = test::attrs({{"batch_axis", int64_t{0}}, {"time_axis", int64_t{1}}});
+  b.node("mul", "Mul", {"q", "q"}, {"y"}, DType::kFloat32, {2, 3});
   b.output("y");
   b.output("r");
   b.finish();

@@ -540,6 +540,41 @@ TEST_CASE("cuda TopK runs on the host: largest and smallest, ties, NaN, any axis
   CHECK_THAT(too_many.error().what, Catch::Contains("k is 5 but axis 2 of [3,5,4] has 4 elements"));
 }
 
+TEST_CASE("cuda Einsum runs on the host: the GEMM forms through cuBLASLt, the rest in one kernel", "[cuda]") {
+  HostChecks checks;
+  auto einsum = [](std::string equation, std::vector<Tensor> inputs) {
+    return NodeSpec{.op_type = "Einsum", .opset = 12, .inputs = std::move(inputs), .attrs = attrs({{"equation", std::move(equation)}})};
+  };
+  const Tensor a = random_tensor({2, 3, 4}, 61), b = random_tensor({2, 4, 5}, 62);
+  checks.add(einsum("bij,bjk->bik", {a, b}), 1e-5, 1e-5);            // laid out for the GEMM as it is
+  checks.add(einsum("bij,bkj->bki", {a, random_tensor({2, 5, 4}, 63)}), 1e-5, 1e-5);  // gathers B, scatters the product
+  checks.add(einsum("ij,jk", {random_tensor({3, 4}, 64), random_tensor({4, 2}, 65)}), 1e-5, 1e-5);  // implicit output
+  checks.add(einsum("...ij,...jk->...ik", {random_tensor({3, 2, 4}, 66), random_tensor({1, 4, 3}, 67)}), 1e-5, 1e-5);
+  checks.add(einsum("bhqd,bhkd->bhqk", {random_tensor({1, 2, 3, 8}, 68), random_tensor({1, 2, 5, 8}, 69)}), 1e-5, 1e-5);
+  // Not GEMMs: one input (transpose, sum, diagonal), an inner product, an outer product
+  // (nothing summed), a label summed within one input.
+  checks.add(einsum("ijk->kji", {a}));
+  checks.add(einsum("ijk->j", {a}), 1e-5, 1e-5);
+  checks.add(einsum("bii->bi", {random_tensor({2, 3, 3}, 70)}));
+  checks.add(einsum("i,i", {random_tensor({7}, 71), random_tensor({7}, 72)}), 1e-5, 1e-5);
+  checks.add(einsum("i,j->ij", {random_tensor({3}, 73), random_tensor({4}, 74)}));
+  checks.add(einsum("ij,jk->i", {random_tensor({3, 4}, 75), random_tensor({4, 2}, 76)}), 1e-5, 1e-5);
+  checks.add(einsum("ij,jk->ik", {test::int64s({1, -2, 3, 4, 0, 5}).reshaped({2, 3}), test::int64s({2, 1, 0, -1, 3, 3}).reshaped({3, 2})}));
+  checks.add(einsum("ij,ij->", {random_tensor({0, 3}, 77), random_tensor({0, 3}, 78)}));  // an empty sum is 0
+  checks.add_f16(einsum("bij,bjk->bik", {a, b}), 1e-2, 2e-2);
+  checks.add_f16(einsum("ijk->ki", {a}), 1e-2, 2e-2);
+  checks.run();
+  // Three inputs are declined with the reason; shapes that do not fit fail when the step runs.
+  const Tensor v = random_tensor({3}, 79);
+  auto three = test::run_partition_with(einsum("i,i,i->", {v, v, v}), "cuda", test::run_partition_on_host);
+  REQUIRE_FALSE(three);
+  CHECK_THAT(three.error().why, Catch::Contains("the cuda EP runs Einsum of one or two inputs"));
+  auto mismatch = test::run_partition_with(einsum("ij,jk->ik", {random_tensor({2, 3}, 80), random_tensor({4, 2}, 81)}), "cuda",
+                                           test::run_partition_on_host);
+  REQUIRE_FALSE(mismatch);
+  CHECK_THAT(mismatch.error().render(), Catch::Contains("has size 4 but its label has size 3 elsewhere"));
+}
+
 TEST_CASE("cuda Resize runs on the host: nearest and linear, every coordinate mode, scales or sizes", "[cuda]") {
   HostChecks checks;
   const Tensor x = random_tensor({1, 2, 4, 5}, 41);

@@ -83,6 +83,7 @@ std::vector<CudaOpDef> depth_space_ops();   // DepthToSpace, SpaceToDepth
 std::vector<CudaOpDef> scatter_ops();       // GatherND, ScatterND, ScatterElements
 std::vector<CudaOpDef> generator_ops();     // EyeLike, OneHot
 std::vector<CudaOpDef> topk_ops();          // TopK
+std::vector<CudaOpDef> einsum_ops();        // Einsum (one or two inputs)
 
 // Every family's table, registered into one OpTable.
 Expected<std::shared_ptr<const OpTable>> make_op_table();
