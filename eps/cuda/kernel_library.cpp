@@ -320,6 +320,29 @@ __device__ float block_reduce(float v, bool is_max) {
   return r;
 }
 
+// QuantizeLinear: y = saturate(round_half_even(x / scale) + zero_point) into [lo, hi]; the
+// scale and zero point are per tensor (channels 1) or per channel along an axis of
+// `channels` with stride `inner`. zero_point may be null (0).
+template <class X, class Q>
+__device__ void quantize(i64 n, i64 channels, i64 inner, const X* x, const X* scale, const Q* zero_point, int lo, int hi,
+                         Q* y) {
+  for (i64 i = global_index(); i < n; i += global_stride()) {
+    const i64 c = (i / inner) % channels;
+    const float q = rintf(ld(x, i) / ld(scale, c)) + (zero_point ? (float)zero_point[c] : 0.f);
+    y[i] = (Q)fminf(fmaxf(q, (float)lo), (float)hi);
+  }
+}
+
+// DequantizeLinear: y = (x - zero_point) * scale, per tensor or per channel as above.
+template <class Q, class S>
+__device__ void dequantize(i64 n, i64 channels, i64 inner, const Q* x, const S* scale, const Q* zero_point, S* y) {
+  for (i64 i = global_index(); i < n; i += global_stride()) {
+    const i64 c = (i / inner) % channels;
+    const i64 shifted = (i64)x[i] - (zero_point ? (i64)zero_point[c] : 0);
+    st(y, i, (float)shifted * ld(scale, c));
+  }
+}
+
 // Einsum of one or two inputs, one thread per output element: the sum over the summed
 // labels of the product of the inputs' elements, found by per-label strides (x1 is unused
 // when inputs == 1).

@@ -575,6 +575,42 @@ TEST_CASE("cuda Einsum runs on the host: the GEMM forms through cuBLASLt, the re
   CHECK_THAT(mismatch.error().render(), Catch::Contains("has size 4 but its label has size 3 elsewhere"));
 }
 
+TEST_CASE("cuda QuantizeLinear and DequantizeLinear run on the host: int8 and uint8, per tensor and per axis", "[cuda]") {
+  HostChecks checks;
+  const Tensor x = random_tensor({2, 3, 4}, 91, -300, 300);  // beyond both types' ranges: saturates
+  const Tensor half_way = Tensor::from_vector<float>({6}, {0.5f, 1.5f, 2.5f, -0.5f, -1.5f, 254.5f});  // ties to even
+  const Tensor scale = Tensor::from_vector<float>({}, {2.f});
+  const Tensor scales = Tensor::from_vector<float>({3}, {0.5f, 2.f, 3.f});
+  auto int8s = [](std::vector<int64_t> v) { return cast(test::int64s(v), DType::kInt8); };
+  auto uint8s = [](std::vector<int64_t> v) { return cast(test::int64s(v), DType::kUInt8); };
+  const Tensor zero_u8 = uint8s({128}).reshaped({}), zero_i8 = int8s({-3}).reshaped({});
+  checks.add({.op_type = "QuantizeLinear", .opset = 13, .inputs = {x, scale, zero_u8}, .output_dtypes = {DType::kUInt8}});
+  checks.add({.op_type = "QuantizeLinear", .opset = 13, .inputs = {x, scale, zero_i8}});
+  checks.add({.op_type = "QuantizeLinear", .opset = 13, .inputs = {half_way, Tensor::from_vector<float>({}, {1.f})}});  // uint8, no zero point
+  checks.add({.op_type = "QuantizeLinear", .opset = 13, .inputs = {x, scales, uint8s({0, 10, 250})}});  // per axis 1
+  checks.add({.op_type = "QuantizeLinear", .opset = 13, .inputs = {x, Tensor::from_vector<float>({4}, {1, 2, 3, 4}), int8s({0, 1, -1, 5})},
+              .attrs = attrs({{"axis", int64_t{-1}}})});
+  checks.add({.op_type = "QuantizeLinear", .opset = 10, .inputs = {x, scale}, .constant = {false, true}});
+  const Tensor q8 = int8s({-128, -1, 0, 1, 127, 50, -50, 3, 7, -9, 100, -100}).reshaped({3, 4});
+  checks.add({.op_type = "DequantizeLinear", .opset = 13, .inputs = {q8, scale, zero_i8}, .output_dtypes = {DType::kFloat32}});
+  checks.add({.op_type = "DequantizeLinear", .opset = 13, .inputs = {q8, scales, int8s({0, 5, -5})}, .attrs = attrs({{"axis", int64_t{0}}})});
+  checks.add({.op_type = "DequantizeLinear", .opset = 13, .inputs = {uint8s({0, 255, 128, 7}), scale}});
+  checks.add({.op_type = "DequantizeLinear", .opset = 13, .inputs = {cast(test::int64s({-70000, 5, 70000}), DType::kInt32), scale}});
+  checks.add_f16({.op_type = "DequantizeLinear", .opset = 19, .inputs = {q8, scale, zero_i8}});
+  checks.add_f16({.op_type = "QuantizeLinear", .opset = 19, .inputs = {random_tensor({8}, 92, -100, 100), scale, zero_u8}});
+  checks.run();
+  // Blocked scales are declined with the reason; a scale that does not fit the axis fails when the step runs.
+  auto blocked = test::run_partition_with({.op_type = "QuantizeLinear", .opset = 21, .inputs = {x, random_tensor({2, 3, 2}, 93)},
+                                           .attrs = attrs({{"block_size", int64_t{2}}})},
+                                          "cuda", test::run_partition_on_host);
+  REQUIRE_FALSE(blocked);
+  CHECK_THAT(blocked.error().why, Catch::Contains("blocked quantization (block_size 2) is not implemented by the cuda EP"));
+  auto misfit = test::run_partition_with({.op_type = "DequantizeLinear", .opset = 13, .inputs = {q8, scales}, .attrs = attrs({{"axis", int64_t{1}}})},
+                                         "cuda", test::run_partition_on_host);
+  REQUIRE_FALSE(misfit);
+  CHECK_THAT(misfit.error().what, Catch::Contains("a scale of shape [3] does not fit input [3,4] along axis 1"));
+}
+
 TEST_CASE("cuda Resize runs on the host: nearest and linear, every coordinate mode, scales or sizes", "[cuda]") {
   HostChecks checks;
   const Tensor x = random_tensor({1, 2, 4, 5}, 41);

@@ -1,0 +1,153 @@
+// QuantizeLinear and DequantizeLinear (opsets 10 to 22): float or float16 to int8 or uint8
+// and back (DequantizeLinear also reads int32), with a scale and zero point per tensor or,
+// from opset 13, per channel along `axis`. Blocked scales (opset 21's block_size) and the
+// float8, int4 and 16-bit quantized types are declined.
+#include <fmt/format.h>
+
+#include "ops/op_util.h"
+#include "ops/ops.h"
+#include "runtime.h"
+
+namespace nxrt::cuda {
+namespace {
+
+// The CUDA C type of a quantized tensor, or "" for a type the cuda EP does not quantize to.
+std::string_view quantized_type(DType t) {
+  switch (t) {
+    case DType::kInt8: return "signed char";
+    case DType::kUInt8: return "unsigned char";
+    default: return "";
+  }
+}
+
+// The scale is a float (or float16) of dtype `scale`, a scalar or (opset 13) a 1-D vector;
+// the zero point, if given, has the quantized type `q` and the scale's shape.
+KernelMatch check_scale_and_zero_point(const NodeContext& ctx, DType scale, DType q) {
+  const std::string& op = ctx.node().op_type;
+  NXRT_REQUIRE(ctx.opset() < 21 || ctx.attrs().int_or("block_size", 0) == 0,
+               "{}: blocked quantization (block_size {}) is not implemented by the cuda EP; it takes per-tensor and "
+               "per-axis scales", op, ctx.attrs().int_or("block_size", 0));
+  NXRT_REQUIRE(ctx.input_dtype(1) == scale, "{}: the scale is {}; the cuda EP needs {} here", op, dtype_name(ctx.input_dtype(1)),
+               dtype_name(scale));
+  const int64_t max_rank = ctx.opset() >= 13 ? 1 : 0;
+  for (std::size_t i : {1, 2})
+    if (ctx.has_input(i)) {
+      const auto rank = ctx.input_rank(i);
+      NXRT_REQUIRE(!rank || *rank <= max_rank, "{}: the {} has rank {}; opset {} takes rank {} at most", op,
+                   i == 1 ? "scale" : "zero point", *rank, ctx.opset(), max_rank);
+    }
+  if (ctx.has_input(2))
+    NXRT_REQUIRE(ctx.input_dtype(2) == q, "{}: the zero point is {} but the quantized tensor is {}; they must match", op,
+                 dtype_name(ctx.input_dtype(2)), dtype_name(q));
+  if (const auto rank = ctx.input_rank(0); rank && ctx.opset() >= 13) {
+    const int64_t axis = ctx.attrs().int_or("axis", 1);
+    NXRT_REQUIRE(ctx.input_rank(1).value_or(0) == 0 || (axis >= -*rank && axis < *rank),
+                 "{}: axis {} is out of range for an input of rank {}", op, axis, *rank);
+  }
+  return KernelMatch::supported();
+}
+
+// QuantizeLinear's output type: the zero point's, else opset 21's output_dtype, else uint8.
+DType quantize_output_type(const NodeContext& ctx) {
+  if (ctx.has_input(2)) return ctx.input_dtype(2);
+  const int64_t code = ctx.opset() >= 21 ? ctx.attrs().int_or("output_dtype", 0) : 0;
+  return code == 0 ? DType::kUInt8 : static_cast<DType>(code);
+}
+
+KernelMatch check_quantize(const NodeContext& ctx) {
+  NXRT_REQUIRE_MATCH(require_dtypes(ctx, {0}, is_cuda_float, "float and float16"));
+  const DType q = quantize_output_type(ctx);
+  NXRT_REQUIRE(!quantized_type(q).empty(), "QuantizeLinear: quantizing to {} is not implemented by the cuda EP (it takes int8 "
+               "and uint8)", dtype_name(q));
+  return check_scale_and_zero_point(ctx, ctx.input_dtype(0), q);
+}
+
+KernelMatch check_dequantize(const NodeContext& ctx) {
+  const DType x = ctx.input_dtype(0);
+  NXRT_REQUIRE(!quantized_type(x).empty() || x == DType::kInt32,
+               "DequantizeLinear: input 0 is {}; the cuda EP dequantizes int8, uint8 and int32", dtype_name(x));
+  NXRT_REQUIRE(is_cuda_float(ctx.input_dtype(1)), "DequantizeLinear: the scale is {}; the cuda EP takes float and float16",
+               dtype_name(ctx.input_dtype(1)));
+  return check_scale_and_zero_point(ctx, ctx.input_dtype(1), x);
+}
+
+// Channels and the stride between them for a per-axis scale of `scale_size` elements, or
+// (1, 1) per tensor; a scale that does not fit the input is an error of the step.
+Expected<std::pair<int64_t, int64_t>> channels_of(const StepContext& ctx, const Shape& x, const Tensor& scale, int64_t axis_attr) {
+  if (scale.numel() == 1) return std::pair<int64_t, int64_t>{1, 1};  // a scalar, or a vector of one
+  const int64_t axis = normalize_axis(axis_attr, static_cast<int64_t>(x.size()));
+  if (scale.shape().size() != 1 || axis < 0 || axis >= static_cast<int64_t>(x.size()) ||
+      scale.numel() != x[static_cast<std::size_t>(axis)])
+    return fail(ErrorCode::kRuntime, fmt::format("{}: a scale of shape {} does not fit input {} along axis {}", ctx.where(),
+                                                 shape_to_string(scale.shape()), shape_to_string(x), axis_attr),
+                "a per-axis scale has one element per index of the axis");
+  const auto a = static_cast<std::size_t>(axis);
+  return std::pair<int64_t, int64_t>{x[a], dims_product(x, a + 1, x.size())};
+}
+
+Expected<void> build_quantize_linear(PlanBuilder& b, const Node& node) {
+  const Graph& g = b.graph();
+  const DType x_type = g.value(node.inputs[0]).type.dtype;
+  const bool has_zp = node.inputs.size() > 2 && node.inputs[2] != kNoValue;
+  const int64_t code = node.opset >= 21 ? node.attributes.int_or("output_dtype", 0) : 0;
+  const DType q = has_zp ? g.value(node.inputs[2]).type.dtype : code == 0 ? DType::kUInt8 : static_cast<DType>(code);
+  const std::string x(float_type(x_type)), qt(quantized_type(q));
+  const std::string kernel =
+      b.instantiate("quantize", fmt::format("{}, {}", x, qt),
+                    fmt::format("i64 n, i64 channels, i64 inner, const {0}* x, const {0}* scale, const {1}* zero_point, int lo, "
+                                "int hi, {1}* y", x, qt),
+                    "n, channels, inner, x, scale, zero_point, lo, hi, y");
+  const int lo = q == DType::kInt8 ? -128 : 0, hi = q == DType::kInt8 ? 127 : 255;
+  const int64_t axis = node.opset >= 13 ? node.attributes.int_or("axis", 1) : 1;
+  b.add_step(make_step(node, "nvrtc:" + kernel, [=](StepContext& ctx) -> Expected<void> {
+    const Tensor& in = ctx.input(0);
+    auto channels = channels_of(ctx, in.shape(), ctx.input(1), axis);
+    if (!channels) return std::unexpected(channels.error());
+    auto y = ctx.output(0, q, in.shape());
+    if (!y) return std::unexpected(y.error());
+    if (in.numel() == 0) return {};
+    KernelArgs args;
+    args.add(in.numel()).add(channels->first).add(channels->second).ptr(dev(in)).ptr(dev(ctx.input(1)));
+    args.ptr(has_zp ? dev(ctx.input(2)) : nullptr).add(lo).add(hi).ptr(dev_mut(*y));
+    return ctx.launch(kernel, in.numel(), args);
+  }));
+  return {};
+}
+
+Expected<void> build_dequantize_linear(PlanBuilder& b, const Node& node) {
+  const Graph& g = b.graph();
+  const DType x_type = g.value(node.inputs[0]).type.dtype, scale_type = g.value(node.inputs[1]).type.dtype;
+  const bool has_zp = node.inputs.size() > 2 && node.inputs[2] != kNoValue;
+  const std::string qt = x_type == DType::kInt32 ? "int" : std::string(quantized_type(x_type));
+  const std::string s(float_type(scale_type));
+  const std::string kernel = b.instantiate(
+      "dequantize", fmt::format("{}, {}", qt, s),
+      fmt::format("i64 n, i64 channels, i64 inner, const {0}* x, const {1}* scale, const {0}* zero_point, {1}* y", qt, s),
+      "n, channels, inner, x, scale, zero_point, y");
+  const int64_t axis = node.opset >= 13 ? node.attributes.int_or("axis", 1) : 1;
+  b.add_step(make_step(node, "nvrtc:" + kernel, [=](StepContext& ctx) -> Expected<void> {
+    const Tensor& in = ctx.input(0);
+    auto channels = channels_of(ctx, in.shape(), ctx.input(1), axis);
+    if (!channels) return std::unexpected(channels.error());
+    auto y = ctx.output(0, scale_type, in.shape());
+    if (!y) return std::unexpected(y.error());
+    if (in.numel() == 0) return {};
+    KernelArgs args;
+    args.add(in.numel()).add(channels->first).add(channels->second).ptr(dev(in)).ptr(dev(ctx.input(1)));
+    args.ptr(has_zp ? dev(ctx.input(2)) : nullptr).ptr(dev_mut(*y));
+    return ctx.launch(kernel, in.numel(), args);
+  }));
+  return {};
+}
+
+}  // namespace
+
+std::vector<CudaOpDef> quantize_ops() {
+  std::vector<CudaOpDef> ops;
+  for (auto& op : make_op_versions("QuantizeLinear", {10, 13}, check_quantize, build_quantize_linear, 22)) ops.push_back(std::move(op));
+  for (auto& op : make_op_versions("DequantizeLinear", {10, 13}, check_dequantize, build_dequantize_linear, 22))
+    ops.push_back(std::move(op));
+  return ops;
+}
+
+}  // namespace nxrt::cuda
