@@ -32,6 +32,11 @@ __device__ __forceinline__ void st(int* p, i64 i, int v) { p[i] = v; }
 __device__ __forceinline__ void st(i64* p, i64 i, i64 v) { p[i] = v; }
 __device__ __forceinline__ bool ld(const bool* p, i64 i) { return p[i]; }
 __device__ __forceinline__ void st(bool* p, i64 i, bool v) { p[i] = v; }
+// int8 and uint8 compute in int; a store wraps to the type, as ONNX Runtime's arithmetic does.
+__device__ __forceinline__ int ld(const signed char* p, i64 i) { return p[i]; }
+__device__ __forceinline__ int ld(const unsigned char* p, i64 i) { return p[i]; }
+__device__ __forceinline__ void st(signed char* p, i64 i, int v) { p[i] = (signed char)v; }
+__device__ __forceinline__ void st(unsigned char* p, i64 i, int v) { p[i] = (unsigned char)v; }
 
 // Max, Min, Abs and Div for every value type of the chains (float keeps fmaxf's NaN rule).
 __device__ __forceinline__ float vmax(float a, float b) { return fmaxf(a, b); }

@@ -50,6 +50,8 @@ std::string_view float_type(DType t) { return t == DType::kFloat16 ? "h16" : "fl
 
 std::string_view chain_storage_type(DType t) {
   switch (t) {
+    case DType::kInt8: return "signed char";
+    case DType::kUInt8: return "unsigned char";
     case DType::kInt32: return "int";
     case DType::kInt64: return "i64";
     case DType::kBool: return "bool";
@@ -57,7 +59,11 @@ std::string_view chain_storage_type(DType t) {
   }
 }
 
-std::string_view chain_value_type(DType t) { return t == DType::kFloat16 ? "float" : chain_storage_type(t); }
+std::string_view chain_value_type(DType t) {
+  if (t == DType::kFloat16) return "float";
+  if (t == DType::kInt8 || t == DType::kUInt8) return "int";
+  return chain_storage_type(t);
+}
 
 std::string_view element_type(DType t) {
   switch (dtype_size(t)) {

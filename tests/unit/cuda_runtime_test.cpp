@@ -281,6 +281,38 @@ TEST_CASE("cuda chains compute int32 and int64 arithmetic, and Cast among the fo
   check_cast(test::int64s({-5, 0, 1 << 20, 7}), DType::kFloat32);
   check_cast(test::int64s({-5, 0, 3000000000, 7}), DType::kInt32);  // wraps, as static_cast does
   check_cast(cast(test::int64s({-5, 0, 2047, 7}), DType::kInt32), DType::kFloat16);
+  // Booleans, int8 and uint8 both ways (NaN and -0.5 are true; 300 wraps to 44 in uint8).
+  const Tensor odd = Tensor::from_vector<float>({6}, {0.f, -0.5f, 2.f, std::numeric_limits<float>::quiet_NaN(), 300.f, -7.f});
+  for (DType to : {DType::kBool, DType::kInt8, DType::kUInt8}) check_cast(odd, to);
+  for (DType from : {DType::kBool, DType::kInt8, DType::kUInt8})
+    for (DType to : {DType::kFloat32, DType::kFloat16, DType::kInt32, DType::kInt64})
+      check_cast(cast(test::int64s({0, 1, -3, 127, 200, -128}), from), to);
+}
+
+TEST_CASE("cuda chains compute int8 and uint8 in int and store them wrapped", "[cuda]") {
+  // (a + b) * b wraps; Div truncates; Max, Abs; Equal and Where pick between the two types'
+  // values; the result is cast to float.
+  for (DType dtype : {DType::kInt8, DType::kUInt8}) {
+    INFO(dtype_name(dtype));
+    test::GraphBuilder b;
+    for (const char* name : {"a", "b"}) b.input(name, dtype, {2, 3});
+    b.node("add", "Add", {"a", "b"}, {"s"}, dtype, {2, 3});
+    b.node("mul", "Mul", {"s", "b"}, {"m"}, dtype, {2, 3});
+    b.node("div", "Div", {"m", "b"}, {"q"}, dtype, {2, 3});
+    b.node("sub", "Sub", {"q", "a"}, {"d"}, dtype, {2, 3});
+    b.node("max", "Max", {"d", "a"}, {"hi"}, dtype, {2, 3});
+    b.node("abs", "Abs", {"hi"}, {"p"}, dtype, {2, 3});
+    b.node("equal", "Equal", {"p", "a"}, {"e"}, DType::kBool, {2, 3});
+    b.node("where", "Where", {"e", "p", "b"}, {"w"}, dtype, {2, 3});
+    b.node("to_float", "Cast", {"w"}, {"y"}, DType::kFloat32, {2, 3});
+    b.graph.nodes.back().attributes = attrs({{"to", int64_t{1}}});
+    b.output("d");
+    b.output("y");
+    b.finish();
+    const std::vector<Tensor> inputs = {cast(test::int64s({100, -7, 3, 0, 127, -128}).reshaped({2, 3}), dtype),
+                                        cast(test::int64s({90, 3, -2, 5, 1, 7}).reshaped({2, 3}), dtype)};
+    check_outputs(test::run_partition_on_host(test::whole_graph(b.graph, "cuda"), inputs), test::run_graph_on_cpu(b.graph, inputs), 0, 0);
+  }
 }
 
 TEST_CASE("cuda chains compare, combine booleans and pick with Where", "[cuda]") {

@@ -1,7 +1,8 @@
 // Elementwise ops (unary, binary, variadic, Clip, Cast, BatchNormalization in inference): each
 // is an expression that the chain fuser inlines into one generated kernel per chain. Float and
 // float16 compute in float; the arithmetic ops, Mod, comparisons, Where and Cast also take
-// int32 and int64, and the logical ops bool.
+// int8, uint8 (computed in int, stored wrapped), int32 and int64; the logical ops, Where and
+// Cast take bool.
 #include <fmt/format.h>
 
 #include "ops/op_util.h"
@@ -21,7 +22,9 @@ KernelMatch check_float_elementwise(const NodeContext& ctx) {
   return require_float(ctx, all);
 }
 
-bool is_chain_type(DType t) { return is_cuda_float(t) || t == DType::kInt32 || t == DType::kInt64; }
+bool is_chain_type(DType t) {
+  return is_cuda_float(t) || t == DType::kInt8 || t == DType::kUInt8 || t == DType::kInt32 || t == DType::kInt64;
+}
 bool is_chain_type_or_bool(DType t) { return is_chain_type(t) || t == DType::kBool; }
 bool is_bool(DType t) { return t == DType::kBool; }
 
@@ -41,19 +44,19 @@ constexpr std::size_t kAll = ~std::size_t{0};
 
 // Add, Sub, Mul, Div, Neg, Abs, Max, Min: float, float16, int32 or int64.
 KernelMatch check_arithmetic(const NodeContext& ctx) {
-  return require_one_dtype(ctx, 0, kAll, is_chain_type, "float, float16, int32 and int64");
+  return require_one_dtype(ctx, 0, kAll, is_chain_type, "float, float16, int8, uint8, int32 and int64");
 }
 // Equal, Less, Greater, LessOrEqual, GreaterOrEqual (Equal also compares booleans).
 KernelMatch check_compare(const NodeContext& ctx) {
   if (ctx.node().op_type == "Equal")
-    return require_one_dtype(ctx, 0, kAll, is_chain_type_or_bool, "float, float16, int32, int64 and bool");
-  return require_one_dtype(ctx, 0, kAll, is_chain_type, "float, float16, int32 and int64");
+    return require_one_dtype(ctx, 0, kAll, is_chain_type_or_bool, "float, float16, int8, uint8, int32, int64 and bool");
+  return require_one_dtype(ctx, 0, kAll, is_chain_type, "float, float16, int8, uint8, int32 and int64");
 }
 // Pow: a float base; the exponent float or an integer (from opset 12), converted to float.
 KernelMatch check_pow(const NodeContext& ctx) {
   NXRT_REQUIRE_MATCH(require_one_dtype(ctx, 0, 1, is_cuda_float, "float and float16"));
   return require_one_dtype(ctx, 1, 2, ctx.opset() >= 12 ? is_chain_type : is_cuda_float,
-                           ctx.opset() >= 12 ? "float, float16, int32 and int64" : "float and float16");
+                           ctx.opset() >= 12 ? "float, float16, int8, uint8, int32 and int64" : "float and float16");
 }
 
 // IsNaN, IsInf: float in, bool out.
@@ -65,7 +68,7 @@ KernelMatch check_logical(const NodeContext& ctx) { return require_one_dtype(ctx
 // Where: a bool condition, and two values of one dtype.
 KernelMatch check_where(const NodeContext& ctx) {
   NXRT_REQUIRE_MATCH(require_one_dtype(ctx, 0, 1, is_bool, "bool"));
-  return require_one_dtype(ctx, 1, 3, is_chain_type_or_bool, "float, float16, int32, int64 and bool");
+  return require_one_dtype(ctx, 1, 3, is_chain_type_or_bool, "float, float16, int8, uint8, int32, int64 and bool");
 }
 
 // The chain fuser declares each value in its node's output type (chain.cpp), so that type must
@@ -130,8 +133,8 @@ KernelMatch check_cast(const NodeContext& ctx) {
   const DType from = ctx.input_dtype(0);
   const auto to = ctx.attrs().get_int("to");
   const auto to_dtype = to ? dtype_from_onnx(static_cast<int32_t>(*to)) : std::nullopt;
-  NXRT_REQUIRE(is_chain_type(from) && to_dtype && is_chain_type(*to_dtype),
-               "Cast: from {} to {}; the cuda EP casts among float, float16, int32 and int64", dtype_name(from),
+  NXRT_REQUIRE(is_chain_type_or_bool(from) && to_dtype && is_chain_type_or_bool(*to_dtype),
+               "Cast: from {} to {}; the cuda EP casts among float, float16, int8, uint8, int32, int64 and bool", dtype_name(from),
                to_dtype ? dtype_name(*to_dtype) : "an unknown type");
   return KernelMatch::supported();
 }
@@ -140,8 +143,9 @@ KernelMatch check_cast(const NodeContext& ctx) {
 KernelMatch check_cast_like(const NodeContext& ctx) {
   NXRT_REQUIRE_MATCH(require_max_rank(ctx, 0));
   const DType from = ctx.input_dtype(0), to = ctx.input_dtype(1);
-  NXRT_REQUIRE(is_chain_type(from) && is_chain_type(to),
-               "CastLike: from {} to {}; the cuda EP casts among float, float16, int32 and int64", dtype_name(from),
+  NXRT_REQUIRE(is_chain_type_or_bool(from) && is_chain_type_or_bool(to),
+               "CastLike: from {} to {}; the cuda EP casts among float, float16, int8, uint8, int32, int64 and bool",
+               dtype_name(from),
                dtype_name(to));
   return KernelMatch::supported();
 }
