@@ -30,6 +30,8 @@ __device__ __forceinline__ int ld(const int* p, i64 i) { return p[i]; }
 __device__ __forceinline__ i64 ld(const i64* p, i64 i) { return p[i]; }
 __device__ __forceinline__ void st(int* p, i64 i, int v) { p[i] = v; }
 __device__ __forceinline__ void st(i64* p, i64 i, i64 v) { p[i] = v; }
+__device__ __forceinline__ double ld(const double* p, i64 i) { return p[i]; }
+__device__ __forceinline__ void st(double* p, i64 i, double v) { p[i] = v; }
 __device__ __forceinline__ bool ld(const bool* p, i64 i) { return p[i]; }
 __device__ __forceinline__ void st(bool* p, i64 i, bool v) { p[i] = v; }
 // int8 and uint8 compute in int; a store wraps to the type, as ONNX Runtime's arithmetic does.
@@ -43,6 +45,10 @@ __device__ __forceinline__ float vmax(float a, float b) { return fmaxf(a, b); }
 __device__ __forceinline__ float vmin(float a, float b) { return fminf(a, b); }
 __device__ __forceinline__ float vabs(float a) { return fabsf(a); }
 __device__ __forceinline__ float vdiv(float a, float b) { return a / b; }
+__device__ __forceinline__ double vmax(double a, double b) { return fmax(a, b); }
+__device__ __forceinline__ double vmin(double a, double b) { return fmin(a, b); }
+__device__ __forceinline__ double vabs(double a) { return fabs(a); }
+__device__ __forceinline__ double vdiv(double a, double b) { return a / b; }
 template <class I> __device__ __forceinline__ I vmax(I a, I b) { return a > b ? a : b; }
 template <class I> __device__ __forceinline__ I vmin(I a, I b) { return a < b ? a : b; }
 template <class I> __device__ __forceinline__ I vabs(I a) { return a < 0 ? (I)(0 - (unsigned long long)a) : a; }
@@ -54,6 +60,7 @@ template <class I> __device__ __forceinline__ I vdiv(I a, I b) {
 // Mod: fmod=1 takes the dividend's sign (C's fmodf and %), fmod=0 (integers only) the
 // divisor's. A zero divisor gives 0, as in vdiv.
 __device__ __forceinline__ float vfmod(float a, float b) { return fmodf(a, b); }
+__device__ __forceinline__ double vfmod(double a, double b) { return fmod(a, b); }
 template <class I> __device__ __forceinline__ I vfmod(I a, I b) { return b == 0 || b == -1 ? (I)0 : (I)(a % b); }
 template <class I> __device__ __forceinline__ I vmod(I a, I b) {
   I r = vfmod(a, b);

@@ -52,6 +52,7 @@ std::string_view chain_storage_type(DType t) {
   switch (t) {
     case DType::kInt8: return "signed char";
     case DType::kUInt8: return "unsigned char";
+    case DType::kFloat64: return "double";
     case DType::kInt32: return "int";
     case DType::kInt64: return "i64";
     case DType::kBool: return "bool";

@@ -74,9 +74,10 @@ Expected<Plan> build_plan(const Partition& partition, const OpTable& ops);
 // CUDA C names of the element types kernels use: "float", "h16", and by size for data movement.
 std::string_view float_type(DType t);               // f32 -> "float", f16 -> "h16"
 // Elementwise chains: how a tensor of `t` is stored, and the type its values are computed in.
-std::string_view chain_storage_type(DType t);  // f32 "float", f16 "h16", int8 "signed char", uint8 "unsigned char",
-                                               // int32 "int", int64 "i64", bool
-std::string_view chain_value_type(DType t);    // f32 and f16 "float", int8, uint8 and int32 "int", int64 "i64", bool
+std::string_view chain_storage_type(DType t);  // f32 "float", f16 "h16", f64 "double", int8 "signed char",
+                                               // uint8 "unsigned char", int32 "int", int64 "i64", bool
+std::string_view chain_value_type(DType t);    // f32 and f16 "float", f64 "double", int8, uint8 and int32 "int",
+                                               // int64 "i64", bool
 std::string_view element_type(DType t);             // any fixed-size dtype by its size: "unsigned int"...
 
 }  // namespace nxrt::cuda

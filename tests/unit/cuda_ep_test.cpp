@@ -109,8 +109,8 @@ TEST_CASE("cuda claims for a target architecture name the missing dtype or attri
   b.graph.nodes[static_cast<std::size_t>(same)].attributes = test::attrs({{"auto_pad", std::string("SAME_UPPER")}});
   const NodeId reshape = b.node("reshape", "Reshape", {"x", "shape"}, {"rs"}, DType::kFloat32, {3, 64});
   const NodeId reshape_h = b.node("reshape_h", "Reshape", {"x", "h"}, {"rsh"}, DType::kFloat32, {3, 64});
-  const NodeId cast = b.node("cast", "Cast", {"x"}, {"ci"}, DType::kFloat64, {1, 3, 8, 8});
-  b.graph.nodes[static_cast<std::size_t>(cast)].attributes = test::attrs({{"to", int64_t{11}}});
+  const NodeId cast = b.node("cast", "Cast", {"x"}, {"ci"}, DType::kString, {1, 3, 8, 8});
+  b.graph.nodes[static_cast<std::size_t>(cast)].attributes = test::attrs({{"to", int64_t{8}}});
   const NodeId bn = b.node("bn", "BatchNormalization", {"x", "w", "w", "w", "w"}, {"bn_y"}, DType::kFloat32, {1, 3, 8, 8});
   b.graph.nodes[static_cast<std::size_t>(bn)].attributes = test::attrs({{"training_mode", int64_t{1}}});
   const NodeId unknown = b.node("reverse", "ReverseSequence", {"x"}, {"e"});
@@ -131,7 +131,7 @@ TEST_CASE("cuda claims for a target architecture name the missing dtype or attri
   CHECK(claim_reason(*ep, b.graph, reshape) == "claimed");
   CHECK(claim_reason(*ep, b.graph, reshape_h) == "Reshape: input 1 (shape) is float16; the cuda EP reads int32 or int64");
   CHECK(claim_reason(*ep, b.graph, cast) ==
-        "Cast: from float to double; the cuda EP casts among float, float16, int8, uint8, int32, int64 and bool");
+        "Cast: from float to string; the cuda EP casts among float, float16, double, int8, uint8, int32, int64 and bool");
   CHECK(claim_reason(*ep, b.graph, bn) ==
         "BatchNormalization: training_mode=1 is not supported by the cuda EP (inference only)");
   CHECK(claim_reason(*ep, b.graph, unknown) ==

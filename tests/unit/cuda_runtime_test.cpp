@@ -287,6 +287,31 @@ TEST_CASE("cuda chains compute int32 and int64 arithmetic, and Cast among the fo
   for (DType from : {DType::kBool, DType::kInt8, DType::kUInt8})
     for (DType to : {DType::kFloat32, DType::kFloat16, DType::kInt32, DType::kInt64})
       check_cast(cast(test::int64s({0, 1, -3, 127, 200, -128}), from), to);
+  // double keeps what float cannot: 2^53 - 1 survives double -> int64 -> double.
+  check_cast(test::int64s({-5, 0, (int64_t{1} << 53) - 1, 7}), DType::kFloat64);
+  check_cast(cast(test::int64s({-5, 0, (int64_t{1} << 53) - 1, 7}), DType::kFloat64), DType::kInt64);
+  check_cast(cast(x, DType::kFloat64), DType::kFloat32);
+}
+
+TEST_CASE("cuda runs double in its exact kernels: chain arithmetic, CumSum, Einsum, TopK", "[cuda]") {
+  HostChecks checks;
+  auto doubles = [](Shape shape, unsigned seed) { return cast(random_tensor(std::move(shape), seed, -4, 4), DType::kFloat64); };
+  const Tensor a = doubles({2, 3}, 101), b = doubles({3}, 102);
+  for (const char* op : {"Add", "Sub", "Mul", "Div", "Max", "Min"})
+    checks.add({.op_type = op, .opset = 13, .inputs = {a, b}, .output_dtypes = {DType::kFloat64}}, 0, 0);
+  checks.add({.op_type = "Mod", .opset = 13, .inputs = {a, b}, .attrs = attrs({{"fmod", int64_t{1}}}), .output_dtypes = {DType::kFloat64}}, 0, 0);
+  checks.add({.op_type = "Less", .opset = 13, .inputs = {a, b}, .output_dtypes = {DType::kBool}});
+  checks.add({.op_type = "CumSum", .opset = 14, .inputs = {doubles({4, 5}, 103), test::int64s({1}).reshaped({})}}, 1e-12, 1e-12);
+  checks.add({.op_type = "Einsum", .opset = 12, .inputs = {doubles({2, 3, 4}, 104), doubles({2, 4, 2}, 105)},
+              .attrs = attrs({{"equation", std::string("bij,bjk->bik")}})},
+             1e-12, 1e-12);
+  checks.add({.op_type = "TopK", .opset = 11, .inputs = {doubles({3, 6}, 106), test::int64s({2})}, .outputs = 2});
+  checks.run();
+  // A float-only op still declines double, saying so.
+  auto relu = test::run_partition_with({.op_type = "Relu", .opset = 14, .inputs = {a}, .output_dtypes = {DType::kFloat64}}, "cuda",
+                                       test::run_partition_on_host);
+  REQUIRE_FALSE(relu);
+  CHECK_THAT(relu.error().why, Catch::Contains("Relu: input 0 is double; the cuda EP runs float and float16 only"));
 }
 
 TEST_CASE("cuda chains compute int8 and uint8 in int and store them wrapped", "[cuda]") {

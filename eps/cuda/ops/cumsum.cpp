@@ -9,10 +9,9 @@
 namespace nxrt::cuda {
 namespace {
 
-bool is_cumsum_type(DType t) { return is_cuda_float(t) || t == DType::kInt32 || t == DType::kInt64; }
 
 KernelMatch check_cumsum(const NodeContext& ctx) {
-  NXRT_REQUIRE_MATCH(require_dtypes(ctx, {0}, is_cumsum_type, "float, float16, int32 and int64"));
+  NXRT_REQUIRE_MATCH(require_dtypes(ctx, {0}, is_cuda_number, kCudaNumbers));
   NXRT_REQUIRE(ctx.has_input(1), "CumSum: the axis input is missing");
   return require_ints(ctx, 1, "axis");
 }

@@ -13,14 +13,12 @@
 namespace nxrt::cuda {
 namespace {
 
-bool is_einsum_type(DType t) { return is_cuda_float(t) || t == DType::kInt32 || t == DType::kInt64; }
-
 KernelMatch check_einsum(const NodeContext& ctx) {
   const auto equation = ctx.attrs().get_string("equation");
   NXRT_REQUIRE(equation.has_value(), "Einsum: the equation attribute is missing; it is required");
   NXRT_REQUIRE(ctx.input_count() == 1 || ctx.input_count() == 2,
                "Einsum: {} inputs; the cuda EP runs Einsum of one or two inputs", ctx.input_count());
-  NXRT_REQUIRE_MATCH(require_dtypes(ctx, {0, 1}, is_einsum_type, "float, float16, int32 and int64"));
+  NXRT_REQUIRE_MATCH(require_dtypes(ctx, {0, 1}, is_cuda_number, kCudaNumbers));
   auto eq = parse_einsum_equation(*equation);
   NXRT_REQUIRE(eq.has_value(), "{}", eq ? std::string() : eq.error().what);
   NXRT_REQUIRE(eq->inputs.size() == ctx.input_count(), "Einsum: equation '{}' has {} input terms but the node has {} inputs",

@@ -1,8 +1,8 @@
 // Elementwise ops (unary, binary, variadic, Clip, Cast, BatchNormalization in inference): each
 // is an expression that the chain fuser inlines into one generated kernel per chain. Float and
 // float16 compute in float; the arithmetic ops, Mod, comparisons, Where and Cast also take
-// int8, uint8 (computed in int, stored wrapped), int32 and int64; the logical ops, Where and
-// Cast take bool.
+// double, int8, uint8 (computed in int, stored wrapped), int32 and int64; the logical ops,
+// Where and Cast take bool. The other ops (transcendental ones included) are float only.
 #include <fmt/format.h>
 
 #include "ops/op_util.h"
@@ -22,9 +22,7 @@ KernelMatch check_float_elementwise(const NodeContext& ctx) {
   return require_float(ctx, all);
 }
 
-bool is_chain_type(DType t) {
-  return is_cuda_float(t) || t == DType::kInt8 || t == DType::kUInt8 || t == DType::kInt32 || t == DType::kInt64;
-}
+bool is_chain_type(DType t) { return is_cuda_number(t) || t == DType::kInt8 || t == DType::kUInt8; }
 bool is_chain_type_or_bool(DType t) { return is_chain_type(t) || t == DType::kBool; }
 bool is_bool(DType t) { return t == DType::kBool; }
 
@@ -44,19 +42,19 @@ constexpr std::size_t kAll = ~std::size_t{0};
 
 // Add, Sub, Mul, Div, Neg, Abs, Max, Min: float, float16, int32 or int64.
 KernelMatch check_arithmetic(const NodeContext& ctx) {
-  return require_one_dtype(ctx, 0, kAll, is_chain_type, "float, float16, int8, uint8, int32 and int64");
+  return require_one_dtype(ctx, 0, kAll, is_chain_type, "float, float16, double, int8, uint8, int32 and int64");
 }
 // Equal, Less, Greater, LessOrEqual, GreaterOrEqual (Equal also compares booleans).
 KernelMatch check_compare(const NodeContext& ctx) {
   if (ctx.node().op_type == "Equal")
-    return require_one_dtype(ctx, 0, kAll, is_chain_type_or_bool, "float, float16, int8, uint8, int32, int64 and bool");
-  return require_one_dtype(ctx, 0, kAll, is_chain_type, "float, float16, int8, uint8, int32 and int64");
+    return require_one_dtype(ctx, 0, kAll, is_chain_type_or_bool, "float, float16, double, int8, uint8, int32, int64 and bool");
+  return require_one_dtype(ctx, 0, kAll, is_chain_type, "float, float16, double, int8, uint8, int32 and int64");
 }
 // Pow: a float base; the exponent float or an integer (from opset 12), converted to float.
 KernelMatch check_pow(const NodeContext& ctx) {
   NXRT_REQUIRE_MATCH(require_one_dtype(ctx, 0, 1, is_cuda_float, "float and float16"));
   return require_one_dtype(ctx, 1, 2, ctx.opset() >= 12 ? is_chain_type : is_cuda_float,
-                           ctx.opset() >= 12 ? "float, float16, int8, uint8, int32 and int64" : "float and float16");
+                           ctx.opset() >= 12 ? "float, float16, double, int8, uint8, int32 and int64" : "float and float16");
 }
 
 // IsNaN, IsInf: float in, bool out.
@@ -68,7 +66,7 @@ KernelMatch check_logical(const NodeContext& ctx) { return require_one_dtype(ctx
 // Where: a bool condition, and two values of one dtype.
 KernelMatch check_where(const NodeContext& ctx) {
   NXRT_REQUIRE_MATCH(require_one_dtype(ctx, 0, 1, is_bool, "bool"));
-  return require_one_dtype(ctx, 1, 3, is_chain_type_or_bool, "float, float16, int8, uint8, int32, int64 and bool");
+  return require_one_dtype(ctx, 1, 3, is_chain_type_or_bool, "float, float16, double, int8, uint8, int32, int64 and bool");
 }
 
 // The chain fuser declares each value in its node's output type (chain.cpp), so that type must
@@ -134,7 +132,7 @@ KernelMatch check_cast(const NodeContext& ctx) {
   const auto to = ctx.attrs().get_int("to");
   const auto to_dtype = to ? dtype_from_onnx(static_cast<int32_t>(*to)) : std::nullopt;
   NXRT_REQUIRE(is_chain_type_or_bool(from) && to_dtype && is_chain_type_or_bool(*to_dtype),
-               "Cast: from {} to {}; the cuda EP casts among float, float16, int8, uint8, int32, int64 and bool", dtype_name(from),
+               "Cast: from {} to {}; the cuda EP casts among float, float16, double, int8, uint8, int32, int64 and bool", dtype_name(from),
                to_dtype ? dtype_name(*to_dtype) : "an unknown type");
   return KernelMatch::supported();
 }
@@ -144,7 +142,7 @@ KernelMatch check_cast_like(const NodeContext& ctx) {
   NXRT_REQUIRE_MATCH(require_max_rank(ctx, 0));
   const DType from = ctx.input_dtype(0), to = ctx.input_dtype(1);
   NXRT_REQUIRE(is_chain_type_or_bool(from) && is_chain_type_or_bool(to),
-               "CastLike: from {} to {}; the cuda EP casts among float, float16, int8, uint8, int32, int64 and bool",
+               "CastLike: from {} to {}; the cuda EP casts among float, float16, double, int8, uint8, int32, int64 and bool",
                dtype_name(from),
                dtype_name(to));
   return KernelMatch::supported();
@@ -179,7 +177,7 @@ std::string gelu_expr(const AttributeMap& m, const std::string& a) {
 // Mod: ONNX requires fmod=1 for floats (fmod=0 is the integer, divisor-signed remainder).
 KernelMatch check_mod(const NodeContext& ctx) {
   NXRT_REQUIRE_MATCH(check_arithmetic(ctx));
-  NXRT_REQUIRE(ctx.attrs().int_or("fmod", 0) != 0 || !is_cuda_float(ctx.input_dtype(0)),
+  NXRT_REQUIRE(ctx.attrs().int_or("fmod", 0) != 0 || !(is_cuda_float(ctx.input_dtype(0)) || ctx.input_dtype(0) == DType::kFloat64),
                "Mod: fmod=0 on {}; ONNX defines a float Mod only with fmod=1", dtype_name(ctx.input_dtype(0)));
   return KernelMatch::supported();
 }

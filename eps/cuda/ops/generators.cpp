@@ -9,8 +9,6 @@
 namespace nxrt::cuda {
 namespace {
 
-bool is_numeric_chain_type(DType t) { return is_cuda_float(t) || t == DType::kInt32 || t == DType::kInt64; }
-
 // The dtype EyeLike writes: its `dtype` attribute, else the input's.
 std::optional<DType> eye_dtype(const AttributeMap& attrs, DType input) {
   if (auto to = attrs.get_int("dtype")) return dtype_from_onnx(static_cast<int32_t>(*to));
@@ -21,8 +19,8 @@ KernelMatch check_eye_like(const NodeContext& ctx) {
   const auto rank = ctx.input_rank(0);
   NXRT_REQUIRE(!rank || *rank == 2, "EyeLike: input 0 has rank {}; expected a matrix", rank.value_or(0));
   const auto out = eye_dtype(ctx.attrs(), ctx.input_dtype(0));
-  NXRT_REQUIRE(out && is_numeric_chain_type(*out), "EyeLike: output type {}; the cuda EP writes float, float16, int32 and int64",
-               out ? dtype_name(*out) : "unknown");
+  NXRT_REQUIRE(out && is_cuda_number(*out), "EyeLike: output type {}; the cuda EP writes {}", out ? dtype_name(*out) : "unknown",
+               kCudaNumbers);
   return KernelMatch::supported();
 }
 
@@ -47,7 +45,7 @@ Expected<void> build_eye_like(PlanBuilder& b, const Node& node) {
 }
 
 KernelMatch check_one_hot(const NodeContext& ctx) {
-  NXRT_REQUIRE_MATCH(require_dtypes(ctx, {0}, is_numeric_chain_type, "float, float16, int32 and int64"));
+  NXRT_REQUIRE_MATCH(require_dtypes(ctx, {0}, is_cuda_number, kCudaNumbers));
   const DType depth = ctx.input_dtype(1);
   NXRT_REQUIRE(depth == DType::kFloat32 || depth == DType::kInt32 || depth == DType::kInt64,
                "OneHot: depth is {}; the cuda EP reads float, int32 or int64", dtype_name(depth));

@@ -14,6 +14,12 @@
 namespace nxrt::cuda {
 
 inline bool is_cuda_float(DType t) { return t == DType::kFloat32 || t == DType::kFloat16; }
+// The numbers the cuda EP's exact kernels (sums, products, comparisons, copies) compute in
+// their own type: float, float16 (in float), double, int32 and int64.
+inline bool is_cuda_number(DType t) {
+  return is_cuda_float(t) || t == DType::kFloat64 || t == DType::kInt32 || t == DType::kInt64;
+}
+inline constexpr std::string_view kCudaNumbers = "float, float16, double, int32 and int64";
 
 // Declines unless the present inputs among `inputs` have dtypes `allowed` accepts (`kinds`
 // names them in the reason: "float and float16"), all one dtype when `same` is set.

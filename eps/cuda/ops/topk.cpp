@@ -12,11 +12,9 @@
 namespace nxrt::cuda {
 namespace {
 
-bool is_topk_type(DType t) { return is_cuda_float(t) || t == DType::kInt32 || t == DType::kInt64; }
-
 // TopK-1 takes k as an attribute, 10 as an input; 11 adds largest, sorted and integer types.
 KernelMatch check_topk(const NodeContext& ctx) {
-  if (ctx.opset() >= 11) NXRT_REQUIRE_MATCH(require_dtypes(ctx, {0}, is_topk_type, "float, float16, int32 and int64"));
+  if (ctx.opset() >= 11) NXRT_REQUIRE_MATCH(require_dtypes(ctx, {0}, is_cuda_number, kCudaNumbers));
   else NXRT_REQUIRE_MATCH(require_float(ctx, {0}));
   if (ctx.opset() < 10) NXRT_REQUIRE(ctx.attrs().get_int("k").has_value(), "TopK: the k attribute is missing");
   else NXRT_REQUIRE_MATCH(require_ints(ctx, 1, "K"));
