@@ -270,39 +270,45 @@ __device__ void cumsum(i64 lines, i64 axis_dim, i64 inner, int exclusive, int re
   }
 }
 
-// Resize from per-dim coordinate tables the host computed: output coordinate o of dim d
-// reads input indices idx[2·(at[d] + o)] and idx[2·(at[d] + o) + 1], the second with weight
-// w[at[d] + o]. Nearest takes the first index of every dim; linear blends the 2^rank corners
-// (those of weight 0 are skipped).
+// Resize from per-dim coordinate tables the host computed, from entry at[d] on for dim d.
+// Nearest: output coordinate o of dim d reads input index idx[at[d] + o].
 template <class T>
 __device__ void resize_nearest(i64 n, int rank, Dims out_shape, Dims in_strides, Dims at, const i64* idx, const T* x, T* y) {
   for (i64 i = global_index(); i < n; i += global_stride()) {
     i64 rest = i, off = 0;
     for (int d = rank - 1; d >= 0; --d) {
-      off += idx[2 * (at.d[d] + rest % out_shape.d[d])] * in_strides.d[d];
+      off += idx[at.d[d] + rest % out_shape.d[d]] * in_strides.d[d];
       rest /= out_shape.d[d];
     }
     y[i] = x[off];
   }
 }
 
+// Linear and cubic: each output coordinate of dim d has `slots` (input index, weight) pairs in
+// the tables, of which taps.d[d] are used (1 where the dim maps input elements exactly); an
+// output element sums the products over every combination of its dims' taps.
 template <class T>
-__device__ void resize_linear(i64 n, int rank, Dims out_shape, Dims in_strides, Dims at, const i64* idx, const float* w,
-                              const T* x, T* y) {
+__device__ void resize_weighted(i64 n, int rank, Dims out_shape, Dims in_strides, Dims at, Dims taps, int slots,
+                                const i64* idx, const float* w, const T* x, T* y) {
   for (i64 i = global_index(); i < n; i += global_stride()) {
     i64 entry[8];
-    i64 rest = i;
-    for (int d = rank - 1; d >= 0; --d) { entry[d] = at.d[d] + rest % out_shape.d[d]; rest /= out_shape.d[d]; }
+    i64 rest = i, combos = 1;
+    for (int d = rank - 1; d >= 0; --d) {
+      entry[d] = at.d[d] + rest % out_shape.d[d];
+      rest /= out_shape.d[d];
+      combos *= taps.d[d];
+    }
     float acc = 0.f;
-    for (int corner = 0; corner < (1 << rank); ++corner) {
+    for (i64 c = 0; c < combos; ++c) {
       float weight = 1.f;
-      i64 off = 0;
-      for (int d = 0; d < rank && weight != 0.f; ++d) {
-        const int second = (corner >> d) & 1;
-        weight *= second ? w[entry[d]] : 1.f - w[entry[d]];
-        off += idx[2 * entry[d] + second] * in_strides.d[d];
+      i64 off = 0, r = c;
+      for (int d = rank - 1; d >= 0; --d) {
+        const i64 slot = entry[d] * slots + r % taps.d[d];
+        r /= taps.d[d];
+        weight *= w[slot];
+        off += idx[slot] * in_strides.d[d];
       }
-      if (weight != 0.f) acc += weight * ld(x, off);
+      acc += weight * ld(x, off);
     }
     st(y, i, acc);
   }

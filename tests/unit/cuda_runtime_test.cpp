@@ -668,7 +668,7 @@ TEST_CASE("cuda QuantizeLinear and DequantizeLinear run on the host: int8 and ui
   CHECK_THAT(misfit.error().what, Catch::Contains("a scale of shape [3] does not fit input [3,4] along axis 1"));
 }
 
-TEST_CASE("cuda Resize runs on the host: nearest and linear, every coordinate mode, scales or sizes", "[cuda]") {
+TEST_CASE("cuda Resize runs on the host: nearest, linear and cubic, every coordinate mode, scales or sizes", "[cuda]") {
   HostChecks checks;
   const Tensor x = random_tensor({1, 2, 4, 5}, 41);
   const Tensor no_roi = Tensor::from_vector<float>({0}, {});
@@ -678,6 +678,18 @@ TEST_CASE("cuda Resize runs on the host: nearest and linear, every coordinate mo
       checks.add({.op_type = "Resize", .opset = 13, .inputs = {x, no_roi, scales},
                   .attrs = attrs({{"mode", std::string("linear")}, {"coordinate_transformation_mode", std::string(transform)}})},
                  1e-5, 1e-5);
+  // Cubic: every transform, both ways, with exclude_outside and another A; the N and C dims
+  // (scale 1) take one tap.
+  for (const char* transform : {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric"})
+    for (const Tensor& scales : {up, down})
+      for (int64_t exclude : {0, 1})
+        checks.add({.op_type = "Resize", .opset = 13, .inputs = {x, no_roi, scales},
+                    .attrs = attrs({{"mode", std::string("cubic")}, {"coordinate_transformation_mode", std::string(transform)},
+                                    {"exclude_outside", exclude}, {"cubic_coeff_a", exclude ? -0.5f : -0.75f}})},
+                   1e-5, 1e-5);
+  checks.add_f16({.op_type = "Resize", .opset = 13, .inputs = {x, no_roi, Tensor(), test::int64s({1, 2, 7, 3})},
+                  .attrs = attrs({{"mode", std::string("cubic")}})},
+                 1e-2, 2e-2);
   for (const char* nearest : {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"})
     checks.add({.op_type = "Resize", .opset = 13, .inputs = {x, no_roi, Tensor(), test::int64s({1, 3, 7, 3})},
                 .attrs = attrs({{"nearest_mode", std::string(nearest)}, {"coordinate_transformation_mode", std::string("tf_half_pixel_for_nn")}})});

@@ -1,9 +1,10 @@
-// Resize (opset 11 on), nearest and linear: the host maps every output coordinate of every dim
-// to its input indices and weight (in double, as the ONNX reference does), uploads those
-// tables, and one kernel gathers or blends. Cubic, tf_crop_and_resize, antialias, axes and
+// Resize (opset 11 on), nearest, linear and cubic: the host maps every output coordinate of
+// every dim to its input indices and weights (in double, as the ONNX reference does), uploads
+// those tables, and one kernel gathers or blends. tf_crop_and_resize, antialias, axes and
 // keep_aspect_ratio_policy are declined with the reason.
 #include <fmt/format.h>
 
+#include <array>
 #include <cmath>
 #include <map>
 #include <mutex>
@@ -15,6 +16,7 @@
 namespace nxrt::cuda {
 namespace {
 
+enum class Mode { kNearest, kLinear, kCubic };
 enum class Transform { kHalfPixel, kPytorchHalfPixel, kAlignCorners, kAsymmetric, kTfHalfPixelForNn };
 enum class Nearest { kRoundPreferFloor, kRoundPreferCeil, kFloor, kCeil };
 
@@ -40,7 +42,7 @@ constexpr std::size_t kScales = 2, kSizes = 3;
 
 KernelMatch check_resize(const NodeContext& ctx) {
   const std::string mode = ctx.attrs().string_or("mode", "nearest");
-  NXRT_REQUIRE(mode == "nearest" || mode == "linear", "Resize: mode '{}' is not implemented by the cuda EP (it takes nearest and linear)", mode);
+  NXRT_REQUIRE(mode == "nearest" || mode == "linear" || mode == "cubic", "Resize: mode '{}' is not valid", mode);
   const std::string transform = ctx.attrs().string_or("coordinate_transformation_mode", "half_pixel");
   NXRT_REQUIRE(parse_transform(transform).has_value(),
                "Resize: coordinate_transformation_mode '{}' is not implemented by the cuda EP (it takes half_pixel, "
@@ -54,7 +56,7 @@ KernelMatch check_resize(const NodeContext& ctx) {
                "Resize: keep_aspect_ratio_policy '{}' is not implemented by the cuda EP (it takes stretch)",
                ctx.attrs().string_or("keep_aspect_ratio_policy", "stretch"));
   NXRT_REQUIRE_MATCH(require_max_rank(ctx, 0));
-  if (mode == "linear") NXRT_REQUIRE_MATCH(require_float(ctx, {0}));
+  if (mode != "nearest") NXRT_REQUIRE_MATCH(require_float(ctx, {0}));
   else NXRT_REQUIRE_MATCH(require_fixed_size(ctx, 0));
   if (ctx.has_input(kScales))
     NXRT_REQUIRE(ctx.input_dtype(kScales) == DType::kFloat32, "Resize: scales is {}; it must be float",
@@ -88,37 +90,75 @@ int64_t nearest_index(double x, Nearest mode) {
   return static_cast<int64_t>(base);
 }
 
-// The tables of one resize, for the kernel: per dim, from entry at[d] on, one entry per output
-// coordinate (two input indices, and the second's weight).
+// The tables of one resize, for the kernels: per dim, from entry at[d] on, one entry per
+// output coordinate of `slots` (input index, weight) pairs, of which the kernel uses the first
+// taps[d] (1 when every coordinate of the dim falls on an input element). Nearest has one
+// slot and no weights.
 struct ResizeTables {
-  Shape at;
+  Shape at, taps;
+  int64_t slots = 1;
   std::vector<int64_t> index;
   std::vector<float> weight;
 };
 
+// Cubic convolution weights of the four neighbours floor(x)-1 .. floor(x)+2 at fraction t.
+std::array<double, 4> cubic_weights(double t, double a) {
+  auto near = [a](double d) { return ((a + 2) * d - (a + 3)) * d * d + 1; };           // |d| <= 1
+  auto far = [a](double d) { return ((a * d - 5 * a) * d + 8 * a) * d - 4 * a; };  // 1 < |d| < 2
+  return {far(t + 1), near(t), near(1 - t), far(2 - t)};
+}
+
+// The (index, weight) pairs of source coordinate x on a dim of `size` elements. Beyond the
+// input, values repeat its edge (so linear clamps x, and cubic clamps its neighbours);
+// exclude_outside drops cubic neighbours outside the input and renormalizes the rest.
+void add_entry(ResizeTables& r, Mode mode, double x, int64_t size, Nearest nearest, double cubic_a, bool exclude_outside) {
+  const auto last = size - 1;
+  if (mode == Mode::kNearest) {
+    r.index.push_back(std::clamp<int64_t>(nearest_index(x, nearest), 0, last));
+    return;
+  }
+  if (mode == Mode::kLinear) {
+    const double clamped = std::clamp(x, 0.0, static_cast<double>(last));
+    const auto first = static_cast<int64_t>(std::floor(clamped));
+    const double w = clamped - static_cast<double>(first);
+    r.index.insert(r.index.end(), {first, std::min(first + 1, last)});
+    r.weight.insert(r.weight.end(), {static_cast<float>(1 - w), static_cast<float>(w)});
+    return;
+  }
+  const double base = std::floor(x);
+  std::array<double, 4> w = cubic_weights(x - base, cubic_a);
+  double kept = 0;
+  for (int j = 0; j < 4; ++j) {
+    const auto at = static_cast<int64_t>(base) - 1 + j;
+    if (exclude_outside && (at < 0 || at > last)) w[static_cast<std::size_t>(j)] = 0;
+    kept += w[static_cast<std::size_t>(j)];
+  }
+  if (x == base) {  // on an input element: the neighbour at floor(x) alone, first (taps 1)
+    r.index.insert(r.index.end(), {std::clamp<int64_t>(static_cast<int64_t>(base), 0, last), 0, 0, 0});
+    r.weight.insert(r.weight.end(), {1.f, 0.f, 0.f, 0.f});
+    return;
+  }
+  for (int j = 0; j < 4; ++j) {
+    r.index.push_back(std::clamp<int64_t>(static_cast<int64_t>(base) - 1 + j, 0, last));
+    r.weight.push_back(static_cast<float>(exclude_outside && kept != 0 ? w[static_cast<std::size_t>(j)] / kept : w[static_cast<std::size_t>(j)]));
+  }
+}
+
 ResizeTables make_tables(const Shape& in, const Shape& out, const std::vector<double>& scales, bool by_sizes, Transform t,
-                         Nearest nearest, bool linear) {
+                         Nearest nearest, Mode mode, double cubic_a, bool exclude_outside) {
   ResizeTables r;
+  r.slots = mode == Mode::kNearest ? 1 : mode == Mode::kLinear ? 2 : 4;
   for (std::size_t d = 0; d < in.size(); ++d) {
-    r.at.push_back(static_cast<int64_t>(r.weight.size()));
+    r.at.push_back(static_cast<int64_t>(r.index.size()) / r.slots);
     const auto original = static_cast<double>(in[d]);
     const double resized = by_sizes ? static_cast<double>(out[d]) : original * scales[d];
+    bool exact = true;
     for (int64_t o = 0; o < out[d]; ++o) {
       const double x = source_coordinate(t, static_cast<double>(o), scales[d], original, resized);
-      int64_t first = 0, second = 0;
-      double w = 0;
-      if (!linear) {
-        first = second = std::clamp<int64_t>(nearest_index(x, nearest), 0, in[d] - 1);
-      } else {  // edge values repeat beyond the input, so the coordinate clamps first
-        const double clamped = std::clamp(x, 0.0, original - 1);
-        first = static_cast<int64_t>(std::floor(clamped));
-        second = std::min<int64_t>(first + 1, in[d] - 1);
-        w = clamped - static_cast<double>(first);
-      }
-      r.index.push_back(first);
-      r.index.push_back(second);
-      r.weight.push_back(static_cast<float>(w));
+      exact = exact && x == std::floor(x) && x >= 0 && x <= original - 1;
+      add_entry(r, mode, x, in[d], nearest, cubic_a, exclude_outside);
     }
+    r.taps.push_back(exact ? 1 : r.slots);
   }
   return r;
 }
@@ -128,9 +168,10 @@ ResizeTables make_tables(const Shape& in, const Shape& out, const std::vector<do
 class TableCache {
  public:
   struct Uploaded {
-    Shape at;  // ResizeTables::at
+    Shape at, taps;  // ResizeTables'
+    int64_t slots;
     Tensor index;
-    std::optional<Tensor> weight;  // linear only
+    std::optional<Tensor> weight;  // linear and cubic
   };
   template <class Make>
   Expected<Uploaded> get(const Shape& in, const std::vector<double>& scales, Make make) {
@@ -149,21 +190,25 @@ class TableCache {
 
 Expected<void> build_resize(PlanBuilder& b, const Node& node) {
   const DType dtype = b.graph().value(node.inputs[0]).type.dtype;
-  const bool linear = node.attributes.string_or("mode", "nearest") == "linear";
+  const std::string mode_name = node.attributes.string_or("mode", "nearest");
+  const Mode mode = mode_name == "linear" ? Mode::kLinear : mode_name == "cubic" ? Mode::kCubic : Mode::kNearest;
   const Transform transform = *parse_transform(node.attributes.string_or("coordinate_transformation_mode", "half_pixel"));
   const Nearest nearest = *parse_nearest(node.attributes.string_or("nearest_mode", "round_prefer_floor"));
-  const std::string t(linear ? float_type(dtype) : element_type(dtype));
+  const double cubic_a = node.attributes.float_or("cubic_coeff_a", -0.75f);
+  const bool exclude_outside = node.attributes.int_or("exclude_outside", 0) != 0;
+  const bool weighted = mode != Mode::kNearest;
+  const std::string t(weighted ? float_type(dtype) : element_type(dtype));
   const std::string kernel =
-      linear ? b.instantiate("resize_linear", t,
-                             fmt::format("i64 n, int rank, Dims out_shape, Dims in_strides, Dims at, const i64* idx, const "
-                                         "float* w, const {0}* x, {0}* y",
-                                         t),
-                             "n, rank, out_shape, in_strides, at, idx, w, x, y")
-             : b.instantiate("resize_nearest", t,
-                             fmt::format("i64 n, int rank, Dims out_shape, Dims in_strides, Dims at, const i64* idx, const "
-                                         "{0}* x, {0}* y",
-                                         t),
-                             "n, rank, out_shape, in_strides, at, idx, x, y");
+      weighted ? b.instantiate("resize_weighted", t,
+                               fmt::format("i64 n, int rank, Dims out_shape, Dims in_strides, Dims at, Dims taps, int slots, "
+                                           "const i64* idx, const float* w, const {0}* x, {0}* y",
+                                           t),
+                               "n, rank, out_shape, in_strides, at, taps, slots, idx, w, x, y")
+               : b.instantiate("resize_nearest", t,
+                               fmt::format("i64 n, int rank, Dims out_shape, Dims in_strides, Dims at, const i64* idx, const "
+                                           "{0}* x, {0}* y",
+                                           t),
+                               "n, rank, out_shape, in_strides, at, idx, x, y");
   const IntsInput sizes_input(b.graph(), node, kSizes);
   auto cache = std::make_shared<TableCache>();
   b.add_step(make_step(node, "nvrtc:" + kernel, [=](StepContext& ctx) -> Expected<void> {
@@ -207,19 +252,23 @@ Expected<void> build_resize(PlanBuilder& b, const Node& node) {
     const int64_t n = shape_numel(out);
     if (n == 0) return {};
     auto uploaded = cache->get(in, scales, [&]() -> Expected<TableCache::Uploaded> {
-      const ResizeTables tables = make_tables(in, out, scales, by_sizes, transform, nearest, linear);
+      const ResizeTables tables = make_tables(in, out, scales, by_sizes, transform, nearest, mode, cubic_a, exclude_outside);
       auto index = ctx.upload(Tensor::from_vector<int64_t>({static_cast<int64_t>(tables.index.size())}, tables.index));
       if (!index) return std::unexpected(index.error());
-      if (!linear) return TableCache::Uploaded{tables.at, std::move(*index), std::nullopt};
+      TableCache::Uploaded up{tables.at, tables.taps, tables.slots, std::move(*index), std::nullopt};
+      if (!weighted) return up;
       auto weight = ctx.upload(Tensor::from_vector<float>({static_cast<int64_t>(tables.weight.size())}, tables.weight));
       if (!weight) return std::unexpected(weight.error());
-      return TableCache::Uploaded{tables.at, std::move(*index), std::move(*weight)};
+      up.weight = std::move(*weight);
+      return up;
     });
     if (!uploaded) return std::unexpected(uploaded.error());
     KernelArgs args;
     args.add(n).add(static_cast<int>(in.size())).add(to_kernel_dims(out)).add(to_kernel_dims(contiguous_strides(in)));
-    args.add(to_kernel_dims(uploaded->at)).ptr(dev(uploaded->index));
-    if (linear) args.ptr(dev(*uploaded->weight));
+    args.add(to_kernel_dims(uploaded->at));
+    if (weighted) args.add(to_kernel_dims(uploaded->taps)).add(static_cast<int>(uploaded->slots));
+    args.ptr(dev(uploaded->index));
+    if (weighted) args.ptr(dev(*uploaded->weight));
     args.ptr(dev(x)).ptr(dev_mut(*y));
     return ctx.launch(kernel, n, args);
   }));
