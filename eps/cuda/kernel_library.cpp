@@ -338,6 +338,96 @@ __device__ float block_reduce(float v, bool is_max) {
   return r;
 }
 
+// Cubic convolution weights (coefficient a) of the neighbours floor(x)-1 .. floor(x)+2 of a
+// coordinate with fraction t.
+__device__ void cubic_weights(float t, float a, float* w) {
+  const float d[4] = {t + 1.f, t, 1.f - t, 2.f - t};
+  for (int k = 0; k < 4; ++k)
+    w[k] = (k == 1 || k == 2) ? ((a + 2.f) * d[k] - (a + 3.f)) * d[k] * d[k] + 1.f
+                              : ((a * d[k] - 5.f * a) * d[k] + 8.f * a) * d[k] - 4.f * a;
+}
+
+// GridSample's coordinate steps: a normalized coordinate in [-1, 1] to a pixel coordinate,
+// and border or reflection padding of one (padding 0 zeros, 1 border, 2 reflection).
+__device__ float grid_unnormalize(float coord, i64 size, int align) {
+  const float n = (float)size;
+  return align ? (coord + 1.f) / 2.f * (n - 1.f) : ((coord + 1.f) * n - 1.f) / 2.f;
+}
+__device__ float grid_reflect(float x, float twice_low, float twice_high) {
+  if (twice_low == twice_high) return 0.f;
+  const float low = twice_low / 2.f, span = (twice_high - twice_low) / 2.f;
+  x = fabsf(x - low);
+  const float extra = fmodf(x, span);
+  const i64 flips = (i64)floorf(x / span);
+  return flips % 2 == 0 ? extra + low : span - extra + low;
+}
+__device__ float grid_pad(float x, i64 size, int padding, int align) {
+  const float hi = (float)(size - 1);
+  if (padding == 1) return fminf(fmaxf(x, 0.f), hi);
+  if (padding != 2) return x;
+  x = align ? grid_reflect(x, 0.f, 2.f * hi) : grid_reflect(x, -1.f, 2.f * (float)size - 1.f);
+  return fminf(fmaxf(x, 0.f), hi);
+}
+
+// GridSample, one thread per output element (n, c, point): the grid's last axis lists the
+// coordinates innermost first. mode 0 linear (2^spatial corners), 1 nearest (halves to even),
+// 2 cubic (2-D only, each of the 16 taps padded); taps outside X read as zero.
+template <class T, class G>
+__device__ void grid_sample(i64 n, int spatial, Dims size, i64 channels, i64 points, int mode, int padding, int align,
+                            const T* x, const G* grid, T* y) {
+  i64 volume = 1;
+  for (int d = 0; d < spatial; ++d) volume *= size.d[d];
+  for (i64 i = global_index(); i < n; i += global_stride()) {
+    const i64 at = i % points, slice = i / points, b = slice / channels;
+    const i64 g = (b * points + at) * spatial;
+    float pixel[8];
+    for (int d = 0; d < spatial; ++d) pixel[d] = grid_unnormalize(ld(grid, g + spatial - 1 - d), size.d[d], align);
+    const i64 base = slice * volume;
+    float v = 0.f;
+    if (mode == 2) {
+      const i64 h = size.d[0], w = size.d[1];
+      const float y0 = floorf(pixel[0]), x0 = floorf(pixel[1]);
+      float wy[4], wx[4];
+      cubic_weights(pixel[0] - y0, -0.75f, wy);
+      cubic_weights(pixel[1] - x0, -0.75f, wx);
+      for (int r = 0; r < 4; ++r)
+        for (int c = 0; c < 4; ++c) {
+          const i64 py = (i64)grid_pad(y0 - 1.f + (float)r, h, padding, align);
+          const i64 px = (i64)grid_pad(x0 - 1.f + (float)c, w, padding, align);
+          if (py >= 0 && py < h && px >= 0 && px < w) v += wy[r] * wx[c] * ld(x, base + py * w + px);
+        }
+    } else {
+      for (int d = 0; d < spatial; ++d) pixel[d] = grid_pad(pixel[d], size.d[d], padding, align);
+      if (mode == 1) {
+        i64 off = 0;
+        bool inside = true;
+        for (int d = 0; d < spatial; ++d) {
+          const i64 k = (i64)rintf(pixel[d]);
+          inside = inside && k >= 0 && k < size.d[d];
+          off = off * size.d[d] + k;
+        }
+        if (inside) v = ld(x, base + off);
+      } else {
+        for (int corner = 0; corner < (1 << spatial); ++corner) {
+          i64 off = 0;
+          float weight = 1.f;
+          bool inside = true;
+          for (int d = 0; d < spatial; ++d) {
+            const int up = (corner >> (spatial - 1 - d)) & 1;
+            const float low = floorf(pixel[d]);
+            const i64 k = (i64)low + up;
+            inside = inside && k >= 0 && k < size.d[d];
+            off = off * size.d[d] + k;
+            weight *= up ? pixel[d] - low : 1.f - (pixel[d] - low);
+          }
+          if (inside) v += weight * ld(x, base + off);
+        }
+      }
+    }
+    st(y, i, v);
+  }
+}
+
 // QuantizeLinear: y = saturate(round_half_even(x / scale) + zero_point) into [lo, hi]; the
 // scale and zero point are per tensor (channels 1) or per channel along an axis of
 // `channels` with stride `inner`. zero_point may be null (0).

@@ -668,6 +668,33 @@ TEST_CASE("cuda QuantizeLinear and DequantizeLinear run on the host: int8 and ui
   CHECK_THAT(misfit.error().what, Catch::Contains("a scale of shape [3] does not fit input [3,4] along axis 1"));
 }
 
+TEST_CASE("cuda GridSample runs on the host: every mode and padding, 1 to 3 spatial dims", "[cuda]") {
+  HostChecks checks;
+  const Tensor x = random_tensor({2, 3, 4, 5}, 111);
+  const Tensor grid = random_tensor({2, 3, 2, 2}, 112, -1.3f, 1.3f);  // some points outside [-1, 1]
+  for (const char* mode : {"bilinear", "nearest", "bicubic"})
+    for (const char* padding : {"zeros", "border", "reflection"})
+      for (int64_t align : {0, 1})
+        checks.add({.op_type = "GridSample", .opset = 16, .inputs = {x, grid},
+                    .attrs = attrs({{"mode", std::string(mode)}, {"padding_mode", std::string(padding)}, {"align_corners", align}})},
+                   1e-4, 1e-4);
+  for (const char* mode : {"linear", "nearest"}) {
+    checks.add({.op_type = "GridSample", .opset = 20, .inputs = {random_tensor({1, 2, 6}, 113), random_tensor({1, 4, 1}, 114, -1.2f, 1.2f)},
+                .attrs = attrs({{"mode", std::string(mode)}, {"padding_mode", std::string("reflection")}})},
+               1e-4, 1e-4);
+    checks.add({.op_type = "GridSample", .opset = 20, .inputs = {random_tensor({1, 2, 3, 4, 5}, 115), random_tensor({1, 2, 3, 2, 3}, 116)},
+                .attrs = attrs({{"mode", std::string(mode)}, {"padding_mode", std::string("border")}})},
+               1e-4, 1e-4);
+  }
+  checks.add_f16({.op_type = "GridSample", .opset = 16, .inputs = {x, grid}}, 1e-2, 2e-2);
+  checks.run();
+  auto cubic_3d = test::run_partition_with({.op_type = "GridSample", .opset = 20, .inputs = {random_tensor({1, 1, 2, 2, 2}, 117), random_tensor({1, 1, 1, 1, 3}, 118)},
+                                            .attrs = attrs({{"mode", std::string("cubic")}})},
+                                           "cuda", test::run_partition_on_host);
+  REQUIRE_FALSE(cubic_3d);
+  CHECK_THAT(cubic_3d.error().why, Catch::Contains("mode 'cubic' is defined for 2-D spatial inputs (X of rank 4) only"));
+}
+
 TEST_CASE("cuda Resize runs on the host: nearest, linear and cubic, every coordinate mode, scales or sizes", "[cuda]") {
   HostChecks checks;
   const Tensor x = random_tensor({1, 2, 4, 5}, 41);
