@@ -85,6 +85,29 @@ Expected<std::pair<int64_t, int64_t>> channels_of(const StepContext& ctx, const 
   return std::pair<int64_t, int64_t>{x[a], dims_product(x, a + 1, x.size())};
 }
 
+// The step of both ops: output 0 (of `out`, x's shape) from x, the scale and the zero point
+// (absent: null), per tensor or per channel; `lo` and `hi`, when given, are the kernel's
+// arguments between the zero point and y (QuantizeLinear's saturation bounds).
+void add_scaled_step(PlanBuilder& b, const Node& node, const std::string& kernel, DType out,
+                     std::optional<std::pair<int, int>> bounds) {
+  const bool has_zp = node.inputs.size() > 2 && node.inputs[2] != kNoValue;
+  const int64_t axis = node.opset >= 13 ? node.attributes.int_or("axis", 1) : 1;
+  b.add_step(make_step(node, "nvrtc:" + kernel, [=](StepContext& ctx) -> Expected<void> {
+    const Tensor& in = ctx.input(0);
+    auto channels = channels_of(ctx, in.shape(), ctx.input(1), axis);
+    if (!channels) return std::unexpected(channels.error());
+    auto y = ctx.output(0, out, in.shape());
+    if (!y) return std::unexpected(y.error());
+    if (in.numel() == 0) return {};
+    KernelArgs args;
+    args.add(in.numel()).add(channels->first).add(channels->second).ptr(dev(in)).ptr(dev(ctx.input(1)));
+    args.ptr(has_zp ? dev(ctx.input(2)) : nullptr);
+    if (bounds) args.add(bounds->first).add(bounds->second);
+    args.ptr(dev_mut(*y));
+    return ctx.launch(kernel, in.numel(), args);
+  }));
+}
+
 Expected<void> build_quantize_linear(PlanBuilder& b, const Node& node) {
   const Graph& g = b.graph();
   const DType x_type = g.value(node.inputs[0]).type.dtype;
@@ -97,46 +120,20 @@ Expected<void> build_quantize_linear(PlanBuilder& b, const Node& node) {
                     fmt::format("i64 n, i64 channels, i64 inner, const {0}* x, const {0}* scale, const {1}* zero_point, int lo, "
                                 "int hi, {1}* y", x, qt),
                     "n, channels, inner, x, scale, zero_point, lo, hi, y");
-  const int lo = q == DType::kInt8 ? -128 : 0, hi = q == DType::kInt8 ? 127 : 255;
-  const int64_t axis = node.opset >= 13 ? node.attributes.int_or("axis", 1) : 1;
-  b.add_step(make_step(node, "nvrtc:" + kernel, [=](StepContext& ctx) -> Expected<void> {
-    const Tensor& in = ctx.input(0);
-    auto channels = channels_of(ctx, in.shape(), ctx.input(1), axis);
-    if (!channels) return std::unexpected(channels.error());
-    auto y = ctx.output(0, q, in.shape());
-    if (!y) return std::unexpected(y.error());
-    if (in.numel() == 0) return {};
-    KernelArgs args;
-    args.add(in.numel()).add(channels->first).add(channels->second).ptr(dev(in)).ptr(dev(ctx.input(1)));
-    args.ptr(has_zp ? dev(ctx.input(2)) : nullptr).add(lo).add(hi).ptr(dev_mut(*y));
-    return ctx.launch(kernel, in.numel(), args);
-  }));
+  add_scaled_step(b, node, kernel, q, q == DType::kInt8 ? std::pair(-128, 127) : std::pair(0, 255));
   return {};
 }
 
 Expected<void> build_dequantize_linear(PlanBuilder& b, const Node& node) {
   const Graph& g = b.graph();
   const DType x_type = g.value(node.inputs[0]).type.dtype, scale_type = g.value(node.inputs[1]).type.dtype;
-  const bool has_zp = node.inputs.size() > 2 && node.inputs[2] != kNoValue;
   const std::string qt = x_type == DType::kInt32 ? "int" : std::string(quantized_type(x_type));
   const std::string s(float_type(scale_type));
   const std::string kernel = b.instantiate(
       "dequantize", fmt::format("{}, {}", qt, s),
       fmt::format("i64 n, i64 channels, i64 inner, const {0}* x, const {1}* scale, const {0}* zero_point, {1}* y", qt, s),
       "n, channels, inner, x, scale, zero_point, y");
-  const int64_t axis = node.opset >= 13 ? node.attributes.int_or("axis", 1) : 1;
-  b.add_step(make_step(node, "nvrtc:" + kernel, [=](StepContext& ctx) -> Expected<void> {
-    const Tensor& in = ctx.input(0);
-    auto channels = channels_of(ctx, in.shape(), ctx.input(1), axis);
-    if (!channels) return std::unexpected(channels.error());
-    auto y = ctx.output(0, scale_type, in.shape());
-    if (!y) return std::unexpected(y.error());
-    if (in.numel() == 0) return {};
-    KernelArgs args;
-    args.add(in.numel()).add(channels->first).add(channels->second).ptr(dev(in)).ptr(dev(ctx.input(1)));
-    args.ptr(has_zp ? dev(ctx.input(2)) : nullptr).ptr(dev_mut(*y));
-    return ctx.launch(kernel, in.numel(), args);
-  }));
+  add_scaled_step(b, node, kernel, scale_type, std::nullopt);
   return {};
 }
 
