@@ -230,6 +230,16 @@ __device__ void eye(i64 n, i64 cols, i64 k, T* out) {
   for (i64 i = global_index(); i < n; i += global_stride()) st(out, i, i % cols - i / cols == k ? 1 : 0);
 }
 
+// HannWindow, HammingWindow, BlackmanWindow: w[i] = a0 - a1 cos(2 pi i / N) + a2 cos(4 pi i / N),
+// computed in double.
+template <class T>
+__device__ void cosine_window(i64 n, double period, double a0, double a1, double a2, T* out) {
+  for (i64 i = global_index(); i < n; i += global_stride()) {
+    const double angle = 6.283185307179586 * (double)i / period;
+    st(out, i, a0 - a1 * cos(angle) + a2 * cos(2.0 * angle));
+  }
+}
+
 // OneHot: out[o, d, j] = values[1] where indices[o, j] (negative: from the end) is d, else
 // values[0].
 template <class T, class I>

@@ -511,7 +511,7 @@ TEST_CASE("cuda Conv and ConvTranspose run their cuDNN calls on the host stand-i
                  1e-2, 3e-2);
   checks.run();
 }
-TEST_CASE("cuda Pad, Tile, GatherElements, GatherND, the scatters, Trilu, CumSum, Mod, Range and CastLike run on the host", "[cuda]") {
+TEST_CASE("cuda Pad, Tile, GatherElements, GatherND, the scatters, Trilu, CumSum, Mod, Range, CastLike and the windows run on the host", "[cuda]") {
   HostChecks checks;
   const Tensor x = random_tensor({2, 3, 4}, 31);
   // Every mode, with a crop (negative pad) and pads wider than reflect's period.
@@ -562,6 +562,16 @@ TEST_CASE("cuda Pad, Tile, GatherElements, GatherND, the scatters, Trilu, CumSum
   checks.add({.op_type = "Range", .opset = 11, .inputs = {scalar(2), scalar(2), scalar(1)}});  // empty
   checks.add({.op_type = "CastLike", .opset = 15, .inputs = {random_tensor({2, 3}, 34, -50, 50), test::int64s({1, 2, 3, 4}).reshaped({2, 2})},
               .output_dtypes = {DType::kInt64}});
+  // The cosine windows, periodic or symmetric, in float, double and (rounded) int32.
+  for (const char* window : {"HannWindow", "HammingWindow", "BlackmanWindow"})
+    for (int64_t periodic : {0, 1})
+      for (int64_t type : {1, 11})
+        checks.add({.op_type = window, .opset = 17, .inputs = {scalar(10)}, .attrs = attrs({{"periodic", periodic}, {"output_datatype", type}})},
+                   1e-6, 1e-6);
+  checks.add({.op_type = "HannWindow", .opset = 17, .inputs = {scalar(0)}});
+  // Scatter, ScatterElements' opset 9 name.
+  checks.add({.op_type = "Scatter", .opset = 10, .inputs = {x, test::int64s({2, 0, 3, 1}).reshaped({1, 2, 2}), random_tensor({1, 2, 2}, 37)},
+              .attrs = attrs({{"axis", int64_t{2}}})});
   checks.run();
   // An elementwise node whose output type is unknown is declined: its kernel is typed by it.
   auto untyped = test::run_partition_with({.op_type = "Mod", .opset = 13, .inputs = {x, x}, .attrs = attrs({{"fmod", int64_t{1}}})},

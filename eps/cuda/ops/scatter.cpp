@@ -1,6 +1,7 @@
-// GatherND, ScatterND and ScatterElements: data movement driven by index tensors, for any
-// fixed-size dtype. The scatters copy data to the output, then write the updates (reduction
-// "none" only: add/mul/max/min would need atomics, and are declined with that reason).
+// GatherND, ScatterND, ScatterElements and Scatter (its opset 9 name): data movement driven
+// by index tensors, for any fixed-size dtype. The scatters copy data to the output, then
+// write the updates (reduction "none" only: add/mul/max/min would need atomics, and are
+// declined with that reason).
 #include <fmt/format.h>
 
 #include "ops/op_util.h"
@@ -155,6 +156,9 @@ std::vector<CudaOpDef> scatter_ops() {
   ops.push_back(make_op("GatherND", 11, check_gather_nd, build_gather_nd));  // 12: batch_dims
   ops.push_back(make_op("ScatterND", 11, check_scatter_nd, build_scatter_nd));  // 16, 18: reduction
   ops.push_back(make_op("ScatterElements", 11, check_scatter_elements, build_scatter_elements));
+  // Scatter (9, deprecated at 11) is ScatterElements without reductions.
+  ops.push_back(make_op("Scatter", 9, check_scatter_elements, build_scatter_elements));
+  ops.back().def.until_version = 10;
   return ops;
 }
 
