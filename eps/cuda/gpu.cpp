@@ -207,13 +207,13 @@ Expected<void> Gpu::copy(const TensorView& src, const TensorMut& dst) {
 }
 
 Expected<void> Gpu::enqueue_copy(const TensorView& src, const TensorMut& dst) {
+  if (src.shape == dst.shape && src.dtype == dst.dtype && src.numel() == 0) return {};  // nothing to move
   if (src.shape != dst.shape || src.dtype != dst.dtype || !src.is_contiguous() || !dst.is_contiguous())
     return fail(ErrorCode::kRuntime, fmt::format("cannot copy {} {} to {} {}", dtype_name(src.dtype), shape_to_string(src.shape),
                                                  dtype_name(dst.dtype), shape_to_string(dst.shape)),
                 "the cuda EP copies contiguous tensors of one dtype and shape");
   if (auto r = make_current(); !r) return r;
   const std::size_t bytes = src.nbytes();
-  if (bytes == 0) return {};
   const DriverApi& cu = driver_->api();
   const auto d_src = reinterpret_cast<CUdeviceptr>(src.data());
   const auto d_dst = reinterpret_cast<CUdeviceptr>(dst.data());

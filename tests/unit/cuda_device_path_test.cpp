@@ -318,6 +318,36 @@ TEST_CASE("cuda EP on the host stack: steps read shapes from host copies, so a r
   check_same(run_to_host(*ep, **compiled, inputs), *expected);
 }
 
+TEST_CASE("cuda EP on the host stack: NonZero reads its mask back once and may find nothing", "[cuda]") {
+  test::set_host_devices(1, kSm90);
+  // A mask computed on the device (Greater), its NonZero, and a Gather of the found rows
+  // through Compress-free indexing: x[nz[0]].
+  test::GraphBuilder b;
+  b.input("x", DType::kFloat32, {3, 4});
+  b.constant("zero", Tensor::from_vector<float>({}, {0.f}));
+  b.node("greater", "Greater", {"x", "zero"}, {"mask"}, DType::kBool, {3, 4});
+  b.node("nonzero", "NonZero", {"mask"}, {"nz"}, DType::kInt64, {2, -1});
+  b.output("nz");
+  b.finish();
+  auto ep = cuda_on_host_stack();
+  auto compiled = ep->compile(test::whole_graph(b.graph, "cuda"));
+  INFO((compiled ? std::string() : compiled.error().render()));
+  REQUIRE(compiled);
+  for (float shift : {0.f, -10.f}) {  // -10: every element <= 0, nothing found
+    INFO("shift " << shift);
+    const Tensor x = random_tensor({3, 4}, 12);
+    std::vector<float> values(x.data_as<float>(), x.data_as<float>() + 12);
+    for (float& v : values) v += shift;
+    const std::vector<Tensor> inputs = {Tensor::from_vector<float>({3, 4}, values)};
+    auto expected = test::run_graph_on_cpu(b.graph, inputs);
+    REQUIRE(expected);
+    check_same(run_to_host(*ep, **compiled, inputs), *expected);
+    if (shift < 0) CHECK(expected->front().shape() == Shape{2, 0});
+    const RunTraffic traffic = traffic_of_run(**compiled, inputs);
+    CHECK(traffic.downloads == 1);  // the mask
+  }
+}
+
 TEST_CASE("cuda EP on the host stack: the host driver catches an upload whose source changes before the stream runs it",
           "[cuda]") {
   // The check the test above relies on: an enqueued upload's host buffer must stay unchanged

@@ -705,6 +705,27 @@ TEST_CASE("cuda GridSample runs on the host: every mode and padding, 1 to 3 spat
   CHECK_THAT(cubic_3d.error().why, Catch::Contains("mode 'cubic' is defined for 2-D spatial inputs (X of rank 4) only"));
 }
 
+TEST_CASE("cuda Compress and NonZero run on the host: outputs sized by the values", "[cuda]") {
+  HostChecks checks;
+  const Tensor x = random_tensor({3, 4}, 121);
+  auto bools = [](std::vector<int64_t> v) { return cast(test::int64s(std::move(v)), DType::kBool); };
+  checks.add({.op_type = "Compress", .opset = 11, .inputs = {x, bools({0, 1, 1})}, .attrs = attrs({{"axis", int64_t{0}}})});
+  checks.add({.op_type = "Compress", .opset = 11, .inputs = {x, bools({1, 0, 0, 1})}, .attrs = attrs({{"axis", int64_t{-1}}})});
+  checks.add({.op_type = "Compress", .opset = 11, .inputs = {x, bools({0, 0, 1, 0, 1})}});  // flattened, shorter condition
+  checks.add({.op_type = "Compress", .opset = 11, .inputs = {x, bools({0, 0})}, .attrs = attrs({{"axis", int64_t{1}}})});  // empty
+  const Tensor mixed = Tensor::from_vector<float>({2, 3}, {0.f, -0.f, 2.f, -1.f, 0.f, 0.5f});
+  checks.add({.op_type = "NonZero", .opset = 13, .inputs = {mixed}});
+  checks.add({.op_type = "NonZero", .opset = 13, .inputs = {test::int64s({0, 3, 0, 0, 7, 1, 0, 0}).reshaped({2, 2, 2})}});
+  checks.add({.op_type = "NonZero", .opset = 13, .inputs = {bools({0, 0, 0})}});  // none
+  checks.add({.op_type = "NonZero", .opset = 13, .inputs = {Tensor::from_vector<float>({}, {4.f})}});  // a scalar
+  checks.add_f16({.op_type = "NonZero", .opset = 13, .inputs = {mixed}});
+  checks.run();
+  auto beyond = test::run_partition_with({.op_type = "Compress", .opset = 11, .inputs = {x, bools({0, 0, 0, 1})}, .attrs = attrs({{"axis", int64_t{0}}})},
+                                         "cuda", test::run_partition_on_host);
+  REQUIRE_FALSE(beyond);
+  CHECK_THAT(beyond.error().what, Catch::Contains("condition selects index 3 but the axis 0 of input [3,4] has only 3 entries"));
+}
+
 TEST_CASE("cuda Resize runs on the host: nearest, linear and cubic, every coordinate mode, scales or sizes", "[cuda]") {
   HostChecks checks;
   const Tensor x = random_tensor({1, 2, 4, 5}, 41);
