@@ -509,7 +509,21 @@ TEST_CASE("cuda Conv and ConvTranspose run their cuDNN calls on the host stand-i
   checks.add_f16({.op_type = "ConvTranspose", .opset = 11, .inputs = {random_tensor({1, 2, 3, 3}, 34), random_tensor({2, 2, 3, 3}, 35)},
                   .attrs = attrs({{"strides", ints{2, 2}}})},
                  1e-2, 3e-2);
+  // Uneven pads run with the smaller pad into scratch, and the output is a window of it:
+  // asymmetric pads, SAME_UPPER and SAME_LOWER (odd totals), output_shape (one extending the
+  // output past the convolution's reach by less than a stride).
+  transposed({1, 2, 4, 5}, {2, 3, 3, 3}, true, attrs({{"strides", ints{2, 2}}, {"pads", ints{0, 2, 1, 1}}}), 36);
+  for (const char* same : {"SAME_UPPER", "SAME_LOWER"})
+    transposed({1, 2, 3, 4}, {2, 2, 4, 3}, true, attrs({{"strides", ints{2, 3}}, {"auto_pad", std::string(same)}}), 39);
+  transposed({1, 1, 3, 3}, {1, 2, 3, 3}, false, attrs({{"strides", ints{3, 2}}, {"output_shape", ints{10, 8}}}), 42);
+  transposed({1, 1, 3, 3}, {1, 2, 3, 3}, true, attrs({{"strides", ints{3, 2}}, {"output_shape", ints{1, 2, 6, 5}}}), 45);
   checks.run();
+  // An output_shape more than a stride beyond the reach is an error of the step.
+  auto too_big = test::run_partition_with({.op_type = "ConvTranspose", .opset = 11, .inputs = {random_tensor({1, 1, 3, 3}, 48), random_tensor({1, 1, 3, 3}, 49)},
+                                           .attrs = attrs({{"strides", ints{2, 2}}, {"output_shape", ints{9, 7}}})},
+                                          "cuda", test::run_partition_on_host);
+  REQUIRE_FALSE(too_big);
+  CHECK_THAT(too_big.error().what, Catch::Contains("dim 2 would need pads -1 and -1; the output asked for is larger than"));
 }
 TEST_CASE("cuda Pad, Tile, GatherElements, GatherND, the scatters, Trilu, CumSum, Mod, Range, CastLike and the windows run on the host", "[cuda]") {
   HostChecks checks;

@@ -46,14 +46,19 @@ Expected<TensorDesc> tensor_desc(const DnnApi& api, const StepContext& ctx, cudn
   return d;
 }
 
-KernelMatch check_conv_window(const NodeContext& ctx) {
+KernelMatch check_conv_common(const NodeContext& ctx) {
   const std::string& op = ctx.node().op_type;
   NXRT_REQUIRE_MATCH(require_float(ctx, {0, 1, 2}));
   const auto rank = ctx.input_rank(0);
   NXRT_REQUIRE(rank.has_value(), "{}: the rank of input 0 is unknown; the cuda EP needs it (give --shape)", op);
   NXRT_REQUIRE(*rank >= 3 && *rank <= 5, "{}: input 0 has rank {}; cuDNN convolves 1 to 3 spatial dims", op, *rank);
-  const auto spatial = static_cast<std::size_t>(*rank - 2);
-  NXRT_REQUIRE_MATCH(check_window_attrs(ctx, spatial, false));
+  return check_window_attrs(ctx, static_cast<std::size_t>(*rank - 2), false);
+}
+
+KernelMatch check_conv_window(const NodeContext& ctx) {
+  NXRT_REQUIRE_MATCH(check_conv_common(ctx));
+  const std::string& op = ctx.node().op_type;
+  const auto spatial = static_cast<std::size_t>(*ctx.input_rank(0) - 2);
   const WindowAttrs w = read_window_attrs(ctx.attrs(), spatial);
   NXRT_REQUIRE(w.auto_pad == "NOTSET" || w.auto_pad == "VALID",
                "{}: auto_pad={} may pad unevenly, which cuDNN cannot; the cuda EP takes NOTSET (explicit symmetric "

@@ -27,8 +27,9 @@ Expected<void> check_dnn(const DnnApi& api, const StepContext& ctx, cudnnStatus_
 // A packed NCHW-style descriptor of `shape` (refused at 2^31 elements: cuDNN counts in int).
 Expected<TensorDesc> tensor_desc(const DnnApi& api, const StepContext& ctx, cudnnDataType_t type, const Shape& shape);
 
-// Conv and ConvTranspose: float types, 1 to 3 spatial dims, valid window attributes, and pads
-// cuDNN can express (explicit and symmetric, or VALID).
+// Conv and ConvTranspose: float types, 1 to 3 spatial dims and valid window attributes.
+KernelMatch check_conv_common(const NodeContext& ctx);
+// Conv: check_conv_common, and pads cuDNN can express (explicit and symmetric, or VALID).
 KernelMatch check_conv_window(const NodeContext& ctx);
 
 // One forward convolution as cuDNN describes it, from x (its input) to y (its output), with
