@@ -113,8 +113,9 @@ class RunContext final : public StepContext {
     for (ValueId v : step_.inputs) {
       if (v == kNoValue) continue;
       const RunValue& in = value(v);
-      if (in.on_host.defined() && in.on_device.storage() == t.storage() && in.on_device.view().data() == t.view().data() &&
-          in.on_device.nbytes() == t.nbytes() && in.on_device.dtype() == t.dtype() && t.view().is_contiguous())
+      if (in.on_host.defined() && in.on_host.view().is_contiguous() && in.on_device.storage() == t.storage() &&
+          in.on_device.view().data() == t.view().data() && in.on_device.nbytes() == t.nbytes() &&
+          in.on_device.dtype() == t.dtype() && t.view().is_contiguous())
         return in.on_host.reshaped(t.shape());
     }
     return {};
