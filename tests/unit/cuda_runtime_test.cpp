@@ -719,7 +719,7 @@ TEST_CASE("cuda GridSample runs on the host: every mode and padding, 1 to 3 spat
   CHECK_THAT(cubic_3d.error().why, Catch::Contains("mode 'cubic' is defined for 2-D spatial inputs (X of rank 4) only"));
 }
 
-TEST_CASE("cuda Compress and NonZero run on the host: outputs sized by the values", "[cuda]") {
+TEST_CASE("cuda Compress, NonZero and NonMaxSuppression run on the host: outputs sized by the values", "[cuda]") {
   HostChecks checks;
   const Tensor x = random_tensor({3, 4}, 121);
   auto bools = [](std::vector<int64_t> v) { return cast(test::int64s(std::move(v)), DType::kBool); };
@@ -733,6 +733,16 @@ TEST_CASE("cuda Compress and NonZero run on the host: outputs sized by the value
   checks.add({.op_type = "NonZero", .opset = 13, .inputs = {bools({0, 0, 0})}});  // none
   checks.add({.op_type = "NonZero", .opset = 13, .inputs = {Tensor::from_vector<float>({}, {4.f})}});  // a scalar
   checks.add_f16({.op_type = "NonZero", .opset = 13, .inputs = {mixed}});
+  // NonMaxSuppression: overlapping boxes in both formats, with and without a score threshold.
+  const Tensor boxes = random_tensor({2, 6, 4}, 122, 0, 4), scores = random_tensor({2, 3, 6}, 123, 0, 1);
+  auto f = [](float v) { return Tensor::from_vector<float>({1}, {v}); };
+  for (int64_t center : {0, 1}) {
+    checks.add({.op_type = "NonMaxSuppression", .opset = 11, .inputs = {boxes, scores, test::int64s({3}), f(0.3f), f(0.2f)},
+                .attrs = attrs({{"center_point_box", center}})});
+    checks.add({.op_type = "NonMaxSuppression", .opset = 11, .inputs = {boxes, scores, test::int64s({10}), f(0.5f)},
+                .attrs = attrs({{"center_point_box", center}})});
+  }
+  checks.add({.op_type = "NonMaxSuppression", .opset = 10, .inputs = {boxes, scores}});  // no limit given: nothing selected
   checks.run();
   auto beyond = test::run_partition_with({.op_type = "Compress", .opset = 11, .inputs = {x, bools({0, 0, 0, 1})}, .attrs = attrs({{"axis", int64_t{0}}})},
                                          "cuda", test::run_partition_on_host);

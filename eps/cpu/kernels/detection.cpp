@@ -8,6 +8,7 @@
 #include "common/elementwise.h"
 #include "common/kernel_util.h"
 #include "kernels/kernels.h"
+#include "nxrt/ep/nms.h"
 
 namespace nxrt::cpu {
 namespace {
@@ -180,70 +181,20 @@ KernelMatch check_nms(const NodeContext& ctx) {
   return KernelMatch::supported();
 }
 
-// A box as its corners, min first.
-struct Box {
-  float y1, x1, y2, x2;
-};
-
-Box corners(const float* b, bool center) {
-  if (center) return {b[1] - b[3] / 2, b[0] - b[2] / 2, b[1] + b[3] / 2, b[0] + b[2] / 2};
-  return {std::min(b[0], b[2]), std::min(b[1], b[3]), std::max(b[0], b[2]), std::max(b[1], b[3])};
-}
-
-// Whether IOU(a, b) exceeds the threshold; degenerate boxes never suppress.
-bool suppresses(const Box& a, const Box& b, float threshold) {
-  const float ih = std::min(a.y2, b.y2) - std::max(a.y1, b.y1);
-  const float iw = std::min(a.x2, b.x2) - std::max(a.x1, b.x1);
-  if (ih <= 0 || iw <= 0) return false;
-  const float inter = ih * iw;
-  const float area_a = (a.y2 - a.y1) * (a.x2 - a.x1), area_b = (b.y2 - b.y1) * (b.x2 - b.x1);
-  const float uni = area_a + area_b - inter;
-  if (area_a <= 0 || area_b <= 0 || uni <= 0) return false;
-  return inter / uni > threshold;
-}
-
 class NmsKernel final : public Kernel {
  public:
   explicit NmsKernel(bool center) : center_(center) {}
 
   Expected<void> compute(KernelContext& ctx) override {
-    const Tensor& boxes = ctx.input(0);
-    const Tensor& scores = ctx.input(1);
     const auto scalar = [&](std::size_t i) { return ctx.has_input(i) && ctx.input(i).numel() > 0; };
-    const int64_t max_out = scalar(2) ? ctx.input(2).to_int64_vector()[0] : 0;
-    const float iou = scalar(3) ? ctx.input(3).data_as<float>()[0] : 0.0f;
-    const bool use_score = scalar(4);
-    const float score_min = use_score ? ctx.input(4).data_as<float>()[0] : 0.0f;
-    if (boxes.shape().size() != 3 || boxes.shape()[2] != 4 || scores.shape().size() != 3 ||
-        scores.shape()[0] != boxes.shape()[0] || scores.shape()[2] != boxes.shape()[1])
-      return fail(ErrorCode::kRuntime,
-                  fmt::format("NonMaxSuppression: boxes {} and scores {} do not have shapes [B, N, 4] and [B, C, N]",
-                              shape_to_string(boxes.shape()), shape_to_string(scores.shape())));
-    if (iou < 0 || iou > 1)
-      return fail(ErrorCode::kRuntime, fmt::format("NonMaxSuppression: iou_threshold {} is outside [0, 1]", iou));
-    const int64_t batches = boxes.shape()[0], spatial = boxes.shape()[1], classes = scores.shape()[1];
-    std::vector<int64_t> selected;  // triples (batch, class, box)
-    std::vector<int64_t> order, kept;
-    for (int64_t b = 0; b < batches; ++b) {
-      const float* bb = boxes.data_as<float>() + b * spatial * 4;
-      for (int64_t c = 0; c < classes; ++c) {
-        const float* sc = scores.data_as<float>() + (b * classes + c) * spatial;
-        order.clear();
-        for (int64_t i = 0; i < spatial; ++i)
-          if (!use_score || sc[i] > score_min) order.push_back(i);
-        // Ties keep the lower box index first, as the ONNX reference does.
-        std::stable_sort(order.begin(), order.end(), [&](int64_t l, int64_t r) { return sc[l] > sc[r]; });
-        kept.clear();
-        for (int64_t i : order) {
-          if (static_cast<int64_t>(kept.size()) >= max_out) break;
-          const Box box = corners(bb + i * 4, center_);
-          const bool drop = std::ranges::any_of(kept, [&](int64_t k) { return suppresses(corners(bb + k * 4, center_), box, iou); });
-          if (drop) continue;
-          kept.push_back(i);
-          selected.insert(selected.end(), {b, c, i});
-        }
-      }
-    }
+    NmsParams params;
+    params.max_per_class = scalar(2) ? ctx.input(2).to_int64_vector()[0] : 0;
+    params.iou_threshold = scalar(3) ? ctx.input(3).data_as<float>()[0] : 0.0f;
+    if (scalar(4)) params.score_threshold = ctx.input(4).data_as<float>()[0];
+    params.center_point_box = center_;
+    auto found = select_boxes(ctx.input(0), ctx.input(1), params);
+    if (!found) return std::unexpected(std::move(found.error()));
+    const std::vector<int64_t>& selected = *found;
     const auto count = static_cast<int64_t>(selected.size() / 3);
     auto y = ctx.output(0, DType::kInt64, {count, 3});
     if (!y) return std::unexpected(std::move(y.error()));

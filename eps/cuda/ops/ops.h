@@ -86,7 +86,7 @@ std::vector<CudaOpDef> topk_ops();          // TopK
 std::vector<CudaOpDef> einsum_ops();        // Einsum (one or two inputs)
 std::vector<CudaOpDef> quantize_ops();      // QuantizeLinear, DequantizeLinear (int8, uint8)
 std::vector<CudaOpDef> grid_sample_ops();   // GridSample
-std::vector<CudaOpDef> select_ops();        // Compress, NonZero
+std::vector<CudaOpDef> select_ops();        // Compress, NonZero, NonMaxSuppression
 
 // Every family's table, registered into one OpTable.
 Expected<std::shared_ptr<const OpTable>> make_op_table();

@@ -1,11 +1,13 @@
-// Compress and NonZero: outputs sized by their inputs' values. The values that decide the size
-// (Compress's condition, NonZero's input) are read on the host, which waits for the stream
-// unless the host already knows them; Compress then gathers the selected slices on the device,
-// NonZero uploads the coordinates it found (and keeps them on the host for later readers).
+// Compress, NonZero and NonMaxSuppression: outputs sized by their inputs' values. The values
+// that decide the size (Compress's condition, NonZero's input, the boxes and scores) are read
+// on the host, which waits for the stream unless the host already knows them. Compress then
+// gathers the selected slices on the device; NonZero and NonMaxSuppression upload the indices
+// they found (and keep them on the host for later readers).
 #include <fmt/format.h>
 
 #include <cstring>
 
+#include "nxrt/ep/nms.h"
 #include "ops/op_util.h"
 #include "ops/ops.h"
 #include "runtime.h"
@@ -122,12 +124,53 @@ Expected<void> build_non_zero(PlanBuilder& b, const Node& node) {
   return {};
 }
 
+// Boxes and scores are float; the three scalar operands are optional.
+KernelMatch check_nms(const NodeContext& ctx) {
+  for (std::size_t i : {0, 1, 3, 4})
+    if (ctx.has_input(i))
+      NXRT_REQUIRE(ctx.input_dtype(i) == DType::kFloat32, "NonMaxSuppression: input {} is {}; it must be float", i,
+                   dtype_name(ctx.input_dtype(i)));
+  if (ctx.has_input(2))
+    NXRT_REQUIRE(ctx.input_dtype(2) == DType::kInt64, "NonMaxSuppression: max_output_boxes_per_class is {}; it must be int64",
+                 dtype_name(ctx.input_dtype(2)));
+  const int64_t center = ctx.attrs().int_or("center_point_box", 0);
+  NXRT_REQUIRE(center == 0 || center == 1, "NonMaxSuppression: center_point_box {} is not valid; use 0 or 1", center);
+  return KernelMatch::supported();
+}
+
+// NonMaxSuppression: the selection (nxrt/ep/nms.h) runs on the host, on the boxes and scores
+// read back; the [count, 3] indices are uploaded.
+Expected<void> build_nms(PlanBuilder& b, const Node& node) {
+  const bool center = node.attributes.int_or("center_point_box", 0) == 1;
+  b.add_step(make_step(node, "host", [center](StepContext& ctx) -> Expected<void> {
+    Tensor on_host[5];
+    for (std::size_t i = 0; i < 5; ++i) {
+      if (!ctx.has_input(i)) continue;
+      auto t = ctx.input_on_host(i);
+      if (!t) return std::unexpected(t.error());
+      on_host[i] = t->view().is_contiguous() ? *t : copy_to_contiguous(t->view());
+    }
+    auto given = [&](std::size_t i) { return on_host[i].defined() && on_host[i].numel() > 0; };
+    NmsParams params;
+    params.max_per_class = given(2) ? on_host[2].data_as<int64_t>()[0] : 0;
+    params.iou_threshold = given(3) ? on_host[3].data_as<float>()[0] : 0.f;
+    if (given(4)) params.score_threshold = on_host[4].data_as<float>()[0];
+    params.center_point_box = center;
+    auto selected = select_boxes(on_host[0], on_host[1], params);
+    if (!selected) return forward_error(std::move(selected), ctx.where());
+    const auto count = static_cast<int64_t>(selected->size() / 3);
+    return ctx.set_output_from_host(0, Tensor::from_vector<int64_t>({count, 3}, *selected));
+  }));
+  return {};
+}
+
 }  // namespace
 
 std::vector<CudaOpDef> select_ops() {
   std::vector<CudaOpDef> ops;
   ops.push_back(make_op("Compress", 9, check_compress, build_compress));
   ops.push_back(make_op("NonZero", 9, check_non_zero, build_non_zero));
+  for (auto& op : make_op_versions("NonMaxSuppression", {10, 11}, check_nms, build_nms)) ops.push_back(std::move(op));
   return ops;
 }
 
