@@ -49,6 +49,13 @@ __device__ __forceinline__ double vmax(double a, double b) { return fmax(a, b); 
 __device__ __forceinline__ double vmin(double a, double b) { return fmin(a, b); }
 __device__ __forceinline__ double vabs(double a) { return fabs(a); }
 __device__ __forceinline__ double vdiv(double a, double b) { return a / b; }
+// exp, log and sqrt in the value's own precision (the reductions).
+__device__ __forceinline__ float vexp(float a) { return expf(a); }
+__device__ __forceinline__ double vexp(double a) { return exp(a); }
+__device__ __forceinline__ float vlog(float a) { return logf(a); }
+__device__ __forceinline__ double vlog(double a) { return log(a); }
+__device__ __forceinline__ float vsqrt(float a) { return sqrtf(a); }
+__device__ __forceinline__ double vsqrt(double a) { return sqrt(a); }
 template <class I> __device__ __forceinline__ I vmax(I a, I b) { return a > b ? a : b; }
 template <class I> __device__ __forceinline__ I vmin(I a, I b) { return a < b ? a : b; }
 template <class I> __device__ __forceinline__ I vabs(I a) { return a < 0 ? (I)(0 - (unsigned long long)a) : a; }
@@ -638,31 +645,33 @@ __device__ void lrn(i64 n, i64 channels, i64 plane, int size, float alpha, float
 
 // One thread per output element; the reduced dims are walked with their own strides.
 // op: 0 sum, 1 mean, 2 max, 3 min, 4 prod, 5 sum of squares, 6 L1, 7 L2, 8 log-sum-exp, 9 log-sum.
+// float and float16 accumulate in float, double in double.
 template <class T>
 __device__ void reduce(i64 n, int rank, Dims out_shape, Dims kept_strides, int red_rank, Dims red_shape,
                        Dims red_strides, i64 red_count, int op, const T* x, T* y) {
+  typedef decltype(ld(x, 0)) V;
   for (i64 i = global_index(); i < n; i += global_stride()) {
     i64 base = offset_of(i, rank, out_shape, kept_strides);
-    float acc = op == 2 ? -inf_f() : op == 3 ? inf_f() : op == 4 ? 1.f : 0.f;
-    float m = -inf_f();
+    V acc = op == 2 ? -inf_f() : op == 3 ? inf_f() : op == 4 ? 1 : 0;
+    V m = -inf_f();
     if (op == 8)
-      for (i64 r = 0; r < red_count; ++r) m = fmaxf(m, ld(x, base + offset_of(r, red_rank, red_shape, red_strides)));
+      for (i64 r = 0; r < red_count; ++r) m = vmax(m, ld(x, base + offset_of(r, red_rank, red_shape, red_strides)));
     for (i64 r = 0; r < red_count; ++r) {
-      float v = ld(x, base + offset_of(r, red_rank, red_shape, red_strides));
+      V v = ld(x, base + offset_of(r, red_rank, red_shape, red_strides));
       switch (op) {
-        case 2: acc = fmaxf(acc, v); break;
-        case 3: acc = fminf(acc, v); break;
+        case 2: acc = vmax(acc, v); break;
+        case 3: acc = vmin(acc, v); break;
         case 4: acc *= v; break;
         case 5: case 7: acc += v * v; break;
-        case 6: acc += fabsf(v); break;
-        case 8: acc += expf(v - m); break;
+        case 6: acc += vabs(v); break;
+        case 8: acc += vexp(v - m); break;
         default: acc += v;
       }
     }
-    if (op == 1) acc /= (float)red_count;
-    if (op == 7) acc = sqrtf(acc);
-    if (op == 8) acc = m + logf(acc);
-    if (op == 9) acc = logf(acc);
+    if (op == 1) acc /= (V)red_count;
+    if (op == 7) acc = vsqrt(acc);
+    if (op == 8) acc = m + vlog(acc);
+    if (op == 9) acc = vlog(acc);
     st(y, i, acc);
   }
 }

@@ -293,7 +293,7 @@ TEST_CASE("cuda chains compute int32 and int64 arithmetic, and Cast among the fo
   check_cast(cast(x, DType::kFloat64), DType::kFloat32);
 }
 
-TEST_CASE("cuda runs double in its exact kernels: chain arithmetic, CumSum, Einsum, TopK", "[cuda]") {
+TEST_CASE("cuda runs double in its exact kernels: chain arithmetic, CumSum, Einsum, TopK, reductions", "[cuda]") {
   HostChecks checks;
   auto doubles = [](Shape shape, unsigned seed) { return cast(random_tensor(std::move(shape), seed, -4, 4), DType::kFloat64); };
   const Tensor a = doubles({2, 3}, 101), b = doubles({3}, 102);
@@ -306,6 +306,8 @@ TEST_CASE("cuda runs double in its exact kernels: chain arithmetic, CumSum, Eins
               .attrs = attrs({{"equation", std::string("bij,bjk->bik")}})},
              1e-12, 1e-12);
   checks.add({.op_type = "TopK", .opset = 11, .inputs = {doubles({3, 6}, 106), test::int64s({2})}, .outputs = 2});
+  for (const char* op : {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceProd", "ReduceL2", "ReduceLogSumExp"})
+    checks.add({.op_type = op, .opset = 11, .inputs = {doubles({3, 4, 5}, 107)}, .attrs = attrs({{"axes", ints{1}}})}, 1e-12, 1e-12);
   checks.run();
   // A float-only op still declines double, saying so.
   auto relu = test::run_partition_with({.op_type = "Relu", .opset = 14, .inputs = {a}, .output_dtypes = {DType::kFloat64}}, "cuda",

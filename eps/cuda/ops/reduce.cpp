@@ -1,5 +1,5 @@
-// ReduceSum/Mean/Max/Min/Prod/SumSquare/L1/L2/LogSumExp, ArgMax and ArgMin: one thread per
-// output element.
+// ReduceSum/Mean/Max/Min/Prod/SumSquare/L1/L2/LogSumExp/LogSum (float, float16 in float, and
+// double in double), ArgMax and ArgMin: one thread per output element.
 #include <fmt/format.h>
 
 #include <iterator>
@@ -24,8 +24,10 @@ int reduce_code(std::string_view op) {
 // Axes come from an input from opset 18 (ReduceSum: 13) and from an attribute before.
 bool axes_from_input(const Node& node) { return node.opset >= (node.op_type == "ReduceSum" ? 13 : 18); }
 
+bool is_reduce_type(DType t) { return is_cuda_float(t) || t == DType::kFloat64; }
+
 KernelMatch check_reduce(const NodeContext& ctx) {
-  NXRT_REQUIRE_MATCH(require_float(ctx, {0}));
+  NXRT_REQUIRE_MATCH(require_dtypes(ctx, {0}, is_reduce_type, "float, float16 and double"));
   NXRT_REQUIRE_MATCH(require_max_rank(ctx, 0));
   if (axes_from_input(ctx.node())) NXRT_REQUIRE_MATCH(require_ints(ctx, 1, "axes"));
   return KernelMatch::supported();
@@ -39,7 +41,7 @@ Expected<void> build_reduce(PlanBuilder& b, const Node& node) {
   const bool noop_empty = node.attributes.int_or("noop_with_empty_axes", 0) != 0;
   const int code = reduce_code(node.op_type);
   const DType dtype = b.graph().value(node.inputs[0]).type.dtype;
-  const std::string t(float_type(dtype));
+  const std::string t(chain_storage_type(dtype));
   const std::string kernel = b.instantiate(
       "reduce", t,
       fmt::format("i64 n, int rank, Dims out_shape, Dims kept_strides, int red_rank, Dims red_shape, Dims red_strides, "
