@@ -4,7 +4,9 @@
 #include <cublasLt.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <memory>
+#include <utility>
 
 
 namespace nxrt::cuda {
@@ -37,6 +39,14 @@ Expected<Layout> make_layout(const BlasApi& lt, StepContext& ctx, cudaDataType t
       s != CUBLAS_STATUS_SUCCESS)
     return lt_error(lt, ctx, s, "lt.matrix_layout_set_attribute(STRIDED_BATCH_OFFSET)");
   return layout;
+}
+
+// The alignment of an operand, up to 256 bytes. cuBLASLt's heuristic assumes 256-byte aligned
+// operands unless told less, and the kernels it picks may then fault on a view at an offset
+// (one direction's weights, a block of rows).
+uint32_t alignment_of(const void* p) {
+  const auto address = reinterpret_cast<uintptr_t>(p);
+  return address == 0 ? 256u : static_cast<uint32_t>(std::min<uintptr_t>(256, address & (~address + 1)));
 }
 
 }  // namespace
@@ -88,6 +98,19 @@ Expected<void> run_matmul(StepContext& ctx, const MatmulProblem& p) {
                                                     sizeof(workspace_bytes));
       s != CUBLAS_STATUS_SUCCESS)
     return lt_error(lt, ctx, s, "cublasLtMatmulPreferenceSetAttribute");
+  // cuBLASLt's A is our B, and its B our A (see above); C and D are our D.
+  const std::pair<cublasLtMatmulPreferenceAttributes_t, const void*> operands[] = {
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, p.b},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, p.a},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, p.d},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, p.d},
+  };
+  for (const auto& [attribute, pointer] : operands) {
+    const uint32_t alignment = alignment_of(pointer);
+    if (auto s = lt.matmul_preference_set_attribute(raw_pref, attribute, &alignment, sizeof(alignment));
+        s != CUBLAS_STATUS_SUCCESS)
+      return lt_error(lt, ctx, s, "cublasLtMatmulPreferenceSetAttribute(MIN_ALIGNMENT)");
+  }
   cublasLtMatmulHeuristicResult_t heuristic{};
   int found = 0;
   if (auto s = lt.matmul_algo_get_heuristic(library->handle, raw_desc, first->get(), second->get(), out->get(), out->get(),

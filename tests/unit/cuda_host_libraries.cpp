@@ -42,8 +42,12 @@ struct Layout {
 struct MatmulDesc {
   int32_t trans_a = CUBLAS_OP_N, trans_b = CUBLAS_OP_N;
 };
+// Like cuBLASLt's, an algorithm the heuristic returns may assume every operand is aligned to
+// the preference's minimum (256 bytes unless the caller says less); cublasLtMatmul refuses
+// operands the algorithm cannot read, as a GPU kernel would fault on them.
 struct Preference {
   uint64_t max_workspace = 0;
+  std::array<uint32_t, 4> min_alignment{256, 256, 256, 256};  // A, B, C, D
 };
 
 Layout* of(cublasLtMatrixLayout_t l) { return reinterpret_cast<Layout*>(l); }
@@ -118,8 +122,21 @@ cublasStatus_t pref_destroy(cublasLtMatmulPreference_t p) {
 }
 cublasStatus_t pref_set(cublasLtMatmulPreference_t p, cublasLtMatmulPreferenceAttributes_t attr, const void* buf,
                         std::size_t size) {
-  if (attr != CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES) return CUBLAS_STATUS_NOT_SUPPORTED;
-  return read_attribute(buf, size, of(p)->max_workspace) ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_INVALID_VALUE;
+  switch (attr) {
+    case CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES:
+      return read_attribute(buf, size, of(p)->max_workspace) ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_INVALID_VALUE;
+    case CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES:
+    case CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES:
+    case CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES:
+    case CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES: {
+      const auto slot = static_cast<std::size_t>(attr - CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES);
+      uint32_t bytes = 0;
+      if (!read_attribute(buf, size, bytes) || bytes == 0) return CUBLAS_STATUS_INVALID_VALUE;
+      of(p)->min_alignment[slot] = bytes;
+      return CUBLAS_STATUS_SUCCESS;
+    }
+    default: return CUBLAS_STATUS_NOT_SUPPORTED;
+  }
 }
 
 // D (m x n) = op(A) (m x k) · op(B) (k x n): the layouts must agree on m, n, k, the batch
@@ -148,6 +165,7 @@ cublasStatus_t heuristic(cublasLtHandle_t h, cublasLtMatmulDesc_t d, cublasLtMat
   if (of(pref)->max_workspace < kMatmulWorkspace) return CUBLAS_STATUS_SUCCESS;  // no algorithm fits
   results[0] = {};
   results[0].algo.data[0] = kAlgoMark;
+  for (std::size_t i = 0; i < 4; ++i) results[0].algo.data[1 + i] = of(pref)->min_alignment[i];
   results[0].workspaceSize = kMatmulWorkspace;
   results[0].state = CUBLAS_STATUS_SUCCESS;
   *returned = 1;
@@ -164,6 +182,9 @@ cublasStatus_t matmul(cublasLtHandle_t h, cublasLtMatmulDesc_t desc, const void*
   if (h != host_blas_handle() || !describe_product(d, a, b, c, out, p)) return CUBLAS_STATUS_INVALID_VALUE;
   if (!algo || algo->data[0] != kAlgoMark || !workspace || workspace_bytes < kMatmulWorkspace)
     return CUBLAS_STATUS_INVALID_VALUE;
+  const std::array<const void*, 4> operands{a_data, b_data, c_data, d_data};
+  for (std::size_t i = 0; i < 4; ++i)
+    if (reinterpret_cast<uintptr_t>(operands[i]) % algo->data[1 + i] != 0) return CUBLAS_STATUS_NOT_SUPPORTED;
   const float alpha = *static_cast<const float*>(alpha_p), beta = *static_cast<const float*>(beta_p);
   const bool half = out.type == CUDA_R_16F;
   const bool ta = d.trans_a == CUBLAS_OP_T, tb = d.trans_b == CUBLAS_OP_T;

@@ -57,6 +57,28 @@ std::string argument_array_entry_points(const std::string& source, const std::st
   return out;
 }
 
+// A host tensor aligned as cuMemAlloc's blocks are (256 bytes), which cuBLASLt's algorithms
+// may assume of their operands (the host cuBLASLt checks it).
+Tensor device_like(DType dtype, Shape shape) {
+  const std::size_t bytes = std::max<std::size_t>(1, static_cast<std::size_t>(shape_numel(shape)) * dtype_size(dtype));
+  void* block = std::aligned_alloc(256, (bytes + 255) / 256 * 256);
+  if (!block) throw std::bad_alloc();
+  return Tensor(std::make_shared<Storage>(block, bytes, kHostDevice, [](void* p) { std::free(p); }), dtype,
+                std::move(shape));
+}
+}  // namespace
+
+Tensor device_copy(const Tensor& t) {
+  const bool aligned = reinterpret_cast<uintptr_t>(t.view().data()) % 256 == 0;
+  if (t.dtype() == DType::kString || (aligned && t.view().is_contiguous())) return t;
+  const Tensor contiguous = t.view().is_contiguous() ? t : copy_to_contiguous(t.view());
+  Tensor out = device_like(t.dtype(), t.shape());
+  std::memcpy(out.mut().data(), contiguous.view().data(), contiguous.nbytes());
+  return out;
+}
+
+namespace {
+
 // Runs one step on host tensors held in `slots` (indexed by value id).
 class HostStepContext final : public cuda::StepContext {
  public:
@@ -68,7 +90,7 @@ class HostStepContext final : public cuda::StepContext {
   Expected<Tensor> input_on_host(std::size_t i) override { return input(i); }
   bool wants_output(std::size_t i) const override { return i < step_.outputs.size() && step_.outputs[i] != kNoValue; }
   Expected<Tensor> output(std::size_t i, DType dtype, Shape shape) override {
-    Tensor t = Tensor::empty(dtype, std::move(shape));
+    Tensor t = device_like(dtype, std::move(shape));
     set_output(i, t);
     return t;
   }
@@ -79,9 +101,9 @@ class HostStepContext final : public cuda::StepContext {
     set_output(i, host);
     return {};
   }
-  Expected<Tensor> upload(const Tensor& host) override { return host; }
+  Expected<Tensor> upload(const Tensor& host) override { return device_copy(host); }
   Expected<Tensor> scratch(std::size_t bytes) override {
-    return Tensor::empty(DType::kUInt8, {static_cast<int64_t>(std::max<std::size_t>(bytes, 1))});
+    return device_like(DType::kUInt8, {static_cast<int64_t>(std::max<std::size_t>(bytes, 1))});
   }
   Expected<void> launch(std::string_view kernel, int64_t work, cuda::KernelArgs& args) override {
     const int64_t blocks = std::clamp<int64_t>((work + kGridStrideThreads - 1) / kGridStrideThreads, 1, kMaxHostBlocks);
@@ -193,12 +215,13 @@ Expected<std::vector<Tensor>> run_plan_on_host(const cuda::Plan& plan, const Hos
                                                const Partition& partition, const std::vector<Tensor>& inputs) {
   const Graph& graph = *partition.graph;
   std::vector<Tensor> slots(graph.values.size());
-  for (std::size_t i = 0; i < partition.inputs.size(); ++i) slots[static_cast<std::size_t>(partition.inputs[i])] = inputs.at(i);
+  for (std::size_t i = 0; i < partition.inputs.size(); ++i)
+    slots[static_cast<std::size_t>(partition.inputs[i])] = device_copy(inputs.at(i));
   for (std::size_t v = 0; v < graph.values.size(); ++v)
     if (const auto& weight = graph.values[v].initializer) {
       auto t = weight->materialize();
       if (!t) return std::unexpected(t.error());
-      slots[v] = t->view().is_contiguous() ? *t : copy_to_contiguous(t->view());
+      slots[v] = device_copy(*t);
     }
   for (const auto& step : plan.steps) {
     HostStepContext ctx(module, *step, slots);

@@ -37,8 +37,13 @@ class HostModule {
   std::string prefix_;  // of the module's entry points in the library: "m3__"
 };
 
+// `t` as an upload to the device leaves it: contiguous, in a block aligned to 256 bytes as
+// cuMemAlloc's are (cuBLASLt's algorithms may assume it; the host cuBLASLt checks). `t` itself
+// when it already is.
+Tensor device_copy(const Tensor& t);
+
 // Runs the plan's steps in order on host tensors, as CudaPartition::run does on the device:
-// `inputs` are the partition's inputs, initializers are read from the graph; returns the
+// `inputs` (each through device_copy) are the partition's inputs, initializers are read from the graph; returns the
 // partition's outputs.
 Expected<std::vector<Tensor>> run_plan_on_host(const cuda::Plan& plan, const HostModule& module,
                                                const Partition& partition, const std::vector<Tensor>& inputs);

@@ -136,7 +136,8 @@ CUresult stream_synchronize(CUstream) {
 
 CUresult mem_alloc(CUdeviceptr* p, std::size_t bytes) {
   if (bytes == 0) return CUDA_ERROR_INVALID_VALUE;
-  void* block = std::malloc(bytes);
+  // cuMemAlloc's blocks are aligned to at least 256 bytes; libraries rely on it.
+  void* block = std::aligned_alloc(256, (bytes + 255) / 256 * 256);
   std::lock_guard lock(state().mutex);
   state().live.emplace(reinterpret_cast<uintptr_t>(block), bytes);
   ++state().counts.allocations;

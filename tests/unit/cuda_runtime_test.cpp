@@ -129,7 +129,7 @@ TEST_CASE("cuda data movement kernels run on the host: Transpose, Concat, Slice,
 
 TEST_CASE("cuda Reshape, Flatten, Squeeze, Unsqueeze and Dropout are views: no kernel, the input's storage", "[cuda]") {
   HostChecks checks;
-  const Tensor x = test::iota_float({2, 3, 4});
+  const Tensor x = test::device_copy(test::iota_float({2, 3, 4}));
   auto out = test::run_partition_with(
       {.op_type = "Reshape", .opset = 14, .inputs = {x, test::int64s({0, -1})}, .constant = {false, true}}, "cuda",
       test::run_partition_on_host);
