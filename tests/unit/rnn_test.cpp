@@ -95,6 +95,29 @@ TEST_CASE("RNN: bidirectional with sequence_lens, Relu and layout 1", "[cpu][rnn
   CHECK(compare_tensors((*yb)[1], Tensor::from_vector<float>({2, 2, 1}, {4.25f, 2.75f, 10, 10})).empty());
 }
 
+TEST_CASE("RNN: layout 1 reads initial_h as [batch, dirs, hidden]", "[cpu][rnn]") {
+  // The same layer in both layouts, each initial state given per (direction, batch row).
+  const Tensor w = Tensor::from_vector<float>({2, 1, 1}, {1, 1});
+  const Tensor r = Tensor::from_vector<float>({2, 1, 1}, {0.9f, 0.8f});
+  AttributeMap a = attrs({{"hidden_size", int64_t{1}}, {"direction", std::string("bidirectional")}});
+  const Tensor x = Tensor::from_vector<float>({3, 2, 1}, {0.1f, -0.2f, 0.2f, 0.1f, -0.1f, 0.3f});
+  const Tensor h0 = Tensor::from_vector<float>({2, 2, 1}, {0.1f, 0.2f, 0.3f, 0.4f});  // dir 0 rows, dir 1 rows
+  auto seq_major = run_on_cpu({.op_type = "RNN", .opset = 14, .inputs = {x, w, r, Tensor{}, Tensor{}, h0}, .attrs = a,
+                               .outputs = 2});
+  REQUIRE(seq_major);
+  a.set("layout", Attribute{int64_t{1}});
+  const Tensor xb = Tensor::from_vector<float>({2, 3, 1}, {0.1f, 0.2f, -0.1f, -0.2f, 0.1f, 0.3f});
+  const Tensor h0b = Tensor::from_vector<float>({2, 2, 1}, {0.1f, 0.3f, 0.2f, 0.4f});  // row 0's dirs, row 1's
+  auto batch_major = run_on_cpu({.op_type = "RNN", .opset = 14, .inputs = {xb, w, r, Tensor{}, Tensor{}, h0b},
+                                 .attrs = a, .outputs = 2});
+  REQUIRE(batch_major);
+  const float* h = (*seq_major)[1].data_as<float>();
+  CHECK(compare_tensors((*batch_major)[1], Tensor::from_vector<float>({2, 2, 1}, {h[0], h[2], h[1], h[3]})).empty());
+  // Forward row 0 from 0.1, reverse row 1 from 0.4.
+  CHECK(std::abs((*seq_major)[0].data_as<float>()[0] - std::tanh(0.1f + 0.9f * 0.1f)) < 1e-6f);
+  CHECK(std::abs((*seq_major)[0].data_as<float>()[11] - std::tanh(0.3f + 0.8f * 0.4f)) < 1e-6f);
+}
+
 TEST_CASE("RNN: double inputs and parameterized activations", "[cpu][rnn]") {
   // ScaledTanh(alpha=2, beta=0.5) on one step: h = 2 tanh(0.5 * (w x + r h0)).
   auto y = run_on_cpu({.op_type = "RNN",

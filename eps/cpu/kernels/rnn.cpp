@@ -8,71 +8,15 @@
 #include "common/broadcast.h"
 #include "common/gemm.h"
 #include "common/kernel_util.h"
-#include "common/rnn_activation.h"
 #include "kernels/kernels.h"
+#include "nxrt/ep/recurrent.h"
 
 namespace nxrt::cpu {
 namespace {
 
-enum class Cell { kRnn, kGru, kLstm };
-
-// Gates per cell (the row blocks of W and R): RNN i; GRU z, r, h; LSTM i, o, f, c.
-constexpr int64_t gate_count(Cell cell) { return cell == Cell::kRnn ? 1 : cell == Cell::kGru ? 3 : 4; }
-// Activations per direction: RNN f; GRU f, g; LSTM f, g, h.
-constexpr std::size_t activation_count(Cell cell) { return cell == Cell::kRnn ? 1 : cell == Cell::kGru ? 2 : 3; }
-
-std::vector<std::string> default_activations(Cell cell) {
-  if (cell == Cell::kRnn) return {"Tanh"};
-  if (cell == Cell::kGru) return {"Sigmoid", "Tanh"};
-  return {"Sigmoid", "Tanh", "Tanh"};
-}
-
-// The attributes of a node, validated by check_recurrent.
-struct RecurrentAttrs {
-  Cell cell = Cell::kRnn;
-  std::string direction = "forward";
-  int64_t hidden = 0;  // 0: taken from R at run time
-  std::vector<RnnActivation> activations;  // activation_count per direction, per direction
-  std::optional<float> clip;
-  bool linear_before_reset = false;
-  bool input_forget = false;
-  bool batch_first = false;  // layout 1
-
-  int64_t directions() const { return direction == "bidirectional" ? 2 : 1; }
-};
-
-std::expected<RecurrentAttrs, std::string> read_recurrent_attrs(const NodeContext& ctx, Cell cell) {
-  const AttributeMap& a = ctx.attrs();
-  RecurrentAttrs r;
-  r.cell = cell;
-  r.direction = a.string_or("direction", "forward");
-  if (r.direction != "forward" && r.direction != "reverse" && r.direction != "bidirectional")
-    return std::unexpected(
-        fmt::format("direction '{}' is not an ONNX value; use forward, reverse or bidirectional", r.direction));
-  r.hidden = a.int_or("hidden_size", 0);
-  auto names = a.get_strings("activations").value_or(default_activations(cell));
-  const std::size_t per_direction = activation_count(cell);
-  // One direction's list serves both directions of a bidirectional layer.
-  if (r.directions() == 2 && names.size() == per_direction) {
-    const std::vector<std::string> one = names;
-    names.insert(names.end(), one.begin(), one.end());
-  }
-  if (names.size() != per_direction * static_cast<std::size_t>(r.directions()))
-    return std::unexpected(fmt::format("activations has {} names; {} direction(s) need {}", names.size(),
-                                       r.directions(), per_direction * static_cast<std::size_t>(r.directions())));
-  auto acts = parse_rnn_activations(names, a.get_floats("activation_alpha").value_or(std::vector<float>{}),
-                                    a.get_floats("activation_beta").value_or(std::vector<float>{}));
-  if (!acts) return std::unexpected(acts.error());
-  r.activations = std::move(*acts);
-  r.clip = a.get_float("clip");
-  r.linear_before_reset = a.int_or("linear_before_reset", 0) != 0;
-  r.input_forget = a.int_or("input_forget", 0) != 0;
-  r.batch_first = a.int_or("layout", 0) != 0;
-  return r;
-}
-
-// Inputs X, W, R, B, sequence_lens, initial_h, initial_c, P; outputs Y, Y_h, Y_c.
-KernelMatch check_recurrent(const NodeContext& ctx, Cell cell) {
+// The shared checks (nxrt/ep/recurrent.h), and the cpu EP's dtypes: float and double, every
+// float input of one type, sequence_lens int32.
+KernelMatch check_recurrent(const NodeContext& ctx, RecurrentCell cell) {
   const std::string& op = ctx.node().op_type;
   NXRT_REQUIRE_MATCH(require_input_dtype(ctx, 0, {DType::kFloat32, DType::kFloat64}));
   for (std::size_t i : {1, 2, 3, 5, 6, 7}) {
@@ -81,33 +25,7 @@ KernelMatch check_recurrent(const NodeContext& ctx, Cell cell) {
                  i, dtype_name(ctx.input_dtype(i)), dtype_name(ctx.input_dtype(0)));
   }
   if (ctx.input_count() > 4 && ctx.has_input(4)) NXRT_REQUIRE_MATCH(require_input_dtype(ctx, 4, {DType::kInt32}));
-  NXRT_REQUIRE(ctx.input_rank(0).value_or(3) == 3, "{}: X has rank {}; it must be 3", op, *ctx.input_rank(0));
-  NXRT_REQUIRE(ctx.input_rank(1).value_or(3) == 3 && ctx.input_rank(2).value_or(3) == 3,
-               "{}: W and R must have rank 3, got {} and {}", op, ctx.input_rank(1).value_or(3),
-               ctx.input_rank(2).value_or(3));
-  NXRT_REQUIRE(ctx.opset() >= 14 || ctx.attrs().int_or("layout", 0) == 0,
-               "{}: the layout attribute needs opset 14, the node has opset {}", op, ctx.opset());
-  const int64_t layout = ctx.attrs().int_or("layout", 0);
-  NXRT_REQUIRE(layout == 0 || layout == 1, "{}: layout {} is not 0 or 1", op, layout);
-  auto attrs = read_recurrent_attrs(ctx, cell);
-  NXRT_REQUIRE(attrs.has_value(), "{}: {}", op, attrs.error());
-  NXRT_REQUIRE(!attrs->clip || *attrs->clip > 0, "{}: clip {} must be positive", op, attrs->clip.value_or(0));
-  auto w = ctx.input_static_shape(1);
-  if (!w) return KernelMatch::supported();
-  const int64_t gates = gate_count(cell);
-  NXRT_REQUIRE((*w)[0] == attrs->directions(), "{}: W {} has {} directions; direction '{}' needs {}", op,
-               shape_to_string(*w), (*w)[0], attrs->direction, attrs->directions());
-  NXRT_REQUIRE(attrs->hidden == 0 || (*w)[1] == gates * attrs->hidden,
-               "{}: W {} has {} rows; hidden_size {} needs {}", op, shape_to_string(*w), (*w)[1], attrs->hidden,
-               gates * attrs->hidden);
-  auto x = ctx.input_static_shape(0);
-  if (!x) return KernelMatch::supported();
-  Cost cost;
-  // Per step and batch row: the input and recurrent products of every gate.
-  const int64_t hidden = (*w)[1] / gates;
-  cost.flops = 2.0 * static_cast<double>(attrs->directions() * (*x)[0] * (*x)[1] * gates * hidden *
-                                         ((*w)[2] + hidden));
-  return KernelMatch::supported(cost);
+  return check_recurrent_node(ctx, cell);
 }
 
 // C (m x n) = A (m x k, row stride lda) * B^T, with B n x k contiguous; adds to C when
@@ -142,68 +60,23 @@ class RecurrentKernel final : public Kernel {
   std::string_view variant() const override { return "recurrent-gemm"; }
 
  private:
-  // Sizes of one run.
-  struct Dims {
-    int64_t seq = 0, batch = 0, input = 0, hidden = 0, dirs = 1, gates = 1;
-  };
-
   const Tensor* optional_input(const KernelContext& ctx, std::size_t i) const {
     return i < ctx.input_count() && ctx.has_input(i) ? &ctx.input(i) : nullptr;
   }
-
-  Expected<Dims> plan(const KernelContext& ctx) const {
-    const Tensor& x = ctx.input(0);
-    const Tensor& w = ctx.input(1);
-    const Tensor& r = ctx.input(2);
-    if (x.shape().size() != 3 || r.shape().size() != 3)
-      return fail(ErrorCode::kRuntime,
-                  fmt::format("{}: X is {} and R {}; both must have rank 3", cell_name(), shape_to_string(x.shape()),
-                              shape_to_string(r.shape())),
-                  "the model's shapes are inconsistent", "check X and R");
-    Dims d;
-    d.gates = gate_count(attrs_.cell);
-    d.dirs = attrs_.directions();
-    d.seq = attrs_.batch_first ? x.shape()[1] : x.shape()[0];
-    d.batch = attrs_.batch_first ? x.shape()[0] : x.shape()[1];
-    d.input = x.shape()[2];
-    d.hidden = attrs_.hidden ? attrs_.hidden : r.shape()[2];
-    auto bad = [&](std::string what) {
-      return fail(ErrorCode::kRuntime, fmt::format("{}: {}", cell_name(), what),
-                  "the shapes of the inputs disagree with each other or with the attributes",
-                  "check X, W, R, B, initial_h and the hidden_size and direction attributes");
-    };
-    if (w.shape() != Shape{d.dirs, d.gates * d.hidden, d.input})
-      return bad(fmt::format("W is {}, expected {}", shape_to_string(w.shape()),
-                             shape_to_string(Shape{d.dirs, d.gates * d.hidden, d.input})));
-    if (r.shape() != Shape{d.dirs, d.gates * d.hidden, d.hidden})
-      return bad(fmt::format("R is {}, expected {}", shape_to_string(r.shape()),
-                             shape_to_string(Shape{d.dirs, d.gates * d.hidden, d.hidden})));
-    if (auto* b = optional_input(ctx, 3); b && b->numel() != d.dirs * 2 * d.gates * d.hidden)
-      return bad(fmt::format("B is {}, expected [{},{}]", shape_to_string(b->shape()), d.dirs, 2 * d.gates * d.hidden));
-    if (auto* s = optional_input(ctx, 4); s && s->numel() != d.batch)
-      return bad(fmt::format("sequence_lens has {} values for batch {}", s->numel(), d.batch));
-    for (std::size_t i : {5, 6})
-      if (auto* h = optional_input(ctx, i); h && h->numel() != d.dirs * d.batch * d.hidden)
-        return bad(fmt::format("input {} is {}; expected {} values (directions x batch x hidden)", i,
-                               shape_to_string(h->shape()), d.dirs * d.batch * d.hidden));
-    if (auto* p = optional_input(ctx, 7); p && p->numel() != d.dirs * 3 * d.hidden)
-      return bad(fmt::format("P is {}, expected [{},{}]", shape_to_string(p->shape()), d.dirs, 3 * d.hidden));
-    return d;
-  }
-
-  const char* cell_name() const {
-    return attrs_.cell == Cell::kRnn ? "RNN" : attrs_.cell == Cell::kGru ? "GRU" : "LSTM";
+  std::optional<int64_t> optional_numel(const KernelContext& ctx, std::size_t i) const {
+    const Tensor* t = optional_input(ctx, i);
+    return t ? std::optional<int64_t>(t->numel()) : std::nullopt;
   }
 
   template <class T>
   Expected<void> run(KernelContext& ctx) {
-    auto dims = plan(ctx);
+    auto dims = recurrent_dims(attrs_, {ctx.input(0).shape(), ctx.input(1).shape(), ctx.input(2).shape(),
+                                        optional_numel(ctx, 3), optional_numel(ctx, 4), optional_numel(ctx, 5),
+                                        optional_numel(ctx, 6), optional_numel(ctx, 7)});
     if (!dims) return std::unexpected(dims.error());
-    const Dims& d = *dims;
-    // Outputs in layout 0 (Y [seq, dirs, batch, hidden]) or 1 (Y [batch, seq, dirs, hidden]).
-    const Shape y_shape = attrs_.batch_first ? Shape{d.batch, d.seq, d.dirs, d.hidden}
-                                             : Shape{d.seq, d.dirs, d.batch, d.hidden};
-    const Shape state_shape = attrs_.batch_first ? Shape{d.batch, d.dirs, d.hidden} : Shape{d.dirs, d.batch, d.hidden};
+    const RecurrentDims& d = *dims;
+    const Shape y_shape = recurrent_y_shape(attrs_, d);
+    const Shape state_shape = recurrent_state_shape(attrs_, d);
     T* y = nullptr;
     std::array<T*, 2> final_state{nullptr, nullptr};  // Y_h, Y_c
     if (ctx.output_count() > 0 && ctx.wants_output(0)) {
@@ -211,7 +84,8 @@ class RecurrentKernel final : public Kernel {
       if (!t) return std::unexpected(t.error());
       y = t->template mut_as<T>();
     }
-    for (std::size_t i = 1; i < std::min<std::size_t>(ctx.output_count(), attrs_.cell == Cell::kLstm ? 3 : 2); ++i) {
+    for (std::size_t i = 1; i < std::min<std::size_t>(ctx.output_count(), attrs_.cell == RecurrentCell::kLstm ? 3 : 2);
+         ++i) {
       if (!ctx.wants_output(i)) continue;
       auto t = ctx.output(i, dtype_of<T>(), state_shape);
       if (!t) return std::unexpected(t.error());
@@ -237,19 +111,19 @@ class RecurrentKernel final : public Kernel {
   }
 
   template <class T>
-  void run_direction(KernelContext& ctx, const Dims& d, int64_t dir, const T* x, const std::vector<int64_t>& lengths,
+  void run_direction(KernelContext& ctx, const RecurrentDims& d, int64_t dir, const T* x, const std::vector<int64_t>& lengths,
                      T* y, const std::array<T*, 2>& final_state) {
     const int64_t gh = d.gates * d.hidden, H = d.hidden;
-    const bool reverse = attrs_.direction == "reverse" || dir == 1;
-    const bool lstm = attrs_.cell == Cell::kLstm, gru = attrs_.cell == Cell::kGru;
+    const bool reverse = attrs_.reversed(dir);
+    const bool lstm = attrs_.cell == RecurrentCell::kLstm, gru = attrs_.cell == RecurrentCell::kGru;
     const T* w = ctx.input(1).data_as<T>() + dir * gh * d.input;
     const T* r = ctx.input(2).data_as<T>() + dir * gh * H;
     const T* bias = optional_input(ctx, 3) ? ctx.input(3).data_as<T>() + dir * 2 * gh : nullptr;
     const T* peep = optional_input(ctx, 7) ? ctx.input(7).data_as<T>() + dir * 3 * H : nullptr;
-    const RnnActivation* act = attrs_.activations.data() + dir * static_cast<int64_t>(activation_count(attrs_.cell));
+    const RnnActivation* act = attrs_.activations_of(dir);
     auto clipped = [&](T v) { return attrs_.clip ? std::clamp(v, T(-*attrs_.clip), T(*attrs_.clip)) : v; };
     auto f = [&](T v) { return act[0](clipped(v)); };
-    auto g = [&](T v) { return act[attrs_.cell == Cell::kRnn ? 0 : 1](clipped(v)); };
+    auto g = [&](T v) { return act[attrs_.cell == RecurrentCell::kRnn ? 0 : 1](clipped(v)); };
     auto h_act = [&](T v) { return act[lstm ? 2 : 0](clipped(v)); };
 
     // Input projections of every step at once, with both biases except GRU's recurrent
@@ -267,7 +141,9 @@ class RecurrentKernel final : public Kernel {
     }
     auto initial = [&](std::size_t i, std::vector<T>& state) {
       state.assign(static_cast<std::size_t>(d.batch * H), T(0));
-      if (auto* t = optional_input(ctx, i)) std::copy_n(t->data_as<T>() + dir * d.batch * H, d.batch * H, state.data());
+      if (auto* t = optional_input(ctx, i))
+        for (int64_t b = 0; b < d.batch; ++b)
+          std::copy_n(t->data_as<T>() + recurrent_state_offset(attrs_, d, dir, b), H, state.data() + b * H);
     };
     std::vector<T> h, c, hr(static_cast<std::size_t>(d.batch * gh)), reset_h, reset_hr;
     initial(5, h);
@@ -305,7 +181,7 @@ class RecurrentKernel final : public Kernel {
             hn[j] = hp[j];
             continue;
           }
-          if (attrs_.cell == Cell::kRnn) {
+          if (attrs_.cell == RecurrentCell::kRnn) {
             hn[j] = f(xg[j] + hg[j]);
           } else if (gru) {
             const T z = f(xg[j] + hg[j]);
@@ -325,16 +201,12 @@ class RecurrentKernel final : public Kernel {
             hn[j] = o_gate * h_act(cell);
           }
         }
-        if (y && active) {
-          const int64_t offset =
-              attrs_.batch_first ? ((b * d.seq + t) * d.dirs + dir) * H : ((t * d.dirs + dir) * d.batch + b) * H;
-          std::copy_n(hn, H, y + offset);
-        }
+        if (y && active) std::copy_n(hn, H, y + recurrent_y_offset(attrs_, d, t, dir, b));
       }
       h.swap(h_next);
     }
     for (int64_t b = 0; b < d.batch; ++b) {
-      const int64_t offset = attrs_.batch_first ? (b * d.dirs + dir) * H : (dir * d.batch + b) * H;
+      const int64_t offset = recurrent_state_offset(attrs_, d, dir, b);
       if (final_state[0]) std::copy_n(h.data() + b * H, H, final_state[0] + offset);
       if (final_state[1]) std::copy_n(c.data() + b * H, H, final_state[1] + offset);
     }
@@ -343,13 +215,13 @@ class RecurrentKernel final : public Kernel {
   RecurrentAttrs attrs_;
 };
 
-KernelMatch check_rnn(const NodeContext& ctx) { return check_recurrent(ctx, Cell::kRnn); }
-KernelMatch check_gru(const NodeContext& ctx) { return check_recurrent(ctx, Cell::kGru); }
-KernelMatch check_lstm(const NodeContext& ctx) { return check_recurrent(ctx, Cell::kLstm); }
+KernelMatch check_rnn(const NodeContext& ctx) { return check_recurrent(ctx, RecurrentCell::kRnn); }
+KernelMatch check_gru(const NodeContext& ctx) { return check_recurrent(ctx, RecurrentCell::kGru); }
+KernelMatch check_lstm(const NodeContext& ctx) { return check_recurrent(ctx, RecurrentCell::kLstm); }
 
-KernelDef recurrent_def(const char* op, Cell cell, int64_t since, int64_t until, KernelCheck check) {
+KernelDef recurrent_def(const char* op, RecurrentCell cell, int64_t since, int64_t until, KernelCheck check) {
   return KernelDef{{"", op, since}, until, std::move(check), [cell](const NodeContext& ctx) {
-                     return make_kernel<RecurrentKernel>(*read_recurrent_attrs(ctx, cell));
+                     return make_kernel<RecurrentKernel>(*read_recurrent_attrs(ctx.attrs(), cell));
                    }};
 }
 
@@ -357,16 +229,16 @@ KernelDef recurrent_def(const char* op, Cell cell, int64_t since, int64_t until,
 
 std::vector<KernelDef> rnn_kernels() {
   return {
-      recurrent_def("RNN", Cell::kRnn, 1, 6, check_rnn),
-      recurrent_def("RNN", Cell::kRnn, 7, 13, check_rnn),
-      recurrent_def("RNN", Cell::kRnn, 14, 0, check_rnn),
-      recurrent_def("GRU", Cell::kGru, 1, 2, check_gru),
-      recurrent_def("GRU", Cell::kGru, 3, 6, check_gru),
-      recurrent_def("GRU", Cell::kGru, 7, 13, check_gru),
-      recurrent_def("GRU", Cell::kGru, 14, 0, check_gru),
-      recurrent_def("LSTM", Cell::kLstm, 1, 6, check_lstm),
-      recurrent_def("LSTM", Cell::kLstm, 7, 13, check_lstm),
-      recurrent_def("LSTM", Cell::kLstm, 14, 0, check_lstm),
+      recurrent_def("RNN", RecurrentCell::kRnn, 1, 6, check_rnn),
+      recurrent_def("RNN", RecurrentCell::kRnn, 7, 13, check_rnn),
+      recurrent_def("RNN", RecurrentCell::kRnn, 14, 0, check_rnn),
+      recurrent_def("GRU", RecurrentCell::kGru, 1, 2, check_gru),
+      recurrent_def("GRU", RecurrentCell::kGru, 3, 6, check_gru),
+      recurrent_def("GRU", RecurrentCell::kGru, 7, 13, check_gru),
+      recurrent_def("GRU", RecurrentCell::kGru, 14, 0, check_gru),
+      recurrent_def("LSTM", RecurrentCell::kLstm, 1, 6, check_lstm),
+      recurrent_def("LSTM", RecurrentCell::kLstm, 7, 13, check_lstm),
+      recurrent_def("LSTM", RecurrentCell::kLstm, 14, 0, check_lstm),
   };
 }
 
