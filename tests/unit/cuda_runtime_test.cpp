@@ -784,4 +784,82 @@ TEST_CASE("cuda Resize runs on the host: nearest, linear and cubic, every coordi
                  1e-2, 1e-2, {1, 2});  // roi and scales stay float
   checks.run();
 }
+
+TEST_CASE("cuda RNN, GRU and LSTM run their products and gate kernels on the host", "[cuda]") {
+  HostChecks checks;
+  const int64_t seq = 3, batch = 2, input = 3, hidden = 4;
+  // One layer's inputs: X, W, R, then B, sequence_lens, initial_h, initial_c and P where asked
+  // (row 1 of the batch stops after one step).
+  struct Layer {
+    const char* op;
+    int64_t gates;
+    int64_t dirs = 1;
+    bool bias = false, lens = false, states = false, peepholes = false;
+    int64_t layout = 0;
+  };
+  unsigned seed = 200;
+  auto inputs = [&](const Layer& l) {
+    auto values = [&](Shape shape) { return random_tensor(std::move(shape), seed++, -1, 1); };
+    const Shape x = l.layout ? Shape{batch, seq, input} : Shape{seq, batch, input};
+    const Shape state = l.layout ? Shape{batch, l.dirs, hidden} : Shape{l.dirs, batch, hidden};
+    std::vector<Tensor> in{values(x), values({l.dirs, l.gates * hidden, input}), values({l.dirs, l.gates * hidden, hidden})};
+    in.push_back(l.bias ? values({l.dirs, 2 * l.gates * hidden}) : Tensor());
+    in.push_back(l.lens ? Tensor::from_vector<int32_t>({batch}, {3, 1}) : Tensor());
+    in.push_back(l.states ? values(state) : Tensor());
+    if (std::string(l.op) == "LSTM") {
+      in.push_back(l.states ? values(state) : Tensor());
+      in.push_back(l.peepholes ? values({l.dirs, 3 * hidden}) : Tensor());
+    }
+    while (!in.back().defined()) in.pop_back();
+    return in;
+  };
+  auto add = [&](const Layer& l, AttributeMap a) {
+    a.set("hidden_size", Attribute{hidden});
+    if (l.dirs == 2) a.set("direction", Attribute{std::string("bidirectional")});
+    if (l.layout) a.set("layout", Attribute{l.layout});
+    checks.add({.op_type = l.op, .opset = 14, .inputs = inputs(l), .attrs = a, .outputs = std::string(l.op) == "LSTM" ? 3u : 2u},
+               1e-5, 1e-5);
+  };
+  using strings = std::vector<std::string>;
+  add({"RNN", 1}, {});
+  add({"RNN", 1, 2, true, true, true}, attrs({{"activations", strings{"Relu", "Tanh"}}, {"clip", 0.8f}}));
+  add({.op = "RNN", .gates = 1, .dirs = 1, .bias = true, .states = true, .layout = 1}, attrs({{"direction", std::string("reverse")}}));
+  add({"GRU", 3, 1, true, false, true}, {});                                  // the reset gate before its product
+  add({"GRU", 3, 1, true, false, true}, attrs({{"linear_before_reset", int64_t{1}}}));
+  add({"GRU", 3, 2, true, true, true, false, 1}, attrs({{"linear_before_reset", int64_t{1}}}));
+  add({"GRU", 3, 2, false, true, false}, attrs({{"activations", strings{"HardSigmoid", "Softsign", "Sigmoid", "Elu"}},
+                                                {"activation_alpha", std::vector<float>{0.3f, 0.7f}},
+                                                {"activation_beta", std::vector<float>{0.4f}}}));
+  add({"LSTM", 4, 1, true, false, true, true}, {});
+  add({"LSTM", 4, 2, true, true, true, true, 1}, attrs({{"input_forget", int64_t{1}}, {"clip", 0.5f}}));
+  add({"LSTM", 4, 1, true, true, false}, attrs({{"direction", std::string("reverse")},
+                                                {"activations", strings{"Sigmoid", "ScaledTanh", "Softplus"}},
+                                                {"activation_alpha", std::vector<float>{1.5f}},
+                                                {"activation_beta", std::vector<float>{0.5f}}}));
+  // Only Y_h of an LSTM, and an empty sequence (Y_h is the initial state).
+  checks.add({.op_type = "LSTM", .opset = 14, .inputs = inputs({"LSTM", 4}), .attrs = attrs({{"hidden_size", hidden}}),
+              .outputs = 2},
+             1e-5, 1e-5);
+  std::vector<Tensor> empty = inputs({"LSTM", 4, 1, true, false, true});
+  empty[0] = Tensor::from_vector<float>({0, batch, input}, {});
+  checks.add({.op_type = "LSTM", .opset = 14, .inputs = empty, .attrs = attrs({{"hidden_size", hidden}}), .outputs = 3});
+  checks.add_f16({.op_type = "GRU", .opset = 14, .inputs = inputs({"GRU", 3, 2, true, true, true}),
+                  .attrs = attrs({{"hidden_size", hidden}, {"direction", std::string("bidirectional")}}), .outputs = 2});
+  checks.run();
+}
+
+TEST_CASE("cuda recurrent layers decline double and a sequence_lens that is not int32", "[cuda]") {
+  auto decline = [](std::vector<Tensor> inputs) {
+    auto r = test::run_partition_with(
+        {.op_type = "RNN", .opset = 14, .inputs = std::move(inputs), .attrs = attrs({{"hidden_size", int64_t{1}}}), .outputs = 2},
+        "cuda", test::run_partition_on_host);
+    REQUIRE_FALSE(r);
+    return r.error().why;
+  };
+  const Tensor xd = Tensor::from_vector<double>({1, 1, 1}, {1});
+  CHECK_THAT(decline({xd, xd, xd}), Catch::Contains("RNN: input 0 is double; the cuda EP runs float and float16 only"));
+  const Tensor x = random_tensor({1, 1, 1}, 1);
+  CHECK_THAT(decline({x, x, x, Tensor(), test::int64s({1})}),
+             Catch::Contains("RNN: sequence_lens is int64; ONNX defines it as int32"));
+}
 #endif  // NXRT_HAVE_CUDA

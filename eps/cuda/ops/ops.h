@@ -87,6 +87,7 @@ std::vector<CudaOpDef> einsum_ops();        // Einsum (one or two inputs)
 std::vector<CudaOpDef> quantize_ops();      // QuantizeLinear, DequantizeLinear (int8, uint8)
 std::vector<CudaOpDef> grid_sample_ops();   // GridSample
 std::vector<CudaOpDef> select_ops();        // Compress, NonZero, NonMaxSuppression
+std::vector<CudaOpDef> recurrent_ops();     // RNN, GRU, LSTM (cuBLASLt products, generated gate kernels)
 
 // Every family's table, registered into one OpTable.
 Expected<std::shared_ptr<const OpTable>> make_op_table();
