@@ -586,6 +586,34 @@ __device__ void softmax(i64 outer, i64 axis, i64 inner, const T* x, T* y, int mo
   }
 }
 
+// NegativeLogLikelihoodLoss over log-probabilities lp (N, C, D), a thread per position p:
+// loss[p] = -lp[n, t, d]·w[t] and weights[p] = w[t] (1 without weights; `weights` may be null).
+// Both are 0 where t is the ignore_index, or out of range (the cpu EP reports that).
+template <class T, class I, class L>
+__device__ void nll_loss(i64 n, i64 classes, i64 d, const T* lp, const I* target, const T* weight, int has_ignore,
+                         i64 ignore, L* loss, float* weights) {
+  for (i64 p = global_index(); p < n * d; p += global_stride()) {
+    const i64 t = (i64)target[p];
+    const bool counted = !(has_ignore && t == ignore) && t >= 0 && t < classes;
+    const float w = !counted ? 0.f : weight ? ld(weight, t) : 1.f;
+    st(loss, p, counted ? -ld(lp, ((p / d) * classes + t) * d + p % d) * w : 0.f);
+    if (weights) weights[p] = w;
+  }
+}
+
+// One block: out[0] = the sum of loss[0, n), divided by the sum of `weights` when given (mean).
+template <class T>
+__device__ void loss_total(i64 n, const float* loss, const float* weights, T* out) {
+  float s = 0.f, w = 0.f;
+  for (i64 p = threadIdx.x; p < n; p += blockDim.x) {
+    s += loss[p];
+    if (weights) w += weights[p];
+  }
+  s = block_reduce(s, false);
+  if (weights) w = block_reduce(w, false);
+  if (threadIdx.x == 0) st(out, 0, weights ? s / w : s);
+}
+
 // The mean of a block's row of `cols` elements from `base`, and 1/sqrt(variance + eps).
 template <class T>
 __device__ void row_moments(const T* x, i64 base, i64 cols, float eps, float& mean, float& inv) {

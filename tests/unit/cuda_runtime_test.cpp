@@ -862,4 +862,27 @@ TEST_CASE("cuda recurrent layers decline double and a sequence_lens that is not 
   CHECK_THAT(decline({x, x, x, Tensor(), test::int64s({1})}),
              Catch::Contains("RNN: sequence_lens is int64; ONNX defines it as int32"));
 }
+
+TEST_CASE("cuda NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss run on the host", "[cuda]") {
+  HostChecks checks;
+  const Tensor scores = random_tensor({3, 5, 2, 2}, 300);
+  const Tensor weights = random_tensor({5}, 301, 0.1f, 1);
+  // Class 2 is the ignore_index below; int32 and int64 targets.
+  const Tensor target = test::int64s({0, 4, 2, 1, 3, 3, 2, 0, 1, 4, 2, 2}).reshaped({3, 2, 2});
+  const Tensor target32 = cast(target, DType::kInt32);
+  for (const char* op : {"NegativeLogLikelihoodLoss", "SoftmaxCrossEntropyLoss"})
+    for (const char* reduction : {"none", "sum", "mean"}) {
+      const AttributeMap plain = attrs({{"reduction", std::string(reduction)}});
+      const AttributeMap ignoring = attrs({{"reduction", std::string(reduction)}, {"ignore_index", int64_t{2}}});
+      checks.add({.op_type = op, .opset = 13, .inputs = {scores, target}, .attrs = plain}, 1e-5, 1e-5);
+      checks.add({.op_type = op, .opset = 13, .inputs = {scores, target32, weights}, .attrs = ignoring}, 1e-5, 1e-5);
+    }
+  // SoftmaxCrossEntropyLoss's log-probabilities; (N, C) without extra dims.
+  checks.add({.op_type = "SoftmaxCrossEntropyLoss", .opset = 13, .inputs = {scores, target, weights}, .outputs = 2}, 1e-5, 1e-5);
+  checks.add({.op_type = "SoftmaxCrossEntropyLoss", .opset = 12, .inputs = {random_tensor({4, 3}, 302), test::int64s({0, 2, 1, 1})}},
+             1e-5, 1e-5);
+  checks.add_f16({.op_type = "NegativeLogLikelihoodLoss", .opset = 13, .inputs = {scores, target, weights},
+                  .attrs = attrs({{"reduction", std::string("none")}})});
+  checks.run();
+}
 #endif  // NXRT_HAVE_CUDA

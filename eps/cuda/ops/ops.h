@@ -88,6 +88,7 @@ std::vector<CudaOpDef> quantize_ops();      // QuantizeLinear, DequantizeLinear 
 std::vector<CudaOpDef> grid_sample_ops();   // GridSample
 std::vector<CudaOpDef> select_ops();        // Compress, NonZero, NonMaxSuppression
 std::vector<CudaOpDef> recurrent_ops();     // RNN, GRU, LSTM (cuBLASLt products, generated gate kernels)
+std::vector<CudaOpDef> loss_ops();          // NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss
 
 // Every family's table, registered into one OpTable.
 Expected<std::shared_ptr<const OpTable>> make_op_table();
