@@ -468,6 +468,56 @@ __device__ void dequantize(i64 n, i64 channels, i64 inner, const Q* x, const S* 
   }
 }
 
+// DynamicQuantizeLinear, one block: the uint8 scale and zero point covering
+// [min(x, 0), max(x, 0)] (all zeros: scale 0 and zero point 0).
+template <class X>
+__device__ void dynamic_quantize_params(i64 n, const X* x, float* scale, unsigned char* zero_point) {
+  float lo = 0.f, hi = 0.f;
+  for (i64 i = threadIdx.x; i < n; i += blockDim.x) {
+    lo = fminf(lo, ld(x, i));
+    hi = fmaxf(hi, ld(x, i));
+  }
+  lo = -block_reduce(-lo, true);
+  hi = block_reduce(hi, true);
+  if (threadIdx.x == 0) {
+    const float s = (hi - lo) / 255.f;
+    *scale = s;
+    *zero_point = s == 0.f ? 0 : (unsigned char)fminf(fmaxf(rintf(0.f - lo / s), 0.f), 255.f);
+  }
+}
+// Then y = saturate(round_half_even(x / scale) + zero_point), reading both from the device.
+template <class X>
+__device__ void dynamic_quantize(i64 n, const X* x, const float* scale, const unsigned char* zero_point, unsigned char* y) {
+  const float s = *scale, zp = (float)*zero_point;
+  for (i64 i = global_index(); i < n; i += global_stride())
+    y[i] = s == 0.f ? *zero_point : (unsigned char)fminf(fmaxf(rintf(ld(x, i) / s) + zp, 0.f), 255.f);
+}
+
+// Integer matrix products, a thread per output element of `batch` [m, n] products (a batch
+// stride of 0 reuses one matrix): acc = sum over k of (A[m, k] - za[m]) · (B[k, n] - zb[n]) in
+// int32, each zero point a scalar (count 1), one per row of A / column of B, or null.
+// MatMulInteger (y_scale null) stores acc; QLinearMatMul stores
+// saturate(round_half_even(acc · sa[m] · sb[n] / y_scale) + y_zp) into [lo, hi].
+template <class TA, class TB, class TY>
+__device__ void matmul_integer(i64 batch, i64 m, i64 n, i64 k, i64 stride_a, i64 stride_b, const TA* a, const TB* b,
+                               const TA* za, i64 za_count, const TB* zb, i64 zb_count, const float* sa, i64 sa_count,
+                               const float* sb, i64 sb_count, const float* y_scale, const TY* y_zp, int lo, int hi, TY* y) {
+  for (i64 i = global_index(); i < batch * m * n; i += global_stride()) {
+    const i64 col = i % n, row = (i / n) % m, at = i / (m * n);
+    const int az = za ? (int)za[za_count == 1 ? 0 : row] : 0, bz = zb ? (int)zb[zb_count == 1 ? 0 : col] : 0;
+    const TA* ar = a + at * stride_a + row * k;
+    const TB* bc = b + at * stride_b + col;
+    int acc = 0;
+    for (i64 l = 0; l < k; ++l) acc += ((int)ar[l] - az) * ((int)bc[l * n] - bz);
+    if (!y_scale) {
+      y[i] = (TY)acc;
+      continue;
+    }
+    const float scale = sa[sa_count == 1 ? 0 : row] * sb[sb_count == 1 ? 0 : col] / *y_scale;
+    y[i] = (TY)fminf(fmaxf(rintf((float)acc * scale) + (float)*y_zp, (float)lo), (float)hi);
+  }
+}
+
 // Einsum of one or two inputs, one thread per output element: the sum over the summed
 // labels of the product of the inputs' elements, found by per-label strides (x1 is unused
 // when inputs == 1).

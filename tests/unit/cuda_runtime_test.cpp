@@ -885,4 +885,28 @@ TEST_CASE("cuda NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss run on the
                   .attrs = attrs({{"reduction", std::string("none")}})});
   checks.run();
 }
+
+TEST_CASE("cuda DynamicQuantizeLinear, MatMulInteger and QLinearMatMul run on the host", "[cuda]") {
+  HostChecks checks;
+  // The range includes 0 whether or not x does; all zeros give scale 0.
+  checks.add({.op_type = "DynamicQuantizeLinear", .opset = 11, .inputs = {random_tensor({3, 70}, 400, -3, 5)}, .outputs = 3});
+  checks.add({.op_type = "DynamicQuantizeLinear", .opset = 11, .inputs = {random_tensor({40}, 401, 1, 2)}, .outputs = 3});
+  checks.add({.op_type = "DynamicQuantizeLinear", .opset = 11, .inputs = {Tensor::from_vector<float>({3}, {0, 0, 0})}, .outputs = 3});
+  auto bytes = [](Shape shape, unsigned seed, DType dtype) {
+    return cast(random_tensor(std::move(shape), seed, dtype == DType::kInt8 ? -128 : 0, dtype == DType::kInt8 ? 127 : 255), dtype);
+  };
+  const DType u8 = DType::kUInt8, i8 = DType::kInt8;
+  checks.add({.op_type = "MatMulInteger", .opset = 10, .inputs = {bytes({4, 6}, 402, u8), bytes({6, 5}, 403, u8)}});
+  checks.add({.op_type = "MatMulInteger", .opset = 10,
+              .inputs = {bytes({2, 4, 6}, 404, u8), bytes({6, 5}, 405, i8), bytes({}, 406, u8), bytes({5}, 407, i8)}});
+  checks.add({.op_type = "MatMulInteger", .opset = 10,
+              .inputs = {bytes({4, 6}, 408, i8), bytes({3, 6, 5}, 409, u8), bytes({4}, 410, i8)}});
+  const Tensor a_scale = random_tensor({}, 411, 0.01f, 0.05f), b_scale = random_tensor({5}, 412, 0.01f, 0.05f);
+  const Tensor y_scale = random_tensor({}, 413, 0.05f, 0.1f);
+  for (DType out : {u8, i8})
+    checks.add({.op_type = "QLinearMatMul", .opset = 10,
+                .inputs = {bytes({2, 4, 6}, 414, u8), a_scale, bytes({}, 415, u8), bytes({6, 5}, 416, i8), b_scale,
+                           bytes({5}, 417, i8), y_scale, bytes({}, 418, out)}});
+  checks.run();
+}
 #endif  // NXRT_HAVE_CUDA

@@ -84,7 +84,8 @@ std::vector<CudaOpDef> scatter_ops();       // GatherND, ScatterND, ScatterEleme
 std::vector<CudaOpDef> generator_ops();     // EyeLike, OneHot, HannWindow, HammingWindow, BlackmanWindow
 std::vector<CudaOpDef> topk_ops();          // TopK
 std::vector<CudaOpDef> einsum_ops();        // Einsum (one or two inputs)
-std::vector<CudaOpDef> quantize_ops();      // QuantizeLinear, DequantizeLinear (int8, uint8)
+std::vector<CudaOpDef> quantize_ops();      // QuantizeLinear, DequantizeLinear (int8, uint8), DynamicQuantizeLinear
+std::vector<CudaOpDef> integer_matmul_ops(); // MatMulInteger, QLinearMatMul
 std::vector<CudaOpDef> grid_sample_ops();   // GridSample
 std::vector<CudaOpDef> select_ops();        // Compress, NonZero, NonMaxSuppression
 std::vector<CudaOpDef> recurrent_ops();     // RNN, GRU, LSTM (cuBLASLt products, generated gate kernels)

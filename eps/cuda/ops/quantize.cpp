@@ -1,7 +1,8 @@
 // QuantizeLinear and DequantizeLinear (opsets 10 to 22): float or float16 to int8 or uint8
 // and back (DequantizeLinear also reads int32), with a scale and zero point per tensor or,
 // from opset 13, per channel along `axis`. Blocked scales (opset 21's block_size) and the
-// float8, int4 and 16-bit quantized types are declined.
+// float8, int4 and 16-bit quantized types are declined. DynamicQuantizeLinear finds its uint8
+// scale and zero point on the device.
 #include <fmt/format.h>
 
 #include "ops/op_util.h"
@@ -137,6 +138,39 @@ Expected<void> build_dequantize_linear(PlanBuilder& b, const Node& node) {
   return {};
 }
 
+KernelMatch check_dynamic_quantize(const NodeContext& ctx) {
+  NXRT_REQUIRE(ctx.input_dtype(0) == DType::kFloat32, "DynamicQuantizeLinear: input 0 is {}; ONNX defines it for float",
+               dtype_name(ctx.input_dtype(0)));
+  return KernelMatch::supported();
+}
+
+// One block finds the range and writes the scale and zero point; a second kernel quantizes
+// with them, read on the device (no sync).
+Expected<void> build_dynamic_quantize(PlanBuilder& b, const Node& node) {
+  const std::string params = b.instantiate("dynamic_quantize_params", "float",
+                                           "i64 n, const float* x, float* scale, unsigned char* zero_point",
+                                           "n, x, scale, zero_point");
+  const std::string quantize = b.instantiate(
+      "dynamic_quantize", "float",
+      "i64 n, const float* x, const float* scale, const unsigned char* zero_point, unsigned char* y", "n, x, scale, zero_point, y");
+  b.add_step(make_step(node, "nvrtc:" + quantize, [=](StepContext& ctx) -> Expected<void> {
+    const Tensor& x = ctx.input(0);
+    auto y = ctx.output(0, DType::kUInt8, x.shape());
+    auto scale = ctx.output(1, DType::kFloat32, {});
+    auto zero_point = ctx.output(2, DType::kUInt8, {});
+    for (auto* out : {&y, &scale, &zero_point})
+      if (!*out) return std::unexpected(out->error());
+    KernelArgs range;
+    range.add(x.numel()).ptr(dev(x)).ptr(dev_mut(*scale)).ptr(dev_mut(*zero_point));
+    if (auto r = ctx.launch_rows(params, 1, 256, range); !r) return r;
+    if (x.numel() == 0) return {};
+    KernelArgs args;
+    args.add(x.numel()).ptr(dev(x)).ptr(dev(*scale)).ptr(dev(*zero_point)).ptr(dev_mut(*y));
+    return ctx.launch(quantize, x.numel(), args);
+  }));
+  return {};
+}
+
 }  // namespace
 
 std::vector<CudaOpDef> quantize_ops() {
@@ -144,6 +178,7 @@ std::vector<CudaOpDef> quantize_ops() {
   for (auto& op : make_op_versions("QuantizeLinear", {10, 13}, check_quantize, build_quantize_linear, 22)) ops.push_back(std::move(op));
   for (auto& op : make_op_versions("DequantizeLinear", {10, 13}, check_dequantize, build_dequantize_linear, 22))
     ops.push_back(std::move(op));
+  ops.push_back(make_op("DynamicQuantizeLinear", 11, check_dynamic_quantize, build_dynamic_quantize));
   return ops;
 }
 

@@ -1,0 +1,127 @@
+// MatMulInteger and QLinearMatMul of int8 and uint8 operands, in one generated kernel: int32
+// sums of zero-point-shifted products, a zero point per tensor, per row of A or per column of
+// B; QLinearMatMul requantizes each sum with the scales. Batch dims broadcast as MatMul's do
+// on the cuda EP (one side's batch).
+#include <fmt/format.h>
+
+#include "blas.h"
+#include "ops/op_util.h"
+#include "ops/ops.h"
+#include "runtime.h"
+
+namespace nxrt::cuda {
+namespace {
+
+std::string_view integer_type(DType t) {
+  return t == DType::kInt8 ? "signed char" : t == DType::kUInt8 ? "unsigned char" : "";
+}
+
+KernelMatch require_integer_operand(const NodeContext& ctx, std::size_t i, std::string_view what) {
+  NXRT_REQUIRE(!integer_type(ctx.input_dtype(i)).empty(), "{}: {} (input {}) is {}; ONNX takes int8 or uint8",
+               ctx.node().op_type, what, i, dtype_name(ctx.input_dtype(i)));
+  return KernelMatch::supported();
+}
+
+// A zero point or scale: a scalar or a 1-D vector (one per row of A / column of B), of `dtype`.
+KernelMatch require_vector(const NodeContext& ctx, std::size_t i, std::string_view what, DType dtype) {
+  if (!ctx.has_input(i)) return KernelMatch::supported();
+  const std::string& op = ctx.node().op_type;
+  NXRT_REQUIRE(ctx.input_rank(i).value_or(0) <= 1, "{}: {} (input {}) has rank {}; the cuda EP takes a scalar or 1-D", op,
+               what, i, ctx.input_rank(i).value_or(0));
+  NXRT_REQUIRE(ctx.input_dtype(i) == dtype, "{}: {} (input {}) is {}; it must be {}", op, what, i,
+               dtype_name(ctx.input_dtype(i)), dtype_name(dtype));
+  return KernelMatch::supported();
+}
+
+// Inputs A, B, a_zero_point, b_zero_point.
+KernelMatch check_matmul_integer(const NodeContext& ctx) {
+  NXRT_REQUIRE_MATCH(require_integer_operand(ctx, 0, "A"));
+  NXRT_REQUIRE_MATCH(require_integer_operand(ctx, 1, "B"));
+  NXRT_REQUIRE_MATCH(require_vector(ctx, 2, "a_zero_point", ctx.input_dtype(0)));
+  NXRT_REQUIRE_MATCH(require_vector(ctx, 3, "b_zero_point", ctx.input_dtype(1)));
+  return KernelMatch::supported();
+}
+
+// Inputs a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point.
+KernelMatch check_qlinear_matmul(const NodeContext& ctx) {
+  NXRT_REQUIRE_MATCH(require_integer_operand(ctx, 0, "a"));
+  NXRT_REQUIRE_MATCH(require_integer_operand(ctx, 3, "b"));
+  NXRT_REQUIRE_MATCH(require_integer_operand(ctx, 7, "y_zero_point"));
+  NXRT_REQUIRE_MATCH(require_vector(ctx, 1, "a_scale", DType::kFloat32));
+  NXRT_REQUIRE_MATCH(require_vector(ctx, 2, "a_zero_point", ctx.input_dtype(0)));
+  NXRT_REQUIRE_MATCH(require_vector(ctx, 4, "b_scale", DType::kFloat32));
+  NXRT_REQUIRE_MATCH(require_vector(ctx, 5, "b_zero_point", ctx.input_dtype(3)));
+  NXRT_REQUIRE_MATCH(require_vector(ctx, 6, "y_scale", DType::kFloat32));
+  return KernelMatch::supported();
+}
+
+// A zero point's or scale's element count, checked against the rows or columns it covers.
+Expected<int64_t> vector_count(const StepContext& ctx, std::size_t i, int64_t covers, std::string_view what) {
+  const int64_t n = ctx.input(i).numel();
+  if (n == 1 || n == covers) return n;
+  return fail(ErrorCode::kRuntime, fmt::format("{}: {} has {} values; it needs 1 or {}", ctx.where(), what, n, covers),
+              {}, "give one value, or one per row of A / column of B");
+}
+
+Expected<void> build_integer_matmul(PlanBuilder& b, const Node& node) {
+  const bool qlinear = node.op_type == "QLinearMatMul";
+  const std::size_t a_in = 0, b_in = qlinear ? 3 : 1;
+  const Graph& g = b.graph();
+  const std::string ta(integer_type(g.value(node.inputs[a_in]).type.dtype)), tb(integer_type(g.value(node.inputs[b_in]).type.dtype));
+  const DType out = qlinear ? g.value(node.inputs[7]).type.dtype : DType::kInt32;
+  const std::string ty = qlinear ? std::string(integer_type(out)) : "int";
+  const std::string kernel = b.instantiate(
+      "matmul_integer", fmt::format("{}, {}, {}", ta, tb, ty),
+      fmt::format("i64 batch, i64 m, i64 n, i64 k, i64 stride_a, i64 stride_b, const {0}* a, const {1}* b, const {0}* za, "
+                  "i64 za_count, const {1}* zb, i64 zb_count, const float* sa, i64 sa_count, const float* sb, i64 sb_count, "
+                  "const float* y_scale, const {2}* y_zp, int lo, int hi, {2}* y",
+                  ta, tb, ty),
+      "batch, m, n, k, stride_a, stride_b, a, b, za, za_count, zb, zb_count, sa, sa_count, sb, sb_count, y_scale, y_zp, lo, hi, y");
+  const std::pair<int, int> bounds = out == DType::kInt8 ? std::pair(-128, 127) : std::pair(0, 255);
+  b.add_step(make_step(node, "nvrtc:" + kernel, [=](StepContext& ctx) -> Expected<void> {
+    auto shape = matmul_shape(ctx.input(a_in).shape(), ctx.input(b_in).shape());
+    if (!shape) return forward_error(std::move(shape), ctx.where());
+    const MatmulProblem& p = shape->problem;
+    auto y = ctx.output(0, out, shape->output);
+    if (!y) return std::unexpected(y.error());
+    if (shape_numel(shape->output) == 0) return {};
+    // A per-row or per-column value: its pointer and count (a null pointer when absent).
+    struct Vector {
+      const void* data = nullptr;
+      int64_t count = 1;
+    };
+    auto vector = [&](std::size_t i, int64_t covers, std::string_view what) -> Expected<Vector> {
+      if (!ctx.has_input(i)) return Vector{};
+      auto count = vector_count(ctx, i, covers, what);
+      if (!count) return std::unexpected(count.error());
+      return Vector{dev(ctx.input(i)), *count};
+    };
+    const std::size_t za_in = 2, zb_in = qlinear ? 5 : 3;
+    auto za = vector(za_in, p.m, "a_zero_point");
+    auto zb = vector(zb_in, p.n, "b_zero_point");
+    auto sa = qlinear ? vector(1, p.m, "a_scale") : Vector{};
+    auto sb = qlinear ? vector(4, p.n, "b_scale") : Vector{};
+    for (auto* v : {&za, &zb, &sa, &sb})
+      if (!*v) return std::unexpected(v->error());
+    if (qlinear && (ctx.input(6).numel() != 1 || ctx.input(7).numel() != 1))
+      return fail(ErrorCode::kRuntime, fmt::format("{}: y_scale and y_zero_point must hold one value each", ctx.where()));
+    KernelArgs args;
+    args.add(p.batch).add(p.m).add(p.n).add(p.k).add(p.stride_a).add(p.stride_b).ptr(dev(ctx.input(a_in))).ptr(dev(ctx.input(b_in)));
+    args.ptr(za->data).add(za->count).ptr(zb->data).add(zb->count).ptr(sa->data).add(sa->count).ptr(sb->data).add(sb->count);
+    args.ptr(qlinear ? dev(ctx.input(6)) : nullptr).ptr(qlinear ? dev(ctx.input(7)) : nullptr).add(bounds.first).add(bounds.second);
+    args.ptr(dev_mut(*y));
+    return ctx.launch(kernel, shape_numel(shape->output), args);
+  }));
+  return {};
+}
+
+}  // namespace
+
+std::vector<CudaOpDef> integer_matmul_ops() {
+  std::vector<CudaOpDef> ops;
+  ops.push_back(make_op("MatMulInteger", 10, check_matmul_integer, build_integer_matmul));
+  for (auto& op : make_op_versions("QLinearMatMul", {10, 21}, check_qlinear_matmul, build_integer_matmul)) ops.push_back(std::move(op));
+  return ops;
+}
+
+}  // namespace nxrt::cuda
