@@ -224,16 +224,25 @@ Expected<std::vector<RuntimeValue>> CudaPartition::run(std::span<const RuntimeVa
     const RuntimeValue& in = inputs[i];
     if (!in.is_tensor())
       return fail(ErrorCode::kRuntime, fmt::format("partition '{}': input '{}' is not a tensor", p.name, p.graph->value(p.inputs[i]).name));
-    Tensor t = in.tensor();
-    if (t.device() != (*gpu)->device()) {  // callers other than the session may pass host tensors
-      auto moved = (*gpu)->allocate(t.dtype(), t.shape());
-      if (!moved) return std::unexpected(moved.error());
-      const Tensor host = t.view().is_contiguous() ? t : copy_to_contiguous(t.view());
-      if (auto r = (*gpu)->enqueue_copy(host.view(), moved->mut()); !r) return std::unexpected(r.error());
-      state.uploaded.push_back(host);
-      t = std::move(*moved);
+    RunValue& value = state.values[static_cast<std::size_t>(p.inputs[i])];
+    const Tensor& t = in.tensor();
+    if (t.device() == (*gpu)->device()) {
+      value.on_device = t;
+      continue;
     }
-    state.values[static_cast<std::size_t>(p.inputs[i])].on_device = std::move(t);
+    if (!t.device().is_host())
+      return fail(ErrorCode::kRuntime, fmt::format("partition '{}': input '{}' is on {}; it takes host or {} tensors", p.name,
+                                                   p.graph->value(p.inputs[i]).name, t.device().to_string(),
+                                                   (*gpu)->device().to_string()));
+    // A host input (takes_host_inputs): uploaded in stream order, and its host copy kept, so a
+    // shape or axes computed by a cpu partition is read without a wait.
+    auto moved = (*gpu)->allocate(t.dtype(), t.shape());
+    if (!moved) return std::unexpected(moved.error());
+    const Tensor host = t.view().is_contiguous() ? t : copy_to_contiguous(t.view());
+    if (auto r = (*gpu)->enqueue_copy(host.view(), moved->mut()); !r) return std::unexpected(r.error());
+    state.uploaded.push_back(host);
+    value.on_device = std::move(*moved);
+    value.on_host = host;
   }
   auto ran = run_steps(**gpu, state);
   // The stream is drained even when a step failed: the run's uploads read host buffers that go

@@ -53,6 +53,8 @@ class CudaPartition final : public CompiledPartition {
   ~CudaPartition() override;
 
   Expected<std::vector<RuntimeValue>> run(std::span<const RuntimeValue> inputs) override;
+  // Host inputs are uploaded on the stream, and kept as their values' host copies.
+  bool takes_host_inputs() const override { return true; }
   void set_profiling(bool on) override { profiling_ = on; }
   std::vector<StepProfile> profile() const override { return profile_; }
 

@@ -664,6 +664,32 @@ __device__ void loss_total(i64 n, const float* loss, const float* weights, T* ou
   if (threadIdx.x == 0) st(out, 0, weights ? s / w : s);
 }
 
+// The same with a thread per (outer, inner) row, for short axes: a block per row would leave
+// most of its threads idle and wait at every reduction.
+template <class T>
+__device__ void softmax_short(i64 outer, i64 axis, i64 inner, const T* x, T* y, int mode) {
+  for (i64 row = global_index(); row < outer * inner; row += global_stride()) {
+    const i64 base = (row / inner) * axis * inner + row % inner;
+    float m = -inf_f();
+    i64 first = 0;
+    for (i64 a = 0; a < axis; ++a) {
+      const float v = ld(x, base + a * inner);
+      if (v > m) { m = v; first = a; }
+    }
+    if (mode == 2) {
+      for (i64 a = 0; a < axis; ++a) st(y, base + a * inner, a == first ? 1.f : 0.f);
+      continue;
+    }
+    float s = 0.f;
+    for (i64 a = 0; a < axis; ++a) s += expf(ld(x, base + a * inner) - m);
+    const float log_s = logf(s);
+    for (i64 a = 0; a < axis; ++a) {
+      const float v = ld(x, base + a * inner) - m;
+      st(y, base + a * inner, mode == 1 ? v - log_s : expf(v) / s);
+    }
+  }
+}
+
 // The mean of a block's row of `cols` elements from `base`, and 1/sqrt(variance + eps).
 template <class T>
 __device__ void row_moments(const T* x, i64 base, i64 cols, float eps, float& mean, float& inv) {

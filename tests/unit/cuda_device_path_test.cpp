@@ -318,6 +318,46 @@ TEST_CASE("cuda EP on the host stack: steps read shapes from host copies, so a r
   check_same(run_to_host(*ep, **compiled, inputs), *expected);
 }
 
+TEST_CASE("cuda EP on the host stack: a session hands host values to a cuda partition without waiting", "[cuda]") {
+  test::set_host_devices(1, kSm90);
+  CudaFactoryOnHostStack on_host_stack;
+  // The shape comes from the host (a graph input here; a cpu partition's output goes the same
+  // way): the partition uploads it on its stream and Reshape reads its host copy.
+  test::GraphBuilder b;
+  b.input("x", DType::kFloat32, {2, 3, 4});
+  b.input("shape", DType::kInt64, {2});
+  b.node("reshape", "Reshape", {"x", "shape"}, {"r"}, DType::kFloat32, {-1, -1});
+  b.node("relu", "Relu", {"r"}, {"y"}, DType::kFloat32, {-1, -1});
+  b.output("y");
+  b.finish();
+  auto bytes = partition_to_onnx(test::whole_graph(b.graph, "cpu"));
+  REQUIRE(bytes);
+  const test::TempDir dir;
+  const auto model = dir / "model.onnx";
+  std::ofstream(model, std::ios::binary) << *bytes;
+  SessionOptions options;
+  options.eps = {"cuda", "cpu"};
+  auto session = Session::create(model, options);
+  INFO((session ? std::string() : session.error().render()));
+  REQUIRE(session);
+  REQUIRE((*session)->report().partitions.size() == 1);
+  const Tensor x = random_tensor({2, 3, 4}, 12);
+  const std::map<std::string, RuntimeValue> inputs{{"x", RuntimeValue(x)},
+                                                   {"shape", RuntimeValue(Tensor::from_vector<int64_t>({2}, {6, -1}))}};
+  REQUIRE((*session)->run(inputs));  // the first run loads the module
+  const auto before = test::host_driver_counts();
+  auto ran = (*session)->run(inputs);
+  const auto after = test::host_driver_counts();
+  INFO((ran ? std::string() : ran.error().render()));
+  REQUIRE(ran);
+  CHECK(after.uploads - before.uploads == 2);                    // x and the shape, by the partition
+  CHECK(after.downloads - before.downloads == 1);                // y, by the session; no read-back of the shape
+  CHECK(after.synchronizations - before.synchronizations == 2);  // the partition's end, and y's download
+  const Tensor& y = ran->at("y").tensor();
+  CHECK(y.shape() == Shape{6, 4});
+  for (int64_t i = 0; i < y.numel(); ++i) CHECK(y.data_as<float>()[i] == std::max(x.data_as<float>()[i], 0.f));
+}
+
 TEST_CASE("cuda EP on the host stack: NonZero reads its mask back once and may find nothing", "[cuda]") {
   test::set_host_devices(1, kSm90);
   // A mask computed on the device (Greater), its NonZero, and a Gather of the found rows

@@ -3,12 +3,14 @@
 // module (cuda_host_module.h), cuBLASLt and cuDNN steps on their host stand-ins
 // (cuda_host_libraries.h), and is compared with the expected outputs. tests/conformance/cuda_on_host_passing.txt is the
 // ratchet: each case listed there must pass. Hidden from the default run; ctest runs it as
-// cuda_on_host_conformance. NXRT_CUDA_CONFORMANCE_REPORT=FILE writes every case's result.
+// cuda_on_host_conformance. NXRT_CUDA_CONFORMANCE_REPORT=FILE writes every case's result and
+// how long it ran.
 #ifdef NXRT_HAVE_CUDA
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -134,8 +136,10 @@ TEST_CASE("ONNX backend cases the cuda EP takes whole pass on the host build of 
   if (const char* path = std::getenv("NXRT_CUDA_CONFORMANCE_REPORT")) report.open(path);
   int ran = 0, passed = 0;
   for (Case& c : cases) {
+    const auto start = std::chrono::steady_clock::now();
     if (c.module) c.result = run_case(c);
-    if (report.is_open()) report << c.name << '\t' << c.result << '\n';
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count();
+    if (report.is_open()) report << c.name << '\t' << c.result << '\t' << ms << " ms\n";
     if (c.result.starts_with("skip")) continue;
     ++ran;
     passed += c.result == "pass";

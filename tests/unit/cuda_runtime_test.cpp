@@ -381,6 +381,12 @@ TEST_CASE("cuda Softmax, LogSoftmax, LayerNormalization and InstanceNormalizatio
   const Tensor y = random_tensor({2, 5, 3}, 9);
   checks.add({.op_type = "Softmax", .opset = 13, .inputs = {y}, .attrs = attrs({{"axis", int64_t{1}}})});
   checks.add({.op_type = "Softmax", .opset = 11, .inputs = {y}, .attrs = attrs({{"axis", int64_t{1}}})});
+  // Short axes (up to 64) take a thread per row, long ones a block; Hardmax picks the first of
+  // equal largest values on both.
+  checks.add({.op_type = "LogSoftmax", .opset = 13, .inputs = {y}, .attrs = attrs({{"axis", int64_t{1}}})}, 1e-5, 1e-5);
+  const Tensor ties = Tensor::from_vector<float>({2, 3, 2}, {1, 5, 3, 5, 3, 2, 0, 0, 0, 0, 0, 0});
+  checks.add({.op_type = "Hardmax", .opset = 13, .inputs = {ties}, .attrs = attrs({{"axis", int64_t{1}}})});
+  checks.add({.op_type = "Hardmax", .opset = 13, .inputs = {x}});
   checks.add({.op_type = "LayerNormalization", .inputs = {x, random_tensor({300}, 10), random_tensor({300}, 11)}},
              1e-4, 1e-5);
   checks.add({.op_type = "LayerNormalization", .inputs = {y, random_tensor({5, 3}, 12)}, .attrs = attrs({{"axis", int64_t{1}}})},
@@ -880,6 +886,10 @@ TEST_CASE("cuda NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss run on the
   // SoftmaxCrossEntropyLoss's log-probabilities; (N, C) without extra dims.
   checks.add({.op_type = "SoftmaxCrossEntropyLoss", .opset = 13, .inputs = {scores, target, weights}, .outputs = 2}, 1e-5, 1e-5);
   checks.add({.op_type = "SoftmaxCrossEntropyLoss", .opset = 12, .inputs = {random_tensor({4, 3}, 302), test::int64s({0, 2, 1, 1})}},
+             1e-5, 1e-5);
+  // Many classes: LogSoftmax takes a block per position.
+  checks.add({.op_type = "SoftmaxCrossEntropyLoss", .opset = 13, .inputs = {random_tensor({2, 300}, 303), test::int64s({7, 299})},
+              .outputs = 2},
              1e-5, 1e-5);
   checks.add_f16({.op_type = "NegativeLogLikelihoodLoss", .opset = 13, .inputs = {scores, target, weights},
                   .attrs = attrs({{"reduction", std::string("none")}})});

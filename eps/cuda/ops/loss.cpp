@@ -1,7 +1,7 @@
 // NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss (opset 12, 13) over (N, C, d1..dk):
 // per-class weights, ignore_index, reduction none / sum / mean, and SoftmaxCrossEntropyLoss's
-// log-probability output. SoftmaxCrossEntropyLoss first runs LogSoftmax over axis 1 (the
-// softmax kernel); the per-position losses are one kernel, a sum or mean one block more.
+// log-probability output. SoftmaxCrossEntropyLoss first runs LogSoftmax over axis 1; the
+// per-position losses are one kernel, a sum or mean one block more.
 #include <fmt/format.h>
 
 #include "ops/op_util.h"
@@ -11,7 +11,7 @@
 namespace nxrt::cuda {
 namespace {
 
-constexpr int kRowThreads = 256;
+constexpr int kRowThreads = 256;  // the block that sums or averages the losses
 
 KernelMatch check_loss(const NodeContext& ctx) {
   const std::string& op = ctx.node().op_type;
@@ -50,10 +50,7 @@ Expected<void> build_loss(PlanBuilder& b, const Node& node) {
       reduction == "none" ? std::string()
                           : b.instantiate("loss_total", t, fmt::format("i64 n, const float* loss, const float* weights, {}* out", t),
                                           "n, loss, weights, out");
-  const std::string log_softmax =
-      !softmax ? std::string()
-               : b.instantiate("softmax", t, fmt::format("i64 outer, i64 axis, i64 inner, const {0}* x, {0}* y, int mode", t),
-                               "outer, axis, inner, x, y, mode");
+  const std::optional<SoftmaxKernels> log_softmax = softmax ? std::optional(softmax_kernels(b, dtype)) : std::nullopt;
   b.add_step(make_step(node, "nvrtc:" + nll, [=](StepContext& ctx) -> Expected<void> {
     const Tensor& x = ctx.input(0);
     const Shape& s = x.shape();
@@ -79,11 +76,7 @@ Expected<void> build_loss(PlanBuilder& b, const Node& node) {
       auto out = ctx.wants_output(1) ? ctx.output(1, dtype, s) : ctx.scratch(std::max<std::size_t>(x.nbytes(), 1));
       if (!out) return std::unexpected(out.error());
       log_prob = std::move(*out);
-      if (x.numel() > 0) {
-        KernelArgs args;
-        args.add(n).add(classes).add(d).ptr(dev(x)).ptr(dev_mut(log_prob)).add(int{1});
-        if (auto r = ctx.launch_rows(log_softmax, n * d, kRowThreads, args); !r) return r;
-      }
+      if (auto r = launch_softmax(ctx, *log_softmax, n, classes, d, dev(x), dev_mut(log_prob), 1); !r) return r;
     }
     const void* lp = softmax ? dev(log_prob) : dev(x);
     const int64_t positions = n * d;

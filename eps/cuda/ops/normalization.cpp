@@ -16,17 +16,37 @@ KernelMatch check_softmax(const NodeContext& ctx) {
   return KernelMatch::supported();
 }
 
+// Rows of up to this many elements take a thread each.
+constexpr int64_t kShortRow = 64;
+
+}  // namespace
+
+SoftmaxKernels softmax_kernels(PlanBuilder& b, DType dtype) {
+  const std::string t(float_type(dtype));
+  const std::string params = fmt::format("i64 outer, i64 axis, i64 inner, const {0}* x, {0}* y, int mode", t);
+  return {b.instantiate("softmax_short", t, params, "outer, axis, inner, x, y, mode"),
+          b.instantiate("softmax", t, params, "outer, axis, inner, x, y, mode")};
+}
+
+Expected<void> launch_softmax(StepContext& ctx, const SoftmaxKernels& kernels, int64_t outer, int64_t axis, int64_t inner,
+                              const void* x, void* y, int mode) {
+  if (outer * axis * inner == 0) return {};
+  KernelArgs args;
+  args.add(outer).add(axis).add(inner).ptr(x).ptr(y).add(mode);
+  if (axis <= kShortRow) return ctx.launch(kernels.per_thread, outer * inner, args);
+  return ctx.launch_rows(kernels.per_block, outer * inner, kRowThreads, args);
+}
+
+namespace {
+
 Expected<void> build_softmax(PlanBuilder& b, const Node& node) {
   const int mode = node.op_type == "LogSoftmax" ? 1 : node.op_type == "Hardmax" ? 2 : 0;  // the kernel's
   // Opset 13 normalizes one axis (default -1); before, everything from `axis` (default 1) on.
   const bool single_axis = node.opset >= 13;
   const int64_t axis_attr = node.attributes.int_or("axis", single_axis ? -1 : 1);
   const DType dtype = b.graph().value(node.inputs[0]).type.dtype;
-  const std::string t(float_type(dtype));
-  const std::string kernel = b.instantiate("softmax", t,
-                                           fmt::format("i64 outer, i64 axis, i64 inner, const {0}* x, {0}* y, int mode", t),
-                                           "outer, axis, inner, x, y, mode");
-  b.add_step(make_step(node, "nvrtc:" + kernel, [=](StepContext& ctx) -> Expected<void> {
+  const SoftmaxKernels kernels = softmax_kernels(b, dtype);
+  b.add_step(make_step(node, "nvrtc:" + kernels.per_block, [=](StepContext& ctx) -> Expected<void> {
     const Tensor& x = ctx.input(0);
     const Shape& s = x.shape();
     const int64_t axis = normalize_axis(axis_attr, static_cast<int64_t>(s.size()));
@@ -38,10 +58,7 @@ Expected<void> build_softmax(PlanBuilder& b, const Node& node) {
     const int64_t inner = single_axis ? dims_product(s, std::min(a + 1, s.size()), s.size()) : 1;
     auto y = ctx.output(0, dtype, s);
     if (!y) return std::unexpected(y.error());
-    if (x.numel() == 0) return {};
-    KernelArgs args;
-    args.add(outer).add(length).add(inner).ptr(dev(x)).ptr(dev_mut(*y)).add(mode);
-    return ctx.launch_rows(kernel, outer * inner, kRowThreads, args);
+    return launch_softmax(ctx, kernels, outer, length, inner, dev(x), dev_mut(*y), mode);
   }));
   return {};
 }

@@ -90,4 +90,14 @@ std::string strided_copy_kernel(PlanBuilder& builder, DType dtype);
 Expected<void> strided_copy(StepContext& ctx, const std::string& kernel, const Shape& shape, const Shape& in_strides,
                             int64_t in_off, const void* in, const Shape& out_strides, int64_t out_off, void* out);
 
+// Softmax (mode 0), LogSoftmax (1) or Hardmax (2) of each (outer, inner) row of `axis`
+// elements with stride `inner`: a thread per row for short axes, a block per row for long ones
+// (normalization.cpp). Both kernels are instantiated when the plan is built.
+struct SoftmaxKernels {
+  std::string per_thread, per_block;
+};
+SoftmaxKernels softmax_kernels(PlanBuilder& builder, DType dtype);
+Expected<void> launch_softmax(StepContext& ctx, const SoftmaxKernels& kernels, int64_t outer, int64_t axis, int64_t inner,
+                              const void* x, void* y, int mode);
+
 }  // namespace nxrt::cuda

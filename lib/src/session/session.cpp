@@ -86,10 +86,12 @@ Expected<RuntimeValue> map_tensors(const RuntimeValue& value, Move&& move) {
   return value;
 }
 
-// `value` with its tensors in the EP's memory (a copy when they are elsewhere). Only the EP
-// that produced a tensor in device memory (`producer`) can read it: such a tensor goes
-// through host memory, copied out by the producer.
-Expected<RuntimeValue> to_device(const RuntimeValue& value, ExecutionProvider& ep, ExecutionProvider* producer) {
+// `value` with its tensors in the EP's memory (a copy when they are elsewhere), or in host
+// memory when `host_is_fine` (a partition that takes host inputs). Only the EP that produced a
+// tensor in device memory (`producer`) can read it: such a tensor goes through host memory,
+// copied out by the producer.
+Expected<RuntimeValue> to_device(const RuntimeValue& value, ExecutionProvider& ep, ExecutionProvider* producer,
+                                 bool host_is_fine) {
   return map_tensors(value, [&](const Tensor& t) -> Expected<Tensor> {
     if (!t.defined() || t.device() == ep.info().device) return t;
     Tensor src = t;
@@ -100,6 +102,7 @@ Expected<RuntimeValue> to_device(const RuntimeValue& value, ExecutionProvider& e
       if (auto r = producer->copy(t.view(), src.mut()); !r) return std::unexpected(r.error());
       if (ep.info().device.is_host()) return src;
     }
+    if (host_is_fine) return src;
     auto moved = ep.allocate(src.dtype(), src.shape());
     if (!moved) return std::unexpected(moved.error());
     if (auto r = ep.copy(src.view(), moved->mut()); !r) return std::unexpected(r.error());
@@ -293,8 +296,9 @@ Expected<std::map<std::string, RuntimeValue>> Session::run(const std::map<std::s
     ExecutionProvider* ep = analysis_.eps.find(p.ep);
     std::vector<RuntimeValue> args;
     args.reserve(p.inputs.size());
+    const bool host_is_fine = compiled_[static_cast<std::size_t>(p.index)]->takes_host_inputs();
     for (ValueId v : p.inputs) {
-      auto arg = to_device(values[static_cast<std::size_t>(v)], *ep, producer_ep(v));
+      auto arg = to_device(values[static_cast<std::size_t>(v)], *ep, producer_ep(v), host_is_fine);
       if (!arg) return std::unexpected(arg.error());
       args.push_back(std::move(*arg));
     }

@@ -69,6 +69,10 @@ class CompiledPartition {
   // True when run() may be called from several threads at once (each call keeps its own
   // intermediate buffers); the session serializes runs of partitions that say false.
   virtual bool runs_concurrently() const { return false; }
+  // True when run() also takes inputs in host memory and moves them to its device itself,
+  // ordered with its own work (no wait), keeping them for steps that read small values on the
+  // host: the session then hands host values over as they are instead of copying them first.
+  virtual bool takes_host_inputs() const { return false; }
   // Turns per-step timing on for the following runs (it costs a clock read per step).
   // Profiling and profile() are for serial runs: concurrent runs would share the timings.
   virtual void set_profiling(bool on) { (void)on; }
