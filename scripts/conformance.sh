@@ -12,7 +12,8 @@
 #     --only REGEX       run only the cases whose name matches
 #     -j N               cases run at once (default: number of cores)
 #     --timeout SECONDS  per case (default: 60)
-#     -q, --quiet        no progress line (shown only when stderr is a terminal)
+#     -q, --quiet        no progress line (shown only when stderr is a terminal, from
+#                        NXRT_PROGRESS_DELAY seconds on: default 1)
 #
 # Status is pass (exit 0), mismatch (5), declined (4), timeout, crash (killed by a signal) or
 # error (any other exit code). The last line is "N passed, M failed". The exit code is 1
@@ -32,7 +33,7 @@ quiet=0
 data_dir=/usr/share/libonnx-testdata/data
 build_dir=${NXRT_BUILD_DIR:-build}
 
-usage() { sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 while (($#)); do
   case $1 in
     --ep) ep=$2; shift 2 ;;
@@ -100,15 +101,16 @@ run_case() {
 export -f run_case
 export nxrt data_dir ep per_case_timeout
 
-# Passes the result lines through; on a terminal, after the first second, keeps a progress
-# line on stderr ("conformance: 120 of 1318 cases, 98 passed") and erases it at the end.
+# Passes the result lines through; on a terminal, after the first NXRT_PROGRESS_DELAY seconds
+# (default 1), keeps a progress line on stderr ("conformance: 120 of 1318 cases, 98 passed")
+# and erases it at the end.
 show_progress() {
-  local line done_cases=0 passed_cases=0 start=$SECONDS shown=0
+  local line done_cases=0 passed_cases=0 start=$SECONDS shown=0 delay=${NXRT_PROGRESS_DELAY:-1}
   while IFS= read -r line; do
     printf '%s\n' "$line"
     done_cases=$((done_cases + 1))
     [[ $line == *$'\tpass\t'* ]] && passed_cases=$((passed_cases + 1))
-    if ((quiet == 0 && SECONDS - start >= 1)) && [[ -t 2 ]]; then
+    if ((quiet == 0 && SECONDS - start >= delay)) && [[ -t 2 ]]; then
       printf '\r\033[Kconformance: %d of %d cases, %d passed' "$done_cases" "${#cases[@]}" "$passed_cases" >&2
       shown=1
     fi
