@@ -34,11 +34,20 @@ __device__ __forceinline__ double ld(const double* p, i64 i) { return p[i]; }
 __device__ __forceinline__ void st(double* p, i64 i, double v) { p[i] = v; }
 __device__ __forceinline__ bool ld(const bool* p, i64 i) { return p[i]; }
 __device__ __forceinline__ void st(bool* p, i64 i, bool v) { p[i] = v; }
-// int8 and uint8 compute in int; a store wraps to the type, as ONNX Runtime's arithmetic does.
+// 8- and 16-bit integers compute in int; a store wraps to the type, as ONNX Runtime's
+// arithmetic does.
 __device__ __forceinline__ int ld(const signed char* p, i64 i) { return p[i]; }
 __device__ __forceinline__ int ld(const unsigned char* p, i64 i) { return p[i]; }
 __device__ __forceinline__ void st(signed char* p, i64 i, int v) { p[i] = (signed char)v; }
 __device__ __forceinline__ void st(unsigned char* p, i64 i, int v) { p[i] = (unsigned char)v; }
+__device__ __forceinline__ int ld(const short* p, i64 i) { return p[i]; }
+__device__ __forceinline__ int ld(const unsigned short* p, i64 i) { return p[i]; }
+__device__ __forceinline__ void st(short* p, i64 i, int v) { p[i] = (short)v; }
+__device__ __forceinline__ void st(unsigned short* p, i64 i, int v) { p[i] = (unsigned short)v; }
+__device__ __forceinline__ unsigned int ld(const unsigned int* p, i64 i) { return p[i]; }
+__device__ __forceinline__ void st(unsigned int* p, i64 i, unsigned int v) { p[i] = v; }
+__device__ __forceinline__ unsigned long long ld(const unsigned long long* p, i64 i) { return p[i]; }
+__device__ __forceinline__ void st(unsigned long long* p, i64 i, unsigned long long v) { p[i] = v; }
 
 // Max, Min, Abs and Div for every value type of the chains (float keeps fmaxf's NaN rule).
 __device__ __forceinline__ float vmax(float a, float b) { return fmaxf(a, b); }
@@ -58,21 +67,53 @@ __device__ __forceinline__ float vsqrt(float a) { return sqrtf(a); }
 __device__ __forceinline__ double vsqrt(double a) { return sqrt(a); }
 template <class I> __device__ __forceinline__ I vmax(I a, I b) { return a > b ? a : b; }
 template <class I> __device__ __forceinline__ I vmin(I a, I b) { return a < b ? a : b; }
-template <class I> __device__ __forceinline__ I vabs(I a) { return a < 0 ? (I)(0 - (unsigned long long)a) : a; }
-// Integer division truncates toward zero; x / -1 wraps like ONNX Runtime's; a zero divisor,
-// which the cpu EP reports as an error, gives 0 here (a kernel cannot stop the run).
+// Whether an integer is negative (false for every unsigned value, without a comparison that
+// is always false).
+template <class I> __device__ __forceinline__ bool is_negative(I a) { return (I)-1 < (I)0 && (long long)a < 0; }
+template <class I> __device__ __forceinline__ I vabs(I a) { return is_negative(a) ? (I)(0 - (unsigned long long)a) : a; }
+// Integer division truncates toward zero; a signed x / -1 wraps like ONNX Runtime's; a zero
+// divisor, which the cpu EP reports as an error, gives 0 here (a kernel cannot stop the run).
+template <class I> __device__ __forceinline__ bool is_minus_one(I b) { return (I)-1 < (I)0 && b == (I)-1; }
 template <class I> __device__ __forceinline__ I vdiv(I a, I b) {
-  return b == 0 ? (I)0 : b == -1 ? (I)(0 - (unsigned long long)a) : (I)(a / b);
+  return b == 0 ? (I)0 : is_minus_one(b) ? (I)(0 - (unsigned long long)a) : (I)(a / b);
 }
 // Mod: fmod=1 takes the dividend's sign (C's fmodf and %), fmod=0 (integers only) the
 // divisor's. A zero divisor gives 0, as in vdiv.
 __device__ __forceinline__ float vfmod(float a, float b) { return fmodf(a, b); }
 __device__ __forceinline__ double vfmod(double a, double b) { return fmod(a, b); }
-template <class I> __device__ __forceinline__ I vfmod(I a, I b) { return b == 0 || b == -1 ? (I)0 : (I)(a % b); }
+template <class I> __device__ __forceinline__ I vfmod(I a, I b) { return b == 0 || is_minus_one(b) ? (I)0 : (I)(a % b); }
 template <class I> __device__ __forceinline__ I vmod(I a, I b) {
   I r = vfmod(a, b);
-  return r != 0 && ((r < 0) != (b < 0)) ? (I)(r + b) : r;
+  return r != 0 && (is_negative(r) != is_negative(b)) ? (I)(r + b) : r;
 }
+// Pow as the cpu EP computes it: a float base in its own precision; an integer base with a
+// float exponent through double; an integer base and exponent by repeated squaring, wrapped to
+// the base's type (a negative exponent gives 0 unless the base is 1 or -1).
+template <class T> struct is_float_value { static constexpr bool value = false; };
+template <> struct is_float_value<float> { static constexpr bool value = true; };
+template <> struct is_float_value<double> { static constexpr bool value = true; };
+template <class B, class E> __device__ __forceinline__ B vpow(B a, E b) {
+  if constexpr (is_float_value<B>::value) {
+    if constexpr (sizeof(B) == 4) return powf(a, (float)b);
+    else return pow(a, (double)b);
+  } else if constexpr (is_float_value<E>::value) {
+    return (B)pow((double)a, (double)b);
+  } else {
+    if (is_negative(b)) return a == (B)1 ? (B)1 : a == (B)-1 ? (B)((b & 1) ? -1 : 1) : (B)0;
+    unsigned long long r = 1, f = (unsigned long long)a;
+    for (unsigned long long n = (unsigned long long)b; n != 0; n >>= 1) {
+      if (n & 1) r *= f;
+      f *= f;
+    }
+    return (B)r;
+  }
+}
+// BitShift of unsigned values; a shift by the type's width or more gives 0 (computed in the
+// value type, which is int for 8- and 16-bit values: their store wraps).
+template <class U> __device__ __forceinline__ U vshl(U a, U b) {
+  return b >= (U)(sizeof(U) * 8) ? (U)0 : (U)((unsigned long long)a << b);
+}
+template <class U> __device__ __forceinline__ U vshr(U a, U b) { return b >= (U)(sizeof(U) * 8) ? (U)0 : (U)(a >> b); }
 __device__ __forceinline__ float inf_f() { return __int_as_float(0x7f800000); }
 // IsNaN and IsInf without the math library's isnan/isinf (ambiguous in host C++).
 __device__ __forceinline__ bool is_nan(float v) { return v != v; }

@@ -52,9 +52,13 @@ std::string_view chain_storage_type(DType t) {
   switch (t) {
     case DType::kInt8: return "signed char";
     case DType::kUInt8: return "unsigned char";
+    case DType::kInt16: return "short";
+    case DType::kUInt16: return "unsigned short";
     case DType::kFloat64: return "double";
     case DType::kInt32: return "int";
+    case DType::kUInt32: return "unsigned int";
     case DType::kInt64: return "i64";
+    case DType::kUInt64: return "unsigned long long";
     case DType::kBool: return "bool";
     default: return float_type(t);
   }
@@ -62,7 +66,7 @@ std::string_view chain_storage_type(DType t) {
 
 std::string_view chain_value_type(DType t) {
   if (t == DType::kFloat16) return "float";
-  if (t == DType::kInt8 || t == DType::kUInt8) return "int";
+  if (is_narrow_integer(t)) return "int";
   return chain_storage_type(t);
 }
 

@@ -75,9 +75,14 @@ Expected<Plan> build_plan(const Partition& partition, const OpTable& ops);
 std::string_view float_type(DType t);               // f32 -> "float", f16 -> "h16"
 // Elementwise chains: how a tensor of `t` is stored, and the type its values are computed in.
 std::string_view chain_storage_type(DType t);  // f32 "float", f16 "h16", f64 "double", int8 "signed char",
-                                               // uint8 "unsigned char", int32 "int", int64 "i64", bool
-std::string_view chain_value_type(DType t);    // f32 and f16 "float", f64 "double", int8, uint8 and int32 "int",
-                                               // int64 "i64", bool
+                                               // uint8 "unsigned char", int16 "short", int32 "int", int64 "i64",
+                                               // unsigned ones likewise, bool
+std::string_view chain_value_type(DType t);    // f32 and f16 "float", f64 "double", 8- and 16-bit integers and
+                                               // int32 "int", the others their storage type
+// 8- and 16-bit integers: computed in int, wrapped to their type where the unfused graph stores.
+inline bool is_narrow_integer(DType t) {
+  return t == DType::kInt8 || t == DType::kUInt8 || t == DType::kInt16 || t == DType::kUInt16;
+}
 std::string_view element_type(DType t);             // any fixed-size dtype by its size: "unsigned int"...
 
 }  // namespace nxrt::cuda

@@ -919,4 +919,46 @@ TEST_CASE("cuda DynamicQuantizeLinear, MatMulInteger and QLinearMatMul run on th
                            bytes({5}, 417, i8), y_scale, bytes({}, 418, out)}});
   checks.run();
 }
+
+TEST_CASE("cuda chains take 16-bit and unsigned integers; Pow, Clip and BitShift take integers", "[cuda]") {
+  HostChecks checks;
+  auto ints = [](DType dtype, std::vector<int64_t> v) {
+    const auto n = static_cast<int64_t>(v.size());
+    return cast(test::int64s(std::move(v)).reshaped({n}), dtype);
+  };
+  const std::vector<int64_t> a{7, -7, 300, 65535, 0, 40000, -32768, 5}, b{2, 3, -4, 65535, 9, 7, -1, 65535};
+  for (DType t : {DType::kInt16, DType::kUInt16, DType::kUInt32, DType::kUInt64}) {
+    INFO(dtype_name(t));
+    const Tensor x = ints(t, a), y = ints(t, b);
+    // Wrapping products and differences, division and both Mods (a divisor of all ones is no -1
+    // for an unsigned type), Max, Min, Abs, comparisons.
+    for (const char* op : {"Add", "Sub", "Mul", "Div", "Max", "Min"})
+      checks.add({.op_type = op, .opset = 14, .inputs = {x, y}, .output_dtypes = {t}});
+    for (int64_t fmod : {0, 1})
+      checks.add({.op_type = "Mod", .opset = 13, .inputs = {x, y}, .attrs = attrs({{"fmod", fmod}}), .output_dtypes = {t}});
+    checks.add({.op_type = "Abs", .opset = 13, .inputs = {x}, .output_dtypes = {t}});
+    checks.add({.op_type = "Less", .opset = 13, .inputs = {x, y}, .output_dtypes = {DType::kBool}});
+    checks.add({.op_type = "Clip", .opset = 13, .inputs = {x, ints(t, {3}).reshaped({}), Tensor()}, .output_dtypes = {t}});
+    checks.add({.op_type = "Cast", .opset = 13, .inputs = {x}, .attrs = attrs({{"to", int64_t{1}}}), .output_dtypes = {DType::kFloat32}});
+  }
+  checks.add({.op_type = "Clip", .opset = 13, .inputs = {ints(DType::kInt8, {-128, -5, 0, 5, 127}), ints(DType::kInt8, {-6}).reshaped({}),
+                                                         ints(DType::kInt8, {6}).reshaped({})},
+              .output_dtypes = {DType::kInt8}});
+  // BitShift, with shifts of the type's width and more (0).
+  for (DType t : {DType::kUInt8, DType::kUInt16, DType::kUInt32, DType::kUInt64})
+    for (const char* direction : {"LEFT", "RIGHT"})
+      checks.add({.op_type = "BitShift", .opset = 11, .inputs = {ints(t, {1, 255, 200, 7, 3, 9}), ints(t, {1, 3, 7, 8, 16, 64})},
+                  .attrs = attrs({{"direction", std::string(direction)}}), .output_dtypes = {t}});
+  // Integer Pow: repeated squaring that wraps, negative exponents, a float exponent through double.
+  const std::vector<int64_t> bases{2, -3, 1, -1, 5, 3, 0, 7};
+  for (DType t : {DType::kInt32, DType::kInt64}) {
+    checks.add({.op_type = "Pow", .opset = 15, .inputs = {ints(t, bases), ints(t, {10, 5, -3, -3, -1, 40, 0, 2})}, .output_dtypes = {t}});
+    checks.add({.op_type = "Pow", .opset = 15, .inputs = {ints(t, bases), Tensor::from_vector<float>({8}, {0.5f, 2, 3, 2, 1.5f, 2, 1, 0.5f})},
+                .output_dtypes = {t}});
+  }
+  checks.add({.op_type = "Pow", .opset = 15, .inputs = {random_tensor({8}, 500, 0.5f, 2), ints(DType::kUInt32, {0, 1, 2, 3, 4, 5, 6, 7})},
+              .output_dtypes = {DType::kFloat32}},
+             1e-5, 1e-6);
+  checks.run();
+}
 #endif  // NXRT_HAVE_CUDA

@@ -1,8 +1,9 @@
-// Elementwise ops (unary, binary, variadic, Clip, Cast, BatchNormalization in inference): each
-// is an expression that the chain fuser inlines into one generated kernel per chain. Float and
-// float16 compute in float; the arithmetic ops, Mod, comparisons, Where and Cast also take
-// double, int8, uint8 (computed in int, stored wrapped), int32 and int64; the logical ops,
-// Where and Cast take bool. The other ops (transcendental ones included) are float only.
+// Elementwise ops (unary, binary, variadic, Clip, Cast, BitShift, BatchNormalization in
+// inference): each is an expression that the chain fuser inlines into one generated kernel per
+// chain. Float and float16 compute in float; the arithmetic ops, Mod, Clip, Pow, comparisons,
+// Where and Cast also take double and the signed and unsigned integers of 8 to 64 bits (8- and
+// 16-bit ones computed in int, stored wrapped); the logical ops, Where and Cast take bool. The
+// other ops (transcendental ones included) are float only.
 #include <fmt/format.h>
 
 #include "ops/op_util.h"
@@ -22,7 +23,14 @@ KernelMatch check_float_elementwise(const NodeContext& ctx) {
   return require_float(ctx, all);
 }
 
-bool is_chain_type(DType t) { return is_cuda_number(t) || t == DType::kInt8 || t == DType::kUInt8; }
+bool is_unsigned(DType t) {
+  return t == DType::kUInt8 || t == DType::kUInt16 || t == DType::kUInt32 || t == DType::kUInt64;
+}
+// 8- to 64-bit integers (not the 4-bit ones).
+bool is_whole_byte_integer(DType t) { return is_integer(t) && !is_4bit(t); }
+bool is_chain_type(DType t) { return is_cuda_float(t) || t == DType::kFloat64 || is_whole_byte_integer(t); }
+constexpr std::string_view kChainTypes = "float, float16, double and 8- to 64-bit integers";
+constexpr std::string_view kChainTypesOrBool = "float, float16, double, 8- to 64-bit integers and bool";
 bool is_chain_type_or_bool(DType t) { return is_chain_type(t) || t == DType::kBool; }
 bool is_bool(DType t) { return t == DType::kBool; }
 
@@ -40,21 +48,35 @@ KernelMatch require_one_dtype(const NodeContext& ctx, std::size_t first, std::si
 
 constexpr std::size_t kAll = ~std::size_t{0};
 
-// Add, Sub, Mul, Div, Neg, Abs, Max, Min: float, float16, int32 or int64.
+// Add, Sub, Mul, Div, Neg, Abs, Max, Min, Sign, Mod.
 KernelMatch check_arithmetic(const NodeContext& ctx) {
-  return require_one_dtype(ctx, 0, kAll, is_chain_type, "float, float16, double, int8, uint8, int32 and int64");
+  return require_one_dtype(ctx, 0, kAll, is_chain_type, kChainTypes);
 }
 // Equal, Less, Greater, LessOrEqual, GreaterOrEqual (Equal also compares booleans).
 KernelMatch check_compare(const NodeContext& ctx) {
-  if (ctx.node().op_type == "Equal")
-    return require_one_dtype(ctx, 0, kAll, is_chain_type_or_bool, "float, float16, double, int8, uint8, int32, int64 and bool");
-  return require_one_dtype(ctx, 0, kAll, is_chain_type, "float, float16, double, int8, uint8, int32 and int64");
+  if (ctx.node().op_type == "Equal") return require_one_dtype(ctx, 0, kAll, is_chain_type_or_bool, kChainTypesOrBool);
+  return require_one_dtype(ctx, 0, kAll, is_chain_type, kChainTypes);
 }
-// Pow: a float base; the exponent float or an integer (from opset 12), converted to float.
+// Pow: a float, double, int32 or int64 base; before opset 12 the exponent has the base's
+// type, from 12 on any number type.
+bool is_pow_base(DType t) { return is_cuda_number(t); }
 KernelMatch check_pow(const NodeContext& ctx) {
-  NXRT_REQUIRE_MATCH(require_one_dtype(ctx, 0, 1, is_cuda_float, "float and float16"));
-  return require_one_dtype(ctx, 1, 2, ctx.opset() >= 12 ? is_chain_type : is_cuda_float,
-                           ctx.opset() >= 12 ? "float, float16, double, int8, uint8, int32 and int64" : "float and float16");
+  if (ctx.opset() < 12) return require_one_dtype(ctx, 0, 2, is_pow_base, kCudaNumbers);
+  NXRT_REQUIRE_MATCH(require_one_dtype(ctx, 0, 1, is_pow_base, kCudaNumbers));
+  return require_one_dtype(ctx, 1, 2, is_chain_type, kChainTypes);
+}
+// BitShift: unsigned integers, and a direction.
+KernelMatch check_bit_shift(const NodeContext& ctx) {
+  NXRT_REQUIRE_MATCH(require_one_dtype(ctx, 0, 2, is_unsigned, "uint8, uint16, uint32 and uint64"));
+  const std::string direction = ctx.attrs().string_or("direction", "");
+  NXRT_REQUIRE(direction == "LEFT" || direction == "RIGHT", "BitShift: direction '{}' is not LEFT or RIGHT", direction);
+  return KernelMatch::supported();
+}
+// Clip: from opset 12 any number type (the bounds, optional inputs, of the same type); before,
+// float.
+KernelMatch check_clip(const NodeContext& ctx) {
+  if (ctx.opset() < 12) return require_one_dtype(ctx, 0, kAll, is_cuda_float, "float and float16");
+  return require_one_dtype(ctx, 0, kAll, is_chain_type, kChainTypes);
 }
 
 // IsNaN, IsInf: float in, bool out.
@@ -66,7 +88,7 @@ KernelMatch check_logical(const NodeContext& ctx) { return require_one_dtype(ctx
 // Where: a bool condition, and two values of one dtype.
 KernelMatch check_where(const NodeContext& ctx) {
   NXRT_REQUIRE_MATCH(require_one_dtype(ctx, 0, 1, is_bool, "bool"));
-  return require_one_dtype(ctx, 1, 3, is_chain_type_or_bool, "float, float16, double, int8, uint8, int32, int64 and bool");
+  return require_one_dtype(ctx, 1, 3, is_chain_type_or_bool, kChainTypesOrBool);
 }
 
 // The chain fuser declares each value in its node's output type (chain.cpp), so that type must
@@ -121,9 +143,13 @@ std::string attr(const AttributeMap& m, const char* name, float fallback) {
 
 std::string clip_expr(const Node& n, Args a) {
   // Opset 6 has min/max attributes; from 11 they are optional inputs (absent: no bound).
-  std::string lo = n.opset < 11 ? attr(n.attributes, "min", -3.402823466e38f) : (a.size() > 1 && !a[1].empty() ? a[1] : "-inf_f()");
-  std::string hi = n.opset < 11 ? attr(n.attributes, "max", 3.402823466e38f) : (a.size() > 2 && !a[2].empty() ? a[2] : "inf_f()");
-  return fmt::format("fminf(fmaxf({}, {}), {})", a[0], lo, hi);
+  if (n.opset < 11)
+    return fmt::format("fminf(fmaxf({}, {}), {})", a[0], attr(n.attributes, "min", -3.402823466e38f),
+                       attr(n.attributes, "max", 3.402823466e38f));
+  std::string v = a[0];
+  if (a.size() > 1 && !a[1].empty()) v = fmt::format("vmax({}, {})", v, a[1]);
+  if (a.size() > 2 && !a[2].empty()) v = fmt::format("vmin({}, {})", v, a[2]);
+  return v;
 }
 
 KernelMatch check_cast(const NodeContext& ctx) {
@@ -132,8 +158,8 @@ KernelMatch check_cast(const NodeContext& ctx) {
   const auto to = ctx.attrs().get_int("to");
   const auto to_dtype = to ? dtype_from_onnx(static_cast<int32_t>(*to)) : std::nullopt;
   NXRT_REQUIRE(is_chain_type_or_bool(from) && to_dtype && is_chain_type_or_bool(*to_dtype),
-               "Cast: from {} to {}; the cuda EP casts among float, float16, double, int8, uint8, int32, int64 and bool", dtype_name(from),
-               to_dtype ? dtype_name(*to_dtype) : "an unknown type");
+               "Cast: from {} to {}; the cuda EP casts among {}", dtype_name(from),
+               to_dtype ? dtype_name(*to_dtype) : "an unknown type", kChainTypesOrBool);
   return KernelMatch::supported();
 }
 
@@ -142,9 +168,7 @@ KernelMatch check_cast_like(const NodeContext& ctx) {
   NXRT_REQUIRE_MATCH(require_max_rank(ctx, 0));
   const DType from = ctx.input_dtype(0), to = ctx.input_dtype(1);
   NXRT_REQUIRE(is_chain_type_or_bool(from) && is_chain_type_or_bool(to),
-               "CastLike: from {} to {}; the cuda EP casts among float, float16, double, int8, uint8, int32, int64 and bool",
-               dtype_name(from),
-               dtype_name(to));
+               "CastLike: from {} to {}; the cuda EP casts among {}", dtype_name(from), dtype_name(to), kChainTypesOrBool);
   return KernelMatch::supported();
 }
 
@@ -260,13 +284,16 @@ std::vector<CudaOpDef> elementwise_ops() {
   ops.push_back({{{"", "Mod", 10}, 0, check_mod, {}}, {}, ElementwiseDef{[](const Node& n, Args a) {
                    return fmt::format("{}({}, {})", n.attributes.int_or("fmod", 0) ? "vfmod" : "vmod", a[0], a[1]);
                  }}});
-  ops.push_back(checked_by(check_pow, binary("Pow", 7, "powf({}, (float)({}))")));
+  ops.push_back(checked_by(check_pow, binary("Pow", 7, "vpow({}, {})")));
+  ops.push_back({{{"", "BitShift", 11}, 0, check_bit_shift, {}}, {}, ElementwiseDef{[](const Node& n, Args a) {
+                   return fmt::format("{}({}, {})", n.attributes.string_or("direction", "") == "LEFT" ? "vshl" : "vshr", a[0], a[1]);
+                 }}});
   ops.push_back(binary("PRelu", 7, "({0} >= 0.f ? {0} : {1} * {0})"));
   ops.push_back(variadic("Sum", 8, "({} + {})", false));  // ONNX's Sum takes float types only
   ops.push_back(variadic("Mean", 8, "({} + {})", true));
   ops.push_back(arithmetic(variadic("Max", 8, "vmax({}, {})", false)));
   ops.push_back(arithmetic(variadic("Min", 8, "vmin({}, {})", false)));
-  ops.push_back({{{"", "Clip", 6}, 0, check_float_elementwise, {}}, {}, ElementwiseDef{clip_expr}});
+  ops.push_back({{{"", "Clip", 6}, 0, check_clip, {}}, {}, ElementwiseDef{clip_expr}});
   // Comparisons and logic make bool values; Where picks between its inputs.
   ops.push_back(checked_by(check_compare, binary("Equal", 7, "({} == {})")));
   ops.push_back(checked_by(check_compare, binary("Less", 7, "({} < {})")));
