@@ -961,4 +961,17 @@ TEST_CASE("cuda chains take 16-bit and unsigned integers; Pow, Clip and BitShift
              1e-5, 1e-6);
   checks.run();
 }
+
+TEST_CASE("cuda Unique groups on the host and uploads what it found", "[cuda]") {
+  HostChecks checks;
+  const Tensor values = Tensor::from_vector<float>({8}, {2, 1, NAN, 2, -0.5f, NAN, 1, 3});
+  for (int64_t sorted : {0, 1})
+    checks.add({.op_type = "Unique", .opset = 11, .inputs = {values}, .attrs = attrs({{"sorted", sorted}}), .outputs = 4});
+  const Tensor rows = test::int64s({1, 2, 0, 1, 2, 0, 3, 4, 1, 1, 2, 0}).reshaped({2, 2, 3});
+  for (int64_t axis : {-1, 0, 1})
+    checks.add({.op_type = "Unique", .opset = 11, .inputs = {rows}, .attrs = attrs({{"axis", axis}}), .outputs = 4});
+  checks.add({.op_type = "Unique", .opset = 11, .inputs = {cast(rows, DType::kUInt16)}, .outputs = 2});
+  checks.add_f16({.op_type = "Unique", .opset = 11, .inputs = {values}, .outputs = 4}, 0, 0);
+  checks.run();
+}
 #endif  // NXRT_HAVE_CUDA

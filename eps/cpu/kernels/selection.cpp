@@ -9,6 +9,7 @@
 #include "common/layout_util.h"
 #include "common/numeric_input.h"
 #include "kernels/kernels.h"
+#include "nxrt/ep/unique.h"
 
 namespace nxrt::cpu {
 namespace {
@@ -161,35 +162,6 @@ KernelMatch check_unique(const NodeContext& ctx) {
   return KernelMatch::supported();
 }
 
-// The slices of x along an axis (or its elements, flattened), compared as whole slices:
-// slice s is x[o, s, j] for every outer o and inner j, in that order.
-template <class T>
-struct Slices {
-  const T* data;
-  int64_t outer, count, inner;
-
-  const T& at(int64_t s, int64_t o, int64_t j) const { return data[(o * count + s) * inner + j]; }
-  // Lexicographic comparison: -1, 0 or 1. NaN sorts after every number and equals NaN,
-  // so the order stays strict and weak.
-  int compare(int64_t a, int64_t b) const {
-    for (int64_t o = 0; o < outer; ++o)
-      for (int64_t j = 0; j < inner; ++j) {
-        const auto& x = at(a, o, j);
-        const auto& y = at(b, o, j);
-        if constexpr (!std::is_same_v<T, std::string> && !std::is_integral_v<T>) {
-          const bool xn = std::isnan(static_cast<ComputeType<T>>(x)), yn = std::isnan(static_cast<ComputeType<T>>(y));
-          if (xn || yn) {
-            if (xn != yn) return xn ? 1 : -1;
-            continue;
-          }
-        }
-        if (x < y) return -1;
-        if (y < x) return 1;
-      }
-    return 0;
-  }
-};
-
 class UniqueKernel final : public Kernel {
  public:
   UniqueKernel(std::optional<int64_t> axis, bool sorted) : axis_(axis), sorted_(sorted) {}
@@ -200,66 +172,39 @@ class UniqueKernel final : public Kernel {
   }
 
  private:
+  // The grouping is lib's (nxrt/ep/unique.h, shared with the cuda EP); the distinct slices
+  // are copied here in T.
   template <class T>
   Expected<void> run(KernelContext& ctx) {
     const Tensor& x = ctx.input(0);
-    Slices<T> slices{x.data_as<T>(), 1, x.numel(), 1};
-    std::optional<std::size_t> axis;
-    if (axis_) {
-      auto resolved = resolve_axis("Unique", *axis_, x.shape());
-      if (!resolved) return std::unexpected(std::move(resolved.error()));
-      axis = *resolved;
-      const std::size_t ax = *axis;
-      slices = {x.data_as<T>(), dims_product(x.shape(), 0, ax), x.shape()[ax],
-                dims_product(x.shape(), ax + 1, x.shape().size())};
-    }
-    // A stable sort keeps equal slices in input order, so each group starts with the
-    // first occurrence.
-    std::vector<int64_t> order(static_cast<std::size_t>(slices.count));
-    std::iota(order.begin(), order.end(), int64_t{0});
-    std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return slices.compare(a, b) < 0; });
-    struct Group {
-      int64_t first, count;
-    };
-    std::vector<Group> groups;
-    std::vector<int64_t> group_of(order.size());
-    for (std::size_t i = 0; i < order.size(); ++i) {
-      if (i == 0 || slices.compare(order[i - 1], order[i]) != 0) groups.push_back({order[i], 0});
-      ++groups.back().count;
-      group_of[static_cast<std::size_t>(order[i])] = static_cast<int64_t>(groups.size()) - 1;
-    }
-    // position[g]: where group g goes in the outputs (sorted, or by first occurrence).
-    std::vector<int64_t> by_output(groups.size());
-    std::iota(by_output.begin(), by_output.end(), int64_t{0});
-    if (!sorted_)
-      std::sort(by_output.begin(), by_output.end(),
-                [&](int64_t a, int64_t b) { return groups[a].first < groups[b].first; });
-    std::vector<int64_t> position(groups.size());
-    for (std::size_t p = 0; p < by_output.size(); ++p) position[by_output[p]] = static_cast<int64_t>(p);
-
-    const auto unique = static_cast<int64_t>(groups.size());
+    auto groups = find_unique(x, axis_, sorted_);
+    if (!groups) return std::unexpected(std::move(groups.error()));
+    const UniqueGroups& g = *groups;
+    const auto unique = static_cast<int64_t>(g.first.size());
     Shape y_shape = {unique};
-    if (axis) {
+    if (axis_) {
       y_shape = x.shape();
-      y_shape[*axis] = unique;
+      const auto rank = static_cast<int64_t>(y_shape.size());
+      y_shape[static_cast<std::size_t>(*axis_ < 0 ? *axis_ + rank : *axis_)] = unique;
     }
     auto y = ctx.output(0, x.dtype(), y_shape);
     if (!y) return std::unexpected(std::move(y.error()));
+    const T* in = x.data_as<T>();
     T* out = y->template mut_as<T>();
-    for (int64_t o = 0; o < slices.outer; ++o)
+    for (int64_t o = 0; o < g.outer; ++o)
       for (int64_t p = 0; p < unique; ++p)
-        std::copy_n(&slices.at(groups[by_output[p]].first, o, 0), slices.inner, out + (o * unique + p) * slices.inner);
-    auto write = [&](std::size_t i, int64_t n, auto value) -> Expected<void> {
+        std::copy_n(in + (o * g.count + g.first[static_cast<std::size_t>(p)]) * g.inner, g.inner,
+                    out + (o * unique + p) * g.inner);
+    auto write = [&](std::size_t i, const std::vector<int64_t>& values) -> Expected<void> {
       if (!ctx.wants_output(i)) return {};
-      auto t = ctx.output(i, DType::kInt64, {n});
+      auto t = ctx.output(i, DType::kInt64, {static_cast<int64_t>(values.size())});
       if (!t) return std::unexpected(std::move(t.error()));
-      int64_t* p = t->template mut_as<int64_t>();
-      for (int64_t k = 0; k < n; ++k) p[k] = value(k);
+      std::copy(values.begin(), values.end(), t->template mut_as<int64_t>());
       return {};
     };
-    if (auto r = write(1, unique, [&](int64_t p) { return groups[by_output[p]].first; }); !r) return r;
-    if (auto r = write(2, slices.count, [&](int64_t s) { return position[group_of[s]]; }); !r) return r;
-    return write(3, unique, [&](int64_t p) { return groups[by_output[p]].count; });
+    if (auto r = write(1, g.first); !r) return r;
+    if (auto r = write(2, g.inverse); !r) return r;
+    return write(3, g.counts);
   }
 
   std::optional<int64_t> axis_;

@@ -87,7 +87,7 @@ std::vector<CudaOpDef> einsum_ops();        // Einsum (one or two inputs)
 std::vector<CudaOpDef> quantize_ops();      // QuantizeLinear, DequantizeLinear (int8, uint8), DynamicQuantizeLinear
 std::vector<CudaOpDef> integer_matmul_ops(); // MatMulInteger, QLinearMatMul
 std::vector<CudaOpDef> grid_sample_ops();   // GridSample
-std::vector<CudaOpDef> select_ops();        // Compress, NonZero, NonMaxSuppression
+std::vector<CudaOpDef> select_ops();        // Compress, NonZero, NonMaxSuppression, Unique
 std::vector<CudaOpDef> recurrent_ops();     // RNN, GRU, LSTM (cuBLASLt products, generated gate kernels)
 std::vector<CudaOpDef> loss_ops();          // NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss
 

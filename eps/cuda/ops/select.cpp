@@ -1,13 +1,14 @@
-// Compress, NonZero and NonMaxSuppression: outputs sized by their inputs' values. The values
-// that decide the size (Compress's condition, NonZero's input, the boxes and scores) are read
-// on the host, which waits for the stream unless the host already knows them. Compress then
-// gathers the selected slices on the device; NonZero and NonMaxSuppression upload the indices
-// they found (and keep them on the host for later readers).
+// Compress, NonZero, NonMaxSuppression and Unique: outputs sized by their inputs' values. The
+// values that decide the size (Compress's condition, NonZero's and Unique's input, the boxes and
+// scores) are read on the host, which waits for the stream unless the host already knows them.
+// Compress then gathers the selected slices on the device; the others upload what they found
+// (and keep it on the host for later readers).
 #include <fmt/format.h>
 
 #include <cstring>
 
 #include "nxrt/ep/nms.h"
+#include "nxrt/ep/unique.h"
 #include "ops/op_util.h"
 #include "ops/ops.h"
 #include "runtime.h"
@@ -164,6 +165,52 @@ Expected<void> build_nms(PlanBuilder& b, const Node& node) {
   return {};
 }
 
+KernelMatch check_unique(const NodeContext& ctx) {
+  NXRT_REQUIRE_MATCH(require_fixed_size(ctx, 0));
+  NXRT_REQUIRE(!is_4bit(ctx.input_dtype(0)), "Unique: input 0 is {}; the cuda EP takes whole-byte types",
+               dtype_name(ctx.input_dtype(0)));
+  return KernelMatch::supported();
+}
+
+// Unique: the grouping runs on the host (nxrt/ep/unique.h, as on the cpu EP); the distinct
+// slices, their first indices, the inverse indices and the counts are uploaded.
+Expected<void> build_unique(PlanBuilder& b, const Node& node) {
+  const std::optional<int64_t> axis = node.attributes.get_int("axis");
+  const bool sorted = node.attributes.int_or("sorted", 1) != 0;
+  b.add_step(make_step(node, "host", [=](StepContext& ctx) -> Expected<void> {
+    auto x = ctx.input_on_host(0);
+    if (!x) return std::unexpected(x.error());
+    const Tensor host = x->view().is_contiguous() ? *x : copy_to_contiguous(x->view());
+    auto groups = find_unique(host, axis, sorted);
+    if (!groups) return forward_error(std::move(groups), ctx.where());
+    const UniqueGroups& g = *groups;
+    const auto unique = static_cast<int64_t>(g.first.size());
+    Shape y_shape = {unique};
+    if (axis) {
+      y_shape = host.shape();
+      const auto rank = static_cast<int64_t>(y_shape.size());
+      y_shape[static_cast<std::size_t>(*axis < 0 ? *axis + rank : *axis)] = unique;
+    }
+    Tensor y = Tensor::empty(host.dtype(), y_shape);
+    const std::size_t slice = static_cast<std::size_t>(g.inner) * dtype_size(host.dtype());
+    const auto* in = static_cast<const std::byte*>(host.view().data());
+    auto* out = static_cast<std::byte*>(y.mut().data());
+    for (int64_t o = 0; o < g.outer; ++o)
+      for (int64_t p = 0; p < unique; ++p)
+        std::memcpy(out + static_cast<std::size_t>(o * unique + p) * slice,
+                    in + static_cast<std::size_t>(o * g.count + g.first[static_cast<std::size_t>(p)]) * slice, slice);
+    if (auto r = ctx.set_output_from_host(0, y); !r) return r;
+    const std::vector<int64_t>* lists[] = {&g.first, &g.inverse, &g.counts};
+    for (std::size_t i = 1; i <= 3; ++i)
+      if (ctx.wants_output(i))
+        if (auto r = ctx.set_output_from_host(i, Tensor::from_vector<int64_t>({static_cast<int64_t>(lists[i - 1]->size())}, *lists[i - 1]));
+            !r)
+          return r;
+    return {};
+  }));
+  return {};
+}
+
 }  // namespace
 
 std::vector<CudaOpDef> select_ops() {
@@ -171,6 +218,7 @@ std::vector<CudaOpDef> select_ops() {
   ops.push_back(make_op("Compress", 9, check_compress, build_compress));
   ops.push_back(make_op("NonZero", 9, check_non_zero, build_non_zero));
   for (auto& op : make_op_versions("NonMaxSuppression", {10, 11}, check_nms, build_nms)) ops.push_back(std::move(op));
+  ops.push_back(make_op("Unique", 11, check_unique, build_unique));
   return ops;
 }
 
