@@ -147,10 +147,12 @@ Expected<void> ChainFuser::emit(PlanBuilder& builder, const std::vector<const No
     const DType dtype = graph_.value(n.outputs.front()).type.dtype;
     const std::string_view type = chain_value_type(dtype);
     body += fmt::format("    {0} {1} = ({0})({2});  // {3} {4}\n", type, var, def.expr(n, args), n.op_type, n.name);
-    // A float16 or 8- or 16-bit integer value inside the chain is rounded or wrapped as the
-    // unfused graph would store it.
+    // A float16, bfloat16 or 8- or 16-bit integer value inside the chain is rounded or wrapped
+    // as the unfused graph would store it.
     if (k + 1 < chain.size() && dtype == DType::kFloat16)
       body += fmt::format("    {0} = round_h({0});\n", var);
+    if (k + 1 < chain.size() && dtype == DType::kBFloat16)
+      body += fmt::format("    {0} = round_b({0});\n", var);
     if (k + 1 < chain.size() && is_narrow_integer(dtype))
       body += fmt::format("    {0} = ({1}){0};\n", var, chain_storage_type(dtype));
     local[n.outputs.front()] = var;

@@ -10,6 +10,7 @@ std::string_view kernel_library_source() {
 typedef long long i64;
 struct Dims { i64 d[8]; };
 struct __align__(2) h16 { unsigned short x; };
+struct __align__(2) b16 { unsigned short x; };  // bfloat16
 
 // f16 <-> f32 in PTX (the unit tests compile this library for the host, with their own pair).
 #ifndef NXRT_CUDA_ON_HOST
@@ -26,6 +27,16 @@ __device__ __forceinline__ float ld(const h16* p, i64 i) { return half_to_float(
 __device__ __forceinline__ void st(float* p, i64 i, float v) { p[i] = v; }
 __device__ __forceinline__ void st(h16* p, i64 i, float v) { p[i].x = float_to_half(v); }
 __device__ __forceinline__ float round_h(float v) { return half_to_float(float_to_half(v)); }
+// bfloat16: the top half of a float, rounded to nearest even (NaN stays a quiet NaN).
+__device__ __forceinline__ float bfloat16_to_float(unsigned short b) { return __int_as_float((int)((unsigned)b << 16)); }
+__device__ __forceinline__ unsigned short float_to_bfloat16(float v) {
+  const unsigned x = (unsigned)__float_as_int(v);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return (unsigned short)((x >> 16) | 0x40u);
+  return (unsigned short)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
+}
+__device__ __forceinline__ float ld(const b16* p, i64 i) { return bfloat16_to_float(p[i].x); }
+__device__ __forceinline__ void st(b16* p, i64 i, float v) { p[i].x = float_to_bfloat16(v); }
+__device__ __forceinline__ float round_b(float v) { return bfloat16_to_float(float_to_bfloat16(v)); }
 __device__ __forceinline__ int ld(const int* p, i64 i) { return p[i]; }
 __device__ __forceinline__ i64 ld(const i64* p, i64 i) { return p[i]; }
 __device__ __forceinline__ void st(int* p, i64 i, int v) { p[i] = v; }

@@ -60,12 +60,13 @@ std::string_view chain_storage_type(DType t) {
     case DType::kInt64: return "i64";
     case DType::kUInt64: return "unsigned long long";
     case DType::kBool: return "bool";
+    case DType::kBFloat16: return "b16";
     default: return float_type(t);
   }
 }
 
 std::string_view chain_value_type(DType t) {
-  if (t == DType::kFloat16) return "float";
+  if (t == DType::kFloat16 || t == DType::kBFloat16) return "float";
   if (is_narrow_integer(t)) return "int";
   return chain_storage_type(t);
 }

@@ -74,10 +74,10 @@ Expected<Plan> build_plan(const Partition& partition, const OpTable& ops);
 // CUDA C names of the element types kernels use: "float", "h16", and by size for data movement.
 std::string_view float_type(DType t);               // f32 -> "float", f16 -> "h16"
 // Elementwise chains: how a tensor of `t` is stored, and the type its values are computed in.
-std::string_view chain_storage_type(DType t);  // f32 "float", f16 "h16", f64 "double", int8 "signed char",
+std::string_view chain_storage_type(DType t);  // f32 "float", f16 "h16", bf16 "b16", f64 "double", int8 "signed char",
                                                // uint8 "unsigned char", int16 "short", int32 "int", int64 "i64",
                                                // unsigned ones likewise, bool
-std::string_view chain_value_type(DType t);    // f32 and f16 "float", f64 "double", 8- and 16-bit integers and
+std::string_view chain_value_type(DType t);    // f32, f16 and bf16 "float", f64 "double", 8- and 16-bit integers and
                                                // int32 "int", the others their storage type
 // 8- and 16-bit integers: computed in int, wrapped to their type where the unfused graph stores.
 inline bool is_narrow_integer(DType t) {

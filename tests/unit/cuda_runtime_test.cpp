@@ -974,4 +974,19 @@ TEST_CASE("cuda Unique groups on the host and uploads what it found", "[cuda]") 
   checks.add_f16({.op_type = "Unique", .opset = 11, .inputs = {values}, .outputs = 4}, 0, 0);
   checks.run();
 }
+
+TEST_CASE("cuda casts to and from bfloat16, rounding to nearest even", "[cuda]") {
+  HostChecks checks;
+  // 1 + 2^-8 is a tie (to 1), 1 + 3·2^-8 one too (up to 1 + 2^-6); NaN, infinity, a subnormal.
+  const Tensor x = Tensor::from_vector<float>({8}, {1.00390625f, 1.01171875f, -2.5f, NAN, INFINITY, 1e-40f, 3.14159f, -65504.f});
+  const auto to = [](DType t) { return attrs({{"to", static_cast<int64_t>(t)}}); };
+  checks.add({.op_type = "Cast", .opset = 13, .inputs = {x}, .attrs = to(DType::kBFloat16), .output_dtypes = {DType::kBFloat16}}, 0, 0);
+  const Tensor b = cast(x, DType::kBFloat16);
+  for (DType t : {DType::kFloat32, DType::kFloat16})
+    checks.add({.op_type = "Cast", .opset = 13, .inputs = {b}, .attrs = to(t), .output_dtypes = {t}}, 0, 0);
+  checks.add({.op_type = "Cast", .opset = 13, .inputs = {cast(random_tensor({6}, 600, -300, 300), DType::kBFloat16)},
+              .attrs = to(DType::kInt32), .output_dtypes = {DType::kInt32}},
+             0, 0);
+  checks.run();
+}
 #endif  // NXRT_HAVE_CUDA

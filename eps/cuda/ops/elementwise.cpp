@@ -1,9 +1,9 @@
 // Elementwise ops (unary, binary, variadic, Clip, Cast, BitShift, BatchNormalization in
 // inference): each is an expression that the chain fuser inlines into one generated kernel per
 // chain. Float and float16 compute in float; the arithmetic ops, Mod, Clip, Pow, comparisons,
-// Where and Cast also take double and the signed and unsigned integers of 8 to 64 bits (8- and
-// 16-bit ones computed in int, stored wrapped); the logical ops, Where and Cast take bool. The
-// other ops (transcendental ones included) are float only.
+// Where and Cast also take bfloat16 (in float), double and the signed and unsigned integers of
+// 8 to 64 bits (8- and 16-bit ones computed in int, stored wrapped); the logical ops, Where and
+// Cast take bool. The other ops (transcendental ones included) are float and float16 only.
 #include <fmt/format.h>
 
 #include "ops/op_util.h"
@@ -28,9 +28,11 @@ bool is_unsigned(DType t) {
 }
 // 8- to 64-bit integers (not the 4-bit ones).
 bool is_whole_byte_integer(DType t) { return is_integer(t) && !is_4bit(t); }
-bool is_chain_type(DType t) { return is_cuda_float(t) || t == DType::kFloat64 || is_whole_byte_integer(t); }
-constexpr std::string_view kChainTypes = "float, float16, double and 8- to 64-bit integers";
-constexpr std::string_view kChainTypesOrBool = "float, float16, double, 8- to 64-bit integers and bool";
+bool is_chain_type(DType t) {
+  return is_cuda_float(t) || t == DType::kBFloat16 || t == DType::kFloat64 || is_whole_byte_integer(t);
+}
+constexpr std::string_view kChainTypes = "float, float16, bfloat16, double and 8- to 64-bit integers";
+constexpr std::string_view kChainTypesOrBool = "float, float16, bfloat16, double, 8- to 64-bit integers and bool";
 bool is_chain_type_or_bool(DType t) { return is_chain_type(t) || t == DType::kBool; }
 bool is_bool(DType t) { return t == DType::kBool; }
 
@@ -201,7 +203,7 @@ std::string gelu_expr(const AttributeMap& m, const std::string& a) {
 // Mod: ONNX requires fmod=1 for floats (fmod=0 is the integer, divisor-signed remainder).
 KernelMatch check_mod(const NodeContext& ctx) {
   NXRT_REQUIRE_MATCH(check_arithmetic(ctx));
-  NXRT_REQUIRE(ctx.attrs().int_or("fmod", 0) != 0 || !(is_cuda_float(ctx.input_dtype(0)) || ctx.input_dtype(0) == DType::kFloat64),
+  NXRT_REQUIRE(ctx.attrs().int_or("fmod", 0) != 0 || !is_floating(ctx.input_dtype(0)),
                "Mod: fmod=0 on {}; ONNX defines a float Mod only with fmod=1", dtype_name(ctx.input_dtype(0)));
   return KernelMatch::supported();
 }
