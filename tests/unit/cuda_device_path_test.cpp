@@ -102,6 +102,15 @@ class CudaFactoryOnHostStack {
   EpFactory saved_;
 };
 
+// The graph as an ONNX file in `dir`, for sessions (which load models by path).
+std::filesystem::path save_model(const Graph& graph, const test::TempDir& dir) {
+  auto bytes = partition_to_onnx(test::whole_graph(graph, "cpu"));
+  REQUIRE(bytes);
+  const auto model = dir / "model.onnx";
+  std::ofstream(model, std::ios::binary) << *bytes;
+  return model;
+}
+
 std::map<std::string, Tensor> run_session(const std::filesystem::path& model, std::vector<std::string> eps, const Tensor& x) {
   SessionOptions options;
   options.eps = std::move(eps);
@@ -138,11 +147,8 @@ TEST_CASE("cuda EP on the host stack: a session hands values between cuda and cp
   b.output("y");
   b.output("r");
   b.finish();
-  auto bytes = partition_to_onnx(test::whole_graph(b.graph, "cpu"));
-  REQUIRE(bytes);
   const test::TempDir dir;
-  const auto model = dir / "model.onnx";
-  std::ofstream(model, std::ios::binary) << *bytes;
+  const auto model = save_model(b.graph, dir);
   const Tensor x = Tensor::from_vector<float>({2, 3}, {-1.5f, 0.4f, 2.6f, 3.5f, -0.2f, 1.2f});
   const auto expected = run_session(model, {"cpu"}, x);
 
@@ -330,11 +336,8 @@ TEST_CASE("cuda EP on the host stack: a session hands host values to a cuda part
   b.node("relu", "Relu", {"r"}, {"y"}, DType::kFloat32, {-1, -1});
   b.output("y");
   b.finish();
-  auto bytes = partition_to_onnx(test::whole_graph(b.graph, "cpu"));
-  REQUIRE(bytes);
   const test::TempDir dir;
-  const auto model = dir / "model.onnx";
-  std::ofstream(model, std::ios::binary) << *bytes;
+  const auto model = save_model(b.graph, dir);
   SessionOptions options;
   options.eps = {"cuda", "cpu"};
   auto session = Session::create(model, options);

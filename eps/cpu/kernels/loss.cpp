@@ -12,6 +12,7 @@
 #include "common/layout_util.h"
 #include "common/numeric_input.h"
 #include "kernels/kernels.h"
+#include "nxrt/ep/loss.h"
 
 namespace nxrt::cpu {
 namespace {
@@ -40,15 +41,7 @@ KernelMatch check_loss(const NodeContext& ctx) {
   NXRT_REQUIRE(!ctx.has_input(2) || ctx.input_dtype(2) == ctx.input_dtype(0),
                "{}: weights (input 2) have type {}, expected {} like input 0", op, dtype_name(ctx.input_dtype(2)),
                dtype_name(ctx.input_dtype(0)));
-  const std::string reduction = ctx.attrs().string_or("reduction", "mean");
-  NXRT_REQUIRE(reduction == "none" || reduction == "sum" || reduction == "mean",
-               "{}: reduction '{}' is not one of none, sum, mean", op, reduction);
-  const std::optional<int64_t> rank = ctx.input_rank(0), target_rank = ctx.input_rank(1);
-  NXRT_REQUIRE(!rank || *rank >= 2, "{}: input 0 has rank {}; expected (N, C, d1..dk) of rank 2 or more", op,
-               rank.value_or(0));
-  NXRT_REQUIRE(!rank || !target_rank || *target_rank == *rank - 1,
-               "{}: target (input 1) has rank {}; expected rank {}, one less than input 0", op,
-               target_rank.value_or(0), rank.value_or(0) - 1);
+  NXRT_REQUIRE_MATCH(check_loss_node(ctx));
   return KernelMatch::supported(elementwise_cost(ctx, 4));
 }
 

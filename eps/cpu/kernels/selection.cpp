@@ -181,13 +181,7 @@ class UniqueKernel final : public Kernel {
     if (!groups) return std::unexpected(std::move(groups.error()));
     const UniqueGroups& g = *groups;
     const auto unique = static_cast<int64_t>(g.first.size());
-    Shape y_shape = {unique};
-    if (axis_) {
-      y_shape = x.shape();
-      const auto rank = static_cast<int64_t>(y_shape.size());
-      y_shape[static_cast<std::size_t>(*axis_ < 0 ? *axis_ + rank : *axis_)] = unique;
-    }
-    auto y = ctx.output(0, x.dtype(), y_shape);
+    auto y = ctx.output(0, x.dtype(), g.shape);
     if (!y) return std::unexpected(std::move(y.error()));
     const T* in = x.data_as<T>();
     T* out = y->template mut_as<T>();

@@ -4,6 +4,7 @@
 // per-position losses are one kernel, a sum or mean one block more.
 #include <fmt/format.h>
 
+#include "nxrt/ep/loss.h"
 #include "ops/op_util.h"
 #include "ops/ops.h"
 #include "runtime.h"
@@ -19,16 +20,7 @@ KernelMatch check_loss(const NodeContext& ctx) {
   const DType target = ctx.input_dtype(1);
   NXRT_REQUIRE(target == DType::kInt32 || target == DType::kInt64, "{}: target (input 1) is {}; ONNX takes int32 or int64",
                op, dtype_name(target));
-  const std::string reduction = ctx.attrs().string_or("reduction", "mean");
-  NXRT_REQUIRE(reduction == "none" || reduction == "sum" || reduction == "mean",
-               "{}: reduction '{}' is not one of none, sum, mean", op, reduction);
-  const std::optional<int64_t> rank = ctx.input_rank(0), target_rank = ctx.input_rank(1);
-  NXRT_REQUIRE(!rank || *rank >= 2, "{}: input 0 has rank {}; expected (N, C, d1..dk) of rank 2 or more", op,
-               rank.value_or(0));
-  NXRT_REQUIRE(!rank || !target_rank || *target_rank == *rank - 1,
-               "{}: target (input 1) has rank {}; expected rank {}, one less than input 0", op, target_rank.value_or(0),
-               rank.value_or(0) - 1);
-  return KernelMatch::supported();
+  return check_loss_node(ctx);
 }
 
 Expected<void> build_loss(PlanBuilder& b, const Node& node) {

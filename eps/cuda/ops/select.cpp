@@ -185,13 +185,7 @@ Expected<void> build_unique(PlanBuilder& b, const Node& node) {
     if (!groups) return forward_error(std::move(groups), ctx.where());
     const UniqueGroups& g = *groups;
     const auto unique = static_cast<int64_t>(g.first.size());
-    Shape y_shape = {unique};
-    if (axis) {
-      y_shape = host.shape();
-      const auto rank = static_cast<int64_t>(y_shape.size());
-      y_shape[static_cast<std::size_t>(*axis < 0 ? *axis + rank : *axis)] = unique;
-    }
-    Tensor y = Tensor::empty(host.dtype(), y_shape);
+    Tensor y = Tensor::empty(host.dtype(), g.shape);
     const std::size_t slice = static_cast<std::size_t>(g.inner) * dtype_size(host.dtype());
     const auto* in = static_cast<const std::byte*>(host.view().data());
     auto* out = static_cast<std::byte*>(y.mut().data());

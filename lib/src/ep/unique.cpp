@@ -61,6 +61,7 @@ Expected<UniqueGroups> find_unique(const Tensor& x, std::optional<int64_t> axis,
     return fail(ErrorCode::kRuntime, fmt::format("Unique: elements of {} cannot be compared", dtype_name(x.dtype())));
   UniqueGroups g;
   g.count = x.numel();
+  std::optional<std::size_t> ax;
   if (axis) {
     const Shape& s = x.shape();
     const auto rank = static_cast<int64_t>(s.size());
@@ -68,10 +69,10 @@ Expected<UniqueGroups> find_unique(const Tensor& x, std::optional<int64_t> axis,
     if (a < 0 || a >= rank)
       return fail(ErrorCode::kRuntime, fmt::format("Unique: axis {} is out of range for {}", *axis, shape_to_string(s)),
                   fmt::format("valid axes are [{}, {}]", -rank, rank - 1), "fix the axis attribute");
-    const auto ax = static_cast<std::size_t>(a);
-    g.outer = shape_numel(std::span<const int64_t>(s).first(ax));
-    g.count = s[ax];
-    g.inner = shape_numel(std::span<const int64_t>(s).subspan(ax + 1));
+    ax = static_cast<std::size_t>(a);
+    g.outer = shape_numel(std::span<const int64_t>(s).first(*ax));
+    g.count = s[*ax];
+    g.inner = shape_numel(std::span<const int64_t>(s).subspan(*ax + 1));
   }
   // Slice s is x[o, s, j] for every outer o and inner j, compared in that order.
   auto compare = [&](int64_t a, int64_t b) {
@@ -103,7 +104,11 @@ Expected<UniqueGroups> find_unique(const Tensor& x, std::optional<int64_t> axis,
     });
   std::vector<int64_t> position(by_output.size());
   for (std::size_t p = 0; p < by_output.size(); ++p) position[static_cast<std::size_t>(by_output[p])] = static_cast<int64_t>(p);
-  UniqueGroups out{g.outer, g.count, g.inner, {}, {}, {}};
+  UniqueGroups out{g.outer, g.count, g.inner, {static_cast<int64_t>(by_output.size())}, {}, {}, {}};
+  if (ax) {
+    out.shape = x.shape();
+    out.shape[*ax] = static_cast<int64_t>(by_output.size());
+  }
   for (int64_t group : by_output) {
     out.first.push_back(g.first[static_cast<std::size_t>(group)]);
     out.counts.push_back(g.counts[static_cast<std::size_t>(group)]);

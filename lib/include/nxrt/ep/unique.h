@@ -14,6 +14,7 @@ namespace nxrt {
 
 struct UniqueGroups {
   int64_t outer = 1, count = 0, inner = 1;  // x as (outer, count, inner) slices along the axis
+  Shape shape;                   // output 0's: x's with first.size() slices along the axis, or [first.size()]
   std::vector<int64_t> first;    // per output slice: its first index in x (output 1, `indices`)
   std::vector<int64_t> inverse;  // per input slice: its output slice (output 2)
   std::vector<int64_t> counts;   // per output slice: how often it occurs (output 3)
