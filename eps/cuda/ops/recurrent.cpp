@@ -166,13 +166,21 @@ Expected<void> build_recurrent(PlanBuilder& b, const Node& node, RecurrentCell c
       }
     if (d.batch == 0 || H == 0) return {};  // every output is empty
     // One block per buffer: the input projections of every step, the recurrent products, the
-    // hidden state (two, one read while the other is written), the cell state, GRU's reset.
+    // hidden state (two, one read while the other is written), and where the cell has them the
+    // cell state (LSTM) and the reset-gated state and its product (GRU); an empty tensor (a null
+    // pointer for the kernels) where it has not.
+    const bool lstm = cell == RecurrentCell::kLstm;
     const int64_t hr_width = separate_reset ? 2 * H : gh;
-    auto block = [&](int64_t elements) { return ctx.scratch(static_cast<std::size_t>(std::max<int64_t>(elements, 1)) * elem); };
+    auto block = [&](int64_t elements, bool needed = true) -> Expected<Tensor> {
+      if (!needed) return Tensor();
+      return ctx.scratch(static_cast<std::size_t>(std::max<int64_t>(elements, 1)) * elem);
+    };
     auto xw = block(d.seq * d.batch * gh), hr = block(d.batch * hr_width), h0 = block(d.batch * H),
-         h1 = block(d.batch * H), c = block(d.batch * H), reset_h = block(d.batch * H), reset_hr = block(d.batch * H);
+         h1 = block(d.batch * H), c = block(d.batch * H, lstm), reset_h = block(d.batch * H, separate_reset),
+         reset_hr = block(d.batch * H, separate_reset);
     for (auto* s : {&xw, &hr, &h0, &h1, &c, &reset_h, &reset_hr})
       if (!*s) return std::unexpected(s->error());
+    auto pointer = [](const Tensor& t) { return t.defined() ? dev_mut(t) : nullptr; };
     const Shape rows{d.batch, H};
     const Shape packed = contiguous_strides(rows);
     const Shape state_strides{recurrent_state_row_stride(attrs, d), 1};
@@ -198,7 +206,7 @@ Expected<void> build_recurrent(PlanBuilder& b, const Node& node, RecurrentCell c
       if (auto s = run_matmul(ctx, input_product); !s) return s;
       std::array<void*, 2> h{dev_mut(*h0), dev_mut(*h1)};
       if (auto s = load_state(kInitialH, dir, h[0]); !s) return s;
-      if (cell == RecurrentCell::kLstm)
+      if (lstm)
         if (auto s = load_state(kInitialC, dir, dev_mut(*c)); !s) return s;
       for (int64_t step = 0; step < d.seq; ++step) {
         const int64_t time = attrs.reversed(dir) ? d.seq - 1 - step : step;
@@ -225,12 +233,12 @@ Expected<void> build_recurrent(PlanBuilder& b, const Node& node, RecurrentCell c
         }
         KernelArgs args;
         gate_args(args);
-        args.ptr(dev(*reset_hr)).ptr(peep).ptr(lens).add(time).ptr(h[1]).ptr(dev_mut(*c));
+        args.ptr(pointer(*reset_hr)).ptr(peep).ptr(lens).add(time).ptr(h[1]).ptr(pointer(*c));
         args.ptr(y).add(y ? recurrent_y_offset(attrs, d, time, dir, 0) : int64_t{0}).add(recurrent_y_row_stride(attrs, d));
         if (auto s = ctx.launch(stem + "_step", d.batch * H, args); !s) return s;
         std::swap(h[0], h[1]);
       }
-      const std::array<const void*, 2> last{h[0], dev(*c)};
+      const std::array<const void*, 2> last{h[0], pointer(*c)};
       for (std::size_t i = 0; i < 2; ++i)
         if (final_state[i])
           if (auto s = strided_copy(ctx, copy, rows, packed, 0, last[i], state_strides,
