@@ -244,19 +244,34 @@ Expected<std::vector<RuntimeValue>> CudaPartition::run(std::span<const RuntimeVa
     value.on_device = std::move(*moved);
     value.on_host = host;
   }
+  std::vector<RuntimeValue> out;
   auto ran = run_steps(**gpu, state);
+  if (ran) ran = collect_outputs(**gpu, state, out);
   // The stream is drained even when a step failed: the run's uploads read host buffers that go
   // with `state`, and its pooled blocks may be handed out again. Kernel faults surface here too.
   auto drained = (*gpu)->synchronize();
   if (!ran) return std::unexpected(ran.error());
   if (!drained) return forward_error(std::move(drained), fmt::format("running partition '{}'", p.name));
-  std::vector<RuntimeValue> out;
-  for (ValueId v : p.outputs) {
+  return out;
+}
+
+Expected<void> CudaPartition::collect_outputs(Gpu& gpu, const RunState& state, std::vector<RuntimeValue>& out) const {
+  const Partition& p = setup_.partition;
+  for (std::size_t i = 0; i < p.outputs.size(); ++i) {
+    const ValueId v = p.outputs[i];
     Tensor t = state.values[static_cast<std::size_t>(v)].on_device;
     if (!t.defined() && p.graph->value(v).initializer) t = constants_.at(v).on_device;
+    // An output the session reads on the host is downloaded on the stream: the run's final
+    // wait covers it.
+    if (i < host_outputs_.size() && host_outputs_[i] && t.defined() && !t.device().is_host() && t.view().is_contiguous()) {
+      Tensor host = Tensor::empty(t.dtype(), t.shape());
+      if (auto r = gpu.enqueue_copy(t.view(), host.mut()); !r)
+        return forward_error(std::move(r), fmt::format("downloading output '{}' of partition '{}'", p.graph->value(v).name, p.name));
+      t = std::move(host);
+    }
     out.emplace_back(std::move(t));
   }
-  return out;
+  return {};
 }
 
 }  // namespace nxrt::cuda

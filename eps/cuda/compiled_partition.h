@@ -55,6 +55,8 @@ class CudaPartition final : public CompiledPartition {
   Expected<std::vector<RuntimeValue>> run(std::span<const RuntimeValue> inputs) override;
   // Host inputs are uploaded on the stream, and kept as their values' host copies.
   bool takes_host_inputs() const override { return true; }
+  // Those outputs are downloaded on the stream, before the run's one final wait.
+  void set_host_outputs(std::vector<bool> on_host) override { host_outputs_ = std::move(on_host); }
   void set_profiling(bool on) override { profiling_ = on; }
   std::vector<StepProfile> profile() const override { return profile_; }
 
@@ -66,6 +68,8 @@ class CudaPartition final : public CompiledPartition {
   // Loads the module and uploads the constant initializers, once.
   Expected<void> prepare(Gpu& gpu);
   Expected<void> run_steps(Gpu& gpu, RunState& run);
+  // The partition's outputs after its steps, those in host_outputs_ enqueued for download.
+  Expected<void> collect_outputs(Gpu& gpu, const RunState& run, std::vector<RuntimeValue>& out) const;
 
   PartitionSetup setup_;
   std::unique_ptr<Module> module_;
@@ -73,6 +77,7 @@ class CudaPartition final : public CompiledPartition {
   static constexpr std::size_t kHostCopyBytes = 64 * 1024;
   std::map<ValueId, RunValue> constants_;
   std::vector<std::vector<ValueId>> release_;  // per step: values whose last reader it is
+  std::vector<bool> host_outputs_;  // per partition output: return it in host memory
   bool profiling_ = false;
   std::vector<StepProfile> profile_;
 };

@@ -205,6 +205,17 @@ Expected<std::unique_ptr<Session>> Session::create(const std::filesystem::path& 
     s->compiled_.push_back(std::move(*compiled));
   }
 
+  // Outputs that no partition on a device reads go to the host anyway: their producers may
+  // copy them there before their runs end.
+  std::set<ValueId> read_on_device;
+  for (const Partition& p : report.partitions)
+    if (!s->analysis_.eps.find(p.ep)->info().device.is_host()) read_on_device.insert(p.inputs.begin(), p.inputs.end());
+  for (const Partition& p : report.partitions) {
+    std::vector<bool> on_host;
+    for (ValueId v : p.outputs) on_host.push_back(!read_on_device.contains(v));
+    s->compiled_[static_cast<std::size_t>(p.index)]->set_host_outputs(std::move(on_host));
+  }
+
   // Each boundary value is dropped after the last partition that reads it.
   std::map<ValueId, std::size_t> last_reader;
   for (const Partition& p : report.partitions)

@@ -73,6 +73,11 @@ class CompiledPartition {
   // ordered with its own work (no wait), keeping them for steps that read small values on the
   // host: the session then hands host values over as they are instead of copying them first.
   virtual bool takes_host_inputs() const { return false; }
+  // The session says, once after compiling, which outputs it will read on the host (graph
+  // outputs and values that only host EPs read), in Partition::outputs order. A partition that
+  // can may return those in host memory, copied before its run ends, saving the session a
+  // separate wait per output.
+  virtual void set_host_outputs(std::vector<bool> on_host) { (void)on_host; }
   // Turns per-step timing on for the following runs (it costs a clock read per step).
   // Profiling and profile() are for serial runs: concurrent runs would share the timings.
   virtual void set_profiling(bool on) { (void)on; }
