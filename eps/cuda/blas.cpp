@@ -1,4 +1,5 @@
-// cuBLASLt matmul: the row-major problem as its column-major transpose, heuristic algorithm.
+// cuBLASLt matmul: the row-major problem as its column-major transpose, with the heuristic's
+// algorithm, set up once per shape (MatmulPlans).
 #include "blas.h"
 
 #include <cublasLt.h>
@@ -7,7 +8,6 @@
 #include <algorithm>
 #include <memory>
 #include <utility>
-
 
 namespace nxrt::cuda {
 namespace {
@@ -51,19 +51,23 @@ uint32_t alignment_of(const void* p) {
 
 }  // namespace
 
-Expected<void> run_matmul(StepContext& ctx, const MatmulProblem& p) {
-  if (p.m == 0 || p.n == 0 || p.batch == 0) return {};
-  if (p.k == 0) {  // cuBLASLt takes no empty inner dim; D = beta·D
-    if (p.beta == 1) return {};
-    if (p.beta != 0)
-      return fail(ErrorCode::kRuntime, fmt::format("{}: an empty product (K = 0) with beta {} is not supported by the cuda EP",
-                                                   ctx.where(), p.beta),
-                  {}, "use the cpu EP for this node");
-    return ctx.zero(p.d, static_cast<std::size_t>(p.batch * p.m * p.n) * dtype_size(p.dtype));
-  }
-  auto library = ctx.blas();
-  if (!library) return std::unexpected(library.error());
-  const BlasApi& lt = library->api;
+// The descriptors, in cuBLASLt's operand order (see make_plan), and the chosen algorithm.
+struct MatmulPlans::Plan {
+  MatmulDesc desc;
+  Layout first, second, out;
+  cublasLtMatmulAlgo_t algo;
+  std::size_t workspace;
+};
+
+MatmulPlans::MatmulPlans() = default;
+MatmulPlans::~MatmulPlans() = default;
+
+namespace {
+
+// Describes p to cuBLASLt and asks its heuristic for an algorithm.
+Expected<std::unique_ptr<MatmulPlans::Plan>> make_plan(const BlasLibrary& library, StepContext& ctx, const MatmulProblem& p,
+                                                       const MatmulKey& key) {
+  const BlasApi& lt = library.api;
   const cudaDataType type = p.dtype == DType::kFloat16 ? CUDA_R_16F : CUDA_R_32F;
   // Row-major D = op(A)·op(B) is column-major D^T = op(B)^T·op(A)^T: B's buffer is the first
   // operand, A's the second, and no data moves.
@@ -99,31 +103,53 @@ Expected<void> run_matmul(StepContext& ctx, const MatmulProblem& p) {
       s != CUBLAS_STATUS_SUCCESS)
     return lt_error(lt, ctx, s, "cublasLtMatmulPreferenceSetAttribute");
   // cuBLASLt's A is our B, and its B our A (see above); C and D are our D.
-  const std::pair<cublasLtMatmulPreferenceAttributes_t, const void*> operands[] = {
-      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, p.b},
-      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, p.a},
-      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, p.d},
-      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, p.d},
+  const std::pair<cublasLtMatmulPreferenceAttributes_t, uint32_t> alignments[] = {
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, key.align_b},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, key.align_a},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, key.align_d},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, key.align_d},
   };
-  for (const auto& [attribute, pointer] : operands) {
-    const uint32_t alignment = alignment_of(pointer);
+  for (const auto& [attribute, alignment] : alignments)
     if (auto s = lt.matmul_preference_set_attribute(raw_pref, attribute, &alignment, sizeof(alignment));
         s != CUBLAS_STATUS_SUCCESS)
       return lt_error(lt, ctx, s, "cublasLtMatmulPreferenceSetAttribute(MIN_ALIGNMENT)");
-  }
   cublasLtMatmulHeuristicResult_t heuristic{};
   int found = 0;
-  if (auto s = lt.matmul_algo_get_heuristic(library->handle, raw_desc, first->get(), second->get(), out->get(), out->get(),
+  if (auto s = lt.matmul_algo_get_heuristic(library.handle, raw_desc, first->get(), second->get(), out->get(), out->get(),
                                               raw_pref, 1, &heuristic, &found);
       s != CUBLAS_STATUS_SUCCESS || found == 0)
     return found == 0 && s == CUBLAS_STATUS_SUCCESS
                ? fail(ErrorCode::kRuntime, fmt::format("{}: cuBLASLt has no algorithm for [{}x{}]·[{}x{}] x{}", ctx.where(),
                                                        p.m, p.k, p.k, p.n, p.batch))
                : lt_error(lt, ctx, s, "cublasLtMatmulAlgoGetHeuristic");
-  auto workspace = ctx.scratch(heuristic.workspaceSize);
+  return std::make_unique<MatmulPlans::Plan>(MatmulPlans::Plan{std::move(desc), std::move(*first), std::move(*second),
+                                                               std::move(*out), heuristic.algo, heuristic.workspaceSize});
+}
+
+}  // namespace
+
+Expected<void> run_matmul(StepContext& ctx, const MatmulProblem& p) {
+  if (p.m == 0 || p.n == 0 || p.batch == 0) return {};
+  if (p.k == 0) {  // cuBLASLt takes no empty inner dim; D = beta·D
+    if (p.beta == 1) return {};
+    if (p.beta != 0)
+      return fail(ErrorCode::kRuntime, fmt::format("{}: an empty product (K = 0) with beta {} is not supported by the cuda EP",
+                                                   ctx.where(), p.beta),
+                  {}, "use the cpu EP for this node");
+    return ctx.zero(p.d, static_cast<std::size_t>(p.batch * p.m * p.n) * dtype_size(p.dtype));
+  }
+  auto library = ctx.blas();
+  if (!library) return std::unexpected(library.error());
+  const MatmulKey key{p.dtype,    p.trans_a,         p.trans_b,         p.m,         p.n, p.k, p.batch, p.stride_a, p.stride_b,
+                      alignment_of(p.a), alignment_of(p.b), alignment_of(p.d)};
+  auto plan = library->plans.find_or_make(key, [&] { return make_plan(*library, ctx, p, key); });
+  if (!plan) return std::unexpected(plan.error());
+  const MatmulPlans::Plan& made = **plan;
+  auto workspace = ctx.scratch(made.workspace);
   if (!workspace) return std::unexpected(workspace.error());
-  if (auto s = lt.matmul(library->handle, raw_desc, &p.alpha, p.b, first->get(), p.a, second->get(), &p.beta, p.d,
-                              out->get(), p.d, out->get(), &heuristic.algo, dev_mut(*workspace), heuristic.workspaceSize,
+  const BlasApi& lt = library->api;
+  if (auto s = lt.matmul(library->handle, made.desc.get(), &p.alpha, p.b, made.first.get(), p.a, made.second.get(), &p.beta,
+                         p.d, made.out.get(), p.d, made.out.get(), &made.algo, dev_mut(*workspace), made.workspace,
                          library->stream);
       s != CUBLAS_STATUS_SUCCESS)
     return lt_error(lt, ctx, s, "cublasLtMatmul");

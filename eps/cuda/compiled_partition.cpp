@@ -85,7 +85,7 @@ class RunContext final : public StepContext {
                         "cuMemsetD8Async", fmt::format("{}: cannot zero the output", where()));
   }
   Expected<BlasLibrary> blas() override {
-    return BlasLibrary{gpu_.blas_api(), gpu_.blas(), reinterpret_cast<cudaStream_t>(gpu_.stream())};
+    return BlasLibrary{gpu_.blas_api(), gpu_.blas(), reinterpret_cast<cudaStream_t>(gpu_.stream()), gpu_.matmul_plans()};
   }
   Expected<DnnLibrary> dnn() override {
     if (auto r = gpu_.open_dnn(); !r) return forward_error(std::move(r), where());

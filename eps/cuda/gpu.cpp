@@ -1,6 +1,8 @@
 // Device probing, the device pool, modules and the Gpu's handles.
 #include "gpu.h"
 
+#include "blas.h"
+
 #include <fmt/format.h>
 
 namespace nxrt::cuda {
@@ -157,6 +159,7 @@ Expected<std::unique_ptr<Gpu>> Gpu::open(std::shared_ptr<const Driver> driver, c
   if (cublasStatus_t s = lt.create(&g->blas_); s != CUBLAS_STATUS_SUCCESS)
     return fail(ErrorCode::kRuntime, "cannot create a cuBLASLt handle on " + where,
                 fmt::format("cublasLtCreate returned {} ({})", static_cast<int>(s), lt.get_status_string(s)));
+  g->matmul_plans_ = std::make_unique<MatmulPlans>();
   g->pool_ = std::make_shared<DevicePool>(g->driver_, g->device_, g->context_, g->device());
   return g;
 }
@@ -186,6 +189,7 @@ Gpu::~Gpu() {
   if (stream_) driver_->api().stream_synchronize(stream_);
   pool_.reset();
   if (dnn_) dnn_api_->destroy(dnn_);
+  matmul_plans_.reset();
   if (blas_) blas_api_->destroy(blas_);
   if (stream_) driver_->api().stream_destroy(stream_);
   driver_->api().primary_ctx_release(device_);

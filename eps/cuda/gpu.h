@@ -14,6 +14,8 @@
 
 namespace nxrt::cuda {
 
+class MatmulPlans;  // blas.h
+
 // What the driver says about a device, without creating a context (list-eps may call it).
 struct DeviceInfo {
   int ordinal = 0;
@@ -80,6 +82,8 @@ class Gpu {
   Expected<void> open_dnn();
   cudnnHandle_t dnn() const { return dnn_; }
   const BlasApi& blas_api() const { return *blas_api_; }
+  // The cuBLASLt set-up of the products run on this device, by shape.
+  MatmulPlans& matmul_plans() { return *matmul_plans_; }
   const DnnApi& dnn_api() const { return *dnn_api_; }
   // Binds the context to the calling thread (the driver keeps the current context per thread).
   Expected<void> make_current() const;
@@ -108,6 +112,7 @@ class Gpu {
   std::shared_ptr<const BlasApi> blas_api_;
   std::shared_ptr<const DnnApi> dnn_api_;
   cublasLtHandle_t blas_ = nullptr;
+  std::unique_ptr<MatmulPlans> matmul_plans_;
   cudnnHandle_t dnn_ = nullptr;
   std::shared_ptr<DevicePool> pool_;
   std::mutex run_mutex_;

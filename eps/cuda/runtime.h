@@ -48,11 +48,15 @@ class KernelArgs {
   std::vector<void*> pointers_;
 };
 
-// cuBLASLt as a step calls it: the entry points, the handle and the stream to order work on.
+class MatmulPlans;  // blas.h
+
+// cuBLASLt as a step calls it: the entry points, the handle, the stream to order work on, and
+// the set-up of the products already run on this device.
 struct BlasLibrary {
   const BlasApi& api;
   cublasLtHandle_t handle;
   cudaStream_t stream;
+  MatmulPlans& plans;
 };
 // cuDNN likewise; its handle is already bound to the partition's stream.
 struct DnnLibrary {

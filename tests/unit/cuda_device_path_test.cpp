@@ -9,6 +9,7 @@
 
 #include "builtin_eps.h"
 #include "cuda/cuda_provider.h"
+#include "cuda_host_libraries.h"
 #include "cuda_host_stack.h"
 #include "kernel_harness.h"
 #include "lib_test_util.h"
@@ -271,6 +272,54 @@ TEST_CASE("cuda EP on the host stack: a partition runs through the device path a
   const auto after = test::host_driver_counts();
   CHECK(after.live_allocations == before.live_allocations);
   CHECK(after.context_retains == before.context_retains);
+}
+
+TEST_CASE("cuda EP on the host stack: cuBLASLt is set up once per product shape", "[cuda]") {
+  test::set_host_devices(1, kSm90);
+  // Two products of one shape (x·w1, then ·w2), one of another (·w3), and an RNN whose five
+  // time steps each multiply the hidden state by R.
+  test::GraphBuilder b;
+  b.input("x", DType::kFloat32, {4, 8});
+  b.constant("w1", random_tensor({8, 8}, 1));
+  b.constant("w2", random_tensor({8, 8}, 2));
+  b.constant("w3", random_tensor({8, 6}, 3));
+  b.node("mm1", "MatMul", {"x", "w1"}, {"m1"}, DType::kFloat32, {4, 8});
+  b.node("mm2", "MatMul", {"m1", "w2"}, {"m2"}, DType::kFloat32, {4, 8});
+  b.node("mm3", "MatMul", {"m2", "w3"}, {"y"}, DType::kFloat32, {4, 6});
+  b.input("seq", DType::kFloat32, {5, 2, 4});
+  b.constant("W", random_tensor({1, 3, 4}, 4));
+  b.constant("R", random_tensor({1, 3, 3}, 5));
+  const NodeId rnn = b.node("rnn", "RNN", {"seq", "W", "R"}, {"h"}, DType::kFloat32, {5, 1, 2, 3});
+  b.graph.nodes[static_cast<std::size_t>(rnn)].attributes = test::attrs({{"hidden_size", int64_t{3}}});
+  b.output("y");
+  b.output("h");
+  b.finish();
+  const std::vector<Tensor> inputs = {random_tensor({4, 8}, 6), random_tensor({5, 2, 4}, 7)};
+  auto expected = test::run_graph_on_cpu(b.graph, inputs);
+  REQUIRE(expected);
+  const auto before = test::host_blas_counts();
+  {
+    auto ep = cuda_on_host_stack();
+    auto compiled = ep->compile(test::whole_graph(b.graph, "cuda"));
+    INFO((compiled ? std::string() : compiled.error().render()));
+    REQUIRE(compiled);
+    check_same(run_to_host(*ep, **compiled, inputs), *expected);
+    const auto first = test::host_blas_counts();
+    // 3 MatMuls, the RNN's input product and its 5 steps.
+    CHECK(first.matmuls - before.matmuls == 9);
+    // The MatMuls ask twice (two shapes); the RNN's steps share their shape, so they ask once
+    // per alignment of the hidden state they read.
+    const std::size_t first_queries = first.heuristic_queries - before.heuristic_queries;
+    CHECK(first_queries >= 4);
+    CHECK(first_queries < 9);
+    // Later runs only launch.
+    check_same(run_to_host(*ep, **compiled, inputs), *expected);
+    const auto second = test::host_blas_counts();
+    CHECK(second.matmuls - first.matmuls == 9);
+    CHECK(second.heuristic_queries == first.heuristic_queries);
+  }
+  // The device is closed: the descriptors of its plans are destroyed with it.
+  CHECK(test::host_blas_counts().live_descriptors == before.live_descriptors);
 }
 
 // How often a run makes the host wait for the stream, and what it copies.

@@ -5,8 +5,10 @@
 #include "cuda_host_libraries.h"
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 namespace nxrt::test {
@@ -32,6 +34,20 @@ bool read_attribute(const void* buf, std::size_t size, T& out) {
 }
 
 // ---- cuBLASLt -----------------------------------------------------------------------------
+
+std::atomic<std::size_t> heuristic_queries{0}, matmuls{0}, live_descriptors{0};
+
+// A descriptor of type T made with new, counted while it lives.
+template <class T, class Handle, class... Args>
+Handle make_descriptor(Args&&... args) {
+  ++live_descriptors;
+  return reinterpret_cast<Handle>(new T{std::forward<Args>(args)...});
+}
+template <class T>
+void delete_descriptor(T* p) {
+  --live_descriptors;
+  delete p;
+}
 
 struct Layout {
   cudaDataType type;
@@ -74,11 +90,11 @@ const char* lt_status_string(cublasStatus_t s) {
 cublasStatus_t desc_create(cublasLtMatmulDesc_t* d, cublasComputeType_t compute, cudaDataType_t scale) {
   // The cuda EP accumulates in float, with float alpha and beta, for float and float16 data.
   if (compute != CUBLAS_COMPUTE_32F || scale != CUDA_R_32F) return CUBLAS_STATUS_NOT_SUPPORTED;
-  *d = reinterpret_cast<cublasLtMatmulDesc_t>(new MatmulDesc);
+  *d = make_descriptor<MatmulDesc, cublasLtMatmulDesc_t>();
   return CUBLAS_STATUS_SUCCESS;
 }
 cublasStatus_t desc_destroy(cublasLtMatmulDesc_t d) {
-  delete of(d);
+  delete_descriptor(of(d));
   return CUBLAS_STATUS_SUCCESS;
 }
 cublasStatus_t desc_set(cublasLtMatmulDesc_t d, cublasLtMatmulDescAttributes_t attr, const void* buf, std::size_t size) {
@@ -93,12 +109,11 @@ cublasStatus_t layout_create(cublasLtMatrixLayout_t* l, cudaDataType type, uint6
   if (type != CUDA_R_32F && type != CUDA_R_16F) return CUBLAS_STATUS_NOT_SUPPORTED;
   // Column-major (the default order): a column of `rows` elements fits in the leading dim.
   if (ld < static_cast<int64_t>(rows) || ld < 1) return CUBLAS_STATUS_INVALID_VALUE;
-  *l = reinterpret_cast<cublasLtMatrixLayout_t>(
-      new Layout{type, static_cast<int64_t>(rows), static_cast<int64_t>(cols), ld});
+  *l = make_descriptor<Layout, cublasLtMatrixLayout_t>(type, static_cast<int64_t>(rows), static_cast<int64_t>(cols), ld);
   return CUBLAS_STATUS_SUCCESS;
 }
 cublasStatus_t layout_destroy(cublasLtMatrixLayout_t l) {
-  delete of(l);
+  delete_descriptor(of(l));
   return CUBLAS_STATUS_SUCCESS;
 }
 cublasStatus_t layout_set(cublasLtMatrixLayout_t l, cublasLtMatrixLayoutAttribute_t attr, const void* buf, std::size_t size) {
@@ -113,11 +128,11 @@ cublasStatus_t layout_set(cublasLtMatrixLayout_t l, cublasLtMatrixLayoutAttribut
 }
 
 cublasStatus_t pref_create(cublasLtMatmulPreference_t* p) {
-  *p = reinterpret_cast<cublasLtMatmulPreference_t>(new Preference);
+  *p = make_descriptor<Preference, cublasLtMatmulPreference_t>();
   return CUBLAS_STATUS_SUCCESS;
 }
 cublasStatus_t pref_destroy(cublasLtMatmulPreference_t p) {
-  delete of(p);
+  delete_descriptor(of(p));
   return CUBLAS_STATUS_SUCCESS;
 }
 cublasStatus_t pref_set(cublasLtMatmulPreference_t p, cublasLtMatmulPreferenceAttributes_t attr, const void* buf,
@@ -158,6 +173,7 @@ bool describe_product(const MatmulDesc& d, const Layout& a, const Layout& b, con
 cublasStatus_t heuristic(cublasLtHandle_t h, cublasLtMatmulDesc_t d, cublasLtMatrixLayout_t a, cublasLtMatrixLayout_t b,
                          cublasLtMatrixLayout_t c, cublasLtMatrixLayout_t out, cublasLtMatmulPreference_t pref,
                          int requested, cublasLtMatmulHeuristicResult_t results[], int* returned) {
+  ++heuristic_queries;
   Product p{};
   if (h != host_blas_handle() || requested < 1 || !describe_product(*of(d), *of(a), *of(b), *of(c), *of(out), p))
     return CUBLAS_STATUS_INVALID_VALUE;
@@ -176,6 +192,7 @@ cublasStatus_t matmul(cublasLtHandle_t h, cublasLtMatmulDesc_t desc, const void*
                       cublasLtMatrixLayout_t a_desc, const void* b_data, cublasLtMatrixLayout_t b_desc, const void* beta_p,
                       const void* c_data, cublasLtMatrixLayout_t c_desc, void* d_data, cublasLtMatrixLayout_t d_desc,
                       const cublasLtMatmulAlgo_t* algo, void* workspace, std::size_t workspace_bytes, cudaStream_t) {
+  ++matmuls;
   const MatmulDesc& d = *of(desc);
   const Layout &a = *of(a_desc), &b = *of(b_desc), &c = *of(c_desc), &out = *of(d_desc);
   Product p{};
@@ -523,6 +540,8 @@ cudnnHandle_t host_dnn_handle() {
   static cudnnContext* const handle = reinterpret_cast<cudnnContext*>(new char);
   return handle;
 }
+
+HostBlasCounts host_blas_counts() { return {heuristic_queries.load(), matmuls.load(), live_descriptors.load()}; }
 
 const cuda::BlasApi& host_blas_api() {
   static const cuda::BlasApi api{

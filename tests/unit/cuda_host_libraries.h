@@ -8,6 +8,8 @@
 #pragma once
 
 #ifdef NXRT_HAVE_CUDA
+#include <cstddef>
+
 #include "cuda/libraries.h"
 
 namespace nxrt::test {
@@ -18,6 +20,14 @@ const cuda::DnnApi& host_dnn_api();
 // A handle of each that the entry points above accept (they keep no state in it).
 cublasLtHandle_t host_blas_handle();
 cudnnHandle_t host_dnn_handle();
+
+// What the host cuBLASLt has been asked since the process started.
+struct HostBlasCounts {
+  std::size_t heuristic_queries = 0;  // cublasLtMatmulAlgoGetHeuristic calls
+  std::size_t matmuls = 0;            // cublasLtMatmul calls
+  std::size_t live_descriptors = 0;   // matmul descriptors, layouts and preferences not destroyed
+};
+HostBlasCounts host_blas_counts();
 
 }  // namespace nxrt::test
 #endif  // NXRT_HAVE_CUDA

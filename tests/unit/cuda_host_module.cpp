@@ -13,6 +13,7 @@
 #include <fstream>
 #include <regex>
 
+#include "cuda/blas.h"
 #include "cuda/cuda_provider.h"
 #include "cuda/kernel_library.h"
 #include "cuda/ops/ops.h"
@@ -82,8 +83,9 @@ namespace {
 // Runs one step on host tensors held in `slots` (indexed by value id).
 class HostStepContext final : public cuda::StepContext {
  public:
-  HostStepContext(const HostModule& module, const cuda::Step& step, std::vector<Tensor>& slots)
-      : module_(module), step_(step), slots_(slots) {}
+  HostStepContext(const HostModule& module, const cuda::Step& step, std::vector<Tensor>& slots,
+                  cuda::MatmulPlans& matmul_plans)
+      : module_(module), step_(step), slots_(slots), matmul_plans_(matmul_plans) {}
 
   bool has_input(std::size_t i) const override { return i < step_.inputs.size() && step_.inputs[i] != kNoValue; }
   const Tensor& input(std::size_t i) const override { return slots_[static_cast<std::size_t>(step_.inputs[i])]; }
@@ -117,7 +119,9 @@ class HostStepContext final : public cuda::StepContext {
     std::memset(data, 0, bytes);
     return {};
   }
-  Expected<cuda::BlasLibrary> blas() override { return cuda::BlasLibrary{host_blas_api(), host_blas_handle(), nullptr}; }
+  Expected<cuda::BlasLibrary> blas() override {
+    return cuda::BlasLibrary{host_blas_api(), host_blas_handle(), nullptr, matmul_plans_};
+  }
   Expected<cuda::DnnLibrary> dnn() override { return cuda::DnnLibrary{host_dnn_api(), host_dnn_handle()}; }
   std::string where() const override { return step_.nodes.front()->describe() + " on the host"; }
 
@@ -125,6 +129,7 @@ class HostStepContext final : public cuda::StepContext {
   const HostModule& module_;
   const cuda::Step& step_;
   std::vector<Tensor>& slots_;
+  cuda::MatmulPlans& matmul_plans_;
 };
 
 // Runs `command` (output to `log`); the error holds what the compiler printed.
@@ -223,8 +228,9 @@ Expected<std::vector<Tensor>> run_plan_on_host(const cuda::Plan& plan, const Hos
       if (!t) return std::unexpected(t.error());
       slots[v] = device_copy(*t);
     }
+  cuda::MatmulPlans matmul_plans;
   for (const auto& step : plan.steps) {
-    HostStepContext ctx(module, *step, slots);
+    HostStepContext ctx(module, *step, slots, matmul_plans);
     if (auto r = step->run(ctx); !r) return std::unexpected(r.error());
   }
   std::vector<Tensor> outputs;
