@@ -261,25 +261,91 @@ __device__ void gather_nd(i64 n, i64 slice, int q, i64 tuples_per_batch, i64 bat
   }
 }
 
-// ScatterND (no reduction), after out = data: tuple t (q indices into the first dims) writes
-// its slice of `slice` elements from updates; tuples out of range write nothing.
-template <class T>
-__device__ void scatter_nd(i64 n, i64 slice, int q, Dims shape, Dims strides, const i64* idx, const T* updates, T* out) {
-  for (i64 i = global_index(); i < n; i += global_stride()) {
-    const i64 off = tuple_offset(idx, i / slice, q, shape, strides);
-    if (off >= 0) out[off + i % slice] = updates[i];
+// The scatters' reductions: none (the update replaces the element), add, mul, max, min.
+enum { kScatterNone = 0, kScatterAdd = 1, kScatterMul = 2, kScatterMax = 3, kScatterMin = 4 };
+
+// a combined with b by reduction R, computed as loaded (float for h16 and b16, int for 8- and
+// 16-bit integers) and stored back as T.
+template <int R, class T>
+__device__ __forceinline__ T scatter_combine(T a, T b) {
+  const T in[2] = {a, b};
+  const auto x = ld(in, 0), y = ld(in, 1);
+  T r[1];
+  st(r, 0, R == kScatterAdd ? x + y : R == kScatterMul ? x * y : R == kScatterMax ? (x > y ? x : y) : (x < y ? x : y));
+  return r[0];
+}
+
+// The bytes of a T as the low bytes of an integer word, and back (GPUs are little-endian).
+template <class T, class W>
+__device__ __forceinline__ W bits_of(T v) {
+  const unsigned char* b = (const unsigned char*)&v;
+  W w = 0;
+  for (int k = 0; k < (int)sizeof(T); ++k) w |= (W)b[k] << (8 * k);
+  return w;
+}
+template <class T, class W>
+__device__ __forceinline__ T from_bits(W w) {
+  T v;
+  unsigned char* b = (unsigned char*)&v;
+  for (int k = 0; k < (int)sizeof(T); ++k) b[k] = (unsigned char)(w >> (8 * k));
+  return v;
+}
+
+// *p = scatter_combine<R>(*p, v) atomically, as several updates may hit one element: a
+// compare-and-swap loop on the aligned word that holds *p (8 bytes for a 64-bit T, else the
+// 32-bit word around its 1, 2 or 4 bytes).
+template <int R, class T>
+__device__ void scatter_atomic(T* p, T v) {
+  if constexpr (sizeof(T) == 8) {
+    unsigned long long* word = (unsigned long long*)p;
+    unsigned long long seen = *word, expected;
+    do {
+      expected = seen;
+      const T now = scatter_combine<R>(from_bits<T, unsigned long long>(expected), v);
+      seen = atomicCAS(word, expected, bits_of<T, unsigned long long>(now));
+    } while (seen != expected);
+  } else {
+    unsigned* word = (unsigned*)((unsigned long long)p & ~3ull);
+    const unsigned shift = (unsigned)((unsigned long long)p & 3ull) * 8u;
+    const unsigned mask = (unsigned)((1ull << (8 * sizeof(T))) - 1ull) << shift;
+    unsigned seen = *word, expected;
+    do {
+      expected = seen;
+      const T now = scatter_combine<R>(from_bits<T, unsigned>((expected & mask) >> shift), v);
+      seen = atomicCAS(word, expected, (expected & ~mask) | (bits_of<T, unsigned>(now) << shift));
+    } while (seen != expected);
   }
 }
 
-// ScatterElements (no reduction), after out = data: update i goes to its own coordinate in
-// the indices' shape with the axis coordinate taken from idx[i].
-template <class T, class I>
+// One update into its element: a plain store for reduction none (ONNX leaves duplicate indices
+// undefined there), an atomic combine for the others.
+template <int R, class T>
+__device__ __forceinline__ void scatter_store(T* p, T v) {
+  if constexpr (R == kScatterNone)
+    *p = v;
+  else
+    scatter_atomic<R>(p, v);
+}
+
+// ScatterND, after out = data: tuple t (q indices into the first dims) puts its slice of
+// `slice` elements from updates with reduction R; tuples out of range write nothing.
+template <class T, int R>
+__device__ void scatter_nd(i64 n, i64 slice, int q, Dims shape, Dims strides, const i64* idx, const T* updates, T* out) {
+  for (i64 i = global_index(); i < n; i += global_stride()) {
+    const i64 off = tuple_offset(idx, i / slice, q, shape, strides);
+    if (off >= 0) scatter_store<R>(out + off + i % slice, updates[i]);
+  }
+}
+
+// ScatterElements, after out = data: update i goes, with reduction R, to its own coordinate
+// in the indices' shape with the axis coordinate taken from idx[i].
+template <class T, class I, int R>
 __device__ void scatter_elements(i64 n, int rank, Dims idx_shape, Dims data_strides, int axis, i64 axis_dim, const I* idx,
                                  const T* updates, T* out) {
   for (i64 i = global_index(); i < n; i += global_stride()) {
     i64 at = (i64)idx[i];
     if (at < 0) at += axis_dim;
-    if (at >= 0 && at < axis_dim) out[element_offset(i, rank, idx_shape, data_strides, axis, at)] = updates[i];
+    if (at >= 0 && at < axis_dim) scatter_store<R>(out + element_offset(i, rank, idx_shape, data_strides, axis, at), updates[i]);
   }
 }
 
@@ -567,6 +633,53 @@ __device__ void matmul_integer(i64 batch, i64 m, i64 n, i64 k, i64 stride_a, i64
     }
     const float scale = sa[sa_count == 1 ? 0 : row] * sb[sb_count == 1 ? 0 : col] / *y_scale;
     y[i] = (TY)fminf(fmaxf(rintf((float)acc * scale) + (float)*y_zp, (float)lo), (float)hi);
+  }
+}
+
+// ConvInteger and QLinearConv, one thread per output element: the int32 sum over its window of
+// (x - x_zp)·(w - w_zp[oc]), padding adding nothing. The geometry is 3-D (a 1-D or 2-D window
+// has leading dims of 1): in, out, kernel, stride, pad (begin) and dilation hold depth, height
+// and width in d[0..2]. Without y_scale the sum is the output (ConvInteger); with it the bias is
+// added and the sum requantized: x_scale·w_scale[oc]/y_scale, plus y_zp, rounded to nearest
+// even and saturated to [lo, hi].
+template <class TX, class TW, class TY>
+__device__ void conv_integer(i64 n, i64 channels, i64 out_channels, i64 group, Dims in, Dims out, Dims kernel, Dims stride,
+                             Dims pad, Dims dilation, const TX* x, const TW* w, const TX* xz, const TW* wz, i64 wz_count,
+                             const float* xs, const float* ws, i64 ws_count, const float* y_scale, const TY* y_zp,
+                             const int* bias, int lo, int hi, TY* y) {
+  const i64 in_size = in.d[0] * in.d[1] * in.d[2], out_size = out.d[0] * out.d[1] * out.d[2];
+  const i64 taps = kernel.d[0] * kernel.d[1] * kernel.d[2];
+  const i64 group_in = channels / group, group_out = out_channels / group;
+  const int x0 = xz ? (int)*xz : 0;
+  for (i64 i = global_index(); i < n; i += global_stride()) {
+    const i64 pos = i % out_size, job = i / out_size, oc = job % out_channels, b = job / out_channels, g = oc / group_out;
+    const i64 ow = pos % out.d[2], oh = pos / out.d[2] % out.d[1], od = pos / (out.d[2] * out.d[1]);
+    const int w0 = wz ? (int)wz[wz_count == 1 ? 0 : oc] : 0;
+    int acc = 0;
+    for (i64 ic = 0; ic < group_in; ++ic) {
+      const TX* xc = x + (b * channels + g * group_in + ic) * in_size;
+      const TW* wc = w + (oc * group_in + ic) * taps;
+      for (i64 kd = 0; kd < kernel.d[0]; ++kd) {
+        const i64 id = od * stride.d[0] - pad.d[0] + kd * dilation.d[0];
+        if (id < 0 || id >= in.d[0]) continue;
+        for (i64 kh = 0; kh < kernel.d[1]; ++kh) {
+          const i64 ih = oh * stride.d[1] - pad.d[1] + kh * dilation.d[1];
+          if (ih < 0 || ih >= in.d[1]) continue;
+          for (i64 kw = 0; kw < kernel.d[2]; ++kw) {
+            const i64 iw = ow * stride.d[2] - pad.d[2] + kw * dilation.d[2];
+            if (iw < 0 || iw >= in.d[2]) continue;
+            acc += ((int)xc[(id * in.d[1] + ih) * in.d[2] + iw] - x0) * ((int)wc[(kd * kernel.d[1] + kh) * kernel.d[2] + kw] - w0);
+          }
+        }
+      }
+    }
+    if (!y_scale) {
+      y[i] = (TY)acc;
+      continue;
+    }
+    const float scale = *xs * ws[ws_count == 1 ? 0 : oc] / *y_scale;
+    const int sum = acc + (bias ? bias[oc] : 0);
+    y[i] = (TY)fminf(fmaxf(rintf((float)sum * scale + (float)*y_zp), (float)lo), (float)hi);
   }
 }
 
@@ -887,6 +1000,66 @@ __device__ void pool(i64 n, int sr, Dims in_sp, Dims out_sp, Dims kernel, Dims s
     }
     st(y, i, is_max ? acc : acc / (float)(counted > 0 ? counted : 1));
     if (indices) indices[i] = arg < 0 ? -1 : nc * in_plane + arg;
+  }
+}
+
+// Det, one block per matrix of n x n: LU with partial pivoting in double (as the cpu EP) on
+// the scratch copy `a`; thread 0 picks each pivot and keeps the product, the block swaps rows
+// and eliminates the rows below. A zero pivot ends a matrix with determinant 0.
+template <class T>
+__device__ void det(i64 batch, i64 n, const T* x, double* a, T* y) {
+  __shared__ double value;
+  __shared__ i64 pivot;
+  for (i64 m = blockIdx.x; m < batch; m += gridDim.x) {
+    double* am = a + m * n * n;
+    for (i64 i = threadIdx.x; i < n * n; i += blockDim.x) am[i] = (double)ld(x, m * n * n + i);
+    if (threadIdx.x == 0) value = 1;
+    __syncthreads();
+    for (i64 c = 0; c < n; ++c) {
+      if (threadIdx.x == 0) {
+        i64 p = c;
+        for (i64 r = c + 1; r < n; ++r)
+          if (fabs(am[r * n + c]) > fabs(am[p * n + c])) p = r;
+        pivot = p;
+        value = am[p * n + c] == 0 ? 0 : (p != c ? -value : value) * am[p * n + c];
+      }
+      __syncthreads();
+      if (value == 0) break;  // every thread reads the same value: the block leaves together
+      const i64 p = pivot;
+      if (p != c)
+        for (i64 j = threadIdx.x; j < n; j += blockDim.x) {
+          const double t = am[p * n + j];
+          am[p * n + j] = am[c * n + j];
+          am[c * n + j] = t;
+        }
+      __syncthreads();
+      for (i64 r = c + 1 + threadIdx.x; r < n; r += blockDim.x) {
+        const double f = am[r * n + c] / am[c * n + c];
+        if (f != 0)
+          for (i64 j = c + 1; j < n; ++j) am[r * n + j] -= f * am[c * n + j];
+      }
+      __syncthreads();
+    }
+    if (threadIdx.x == 0) st(y, m, value);
+    __syncthreads();
+  }
+}
+
+// MaxUnpool, after y = 0: x[k] goes to flat position idx[k] of the unpooled shape `from`, at the
+// same coordinates of `to` (an output_shape may be larger); an index outside `from` writes
+// nothing (the cpu EP reports it).
+template <class T>
+__device__ void max_unpool(i64 n, int rank, Dims from, Dims to, i64 size, const i64* idx, const T* x, T* y) {
+  for (i64 k = global_index(); k < n; k += global_stride()) {
+    i64 at = idx[k];
+    if (at < 0 || at >= size) continue;
+    i64 out = 0, scale = 1;
+    for (int d = rank - 1; d >= 0; --d) {
+      out += at % from.d[d] * scale;
+      at /= from.d[d];
+      scale *= to.d[d];
+    }
+    y[out] = x[k];
   }
 }
 )CUDA";

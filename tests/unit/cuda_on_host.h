@@ -47,6 +47,16 @@ inline float rsqrtf(float v) { return 1.f / std::sqrt(v); }
 inline float half_to_float(unsigned short h) { return static_cast<float>(std::bit_cast<_Float16>(h)); }
 inline unsigned short float_to_half(float v) { return std::bit_cast<unsigned short>(static_cast<_Float16>(v)); }
 
+// The threads of a block run at once, so these are real atomics.
+inline unsigned atomicCAS(unsigned* address, unsigned compare, unsigned value) {
+  __atomic_compare_exchange_n(address, &compare, value, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+  return compare;
+}
+inline unsigned long long atomicCAS(unsigned long long* address, unsigned long long compare, unsigned long long value) {
+  __atomic_compare_exchange_n(address, &compare, value, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+  return compare;
+}
+
 inline void __syncthreads() { nxrt_on_host::block_barrier->arrive_and_wait(); }
 
 // Every lane of the warp calls it (the kernels shuffle with a full mask only).

@@ -453,6 +453,17 @@ TEST_CASE("cuda pooling runs on the host: pads, strides, dilations, ceil mode, c
               .attrs = attrs({{"kernel_shape", ints{4}}, {"strides", ints{3}}})});
   checks.add({.op_type = "GlobalAveragePool", .inputs = {x}});
   checks.add({.op_type = "GlobalMaxPool", .inputs = {random_tensor({1, 2, 3, 4, 5}, 16)}});
+  // MaxUnpool of MaxPool's indices (flat over N, C and the unpooled dims), into the unpooled
+  // shape and into a larger output_shape; int64 values too.
+  const Tensor pooled = random_tensor({2, 3, 2, 3}, 17);
+  const Tensor where = test::int64s({0, 3, 5, 7, 8, 11, 12, 14, 16, 19, 21, 23, 24, 26, 29, 31, 33, 35,
+                                     36, 39, 40, 43, 45, 47, 48, 50, 53, 55, 56, 59, 61, 62, 65, 66, 69, 71})
+                           .reshaped({2, 3, 2, 3});
+  const AttributeMap unpool = attrs({{"kernel_shape", ints{2, 2}}, {"strides", ints{2, 2}}, {"pads", ints{1, 0, 1, 0}}});
+  checks.add({.op_type = "MaxUnpool", .opset = 11, .inputs = {pooled, where}, .attrs = unpool});
+  checks.add({.op_type = "MaxUnpool", .opset = 11, .inputs = {pooled, where, test::int64s({2, 3, 3, 7})}, .attrs = unpool});
+  checks.add({.op_type = "MaxUnpool", .opset = 9, .inputs = {test::int64s({5, -6, 7}).reshaped({1, 1, 3}), test::int64s({1, 2, 5}).reshaped({1, 1, 3})},
+              .attrs = attrs({{"kernel_shape", ints{2}}, {"strides", ints{2}}})});
   checks.run();
 }
 TEST_CASE("cuda MatMul and Gemm run their cuBLASLt calls on the host stand-in", "[cuda]") {
@@ -601,6 +612,64 @@ TEST_CASE("cuda Pad, Tile, GatherElements, GatherND, the scatters, Trilu, CumSum
   REQUIRE_FALSE(untyped);
   CHECK_THAT(untyped.error().why, Catch::Contains("the type of output 0 is unknown"));
 }
+TEST_CASE("cuda ScatterND and ScatterElements combine duplicate indices atomically: add, mul, max, min", "[cuda]") {
+  HostChecks checks;
+  auto reduce = [](const char* reduction) { return attrs({{"reduction", std::string(reduction)}}); };
+  const Tensor x = random_tensor({4, 3}, 61);
+  const Tensor rows = test::int64s({0, 2, 0, -4}).reshaped({4, 1});  // row 0 three times (-4 is row 0)
+  const Tensor updates = random_tensor({4, 3}, 62);
+  for (const char* reduction : {"add", "mul"}) {
+    checks.add({.op_type = "ScatterND", .opset = 16, .inputs = {x, rows, updates}, .attrs = reduce(reduction)});
+    checks.add_f16({.op_type = "ScatterND", .opset = 16, .inputs = {x, rows, updates}, .attrs = reduce(reduction)});
+  }
+  for (const char* reduction : {"max", "min"})
+    checks.add({.op_type = "ScatterND", .opset = 18, .inputs = {x, rows, updates}, .attrs = reduce(reduction)});
+  // Many updates to a few elements at once (the host runs a block's threads concurrently, as a
+  // GPU does): 64 per element of a [1, 4] tensor. float16 neighbours share a 32-bit word, int8
+  // ones a byte each of one; every sum and product here is exact (integers wrap in both EPs).
+  std::vector<int64_t> cycle, values;
+  for (int64_t i = 0; i < 256; ++i) cycle.push_back(i % 4), values.push_back(i % 7 - 3);
+  const Tensor idx = test::int64s(cycle).reshaped({1, 256});
+  const Tensor small = test::int64s(values).reshaped({1, 256});
+  const Tensor start = test::int64s({1, -2, 3, 0}).reshaped({1, 4});
+  for (DType t : {DType::kInt8, DType::kUInt8, DType::kInt16, DType::kInt32, DType::kInt64, DType::kFloat64})
+    for (const char* reduction : {"add", "mul", "max", "min"})
+      checks.add({.op_type = "ScatterElements", .opset = 18, .inputs = {cast(start, t), idx, cast(small, t)},
+                  .attrs = attrs({{"axis", int64_t{1}}, {"reduction", std::string(reduction)}})},
+                 0, 0);
+  // Enough updates that each host thread makes about a thousand while others run: int32
+  // elements, and int16 ones sharing 32-bit words. A plain read-modify-write in place of the
+  // atomic loses updates here in about half the runs (the host threads overlap only partly).
+  std::vector<int64_t> many_at(131072), ones(131072, 1);
+  for (std::size_t i = 0; i < many_at.size(); ++i) many_at[i] = static_cast<int64_t>(i % 4);
+  const Tensor many = test::int64s(many_at).reshaped({1, 131072});
+  for (DType t : {DType::kInt32, DType::kInt16})
+    checks.add({.op_type = "ScatterElements", .opset = 16, .inputs = {cast(start, t), many, cast(test::int64s(ones).reshaped({1, 131072}), t)},
+                .attrs = attrs({{"axis", int64_t{1}}, {"reduction", std::string("add")}})},
+               0, 0);
+  const Tensor halves = cast(cast(small, DType::kFloat32), DType::kFloat16);
+  for (const char* reduction : {"add", "max"})
+    checks.add({.op_type = "ScatterElements", .opset = 18, .inputs = {cast(cast(start, DType::kFloat32), DType::kFloat16), idx, halves},
+                .attrs = attrs({{"axis", int64_t{-1}}, {"reduction", std::string(reduction)}})},
+               0, 0);
+  checks.run();
+
+  // Declines: a reduction the opset does not define, and one on bool data.
+  auto decline = [&](NodeSpec spec) {
+    auto r = test::run_partition_with(std::move(spec), "cuda", test::run_partition_on_host);
+    REQUIRE_FALSE(r);
+    return r.error().why;
+  };
+  CHECK(decline({.op_type = "ScatterND", .opset = 16, .inputs = {x, rows, updates}, .attrs = reduce("max")}) ==
+        "ScatterND: reduction 'max' is not defined for ScatterND-16; it takes none, add, mul");
+  const Tensor flags = cast(test::int64s({1, 0, 1, 0}).reshaped({1, 4}), DType::kBool);
+  CHECK(decline({.op_type = "ScatterElements", .opset = 16, .inputs = {flags, test::int64s({0, 0}).reshaped({1, 2}),
+                                                                       cast(test::int64s({1, 1}).reshaped({1, 2}), DType::kBool)},
+                 .attrs = reduce("add")}) ==
+        "ScatterElements: reduction 'add' on bool data; the cuda EP reduces float16, bfloat16, float, double and 8- to "
+        "64-bit integers");
+}
+
 TEST_CASE("cuda TopK runs on the host: largest and smallest, ties, NaN, any axis, k from an input or the attribute", "[cuda]") {
   HostChecks checks;
   const Tensor x = random_tensor({3, 5, 4}, 51);
@@ -788,7 +857,33 @@ TEST_CASE("cuda Resize runs on the host: nearest, linear and cubic, every coordi
               .constant = {false, true, false, true}});
   checks.add_f16({.op_type = "Resize", .opset = 13, .inputs = {x, no_roi, up}, .attrs = attrs({{"mode", std::string("linear")}})},
                  1e-2, 1e-2, {1, 2});  // roi and scales stay float
+  // Upsample (scales an attribute at 7, an input at 9) and Resize-10: asymmetric coordinates,
+  // nearest truncating when upsampling and rounding up when downsampling.
+  const Tensor twice = Tensor::from_vector<float>({4}, {1, 1, 2, 3});
+  for (const char* mode : {"nearest", "linear"}) {
+    for (const Tensor& scales : {up, down, twice})
+      checks.add({.op_type = "Resize", .opset = 10, .inputs = {x, scales}, .attrs = attrs({{"mode", std::string(mode)}})}, 1e-5,
+                 1e-5);
+    checks.add({.op_type = "Upsample", .opset = 9, .inputs = {x, up}, .attrs = attrs({{"mode", std::string(mode)}})}, 1e-5, 1e-5);
+    checks.add({.op_type = "Upsample", .opset = 7, .inputs = {x},
+                .attrs = attrs({{"mode", std::string(mode)}, {"scales", std::vector<float>{1, 1, 2, 1.5f}}})},
+               1e-5, 1e-5);
+  }
   checks.run();
+}
+
+TEST_CASE("cuda Upsample and Resize-10 decline cubic and an Upsample-7 without scales", "[cuda]") {
+  const Tensor x = random_tensor({1, 1, 2, 2}, 42);
+  auto decline = [](NodeSpec spec) {
+    auto r = test::run_partition_with(std::move(spec), "cuda", test::run_partition_on_host);
+    REQUIRE_FALSE(r);
+    return r.error().why;
+  };
+  CHECK(decline({.op_type = "Resize", .opset = 10, .inputs = {x, Tensor::from_vector<float>({4}, {1, 1, 2, 2})},
+                 .attrs = attrs({{"mode", std::string("cubic")}})}) ==
+        "Resize: mode 'cubic' is not valid at opset 10; use nearest or linear");
+  CHECK(decline({.op_type = "Upsample", .opset = 7, .inputs = {x}}) ==
+        "Upsample: the scales attribute is missing; it is required at opset 7");
 }
 
 TEST_CASE("cuda RNN, GRU and LSTM run their products and gate kernels on the host", "[cuda]") {
@@ -917,6 +1012,60 @@ TEST_CASE("cuda DynamicQuantizeLinear, MatMulInteger and QLinearMatMul run on th
     checks.add({.op_type = "QLinearMatMul", .opset = 10,
                 .inputs = {bytes({2, 4, 6}, 414, u8), a_scale, bytes({}, 415, u8), bytes({6, 5}, 416, i8), b_scale,
                            bytes({5}, 417, i8), y_scale, bytes({}, 418, out)}});
+  checks.run();
+}
+
+TEST_CASE("cuda ConvInteger and QLinearConv run on the host: pads, strides, dilations, groups, 1-D to 3-D", "[cuda]") {
+  HostChecks checks;
+  auto bytes = [](Shape shape, unsigned seed, DType dtype) {
+    return cast(random_tensor(std::move(shape), seed, dtype == DType::kInt8 ? -128 : 0, dtype == DType::kInt8 ? 127 : 255), dtype);
+  };
+  const DType u8 = DType::kUInt8, i8 = DType::kInt8;
+  // 2-D with asymmetric pads, strides and dilations; zero points per tensor and per channel.
+  checks.add({.op_type = "ConvInteger", .opset = 10,
+              .inputs = {bytes({2, 3, 7, 6}, 420, u8), bytes({4, 3, 3, 2}, 421, u8), bytes({}, 422, u8), bytes({4}, 423, u8)},
+              .attrs = attrs({{"pads", ints{1, 0, 2, 1}}, {"strides", ints{2, 1}}, {"dilations", ints{1, 2}}})});
+  // Groups, int8 weights, no zero points; 1-D and 3-D; auto_pad.
+  checks.add({.op_type = "ConvInteger", .opset = 10, .inputs = {bytes({1, 4, 5, 5}, 424, i8), bytes({6, 2, 3, 3}, 425, i8)},
+              .attrs = attrs({{"group", int64_t{2}}, {"auto_pad", std::string("SAME_UPPER")}})});
+  checks.add({.op_type = "ConvInteger", .opset = 10, .inputs = {bytes({2, 2, 9}, 426, u8), bytes({3, 2, 4}, 427, i8), bytes({}, 428, u8)},
+              .attrs = attrs({{"strides", ints{3}}})});
+  checks.add({.op_type = "ConvInteger", .opset = 10, .inputs = {bytes({1, 2, 3, 4, 4}, 429, u8), bytes({2, 2, 2, 3, 2}, 430, u8)},
+              .attrs = attrs({{"pads", ints{0, 1, 1, 1, 0, 0}}})});
+  // QLinearConv to uint8 and int8: w_scale and w_zero_point per channel, a bias.
+  const Tensor x_scale = random_tensor({}, 431, 0.01f, 0.05f), w_scale = random_tensor({4}, 432, 0.01f, 0.05f);
+  const Tensor y_scale = random_tensor({}, 433, 0.5f, 1.f);
+  const Tensor bias = cast(random_tensor({4}, 434, -500, 500), DType::kInt32);
+  for (DType out : {u8, i8})
+    checks.add({.op_type = "QLinearConv", .opset = 10,
+                .inputs = {bytes({1, 3, 6, 6}, 435, u8), x_scale, bytes({}, 436, u8), bytes({4, 3, 3, 3}, 437, i8), w_scale,
+                           bytes({4}, 438, i8), y_scale, bytes({}, 439, out), bias},
+                .attrs = attrs({{"pads", ints{1, 1, 1, 1}}})},
+               0, 0);
+  // No bias, one weight scale, groups.
+  checks.add({.op_type = "QLinearConv", .opset = 10,
+              .inputs = {bytes({1, 4, 5, 5}, 440, i8), x_scale, bytes({}, 441, i8), bytes({2, 2, 2, 2}, 442, i8),
+                         random_tensor({}, 443, 0.01f, 0.05f), bytes({}, 444, i8), y_scale, bytes({}, 445, i8)},
+              .attrs = attrs({{"group", int64_t{2}}})},
+             0, 0);
+  checks.run();
+  auto declined = test::run_partition_with(
+      {.op_type = "ConvInteger", .opset = 10, .inputs = {bytes({1, 1, 3, 3}, 446, u8), bytes({1, 1, 2, 2}, 447, u8), bytes({2}, 448, u8)}},
+      "cuda", test::run_partition_on_host);
+  REQUIRE_FALSE(declined);
+  CHECK(declined.error().why == "ConvInteger: x_zero_point has rank 1; it must be a scalar");
+}
+
+TEST_CASE("cuda Det runs on the host: batches, pivoting, singular matrices, float16 and double", "[cuda]") {
+  HostChecks checks;
+  checks.add({.op_type = "Det", .opset = 11, .inputs = {random_tensor({3, 5, 5}, 450)}}, 1e-5, 1e-6);
+  checks.add({.op_type = "Det", .opset = 11, .inputs = {random_tensor({2, 2}, 451)}}, 1e-6, 1e-6);
+  // A zero in the first pivot position (rows swap, the sign flips) and a singular matrix.
+  checks.add({.op_type = "Det", .opset = 11,
+              .inputs = {Tensor::from_vector<float>({2, 3, 3}, {0, 2, 1, 3, 1, 4, 5, 6, 0, 1, 2, 3, 2, 4, 6, 7, 8, 9})}}, 1e-6, 1e-6);
+  checks.add({.op_type = "Det", .opset = 11, .inputs = {cast(random_tensor({2, 1, 4, 4}, 452), DType::kFloat64)}}, 1e-12, 1e-12);
+  checks.add_f16({.op_type = "Det", .opset = 11, .inputs = {random_tensor({4, 3, 3}, 453)}});
+  checks.add({.op_type = "Det", .opset = 11, .inputs = {random_tensor({0, 3, 3}, 454)}});
   checks.run();
 }
 

@@ -4,11 +4,14 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <optional>
+#include <vector>
 
 #include "common/broadcast.h"
 #include "common/kernel_util.h"
-#include "nxrt/ir/window.h"
 #include "kernels/kernels.h"
+#include "nxrt/ep/max_unpool.h"
+#include "nxrt/ir/window.h"
 
 namespace nxrt::cpu {
 namespace {
@@ -331,40 +334,6 @@ class MaxUnpoolKernel final : public Kernel {
   std::string_view variant() const override { return "scatter"; }
 
  private:
-  // The output MaxPool's indices address: (in - 1) * stride + kernel - pads per spatial dim.
-  Expected<Shape> pooled_shape(const Shape& x) const {
-    const std::size_t spatial = attrs_.kernel.size();
-    if (x.size() != spatial + 2)
-      return fail(ErrorCode::kRuntime, fmt::format("MaxUnpool: X {} does not have the {} spatial dims of kernel_shape {}",
-                                                   shape_to_string(x), spatial, attrs_.kernel));
-    Shape out{x[0], x[1]};
-    for (std::size_t i = 0; i < spatial; ++i) {
-      const int64_t size = (x[i + 2] - 1) * attrs_.strides[i] + attrs_.kernel[i] - attrs_.pads[i] -
-                           attrs_.pads[i + spatial];
-      if (size < 0)
-        return fail(ErrorCode::kRuntime, fmt::format("MaxUnpool: spatial dim {} of the output would be {}", i, size),
-                    fmt::format("X {} with kernel_shape {}, strides {} and pads {}", shape_to_string(x),
-                                attrs_.kernel, attrs_.strides, attrs_.pads));
-      out.push_back(size);
-    }
-    return out;
-  }
-
-  // The output_shape input, checked against X and the pooled shape it must contain.
-  static Expected<Shape> requested_shape(const Tensor& shape, const Shape& x, const Shape& pooled) {
-    const int64_t* v = shape.data_as<int64_t>();
-    Shape out(v, v + shape.numel());
-    bool fits = out.size() == pooled.size();
-    for (std::size_t d = 0; fits && d < out.size(); ++d) fits = d < 2 ? out[d] == pooled[d] : out[d] >= pooled[d];
-    if (!fits)
-      return fail(ErrorCode::kRuntime,
-                  fmt::format("MaxUnpool: output_shape {} does not fit X {}", out, shape_to_string(x)),
-                  fmt::format("it must keep X's batch and channels and be at least the unpooled shape {}",
-                              shape_to_string(pooled)),
-                  "fix the output_shape input");
-    return out;
-  }
-
   template <class T>
   Expected<void> run(KernelContext& ctx) const {
     const Tensor& x = ctx.input(0);
@@ -374,28 +343,29 @@ class MaxUnpoolKernel final : public Kernel {
                   fmt::format("MaxUnpool: I {} and X {} differ in shape", shape_to_string(indices.shape()),
                               shape_to_string(x.shape())),
                   "I holds one index per element of X", "feed MaxPool's Indices output for its Y");
-    auto pooled = pooled_shape(x.shape());
-    if (!pooled) return std::unexpected(std::move(pooled.error()));
-    Shape shape = *pooled;
+    std::optional<std::vector<int64_t>> requested;
     if (ctx.has_input(2)) {
-      auto requested = requested_shape(ctx.input(2), x.shape(), *pooled);
-      if (!requested) return std::unexpected(std::move(requested.error()));
-      shape = std::move(*requested);
+      const Tensor& given = ctx.input(2);
+      requested.emplace(given.data_as<int64_t>(), given.data_as<int64_t>() + given.numel());
     }
+    auto shapes = max_unpool_shapes(attrs_, x.shape(), requested);
+    if (!shapes) return std::unexpected(std::move(shapes.error()));
+    const Shape& pooled = shapes->pooled;
+    const Shape& shape = shapes->output;
     auto y = ctx.output(0, x.dtype(), shape);
     if (!y) return std::unexpected(std::move(y.error()));
     T* out = y->mut_as<T>();
     std::fill(out, out + y->numel(), T(0));
     const T* in = x.data_as<T>();
     const int64_t* at = indices.data_as<int64_t>();
-    const int64_t size = shape_numel(*pooled);
+    const int64_t size = shape_numel(pooled);
     for (int64_t k = 0; k < x.numel(); ++k) {
       if (at[k] < 0 || at[k] >= size)
         return fail(ErrorCode::kRuntime,
                     fmt::format("MaxUnpool: index {} at position {} of I is outside the unpooled output {}", at[k], k,
-                                shape_to_string(*pooled)),
+                                shape_to_string(pooled)),
                     "indices address the flattened output of the pooled shape", "check I against X and kernel_shape");
-      out[relocate(at[k], *pooled, shape)] = in[k];
+      out[relocate(at[k], pooled, shape)] = in[k];
     }
     return {};
   }

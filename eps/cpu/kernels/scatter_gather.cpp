@@ -9,13 +9,12 @@
 #include "common/layout_util.h"
 #include "common/numeric_input.h"
 #include "kernels/kernels.h"
+#include "nxrt/ep/scatter_reduction.h"
 
 namespace nxrt::cpu {
 namespace {
 
 constexpr int64_t kGrainElements = 16384;  // elements per parallel chunk, at least
-
-enum class Reduction { kNone, kAdd, kMul, kMax, kMin };
 
 // Out-of-range errors and shape errors share this shape.
 std::unexpected<Error> shape_error(std::string what, std::string why) {
@@ -37,27 +36,27 @@ Expected<void> gather_at(KernelContext& ctx, const Tensor& data, Shape out_shape
 }
 
 template <class T>
-void combine(T& dst, T src, Reduction reduction) {
+void combine(T& dst, T src, ScatterReduction reduction) {
   using C = ComputeType<T>;
   const C a = static_cast<C>(dst), b = static_cast<C>(src);
   switch (reduction) {
-    case Reduction::kNone: dst = src; return;
-    case Reduction::kAdd: dst = static_cast<T>(a + b); return;
-    case Reduction::kMul: dst = static_cast<T>(a * b); return;
-    case Reduction::kMax: dst = static_cast<T>(std::max(a, b)); return;
-    case Reduction::kMin: dst = static_cast<T>(std::min(a, b)); return;
+    case ScatterReduction::kNone: dst = src; return;
+    case ScatterReduction::kAdd: dst = static_cast<T>(a + b); return;
+    case ScatterReduction::kMul: dst = static_cast<T>(a * b); return;
+    case ScatterReduction::kMax: dst = static_cast<T>(std::max(a, b)); return;
+    case ScatterReduction::kMin: dst = static_cast<T>(std::min(a, b)); return;
   }
 }
 
 // Output 0 = a copy of input 0 (data) where update element i is combined into element
 // offsets[i], in order (repeated offsets accumulate, or the last one wins without reduction).
 Expected<void> scatter_at(KernelContext& ctx, const Tensor& updates, const std::vector<int64_t>& offsets,
-                          Reduction reduction) {
+                          ScatterReduction reduction) {
   const Tensor& data = ctx.input(0);
   auto y = ctx.output(0, data.dtype(), data.shape());
   if (!y) return std::unexpected(std::move(y.error()));
   copy_elements(data.dtype(), y->mut().data(), data.view().data(), data.numel());
-  if (reduction == Reduction::kNone) {
+  if (reduction == ScatterReduction::kNone) {
     visit_element_type(data.dtype(), [&]<class T>(std::type_identity<T>) {
       const T* src = updates.data_as<T>();
       T* dst = y->mut_as<T>();
@@ -74,27 +73,10 @@ Expected<void> scatter_at(KernelContext& ctx, const Tensor& updates, const std::
   });
 }
 
-// The reduction attribute: absent before opset 16, none/add/mul from 16, max/min from 18.
-std::optional<Reduction> parse_reduction(const std::string& name, int64_t opset) {
-  if (name == "none") return Reduction::kNone;
-  if (opset >= 16 && name == "add") return Reduction::kAdd;
-  if (opset >= 16 && name == "mul") return Reduction::kMul;
-  if (opset >= 18 && name == "max") return Reduction::kMax;
-  if (opset >= 18 && name == "min") return Reduction::kMin;
-  return std::nullopt;
-}
-
-Reduction reduction_of(const NodeContext& ctx) {
-  return parse_reduction(ctx.attrs().string_or("reduction", "none"), ctx.opset()).value_or(Reduction::kNone);
-}
-
 KernelMatch check_reduction(const NodeContext& ctx) {
+  NXRT_REQUIRE_MATCH(check_scatter_reduction(ctx));
   const std::string& op = ctx.node().op_type;
   const std::string name = ctx.attrs().string_or("reduction", "none");
-  NXRT_REQUIRE(parse_reduction(name, ctx.opset()).has_value(),
-               "{}: reduction '{}' is not defined for {}-{}; it takes none{}{}", op, name, op, ctx.opset(),
-               ctx.opset() >= 16 ? ", add, mul" : " (reductions start at opset 16)",
-               ctx.opset() >= 18 ? ", max, min" : "");
   const DType t = ctx.input_dtype(0);
   NXRT_REQUIRE(name == "none" || t == DType::kUndefined || (t != DType::kString && t != DType::kBool),
                "{}: reduction '{}' on type {} is not supported by the cpu EP; it reduces numeric types", op, name,
@@ -173,7 +155,7 @@ KernelMatch check_scatter_elements(const NodeContext& ctx) { return check_elemen
 
 class ScatterElementsKernel final : public Kernel {
  public:
-  ScatterElementsKernel(std::string op, int64_t axis, bool negative_indices, Reduction reduction)
+  ScatterElementsKernel(std::string op, int64_t axis, bool negative_indices, ScatterReduction reduction)
       : op_(std::move(op)), axis_(axis), negative_indices_(negative_indices), reduction_(reduction) {}
   Expected<void> compute(KernelContext& ctx) override {
     const Tensor& data = ctx.input(0);
@@ -192,13 +174,13 @@ class ScatterElementsKernel final : public Kernel {
   std::string op_;
   int64_t axis_;
   bool negative_indices_;
-  Reduction reduction_;
+  ScatterReduction reduction_;
 };
 
 KernelDef scatter_elements_def(const char* op, int64_t since, int64_t until) {
   return KernelDef{{"", op, since}, until, check_scatter_elements, [](const NodeContext& ctx) {
                      return make_kernel<ScatterElementsKernel>(ctx.node().op_type, ctx.attrs().int_or("axis", 0),
-                                                               ctx.opset() >= 11, reduction_of(ctx));
+                                                               ctx.opset() >= 11, scatter_reduction_of(ctx.node()));
                    }};
 }
 
@@ -301,7 +283,7 @@ KernelMatch check_scatter_nd(const NodeContext& ctx) {
 
 class ScatterNDKernel final : public Kernel {
  public:
-  explicit ScatterNDKernel(Reduction reduction) : reduction_(reduction) {}
+  explicit ScatterNDKernel(ScatterReduction reduction) : reduction_(reduction) {}
   Expected<void> compute(KernelContext& ctx) override {
     const Tensor& updates = ctx.input(2);
     auto plan = plan_nd("ScatterND", ctx.input(0).shape(), ctx.input(1), 0);
@@ -314,7 +296,7 @@ class ScatterNDKernel final : public Kernel {
   }
 
  private:
-  Reduction reduction_;
+  ScatterReduction reduction_;
 };
 
 }  // namespace
@@ -326,7 +308,7 @@ std::vector<KernelDef> scatter_gather_kernels() {
   auto gather_nd = [](const NodeContext& ctx) {
     return make_kernel<GatherNDKernel>(ctx.attrs().int_or("batch_dims", 0));
   };
-  auto scatter_nd = [](const NodeContext& ctx) { return make_kernel<ScatterNDKernel>(reduction_of(ctx)); };
+  auto scatter_nd = [](const NodeContext& ctx) { return make_kernel<ScatterNDKernel>(scatter_reduction_of(ctx.node())); };
   return {
       {{"", "GatherElements", 11}, 12, check_gather_elements, gather_elements},
       {{"", "GatherElements", 13}, 0, check_gather_elements, gather_elements},

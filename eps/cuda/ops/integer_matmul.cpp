@@ -12,46 +12,25 @@
 namespace nxrt::cuda {
 namespace {
 
-std::string_view integer_type(DType t) {
-  return t == DType::kInt8 ? "signed char" : t == DType::kUInt8 ? "unsigned char" : "";
-}
-
-KernelMatch require_integer_operand(const NodeContext& ctx, std::size_t i, std::string_view what) {
-  NXRT_REQUIRE(!integer_type(ctx.input_dtype(i)).empty(), "{}: {} (input {}) is {}; ONNX takes int8 or uint8",
-               ctx.node().op_type, what, i, dtype_name(ctx.input_dtype(i)));
-  return KernelMatch::supported();
-}
-
-// A zero point or scale: a scalar or a 1-D vector (one per row of A / column of B), of `dtype`.
-KernelMatch require_vector(const NodeContext& ctx, std::size_t i, std::string_view what, DType dtype) {
-  if (!ctx.has_input(i)) return KernelMatch::supported();
-  const std::string& op = ctx.node().op_type;
-  NXRT_REQUIRE(ctx.input_rank(i).value_or(0) <= 1, "{}: {} (input {}) has rank {}; the cuda EP takes a scalar or 1-D", op,
-               what, i, ctx.input_rank(i).value_or(0));
-  NXRT_REQUIRE(ctx.input_dtype(i) == dtype, "{}: {} (input {}) is {}; it must be {}", op, what, i,
-               dtype_name(ctx.input_dtype(i)), dtype_name(dtype));
-  return KernelMatch::supported();
-}
-
 // Inputs A, B, a_zero_point, b_zero_point.
 KernelMatch check_matmul_integer(const NodeContext& ctx) {
-  NXRT_REQUIRE_MATCH(require_integer_operand(ctx, 0, "A"));
-  NXRT_REQUIRE_MATCH(require_integer_operand(ctx, 1, "B"));
-  NXRT_REQUIRE_MATCH(require_vector(ctx, 2, "a_zero_point", ctx.input_dtype(0)));
-  NXRT_REQUIRE_MATCH(require_vector(ctx, 3, "b_zero_point", ctx.input_dtype(1)));
+  NXRT_REQUIRE_MATCH(require_quantized(ctx, 0, "A"));
+  NXRT_REQUIRE_MATCH(require_quantized(ctx, 1, "B"));
+  NXRT_REQUIRE_MATCH(require_scalar_or_vector(ctx, 2, "a_zero_point", ctx.input_dtype(0)));
+  NXRT_REQUIRE_MATCH(require_scalar_or_vector(ctx, 3, "b_zero_point", ctx.input_dtype(1)));
   return KernelMatch::supported();
 }
 
 // Inputs a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point.
 KernelMatch check_qlinear_matmul(const NodeContext& ctx) {
-  NXRT_REQUIRE_MATCH(require_integer_operand(ctx, 0, "a"));
-  NXRT_REQUIRE_MATCH(require_integer_operand(ctx, 3, "b"));
-  NXRT_REQUIRE_MATCH(require_integer_operand(ctx, 7, "y_zero_point"));
-  NXRT_REQUIRE_MATCH(require_vector(ctx, 1, "a_scale", DType::kFloat32));
-  NXRT_REQUIRE_MATCH(require_vector(ctx, 2, "a_zero_point", ctx.input_dtype(0)));
-  NXRT_REQUIRE_MATCH(require_vector(ctx, 4, "b_scale", DType::kFloat32));
-  NXRT_REQUIRE_MATCH(require_vector(ctx, 5, "b_zero_point", ctx.input_dtype(3)));
-  NXRT_REQUIRE_MATCH(require_vector(ctx, 6, "y_scale", DType::kFloat32));
+  NXRT_REQUIRE_MATCH(require_quantized(ctx, 0, "a"));
+  NXRT_REQUIRE_MATCH(require_quantized(ctx, 3, "b"));
+  NXRT_REQUIRE_MATCH(require_quantized(ctx, 7, "y_zero_point"));
+  NXRT_REQUIRE_MATCH(require_scalar_or_vector(ctx, 1, "a_scale", DType::kFloat32));
+  NXRT_REQUIRE_MATCH(require_scalar_or_vector(ctx, 2, "a_zero_point", ctx.input_dtype(0)));
+  NXRT_REQUIRE_MATCH(require_scalar_or_vector(ctx, 4, "b_scale", DType::kFloat32));
+  NXRT_REQUIRE_MATCH(require_scalar_or_vector(ctx, 5, "b_zero_point", ctx.input_dtype(3)));
+  NXRT_REQUIRE_MATCH(require_scalar_or_vector(ctx, 6, "y_scale", DType::kFloat32));
   return KernelMatch::supported();
 }
 
@@ -67,9 +46,9 @@ Expected<void> build_integer_matmul(PlanBuilder& b, const Node& node) {
   const bool qlinear = node.op_type == "QLinearMatMul";
   const std::size_t a_in = 0, b_in = qlinear ? 3 : 1;
   const Graph& g = b.graph();
-  const std::string ta(integer_type(g.value(node.inputs[a_in]).type.dtype)), tb(integer_type(g.value(node.inputs[b_in]).type.dtype));
+  const std::string ta(quantized_type(g.value(node.inputs[a_in]).type.dtype)), tb(quantized_type(g.value(node.inputs[b_in]).type.dtype));
   const DType out = qlinear ? g.value(node.inputs[7]).type.dtype : DType::kInt32;
-  const std::string ty = qlinear ? std::string(integer_type(out)) : "int";
+  const std::string ty = qlinear ? std::string(quantized_type(out)) : "int";
   const std::string kernel = b.instantiate(
       "matmul_integer", fmt::format("{}, {}, {}", ta, tb, ty),
       fmt::format("i64 batch, i64 m, i64 n, i64 k, i64 stride_a, i64 stride_b, const {0}* a, const {1}* b, const {0}* za, "

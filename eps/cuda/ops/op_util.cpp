@@ -63,6 +63,40 @@ KernelMatch require_ints(const NodeContext& ctx, std::size_t i, std::string_view
   return KernelMatch::supported();
 }
 
+WindowKernelDims window_kernel_dims(const Window3& window) {
+  WindowKernelDims k;
+  for (std::size_t d = 0; d < 3; ++d) {
+    const WindowDim& w = window[d];
+    k.in.d[d] = w.in, k.out.d[d] = w.out, k.kernel.d[d] = w.kernel, k.stride.d[d] = w.stride;
+    k.pad_begin.d[d] = w.pad_begin, k.dilation.d[d] = w.dilation;
+  }
+  return k;
+}
+
+std::string_view quantized_type(DType t) {
+  switch (t) {
+    case DType::kInt8: return "signed char";
+    case DType::kUInt8: return "unsigned char";
+    default: return "";
+  }
+}
+
+KernelMatch require_quantized(const NodeContext& ctx, std::size_t i, std::string_view what) {
+  NXRT_REQUIRE(!quantized_type(ctx.input_dtype(i)).empty(), "{}: {} (input {}) is {}; ONNX takes int8 or uint8",
+               ctx.node().op_type, what, i, dtype_name(ctx.input_dtype(i)));
+  return KernelMatch::supported();
+}
+
+KernelMatch require_scalar_or_vector(const NodeContext& ctx, std::size_t i, std::string_view what, DType dtype) {
+  if (!ctx.has_input(i)) return KernelMatch::supported();
+  const std::string& op = ctx.node().op_type;
+  NXRT_REQUIRE(ctx.input_rank(i).value_or(0) <= 1, "{}: {} (input {}) has rank {}; the cuda EP takes a scalar or 1-D", op,
+               what, i, ctx.input_rank(i).value_or(0));
+  NXRT_REQUIRE(ctx.input_dtype(i) == dtype, "{}: {} (input {}) is {}; it must be {}", op, what, i,
+               dtype_name(ctx.input_dtype(i)), dtype_name(dtype));
+  return KernelMatch::supported();
+}
+
 namespace {
 
 const WeightHandle* constant_at(const Graph& graph, const Node& node, std::size_t i) {

@@ -10,6 +10,8 @@
 #include "kernel_library.h"
 #include "nxrt/ep/claim.h"
 #include "nxrt/ep/kernel.h"
+#include "nxrt/ir/window.h"
+#include "runtime.h"
 
 namespace nxrt::cuda {
 
@@ -41,6 +43,15 @@ KernelMatch require_output_unused(const NodeContext& ctx, std::size_t i, std::st
 // step runs, with IntsInput), saying what it is for.
 KernelMatch require_ints(const NodeContext& ctx, std::size_t i, std::string_view what);
 
+// Quantized tensors: the CUDA C type of int8 ("signed char") and uint8 ("unsigned char"), ""
+// for any other dtype.
+std::string_view quantized_type(DType t);
+// Declines unless input `i` (`what`) is int8 or uint8.
+KernelMatch require_quantized(const NodeContext& ctx, std::size_t i, std::string_view what);
+// Declines unless input `i` (`what`: a zero point or scale), when present, is of `dtype` and a
+// scalar or 1-D (one value per tensor, or one per row, column or output channel).
+KernelMatch require_scalar_or_vector(const NodeContext& ctx, std::size_t i, std::string_view what, DType dtype);
+
 // The integer values of a constant input (nullopt when absent).
 std::optional<std::vector<int64_t>> constant_ints(const Graph& graph, const Node& node, std::size_t i);
 // The first value of a constant float input (nullopt when absent).
@@ -55,6 +66,13 @@ inline int64_t dims_product(const Shape& s, std::size_t from, std::size_t to) {
 // axis in [-rank, rank) -> [0, rank).
 inline int64_t normalize_axis(int64_t axis, int64_t rank) { return axis < 0 ? axis + rank : axis; }
 
+// A window's geometry as the windowed kernels take it (pool, conv_integer): depth, height and
+// width in d[0..2] of each.
+struct WindowKernelDims {
+  KernelDims in, out, kernel, stride, pad_begin, dilation;
+};
+WindowKernelDims window_kernel_dims(const Window3& window);
+
 // An exact float literal in CUDA C ("__int_as_float(0x3f800000)"), also for inf and nan.
 std::string float_literal(float v);
 
@@ -63,7 +81,6 @@ std::string float_literal(float v);
 namespace nxrt::cuda {
 
 class PlanBuilder;
-class StepContext;
 
 // An integer input a step reads on the host (Reshape's shape, Slice's bounds, axes): its
 // values when it is a constant initializer, else the tensor's when the step runs.

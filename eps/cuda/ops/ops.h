@@ -73,12 +73,12 @@ std::vector<CudaOpDef> normalization_ops(); // Softmax, LogSoftmax, Hardmax, Lay
 std::vector<CudaOpDef> reduce_ops();        // ReduceSum/Mean/Max/Min/Prod/SumSquare/L1/L2/LogSumExp/LogSum, ArgMax/Min
 std::vector<CudaOpDef> layout_ops();        // Reshape, Flatten, Squeeze, Unsqueeze, Identity, Transpose, Expand
 std::vector<CudaOpDef> gather_ops();        // Concat, Split, Slice, Gather, GatherElements
-std::vector<CudaOpDef> pool_ops();          // MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool
+std::vector<CudaOpDef> pool_ops();          // MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool, MaxUnpool
 std::vector<CudaOpDef> shape_ops();         // Shape, Size, ConstantOfShape, Range
 std::vector<CudaOpDef> pad_tile_ops();      // Pad, Tile
 std::vector<CudaOpDef> cumsum_ops();        // CumSum
 std::vector<CudaOpDef> trilu_ops();         // Trilu
-std::vector<CudaOpDef> resize_ops();        // Resize (nearest, linear)
+std::vector<CudaOpDef> resize_ops();        // Resize, Upsample (nearest, linear, cubic)
 std::vector<CudaOpDef> depth_space_ops();   // DepthToSpace, SpaceToDepth
 std::vector<CudaOpDef> scatter_ops();       // GatherND, ScatterND, ScatterElements, Scatter
 std::vector<CudaOpDef> generator_ops();     // EyeLike, OneHot, HannWindow, HammingWindow, BlackmanWindow
@@ -86,6 +86,8 @@ std::vector<CudaOpDef> topk_ops();          // TopK
 std::vector<CudaOpDef> einsum_ops();        // Einsum (one or two inputs)
 std::vector<CudaOpDef> quantize_ops();      // QuantizeLinear, DequantizeLinear (int8, uint8), DynamicQuantizeLinear
 std::vector<CudaOpDef> integer_matmul_ops(); // MatMulInteger, QLinearMatMul
+std::vector<CudaOpDef> integer_conv_ops();  // ConvInteger, QLinearConv
+std::vector<CudaOpDef> det_ops();           // Det
 std::vector<CudaOpDef> grid_sample_ops();   // GridSample
 std::vector<CudaOpDef> select_ops();        // Compress, NonZero, NonMaxSuppression, Unique
 std::vector<CudaOpDef> recurrent_ops();     // RNN, GRU, LSTM (cuBLASLt products, generated gate kernels)

@@ -1,7 +1,9 @@
 // MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool over 1 to 3 spatial dims: one
 // thread per output element; the window geometry is lib's (plan_window), as every EP reads it.
+// MaxUnpool: a zeroed output, then one thread per input element puts it where its index says.
 #include <fmt/format.h>
 
+#include "nxrt/ep/max_unpool.h"
 #include "nxrt/ir/window.h"
 #include "ops/op_util.h"
 #include "ops/ops.h"
@@ -59,19 +61,64 @@ Expected<void> build_pool(PlanBuilder& b, const Node& node) {
       if (!t) return std::unexpected(t.error());
       indices = dev_mut(*t);
     }
-    KernelDims in_d, out_d, k_d, st_d, pad_d, dil_d;
-    for (std::size_t d = 0; d < 3; ++d) {
-      const WindowDim& wd = (*window)[d];
-      in_d.d[d] = wd.in, out_d.d[d] = wd.out, k_d.d[d] = wd.kernel, st_d.d[d] = wd.stride;
-      pad_d.d[d] = wd.pad_begin, dil_d.d[d] = wd.dilation;
-    }
     const int64_t n = y->numel();
     if (n == 0) return {};
+    const WindowKernelDims g = window_kernel_dims(*window);
     KernelArgs args;
-    args.add(n).add(3).add(in_d).add(out_d).add(k_d).add(st_d).add(pad_d).add(dil_d);
+    args.add(n).add(3).add(g.in).add(g.out).add(g.kernel).add(g.stride).add(g.pad_begin).add(g.dilation);
     args.add(max ? 1 : 0).add(count_include_pad ? 1 : 0).ptr(dev(x)).ptr(dev_mut(*y));
     args.add(column_major ? 1 : 0).ptr(indices);
     return ctx.launch(kernel, n, args);
+  }));
+  return {};
+}
+
+// Inputs X (any fixed-size dtype), I (int64, MaxPool's indices), output_shape (optional).
+KernelMatch check_max_unpool(const NodeContext& ctx) {
+  NXRT_REQUIRE_MATCH(require_fixed_size(ctx, 0));
+  NXRT_REQUIRE(ctx.input_dtype(1) == DType::kInt64, "MaxUnpool: I is {}; it must be int64", dtype_name(ctx.input_dtype(1)));
+  NXRT_REQUIRE_MATCH(require_ints(ctx, 2, "output_shape"));
+  const auto kernel = ctx.attrs().get_ints("kernel_shape");
+  NXRT_REQUIRE(kernel.has_value(), "MaxUnpool: the kernel_shape attribute is missing; it is required");
+  const std::size_t spatial = kernel->size();
+  NXRT_REQUIRE(spatial >= 1 && spatial <= 3, "MaxUnpool: kernel_shape has {} dims; the cuda EP unpools 1 to 3 spatial dims",
+               spatial);
+  const auto rank = ctx.input_rank(0);
+  NXRT_REQUIRE(!rank || *rank == static_cast<int64_t>(spatial) + 2,
+               "MaxUnpool: X has rank {} but kernel_shape has {} dims; X must be N x C x {} spatial dims", rank.value_or(0),
+               spatial, spatial);
+  return check_window_attrs(ctx, spatial, true);
+}
+
+Expected<void> build_max_unpool(PlanBuilder& b, const Node& node) {
+  const DType dtype = b.graph().value(node.inputs[0]).type.dtype;
+  const WindowAttrs attrs = read_window_attrs(node.attributes, node.attributes.get_ints("kernel_shape")->size());
+  const IntsInput output_shape(b.graph(), node, 2);
+  const std::string t(element_type(dtype));
+  const std::string kernel =
+      b.instantiate("max_unpool", t, fmt::format("i64 n, int rank, Dims from, Dims to, i64 size, const i64* idx, const {0}* x, {0}* y", t),
+                    "n, rank, from, to, size, idx, x, y");
+  b.add_step(make_step(node, "nvrtc:" + kernel, [=](StepContext& ctx) -> Expected<void> {
+    const Tensor& x = ctx.input(0);
+    const Tensor& indices = ctx.input(1);
+    if (indices.shape() != x.shape())
+      return fail(ErrorCode::kRuntime,
+                  fmt::format("{}: I {} and X {} differ in shape", ctx.where(), shape_to_string(indices.shape()),
+                              shape_to_string(x.shape())),
+                  "I holds one index per element of X", "feed MaxPool's Indices output for its Y");
+    auto requested = output_shape.read(ctx);
+    if (!requested) return std::unexpected(requested.error());
+    auto shapes = max_unpool_shapes(attrs, x.shape(), *requested);
+    if (!shapes) return forward_error(std::move(shapes), ctx.where());
+    auto y = ctx.output(0, dtype, shapes->output);
+    if (!y) return std::unexpected(y.error());
+    if (y->numel() == 0) return {};
+    if (auto r = ctx.zero(dev_mut(*y), static_cast<std::size_t>(y->numel()) * dtype_size(dtype)); !r) return r;
+    if (x.numel() == 0) return {};
+    KernelArgs args;
+    args.add(x.numel()).add(static_cast<int>(shapes->pooled.size())).add(to_kernel_dims(shapes->pooled));
+    args.add(to_kernel_dims(shapes->output)).add(shape_numel(shapes->pooled)).ptr(dev(indices)).ptr(dev(x)).ptr(dev_mut(*y));
+    return ctx.launch(kernel, x.numel(), args);
   }));
   return {};
 }
@@ -85,6 +132,7 @@ std::vector<CudaOpDef> pool_ops() {
     ops.push_back(std::move(def));
   ops.push_back(make_op("GlobalAveragePool", 1, check_pool, build_pool));
   ops.push_back(make_op("GlobalMaxPool", 1, check_pool, build_pool));
+  ops.push_back(make_op("MaxUnpool", 9, check_max_unpool, build_max_unpool));
   return ops;
 }
 

@@ -12,15 +12,6 @@
 namespace nxrt::cuda {
 namespace {
 
-// The CUDA C type of a quantized tensor, or "" for a type the cuda EP does not quantize to.
-std::string_view quantized_type(DType t) {
-  switch (t) {
-    case DType::kInt8: return "signed char";
-    case DType::kUInt8: return "unsigned char";
-    default: return "";
-  }
-}
-
 // The scale is a float (or float16) of dtype `scale`, a scalar or (opset 13) a 1-D vector;
 // the zero point, if given, has the quantized type `q` and the scale's shape.
 KernelMatch check_scale_and_zero_point(const NodeContext& ctx, DType scale, DType q) {

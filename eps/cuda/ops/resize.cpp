@@ -1,13 +1,15 @@
-// Resize (opset 11 on), nearest, linear and cubic: the host maps every output coordinate of
-// every dim to its input indices and weights (in double, as the ONNX reference does), uploads
-// those tables, and one kernel gathers or blends. tf_crop_and_resize, antialias, axes and
-// keep_aspect_ratio_policy are declined with the reason.
+// Resize (opset 10 on) and Upsample (7 and 9), nearest, linear and cubic: the host maps every
+// output coordinate of every dim to its input indices and weights (in double, as the ONNX
+// reference does), uploads those tables, and one kernel gathers or blends. tf_crop_and_resize,
+// antialias, axes and keep_aspect_ratio_policy are declined with the reason.
 #include <fmt/format.h>
 
 #include <array>
 #include <cmath>
 #include <map>
 #include <mutex>
+#include <optional>
+#include <vector>
 
 #include "ops/op_util.h"
 #include "ops/ops.h"
@@ -18,7 +20,9 @@ namespace {
 
 enum class Mode { kNearest, kLinear, kCubic };
 enum class Transform { kHalfPixel, kPytorchHalfPixel, kAlignCorners, kAsymmetric, kTfHalfPixelForNn };
-enum class Nearest { kRoundPreferFloor, kRoundPreferCeil, kFloor, kCeil };
+// kLegacy: Upsample and Resize-10, which predate nearest_mode: truncate when upsampling, round
+// up when downsampling, as ONNX Runtime (and the cpu EP) do for those opsets.
+enum class Nearest { kRoundPreferFloor, kRoundPreferCeil, kFloor, kCeil, kLegacy };
 
 std::optional<Transform> parse_transform(const std::string& name) {
   if (name == "half_pixel") return Transform::kHalfPixel;
@@ -37,10 +41,41 @@ std::optional<Nearest> parse_nearest(const std::string& name) {
   return std::nullopt;
 }
 
-// Inputs: 1 roi, 2 scales (float), 3 sizes (int64).
+// Resize-11 on: inputs 1 roi, 2 scales (float), 3 sizes (int64).
 constexpr std::size_t kScales = 2, kSizes = 3;
 
-KernelMatch check_resize(const NodeContext& ctx) {
+// Where a version keeps its scales: Upsample-7 in an attribute; Upsample-9 and Resize-10 in
+// input 1, with asymmetric coordinates and the legacy nearest rounding (the attributes for
+// both came with Resize-11); Resize-11 on in input 2, or sizes in input 3.
+struct ResizeForm {
+  std::optional<std::size_t> scales_input;
+  std::optional<std::vector<float>> scales_attribute;
+  bool legacy = false;
+};
+ResizeForm form_of(const Node& node) {
+  if (node.op_type == "Upsample" && node.opset < 9)
+    return {std::nullopt, node.attributes.get_floats("scales").value_or(std::vector<float>{}), true};
+  if (node.op_type == "Upsample" || node.opset < 11) return {1, std::nullopt, true};
+  return {kScales, std::nullopt, false};
+}
+
+// Upsample and Resize-10: nearest or linear, and an attribute's scales present and positive.
+KernelMatch check_legacy_attrs(const NodeContext& ctx, const ResizeForm& form) {
+  const std::string& op = ctx.node().op_type;
+  const std::string mode = ctx.attrs().string_or("mode", "nearest");
+  NXRT_REQUIRE(mode == "nearest" || mode == "linear", "{}: mode '{}' is not valid at opset {}; use nearest or linear", op,
+               mode, ctx.opset());
+  if (form.scales_attribute) {
+    NXRT_REQUIRE(!form.scales_attribute->empty(), "{}: the scales attribute is missing; it is required at opset {}", op,
+                 ctx.opset());
+    for (float v : *form.scales_attribute) NXRT_REQUIRE(v > 0, "{}: scale {} is not positive", op, v);
+  }
+  return KernelMatch::supported();
+}
+
+// Resize-11 on: the modes, coordinate transforms and roundings the tables know, and none of
+// the attributes the cuda EP declines.
+KernelMatch check_modern_attrs(const NodeContext& ctx) {
   const std::string mode = ctx.attrs().string_or("mode", "nearest");
   NXRT_REQUIRE(mode == "nearest" || mode == "linear" || mode == "cubic", "Resize: mode '{}' is not valid", mode);
   const std::string transform = ctx.attrs().string_or("coordinate_transformation_mode", "half_pixel");
@@ -55,13 +90,18 @@ KernelMatch check_resize(const NodeContext& ctx) {
   NXRT_REQUIRE(ctx.attrs().string_or("keep_aspect_ratio_policy", "stretch") == "stretch",
                "Resize: keep_aspect_ratio_policy '{}' is not implemented by the cuda EP (it takes stretch)",
                ctx.attrs().string_or("keep_aspect_ratio_policy", "stretch"));
+  return require_ints(ctx, kSizes, "sizes");
+}
+
+KernelMatch check_resize(const NodeContext& ctx) {
+  const ResizeForm form = form_of(ctx.node());
+  NXRT_REQUIRE_MATCH(form.legacy ? check_legacy_attrs(ctx, form) : check_modern_attrs(ctx));
   NXRT_REQUIRE_MATCH(require_max_rank(ctx, 0));
-  if (mode != "nearest") NXRT_REQUIRE_MATCH(require_float(ctx, {0}));
+  if (ctx.attrs().string_or("mode", "nearest") != "nearest") NXRT_REQUIRE_MATCH(require_float(ctx, {0}));
   else NXRT_REQUIRE_MATCH(require_fixed_size(ctx, 0));
-  if (ctx.has_input(kScales))
-    NXRT_REQUIRE(ctx.input_dtype(kScales) == DType::kFloat32, "Resize: scales is {}; it must be float",
-                 dtype_name(ctx.input_dtype(kScales)));
-  NXRT_REQUIRE_MATCH(require_ints(ctx, kSizes, "sizes"));
+  if (form.scales_input && ctx.has_input(*form.scales_input))
+    NXRT_REQUIRE(ctx.input_dtype(*form.scales_input) == DType::kFloat32, "{}: scales is {}; it must be float",
+                 ctx.node().op_type, dtype_name(ctx.input_dtype(*form.scales_input)));
   return KernelMatch::supported();
 }
 
@@ -78,10 +118,13 @@ double source_coordinate(Transform t, double o, double scale, double in, double 
   return 0;
 }
 
-int64_t nearest_index(double x, Nearest mode) {
+// The input index nearest output coordinate x maps to; `scale` (output/input) picks the legacy
+// rounding.
+int64_t nearest_index(double x, Nearest mode, double scale) {
   const double base = std::floor(x), frac = x - base;
   if (frac == 0) return static_cast<int64_t>(base);
   switch (mode) {
+    case Nearest::kLegacy: return static_cast<int64_t>(scale < 1 ? base + 1 : base);
     case Nearest::kRoundPreferFloor: return static_cast<int64_t>(frac <= 0.5 ? base : base + 1);
     case Nearest::kRoundPreferCeil: return static_cast<int64_t>(frac < 0.5 ? base : base + 1);
     case Nearest::kFloor: return static_cast<int64_t>(base);
@@ -111,10 +154,11 @@ std::array<double, 4> cubic_weights(double t, double a) {
 // The (index, weight) pairs of source coordinate x on a dim of `size` elements. Beyond the
 // input, values repeat its edge (so linear clamps x, and cubic clamps its neighbours);
 // exclude_outside drops cubic neighbours outside the input and renormalizes the rest.
-void add_entry(ResizeTables& r, Mode mode, double x, int64_t size, Nearest nearest, double cubic_a, bool exclude_outside) {
+void add_entry(ResizeTables& r, Mode mode, double x, int64_t size, double scale, Nearest nearest, double cubic_a,
+               bool exclude_outside) {
   const auto last = size - 1;
   if (mode == Mode::kNearest) {
-    r.index.push_back(std::clamp<int64_t>(nearest_index(x, nearest), 0, last));
+    r.index.push_back(std::clamp<int64_t>(nearest_index(x, nearest, scale), 0, last));
     return;
   }
   if (mode == Mode::kLinear) {
@@ -156,7 +200,7 @@ ResizeTables make_tables(const Shape& in, const Shape& out, const std::vector<do
     for (int64_t o = 0; o < out[d]; ++o) {
       const double x = source_coordinate(t, static_cast<double>(o), scales[d], original, resized);
       exact = exact && x == std::floor(x) && x >= 0 && x <= original - 1;
-      add_entry(r, mode, x, in[d], nearest, cubic_a, exclude_outside);
+      add_entry(r, mode, x, in[d], scales[d], nearest, cubic_a, exclude_outside);
     }
     r.taps.push_back(exact ? 1 : r.slots);
   }
@@ -192,8 +236,12 @@ Expected<void> build_resize(PlanBuilder& b, const Node& node) {
   const DType dtype = b.graph().value(node.inputs[0]).type.dtype;
   const std::string mode_name = node.attributes.string_or("mode", "nearest");
   const Mode mode = mode_name == "linear" ? Mode::kLinear : mode_name == "cubic" ? Mode::kCubic : Mode::kNearest;
-  const Transform transform = *parse_transform(node.attributes.string_or("coordinate_transformation_mode", "half_pixel"));
-  const Nearest nearest = *parse_nearest(node.attributes.string_or("nearest_mode", "round_prefer_floor"));
+  const ResizeForm form = form_of(node);
+  const Transform transform =
+      form.legacy ? Transform::kAsymmetric
+                  : *parse_transform(node.attributes.string_or("coordinate_transformation_mode", "half_pixel"));
+  const Nearest nearest =
+      form.legacy ? Nearest::kLegacy : *parse_nearest(node.attributes.string_or("nearest_mode", "round_prefer_floor"));
   const double cubic_a = node.attributes.float_or("cubic_coeff_a", -0.75f);
   const bool exclude_outside = node.attributes.int_or("exclude_outside", 0) != 0;
   const bool weighted = mode != Mode::kNearest;
@@ -209,7 +257,7 @@ Expected<void> build_resize(PlanBuilder& b, const Node& node) {
                                            "{0}* x, {0}* y",
                                            t),
                                "n, rank, out_shape, in_strides, at, idx, x, y");
-  const IntsInput sizes_input(b.graph(), node, kSizes);
+  const IntsInput sizes_input(b.graph(), node, kSizes);  // absent in Upsample and Resize-10: they have two inputs
   auto cache = std::make_shared<TableCache>();
   b.add_step(make_step(node, "nvrtc:" + kernel, [=](StepContext& ctx) -> Expected<void> {
     const Tensor& x = ctx.input(0);
@@ -228,16 +276,22 @@ Expected<void> build_resize(PlanBuilder& b, const Node& node) {
         scales[d] = in[d] > 0 ? static_cast<double>(out[d]) / static_cast<double>(in[d]) : 1.0;
       }
     } else {
-      if (!ctx.has_input(kScales))
+      std::vector<float> given;
+      if (form.scales_attribute) {
+        given = *form.scales_attribute;
+      } else if (ctx.has_input(*form.scales_input)) {
+        auto read = ctx.input_on_host(*form.scales_input);
+        if (!read) return std::unexpected(read.error());
+        given.assign(read->data_as<float>(), read->data_as<float>() + read->numel());
+      } else {
         return fail(ErrorCode::kRuntime, fmt::format("{}: neither scales nor sizes is given", ctx.where()), {},
                     "give scales or sizes");
-      auto given = ctx.input_on_host(kScales);
-      if (!given) return std::unexpected(given.error());
-      if (given->numel() != static_cast<int64_t>(in.size()))
+      }
+      if (given.size() != in.size())
         return fail(ErrorCode::kRuntime, fmt::format("{}: scales has {} values for an input of rank {}", ctx.where(),
-                                                     given->numel(), in.size()));
+                                                     given.size(), in.size()));
       for (std::size_t d = 0; d < in.size(); ++d) {
-        scales[d] = given->data_as<float>()[d];
+        scales[d] = given[d];
         if (!(scales[d] > 0))
           return fail(ErrorCode::kRuntime, fmt::format("{}: scale {} is not positive", ctx.where(), scales[d]));
         out[d] = static_cast<int64_t>(std::floor(static_cast<double>(in[d]) * scales[d]));
@@ -278,9 +332,12 @@ Expected<void> build_resize(PlanBuilder& b, const Node& node) {
 }  // namespace
 
 std::vector<CudaOpDef> resize_ops() {
-  // 13: roi and scales optional; 18: antialias, axes, keep_aspect_ratio_policy; 19:
-  // half_pixel_symmetric (declined here).
-  return make_op_versions("Resize", {11, 13, 18, 19}, check_resize, build_resize);
+  // Resize 11: roi, sizes and the coordinate attributes; 13: roi and scales optional; 18:
+  // antialias, axes, keep_aspect_ratio_policy; 19: half_pixel_symmetric (declined here).
+  // Upsample 9: scales as an input (deprecated at 10, for Resize).
+  std::vector<CudaOpDef> ops = make_op_versions("Resize", {10, 11, 13, 18, 19}, check_resize, build_resize);
+  for (CudaOpDef& op : make_op_versions("Upsample", {7, 9}, check_resize, build_resize, 9)) ops.push_back(std::move(op));
+  return ops;
 }
 
 }  // namespace nxrt::cuda

@@ -1,9 +1,11 @@
 // GatherND, ScatterND, ScatterElements and Scatter (its opset 9 name): data movement driven
-// by index tensors, for any fixed-size dtype. The scatters copy data to the output, then
-// write the updates (reduction "none" only: add/mul/max/min would need atomics, and are
-// declined with that reason).
+// by index tensors, for any fixed-size dtype. The scatters copy data to the output, then put
+// the updates: stored for reduction "none", combined atomically for add, mul, max and min
+// (numeric dtypes; updates to one element combine in no set order, so float sums may differ
+// from the cpu EP's in the last bits).
 #include <fmt/format.h>
 
+#include "nxrt/ep/scatter_reduction.h"
 #include "ops/op_util.h"
 #include "ops/ops.h"
 #include "runtime.h"
@@ -12,22 +14,42 @@ namespace nxrt::cuda {
 namespace {
 
 
+// The node's reduction as the kernel library's scatter_store takes it: kScatterNone (0) to
+// kScatterMin (4), in ScatterReduction's order.
+int reduction_code(const Node& node) { return static_cast<int>(scatter_reduction_of(node)); }
+
 KernelMatch check_indexed(const NodeContext& ctx, std::size_t indices, bool int32_too) {
   NXRT_REQUIRE_MATCH(require_fixed_size(ctx, 0));
   NXRT_REQUIRE_MATCH(require_max_rank(ctx, 0));
   const DType t = ctx.input_dtype(indices);
   NXRT_REQUIRE(t == DType::kInt64 || (int32_too && t == DType::kInt32), "{}: indices are {}; expected {}", ctx.node().op_type,
                dtype_name(t), int32_too ? "int32 or int64" : "int64");
+  return KernelMatch::supported();
+}
+
+// The scatters: check_indexed, and a reduction the kernels know for the data's dtype.
+KernelMatch check_scatter(const NodeContext& ctx, bool int32_too) {
+  NXRT_REQUIRE_MATCH(check_indexed(ctx, 1, int32_too));
+  NXRT_REQUIRE_MATCH(check_scatter_reduction(ctx));
+  const std::string& op = ctx.node().op_type;
   const std::string reduction = ctx.attrs().string_or("reduction", "none");
-  NXRT_REQUIRE(reduction == "none",
-               "{}: reduction '{}' is not implemented by the cuda EP (it scatters with reduction none)", ctx.node().op_type,
-               reduction);
+  const DType t = ctx.input_dtype(0);
+  NXRT_REQUIRE(reduction == "none" || ((is_floating(t) || is_integer(t)) && !is_float8(t) && !is_4bit(t)),
+               "{}: reduction '{}' on {} data; the cuda EP reduces float16, bfloat16, float, double and 8- to 64-bit "
+               "integers",
+               op, reduction, dtype_name(t));
   return KernelMatch::supported();
 }
 
 KernelMatch check_gather_nd(const NodeContext& ctx) { return check_indexed(ctx, 1, false); }
-KernelMatch check_scatter_nd(const NodeContext& ctx) { return check_indexed(ctx, 1, false); }
-KernelMatch check_scatter_elements(const NodeContext& ctx) { return check_indexed(ctx, 1, true); }
+KernelMatch check_scatter_nd(const NodeContext& ctx) { return check_scatter(ctx, false); }
+KernelMatch check_scatter_elements(const NodeContext& ctx) { return check_scatter(ctx, true); }
+
+// The element type a scatter's kernel moves: the data's bytes for reduction none, its
+// arithmetic type otherwise.
+std::string scatter_element_type(DType dtype, int reduction) {
+  return std::string(reduction == 0 ? element_type(dtype) : chain_storage_type(dtype));
+}
 
 // GatherND: out = indices.shape[:-1] + data.shape[batch_dims + q:], q = indices.shape[-1].
 Expected<void> build_gather_nd(PlanBuilder& b, const Node& node) {
@@ -81,10 +103,11 @@ Expected<Tensor> copy_of_data(StepContext& ctx, const std::string& copy, const T
 
 Expected<void> build_scatter_nd(PlanBuilder& b, const Node& node) {
   const DType dtype = b.graph().value(node.inputs[0]).type.dtype;
-  const std::string t(element_type(dtype));
+  const int reduction = reduction_code(node);
+  const std::string t = scatter_element_type(dtype, reduction);
   const std::string copy = strided_copy_kernel(b, dtype);
   const std::string kernel = b.instantiate(
-      "scatter_nd", t,
+      "scatter_nd", fmt::format("{}, {}", t, reduction),
       fmt::format("i64 n, i64 slice, int q, Dims shape, Dims strides, const i64* idx, const {0}* updates, {0}* out", t),
       "n, slice, q, shape, strides, idx, updates, out");
   b.add_step(make_step(node, "nvrtc:" + copy + "+" + kernel, [=](StepContext& ctx) -> Expected<void> {
@@ -116,10 +139,11 @@ Expected<void> build_scatter_elements(PlanBuilder& b, const Node& node) {
   const DType dtype = b.graph().value(node.inputs[0]).type.dtype;
   const DType idx_dtype = b.graph().value(node.inputs[1]).type.dtype;
   const int64_t axis_attr = node.attributes.int_or("axis", 0);
-  const std::string t(element_type(dtype)), i(idx_dtype == DType::kInt32 ? "int" : "long long");
+  const int reduction = reduction_code(node);
+  const std::string t = scatter_element_type(dtype, reduction), i(idx_dtype == DType::kInt32 ? "int" : "long long");
   const std::string copy = strided_copy_kernel(b, dtype);
   const std::string kernel = b.instantiate(
-      "scatter_elements", t + ", " + i,
+      "scatter_elements", fmt::format("{}, {}, {}", t, i, reduction),
       fmt::format("i64 n, int rank, Dims idx_shape, Dims data_strides, int axis, i64 axis_dim, const {}* idx, "
                   "const {}* updates, {}* out",
                   i, t, t),
@@ -154,9 +178,11 @@ Expected<void> build_scatter_elements(PlanBuilder& b, const Node& node) {
 std::vector<CudaOpDef> scatter_ops() {
   std::vector<CudaOpDef> ops;
   ops.push_back(make_op("GatherND", 11, check_gather_nd, build_gather_nd));  // 12: batch_dims
-  ops.push_back(make_op("ScatterND", 11, check_scatter_nd, build_scatter_nd));  // 16, 18: reduction
-  ops.push_back(make_op("ScatterElements", 11, check_scatter_elements, build_scatter_elements));
-  // Scatter (9, deprecated at 11) is ScatterElements without reductions.
+  // 13: bfloat16; 16: the add and mul reductions; 18: max and min.
+  for (auto& op : make_op_versions("ScatterND", {11, 13, 16, 18}, check_scatter_nd, build_scatter_nd)) ops.push_back(std::move(op));
+  for (auto& op : make_op_versions("ScatterElements", {11, 13, 16, 18}, check_scatter_elements, build_scatter_elements))
+    ops.push_back(std::move(op));
+  // Scatter (9, deprecated at 11) is ScatterElements without reductions (its checks find none).
   ops.push_back(make_op("Scatter", 9, check_scatter_elements, build_scatter_elements));
   ops.back().def.until_version = 10;
   return ops;
