@@ -142,6 +142,9 @@ TEST_CASE("cuda Reshape, Flatten, Squeeze, Unsqueeze and Dropout are views: no k
   checks.add({.op_type = "Dropout", .opset = 6, .inputs = {x}, .attrs = attrs({{"is_test", int64_t{1}}})});
   const Tensor no = Tensor::from_bytes(DType::kBool, {}, std::as_bytes(std::span<const uint8_t>(std::vector<uint8_t>{0})));
   checks.add({.op_type = "Dropout", .opset = 13, .inputs = {x, Tensor(), no}, .constant = {false, false, true}});
+  // The mask of inference is all true (a bool tensor from opset 10).
+  checks.add({.op_type = "Dropout", .opset = 13, .inputs = {x}, .outputs = 2});
+  checks.add({.op_type = "Dropout", .opset = 10, .inputs = {x}, .outputs = 2});
   // Training asks for random drops: declined with the reason.
   auto training = test::run_partition_with({.op_type = "Dropout", .opset = 6, .inputs = {x}}, "cuda", test::run_partition_on_host);
   REQUIRE_FALSE(training);
@@ -445,6 +448,10 @@ TEST_CASE("cuda pooling runs on the host: pads, strides, dilations, ceil mode, c
                 .outputs = 2});
   checks.add({.op_type = "MaxPool", .opset = 12, .inputs = {random_tensor({2, 2, 5, 4, 3}, 21)},
               .attrs = attrs({{"kernel_shape", ints{2, 2, 2}}, {"storage_order", int64_t{1}}}), .outputs = 2});
+  // int8 and uint8 (opset 12), with indices.
+  for (DType t : {DType::kInt8, DType::kUInt8})
+    checks.add({.op_type = "MaxPool", .opset = 12, .inputs = {cast(random_tensor({1, 2, 5, 5}, 22, -100, 100), t)},
+                .attrs = attrs({{"kernel_shape", ints{3, 3}}, {"strides", ints{2, 2}}, {"pads", ints{1, 1, 1, 1}}}), .outputs = 2});
   for (int64_t counted : {0, 1})
     checks.add({.op_type = "AveragePool", .opset = 11, .inputs = {x},
                 .attrs = attrs({{"kernel_shape", ints{3, 2}}, {"strides", ints{2, 1}}, {"pads", ints{1, 0, 1, 1}},
@@ -511,6 +518,14 @@ TEST_CASE("cuda Conv and ConvTranspose run their cuDNN calls on the host stand-i
   conv({1, 4, 6, 6}, {4, 1, 3, 3}, true, attrs({{"group", int64_t{4}}, {"auto_pad", std::string("VALID")}}), 10);  // depthwise
   conv({2, 3, 11}, {5, 3, 4}, true, attrs({{"strides", ints{2}}, {"pads", ints{1, 1}}}), 13);          // 1-D, as 2-D
   conv({1, 2, 4, 5, 3}, {3, 2, 2, 3, 2}, true, attrs({{"pads", ints{1, 0, 1, 1, 0, 1}}}), 16);         // 3-D
+  // Uneven pads: asymmetric ones, and SAME_UPPER / SAME_LOWER with odd totals (stride 2 on an
+  // even size), in 1-D, 2-D and 3-D; cuDNN runs them over a zero-padded copy of the input.
+  conv({1, 3, 7, 6}, {2, 3, 3, 3}, true, attrs({{"pads", ints{0, 2, 1, 0}}}), 40);
+  for (const char* same : {"SAME_UPPER", "SAME_LOWER"}) {
+    conv({2, 3, 8, 6}, {4, 3, 3, 3}, true, attrs({{"auto_pad", std::string(same)}, {"strides", ints{2, 2}}}), 43);
+    conv({1, 2, 10}, {3, 2, 4}, false, attrs({{"auto_pad", std::string(same)}}), 46);
+  }
+  conv({1, 2, 4, 4, 4}, {2, 2, 3, 2, 3}, false, attrs({{"pads", ints{2, 0, 1, 0, 1, 1}}, {"strides", ints{1, 2, 1}}}), 49);
   checks.add_f16({.op_type = "Conv", .opset = 11,
                   .inputs = {random_tensor({1, 3, 6, 5}, 19), random_tensor({2, 3, 3, 3}, 20), random_tensor({2}, 21)},
                   .attrs = attrs({{"pads", ints{1, 1, 1, 1}}})},

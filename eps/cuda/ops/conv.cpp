@@ -1,6 +1,10 @@
-// Conv through cuDNN (1-D as 2-D, 2-D and 3-D; groups; bias added by cuDNN after).
+// Conv through cuDNN (1-D as 2-D, 2-D and 3-D; groups; bias added by cuDNN after). cuDNN pads
+// both sides of a dim alike; uneven pads (asymmetric ones, or auto_pad SAME_* with an odd
+// total) run with the smaller pad on both sides over a copy of the input that holds the rest
+// of each pad as zeros.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <memory>
 
 #include "ops/cudnn_conv.h"
@@ -35,12 +39,46 @@ Expected<ConvAlgorithm> choose_algorithm(const DnnApi& api, cudnnHandle_t h, con
               "use the cpu EP for this node");
 }
 
+// The input and window cuDNN runs: x and `window` when every dim pads evenly; else, for each
+// uneven dim, the smaller pad on both sides and the input grown by the rest of its pads (a
+// zeroed scratch copy of x, placed after the extra begin pads).
+struct EvenPadding {
+  Tensor input;
+  Window3 window;
+};
+Expected<EvenPadding> even_padding(StepContext& ctx, const std::string& copy, const Tensor& x, const Window3& window,
+                                   std::size_t spatial) {
+  EvenPadding even{x, window};
+  Shape padded = x.shape(), lead(padded.size(), 0);
+  for (std::size_t i = 0; i < spatial; ++i) {
+    WindowDim& d = even.window[3 - spatial + i];  // the window's dims are the last `spatial` of its three
+    const int64_t common = std::min(d.pad_begin, d.pad_end);
+    lead[2 + i] = d.pad_begin - common;
+    padded[2 + i] += d.pad_begin + d.pad_end - 2 * common;
+    d.in = padded[2 + i];
+    d.pad_begin = d.pad_end = common;
+  }
+  if (padded == x.shape()) return even;
+  const std::size_t bytes = static_cast<std::size_t>(shape_numel(padded)) * dtype_size(x.dtype());
+  auto scratch = ctx.scratch(bytes);
+  if (!scratch) return std::unexpected(scratch.error());
+  if (auto r = ctx.zero(dev_mut(*scratch), bytes); !r) return std::unexpected(r.error());
+  const Shape strides = contiguous_strides(padded);
+  int64_t start = 0;
+  for (std::size_t d = 0; d < padded.size(); ++d) start += lead[d] * strides[d];
+  if (auto r = strided_copy(ctx, copy, x.shape(), contiguous_strides(x.shape()), 0, dev(x), strides, start, dev_mut(*scratch)); !r)
+    return std::unexpected(r.error());
+  even.input = Tensor(scratch->storage(), x.dtype(), padded);
+  return even;
+}
+
 Expected<void> build_conv(PlanBuilder& b, const Node& node) {
   const DType dtype = b.graph().value(node.inputs[0]).type.dtype;
   const auto spatial = static_cast<std::size_t>(*static_rank(b.graph(), node, 0) - 2);
   const WindowAttrs attrs = read_window_attrs(node.attributes, spatial);
   const int64_t group = node.attributes.int_or("group", 1);
   const bool has_bias = node.inputs.size() > 2 && node.inputs[2] != kNoValue;
+  const std::string copy = strided_copy_kernel(b, dtype);
   auto cache = std::make_shared<AlgorithmCache>();
   b.add_step(make_step(node, "cudnn", [=](StepContext& ctx) -> Expected<void> {
     const Tensor& x = ctx.input(0);
@@ -56,12 +94,15 @@ Expected<void> build_conv(PlanBuilder& b, const Node& node) {
     auto y = ctx.output(0, dtype, ys);
     if (!y) return std::unexpected(y.error());
     if (y->numel() == 0) return {};
-    auto p = prepare_convolution(ctx, dtype, xs, ws, ys, *window, spatial, group, *cache, choose_algorithm);
+    auto even = even_padding(ctx, copy, x, *window, spatial);
+    if (!even) return std::unexpected(even.error());
+    const Tensor& input = even->input;
+    auto p = prepare_convolution(ctx, dtype, input.shape(), ws, ys, even->window, spatial, group, *cache, choose_algorithm);
     if (!p) return std::unexpected(p.error());
     const DnnApi& api = p->library.api;
     const float one = 1.f, zero = 0.f;
     if (auto r = check_dnn(api, ctx,
-                           api.convolution_forward(p->library.handle, &one, p->d.x.get(), dev(x), p->d.w.get(), dev(w),
+                           api.convolution_forward(p->library.handle, &one, p->d.x.get(), dev(input), p->d.w.get(), dev(w),
                                                    p->d.conv.get(), static_cast<cudnnConvolutionFwdAlgo_t>(p->algorithm.algo),
                                                    dev_mut(p->workspace), p->algorithm.workspace, &zero, p->d.y.get(),
                                                    dev_mut(*y)),
@@ -78,7 +119,7 @@ Expected<void> build_conv(PlanBuilder& b, const Node& node) {
 
 std::vector<CudaOpDef> conv_ops() {
   std::vector<CudaOpDef> ops;
-  ops.push_back(make_op("Conv", 1, check_conv_window, build_conv));
+  ops.push_back(make_op("Conv", 1, check_conv_common, build_conv));
   return ops;
 }
 

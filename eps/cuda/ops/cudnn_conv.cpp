@@ -55,23 +55,6 @@ KernelMatch check_conv_common(const NodeContext& ctx) {
   return check_window_attrs(ctx, static_cast<std::size_t>(*rank - 2), false);
 }
 
-KernelMatch check_conv_window(const NodeContext& ctx) {
-  NXRT_REQUIRE_MATCH(check_conv_common(ctx));
-  const std::string& op = ctx.node().op_type;
-  const auto spatial = static_cast<std::size_t>(*ctx.input_rank(0) - 2);
-  const WindowAttrs w = read_window_attrs(ctx.attrs(), spatial);
-  NXRT_REQUIRE(w.auto_pad == "NOTSET" || w.auto_pad == "VALID",
-               "{}: auto_pad={} may pad unevenly, which cuDNN cannot; the cuda EP takes NOTSET (explicit symmetric "
-               "pads) or VALID",
-               op, w.auto_pad);
-  for (std::size_t i = 0; i < spatial; ++i)
-    NXRT_REQUIRE(w.pads[i] == w.pads[i + spatial],
-                 "{}: pads {} are asymmetric; cuDNN pads both sides of a dim alike (use the cpu EP, or pad with a "
-                 "Pad node)",
-                 op, w.pads);
-  return KernelMatch::supported();
-}
-
 Expected<ConvDescriptors> describe(const DnnApi& api, const StepContext& ctx, cudnnDataType_t type, const Shape& xs,
                                    const Shape& ws, const Shape& ys, const Window3& window, std::size_t spatial,
                                    int64_t group) {

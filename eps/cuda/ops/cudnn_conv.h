@@ -29,8 +29,6 @@ Expected<TensorDesc> tensor_desc(const DnnApi& api, const StepContext& ctx, cudn
 
 // Conv and ConvTranspose: float types, 1 to 3 spatial dims and valid window attributes.
 KernelMatch check_conv_common(const NodeContext& ctx);
-// Conv: check_conv_common, and pads cuDNN can express (explicit and symmetric, or VALID).
-KernelMatch check_conv_window(const NodeContext& ctx);
 
 // One forward convolution as cuDNN describes it, from x (its input) to y (its output), with
 // weights w; 1-D is widened to 2-D (cuDNN wants at least 4-D tensors). ConvTranspose is the

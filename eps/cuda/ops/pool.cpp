@@ -15,9 +15,14 @@ namespace {
 bool is_global(const Node& node) { return node.op_type.starts_with("Global"); }
 bool is_max(const Node& node) { return node.op_type.ends_with("MaxPool"); }
 
+// MaxPool also takes int8 and uint8 (opset 12 on), which compare exactly as float.
+bool is_quantized_max_pool(const Node& node, DType t) {
+  return node.op_type == "MaxPool" && node.opset >= 12 && !quantized_type(t).empty();
+}
+
 KernelMatch check_pool(const NodeContext& ctx) {
   const std::string& op = ctx.node().op_type;
-  NXRT_REQUIRE_MATCH(require_float(ctx, {0}));
+  if (!is_quantized_max_pool(ctx.node(), ctx.input_dtype(0))) NXRT_REQUIRE_MATCH(require_float(ctx, {0}));
   const auto rank = ctx.input_rank(0);
   NXRT_REQUIRE(rank.has_value(), "{}: the rank of input 0 is unknown; the cuda EP needs it (give --shape)", op);
   NXRT_REQUIRE(*rank >= 3 && *rank <= 5, "{}: input 0 has rank {}; the cuda EP pools 1 to 3 spatial dims", op, *rank);
@@ -36,7 +41,7 @@ Expected<void> build_pool(PlanBuilder& b, const Node& node) {
   const WindowAttrs attrs = read_window_attrs(node.attributes, spatial);
   const bool count_include_pad = node.attributes.int_or("count_include_pad", 0) != 0;
   const bool column_major = node.attributes.int_or("storage_order", 0) == 1;
-  const std::string t(float_type(dtype));
+  const std::string t(is_quantized_max_pool(node, dtype) ? quantized_type(dtype) : float_type(dtype));
   const std::string kernel = b.instantiate(
       "pool", t,
       fmt::format("i64 n, int sr, Dims in_sp, Dims out_sp, Dims kernel, Dims strides, Dims pads, Dims dilations, "
