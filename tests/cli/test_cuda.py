@@ -90,12 +90,11 @@ def every_family(path, dtype=TensorProto.FLOAT):
     return save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
 
 
-def asymmetric_conv(path):
-    """A Conv whose pads cuDNN cannot express: the cuda EP declines it, the cpu EP takes it."""
-    w = const("w", np.ones((2, 1, 3, 3), np.float32))
-    node = helper.make_node("Conv", ["x", "w"], ["y"], name="conv", pads=[0, 0, 1, 1])
-    graph = helper.make_graph([node], "asym", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 5, 5])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], initializer=[w])
+def cast_to_string(path):
+    """A Cast to strings: the cuda EP (numbers and bool only) declines it, the cpu EP takes it."""
+    node = helper.make_node("Cast", ["x"], ["y"], name="cast", to=TensorProto.STRING)
+    graph = helper.make_graph([node], "strings", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+                              [helper.make_tensor_value_info("y", TensorProto.STRING, None)])
     return save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
 
 
@@ -181,10 +180,10 @@ class CudaTargetArch(TempDirTest):
         self.assertEqual({n["placed_ep"] for n in report["nodes"]}, {"cuda"})
 
     def test_declines_say_what_is_missing(self):
-        report = explain_json(asymmetric_conv(self.tmp / "asym.onnx"), "--ep", "cuda,cpu", "--target-arch", "sm_90")
-        self.assertEqual(cuda_verdicts(report)["conv"]["reason"],
-                         "Conv: pads [0, 0, 1, 1] are asymmetric; cuDNN pads both sides of a dim alike (use the cpu EP, "
-                         "or pad with a Pad node)")
+        report = explain_json(cast_to_string(self.tmp / "strings.onnx"), "--ep", "cuda,cpu", "--target-arch", "sm_90")
+        self.assertEqual(cuda_verdicts(report)["cast"]["reason"],
+                         "Cast: from float to string; the cuda EP casts among float, float16, bfloat16, double, 8- to "
+                         "64-bit integers and bool")
         self.assertEqual(report["nodes"][0]["placed_ep"], "cpu")
 
     def test_unknown_or_unsupported_architectures_are_usage_errors(self):
