@@ -1045,6 +1045,62 @@ __device__ void det(i64 batch, i64 n, const T* x, double* a, T* y) {
   }
 }
 
+// RoiAlign, one thread per output element (roi, channel, bin), in double as the cpu EP: the
+// bilinear samples of a grid_h x grid_w grid in the bin (sampling_ratio, or ceil(roi size /
+// bins) per side), averaged, or for max the largest weighted corner of any sample (ONNX
+// Runtime's definition). A sample more than a pixel outside the map counts zero; others clamp
+// to the border. A batch index out of range gives 0 (the cpu EP reports it).
+template <class T>
+__device__ void roi_align(i64 n, i64 channels, i64 height, i64 width, i64 out_h, i64 out_w, i64 ratio, double scale,
+                          int half_pixel, int is_max, const T* x, const T* rois, const i64* batch, i64 batch_size, T* y) {
+  const double offset = half_pixel ? 0.5 : 0.0;
+  for (i64 i = global_index(); i < n; i += global_stride()) {
+    const i64 pw = i % out_w, ph = i / out_w % out_h, c = i / (out_w * out_h) % channels, r = i / (out_w * out_h * channels);
+    const i64 b = batch[r];
+    if (b < 0 || b >= batch_size) {
+      st(y, i, 0.0f);
+      continue;
+    }
+    const double x0 = (double)ld(rois, r * 4) * scale - offset, y0 = (double)ld(rois, r * 4 + 1) * scale - offset;
+    double roi_w = (double)ld(rois, r * 4 + 2) * scale - offset - x0, roi_h = (double)ld(rois, r * 4 + 3) * scale - offset - y0;
+    if (!half_pixel) {  // output_half_pixel keeps the legacy minimum roi size of one pixel
+      roi_w = fmax(roi_w, 1.0);
+      roi_h = fmax(roi_h, 1.0);
+    }
+    const double bin_h = roi_h / (double)out_h, bin_w = roi_w / (double)out_w;
+    const i64 grid_h = ratio > 0 ? ratio : (i64)ceil(roi_h / (double)out_h);
+    const i64 grid_w = ratio > 0 ? ratio : (i64)ceil(roi_w / (double)out_w);
+    const T* in = x + (b * channels + c) * height * width;
+    double value = 0;
+    for (i64 iy = 0; iy < grid_h; ++iy)
+      for (i64 ix = 0; ix < grid_w; ++ix) {
+        double sy = y0 + (double)ph * bin_h + ((double)iy + 0.5) * bin_h / (double)grid_h;
+        double sx = x0 + (double)pw * bin_w + ((double)ix + 0.5) * bin_w / (double)grid_w;
+        double v[4] = {0, 0, 0, 0};
+        if (!(sy < -1.0 || sy > (double)height || sx < -1.0 || sx > (double)width)) {
+          sy = fmax(sy, 0.0);
+          sx = fmax(sx, 0.0);
+          i64 y_low = (i64)sy, x_low = (i64)sx, y_high = y_low + 1, x_high = x_low + 1;
+          if (y_low >= height - 1) y_high = y_low = height - 1, sy = (double)y_low;
+          if (x_low >= width - 1) x_high = x_low = width - 1, sx = (double)x_low;
+          const double ly = sy - (double)y_low, lx = sx - (double)x_low, hy = 1 - ly, hx = 1 - lx;
+          v[0] = hy * hx * (double)ld(in, y_low * width + x_low);
+          v[1] = hy * lx * (double)ld(in, y_low * width + x_high);
+          v[2] = ly * hx * (double)ld(in, y_high * width + x_low);
+          v[3] = ly * lx * (double)ld(in, y_high * width + x_high);
+        }
+        if (is_max) {
+          const double m = fmax(fmax(v[0], v[1]), fmax(v[2], v[3]));
+          value = iy == 0 && ix == 0 ? m : fmax(value, m);
+        } else {
+          value += v[0] + v[1] + v[2] + v[3];
+        }
+      }
+    const double count = (double)(grid_h * grid_w > 1 ? grid_h * grid_w : 1);
+    st(y, i, (float)(is_max ? value : value / count));
+  }
+}
+
 // MaxUnpool, after y = 0: x[k] goes to flat position idx[k] of the unpooled shape `from`, at the
 // same coordinates of `to` (an output_shape may be larger); an index outside `from` writes
 // nothing (the cpu EP reports it).

@@ -1084,6 +1084,28 @@ TEST_CASE("cuda Det runs on the host: batches, pivoting, singular matrices, floa
   checks.run();
 }
 
+TEST_CASE("cuda RoiAlign runs on the host: avg and max, both coordinate modes, adaptive and fixed sampling", "[cuda]") {
+  HostChecks checks;
+  const Tensor x = random_tensor({2, 3, 10, 8}, 460);
+  // Boxes (x1, y1, x2, y2) inside the map, over its edge, and beyond it (samples count zero).
+  const Tensor rois = Tensor::from_vector<float>({4, 4}, {1, 1, 6, 5, 0.3f, 2.2f, 7.9f, 9.6f, -3, -2, 4, 3, 6, 8, 14, 12});
+  const Tensor batch = test::int64s({0, 1, 1, 0});
+  for (const char* mode : {"avg", "max"}) {
+    for (const char* transform : {"half_pixel", "output_half_pixel"})
+      for (int64_t ratio : {0, 2})
+        checks.add({.op_type = "RoiAlign", .opset = 16, .inputs = {x, rois, batch},
+                    .attrs = attrs({{"mode", std::string(mode)}, {"coordinate_transformation_mode", std::string(transform)},
+                                    {"sampling_ratio", ratio}, {"output_height", int64_t{3}}, {"output_width", int64_t{2}}})},
+                   1e-5, 1e-6);
+    checks.add({.op_type = "RoiAlign", .opset = 10, .inputs = {x, rois, batch},
+                .attrs = attrs({{"mode", std::string(mode)}, {"spatial_scale", 0.5f}, {"output_height", int64_t{2}},
+                                {"output_width", int64_t{4}}})},
+               1e-5, 1e-6);
+  }
+  checks.add_f16({.op_type = "RoiAlign", .opset = 16, .inputs = {x, rois, batch}});
+  checks.run();
+}
+
 TEST_CASE("cuda chains take 16-bit and unsigned integers; Pow, Clip and BitShift take integers", "[cuda]") {
   HostChecks checks;
   auto ints = [](DType dtype, std::vector<int64_t> v) {

@@ -9,32 +9,14 @@
 #include "common/kernel_util.h"
 #include "kernels/kernels.h"
 #include "nxrt/ep/nms.h"
+#include "nxrt/ep/roi_align.h"
 
 namespace nxrt::cpu {
 namespace {
 
-// RoiAlign-10 has no coordinate_transformation_mode and behaves like output_half_pixel.
 KernelMatch check_roi_align(const NodeContext& ctx) {
   NXRT_REQUIRE_MATCH(require_input_dtype_in(ctx, 0, FloatHalfTypes{}));
-  NXRT_REQUIRE(ctx.input_dtype(1) == ctx.input_dtype(0), "RoiAlign: rois has type {}; expected {} like X",
-               dtype_name(ctx.input_dtype(1)), dtype_name(ctx.input_dtype(0)));
-  NXRT_REQUIRE_MATCH(require_input_dtype(ctx, 2, {DType::kInt64}));
-  const std::string mode = ctx.attrs().string_or("mode", "avg");
-  NXRT_REQUIRE(mode == "avg" || mode == "max", "RoiAlign: mode '{}' is not valid; use avg or max", mode);
-  const std::string transform = ctx.attrs().string_or("coordinate_transformation_mode", "half_pixel");
-  if (ctx.opset() >= 16)
-    NXRT_REQUIRE(transform == "half_pixel" || transform == "output_half_pixel",
-                 "RoiAlign: coordinate_transformation_mode '{}' is not valid; use half_pixel or output_half_pixel",
-                 transform);
-  const int64_t oh = ctx.attrs().int_or("output_height", 1), ow = ctx.attrs().int_or("output_width", 1);
-  NXRT_REQUIRE(oh > 0 && ow > 0, "RoiAlign: output_height {} and output_width {} must be positive", oh, ow);
-  const int64_t ratio = ctx.attrs().int_or("sampling_ratio", 0);
-  NXRT_REQUIRE(ratio >= 0, "RoiAlign: sampling_ratio {} is negative; use 0 (adaptive) or a positive count", ratio);
-  const auto rank = ctx.input_rank(0);
-  NXRT_REQUIRE(!rank || *rank == 4, "RoiAlign: X has rank {}; it must be 4-D (N, C, H, W)", *rank);
-  const auto rois = ctx.input_static_shape(1);
-  NXRT_REQUIRE(!rois || (rois->size() == 2 && (*rois)[1] == 4), "RoiAlign: rois has shape {}; expected [num_rois, 4]",
-               shape_to_string(*rois));
+  NXRT_REQUIRE_MATCH(check_roi_align_node(ctx));
   return KernelMatch::supported(elementwise_cost(ctx, 0));
 }
 
@@ -70,14 +52,7 @@ Sample bilinear_sample(double y, double x, int64_t height, int64_t width) {
 
 class RoiAlignKernel final : public Kernel {
  public:
-  explicit RoiAlignKernel(const NodeContext& ctx)
-      : max_(ctx.attrs().string_or("mode", "avg") == "max"),
-        half_pixel_(ctx.opset() >= 16 &&
-                    ctx.attrs().string_or("coordinate_transformation_mode", "half_pixel") == "half_pixel"),
-        out_h_(ctx.attrs().int_or("output_height", 1)),
-        out_w_(ctx.attrs().int_or("output_width", 1)),
-        ratio_(ctx.attrs().int_or("sampling_ratio", 0)),
-        spatial_scale_(ctx.attrs().float_or("spatial_scale", 1)) {}
+  explicit RoiAlignKernel(const NodeContext& ctx) : a_(read_roi_align_attrs(ctx.attrs(), ctx.opset())) {}
 
   Expected<void> compute(KernelContext& ctx) override {
     return dispatch_dtype(FloatHalfTypes{}, ctx.input(0).dtype(),
@@ -102,7 +77,7 @@ class RoiAlignKernel final : public Kernel {
       if (b < 0 || b >= x.shape()[0])
         return fail(ErrorCode::kRuntime,
                     fmt::format("RoiAlign: batch index {} is out of range for a batch of {}", b, x.shape()[0]));
-    auto y = ctx.output(0, x.dtype(), {num_rois, channels, out_h_, out_w_});
+    auto y = ctx.output(0, x.dtype(), {num_rois, channels, a_.out_h, a_.out_w});
     if (!y) return std::unexpected(std::move(y.error()));
     const T* src = x.data_as<T>();
     const T* box = rois.data_as<T>();
@@ -111,20 +86,20 @@ class RoiAlignKernel final : public Kernel {
     ctx.parallel().for_range(num_rois, 1, [&](int64_t begin, int64_t end) {
       std::vector<Sample> samples;
       for (int64_t n = begin; n < end; ++n) {
-        const double offset = half_pixel_ ? 0.5 : 0.0;
-        const double x0 = static_cast<double>(box[n * 4 + 0]) * spatial_scale_ - offset;
-        const double y0 = static_cast<double>(box[n * 4 + 1]) * spatial_scale_ - offset;
-        double roi_w = static_cast<double>(box[n * 4 + 2]) * spatial_scale_ - offset - x0;
-        double roi_h = static_cast<double>(box[n * 4 + 3]) * spatial_scale_ - offset - y0;
+        const double offset = a_.half_pixel ? 0.5 : 0.0;
+        const double x0 = static_cast<double>(box[n * 4 + 0]) * a_.spatial_scale - offset;
+        const double y0 = static_cast<double>(box[n * 4 + 1]) * a_.spatial_scale - offset;
+        double roi_w = static_cast<double>(box[n * 4 + 2]) * a_.spatial_scale - offset - x0;
+        double roi_h = static_cast<double>(box[n * 4 + 3]) * a_.spatial_scale - offset - y0;
         // output_half_pixel keeps the legacy minimum roi size of one pixel.
-        if (!half_pixel_) roi_w = std::max(roi_w, 1.0), roi_h = std::max(roi_h, 1.0);
-        const double bin_h = roi_h / static_cast<double>(out_h_), bin_w = roi_w / static_cast<double>(out_w_);
-        const int64_t grid_h = ratio_ > 0 ? ratio_ : static_cast<int64_t>(std::ceil(roi_h / static_cast<double>(out_h_)));
-        const int64_t grid_w = ratio_ > 0 ? ratio_ : static_cast<int64_t>(std::ceil(roi_w / static_cast<double>(out_w_)));
+        if (!a_.half_pixel) roi_w = std::max(roi_w, 1.0), roi_h = std::max(roi_h, 1.0);
+        const double bin_h = roi_h / static_cast<double>(a_.out_h), bin_w = roi_w / static_cast<double>(a_.out_w);
+        const int64_t grid_h = a_.sampling_ratio > 0 ? a_.sampling_ratio : static_cast<int64_t>(std::ceil(roi_h / static_cast<double>(a_.out_h)));
+        const int64_t grid_w = a_.sampling_ratio > 0 ? a_.sampling_ratio : static_cast<int64_t>(std::ceil(roi_w / static_cast<double>(a_.out_w)));
         const double count = static_cast<double>(std::max<int64_t>(grid_h * grid_w, 1));
         samples.clear();
-        for (int64_t ph = 0; ph < out_h_; ++ph)
-          for (int64_t pw = 0; pw < out_w_; ++pw)
+        for (int64_t ph = 0; ph < a_.out_h; ++ph)
+          for (int64_t pw = 0; pw < a_.out_w; ++pw)
             for (int64_t iy = 0; iy < grid_h; ++iy)
               for (int64_t ix = 0; ix < grid_w; ++ix)
                 samples.push_back(bilinear_sample(
@@ -134,8 +109,8 @@ class RoiAlignKernel final : public Kernel {
         const std::size_t per_bin = static_cast<std::size_t>(grid_h * grid_w);
         for (int64_t c = 0; c < channels; ++c) {
           const T* in = src + (batch[static_cast<std::size_t>(n)] * channels + c) * plane;
-          T* out = dst + (n * channels + c) * out_h_ * out_w_;
-          for (int64_t bin = 0; bin < out_h_ * out_w_; ++bin) {
+          T* out = dst + (n * channels + c) * a_.out_h * a_.out_w;
+          for (int64_t bin = 0; bin < a_.out_h * a_.out_w; ++bin) {
             const Sample* s = samples.data() + static_cast<std::size_t>(bin) * per_bin;
             double value = 0;
             for (std::size_t k = 0; k < per_bin; ++k) {
@@ -143,14 +118,14 @@ class RoiAlignKernel final : public Kernel {
               for (int j = 0; j < 4; ++j) v[j] = s[k].w[j] * static_cast<double>(static_cast<ComputeType<T>>(in[s[k].pos[j]]));
               // max mode takes the largest weighted corner, not the interpolated value: the
               // definition ONNX Runtime implements and the ONNX reference adopted.
-              if (max_) {
+              if (a_.max) {
                 const double m = std::max({v[0], v[1], v[2], v[3]});
                 value = k == 0 ? m : std::max(value, m);
               } else {
                 value += v[0] + v[1] + v[2] + v[3];
               }
             }
-            out[bin] = static_cast<T>(static_cast<ComputeType<T>>(max_ ? value : value / count));
+            out[bin] = static_cast<T>(static_cast<ComputeType<T>>(a_.max ? value : value / count));
           }
         }
       }
@@ -158,9 +133,7 @@ class RoiAlignKernel final : public Kernel {
     return {};
   }
 
-  bool max_, half_pixel_;
-  int64_t out_h_, out_w_, ratio_;
-  double spatial_scale_;
+  RoiAlignAttrs a_;
 };
 
 // Boxes are float; the three scalar operands are optional.
