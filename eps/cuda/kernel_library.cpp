@@ -1101,6 +1101,18 @@ __device__ void roi_align(i64 n, i64 channels, i64 height, i64 width, i64 out_h,
   }
 }
 
+// ReverseSequence: batch entry b's first lens[b] time steps reversed, the rest copied. The
+// time and batch axes are 0 and 1 in some order (their strides in elements); a length out of
+// [0, steps] copies the entry unchanged (the cpu EP reports it).
+template <class T>
+__device__ void reverse_sequence(i64 n, i64 steps, i64 time_stride, i64 batch, i64 batch_stride, const i64* lens, const T* x,
+                                 T* y) {
+  for (i64 i = global_index(); i < n; i += global_stride()) {
+    const i64 t = i / time_stride % steps, len = lens[i / batch_stride % batch];
+    y[i] = x[len >= 0 && len <= steps && t < len ? i + (len - 1 - 2 * t) * time_stride : i];
+  }
+}
+
 // MaxUnpool, after y = 0: x[k] goes to flat position idx[k] of the unpooled shape `from`, at the
 // same coordinates of `to` (an output_shape may be larger); an index outside `from` writes
 // nothing (the cpu EP reports it).

@@ -113,7 +113,7 @@ TEST_CASE("cuda claims for a target architecture name the missing dtype or attri
   b.graph.nodes[static_cast<std::size_t>(cast)].attributes = test::attrs({{"to", int64_t{8}}});
   const NodeId bn = b.node("bn", "BatchNormalization", {"x", "w", "w", "w", "w"}, {"bn_y"}, DType::kFloat32, {1, 3, 8, 8});
   b.graph.nodes[static_cast<std::size_t>(bn)].attributes = test::attrs({{"training_mode", int64_t{1}}});
-  const NodeId unknown = b.node("reverse", "ReverseSequence", {"x"}, {"e"});
+  const NodeId unknown = b.node("strings", "StringNormalizer", {"x"}, {"e"});
   b.finish();
 
   CHECK(claim_reason(*ep, b.graph, relu) == "claimed");
@@ -132,7 +132,7 @@ TEST_CASE("cuda claims for a target architecture name the missing dtype or attri
   CHECK(claim_reason(*ep, b.graph, bn) ==
         "BatchNormalization: training_mode=1 is not supported by the cuda EP (inference only)");
   CHECK(claim_reason(*ep, b.graph, unknown) ==
-        "ReverseSequence: ai.onnx::ReverseSequence (opset 17) is not implemented by the cuda EP; use an EP that lists it in "
+        "StringNormalizer: ai.onnx::StringNormalizer (opset 17) is not implemented by the cuda EP; use an EP that lists it in "
         "'nxrt list-eps --ops'");
 }
 

@@ -1106,6 +1106,18 @@ TEST_CASE("cuda RoiAlign runs on the host: avg and max, both coordinate modes, a
   checks.run();
 }
 
+TEST_CASE("cuda ReverseSequence runs on the host: time-major and batch-major, any dtype", "[cuda]") {
+  HostChecks checks;
+  const Tensor x = random_tensor({4, 3, 2}, 470);
+  // Lengths of the whole time axis, part of it, 1 and 0.
+  checks.add({.op_type = "ReverseSequence", .opset = 10, .inputs = {x, test::int64s({4, 2, 0})}});
+  checks.add({.op_type = "ReverseSequence", .opset = 10, .inputs = {random_tensor({3, 5}, 471), test::int64s({5, 1, 3})},
+              .attrs = attrs({{"batch_axis", int64_t{0}}, {"time_axis", int64_t{1}}})});
+  checks.add({.op_type = "ReverseSequence", .opset = 10, .inputs = {test::int64s({1, 2, 3, 4, 5, 6}).reshaped({3, 2}), test::int64s({3, 2})}});
+  checks.add_f16({.op_type = "ReverseSequence", .opset = 10, .inputs = {x, test::int64s({3, 3, 1})}});
+  checks.run();
+}
+
 TEST_CASE("cuda chains take 16-bit and unsigned integers; Pow, Clip and BitShift take integers", "[cuda]") {
   HostChecks checks;
   auto ints = [](DType dtype, std::vector<int64_t> v) {
