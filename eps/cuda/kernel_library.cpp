@@ -405,17 +405,26 @@ __device__ void cumsum(i64 lines, i64 axis_dim, i64 inner, int exclusive, int re
   }
 }
 
-// Resize from per-dim coordinate tables the host computed, from entry at[d] on for dim d.
+// Resize from per-dim coordinate tables the host computed, from entry at[d] on for dim d. An
+// index of -1 (tf_crop_and_resize) marks a coordinate outside the input: every output element
+// on it takes `extrapolation`.
 // Nearest: output coordinate o of dim d reads input index idx[at[d] + o].
 template <class T>
-__device__ void resize_nearest(i64 n, int rank, Dims out_shape, Dims in_strides, Dims at, const i64* idx, const T* x, T* y) {
+__device__ void resize_nearest(i64 n, int rank, Dims out_shape, Dims in_strides, Dims at, const i64* idx, float extrapolation,
+                               const T* x, T* y) {
   for (i64 i = global_index(); i < n; i += global_stride()) {
     i64 rest = i, off = 0;
+    bool outside = false;
     for (int d = rank - 1; d >= 0; --d) {
-      off += idx[at.d[d] + rest % out_shape.d[d]] * in_strides.d[d];
+      const i64 k = idx[at.d[d] + rest % out_shape.d[d]];
+      outside = outside || k < 0;
+      off += k * in_strides.d[d];
       rest /= out_shape.d[d];
     }
-    y[i] = x[off];
+    if (outside)
+      st(y, i, extrapolation);
+    else
+      y[i] = x[off];
   }
 }
 
@@ -424,14 +433,20 @@ __device__ void resize_nearest(i64 n, int rank, Dims out_shape, Dims in_strides,
 // output element sums the products over every combination of its dims' taps.
 template <class T>
 __device__ void resize_weighted(i64 n, int rank, Dims out_shape, Dims in_strides, Dims at, Dims taps, int slots,
-                                const i64* idx, const float* w, const T* x, T* y) {
+                                const i64* idx, const float* w, float extrapolation, const T* x, T* y) {
   for (i64 i = global_index(); i < n; i += global_stride()) {
     i64 entry[8];
     i64 rest = i, combos = 1;
+    bool outside = false;
     for (int d = rank - 1; d >= 0; --d) {
       entry[d] = at.d[d] + rest % out_shape.d[d];
+      outside = outside || idx[entry[d] * slots] < 0;
       rest /= out_shape.d[d];
       combos *= taps.d[d];
+    }
+    if (outside) {
+      st(y, i, extrapolation);
+      continue;
     }
     float acc = 0.f;
     for (i64 c = 0; c < combos; ++c) {

@@ -872,6 +872,20 @@ TEST_CASE("cuda Resize runs on the host: nearest, linear and cubic, every coordi
               .constant = {false, true, false, true}});
   checks.add_f16({.op_type = "Resize", .opset = 13, .inputs = {x, no_roi, up}, .attrs = attrs({{"mode", std::string("linear")}})},
                  1e-2, 1e-2, {1, 2});  // roi and scales stay float
+  // tf_crop_and_resize: roi (float or double) crops, coordinates beyond the input take
+  // extrapolation_value; nearest and linear, by scales and by sizes, float16 too.
+  const Tensor crop = Tensor::from_vector<float>({8}, {0, 0, 0.4f, -0.2f, 1, 1, 1.3f, 0.9f});
+  for (const char* mode : {"nearest", "linear", "cubic"})
+    checks.add({.op_type = "Resize", .opset = 13, .inputs = {x, crop, Tensor(), test::int64s({1, 2, 5, 6})},
+                .attrs = attrs({{"mode", std::string(mode)}, {"coordinate_transformation_mode", std::string("tf_crop_and_resize")},
+                                {"extrapolation_value", 7.5f}})},
+               1e-5, 1e-5);
+  checks.add({.op_type = "Resize", .opset = 13, .inputs = {x, cast(crop, DType::kFloat64), up},
+              .attrs = attrs({{"mode", std::string("linear")}, {"coordinate_transformation_mode", std::string("tf_crop_and_resize")}})},
+             1e-5, 1e-5);
+  checks.add_f16({.op_type = "Resize", .opset = 13, .inputs = {x, crop, Tensor(), test::int64s({1, 2, 3, 4})},
+                  .attrs = attrs({{"coordinate_transformation_mode", std::string("tf_crop_and_resize")}, {"extrapolation_value", -1.f}})},
+                 1e-2, 1e-2, {1});
   // Upsample (scales an attribute at 7, an input at 9) and Resize-10: asymmetric coordinates,
   // nearest truncating when upsampling and rounding up when downsampling.
   const Tensor twice = Tensor::from_vector<float>({4}, {1, 1, 2, 3});

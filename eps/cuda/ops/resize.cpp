@@ -1,7 +1,8 @@
 // Resize (opset 10 on) and Upsample (7 and 9), nearest, linear and cubic: the host maps every
 // output coordinate of every dim to its input indices and weights (in double, as the ONNX
-// reference does), uploads those tables, and one kernel gathers or blends. tf_crop_and_resize,
-// antialias, axes and keep_aspect_ratio_policy are declined with the reason.
+// reference does), uploads those tables, and one kernel gathers or blends; tf_crop_and_resize
+// marks coordinates outside the input, which take extrapolation_value. antialias, axes and
+// keep_aspect_ratio_policy are declined with the reason.
 #include <fmt/format.h>
 
 #include <array>
@@ -19,7 +20,7 @@ namespace nxrt::cuda {
 namespace {
 
 enum class Mode { kNearest, kLinear, kCubic };
-enum class Transform { kHalfPixel, kPytorchHalfPixel, kAlignCorners, kAsymmetric, kTfHalfPixelForNn };
+enum class Transform { kHalfPixel, kPytorchHalfPixel, kAlignCorners, kAsymmetric, kTfHalfPixelForNn, kTfCropAndResize };
 // kLegacy: Upsample and Resize-10, which predate nearest_mode: truncate when upsampling, round
 // up when downsampling, as ONNX Runtime (and the cpu EP) do for those opsets.
 enum class Nearest { kRoundPreferFloor, kRoundPreferCeil, kFloor, kCeil, kLegacy };
@@ -30,6 +31,7 @@ std::optional<Transform> parse_transform(const std::string& name) {
   if (name == "align_corners") return Transform::kAlignCorners;
   if (name == "asymmetric") return Transform::kAsymmetric;
   if (name == "tf_half_pixel_for_nn") return Transform::kTfHalfPixelForNn;
+  if (name == "tf_crop_and_resize") return Transform::kTfCropAndResize;
   return std::nullopt;
 }
 
@@ -42,7 +44,7 @@ std::optional<Nearest> parse_nearest(const std::string& name) {
 }
 
 // Resize-11 on: inputs 1 roi, 2 scales (float), 3 sizes (int64).
-constexpr std::size_t kScales = 2, kSizes = 3;
+constexpr std::size_t kRoi = 1, kScales = 2, kSizes = 3;
 
 // Where a version keeps its scales: Upsample-7 in an attribute; Upsample-9 and Resize-10 in
 // input 1, with asymmetric coordinates and the legacy nearest rounding (the attributes for
@@ -81,8 +83,17 @@ KernelMatch check_modern_attrs(const NodeContext& ctx) {
   const std::string transform = ctx.attrs().string_or("coordinate_transformation_mode", "half_pixel");
   NXRT_REQUIRE(parse_transform(transform).has_value(),
                "Resize: coordinate_transformation_mode '{}' is not implemented by the cuda EP (it takes half_pixel, "
-               "pytorch_half_pixel, align_corners, asymmetric and tf_half_pixel_for_nn)",
+               "pytorch_half_pixel, align_corners, asymmetric, tf_half_pixel_for_nn and tf_crop_and_resize)",
                transform);
+  if (transform == "tf_crop_and_resize") {
+    NXRT_REQUIRE(is_cuda_float(ctx.input_dtype(0)),
+                 "Resize: tf_crop_and_resize of {} data; the cuda EP crops float and float16 (the extrapolation value's "
+                 "types)",
+                 dtype_name(ctx.input_dtype(0)));
+    NXRT_REQUIRE(ctx.has_input(kRoi) && (ctx.input_dtype(kRoi) == DType::kFloat32 || ctx.input_dtype(kRoi) == DType::kFloat64),
+                 "Resize: tf_crop_and_resize needs roi (input 1) of float or double; it is {}",
+                 ctx.has_input(kRoi) ? dtype_name(ctx.input_dtype(kRoi)) : "absent");
+  }
   const std::string nearest = ctx.attrs().string_or("nearest_mode", "round_prefer_floor");
   NXRT_REQUIRE(parse_nearest(nearest).has_value(), "Resize: nearest_mode '{}' is not valid", nearest);
   NXRT_REQUIRE(ctx.attrs().int_or("antialias", 0) == 0, "Resize: antialias=1 is not implemented by the cuda EP");
@@ -105,15 +116,27 @@ KernelMatch check_resize(const NodeContext& ctx) {
   return KernelMatch::supported();
 }
 
-// The input coordinate of output coordinate `o` on a dim of `in` resized to `resized` (in·scale,
-// fractional when scales are given) by `scale`.
-double source_coordinate(Transform t, double o, double scale, double in, double resized) {
+// One dim as the coordinate transforms see it: the input size `in`, resized to `resized`
+// (in·scale, fractional when scales are given) by `scale`; tf_crop_and_resize's roi, as
+// fractions of the input.
+struct DimMapping {
+  double scale, in, resized;
+  double roi_start = 0, roi_end = 1;
+};
+
+// The input coordinate of output coordinate `o`.
+double source_coordinate(Transform t, double o, const DimMapping& m) {
+  const double scale = m.scale, in = m.in, resized = m.resized;
   switch (t) {
     case Transform::kHalfPixel: return (o + 0.5) / scale - 0.5;
     case Transform::kPytorchHalfPixel: return resized > 1 ? (o + 0.5) / scale - 0.5 : 0;
     case Transform::kAlignCorners: return resized == 1 ? 0 : o * (in - 1) / (resized - 1);
     case Transform::kAsymmetric: return o / scale;
     case Transform::kTfHalfPixelForNn: return (o + 0.5) / scale;
+    case Transform::kTfCropAndResize: {
+      const double start = m.roi_start * (in - 1), span = (m.roi_end - m.roi_start) * (in - 1);
+      return resized == 1 ? start + span / 2 : start + o * span / (resized - 1);
+    }
   }
   return 0;
 }
@@ -136,7 +159,8 @@ int64_t nearest_index(double x, Nearest mode, double scale) {
 // The tables of one resize, for the kernels: per dim, from entry at[d] on, one entry per
 // output coordinate of `slots` (input index, weight) pairs, of which the kernel uses the first
 // taps[d] (1 when every coordinate of the dim falls on an input element). Nearest has one
-// slot and no weights.
+// slot and no weights. An entry whose first index is -1 lies outside the input (only with
+// tf_crop_and_resize): its output elements take the extrapolation value.
 struct ResizeTables {
   Shape at, taps;
   int64_t slots = 1;
@@ -151,13 +175,31 @@ std::array<double, 4> cubic_weights(double t, double a) {
   return {far(t + 1), near(t), near(1 - t), far(2 - t)};
 }
 
+// How a node resizes, read from its attributes when planning.
+struct ResizeMethod {
+  Mode mode;
+  Transform transform;
+  Nearest nearest;
+  double cubic_a;
+  bool exclude_outside;
+};
+
 // The (index, weight) pairs of source coordinate x on a dim of `size` elements. Beyond the
-// input, values repeat its edge (so linear clamps x, and cubic clamps its neighbours);
-// exclude_outside drops cubic neighbours outside the input and renormalizes the rest.
-void add_entry(ResizeTables& r, Mode mode, double x, int64_t size, double scale, Nearest nearest, double cubic_a,
-               bool exclude_outside) {
+// input, values repeat its edge (so linear clamps x, and cubic clamps its neighbours) except
+// with tf_crop_and_resize, which marks the entry outside; exclude_outside drops cubic
+// neighbours outside the input and renormalizes the rest.
+void add_entry(ResizeTables& r, const ResizeMethod& method, double x, int64_t size, double scale) {
   const auto last = size - 1;
+  const Mode mode = method.mode;
+  const double cubic_a = method.cubic_a;
+  const bool exclude_outside = method.exclude_outside;
+  if (method.transform == Transform::kTfCropAndResize && (x < 0 || x > static_cast<double>(last))) {
+    r.index.insert(r.index.end(), static_cast<std::size_t>(r.slots), -1);
+    if (mode != Mode::kNearest) r.weight.insert(r.weight.end(), static_cast<std::size_t>(r.slots), 0.f);
+    return;
+  }
   if (mode == Mode::kNearest) {
+    const Nearest nearest = method.nearest;
     r.index.push_back(std::clamp<int64_t>(nearest_index(x, nearest, scale), 0, last));
     return;
   }
@@ -188,27 +230,29 @@ void add_entry(ResizeTables& r, Mode mode, double x, int64_t size, double scale,
   }
 }
 
-ResizeTables make_tables(const Shape& in, const Shape& out, const std::vector<double>& scales, bool by_sizes, Transform t,
-                         Nearest nearest, Mode mode, double cubic_a, bool exclude_outside) {
+// `roi`: tf_crop_and_resize's starts then ends, one per dim (empty otherwise).
+ResizeTables make_tables(const Shape& in, const Shape& out, const std::vector<double>& scales, bool by_sizes,
+                         const ResizeMethod& method, const std::vector<double>& roi) {
   ResizeTables r;
-  r.slots = mode == Mode::kNearest ? 1 : mode == Mode::kLinear ? 2 : 4;
+  r.slots = method.mode == Mode::kNearest ? 1 : method.mode == Mode::kLinear ? 2 : 4;
   for (std::size_t d = 0; d < in.size(); ++d) {
     r.at.push_back(static_cast<int64_t>(r.index.size()) / r.slots);
     const auto original = static_cast<double>(in[d]);
-    const double resized = by_sizes ? static_cast<double>(out[d]) : original * scales[d];
+    DimMapping m{scales[d], original, by_sizes ? static_cast<double>(out[d]) : original * scales[d]};
+    if (!roi.empty()) m.roi_start = roi[d], m.roi_end = roi[in.size() + d];
     bool exact = true;
     for (int64_t o = 0; o < out[d]; ++o) {
-      const double x = source_coordinate(t, static_cast<double>(o), scales[d], original, resized);
+      const double x = source_coordinate(method.transform, static_cast<double>(o), m);
       exact = exact && x == std::floor(x) && x >= 0 && x <= original - 1;
-      add_entry(r, mode, x, in[d], scales[d], nearest, cubic_a, exclude_outside);
+      add_entry(r, method, x, in[d], scales[d]);
     }
     r.taps.push_back(exact ? 1 : r.slots);
   }
   return r;
 }
 
-// The uploaded tables by input shape and scales: an upload waits for the stream, so a step
-// makes its tables once per shape, not on every run.
+// The uploaded tables by input shape and scales (then tf_crop_and_resize's roi): an upload
+// waits for the stream, so a step makes its tables once per shape, not on every run.
 class TableCache {
  public:
   struct Uploaded {
@@ -232,31 +276,48 @@ class TableCache {
   std::map<std::pair<Shape, std::vector<double>>, Uploaded> uploaded_;
 };
 
+// tf_crop_and_resize's roi (float or double, read on the host): the starts, then the ends, of
+// every dim.
+Expected<std::vector<double>> read_roi(StepContext& ctx, std::size_t rank) {
+  auto roi = ctx.input_on_host(kRoi);
+  if (!roi) return std::unexpected(roi.error());
+  if (roi->numel() != static_cast<int64_t>(2 * rank))
+    return fail(ErrorCode::kRuntime, fmt::format("{}: roi has {} values; expected {}", ctx.where(), roi->numel(), 2 * rank),
+                "roi holds the starts then the ends of every dim", "give 2 values per dim");
+  std::vector<double> values;
+  for (int64_t i = 0; i < roi->numel(); ++i)
+    values.push_back(roi->dtype() == DType::kFloat64 ? roi->data_as<double>()[i] : roi->data_as<float>()[i]);
+  return values;
+}
+
 Expected<void> build_resize(PlanBuilder& b, const Node& node) {
   const DType dtype = b.graph().value(node.inputs[0]).type.dtype;
   const std::string mode_name = node.attributes.string_or("mode", "nearest");
-  const Mode mode = mode_name == "linear" ? Mode::kLinear : mode_name == "cubic" ? Mode::kCubic : Mode::kNearest;
   const ResizeForm form = form_of(node);
-  const Transform transform =
-      form.legacy ? Transform::kAsymmetric
-                  : *parse_transform(node.attributes.string_or("coordinate_transformation_mode", "half_pixel"));
-  const Nearest nearest =
+  ResizeMethod method;
+  method.mode = mode_name == "linear" ? Mode::kLinear : mode_name == "cubic" ? Mode::kCubic : Mode::kNearest;
+  method.transform = form.legacy ? Transform::kAsymmetric
+                                 : *parse_transform(node.attributes.string_or("coordinate_transformation_mode", "half_pixel"));
+  method.nearest =
       form.legacy ? Nearest::kLegacy : *parse_nearest(node.attributes.string_or("nearest_mode", "round_prefer_floor"));
-  const double cubic_a = node.attributes.float_or("cubic_coeff_a", -0.75f);
-  const bool exclude_outside = node.attributes.int_or("exclude_outside", 0) != 0;
-  const bool weighted = mode != Mode::kNearest;
-  const std::string t(weighted ? float_type(dtype) : element_type(dtype));
+  method.cubic_a = node.attributes.float_or("cubic_coeff_a", -0.75f);
+  method.exclude_outside = node.attributes.int_or("exclude_outside", 0) != 0;
+  const bool crop = method.transform == Transform::kTfCropAndResize;
+  const float extrapolation = node.attributes.float_or("extrapolation_value", 0.f);
+  const bool weighted = method.mode != Mode::kNearest;
+  // Nearest moves elements by size, except when cropping (float data) stores the extrapolation.
+  const std::string t(weighted || crop ? float_type(dtype) : element_type(dtype));
   const std::string kernel =
       weighted ? b.instantiate("resize_weighted", t,
                                fmt::format("i64 n, int rank, Dims out_shape, Dims in_strides, Dims at, Dims taps, int slots, "
-                                           "const i64* idx, const float* w, const {0}* x, {0}* y",
+                                           "const i64* idx, const float* w, float extrapolation, const {0}* x, {0}* y",
                                            t),
-                               "n, rank, out_shape, in_strides, at, taps, slots, idx, w, x, y")
+                               "n, rank, out_shape, in_strides, at, taps, slots, idx, w, extrapolation, x, y")
                : b.instantiate("resize_nearest", t,
-                               fmt::format("i64 n, int rank, Dims out_shape, Dims in_strides, Dims at, const i64* idx, const "
-                                           "{0}* x, {0}* y",
+                               fmt::format("i64 n, int rank, Dims out_shape, Dims in_strides, Dims at, const i64* idx, "
+                                           "float extrapolation, const {0}* x, {0}* y",
                                            t),
-                               "n, rank, out_shape, in_strides, at, idx, x, y");
+                               "n, rank, out_shape, in_strides, at, idx, extrapolation, x, y");
   const IntsInput sizes_input(b.graph(), node, kSizes);  // absent in Upsample and Resize-10: they have two inputs
   auto cache = std::make_shared<TableCache>();
   b.add_step(make_step(node, "nvrtc:" + kernel, [=](StepContext& ctx) -> Expected<void> {
@@ -305,8 +366,16 @@ Expected<void> build_resize(PlanBuilder& b, const Node& node) {
     if (!y) return std::unexpected(y.error());
     const int64_t n = shape_numel(out);
     if (n == 0) return {};
-    auto uploaded = cache->get(in, scales, [&]() -> Expected<TableCache::Uploaded> {
-      const ResizeTables tables = make_tables(in, out, scales, by_sizes, transform, nearest, mode, cubic_a, exclude_outside);
+    std::vector<double> roi;
+    if (crop) {
+      auto given = read_roi(ctx, in.size());
+      if (!given) return std::unexpected(given.error());
+      roi = std::move(*given);
+    }
+    std::vector<double> key = scales;
+    key.insert(key.end(), roi.begin(), roi.end());
+    auto uploaded = cache->get(in, key, [&]() -> Expected<TableCache::Uploaded> {
+      const ResizeTables tables = make_tables(in, out, scales, by_sizes, method, roi);
       auto index = ctx.upload(Tensor::from_vector<int64_t>({static_cast<int64_t>(tables.index.size())}, tables.index));
       if (!index) return std::unexpected(index.error());
       TableCache::Uploaded up{tables.at, tables.taps, tables.slots, std::move(*index), std::nullopt};
@@ -323,7 +392,7 @@ Expected<void> build_resize(PlanBuilder& b, const Node& node) {
     if (weighted) args.add(to_kernel_dims(uploaded->taps)).add(static_cast<int>(uploaded->slots));
     args.ptr(dev(uploaded->index));
     if (weighted) args.ptr(dev(*uploaded->weight));
-    args.ptr(dev(x)).ptr(dev_mut(*y));
+    args.add(extrapolation).ptr(dev(x)).ptr(dev_mut(*y));
     return ctx.launch(kernel, n, args);
   }));
   return {};
