@@ -68,7 +68,7 @@ namespace {
 Expected<std::unique_ptr<MatmulPlans::Plan>> make_plan(const BlasLibrary& library, StepContext& ctx, const MatmulProblem& p,
                                                        const MatmulKey& key) {
   const BlasApi& lt = library.api;
-  const cudaDataType type = p.dtype == DType::kFloat16 ? CUDA_R_16F : CUDA_R_32F;
+  const cudaDataType type = p.dtype == DType::kFloat16 ? CUDA_R_16F : p.dtype == DType::kBFloat16 ? CUDA_R_16BF : CUDA_R_32F;
   // Row-major D = op(A)·op(B) is column-major D^T = op(B)^T·op(A)^T: B's buffer is the first
   // operand, A's the second, and no data moves.
   cublasLtMatmulDesc_t raw_desc = nullptr;

@@ -46,7 +46,7 @@ std::string PlanBuilder::instantiate(std::string_view tmpl, std::string_view tar
 
 std::string PlanBuilder::source() const { return std::string(kernel_library_source()) + code_; }
 
-std::string_view float_type(DType t) { return t == DType::kFloat16 ? "h16" : "float"; }
+std::string_view float_type(DType t) { return t == DType::kFloat16 ? "h16" : t == DType::kBFloat16 ? "b16" : "float"; }
 
 std::string_view chain_storage_type(DType t) {
   switch (t) {

@@ -72,7 +72,7 @@ struct Plan {
 Expected<Plan> build_plan(const Partition& partition, const OpTable& ops);
 
 // CUDA C names of the element types kernels use: "float", "h16", and by size for data movement.
-std::string_view float_type(DType t);               // f32 -> "float", f16 -> "h16"
+std::string_view float_type(DType t);               // f32 -> "float", f16 -> "h16", bf16 -> "b16"
 // Elementwise chains: how a tensor of `t` is stored, and the type its values are computed in.
 std::string_view chain_storage_type(DType t);  // f32 "float", f16 "h16", bf16 "b16", f64 "double", int8 "signed char",
                                                // uint8 "unsigned char", int16 "short", int32 "int", int64 "i64",

@@ -119,7 +119,7 @@ TEST_CASE("cuda claims for a target architecture name the missing dtype or attri
   CHECK(claim_reason(*ep, b.graph, relu) == "claimed");
   CHECK(claim_reason(*ep, b.graph, relu16) == "claimed");
   CHECK(claim_reason(*ep, b.graph, add_int) == "claimed");
-  CHECK(claim_reason(*ep, b.graph, relu_int) == "Relu: input 0 is int32; the cuda EP runs float and float16 only");
+  CHECK(claim_reason(*ep, b.graph, relu_int) == "Relu: input 0 is int32; the cuda EP runs float, float16 and bfloat16 only");
   CHECK(claim_reason(*ep, b.graph, mixed) == "Add: input 1 is float16 but input 0 is float; the cuda EP needs one dtype");
   // Uneven pads run over a padded copy of the input.
   CHECK(claim_reason(*ep, b.graph, conv) == "claimed");

@@ -6,6 +6,8 @@
 
 #include <array>
 #include <atomic>
+#include <bit>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <utility>
@@ -14,15 +16,29 @@
 namespace nxrt::test {
 namespace {
 
-// Element i of a float or half buffer, as float; and back.
-float load(const void* data, bool half, int64_t i) {
-  return half ? static_cast<float>(static_cast<const _Float16*>(data)[i]) : static_cast<const float*>(data)[i];
+// The element types the host libraries compute on (in float).
+enum class Element { kFloat, kHalf, kBFloat16 };
+
+// Element i of a buffer of `e`, as float; and back (bfloat16 rounded to nearest even).
+float load(const void* data, Element e, int64_t i) {
+  switch (e) {
+    case Element::kHalf: return static_cast<float>(static_cast<const _Float16*>(data)[i]);
+    case Element::kBFloat16: return std::bit_cast<float>(static_cast<uint32_t>(static_cast<const uint16_t*>(data)[i]) << 16);
+    case Element::kFloat: break;
+  }
+  return static_cast<const float*>(data)[i];
 }
-void store(void* data, bool half, int64_t i, float v) {
-  if (half)
-    static_cast<_Float16*>(data)[i] = static_cast<_Float16>(v);
-  else
-    static_cast<float*>(data)[i] = v;
+void store(void* data, Element e, int64_t i, float v) {
+  switch (e) {
+    case Element::kHalf: static_cast<_Float16*>(data)[i] = static_cast<_Float16>(v); return;
+    case Element::kBFloat16: {
+      const auto bits = std::bit_cast<uint32_t>(v);
+      static_cast<uint16_t*>(data)[i] = std::isnan(v) ? static_cast<uint16_t>((bits >> 16) | 0x40u)
+                                                      : static_cast<uint16_t>((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
+      return;
+    }
+    case Element::kFloat: static_cast<float*>(data)[i] = v; return;
+  }
 }
 
 // Reads an attribute value of exactly type T, as the libraries check sizeInBytes.
@@ -88,7 +104,7 @@ const char* lt_status_string(cublasStatus_t s) {
 }
 
 cublasStatus_t desc_create(cublasLtMatmulDesc_t* d, cublasComputeType_t compute, cudaDataType_t scale) {
-  // The cuda EP accumulates in float, with float alpha and beta, for float and float16 data.
+  // The cuda EP accumulates in float, with float alpha and beta, for float, float16 and bfloat16 data.
   if (compute != CUBLAS_COMPUTE_32F || scale != CUDA_R_32F) return CUBLAS_STATUS_NOT_SUPPORTED;
   *d = make_descriptor<MatmulDesc, cublasLtMatmulDesc_t>();
   return CUBLAS_STATUS_SUCCESS;
@@ -106,7 +122,7 @@ cublasStatus_t desc_set(cublasLtMatmulDesc_t d, cublasLtMatmulDescAttributes_t a
 }
 
 cublasStatus_t layout_create(cublasLtMatrixLayout_t* l, cudaDataType type, uint64_t rows, uint64_t cols, int64_t ld) {
-  if (type != CUDA_R_32F && type != CUDA_R_16F) return CUBLAS_STATUS_NOT_SUPPORTED;
+  if (type != CUDA_R_32F && type != CUDA_R_16F && type != CUDA_R_16BF) return CUBLAS_STATUS_NOT_SUPPORTED;
   // Column-major (the default order): a column of `rows` elements fits in the leading dim.
   if (ld < static_cast<int64_t>(rows) || ld < 1) return CUBLAS_STATUS_INVALID_VALUE;
   *l = make_descriptor<Layout, cublasLtMatrixLayout_t>(type, static_cast<int64_t>(rows), static_cast<int64_t>(cols), ld);
@@ -203,7 +219,7 @@ cublasStatus_t matmul(cublasLtHandle_t h, cublasLtMatmulDesc_t desc, const void*
   for (std::size_t i = 0; i < 4; ++i)
     if (reinterpret_cast<uintptr_t>(operands[i]) % algo->data[1 + i] != 0) return CUBLAS_STATUS_NOT_SUPPORTED;
   const float alpha = *static_cast<const float*>(alpha_p), beta = *static_cast<const float*>(beta_p);
-  const bool half = out.type == CUDA_R_16F;
+  const Element element = out.type == CUDA_R_16F ? Element::kHalf : out.type == CUDA_R_16BF ? Element::kBFloat16 : Element::kFloat;
   const bool ta = d.trans_a == CUBLAS_OP_T, tb = d.trans_b == CUBLAS_OP_T;
   for (int64_t batch = 0; batch < out.batch; ++batch)
     for (int64_t j = 0; j < p.n; ++j)
@@ -212,11 +228,11 @@ cublasStatus_t matmul(cublasLtHandle_t h, cublasLtMatmulDesc_t desc, const void*
         for (int64_t l = 0; l < p.k; ++l) {
           const int64_t ai = batch * a.stride + (ta ? l + i * a.ld : i + l * a.ld);
           const int64_t bi = batch * b.stride + (tb ? j + l * b.ld : l + j * b.ld);
-          sum += load(a_data, half, ai) * load(b_data, half, bi);
+          sum += load(a_data, element, ai) * load(b_data, element, bi);
         }
         const int64_t di = batch * out.stride + i + j * out.ld;
-        const float prior = beta == 0 ? 0.f : beta * load(c_data, half, batch * c.stride + i + j * c.ld);
-        store(d_data, half, di, alpha * sum + prior);
+        const float prior = beta == 0 ? 0.f : beta * load(c_data, element, batch * c.stride + i + j * c.ld);
+        store(d_data, element, di, alpha * sum + prior);
       }
   return CUBLAS_STATUS_SUCCESS;
 }
@@ -437,18 +453,18 @@ cudnnStatus_t convolution_forward(cudnnHandle_t h, const void* alpha_p, cudnnTen
   if (algo != kRunnableAlgo) return CUDNN_STATUS_NOT_SUPPORTED;
   if (!workspace || workspace_bytes < kConvWorkspace) return CUDNN_STATUS_BAD_PARAM;
   const float alpha = *static_cast<const float*>(alpha_p), beta = *static_cast<const float*>(beta_p);
-  const bool half = xd.type == CUDNN_DATA_HALF;
+  const Element element = xd.type == CUDNN_DATA_HALF ? Element::kHalf : Element::kFloat;
   const int rank = c.spatial + 2;
   const auto w_strides = filter_strides(wd);
   float sum = 0;
   walk_convolution(
       xd, wd, c, yd,
       [&](const auto&, const auto& xi, const auto& wi) {
-        sum += load(x, half, offset(xi, xd.strides, rank)) * load(w, half, offset(wi, w_strides, rank));
+        sum += load(x, element, offset(xi, xd.strides, rank)) * load(w, element, offset(wi, w_strides, rank));
       },
       [&](const auto& out) {
         const int64_t yi = offset(out, yd.strides, rank);
-        store(y, half, yi, alpha * sum + (beta == 0 ? 0.f : beta * load(y, half, yi)));
+        store(y, element, yi, alpha * sum + (beta == 0 ? 0.f : beta * load(y, element, yi)));
         sum = 0;
       });
   return CUDNN_STATUS_SUCCESS;
@@ -486,7 +502,7 @@ cudnnStatus_t convolution_backward_data(cudnnHandle_t h, const void* alpha_p, cu
   if (algo != kRunnableBwdAlgo) return CUDNN_STATUS_NOT_SUPPORTED;
   if (!workspace || workspace_bytes < kConvWorkspace) return CUDNN_STATUS_BAD_PARAM;
   const float alpha = *static_cast<const float*>(alpha_p), beta = *static_cast<const float*>(beta_p);
-  const bool half = dxd.type == CUDNN_DATA_HALF;
+  const Element element = dxd.type == CUDNN_DATA_HALF ? Element::kHalf : Element::kFloat;
   const int rank = c.spatial + 2;
   const auto w_strides = filter_strides(wd);
   // Sums in float by dx's packed index, then scaled into dx.
@@ -499,14 +515,14 @@ cudnnStatus_t convolution_backward_data(cudnnHandle_t h, const void* alpha_p, cu
       dxd, wd, c, dyd,
       [&](const auto& out, const auto& xi, const auto& wi) {
         sums[static_cast<std::size_t>(offset(xi, packed, rank))] +=
-            load(dy, half, offset(out, dyd.strides, rank)) * load(w, half, offset(wi, w_strides, rank));
+            load(dy, element, offset(out, dyd.strides, rank)) * load(w, element, offset(wi, w_strides, rank));
       },
       [](const auto&) {});
   std::array<int, kMaxDims> index{};
   do {
     const int64_t at = offset(index, dxd.strides, rank);
     const float sum = sums[static_cast<std::size_t>(offset(index, packed, rank))];
-    store(dx, half, at, alpha * sum + (beta == 0 ? 0.f : beta * load(dx, half, at)));
+    store(dx, element, at, alpha * sum + (beta == 0 ? 0.f : beta * load(dx, element, at)));
   } while (next(index, dxd.dims, rank));
   return CUDNN_STATUS_SUCCESS;
 }
@@ -519,13 +535,13 @@ cudnnStatus_t add_tensor(cudnnHandle_t h, const void* alpha_p, cudnnTensorDescri
   for (int i = 0; i < ad.rank; ++i)
     if (ad.dims[i] != cd.dims[i] && ad.dims[i] != 1) return CUDNN_STATUS_BAD_PARAM;
   const float alpha = *static_cast<const float*>(alpha_p), beta = *static_cast<const float*>(beta_p);
-  const bool half = cd.type == CUDNN_DATA_HALF;
+  const Element element = cd.type == CUDNN_DATA_HALF ? Element::kHalf : Element::kFloat;
   std::array<int, kMaxDims> index{};
   do {
     std::array<int, kMaxDims> from{};
     for (int i = 0; i < ad.rank; ++i) from[i] = ad.dims[i] == 1 ? 0 : index[i];
     const int64_t ci = offset(index, cd.strides, cd.rank);
-    store(c, half, ci, alpha * load(a, half, offset(from, ad.strides, ad.rank)) + beta * load(c, half, ci));
+    store(c, element, ci, alpha * load(a, element, offset(from, ad.strides, ad.rank)) + beta * load(c, element, ci));
   } while (next(index, cd.dims, cd.rank));
   return CUDNN_STATUS_SUCCESS;
 }

@@ -50,14 +50,11 @@ class HostChecks {
   // The node in float16: its float inputs (but those in `keep_float`) rounded to float16 on the
   // cuda EP, against the cpu EP in float on the same rounded values.
   void add_f16(const NodeSpec& spec, double rtol = 1e-2, double atol = 1e-2, std::vector<std::size_t> keep_float = {}) {
-    NodeSpec half = spec, wide = spec;
-    for (std::size_t i = 0; i < spec.inputs.size(); ++i)
-      if (spec.inputs[i].defined() && spec.inputs[i].dtype() == DType::kFloat32 &&
-          std::find(keep_float.begin(), keep_float.end(), i) == keep_float.end()) {
-        half.inputs[i] = to_f16(spec.inputs[i]);
-        wide.inputs[i] = cast(half.inputs[i], DType::kFloat32);
-      }
-    checks_.push_back({std::move(half), rtol, atol, std::move(wide)});
+    add_narrow(DType::kFloat16, spec, rtol, atol, keep_float);
+  }
+  // Likewise in bfloat16 (8 bits of mantissa: wider tolerances).
+  void add_bf16(const NodeSpec& spec, double rtol = 3e-2, double atol = 3e-2, std::vector<std::size_t> keep_float = {}) {
+    add_narrow(DType::kBFloat16, spec, rtol, atol, keep_float);
   }
 
   void run() {
@@ -85,7 +82,7 @@ class HostChecks {
       });
       if (actual && c.reference)
         for (Tensor& t : *actual)
-          if (t.dtype() == DType::kFloat16) t = cast(t, DType::kFloat32);
+          if (t.dtype() == DType::kFloat16 || t.dtype() == DType::kBFloat16) t = cast(t, DType::kFloat32);
       check_outputs(actual, test::run_on_cpu(c.reference ? *c.reference : c.spec), c.rtol, c.atol);
     }
     checks_.clear();
@@ -97,6 +94,21 @@ class HostChecks {
     double rtol, atol;
     std::optional<NodeSpec> reference{};  // what the cpu EP runs, when not `spec`
   };
+  // The node with its float inputs (but `keep_float`) rounded to `narrow` on the cuda EP, against
+  // the cpu EP in float on the rounded values.
+  void add_narrow(DType narrow, const NodeSpec& spec, double rtol, double atol, const std::vector<std::size_t>& keep_float) {
+    NodeSpec rounded = spec, wide = spec;
+    for (std::size_t i = 0; i < spec.inputs.size(); ++i)
+      if (spec.inputs[i].defined() && spec.inputs[i].dtype() == DType::kFloat32 &&
+          std::find(keep_float.begin(), keep_float.end(), i) == keep_float.end()) {
+        rounded.inputs[i] = cast(spec.inputs[i], narrow);
+        wide.inputs[i] = cast(rounded.inputs[i], DType::kFloat32);
+      }
+    for (DType& t : rounded.output_dtypes)
+      if (t == DType::kFloat32) t = narrow;
+    checks_.push_back({std::move(rounded), rtol, atol, std::move(wide)});
+  }
+
   std::vector<Check> checks_;
 };
 
@@ -316,7 +328,7 @@ TEST_CASE("cuda runs double in its exact kernels: chain arithmetic, CumSum, Eins
   auto relu = test::run_partition_with({.op_type = "Relu", .opset = 14, .inputs = {a}, .output_dtypes = {DType::kFloat64}}, "cuda",
                                        test::run_partition_on_host);
   REQUIRE_FALSE(relu);
-  CHECK_THAT(relu.error().why, Catch::Contains("Relu: input 0 is double; the cuda EP runs float and float16 only"));
+  CHECK_THAT(relu.error().why, Catch::Contains("Relu: input 0 is double; the cuda EP runs float, float16 and bfloat16 only"));
 }
 
 TEST_CASE("cuda chains compute int8 and uint8 in int and store them wrapped", "[cuda]") {
@@ -987,7 +999,7 @@ TEST_CASE("cuda recurrent layers decline double and a sequence_lens that is not 
     return r.error().why;
   };
   const Tensor xd = Tensor::from_vector<double>({1, 1, 1}, {1});
-  CHECK_THAT(decline({xd, xd, xd}), Catch::Contains("RNN: input 0 is double; the cuda EP runs float and float16 only"));
+  CHECK_THAT(decline({xd, xd, xd}), Catch::Contains("RNN: input 0 is double; the cuda EP runs float, float16 and bfloat16 only"));
   const Tensor x = random_tensor({1, 1, 1}, 1);
   CHECK_THAT(decline({x, x, x, Tensor(), test::int64s({1})}),
              Catch::Contains("RNN: sequence_lens is int64; ONNX defines it as int32"));
@@ -1130,6 +1142,42 @@ TEST_CASE("cuda ReverseSequence runs on the host: time-major and batch-major, an
   checks.add({.op_type = "ReverseSequence", .opset = 10, .inputs = {test::int64s({1, 2, 3, 4, 5, 6}).reshaped({3, 2}), test::int64s({3, 2})}});
   checks.add_f16({.op_type = "ReverseSequence", .opset = 10, .inputs = {x, test::int64s({3, 3, 1})}});
   checks.run();
+}
+
+TEST_CASE("cuda bfloat16 runs the float ops: cuBLASLt products, normalizations, reductions, pooling, resampling", "[cuda]") {
+  HostChecks checks;
+  const Tensor x = random_tensor({2, 3, 4, 5}, 480);
+  const Tensor m = random_tensor({3, 6}, 481), w = random_tensor({6, 4}, 482);
+  checks.add_bf16({.op_type = "MatMul", .opset = 13, .inputs = {random_tensor({2, 3, 6}, 483), w}});
+  checks.add_bf16({.op_type = "Gemm", .opset = 13, .inputs = {m, w, random_tensor({4}, 484)},
+                   .attrs = attrs({{"alpha", 0.5f}, {"beta", 2.f}})});
+  checks.add_bf16({.op_type = "Einsum", .opset = 12, .inputs = {m, w}, .attrs = attrs({{"equation", std::string("ij,jk->ik")}})});
+  for (const char* op : {"Softmax", "LogSoftmax", "Hardmax"})
+    checks.add_bf16({.op_type = op, .opset = 13, .inputs = {x}, .attrs = attrs({{"axis", int64_t{-1}}})});
+  checks.add_bf16({.op_type = "LayerNormalization", .opset = 17, .inputs = {x, random_tensor({5}, 485), random_tensor({5}, 486)},
+                   .attrs = attrs({{"axis", int64_t{-1}}})});
+  checks.add_bf16({.op_type = "InstanceNormalization", .opset = 6, .inputs = {x, random_tensor({3}, 487), random_tensor({3}, 488)}});
+  for (const char* op : {"ReduceMean", "ReduceMax", "ReduceSumSquare"})
+    checks.add_bf16({.op_type = op, .opset = 13, .inputs = {x}, .attrs = attrs({{"axes", ints{1, 3}}})});
+  checks.add_bf16({.op_type = "ArgMax", .opset = 13, .inputs = {x}, .attrs = attrs({{"axis", int64_t{2}}})}, 0, 0);
+  checks.add_bf16({.op_type = "TopK", .opset = 11, .inputs = {x, test::int64s({2})}, .outputs = 2});
+  checks.add_bf16({.op_type = "MaxPool", .opset = 12, .inputs = {x}, .attrs = attrs({{"kernel_shape", ints{2, 2}}})});
+  checks.add_bf16({.op_type = "AveragePool", .opset = 11, .inputs = {x}, .attrs = attrs({{"kernel_shape", ints{3, 2}}})});
+  checks.add_bf16({.op_type = "GlobalAveragePool", .inputs = {x}});
+  checks.add_bf16({.op_type = "Resize", .opset = 13, .inputs = {x, Tensor::from_vector<float>({0}, {}), Tensor::from_vector<float>({4}, {1, 1, 1.5f, 2})},
+                   .attrs = attrs({{"mode", std::string("linear")}})},
+                  3e-2, 3e-2, {1, 2});
+  // Elementwise chains of transcendental ops, and Det.
+  for (const char* op : {"Relu", "Sigmoid", "Tanh", "Erf", "Exp"})
+    checks.add_bf16({.op_type = op, .opset = 13, .inputs = {x}, .output_dtypes = {DType::kFloat32}});
+  checks.add_bf16({.op_type = "Det", .opset = 11, .inputs = {random_tensor({2, 3, 3}, 489)}}, 5e-2, 5e-2);
+  checks.run();
+  // cuDNN convolutions stay float and float16.
+  auto conv = test::run_partition_with({.op_type = "Conv", .opset = 11, .inputs = {cast(x, DType::kBFloat16), cast(random_tensor({2, 3, 3, 3}, 490), DType::kBFloat16)}},
+                                       "cuda", test::run_partition_on_host);
+  REQUIRE_FALSE(conv);
+  CHECK(conv.error().why ==
+        "Conv: input 0 is bfloat16; the cuda EP convolves float and float16 (cuDNN's bfloat16 convolutions are not wired up)");
 }
 
 TEST_CASE("cuda chains take 16-bit and unsigned integers; Pow, Clip and BitShift take integers", "[cuda]") {

@@ -49,6 +49,10 @@ Expected<TensorDesc> tensor_desc(const DnnApi& api, const StepContext& ctx, cudn
 KernelMatch check_conv_common(const NodeContext& ctx) {
   const std::string& op = ctx.node().op_type;
   NXRT_REQUIRE_MATCH(require_float(ctx, {0, 1, 2}));
+  NXRT_REQUIRE(ctx.input_dtype(0) != DType::kBFloat16,
+               "{}: input 0 is bfloat16; the cuda EP convolves float and float16 (cuDNN's bfloat16 convolutions are not "
+               "wired up)",
+               op);
   const auto rank = ctx.input_rank(0);
   NXRT_REQUIRE(rank.has_value(), "{}: the rank of input 0 is unknown; the cuda EP needs it (give --shape)", op);
   NXRT_REQUIRE(*rank >= 3 && *rank <= 5, "{}: input 0 has rank {}; cuDNN convolves 1 to 3 spatial dims", op, *rank);

@@ -3,7 +3,8 @@
 // chain. Float and float16 compute in float; the arithmetic ops, Mod, Clip, Pow, comparisons,
 // Where and Cast also take bfloat16 (in float), double and the signed and unsigned integers of
 // 8 to 64 bits (8- and 16-bit ones computed in int, stored wrapped); the logical ops, Where and
-// Cast take bool. The other ops (transcendental ones included) are float and float16 only.
+// Cast take bool. The other ops (transcendental ones included) take float, float16 and
+// bfloat16 only.
 #include <fmt/format.h>
 
 #include "ops/op_util.h"
@@ -29,7 +30,7 @@ bool is_unsigned(DType t) {
 // 8- to 64-bit integers (not the 4-bit ones).
 bool is_whole_byte_integer(DType t) { return is_integer(t) && !is_4bit(t); }
 bool is_chain_type(DType t) {
-  return is_cuda_float(t) || t == DType::kBFloat16 || t == DType::kFloat64 || is_whole_byte_integer(t);
+  return is_cuda_float(t) || t == DType::kFloat64 || is_whole_byte_integer(t);
 }
 constexpr std::string_view kChainTypes = "float, float16, bfloat16, double and 8- to 64-bit integers";
 constexpr std::string_view kChainTypesOrBool = "float, float16, bfloat16, double, 8- to 64-bit integers and bool";
@@ -77,13 +78,13 @@ KernelMatch check_bit_shift(const NodeContext& ctx) {
 // Clip: from opset 12 any number type (the bounds, optional inputs, of the same type); before,
 // float.
 KernelMatch check_clip(const NodeContext& ctx) {
-  if (ctx.opset() < 12) return require_one_dtype(ctx, 0, kAll, is_cuda_float, "float and float16");
+  if (ctx.opset() < 12) return require_one_dtype(ctx, 0, kAll, is_cuda_float, kCudaFloats);
   return require_one_dtype(ctx, 0, kAll, is_chain_type, kChainTypes);
 }
 
 // IsNaN, IsInf: float in, bool out.
 KernelMatch check_float_test(const NodeContext& ctx) {
-  return require_one_dtype(ctx, 0, kAll, is_cuda_float, "float and float16");
+  return require_one_dtype(ctx, 0, kAll, is_cuda_float, kCudaFloats);
 }
 // Not, And, Or, Xor.
 KernelMatch check_logical(const NodeContext& ctx) { return require_one_dtype(ctx, 0, kAll, is_bool, "bool"); }

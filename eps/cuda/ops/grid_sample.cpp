@@ -37,8 +37,8 @@ KernelMatch check_grid_sample(const NodeContext& ctx) {
   const std::string padding = ctx.attrs().string_or("padding_mode", "zeros");
   NXRT_REQUIRE(grid_padding(padding).has_value(), "GridSample: padding_mode '{}' is not valid; use zeros, border or reflection",
                padding);
-  NXRT_REQUIRE_MATCH(require_dtypes(ctx, {0}, is_cuda_float, "float and float16"));
-  NXRT_REQUIRE_MATCH(require_dtypes(ctx, {1}, is_cuda_float, "float and float16"));
+  NXRT_REQUIRE_MATCH(require_dtypes(ctx, {0}, is_cuda_float, kCudaFloats));
+  NXRT_REQUIRE_MATCH(require_dtypes(ctx, {1}, is_cuda_float, kCudaFloats));
   if (const auto rank = ctx.input_rank(0)) {
     NXRT_REQUIRE(*rank >= 3 && *rank - 2 <= kMaxSpatial, "GridSample: X has rank {}; the cuda EP samples 1 to {} spatial dims",
                  *rank, kMaxSpatial);

@@ -1,4 +1,4 @@
-// MatMul and Gemm through cuBLASLt (float accumulation for float and float16).
+// MatMul and Gemm through cuBLASLt (float accumulation for float, float16 and bfloat16).
 #include <fmt/format.h>
 
 #include "blas.h"

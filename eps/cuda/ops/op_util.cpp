@@ -27,10 +27,10 @@ KernelMatch require_dtypes(const NodeContext& ctx, const std::vector<std::size_t
 
 KernelMatch require_float(const NodeContext& ctx, const std::vector<std::size_t>& inputs, bool same) {
   const std::string& op = ctx.node().op_type;
-  NXRT_REQUIRE_MATCH(require_dtypes(ctx, inputs, is_cuda_float, "float and float16", same));
+  NXRT_REQUIRE_MATCH(require_dtypes(ctx, inputs, is_cuda_float, kCudaFloats, same));
   if (const ValueType* out = ctx.output_type(0); out && out->dtype != DType::kUndefined)
-    NXRT_REQUIRE(is_cuda_float(out->dtype), "{}: output 0 is {}; the cuda EP runs float and float16 only", op,
-                 dtype_name(out->dtype));
+    NXRT_REQUIRE(is_cuda_float(out->dtype), "{}: output 0 is {}; the cuda EP runs {} only", op, dtype_name(out->dtype),
+                 kCudaFloats);
   return KernelMatch::supported();
 }
 

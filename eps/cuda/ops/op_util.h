@@ -15,7 +15,10 @@
 
 namespace nxrt::cuda {
 
-inline bool is_cuda_float(DType t) { return t == DType::kFloat32 || t == DType::kFloat16; }
+// The floats the cuda EP computes in float: float, float16 and bfloat16 (both loaded to float
+// and stored rounded to nearest even).
+inline bool is_cuda_float(DType t) { return t == DType::kFloat32 || t == DType::kFloat16 || t == DType::kBFloat16; }
+inline constexpr std::string_view kCudaFloats = "float, float16 and bfloat16";
 // The numbers the cuda EP's exact kernels (sums, products, comparisons, copies) compute in
 // their own type: float, float16 (in float), double, int32 and int64.
 inline bool is_cuda_number(DType t) {
@@ -24,11 +27,11 @@ inline bool is_cuda_number(DType t) {
 inline constexpr std::string_view kCudaNumbers = "float, float16, double, int32 and int64";
 
 // Declines unless the present inputs among `inputs` have dtypes `allowed` accepts (`kinds`
-// names them in the reason: "float and float16"), all one dtype when `same` is set.
+// names them in the reason: kCudaFloats), all one dtype when `same` is set.
 KernelMatch require_dtypes(const NodeContext& ctx, const std::vector<std::size_t>& inputs, bool (*allowed)(DType),
                            std::string_view kinds, bool same = true);
-// Declines unless inputs `inputs` (present ones) and output 0 are float or float16, and of
-// one dtype when `same` is set.
+// Declines unless inputs `inputs` (present ones) and output 0 are cuda floats (is_cuda_float),
+// and of one dtype when `same` is set.
 KernelMatch require_float(const NodeContext& ctx, const std::vector<std::size_t>& inputs, bool same = true);
 inline KernelMatch require_float(const NodeContext& ctx, std::initializer_list<std::size_t> inputs, bool same = true) {
   return require_float(ctx, std::vector<std::size_t>(inputs), same);

@@ -47,7 +47,7 @@ DType quantize_output_type(const NodeContext& ctx) {
 }
 
 KernelMatch check_quantize(const NodeContext& ctx) {
-  NXRT_REQUIRE_MATCH(require_dtypes(ctx, {0}, is_cuda_float, "float and float16"));
+  NXRT_REQUIRE_MATCH(require_dtypes(ctx, {0}, is_cuda_float, kCudaFloats));
   const DType q = quantize_output_type(ctx);
   NXRT_REQUIRE(!quantized_type(q).empty(), "QuantizeLinear: quantizing to {} is not implemented by the cuda EP (it takes int8 "
                "and uint8)", dtype_name(q));
@@ -58,8 +58,8 @@ KernelMatch check_dequantize(const NodeContext& ctx) {
   const DType x = ctx.input_dtype(0);
   NXRT_REQUIRE(!quantized_type(x).empty() || x == DType::kInt32,
                "DequantizeLinear: input 0 is {}; the cuda EP dequantizes int8, uint8 and int32", dtype_name(x));
-  NXRT_REQUIRE(is_cuda_float(ctx.input_dtype(1)), "DequantizeLinear: the scale is {}; the cuda EP takes float and float16",
-               dtype_name(ctx.input_dtype(1)));
+  NXRT_REQUIRE(is_cuda_float(ctx.input_dtype(1)), "DequantizeLinear: the scale is {}; the cuda EP takes {}",
+               dtype_name(ctx.input_dtype(1)), kCudaFloats);
   return check_scale_and_zero_point(ctx, ctx.input_dtype(1), x);
 }
 

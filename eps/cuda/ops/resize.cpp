@@ -87,9 +87,8 @@ KernelMatch check_modern_attrs(const NodeContext& ctx) {
                transform);
   if (transform == "tf_crop_and_resize") {
     NXRT_REQUIRE(is_cuda_float(ctx.input_dtype(0)),
-                 "Resize: tf_crop_and_resize of {} data; the cuda EP crops float and float16 (the extrapolation value's "
-                 "types)",
-                 dtype_name(ctx.input_dtype(0)));
+                 "Resize: tf_crop_and_resize of {} data; the cuda EP crops {} (the extrapolation value's types)",
+                 dtype_name(ctx.input_dtype(0)), kCudaFloats);
     NXRT_REQUIRE(ctx.has_input(kRoi) && (ctx.input_dtype(kRoi) == DType::kFloat32 || ctx.input_dtype(kRoi) == DType::kFloat64),
                  "Resize: tf_crop_and_resize needs roi (input 1) of float or double; it is {}",
                  ctx.has_input(kRoi) ? dtype_name(ctx.input_dtype(kRoi)) : "absent");

@@ -1,4 +1,4 @@
-// RoiAlign (10 and 16) of float and float16 maps: one thread per output element samples its
+// RoiAlign (10 and 16) of float, float16 and bfloat16 maps: one thread per output element samples its
 // bin bilinearly (lib reads the attributes, as the cpu EP does).
 #include <fmt/format.h>
 

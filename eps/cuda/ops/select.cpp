@@ -89,7 +89,8 @@ bool is_non_zero(const Tensor& x, int64_t i) {
   switch (x.dtype()) {
     case DType::kFloat32: return x.data_as<float>()[i] != 0.f;
     case DType::kFloat64: return x.data_as<double>()[i] != 0.0;
-    case DType::kFloat16: return (x.data_as<uint16_t>()[i] & 0x7fff) != 0;
+    case DType::kFloat16:
+    case DType::kBFloat16: return (x.data_as<uint16_t>()[i] & 0x7fff) != 0;
     default: {
       const std::size_t size = dtype_size(x.dtype());
       const auto* bytes = static_cast<const unsigned char*>(x.view().data()) + static_cast<std::size_t>(i) * size;
