@@ -1171,6 +1171,19 @@ TEST_CASE("cuda bfloat16 runs the float ops: cuBLASLt products, normalizations, 
   for (const char* op : {"Relu", "Sigmoid", "Tanh", "Erf", "Exp"})
     checks.add_bf16({.op_type = op, .opset = 13, .inputs = {x}, .output_dtypes = {DType::kFloat32}});
   checks.add_bf16({.op_type = "Det", .opset = 11, .inputs = {random_tensor({2, 3, 3}, 489)}}, 5e-2, 5e-2);
+  // Recurrent layers (cuBLASLt products and gate kernels), losses, sampling, normalization
+  // across channels and quantization.
+  const Tensor seq = random_tensor({3, 2, 3}, 491, -1, 1);
+  checks.add_bf16({.op_type = "LSTM", .opset = 14,
+                   .inputs = {seq, random_tensor({1, 16, 3}, 492, -1, 1), random_tensor({1, 16, 4}, 493, -1, 1)},
+                   .attrs = attrs({{"hidden_size", int64_t{4}}}), .outputs = 3},
+                  5e-2, 5e-2);
+  checks.add_bf16({.op_type = "SoftmaxCrossEntropyLoss", .opset = 13, .inputs = {random_tensor({4, 5}, 494), test::int64s({0, 4, 2, 1})}});
+  checks.add_bf16({.op_type = "GridSample", .opset = 16, .inputs = {x, random_tensor({2, 3, 3, 2}, 495, -1, 1)}});
+  checks.add_bf16({.op_type = "LRN", .opset = 13, .inputs = {x}, .attrs = attrs({{"size", int64_t{3}}})});
+  checks.add_bf16({.op_type = "QuantizeLinear", .opset = 19,
+                   .inputs = {random_tensor({8}, 496, -100, 100), Tensor::from_vector<float>({}, {0.5f}), cast(test::int64s({3}).reshaped({}), DType::kUInt8)}},
+                  0, 1);
   checks.run();
   // cuDNN convolutions stay float and float16.
   auto conv = test::run_partition_with({.op_type = "Conv", .opset = 11, .inputs = {cast(x, DType::kBFloat16), cast(random_tensor({2, 3, 3, 3}, 490), DType::kBFloat16)}},
