@@ -914,6 +914,39 @@ __device__ void instance_norm(i64 rows, i64 cols, i64 channels, const T* x, cons
   }
 }
 
+// MeanVarianceNormalization, one block per group (a position over the kept dims: its offset in
+// x from `kept_shape` and `kept_strides`) of `count` elements over the normalized dims (walked
+// with `red_shape` and `red_strides`): y = (x - mean) / (std + 1e-9) with the biased std, as
+// the op's function body defines it.
+__device__ __forceinline__ i64 walk_offset(i64 i, int rank, const Dims& shape, const Dims& strides) {
+  i64 off = 0;
+  for (int d = rank - 1; d >= 0; --d) {
+    off += i % shape.d[d] * strides.d[d];
+    i /= shape.d[d];
+  }
+  return off;
+}
+template <class T>
+__device__ void mvn(i64 groups, int kept_rank, Dims kept_shape, Dims kept_strides, int red_rank, Dims red_shape,
+                    Dims red_strides, i64 count, const T* x, T* y) {
+  for (i64 g = blockIdx.x; g < groups; g += gridDim.x) {
+    const i64 base = walk_offset(g, kept_rank, kept_shape, kept_strides);
+    float s = 0.f;
+    for (i64 j = threadIdx.x; j < count; j += blockDim.x) s += ld(x, base + walk_offset(j, red_rank, red_shape, red_strides));
+    const float mean = block_reduce(s, false) / (float)count;
+    float q = 0.f;
+    for (i64 j = threadIdx.x; j < count; j += blockDim.x) {
+      const float d = ld(x, base + walk_offset(j, red_rank, red_shape, red_strides)) - mean;
+      q += d * d;
+    }
+    const float scale = 1.f / (sqrtf(block_reduce(q, false) / (float)count) + 1e-9f);
+    for (i64 j = threadIdx.x; j < count; j += blockDim.x) {
+      const i64 at = base + walk_offset(j, red_rank, red_shape, red_strides);
+      st(y, at, (ld(x, at) - mean) * scale);
+    }
+  }
+}
+
 // LRN across channels: y = x / (bias + alpha / size · sum of x² over the channel window)^beta,
 // the window from c - floor((size - 1) / 2) to c + ceil((size - 1) / 2).
 template <class T>

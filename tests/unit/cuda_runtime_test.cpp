@@ -1193,6 +1193,21 @@ TEST_CASE("cuda bfloat16 runs the float ops: cuBLASLt products, normalizations, 
         "Conv: input 0 is bfloat16; the cuda EP convolves float and float16 (cuDNN's bfloat16 convolutions are not wired up)");
 }
 
+TEST_CASE("cuda MeanVarianceNormalization runs on the host: the default axes and others", "[cuda]") {
+  HostChecks checks;
+  const Tensor x = random_tensor({2, 3, 4, 5}, 500, -3, 5);
+  checks.add({.op_type = "MeanVarianceNormalization", .opset = 13, .inputs = {x}}, 1e-4, 1e-5);
+  checks.add({.op_type = "MeanVarianceNormalization", .opset = 13, .inputs = {x}, .attrs = attrs({{"axes", ints{1, -1}}})}, 1e-4, 1e-5);
+  checks.add({.op_type = "MeanVarianceNormalization", .opset = 9, .inputs = {random_tensor({3, 700}, 501)}, .attrs = attrs({{"axes", ints{1}}})},
+             1e-4, 1e-5);
+  checks.add_f16({.op_type = "MeanVarianceNormalization", .opset = 13, .inputs = {x}});
+  checks.run();
+  auto bad = test::run_partition_with({.op_type = "MeanVarianceNormalization", .opset = 13, .inputs = {x}, .attrs = attrs({{"axes", ints{1, 5}}})},
+                                      "cuda", test::run_partition_on_host);
+  REQUIRE_FALSE(bad);
+  CHECK(bad.error().why == "MeanVarianceNormalization: axes [1, 5] do not name distinct dims of a rank-4 input");
+}
+
 TEST_CASE("cuda chains take 16-bit and unsigned integers; Pow, Clip and BitShift take integers", "[cuda]") {
   HostChecks checks;
   auto ints = [](DType dtype, std::vector<int64_t> v) {

@@ -1,6 +1,8 @@
-// Softmax, LogSoftmax, Hardmax, LayerNormalization and InstanceNormalization: one block per
-// row, reductions in shared memory. LRN: one thread per element, over its channel window.
+// Softmax, LogSoftmax, Hardmax, LayerNormalization, InstanceNormalization and
+// MeanVarianceNormalization: one block per row or group, reductions in shared memory. LRN: one
+// thread per element, over its channel window.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "ops/op_util.h"
 #include "ops/ops.h"
@@ -188,6 +190,64 @@ Expected<void> build_lrn(PlanBuilder& b, const Node& node) {
   return {};
 }
 
+// MeanVarianceNormalization: axes (default [0, 2, 3]) within the rank, each once.
+KernelMatch check_mvn(const NodeContext& ctx) {
+  NXRT_REQUIRE_MATCH(require_float(ctx, {0}));
+  NXRT_REQUIRE_MATCH(require_max_rank(ctx, 0));
+  if (const auto rank = ctx.input_rank(0)) {
+    std::vector<bool> seen(static_cast<std::size_t>(*rank), false);
+    for (int64_t a : ctx.attrs().ints_or("axes", {0, 2, 3})) {
+      const int64_t k = normalize_axis(a, *rank);
+      NXRT_REQUIRE(k >= 0 && k < *rank && !seen[static_cast<std::size_t>(k)],
+                   "MeanVarianceNormalization: axes {} do not name distinct dims of a rank-{} input",
+                   ctx.attrs().ints_or("axes", {0, 2, 3}), *rank);
+      seen[static_cast<std::size_t>(k)] = true;
+    }
+  }
+  return KernelMatch::supported();
+}
+
+Expected<void> build_mvn(PlanBuilder& b, const Node& node) {
+  const DType dtype = b.graph().value(node.inputs[0]).type.dtype;
+  const std::vector<int64_t> axes = node.attributes.ints_or("axes", {0, 2, 3});
+  const std::string t(float_type(dtype));
+  const std::string kernel = b.instantiate(
+      "mvn", t,
+      fmt::format("i64 groups, int kept_rank, Dims kept_shape, Dims kept_strides, int red_rank, Dims red_shape, "
+                  "Dims red_strides, i64 count, const {0}* x, {0}* y",
+                  t),
+      "groups, kept_rank, kept_shape, kept_strides, red_rank, red_shape, red_strides, count, x, y");
+  b.add_step(make_step(node, "nvrtc:" + kernel, [=](StepContext& ctx) -> Expected<void> {
+    const Tensor& x = ctx.input(0);
+    const Shape& s = x.shape();
+    const auto rank = static_cast<int64_t>(s.size());
+    std::vector<bool> normalized(s.size(), false);
+    for (int64_t a : axes) {
+      const int64_t k = normalize_axis(a, rank);
+      if (k < 0 || k >= rank)
+        return fail(ErrorCode::kRuntime, fmt::format("{}: axis {} is outside an input of rank {}", ctx.where(), a, rank));
+      normalized[static_cast<std::size_t>(k)] = true;
+    }
+    auto y = ctx.output(0, dtype, s);
+    if (!y) return std::unexpected(y.error());
+    if (x.numel() == 0) return {};
+    // The kept dims enumerate the groups; the normalized ones each group's elements.
+    const Shape strides = contiguous_strides(s);
+    Shape kept_shape, kept_strides, red_shape, red_strides;
+    for (std::size_t d = 0; d < s.size(); ++d) {
+      (normalized[d] ? red_shape : kept_shape).push_back(s[d]);
+      (normalized[d] ? red_strides : kept_strides).push_back(strides[d]);
+    }
+    const int64_t groups = shape_numel(kept_shape);
+    KernelArgs args;
+    args.add(groups).add(static_cast<int>(kept_shape.size())).add(to_kernel_dims(kept_shape)).add(to_kernel_dims(kept_strides));
+    args.add(static_cast<int>(red_shape.size())).add(to_kernel_dims(red_shape)).add(to_kernel_dims(red_strides));
+    args.add(shape_numel(red_shape)).ptr(dev(x)).ptr(dev_mut(*y));
+    return ctx.launch_rows(kernel, groups, kRowThreads, args);
+  }));
+  return {};
+}
+
 }  // namespace
 
 std::vector<CudaOpDef> normalization_ops() {
@@ -198,6 +258,7 @@ std::vector<CudaOpDef> normalization_ops() {
   ops.push_back(make_op("LayerNormalization", 17, check_layer_norm, build_layer_norm));
   ops.push_back(make_op("InstanceNormalization", 6, check_instance_norm, build_instance_norm));
   ops.push_back(make_op("LRN", 1, check_lrn, build_lrn));
+  for (CudaOpDef& op : make_op_versions("MeanVarianceNormalization", {9, 13}, check_mvn, build_mvn)) ops.push_back(std::move(op));
   return ops;
 }
 

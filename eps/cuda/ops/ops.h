@@ -69,7 +69,7 @@ std::vector<CudaOpDef> elementwise_ops();   // unary, binary, variadic, Mod, Cli
 std::vector<CudaOpDef> matmul_ops();        // MatMul, Gemm (cuBLASLt)
 std::vector<CudaOpDef> conv_ops();          // Conv (cuDNN)
 std::vector<CudaOpDef> conv_transpose_ops(); // ConvTranspose (cuDNN's backward data)
-std::vector<CudaOpDef> normalization_ops(); // Softmax, LogSoftmax, Hardmax, LayerNormalization, InstanceNormalization, LRN
+std::vector<CudaOpDef> normalization_ops(); // Softmax, LogSoftmax, Hardmax, LayerNormalization, InstanceNormalization, LRN, MVN
 std::vector<CudaOpDef> reduce_ops();        // ReduceSum/Mean/Max/Min/Prod/SumSquare/L1/L2/LogSumExp/LogSum, ArgMax/Min
 std::vector<CudaOpDef> layout_ops();        // Reshape, Flatten, Squeeze, Unsqueeze, Identity, Transpose, Expand
 std::vector<CudaOpDef> gather_ops();        // Concat, Split, Slice, Gather, GatherElements
