@@ -64,7 +64,6 @@ class MatmulPlans {
     if (plans_.size() >= kMaxPlans) plans_.clear();
     return plans_.emplace(key, std::move(*made)).first->second.get();
   }
-  std::size_t size() const { return plans_.size(); }
 
  private:
   std::map<MatmulKey, std::unique_ptr<Plan>> plans_;

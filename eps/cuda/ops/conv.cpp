@@ -66,7 +66,9 @@ Expected<EvenPadding> even_padding(StepContext& ctx, const std::string& copy, co
   const Shape strides = contiguous_strides(padded);
   int64_t start = 0;
   for (std::size_t d = 0; d < padded.size(); ++d) start += lead[d] * strides[d];
-  if (auto r = strided_copy(ctx, copy, x.shape(), contiguous_strides(x.shape()), 0, dev(x), strides, start, dev_mut(*scratch)); !r)
+  if (auto r = strided_copy(ctx, copy, x.shape(), contiguous_strides(x.shape()), 0, dev(x), strides, start,
+                            dev_mut(*scratch));
+      !r)
     return std::unexpected(r.error());
   even.input = Tensor(scratch->storage(), x.dtype(), padded);
   return even;

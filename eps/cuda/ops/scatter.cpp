@@ -13,7 +13,6 @@
 namespace nxrt::cuda {
 namespace {
 
-
 // The node's reduction as the kernel library's scatter_store takes it: kScatterNone (0) to
 // kScatterMin (4), in ScatterReduction's order.
 int reduction_code(const Node& node) { return static_cast<int>(scatter_reduction_of(node)); }
