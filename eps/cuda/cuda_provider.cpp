@@ -84,9 +84,26 @@ Expected<const NvrtcCompiler*> CudaProvider::compiler() {
   return nvrtc_.get();
 }
 
+namespace {
+
+// cuBLASLt multiplies bfloat16 on sm_80 (Ampere) and newer only: the ops whose products it runs
+// decline bfloat16 for an older target instead of failing when they run.
+constexpr GpuArch kBlasBfloat16{8, 0};
+bool runs_on_cublaslt(const std::string& op) {
+  return op == "MatMul" || op == "Gemm" || op == "Einsum" || op == "RNN" || op == "GRU" || op == "LSTM";
+}
+
+}  // namespace
+
 KernelMatch CudaProvider::claim(const NodeContext& ctx) const {
   if (!info_.available) return KernelMatch::declined(fmt::format("the cuda EP is unavailable: {}", info_.unavailable_reason));
-  return ops_->registry.check(ctx, info_.name);
+  KernelMatch match = ops_->registry.check(ctx, info_.name);
+  const std::string& op = ctx.node().op_type;
+  if (match.is_supported() && target_ && *target_ < kBlasBfloat16 && runs_on_cublaslt(op) &&
+      ctx.input_dtype(0) == DType::kBFloat16)
+    return KernelMatch::declined(fmt::format("{}: bfloat16 products need {} or newer (cuBLASLt); the target is {}", op,
+                                             kBlasBfloat16.sm(), target_->sm()));
+  return match;
 }
 
 std::vector<OpKey> CudaProvider::registered_ops() const {

@@ -89,6 +89,20 @@ TEST_CASE("cuda EP without a device declines every node with the driver's reason
   CHECK_FALSE(dynamic_cast<CudaProvider&>(**created).compile(test::whole_graph(b.graph, "cuda")));
 }
 
+TEST_CASE("cuda bfloat16 products are claimed for sm_80 and newer only (cuBLASLt)", "[cuda]") {
+  test::GraphBuilder b;
+  b.input("a", DType::kBFloat16, {2, 4});
+  b.input("b", DType::kBFloat16, {4, 3});
+  const NodeId matmul = b.node("mm", "MatMul", {"a", "b"}, {"y"}, DType::kBFloat16, {2, 3});
+  const NodeId relu = b.node("relu", "Relu", {"a"}, {"r"}, DType::kBFloat16, {2, 4});
+  b.finish();
+  CHECK(claim_reason(*cuda_for("sm_80"), b.graph, matmul) == "claimed");
+  CHECK(claim_reason(*cuda_for("sm_75"), b.graph, matmul) ==
+        "MatMul: bfloat16 products need sm_80 or newer (cuBLASLt); the target is sm_75");
+  // nxrt's own kernels convert bfloat16 themselves, on any architecture.
+  CHECK(claim_reason(*cuda_for("sm_75"), b.graph, relu) == "claimed");
+}
+
 TEST_CASE("cuda claims for a target architecture name the missing dtype or attribute", "[cuda]") {
   auto ep = cuda_for("sm_90");
   CHECK(ep->info().available);
