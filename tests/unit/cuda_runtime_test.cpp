@@ -1171,6 +1171,13 @@ TEST_CASE("cuda bfloat16 runs the float ops: cuBLASLt products, normalizations, 
   for (const char* op : {"Relu", "Sigmoid", "Tanh", "Erf", "Exp"})
     checks.add_bf16({.op_type = op, .opset = 13, .inputs = {x}, .output_dtypes = {DType::kFloat32}});
   checks.add_bf16({.op_type = "Det", .opset = 11, .inputs = {random_tensor({2, 3, 3}, 489)}}, 5e-2, 5e-2);
+  // The number ops (float, float16, bfloat16, double, int32, int64): CumSum, Pow, EyeLike,
+  // OneHot, the windows.
+  checks.add_bf16({.op_type = "CumSum", .opset = 14, .inputs = {x, test::int64s({-1}).reshaped({})}, .constant = {false, true}});
+  checks.add_bf16({.op_type = "Pow", .opset = 15, .inputs = {x, Tensor::from_vector<float>({}, {2.f})}, .output_dtypes = {DType::kFloat32}});
+  checks.add_bf16({.op_type = "EyeLike", .opset = 9, .inputs = {random_tensor({3, 4}, 497)}});
+  checks.add_bf16({.op_type = "OneHot", .opset = 11,
+                   .inputs = {test::int64s({0, 2, 1}), test::int64s({3}).reshaped({}), Tensor::from_vector<float>({2}, {-1.f, 2.5f})}});
   // Recurrent layers (cuBLASLt products and gate kernels), losses, sampling, normalization
   // across channels and quantization.
   const Tensor seq = random_tensor({3, 2, 3}, 491, -1, 1);
@@ -1185,6 +1192,16 @@ TEST_CASE("cuda bfloat16 runs the float ops: cuBLASLt products, normalizations, 
                    .inputs = {random_tensor({8}, 496, -100, 100), Tensor::from_vector<float>({}, {0.5f}), cast(test::int64s({3}).reshaped({}), DType::kUInt8)}},
                   0, 1);
   checks.run();
+  // A bfloat16 window (the cpu EP writes float and integer windows only): the float window,
+  // rounded.
+  const Tensor six = test::int64s({6}).reshaped({});
+  auto window = test::run_partition_with(
+      {.op_type = "HannWindow", .opset = 17, .inputs = {six}, .attrs = attrs({{"output_datatype", int64_t{16}}})}, "cuda",
+      test::run_partition_on_host);
+  REQUIRE(window);
+  const Tensor rounded = cast(cast(test::run_one({.op_type = "HannWindow", .opset = 17, .inputs = {six}}), DType::kBFloat16),
+                              DType::kFloat32);
+  CHECK(test::compare_tensors(cast(window->at(0), DType::kFloat32), rounded, 0, 0) == "");
   // cuDNN convolutions stay float and float16.
   auto conv = test::run_partition_with({.op_type = "Conv", .opset = 11, .inputs = {cast(x, DType::kBFloat16), cast(random_tensor({2, 3, 3, 3}, 490), DType::kBFloat16)}},
                                        "cuda", test::run_partition_on_host);

@@ -20,11 +20,11 @@ namespace nxrt::cuda {
 inline bool is_cuda_float(DType t) { return t == DType::kFloat32 || t == DType::kFloat16 || t == DType::kBFloat16; }
 inline constexpr std::string_view kCudaFloats = "float, float16 and bfloat16";
 // The numbers the cuda EP's exact kernels (sums, products, comparisons, copies) compute in
-// their own type: float, float16 (in float), double, int32 and int64.
+// their own type: float, float16 and bfloat16 (in float), double, int32 and int64.
 inline bool is_cuda_number(DType t) {
   return is_cuda_float(t) || t == DType::kFloat64 || t == DType::kInt32 || t == DType::kInt64;
 }
-inline constexpr std::string_view kCudaNumbers = "float, float16, double, int32 and int64";
+inline constexpr std::string_view kCudaNumbers = "float, float16, bfloat16, double, int32 and int64";
 
 // Declines unless the present inputs among `inputs` have dtypes `allowed` accepts (`kinds`
 // names them in the reason: kCudaFloats), all one dtype when `same` is set.
