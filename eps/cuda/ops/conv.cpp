@@ -1,7 +1,7 @@
 // Conv through cuDNN (1-D as 2-D, 2-D and 3-D; groups; bias added by cuDNN after). cuDNN pads
 // both sides of a dim alike; uneven pads (asymmetric ones, or auto_pad SAME_* with an odd
 // total) run with the smaller pad on both sides over a copy of the input that holds the rest
-// of each pad as zeros.
+// of each pad as zeros (the Pad op's kernel writes it in one pass).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -41,12 +41,12 @@ Expected<ConvAlgorithm> choose_algorithm(const DnnApi& api, cudnnHandle_t h, con
 
 // The input and window cuDNN runs: x and `window` when every dim pads evenly; else, for each
 // uneven dim, the smaller pad on both sides and the input grown by the rest of its pads (a
-// zeroed scratch copy of x, placed after the extra begin pads).
+// scratch copy of x with zeros around it, written by the `pad` kernel).
 struct EvenPadding {
   Tensor input;
   Window3 window;
 };
-Expected<EvenPadding> even_padding(StepContext& ctx, const std::string& copy, const Tensor& x, const Window3& window,
+Expected<EvenPadding> even_padding(StepContext& ctx, const std::string& pad, const Tensor& x, const Window3& window,
                                    std::size_t spatial) {
   EvenPadding even{x, window};
   Shape padded = x.shape(), lead(padded.size(), 0);
@@ -59,17 +59,13 @@ Expected<EvenPadding> even_padding(StepContext& ctx, const std::string& copy, co
     d.pad_begin = d.pad_end = common;
   }
   if (padded == x.shape()) return even;
-  const std::size_t bytes = static_cast<std::size_t>(shape_numel(padded)) * dtype_size(x.dtype());
-  auto scratch = ctx.scratch(bytes);
+  const int64_t n = shape_numel(padded);
+  auto scratch = ctx.scratch(static_cast<std::size_t>(n) * dtype_size(x.dtype()));
   if (!scratch) return std::unexpected(scratch.error());
-  if (auto r = ctx.zero(dev_mut(*scratch), bytes); !r) return std::unexpected(r.error());
-  const Shape strides = contiguous_strides(padded);
-  int64_t start = 0;
-  for (std::size_t d = 0; d < padded.size(); ++d) start += lead[d] * strides[d];
-  if (auto r = strided_copy(ctx, copy, x.shape(), contiguous_strides(x.shape()), 0, dev(x), strides, start,
-                            dev_mut(*scratch));
-      !r)
-    return std::unexpected(r.error());
+  KernelArgs args;
+  args.add(n).add(static_cast<int>(padded.size())).add(to_kernel_dims(padded)).add(to_kernel_dims(x.shape()));
+  args.add(to_kernel_dims(lead)).add(0).ptr(nullptr).ptr(dev(x)).ptr(dev_mut(*scratch));  // mode 0 (constant), zeros
+  if (auto r = ctx.launch(pad, n, args); !r) return std::unexpected(r.error());
   even.input = Tensor(scratch->storage(), x.dtype(), padded);
   return even;
 }
@@ -80,7 +76,7 @@ Expected<void> build_conv(PlanBuilder& b, const Node& node) {
   const WindowAttrs attrs = read_window_attrs(node.attributes, spatial);
   const int64_t group = node.attributes.int_or("group", 1);
   const bool has_bias = node.inputs.size() > 2 && node.inputs[2] != kNoValue;
-  const std::string copy = strided_copy_kernel(b, dtype);
+  const std::string pad = pad_kernel(b, dtype);
   auto cache = std::make_shared<AlgorithmCache>();
   b.add_step(make_step(node, "cudnn", [=](StepContext& ctx) -> Expected<void> {
     const Tensor& x = ctx.input(0);
@@ -96,7 +92,7 @@ Expected<void> build_conv(PlanBuilder& b, const Node& node) {
     auto y = ctx.output(0, dtype, ys);
     if (!y) return std::unexpected(y.error());
     if (y->numel() == 0) return {};
-    auto even = even_padding(ctx, copy, x, *window, spatial);
+    auto even = even_padding(ctx, pad, x, *window, spatial);
     if (!even) return std::unexpected(even.error());
     const Tensor& input = even->input;
     auto p = prepare_convolution(ctx, dtype, input.shape(), ws, ys, even->window, spatial, group, *cache, choose_algorithm);

@@ -157,6 +157,16 @@ std::string strided_copy_kernel(PlanBuilder& builder, DType dtype) {
                              "n, rank, shape, in_strides, in_off, in, out_strides, out_off, out");
 }
 
+std::string pad_kernel(PlanBuilder& builder, DType dtype) {
+  const std::string_view t = element_type(dtype);
+  return builder.instantiate(
+      "pad", t,
+      fmt::format("i64 n, int rank, Dims out_shape, Dims in_shape, Dims begins, int mode, const {0}* value, const {0}* in, "
+                  "{0}* out",
+                  t),
+      "n, rank, out_shape, in_shape, begins, mode, value, in, out");
+}
+
 Expected<void> strided_copy(StepContext& ctx, const std::string& kernel, const Shape& shape, const Shape& in_strides,
                             int64_t in_off, const void* in, const Shape& out_strides, int64_t out_off, void* out) {
   const int64_t n = shape_numel(shape);

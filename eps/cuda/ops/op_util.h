@@ -104,6 +104,9 @@ class IntsInput {
 // an error of the step naming the axis and the shape.
 Expected<std::size_t> axis_index(const StepContext& ctx, int64_t axis, const Shape& shape);
 
+// The pad kernel for `dtype`'s element size (Pad, and Conv's uneven pads).
+std::string pad_kernel(PlanBuilder& builder, DType dtype);
+
 // The strided_copy kernel for `dtype`'s element size (Transpose, Slice, Concat, Expand).
 std::string strided_copy_kernel(PlanBuilder& builder, DType dtype);
 // out[out_off + i·out_strides] = in[in_off + i·in_strides] over `shape` (offsets in elements).

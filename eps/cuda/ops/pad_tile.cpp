@@ -62,10 +62,7 @@ Expected<std::vector<int64_t>> full_pads(const StepContext& ctx, const std::vect
 Expected<void> build_pad(PlanBuilder& b, const Node& node) {
   const DType dtype = b.graph().value(node.inputs[0]).type.dtype;
   const int mode = *pad_mode(node.attributes.string_or("mode", "constant"), node.opset);
-  const std::string t(element_type(dtype));
-  const std::string kernel = b.instantiate(
-      "pad", t, fmt::format("i64 n, int rank, Dims out_shape, Dims in_shape, Dims begins, int mode, const {0}* value, const {0}* in, {0}* out", t),
-      "n, rank, out_shape, in_shape, begins, mode, value, in, out");
+  const std::string kernel = pad_kernel(b, dtype);
   // Pad-2 has its pads (and a zero value) as attributes; from 11 they are inputs, the value a
   // scalar the kernel reads where it lies (absent: zero).
   const bool attribute_form = node.opset < 11;
