@@ -76,7 +76,12 @@ Expected<void> build_conv(PlanBuilder& b, const Node& node) {
   const WindowAttrs attrs = read_window_attrs(node.attributes, spatial);
   const int64_t group = node.attributes.int_or("group", 1);
   const bool has_bias = node.inputs.size() > 2 && node.inputs[2] != kNoValue;
-  const std::string pad = pad_kernel(b, dtype);
+  // Only auto_pad SAME_* and asymmetric explicit pads can pad unevenly: other Convs' modules
+  // need no pad kernel (even_padding returns before using it).
+  const bool may_pad_unevenly = attrs.auto_pad.starts_with("SAME") ||
+                                !std::equal(attrs.pads.begin(), attrs.pads.begin() + static_cast<std::ptrdiff_t>(spatial),
+                                            attrs.pads.begin() + static_cast<std::ptrdiff_t>(spatial));
+  const std::string pad = may_pad_unevenly ? pad_kernel(b, dtype) : std::string();
   auto cache = std::make_shared<AlgorithmCache>();
   b.add_step(make_step(node, "cudnn", [=](StepContext& ctx) -> Expected<void> {
     const Tensor& x = ctx.input(0);
