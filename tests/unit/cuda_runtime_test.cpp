@@ -1095,6 +1095,13 @@ TEST_CASE("cuda ConvInteger and QLinearConv run on the host: pads, strides, dila
       "cuda", test::run_partition_on_host);
   REQUIRE_FALSE(declined);
   CHECK(declined.error().why == "ConvInteger: x_zero_point has rank 1; it must be a scalar");
+  // A per-channel operand of neither 1 nor one value per output channel fails the step.
+  auto miscounted = test::run_partition_with(
+      {.op_type = "ConvInteger", .opset = 10, .inputs = {bytes({1, 1, 3, 3}, 449, u8), bytes({4, 1, 2, 2}, 450, u8), Tensor(), bytes({3}, 451, u8)}},
+      "cuda", test::run_partition_on_host);
+  REQUIRE_FALSE(miscounted);
+  CHECK_THAT(miscounted.error().render(), Catch::Contains("w_zero_point has 3 values; it needs 1 or 4") &&
+                                              Catch::Contains("give one value, or one per output channel"));
 }
 
 TEST_CASE("cuda Det runs on the host: batches, pivoting, singular matrices, float16 and double", "[cuda]") {

@@ -54,14 +54,6 @@ KernelMatch check_qlinear_conv(const NodeContext& ctx) {
   return KernelMatch::supported();
 }
 
-// A per-output-channel operand's element count: 1, or one per output channel.
-Expected<int64_t> channel_count(const StepContext& ctx, std::size_t i, int64_t channels, std::string_view what) {
-  const int64_t n = ctx.input(i).numel();
-  if (n == 1 || n == channels) return n;
-  return fail(ErrorCode::kRuntime, fmt::format("{}: {} has {} values; it needs 1 or {} (one per output channel)", ctx.where(),
-                                               what, n, channels));
-}
-
 Expected<void> build_int_conv(PlanBuilder& b, const Node& node) {
   const bool qlinear = node.op_type == "QLinearConv";
   const IntConvInputs in = inputs_of(node);
@@ -97,31 +89,26 @@ Expected<void> build_int_conv(PlanBuilder& b, const Node& node) {
     if (!y) return std::unexpected(y.error());
     const int64_t n = y->numel();
     if (n == 0) return {};
-    // An optional per-channel operand: its pointer (null when absent) and count.
-    using PerChannel = std::pair<const void*, int64_t>;
-    auto per_channel = [&](std::size_t i, std::string_view what) -> Expected<PerChannel> {
-      if (!ctx.has_input(i)) return PerChannel{nullptr, 1};
-      auto count = channel_count(ctx, i, channels_out, what);
-      if (!count) return std::unexpected(count.error());
-      return PerChannel{dev(ctx.input(i)), *count};
+    // Per tensor or per output channel.
+    auto per_channel = [&](std::size_t i, std::string_view what) {
+      return scalar_or_vector(ctx, i, channels_out, what, "give one value, or one per output channel");
     };
-    const Expected<PerChannel> absent = PerChannel{nullptr, 1};
     auto wz = per_channel(in.w_zero, "w_zero_point");
-    auto w_scale = qlinear ? per_channel(4, "w_scale") : absent;
-    auto bias = qlinear ? per_channel(8, "B") : absent;
+    auto w_scale = qlinear ? per_channel(4, "w_scale") : ScalarOrVector{};
+    auto bias = qlinear ? per_channel(8, "B") : ScalarOrVector{};
     for (auto* r : {&wz, &w_scale, &bias})
       if (!*r) return std::unexpected(r->error());
-    if (qlinear && bias->first && bias->second != channels_out)
+    if (qlinear && bias->data && bias->count != channels_out)
       return fail(ErrorCode::kRuntime, fmt::format("{}: B has {} values; it needs {} (one per output channel)", ctx.where(),
-                                                   bias->second, channels_out));
+                                                   bias->count, channels_out));
     const WindowKernelDims geometry = window_kernel_dims(*window);
     KernelArgs args;
     args.add(n).add(xs[1]).add(channels_out).add(group).add(geometry.in).add(geometry.out).add(geometry.kernel);
     args.add(geometry.stride).add(geometry.pad_begin).add(geometry.dilation);
     args.ptr(dev(ctx.input(in.x))).ptr(dev(ctx.input(in.w)));
-    args.ptr(ctx.has_input(in.x_zero) ? dev(ctx.input(in.x_zero)) : nullptr).ptr(wz->first).add(wz->second);
-    args.ptr(qlinear ? dev(ctx.input(1)) : nullptr).ptr(w_scale->first).add(w_scale->second);
-    args.ptr(qlinear ? dev(ctx.input(6)) : nullptr).ptr(qlinear ? dev(ctx.input(7)) : nullptr).ptr(bias->first);
+    args.ptr(ctx.has_input(in.x_zero) ? dev(ctx.input(in.x_zero)) : nullptr).ptr(wz->data).add(wz->count);
+    args.ptr(qlinear ? dev(ctx.input(1)) : nullptr).ptr(w_scale->data).add(w_scale->count);
+    args.ptr(qlinear ? dev(ctx.input(6)) : nullptr).ptr(qlinear ? dev(ctx.input(7)) : nullptr).ptr(bias->data);
     args.add(bounds.first).add(bounds.second).ptr(dev_mut(*y));
     return ctx.launch(kernel, n, args);
   }));

@@ -34,14 +34,6 @@ KernelMatch check_qlinear_matmul(const NodeContext& ctx) {
   return KernelMatch::supported();
 }
 
-// A zero point's or scale's element count, checked against the rows or columns it covers.
-Expected<int64_t> vector_count(const StepContext& ctx, std::size_t i, int64_t covers, std::string_view what) {
-  const int64_t n = ctx.input(i).numel();
-  if (n == 1 || n == covers) return n;
-  return fail(ErrorCode::kRuntime, fmt::format("{}: {} has {} values; it needs 1 or {}", ctx.where(), what, n, covers),
-              {}, "give one value, or one per row of A / column of B");
-}
-
 Expected<void> build_integer_matmul(PlanBuilder& b, const Node& node) {
   const bool qlinear = node.op_type == "QLinearMatMul";
   const std::size_t a_in = 0, b_in = qlinear ? 3 : 1;
@@ -64,22 +56,15 @@ Expected<void> build_integer_matmul(PlanBuilder& b, const Node& node) {
     auto y = ctx.output(0, out, shape->output);
     if (!y) return std::unexpected(y.error());
     if (shape_numel(shape->output) == 0) return {};
-    // A per-row or per-column value: its pointer and count (a null pointer when absent).
-    struct Vector {
-      const void* data = nullptr;
-      int64_t count = 1;
-    };
-    auto vector = [&](std::size_t i, int64_t covers, std::string_view what) -> Expected<Vector> {
-      if (!ctx.has_input(i)) return Vector{};
-      auto count = vector_count(ctx, i, covers, what);
-      if (!count) return std::unexpected(count.error());
-      return Vector{dev(ctx.input(i)), *count};
+    // Per tensor, per row of A or per column of B.
+    auto vector = [&](std::size_t i, int64_t covers, std::string_view what) {
+      return scalar_or_vector(ctx, i, covers, what, "give one value, or one per row of A / column of B");
     };
     const std::size_t za_in = 2, zb_in = qlinear ? 5 : 3;
     auto za = vector(za_in, p.m, "a_zero_point");
     auto zb = vector(zb_in, p.n, "b_zero_point");
-    auto sa = qlinear ? vector(1, p.m, "a_scale") : Vector{};
-    auto sb = qlinear ? vector(4, p.n, "b_scale") : Vector{};
+    auto sa = qlinear ? vector(1, p.m, "a_scale") : ScalarOrVector{};
+    auto sb = qlinear ? vector(4, p.n, "b_scale") : ScalarOrVector{};
     for (auto* v : {&za, &zb, &sa, &sb})
       if (!*v) return std::unexpected(v->error());
     if (qlinear && (ctx.input(6).numel() != 1 || ctx.input(7).numel() != 1))

@@ -97,6 +97,16 @@ KernelMatch require_scalar_or_vector(const NodeContext& ctx, std::size_t i, std:
   return KernelMatch::supported();
 }
 
+Expected<ScalarOrVector> scalar_or_vector(const StepContext& ctx, std::size_t i, int64_t covers, std::string_view what,
+                                          std::string_view how) {
+  if (!ctx.has_input(i)) return ScalarOrVector{};
+  const int64_t n = ctx.input(i).numel();
+  if (n != 1 && n != covers)
+    return fail(ErrorCode::kRuntime, fmt::format("{}: {} has {} values; it needs 1 or {}", ctx.where(), what, n, covers), {},
+                std::string(how));
+  return ScalarOrVector{dev(ctx.input(i)), n};
+}
+
 namespace {
 
 const WeightHandle* constant_at(const Graph& graph, const Node& node, std::size_t i) {

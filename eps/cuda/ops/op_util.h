@@ -55,6 +55,17 @@ KernelMatch require_quantized(const NodeContext& ctx, std::size_t i, std::string
 // scalar or 1-D (one value per tensor, or one per row, column or output channel).
 KernelMatch require_scalar_or_vector(const NodeContext& ctx, std::size_t i, std::string_view what, DType dtype);
 
+// An optional zero point or scale given per tensor or per index of what it covers (rows,
+// columns, output channels): its device data (null when the node lacks it) and its count.
+struct ScalarOrVector {
+  const void* data = nullptr;
+  int64_t count = 1;
+};
+// Input `i` (`what`) as a ScalarOrVector; a count other than 1 or `covers` is a step error
+// whose fix says what it covers (`how`: "give one value, or one per output channel").
+Expected<ScalarOrVector> scalar_or_vector(const StepContext& ctx, std::size_t i, int64_t covers, std::string_view what,
+                                          std::string_view how);
+
 // The integer values of a constant input (nullopt when absent).
 std::optional<std::vector<int64_t>> constant_ints(const Graph& graph, const Node& node, std::size_t i);
 // The first value of a constant float input (nullopt when absent).
