@@ -2,6 +2,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -21,7 +23,7 @@ namespace fs = std::filesystem;
 
 struct RunFlags {
   std::string model;
-  std::string test_dir;
+  std::vector<std::string> test_dirs;
   EpFlags ep;
   std::vector<std::string> inputs;
   std::string output_dir;
@@ -44,27 +46,27 @@ std::vector<std::string> output_order(const Session& s) {
   return names;
 }
 
-int run_test_dir(const RunFlags& f) {
-  const fs::path dir(f.test_dir);
+// Runs one ONNX backend-test folder (model.onnx plus test_data_set_N/ holding input_K.pb and
+// output_K.pb) and compares every data set's outputs with the expected ones: true when all
+// match. The comparisons go to `comparisons` (and, without --json, to standard output).
+Expected<bool> check_test_dir(const fs::path& dir, const SessionOptions& options, const RunFlags& f,
+                              nlohmann::ordered_json& comparisons) {
   const fs::path model = dir / "model.onnx";
   std::error_code ec;
   if (!fs::is_regular_file(model, ec))
-    return report(fail(ErrorCode::kInvalidInput, fmt::format("'{}' has no model.onnx", f.test_dir), {},
-                        "give an ONNX backend-test folder: model.onnx plus test_data_set_N/").error());
-  auto options = f.ep.session_options();
-  if (!options) return report(options.error());
-  auto session = Session::create(model, *options);
-  if (!session) return report(session.error());
+    return fail(ErrorCode::kInvalidInput, fmt::format("'{}' has no model.onnx", dir.string()), {},
+                "give an ONNX backend-test folder: model.onnx plus test_data_set_N/");
+  auto session = Session::create(model, options);
+  if (!session) return std::unexpected(std::move(session.error()));
   std::vector<fs::path> sets;
-  for (const auto& e : fs::directory_iterator(dir))
+  for (const auto& e : fs::directory_iterator(dir, ec))
     if (e.is_directory() && e.path().filename().string().starts_with("test_data_set_")) sets.push_back(e.path());
   std::sort(sets.begin(), sets.end());
   if (sets.empty())
-    return report(fail(ErrorCode::kInvalidInput, fmt::format("'{}' has no test_data_set_* folder", f.test_dir)).error());
+    return fail(ErrorCode::kInvalidInput, fmt::format("'{}' has no test_data_set_* folder", dir.string()));
   const auto required = (*session)->required_inputs();
   const auto order = output_order(**session);
   bool all_ok = true;
-  nlohmann::ordered_json json = nlohmann::ordered_json::array();
   for (const fs::path& set : sets) {
     // input_K.pb feeds the K-th graph input; its own name, when it is one, wins.
     std::map<std::string, RuntimeValue> inputs;
@@ -72,41 +74,94 @@ int run_test_dir(const RunFlags& f) {
     for (std::size_t i = 0; i < input_files.size(); ++i) {
       const Value* declared = i < required.size() ? required[i] : nullptr;
       if (!declared)
-        return report(fail(ErrorCode::kInvalidInput,
-                            fmt::format("'{}' has {} inputs; the model takes {}", set.string(), input_files.size(),
-                                        required.size())).error());
+        return fail(ErrorCode::kInvalidInput, fmt::format("'{}' has {} inputs; the model takes {}", set.string(),
+                                                          input_files.size(), required.size()));
       std::string name;
       auto value = read_value_file(input_files[i], declared->type, &name);
-      if (!value) return report(value.error());
+      if (!value) return std::unexpected(std::move(value.error()));
       auto named = std::find_if(required.begin(), required.end(), [&](const Value* v) { return v->name == name; });
       if (named != required.end() && *named != declared) {
         value = read_value_file(input_files[i], (*named)->type, &name);
-        if (!value) return report(value.error());
+        if (!value) return std::unexpected(std::move(value.error()));
       }
       inputs[named != required.end() ? name : declared->name] = std::move(*value);
     }
     auto outputs = (*session)->run(inputs);
-    if (!outputs) return report(outputs.error());
+    if (!outputs) return std::unexpected(std::move(outputs.error()));
     const auto expected_files = numbered_files(set, "output");
     if (expected_files.size() != order.size())
-      return report(fail(ErrorCode::kInvalidInput,
-                          fmt::format("'{}' has {} expected outputs; the model has {}", set.string(),
-                                      expected_files.size(), order.size())).error());
+      return fail(ErrorCode::kInvalidInput, fmt::format("'{}' has {} expected outputs; the model has {}", set.string(),
+                                                        expected_files.size(), order.size()));
     std::map<std::string, RuntimeValue> expected;
     const Graph& graph = *(*session)->model().graph;
     for (std::size_t i = 0; i < expected_files.size(); ++i) {
       const Value& declared = graph.value(graph.outputs[i]);
       auto value = read_value_file(expected_files[i], declared.type);
-      if (!value) return report(value.error());
+      if (!value) return std::unexpected(std::move(value.error()));
       expected[order[i]] = std::move(*value);
     }
-    all_ok &= compare_outputs(*outputs, expected, order, {set.filename().string(), f.rtol, f.atol}, f.json, json);
+    all_ok &=
+        compare_outputs(*outputs, expected, order, {set.filename().string(), f.rtol, f.atol}, f.json, comparisons);
   }
-  if (f.json)
-    fmt::print("{}\n", nlohmann::ordered_json{{"test_dir", f.test_dir}, {"ok", all_ok}, {"outputs", json}}.dump(2));
-  else
-    fmt::print("{}: {}\n", f.test_dir, all_ok ? "pass" : "MISMATCH");
-  return all_ok ? 0 : static_cast<int>(ErrorCode::kMismatch);
+  return all_ok;
+}
+
+// How a test folder's result is named: by its exit status (pass 0, mismatch 5, declined 4,
+// error any other).
+std::string_view case_status(int exit_code) {
+  switch (static_cast<ErrorCode>(exit_code)) {
+    case ErrorCode::kMismatch: return "mismatch";
+    case ErrorCode::kUnclaimed: return "declined";
+    default: return exit_code == 0 ? "pass" : "error";
+  }
+}
+
+nlohmann::ordered_json error_json(const Error& error) {
+  return {{"what", error.what}, {"why", error.why}, {"how", error.how},
+          {"context", std::vector<std::string>(error.context.rbegin(), error.context.rend())}};
+}
+
+// Runs each --test-dir folder in turn, in one process. Per folder: the comparison tables and
+// a line "DIR: pass" (MISMATCH, DECLINED, ERROR), or with --json one object on one line,
+// written as soon as the folder is done, so a reader sees every finished case even if a
+// later one crashes. Exit status: that of the first folder that did not pass.
+int run_test_dirs(const RunFlags& f) {
+  auto options = f.ep.session_options();
+  if (!options) return report(options.error());
+  int first_failure = 0;
+  std::map<std::string_view, int> counts;
+  for (const std::string& dir : f.test_dirs) {
+    const auto start = std::chrono::steady_clock::now();
+    nlohmann::ordered_json comparisons = nlohmann::ordered_json::array();
+    const auto checked = check_test_dir(dir, *options, f, comparisons);
+    const std::chrono::duration<double> seconds = std::chrono::steady_clock::now() - start;
+    int code = 0;
+    if (!checked)
+      code = report(Error(checked.error()).add_context(fmt::format("checking the test folder '{}'", dir)));
+    else if (!*checked)
+      code = static_cast<int>(ErrorCode::kMismatch);
+    const std::string_view status = case_status(code);
+    ++counts[status];
+    if (first_failure == 0) first_failure = code;
+    if (f.json) {
+      nlohmann::ordered_json line{{"test_dir", dir}, {"status", status},           {"exit_code", code},
+                                  {"ok", code == 0}, {"seconds", seconds.count()}, {"outputs", comparisons}};
+      if (!checked) line["error"] = error_json(checked.error());
+      fmt::print("{}\n", line.dump());
+    } else if (code == 0 || status == "mismatch") {
+      fmt::print("{}: {}\n", dir, code == 0 ? "pass" : "MISMATCH");
+    } else {
+      fmt::print("{}: {} (status {})\n", dir, status == "declined" ? "DECLINED" : "ERROR", code);
+    }
+    std::fflush(stdout);  // each case's line before the next case starts
+  }
+  if (!f.json && f.test_dirs.size() > 1) {
+    std::vector<std::string> parts;
+    for (const std::string_view status : {"pass", "mismatch", "declined", "error"})
+      if (counts[status] > 0) parts.push_back(fmt::format("{} {}", counts[status], status));
+    fmt::print("{} cases: {}\n", f.test_dirs.size(), fmt::join(parts, ", "));
+  }
+  return first_failure;
 }
 
 // Writes each named value into the folder as <name>.npy (or .pb for what .npy cannot hold).
@@ -187,8 +242,10 @@ Action add_run(CLI::App& app) {
   auto f = std::make_shared<RunFlags>();
   auto* cmd = app.add_subcommand("run", "run a model (or an EPContext model) and print or save its outputs");
   auto* model = cmd->add_option("MODEL", f->model, "the .onnx model");
-  auto* test_dir = cmd->add_option("--test-dir", f->test_dir,
-                                   "run an ONNX backend-test folder (model.onnx + test_data_set_N/) and compare")
+  auto* test_dir = cmd->add_option("--test-dir", f->test_dirs,
+                                   "run ONNX backend-test folders (model.onnx + test_data_set_N/), one after the "
+                                   "other, and compare with their expected outputs")
+                       ->type_name("DIR...")
                        ->excludes(model);
   f->ep.add_to(*cmd);
   cmd->add_option("--input", f->inputs, "an input from a .npy or .pb file, or random data")
@@ -215,7 +272,7 @@ Action add_run(CLI::App& app) {
   cmd->add_flag("--json", f->json, "print JSON instead of text");
   cmd->add_flag("-q,--quiet", f->quiet, "no notes on stderr");
   return [f] {
-    if (!f->test_dir.empty()) return run_test_dir(*f);
+    if (!f->test_dirs.empty()) return run_test_dirs(*f);
     if (f->model.empty())
       return report(fail(ErrorCode::kUsage, "run needs a MODEL or --test-dir CASE", {}, "see nxrt run --help").error());
     if (f->check_each_node && f->compare_ep.empty() && f->compare_to.empty() && f->output_dir.empty())

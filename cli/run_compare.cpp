@@ -71,6 +71,11 @@ nlohmann::ordered_json histogram_json(const TensorDiff& d) {
   return {{"exact", d.exact}, {"decades", decades}, {"nonfinite", d.nonfinite}};
 }
 
+nlohmann::ordered_json first_mismatch_json(const TensorDiff& d) {
+  if (d.first_mismatch < 0) return nullptr;
+  return {{"index", d.first_mismatch}, {"actual", d.actual_at_first}, {"expected", d.expected_at_first}};
+}
+
 nlohmann::ordered_json diff_json(const std::string& name, const TensorDiff& d, const Reference& ref) {
   return {{"output", name},
           {"against", ref.label},
@@ -82,6 +87,7 @@ nlohmann::ordered_json diff_json(const std::string& name, const TensorDiff& d, c
           {"min_rtol", tolerance_json(d.min_rtol)},
           {"mismatches", d.mismatches},
           {"elements", d.elements},
+          {"first_mismatch", first_mismatch_json(d)},
           {"histogram", histogram_json(d)}};
 }
 

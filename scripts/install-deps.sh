@@ -12,6 +12,8 @@ readonly packages=(
   ocl-icd-opencl-dev
   # test data generator (scripts/gen-testdata.py), CLI tests, ONNX backend test cases
   python3-onnx python3-numpy libonnx-testdata
+  # scripts/conformance.sh reads `nxrt run --json`
+  jq
   # explain-claims format tests: the JSON schema check; Graphviz's dot (its test skips without it)
   python3-jsonschema graphviz
 )

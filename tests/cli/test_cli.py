@@ -148,6 +148,45 @@ class Run(TempDirTest):
         self.assertIn("MISMATCH", out)
         self.assertIn("MAX ABS ERR", out)
 
+    def test_several_test_dirs_in_one_process(self):
+        # A passing folder, a mismatching copy, an unclaimed op and a folder with no model:
+        # each gets its line (its JSON object), and the first failure gives the exit status.
+        bad = self.tmp / "bad"
+        shutil.copytree(DATA / "mlp", bad)
+        path = bad / "test_data_set_0/output_0.pb"
+        expected = onnx.TensorProto()
+        expected.ParseFromString(path.read_bytes())
+        arr = onnx.numpy_helper.to_array(expected).copy()
+        arr.flat[3] += 1.0
+        path.write_bytes(onnx.numpy_helper.from_array(arr, expected.name).SerializeToString())
+        unclaimed = self.tmp / "unclaimed"
+        unclaimed.mkdir()
+        shutil.copy(DATA / "unsupported_op/model.onnx", unclaimed / "model.onnx")
+        folders = [DATA / "mlp", bad, unclaimed, self.tmp / "empty"]
+        (self.tmp / "empty").mkdir()
+        rc, out, err = nxrt("run", "--ep", "cpu", "--test-dir", *folders)
+        self.assertEqual(rc, 5, err)
+        lines = out.splitlines()
+        self.assertIn(f"{DATA / 'mlp'}: pass", lines)
+        self.assertIn(f"{bad}: MISMATCH", lines)
+        self.assertIn(f"{unclaimed}: DECLINED (status 4)", lines)
+        self.assertIn(f"{self.tmp / 'empty'}: ERROR (status 3)", lines)
+        self.assertEqual(lines[-1], "4 cases: 1 pass, 1 mismatch, 1 declined, 1 error")
+        self.assertIn(f"while checking the test folder '{unclaimed}'", err)
+
+        rc, out, err = nxrt("run", "--ep", "cpu", "--json", "--test-dir", folders[2], folders[0], folders[1])
+        self.assertEqual(rc, 4, err)
+        cases = [json.loads(line) for line in out.splitlines()]
+        self.assertEqual([(c["test_dir"], c["status"], c["exit_code"], c["ok"]) for c in cases],
+                         [(str(unclaimed), "declined", 4, False), (str(DATA / "mlp"), "pass", 0, True),
+                          (str(bad), "mismatch", 5, False)])
+        self.assertIn("Gelu", cases[0]["error"]["why"])
+        self.assertNotIn("error", cases[1])
+        first = cases[2]["outputs"][0]["first_mismatch"]
+        self.assertEqual(first["index"], 3)
+        self.assertAlmostEqual(first["expected"] - first["actual"], 1.0, places=4)
+        self.assertTrue(all(c["seconds"] >= 0 for c in cases))
+
     def test_declined_model_exits_4_with_reason(self):
         rc, _, err = nxrt("run", DATA / "unsupported_op/model.onnx", "-q")
         self.assertEqual(rc, 4)

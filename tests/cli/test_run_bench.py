@@ -360,5 +360,57 @@ class Progress(TempDirTest):
         self.assertNotIn("\x1b[K", p.stderr, "stderr is no terminal: no progress")
 
 
+FAKE_NXRT = """#!/usr/bin/python3
+# Stands in for nxrt run: a case named crash kills the process, one named hang sleeps.
+import json, os, signal, sys, time
+args = sys.argv[1:]
+with open(os.environ["FAKE_NXRT_LOG"], "a") as log:
+    log.write(" ".join(os.path.basename(a) for a in args if "test_" in a) + "\\n")
+dirs = [args[i + 1] for i, a in enumerate(args) if a == "--test-dir"]
+for d in dirs:
+    if d.endswith("crash"):
+        os.kill(os.getpid(), signal.SIGSEGV)
+    if d.endswith("hang"):
+        time.sleep(60)
+    if "--json" in args:
+        print(json.dumps({"test_dir": d, "status": "pass", "exit_code": 0, "ok": True, "seconds": 0.01,
+                          "outputs": []}), flush=True)
+    else:
+        print(d + ": pass")
+"""
+
+
+class ConformanceBatches(TempDirTest):
+    @unittest.skipUnless(subprocess.run(["which", "jq"], capture_output=True).returncode == 0, "jq is not installed")
+    def test_a_crash_or_hang_in_a_batch_is_pinned_on_its_case(self):
+        # Five cases, batches of two on one job: [a, b], [c, crash], [hang]. The batch that
+        # crashes keeps c's result and runs crash alone; the hanging one times out, then
+        # hang runs alone and times out too.
+        build = self.tmp / "build"
+        (build / "cli").mkdir(parents=True)
+        fake = build / "cli/nxrt"
+        fake.write_text(FAKE_NXRT)
+        fake.chmod(0o755)
+        data = self.tmp / "data"
+        for name in ["a", "b", "c", "crash", "hang"]:
+            (data / "node" / f"test_{name}").mkdir(parents=True)
+            (data / "node" / f"test_{name}" / "model.onnx").write_bytes(b"")
+        log = self.tmp / "calls.txt"
+        env = dict(os.environ, NXRT_BUILD_DIR=str(build), FAKE_NXRT_LOG=str(log))
+        out = self.tmp / "cases.tsv"
+        p = subprocess.run([str(ROOT / "scripts/conformance.sh"), "-j", "1", "--timeout", "2", "--out", str(out),
+                            str(data)], capture_output=True, text=True, timeout=120, env=env)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertIn("node/test_crash (crash: killed by signal 11", p.stderr)
+        self.assertIn("node/test_hang (timeout: no result within 2s)", p.stderr)
+        rows = [line.split("\t") for line in out.read_text().splitlines()[1:]]
+        self.assertEqual([(r[0], r[1]) for r in rows],
+                         [("node/test_a", "pass"), ("node/test_b", "pass"), ("node/test_c", "pass"),
+                          ("node/test_crash", "crash"), ("node/test_hang", "timeout")])
+        self.assertEqual(sorted(log.read_text().splitlines()),
+                         ["test_a test_b", "test_c test_crash", "test_crash", "test_hang", "test_hang"])
+        self.assertIn("3 passed, 2 failed", p.stdout)
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)
