@@ -58,6 +58,10 @@ nxrt=$build_dir/cli/nxrt
   echo "conformance: no test data at $data_dir; install Debian's libonnx-testdata (scripts/install-deps.sh) or pass DATA_DIR" >&2
   exit 2
 }
+command -v jq >/dev/null 2>&1 || {
+  echo "conformance: jq not found; it reads nxrt's results: install it (scripts/install-deps.sh, or apt-get install jq)" >&2
+  exit 2
+}
 [[ -z $check || -f $check ]] || { echo "conformance: ratchet list $check not found" >&2; exit 2; }
 [[ -z $exclude || -f $exclude ]] || { echo "conformance: exclusion list $exclude not found" >&2; exit 2; }
 out=${out:-$build_dir/conformance-${ep//,/-}.tsv}
