@@ -44,7 +44,7 @@ sanitizer_stage() {
   # too big returns null as malloc does (nxrt must report it), instead of ASan aborting.
   export ASAN_OPTIONS=abort_on_error=1:detect_leaks=0:allocator_may_return_null=1
   export UBSAN_OPTIONS=abort_on_error=1:print_stacktrace=1
-  # Every suite, the whole conformance ratchets on cpu and onednn,cpu included (about 3 minutes
+  # Every suite, the whole conformance ratchets on cpu and onednn,cpu included (under a minute
   # each on 2 cores): each case that passes must pass with no sanitizer report.
   ctest --test-dir "$dir" --output-on-failure -j "$jobs"
 }

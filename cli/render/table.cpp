@@ -30,7 +30,11 @@ std::string markdown_cell(const std::string& cell) {
 
 std::string markdown_row(const std::vector<std::string>& row) {
   std::string l = "|";
-  for (const auto& cell : row) l += " " + markdown_cell(cell) + " |";
+  for (const auto& cell : row) {
+    l += ' ';  // appended piece by piece: GCC 12 warns (-Wrestrict) on " " + cell + " |" by mistake
+    l += markdown_cell(cell);
+    l += " |";
+  }
   return l + "\n";
 }
 }  // namespace
