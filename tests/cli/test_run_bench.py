@@ -361,7 +361,8 @@ class Progress(TempDirTest):
 
 
 FAKE_NXRT = """#!/usr/bin/python3
-# Stands in for nxrt run: a case named crash kills the process, one named hang sleeps.
+# Stands in for nxrt run: a case named crash kills the process, one named hang sleeps, one
+# named tainted mismatches after another case in the same process and passes alone.
 import json, os, signal, sys, time
 args = sys.argv[1:]
 with open(os.environ["FAKE_NXRT_LOG"], "a") as log:
@@ -372,9 +373,10 @@ for d in dirs:
         os.kill(os.getpid(), signal.SIGSEGV)
     if d.endswith("hang"):
         time.sleep(60)
+    status = "mismatch" if d.endswith("tainted") and len(dirs) > 1 else "pass"
     if "--json" in args:
-        print(json.dumps({"test_dir": d, "status": "pass", "exit_code": 0, "ok": True, "seconds": 0.01,
-                          "outputs": []}), flush=True)
+        print(json.dumps({"test_dir": d, "status": status, "exit_code": 0 if status == "pass" else 5,
+                          "ok": status == "pass", "seconds": 0.01, "outputs": []}), flush=True)
     else:
         print(d + ": pass")
 """
@@ -382,17 +384,18 @@ for d in dirs:
 
 class ConformanceBatches(TempDirTest):
     @unittest.skipUnless(subprocess.run(["which", "jq"], capture_output=True).returncode == 0, "jq is not installed")
-    def test_a_crash_or_hang_in_a_batch_is_pinned_on_its_case(self):
-        # Five cases, batches of two on one job: [a, b], [c, crash], [hang]. The batch that
-        # crashes keeps c's result and runs crash alone; the hanging one times out, then
-        # hang runs alone and times out too.
+    def test_only_passes_count_in_a_batch(self):
+        # Five cases, batches of two on one job: [a, a_tainted], [c, crash], [hang]. a_tainted
+        # mismatches after a in its batch, which does not count: alone, it passes. The batch that
+        # crashes keeps c's result and runs crash alone; the hanging one times out, then hang
+        # runs alone and times out again.
         build = self.tmp / "build"
         (build / "cli").mkdir(parents=True)
         fake = build / "cli/nxrt"
         fake.write_text(FAKE_NXRT)
         fake.chmod(0o755)
         data = self.tmp / "data"
-        for name in ["a", "b", "c", "crash", "hang"]:
+        for name in ["a", "a_tainted", "c", "crash", "hang"]:
             (data / "node" / f"test_{name}").mkdir(parents=True)
             (data / "node" / f"test_{name}" / "model.onnx").write_bytes(b"")
         log = self.tmp / "calls.txt"
@@ -405,10 +408,11 @@ class ConformanceBatches(TempDirTest):
         self.assertIn("node/test_hang (timeout: no result within 2s)", p.stderr)
         rows = [line.split("\t") for line in out.read_text().splitlines()[1:]]
         self.assertEqual([(r[0], r[1]) for r in rows],
-                         [("node/test_a", "pass"), ("node/test_b", "pass"), ("node/test_c", "pass"),
+                         [("node/test_a", "pass"), ("node/test_a_tainted", "pass"), ("node/test_c", "pass"),
                           ("node/test_crash", "crash"), ("node/test_hang", "timeout")])
         self.assertEqual(sorted(log.read_text().splitlines()),
-                         ["test_a test_b", "test_c test_crash", "test_crash", "test_hang", "test_hang"])
+                         ["test_a test_a_tainted", "test_a_tainted", "test_c test_crash", "test_crash", "test_hang",
+                          "test_hang"])
         self.assertIn("3 passed, 2 failed", p.stdout)
 
 
