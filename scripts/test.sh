@@ -19,7 +19,8 @@ usage() {
 
 # Configures (once) a Debug sanitizer build at the given optimization level, which every
 # target keeps (the kernels' own -O3 and -O2 are for timed builds). ASan+UBSan builds at -O0:
-# about half the compile time of -O1, and the suites still run in minutes. The CUDA EP is
+# 30 to 60% less compile time than -O1 in the files measured, and the suites still run in
+# minutes. The CUDA EP is
 # left out: nvcc code is not instrumented, and with no GPU here its host code runs only the
 # "unavailable" path.
 configure_sanitizer_build() {  # DIR SANITIZERS LEVEL
