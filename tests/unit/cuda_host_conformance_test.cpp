@@ -1,5 +1,5 @@
 // The ONNX backend suite (Debian's libonnx-testdata) on the cuda EP's kernels without a GPU:
-// every node case whose nodes the cuda EP claims for sm_90 runs through the host build of its
+// every case (node, pytorch-converted, pytorch-operator, simple) whose nodes the cuda EP claims for sm_90 runs through the host build of its
 // module (cuda_host_module.h), cuBLASLt and cuDNN steps on their host stand-ins
 // (cuda_host_libraries.h), and is compared with the expected outputs. tests/conformance/cuda_on_host_passing.txt is the
 // ratchet: each case listed there must pass. Hidden from the default run; ctest runs it as
@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -28,7 +29,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const fs::path kSuite = "/usr/share/libonnx-testdata/data/node";
+const fs::path kSuite = "/usr/share/libonnx-testdata/data";
+// The suite's folders, as the case names in the ratchet and in conformance.sh start.
+constexpr std::array kSuiteParts = {"node", "pytorch-converted", "pytorch-operator", "simple"};
 
 // Modules per compiler run: one run is mostly start-up, so batches make the suite fast.
 constexpr std::size_t kModulesPerBatch = 64;
@@ -63,7 +66,10 @@ void plan_case(Case& c) {
   c.partition.ep = "cuda";
   c.partition.name = "cuda_0";
   for (const Node& n : g.nodes) c.partition.nodes.push_back(n.id);
-  c.partition.inputs = g.inputs;
+  // Inputs with an initializer (older models list weights as inputs) keep its value, as in a
+  // session; the test data feeds the others.
+  for (ValueId v : g.inputs)
+    if (!g.value(v).initializer) c.partition.inputs.push_back(v);
   c.partition.outputs = g.outputs;
   auto plan = test::plan_for_host(c.partition);
   if (plan) c.plan = std::move(*plan);
@@ -125,8 +131,12 @@ TEST_CASE("ONNX backend cases the cuda EP takes whole pass on the host build of 
   for (std::string line; std::getline(list, line);)
     if (!line.empty() && line[0] != '#') ratchet.insert(line);
   std::vector<Case> cases;
-  for (const auto& e : fs::directory_iterator(kSuite))
-    if (fs::exists(e.path() / "model.onnx")) cases.push_back({.name = "node/" + e.path().filename().string(), .dir = e.path()});
+  for (const std::string part : kSuiteParts) {
+    if (!fs::is_directory(kSuite / part)) continue;
+    for (const auto& e : fs::directory_iterator(kSuite / part))
+      if (fs::exists(e.path() / "model.onnx"))
+        cases.push_back({.name = part + "/" + e.path().filename().string(), .dir = e.path()});
+  }
   std::sort(cases.begin(), cases.end(), [](const Case& a, const Case& b) { return a.name < b.name; });
   std::vector<Case*> planned;
   for (Case& c : cases) {
