@@ -639,6 +639,56 @@ TEST_CASE("cuda Pad, Tile, GatherElements, GatherND, the scatters, Trilu, CumSum
   REQUIRE_FALSE(untyped);
   CHECK_THAT(untyped.error().why, Catch::Contains("the type of output 0 is unknown"));
 }
+TEST_CASE("cuda DFT, STFT and MelWeightMatrix match the cpu EP", "[cuda]") {
+  HostChecks checks;
+  auto scalar = [](int64_t v) { return test::int64s({v}).reshaped({}); };
+  auto hertz = [](float v) { return Tensor::from_vector<float>({}, {v}); };
+  const Tensor real = random_tensor({2, 12, 3, 1}, 70), complex = random_tensor({2, 12, 3, 2}, 71);
+  // DFT-17 along each signal axis, full and onesided, forward and inverse.
+  for (const Tensor& x : {real, complex})
+    for (int64_t axis : {1, 2, -2})
+      for (int64_t onesided : {0, 1})
+        checks.add({.op_type = "DFT", .opset = 17, .inputs = {x}, .attrs = attrs({{"axis", axis}, {"onesided", onesided}})},
+                   1e-5, 1e-5);
+  checks.add({.op_type = "DFT", .opset = 17, .inputs = {complex}, .attrs = attrs({{"inverse", int64_t{1}}})}, 1e-5, 1e-5);
+  // dft_length cuts the signal (5) or pads it with zeros (20), also as int32.
+  checks.add({.op_type = "DFT", .opset = 17, .inputs = {real, scalar(5)}}, 1e-5, 1e-5);
+  checks.add({.op_type = "DFT", .opset = 17, .inputs = {complex, cast(scalar(20), DType::kInt32)}}, 1e-5, 1e-5);
+  // DFT-20 takes the axis as input 2, by default -2 (the last signal axis).
+  checks.add({.op_type = "DFT", .opset = 20, .inputs = {real}}, 1e-5, 1e-5);
+  checks.add({.op_type = "DFT", .opset = 20, .inputs = {real, Tensor(), scalar(1)}}, 1e-5, 1e-5);
+  checks.add({.op_type = "DFT", .opset = 17, .inputs = {cast(complex, DType::kFloat64)}}, 1e-12, 1e-12);
+  checks.add_f16({.op_type = "DFT", .opset = 17, .inputs = {real}});
+  // STFT with a window, with frame_length alone (two-sided), and of a complex signal.
+  const Tensor signal = random_tensor({2, 40, 1}, 72), window = random_tensor({8}, 73, 0, 1);
+  checks.add({.op_type = "STFT", .opset = 17, .inputs = {signal, scalar(3), window}}, 1e-5, 1e-5);
+  checks.add({.op_type = "STFT", .opset = 17, .inputs = {signal, scalar(5), Tensor(), scalar(8)},
+              .attrs = attrs({{"onesided", int64_t{0}}})}, 1e-5, 1e-5);
+  checks.add({.op_type = "STFT", .opset = 17, .inputs = {random_tensor({1, 30, 2}, 74), scalar(4), window, scalar(8)}},
+             1e-5, 1e-5);
+  // MelWeightMatrix in float (default) and double.
+  checks.add({.op_type = "MelWeightMatrix", .opset = 17, .inputs = {scalar(8), scalar(64), scalar(16000), hertz(0), hertz(8000)}});
+  checks.add({.op_type = "MelWeightMatrix", .opset = 17,
+              .inputs = {scalar(5), scalar(32), scalar(8000), hertz(300), hertz(3000)},
+              .attrs = attrs({{"output_datatype", int64_t{11}}})});
+  checks.run();
+  // Sizes that do not fit are errors of the step, naming what is wrong.
+  auto run = [](const test::NodeSpec& spec) { return test::run_partition_with(spec, "cuda", test::run_partition_on_host); };
+  auto long_frame = run({.op_type = "STFT", .opset = 17, .inputs = {signal, scalar(3), Tensor(), scalar(50)}});
+  REQUIRE_FALSE(long_frame);
+  CHECK_THAT(long_frame.error().what, Catch::Contains("frame_step 3 and frame_length 50 do not fit a signal of length 40"));
+  auto empty = run({.op_type = "DFT", .opset = 17, .inputs = {real, scalar(0)}});
+  REQUIRE_FALSE(empty);
+  CHECK_THAT(empty.error().what, Catch::Contains("dft_length is 0"));
+  auto no_bins = run({.op_type = "MelWeightMatrix", .opset = 17, .inputs = {scalar(0), scalar(64), scalar(16000), hertz(0), hertz(8000)}});
+  REQUIRE_FALSE(no_bins);
+  CHECK_THAT(no_bins.error().what, Catch::Contains("num_mel_bins 0, dft_length 64 and sample_rate 16000 must be positive"));
+  // Integers are not transformed: declined with the types taken.
+  auto ints = run({.op_type = "DFT", .opset = 17, .inputs = {cast(real, DType::kInt32)}});
+  REQUIRE_FALSE(ints);
+  CHECK_THAT(ints.error().why, Catch::Contains("float, float16, bfloat16 and double"));
+}
+
 TEST_CASE("cuda ScatterND and ScatterElements combine duplicate indices atomically: add, mul, max, min", "[cuda]") {
   HostChecks checks;
   auto reduce = [](const char* reduction) { return attrs({{"reduction", std::string(reduction)}}); };

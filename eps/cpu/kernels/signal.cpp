@@ -9,6 +9,7 @@
 #include "common/kernel_util.h"
 #include "common/layout_util.h"
 #include "kernels/kernels.h"
+#include "nxrt/ep/mel_weight_matrix.h"
 
 namespace nxrt::cpu {
 namespace {
@@ -305,49 +306,24 @@ KernelMatch check_mel_weight_matrix(const NodeContext& ctx) {
   return check_output_datatype(ctx);
 }
 
-// Triangular filters between mel-spaced bin edges, as the ONNX reference builds them:
-// num_mel_bins + 2 edges, mel(f) = 2595 log10(1 + f / 700), mapped to DFT bins by
-// floor((dft_length + 1) * f / sample_rate).
+// The filter bank (nxrt/ep/mel_weight_matrix.h) from the five scalar inputs.
 class MelWeightMatrixKernel final : public Kernel {
  public:
   explicit MelWeightMatrixKernel(DType dtype) : dtype_(dtype) {}
 
   Expected<void> compute(KernelContext& ctx) override {
-    const int64_t mels = scalar_int(ctx.input(0)), dft_length = scalar_int(ctx.input(1));
-    const int64_t sample_rate = scalar_int(ctx.input(2));
     auto as_double = [&](std::size_t i) {
       const Tensor& t = ctx.input(i);
       return t.dtype() == DType::kFloat32 ? static_cast<double>(*t.data_as<float>()) : *t.data_as<double>();
     };
-    const double lower = as_double(3), upper = as_double(4);
-    if (mels < 1 || dft_length < 1 || sample_rate < 1)
-      return fail(ErrorCode::kRuntime,
-                  fmt::format("MelWeightMatrix: num_mel_bins {}, dft_length {} and sample_rate {} must be positive",
-                              mels, dft_length, sample_rate),
-                  "the filter bank needs positive sizes", "check the inputs");
-    const int64_t bins = dft_length / 2 + 1;
-    auto mel = [](double f) { return 2595 * std::log10(1 + f / 700); };
-    const double low_mel = mel(lower), step = (mel(upper) - low_mel) / static_cast<double>(mels + 2);
-    std::vector<int64_t> edges(static_cast<std::size_t>(mels + 2));
-    for (int64_t i = 0; i < mels + 2; ++i) {
-      const double hz = 700 * (std::pow(10.0, (static_cast<double>(i) * step + low_mel) / 2595) - 1);
-      edges[static_cast<std::size_t>(i)] =
-          static_cast<int64_t>(std::floor(static_cast<double>(dft_length + 1) * hz / static_cast<double>(sample_rate)));
-    }
-    std::vector<double> w(static_cast<std::size_t>(bins * mels), 0.0);
-    auto set = [&](int64_t row, int64_t col, double v) {
-      if (row >= 0 && row < bins) w[static_cast<std::size_t>(row * mels + col)] = v;
-    };
-    for (int64_t i = 0; i < mels; ++i) {
-      const int64_t left = edges[static_cast<std::size_t>(i)], center = edges[static_cast<std::size_t>(i + 1)],
-                    right = edges[static_cast<std::size_t>(i + 2)];
-      if (center == left) set(center, i, 1.0);
-      for (int64_t j = left; center != left && j <= center; ++j)
-        set(j, i, static_cast<double>(j - left) / static_cast<double>(center - left));
-      for (int64_t j = center; j < right; ++j)
-        set(j, i, static_cast<double>(right - j) / static_cast<double>(right - center));
-    }
-    return write_as(ctx, dtype_, {bins, mels}, w);
+    const MelParams params{.num_mel_bins = scalar_int(ctx.input(0)),
+                           .dft_length = scalar_int(ctx.input(1)),
+                           .sample_rate = scalar_int(ctx.input(2)),
+                           .lower_edge_hertz = as_double(3),
+                           .upper_edge_hertz = as_double(4)};
+    auto w = mel_weight_matrix(params);
+    if (!w) return std::unexpected(w.error());
+    return write_as(ctx, dtype_, {params.dft_length / 2 + 1, params.num_mel_bins}, *w);
   }
 
  private:

@@ -1,9 +1,6 @@
-// EyeLike, OneHot and the cosine windows (Hann, Hamming, Blackman): tensors generated from a
-// shape and a few values. OneHot's depth and a window's size are read on the host (they size
-// the output); OneHot's off/on values stay on the device.
+// EyeLike and OneHot: tensors generated from a shape and a few values. OneHot's depth is read
+// on the host (it sizes the output); its off/on values stay on the device.
 #include <fmt/format.h>
-
-#include <array>
 
 #include "ops/op_util.h"
 #include "ops/ops.h"
@@ -96,63 +93,12 @@ Expected<void> build_one_hot(PlanBuilder& b, const Node& node) {
   return {};
 }
 
-// The windows' output_datatype (default float) among the types the cuda EP stores.
-std::optional<DType> window_dtype(const AttributeMap& attrs) {
-  const auto t = dtype_from_onnx(static_cast<int32_t>(attrs.int_or("output_datatype", 1)));
-  if (!t || !(is_cuda_number(*t) || *t == DType::kInt8 || *t == DType::kUInt8)) return std::nullopt;
-  return t;
-}
-
-KernelMatch check_window(const NodeContext& ctx) {
-  NXRT_REQUIRE(ctx.has_input(0), "{}: the size input is missing; it is required", ctx.node().op_type);
-  NXRT_REQUIRE_MATCH(require_ints(ctx, 0, "size"));
-  NXRT_REQUIRE(window_dtype(ctx.attrs()).has_value(), "{}: output_datatype {} is not one the cuda EP writes ({}, int8 and uint8)",
-               ctx.node().op_type, ctx.attrs().int_or("output_datatype", 1), kCudaNumbers);
-  return KernelMatch::supported();
-}
-
-// The cosine-sum coefficients (a0, a1, a2) of each window.
-std::array<double, 3> window_coefficients(const std::string& op) {
-  if (op == "HannWindow") return {0.5, 0.5, 0.0};
-  if (op == "HammingWindow") return {25.0 / 46.0, 21.0 / 46.0, 0.0};
-  return {0.42, 0.5, 0.08};  // BlackmanWindow
-}
-
-Expected<void> build_window(PlanBuilder& b, const Node& node) {
-  const DType dtype = *window_dtype(node.attributes);
-  const std::array<double, 3> a = window_coefficients(node.op_type);
-  const bool periodic = node.attributes.int_or("periodic", 1) != 0;
-  const std::string t(chain_storage_type(dtype));
-  const std::string kernel = b.instantiate("cosine_window", t, fmt::format("i64 n, double period, double a0, double a1, double a2, {}* out", t),
-                                           "n, period, a0, a1, a2, out");
-  const IntsInput size_input(b.graph(), node, 0);
-  b.add_step(make_step(node, "nvrtc:" + kernel, [=](StepContext& ctx) -> Expected<void> {
-    auto read = size_input.read(ctx);
-    if (!read) return std::unexpected(read.error());
-    if (!*read || (*read)->size() != 1)
-      return fail(ErrorCode::kRuntime, fmt::format("{}: size holds {} values; it must hold one", ctx.where(), *read ? (*read)->size() : 0));
-    const int64_t size = (*read)->front();
-    if (size < 0)
-      return fail(ErrorCode::kRuntime, fmt::format("{}: window size {} is negative", ctx.where(), size), "a window needs size >= 0",
-                  "give a non-negative size");
-    auto y = ctx.output(0, dtype, {size});
-    if (!y) return std::unexpected(y.error());
-    if (size == 0) return {};
-    KernelArgs args;
-    args.add(size).add(static_cast<double>(periodic ? size : size - 1)).add(a[0]).add(a[1]).add(a[2]).ptr(dev_mut(*y));
-    return ctx.launch(kernel, size, args);
-  }));
-  return {};
-}
-
 }  // namespace
 
 std::vector<CudaOpDef> generator_ops() {
   std::vector<CudaOpDef> ops;
   ops.push_back(make_op("EyeLike", 9, check_eye_like, build_eye_like));
   ops.push_back(make_op("OneHot", 9, check_one_hot, build_one_hot));
-  for (const char* window : {"HannWindow", "HammingWindow", "BlackmanWindow"})
-    ops.push_back(make_op(window, 17, check_window, build_window));
   return ops;
 }
 

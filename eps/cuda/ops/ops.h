@@ -81,7 +81,8 @@ std::vector<CudaOpDef> trilu_ops();         // Trilu
 std::vector<CudaOpDef> resize_ops();        // Resize, Upsample (nearest, linear, cubic)
 std::vector<CudaOpDef> depth_space_ops();   // DepthToSpace, SpaceToDepth
 std::vector<CudaOpDef> scatter_ops();       // GatherND, ScatterND, ScatterElements, Scatter
-std::vector<CudaOpDef> generator_ops();     // EyeLike, OneHot, HannWindow, HammingWindow, BlackmanWindow
+std::vector<CudaOpDef> generator_ops();     // EyeLike, OneHot
+std::vector<CudaOpDef> signal_ops();        // DFT, STFT, HannWindow, HammingWindow, BlackmanWindow, MelWeightMatrix
 std::vector<CudaOpDef> topk_ops();          // TopK
 std::vector<CudaOpDef> einsum_ops();        // Einsum (one or two inputs)
 std::vector<CudaOpDef> quantize_ops();      // QuantizeLinear, DequantizeLinear (int8, uint8), DynamicQuantizeLinear
