@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <limits>
 #include <numbers>
 
 #include "kernel_harness.h"
@@ -87,6 +88,24 @@ TEST_CASE("MelWeightMatrix builds unit-peak triangles", "[cpu][signal]") {
     CHECK(w[edge(m + 1) * 2 + m] == 1.f);  // the peak
     CHECK(w[edge(m) * 2 + m] == (edge(m) == edge(m + 1) ? 1.f : 0.f));
   }
+}
+
+TEST_CASE("MelWeightMatrix refuses edges that are not finite and keeps far edges to the rows", "[cpu][signal]") {
+  auto mel = [](float lower, float upper) {
+    return run_on_cpu({.op_type = "MelWeightMatrix",
+                       .inputs = {Tensor::from_vector<int64_t>({}, {4}), Tensor::from_vector<int64_t>({}, {16}),
+                                  Tensor::from_vector<int64_t>({}, {8000}), Tensor::from_vector<float>({}, {lower}),
+                                  Tensor::from_vector<float>({}, {upper})}});
+  };
+  auto infinite = mel(0, std::numeric_limits<float>::infinity());
+  REQUIRE_FALSE(infinite);
+  CHECK_THAT(infinite.error().what, Catch::Contains("the edges 0 Hz and inf Hz are not finite"));
+  // Edges far past the last row (bins beyond 1e30) give slopes too shallow to see there, quickly.
+  auto far = mel(0, 1e30f);
+  REQUIRE(far);
+  REQUIRE((*far)[0].shape() == Shape{9, 4});
+  const float* w = (*far)[0].data_as<float>();
+  for (int64_t i = 0; i < 36; ++i) CHECK((w[i] >= 0.f && w[i] <= 1.f));
 }
 
 TEST_CASE("signal ops decline bad shapes and output types", "[cpu][signal][claim]") {
