@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Exports the benchmark models (random weights, seed 0, batch 1, static shapes) to ONNX with
-# Debian's python3-torch / python3-torchvision, then checks that nxrt loads each of them.
+# Debian's python3-torch / python3-torchvision (or the Python named by NXRT_PYTHON, which must
+# have torch and torchvision), then checks that nxrt loads each of them.
 #
 #   scripts/export-bench-models.sh [options] [MODEL...]
 #     --out DIR     where the models go (default: .cache/bench-models, which git ignores)
@@ -19,7 +20,8 @@ out=$repo/.cache/bench-models
 force=()
 check=1
 models=()
-python=/usr/bin/python3  # Debian's interpreter: the apt torch packages live there, not in pyenv
+# Debian's interpreter (the apt torch packages live there, not in pyenv), or $NXRT_PYTHON.
+python=${NXRT_PYTHON:-/usr/bin/python3}
 nxrt=${NXRT_BUILD_DIR:-build}/cli/nxrt
 
 usage() { awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0" >&2; exit 2; }
@@ -35,6 +37,7 @@ while (($#)); do
 done
 
 if ! "$python" -c 'import torch, torchvision' 2>/dev/null; then
+  [[ -z ${NXRT_PYTHON:-} ]] || { echo "export-bench-models: $python (NXRT_PYTHON) has no torch and torchvision" >&2; exit 1; }
   echo "export-bench-models: installing python3-torch and python3-torchvision with apt-get" >&2
   if [[ $(id -u) -ne 0 ]]; then
     echo "export-bench-models: torch is missing from $python and this is not root;" \

@@ -1,9 +1,10 @@
 """Exports the benchmark models to ONNX with random weights (seed 0, batch 1, static shapes).
 
 Run by scripts/export-bench-models.sh with Debian's /usr/bin/python3 (python3-torch,
-python3-torchvision). Prints one line per model: its path and whether it was exported or kept.
+python3-torchvision) or $NXRT_PYTHON. Prints one line per model: its path and whether it was exported or kept.
 """
 import argparse
+import inspect
 import os
 import sys
 import warnings
@@ -27,6 +28,10 @@ def transformer_encoder():
     return model, torch.randn(1, SEQ, D_MODEL)
 
 
+# The tracing exporter, which these models were first exported with: torch 2.9 and newer
+# default to the dynamo exporter, whose graphs differ; older torch has no `dynamo` argument.
+TRACING_EXPORTER = {"dynamo": False} if "dynamo" in inspect.signature(torch.onnx.export).parameters else {}
+
 # file stem -> (factory, opset)
 MODELS = {
     "resnet18": (vision("resnet18"), 13),
@@ -48,7 +53,7 @@ def export(stem, factory, opset, path):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # torch's tracer warnings are about Python control flow, not the graph
         torch.onnx.export(model, example, tmp, opset_version=opset, input_names=["input"],
-                          output_names=["output"], do_constant_folding=True)
+                          output_names=["output"], do_constant_folding=True, **TRACING_EXPORTER)
     os.replace(tmp, path)
 
 
