@@ -269,6 +269,10 @@ constexpr cudnnConvolutionFwdAlgo_t kRunnableAlgo = CUDNN_CONVOLUTION_FWD_ALGO_I
 constexpr cudnnConvolutionFwdAlgo_t kUnrunnableAlgo = CUDNN_CONVOLUTION_FWD_ALGO_FFT;
 constexpr std::size_t kConvWorkspace = 512;
 
+// The workspace an algorithm needs depends on the math type the descriptor holds when it is
+// asked and when the convolution runs: here default math needs twice the tensor-op one.
+std::size_t conv_workspace(cudnnMathType_t math) { return math == CUDNN_DEFAULT_MATH ? 2 * kConvWorkspace : kConvWorkspace; }
+
 bool is_data_type(cudnnDataType_t t) { return t == CUDNN_DATA_FLOAT || t == CUDNN_DATA_HALF; }
 
 cudnnStatus_t dnn_create(cudnnHandle_t* h) {
@@ -358,17 +362,19 @@ bool consistent(const TensorDesc& x, const FilterDesc& w, const ConvDesc& c, con
 }
 
 // The ranking the host library reports: first an algorithm it cannot run (the EP must skip it),
-// then the one it runs, with its workspace and the descriptor's math type.
+// then the one it runs, with its math type and workspace. For a descriptor asking for tensor-op
+// math, that algorithm runs with default math (cuDNN may rank one without tensor cores first),
+// so the EP must run it, and size its workspace, under the ranked math type.
 template <class Perf, class Algo>
-void rank_algorithms(Perf* results, int* returned, Algo unrunnable, Algo runnable, cudnnMathType_t math) {
+void rank_algorithms(Perf* results, int* returned, Algo unrunnable, Algo runnable, cudnnMathType_t descriptor_math) {
   results[0] = {};
   results[0].algo = unrunnable;
   results[0].status = CUDNN_STATUS_NOT_SUPPORTED;
   results[1] = {};
   results[1].algo = runnable;
   results[1].status = CUDNN_STATUS_SUCCESS;
-  results[1].memory = kConvWorkspace;
-  results[1].mathType = math;
+  results[1].mathType = descriptor_math == CUDNN_TENSOR_OP_MATH ? CUDNN_DEFAULT_MATH : descriptor_math;
+  results[1].memory = conv_workspace(results[1].mathType);
   *returned = 2;
 }
 
@@ -384,7 +390,7 @@ cudnnStatus_t workspace_size(cudnnHandle_t h, cudnnTensorDescriptor_t x, cudnnFi
                              std::size_t* bytes) {
   if (h != host_dnn_handle() || !consistent(*of(x), *of(w), *of(c), *of(y))) return CUDNN_STATUS_BAD_PARAM;
   if (algo != kRunnableAlgo) return CUDNN_STATUS_NOT_SUPPORTED;
-  *bytes = kConvWorkspace;
+  *bytes = conv_workspace(of(c)->math);
   return CUDNN_STATUS_SUCCESS;
 }
 
@@ -451,7 +457,7 @@ cudnnStatus_t convolution_forward(cudnnHandle_t h, const void* alpha_p, cudnnTen
   const ConvDesc& c = *of(c_desc);
   if (h != host_dnn_handle() || !consistent(xd, wd, c, yd)) return CUDNN_STATUS_BAD_PARAM;
   if (algo != kRunnableAlgo) return CUDNN_STATUS_NOT_SUPPORTED;
-  if (!workspace || workspace_bytes < kConvWorkspace) return CUDNN_STATUS_BAD_PARAM;
+  if (!workspace || workspace_bytes < conv_workspace(c.math)) return CUDNN_STATUS_BAD_PARAM;
   const float alpha = *static_cast<const float*>(alpha_p), beta = *static_cast<const float*>(beta_p);
   const Element element = xd.type == CUDNN_DATA_HALF ? Element::kHalf : Element::kFloat;
   const int rank = c.spatial + 2;
@@ -487,7 +493,7 @@ cudnnStatus_t backward_data_workspace_size(cudnnHandle_t h, cudnnFilterDescripto
                                            cudnnConvolutionBwdDataAlgo_t algo, std::size_t* bytes) {
   if (h != host_dnn_handle() || !consistent(*of(dx), *of(w), *of(c), *of(dy))) return CUDNN_STATUS_BAD_PARAM;
   if (algo != kRunnableBwdAlgo) return CUDNN_STATUS_NOT_SUPPORTED;
-  *bytes = kConvWorkspace;
+  *bytes = conv_workspace(of(c)->math);
   return CUDNN_STATUS_SUCCESS;
 }
 
@@ -500,7 +506,7 @@ cudnnStatus_t convolution_backward_data(cudnnHandle_t h, const void* alpha_p, cu
   const ConvDesc& c = *of(c_desc);
   if (h != host_dnn_handle() || !consistent(dxd, wd, c, dyd)) return CUDNN_STATUS_BAD_PARAM;
   if (algo != kRunnableBwdAlgo) return CUDNN_STATUS_NOT_SUPPORTED;
-  if (!workspace || workspace_bytes < kConvWorkspace) return CUDNN_STATUS_BAD_PARAM;
+  if (!workspace || workspace_bytes < conv_workspace(c.math)) return CUDNN_STATUS_BAD_PARAM;
   const float alpha = *static_cast<const float*>(alpha_p), beta = *static_cast<const float*>(beta_p);
   const Element element = dxd.type == CUDNN_DATA_HALF ? Element::kHalf : Element::kFloat;
   const int rank = c.spatial + 2;

@@ -25,6 +25,7 @@ Expected<ConvAlgorithm> choose_algorithm(const DnnApi& api, cudnnHandle_t h, con
       !r)
     return std::unexpected(r.error());
   if (const int i = first_runnable(ranked, found); i >= 0) {
+    if (auto r = use_ranked_math(api, ctx, d, ranked[i].mathType); !r) return std::unexpected(r.error());
     std::size_t workspace = 0;
     if (auto r = check_dnn(api, ctx,
                            api.get_convolution_forward_workspace_size(h, d.x.get(), d.w.get(), d.conv.get(), d.y.get(),

@@ -77,6 +77,7 @@ Expected<ConvAlgorithm> choose_algorithm(const DnnApi& api, cudnnHandle_t h, con
       !r)
     return std::unexpected(r.error());
   if (const int i = first_runnable(ranked, found); i >= 0) {
+    if (auto r = use_ranked_math(api, ctx, d, ranked[i].mathType); !r) return std::unexpected(r.error());
     std::size_t workspace = 0;
     if (auto r = check_dnn(api, ctx,
                            api.get_convolution_backward_data_workspace_size(h, d.w.get(), d.y.get(), d.conv.get(), d.x.get(),

@@ -99,7 +99,12 @@ Expected<ConvDescriptors> describe(const DnnApi& api, const StepContext& ctx, cu
                    "cudnnSetConvolutionMathType");
       !r)
     return std::unexpected(r.error());
-  return ConvDescriptors{std::move(*x), std::move(*y), std::move(filter), std::move(conv)};
+  return ConvDescriptors{std::move(*x), std::move(*y), std::move(filter), std::move(conv), type};
+}
+
+Expected<void> use_ranked_math(const DnnApi& api, const StepContext& ctx, const ConvDescriptors& d, cudnnMathType_t math) {
+  if (d.type != CUDNN_DATA_HALF) return {};
+  return check_dnn(api, ctx, api.set_convolution_math_type(d.conv.get(), math), "cudnnSetConvolutionMathType");
 }
 
 Expected<PreparedConvolution> prepare_convolution(StepContext& ctx, DType dtype, const Shape& xs, const Shape& ws,
@@ -113,11 +118,7 @@ Expected<PreparedConvolution> prepare_convolution(StepContext& ctx, DType dtype,
   if (!d) return std::unexpected(d.error());
   auto algorithm = cache.get(xs, ws, [&] { return choose(api, library->handle, ctx, *d); });
   if (!algorithm) return std::unexpected(algorithm.error());
-  // float keeps FMA, which the ranking for FMA_MATH never leaves.
-  if (type == CUDNN_DATA_HALF)
-    if (auto r = check_dnn(api, ctx, api.set_convolution_math_type(d->conv.get(), algorithm->math), "cudnnSetConvolutionMathType");
-        !r)
-      return std::unexpected(r.error());
+  if (auto r = use_ranked_math(api, ctx, *d, algorithm->math); !r) return std::unexpected(r.error());
   auto workspace = ctx.scratch(algorithm->workspace);
   if (!workspace) return std::unexpected(workspace.error());
   return PreparedConvolution{*library, type, std::move(*d), *algorithm, std::move(*workspace)};

@@ -37,6 +37,7 @@ struct ConvDescriptors {
   TensorDesc x, y;
   FilterDesc w;
   ConvDesc conv;
+  cudnnDataType_t type;  // of x, w and y
 };
 Expected<ConvDescriptors> describe(const DnnApi& api, const StepContext& ctx, cudnnDataType_t type, const Shape& xs,
                                    const Shape& ws, const Shape& ys, const Window3& window, std::size_t spatial,
@@ -49,6 +50,11 @@ struct ConvAlgorithm {
   cudnnMathType_t math;
   std::size_t workspace;
 };
+
+// Sets the math type cuDNN ranked an algorithm with on a float16 convolution, before asking for
+// that algorithm's workspace (which depends on it) and before running it. A float convolution
+// keeps FMA_MATH (no TF32), which cuDNN's ranking for it never leaves.
+Expected<void> use_ranked_math(const DnnApi& api, const StepContext& ctx, const ConvDescriptors& d, cudnnMathType_t math);
 
 // The index of the first of cuDNN's ranked algorithms (best first) that it can run here within
 // kMaxWorkspaceBytes; the ranking may list ones whose status is not SUCCESS. -1 when none.
