@@ -9,6 +9,7 @@
 #include <optional>
 #include <thread>
 
+#include "bench_stats.h"
 #include "nxrt/io/compare.h"
 
 namespace nxrt::cli {
@@ -54,10 +55,6 @@ std::string value_difference(const RuntimeValue& actual, const RuntimeValue& ref
     if (auto d = tensor_difference(actual.items()[k], reference.items()[k]); !d.empty())
       return fmt::format("item {}: {}", k, d);
   return {};
-}
-
-double ms_between(Clock::time_point a, Clock::time_point b) {
-  return std::chrono::duration<double, std::milli>(b - a).count();
 }
 
 // What the request threads share: the next request number and the first failure.

@@ -19,6 +19,10 @@ std::string share(double us, double total) { return total > 0 ? fmt::format("{:.
 
 }  // namespace
 
+double ms_between(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
+  return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
 double percentile(const std::vector<double>& sorted, double p) {
   const auto rank = static_cast<std::size_t>(std::ceil(p / 100.0 * static_cast<double>(sorted.size())));
   return sorted[std::clamp<std::size_t>(rank, 1, sorted.size()) - 1];

@@ -1,6 +1,7 @@
 // bench's statistics: latency percentiles (nearest rank), spread, and per-step profile totals.
 #pragma once
 
+#include <chrono>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -9,6 +10,9 @@
 #include "render/table.h"
 
 namespace nxrt::cli {
+
+// Milliseconds from a to b.
+double ms_between(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b);
 
 // Nearest-rank percentile of sorted samples: the smallest sample with at least p% of the
 // samples at or below it, i.e. sorted[ceil(p/100 * n) - 1] (the minimum for p = 0).

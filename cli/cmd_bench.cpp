@@ -40,10 +40,6 @@ struct BenchFlags {
   bool quiet = false;
 };
 
-double ms_between(Clock::time_point a, Clock::time_point b) {
-  return std::chrono::duration<double, std::milli>(b - a).count();
-}
-
 double steady_us(Clock::time_point t) { return std::chrono::duration<double, std::micro>(t.time_since_epoch()).count(); }
 
 double peak_rss_mib() {

@@ -9,12 +9,10 @@
 namespace nxrt::onednn {
 namespace {
 
-constexpr std::size_t kAlignment = 64;
-
 std::shared_ptr<std::byte[]> allocate_arena(std::size_t bytes) {
   if (bytes == 0) return nullptr;
-  const std::size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
-  auto* p = static_cast<std::byte*>(std::aligned_alloc(kAlignment, rounded));
+  const std::size_t rounded = (bytes + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment;
+  auto* p = static_cast<std::byte*>(std::aligned_alloc(kArenaAlignment, rounded));
   if (!p) throw std::bad_alloc();
   return std::shared_ptr<std::byte[]>(p, [](std::byte* q) { std::free(q); });
 }

@@ -18,6 +18,10 @@
 
 namespace nxrt::onednn {
 
+// The alignment, in bytes, of a run's arena and of every buffer placed in it (the tuning
+// runs align their buffers alike).
+inline constexpr std::size_t kArenaAlignment = 64;
+
 // Bytes of one value (or of a weight, a workspace) during a run.
 struct Buffer {
   enum class Kind { kArena, kWeight, kInput, kOutput, kSlice };

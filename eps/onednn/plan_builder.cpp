@@ -11,10 +11,9 @@
 namespace nxrt::onednn {
 namespace {
 
-constexpr std::size_t kAlignment = 64;
 constexpr std::size_t kMaxExtraWeightBytes = std::size_t{4} << 20;  // per primitive, beyond dense weights
 
-std::size_t aligned(std::size_t bytes) { return (bytes + kAlignment - 1) / kAlignment * kAlignment; }
+std::size_t aligned(std::size_t bytes) { return (bytes + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment; }
 
 std::shared_ptr<FloatStorage> float_storage(std::size_t bytes) {
   return std::make_shared<FloatStorage>((bytes + sizeof(float) - 1) / sizeof(float));
@@ -273,10 +272,10 @@ std::size_t PlanBuilder::fastest(const std::vector<std::size_t>& candidates,
   for (const auto& [arg, size] : bytes) {
     if (size == 0) continue;
     std::vector<float>& b = buffers[arg];
-    b.assign((size + kAlignment) / sizeof(float) + 1, 0.0f);
+    b.assign((size + kArenaAlignment) / sizeof(float) + 1, 0.0f);
     void* p = b.data();
     std::size_t space = b.size() * sizeof(float);
-    aligned_at[arg] = std::align(kAlignment, size, p, space);
+    aligned_at[arg] = std::align(kArenaAlignment, size, p, space);
   }
   dnnl::stream stream(engine_);
   std::vector<Trial> trials;

@@ -16,6 +16,10 @@
 
 namespace nxrt::cpu {
 
+// Elements per parallel chunk of a copy, at least: smaller chunks cost more in scheduling than
+// they gain.
+inline constexpr int64_t kGrainElements = 16384;
+
 // Calls fn(std::type_identity<T>{}) where T is std::string for strings and otherwise an
 // unsigned integer of the element's size, so that assigning a T copies one element of
 // any dtype (float16 and bfloat16 as uint16_t, bool as uint8_t...).

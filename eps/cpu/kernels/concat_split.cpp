@@ -10,8 +10,6 @@
 namespace nxrt::cpu {
 namespace {
 
-constexpr int64_t kGrainElements = 16384;  // elements per parallel chunk, at least
-
 // The output shape of Concat: inputs agree on every axis but `axis`, whose sizes add up.
 Expected<Shape> concat_shape(std::span<const Shape> shapes, int64_t axis) {
   const Shape& first = shapes.front();

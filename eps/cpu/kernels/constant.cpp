@@ -11,8 +11,6 @@
 namespace nxrt::cpu {
 namespace {
 
-constexpr int64_t kGrainElements = 16384;  // elements per parallel chunk, at least
-
 struct ValueAttribute {
   const char* name;
   AttributeType type;

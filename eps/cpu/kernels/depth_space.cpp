@@ -12,8 +12,6 @@
 namespace nxrt::cpu {
 namespace {
 
-constexpr int64_t kGrainElements = 16384;  // elements per parallel chunk, at least
-
 using Dims6 = std::array<int64_t, 6>;
 
 // Copies x viewed as `view` (6-D, row-major) into y transposed by `perm` (output axis ->

@@ -11,8 +11,6 @@
 namespace nxrt::cpu {
 namespace {
 
-constexpr int64_t kGrainElements = 16384;  // elements per parallel chunk, at least
-
 KernelMatch check_expand(const NodeContext& ctx) {
   NXRT_REQUIRE(ctx.has_input(0), "Expand: input 0 (input) is missing; it is required");
   NXRT_REQUIRE_MATCH(require_tensor_inputs(ctx));

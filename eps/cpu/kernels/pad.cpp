@@ -12,8 +12,7 @@
 namespace nxrt::cpu {
 namespace {
 
-constexpr int64_t kGrainElements = 16384;  // elements per parallel chunk, at least
-constexpr int64_t kConstant = -1;          // a source index meaning "the pad value"
+constexpr int64_t kConstant = -1;  // a source index meaning "the pad value"
 
 enum class PadMode { kConstant, kEdge, kReflect, kWrap };
 

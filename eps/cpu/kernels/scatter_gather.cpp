@@ -14,8 +14,6 @@
 namespace nxrt::cpu {
 namespace {
 
-constexpr int64_t kGrainElements = 16384;  // elements per parallel chunk, at least
-
 // Out-of-range errors and shape errors share this shape.
 std::unexpected<Error> shape_error(std::string what, std::string why) {
   return fail(ErrorCode::kRuntime, std::move(what), std::move(why), "fix the shapes of the node's inputs");

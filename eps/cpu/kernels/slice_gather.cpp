@@ -10,8 +10,6 @@
 namespace nxrt::cpu {
 namespace {
 
-constexpr int64_t kGrainElements = 16384;  // elements per parallel chunk, at least
-
 // Slice's arguments, from attributes (opset 1-9) or inputs (opset 10 on).
 struct SliceArgs {
   std::vector<int64_t> starts, ends;

@@ -11,9 +11,8 @@
 namespace nxrt::cpu {
 namespace {
 
-constexpr int64_t kTile = 32;              // elements per side of a 2-D tile
-constexpr int64_t kMicro = 4;              // elements per side of a block held in registers
-constexpr int64_t kGrainElements = 16384;  // elements per parallel chunk, at least
+constexpr int64_t kTile = 32;  // elements per side of a 2-D tile
+constexpr int64_t kMicro = 4;  // elements per side of a block held in registers
 
 // The smallest problem equivalent to a transpose: size-1 axes dropped and runs of input
 // axes that stay adjacent and in order merged. perm maps output axis -> input axis.
