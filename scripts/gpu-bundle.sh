@@ -2,19 +2,20 @@
 # Packs what scripts/gpu-check.sh needs on a GPU machine that has the NVIDIA driver and CUDA
 # 13 (NVRTC, cuBLASLt, cuDNN 9) but none of nxrt's Debian packages and no network: the built
 # nxrt, every shared library it links beyond the C and C++ runtimes, jq (conformance.sh reads
-# its JSON lines), and the ONNX backend test data. One xz archive, about 25 MiB.
+# its JSON lines), and the ONNX backend test data. One gzip archive (gzip is on every Linux
+# machine; xz is not), about 30 MiB.
 #
 #   scripts/gpu-bundle.sh [--out FILE]
-#     --out FILE   the archive (default: .cache/gpu-bundle.tar.xz, which git ignores)
+#     --out FILE   the archive (default: .cache/gpu-bundle.tar.gz, which git ignores)
 #
 # On the GPU machine, from a copy of this repository with the archive in it:
-#   scripts/gpu-check.sh --bundle .cache/gpu-bundle.tar.xz
+#   scripts/gpu-check.sh --bundle .cache/gpu-bundle.tar.gz
 # The CUDA libraries are the GPU machine's own: nxrt loads them by soname when it runs.
 # nxrt is $NXRT_BUILD_DIR/cli/nxrt (default build/cli/nxrt), built with the cuda EP.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-out=.cache/gpu-bundle.tar.xz
+out=.cache/gpu-bundle.tar.gz
 build=${NXRT_BUILD_DIR:-build}
 data=/usr/share/libonnx-testdata/data
 usage() { awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0" >&2; exit 2; }
@@ -68,6 +69,6 @@ tar -C "$(dirname "$data")" -cf "$stage/testdata.tar" "$(basename "$data")"
 } >"$stage/MANIFEST"
 
 mkdir -p "$(dirname "$out")"
-tar -C "$stage" -cf - MANIFEST build bin lib runtime testdata.tar | xz -T0 -3 >"$out.part"
+tar -C "$stage" -cf - MANIFEST build bin lib runtime testdata.tar | gzip -6 >"$out.part"
 mv "$out.part" "$out"
 echo "gpu-bundle: $out ($(du -h "$out" | cut -f1)); on the GPU machine: scripts/gpu-check.sh --bundle $out"

@@ -56,7 +56,7 @@ if [[ -n $bundle ]]; then
   [[ -f $bundle ]] || die "no bundle at $bundle; make one with scripts/gpu-bundle.sh where nxrt is built"
   unpacked=$(mktemp -d)
   trap 'rm -rf "$unpacked"' EXIT
-  tar -C "$unpacked" -xJf "$bundle" || die "could not unpack $bundle"
+  tar -C "$unpacked" -xzf "$bundle" || die "could not unpack $bundle"
   mkdir -p "$unpacked/testdata"
   tar -C "$unpacked/testdata" -xf "$unpacked/testdata.tar" || die "could not unpack the test data of $bundle"
   cat "$unpacked/MANIFEST"
@@ -111,9 +111,10 @@ if [[ -n $bundle ]]; then
 fi
 
 step "nxrt list-eps"
-"$nxrt" list-eps
-"$nxrt" list-eps --json >"$out/list-eps.json"
-reason=$(jq -r '.eps[] | select(.name == "cuda") | if .available then "" else .reason end' "$out/list-eps.json")
+"$nxrt" list-eps || die "$nxrt list-eps failed (above)"
+"$nxrt" list-eps --json >"$out/list-eps.json" || die "$nxrt list-eps --json failed"
+reason=$(jq -re '.eps[] | select(.name == "cuda") | if .available then "" else .reason end' "$out/list-eps.json") ||
+  die "list-eps --json does not list the cuda EP"
 if [[ -n $reason ]]; then
   echo "gpu-check: the cuda EP is unavailable: $reason" >&2
   ((without_gpu)) || exit 1

@@ -30,7 +30,7 @@ class GpuBundle(TempDirTest):
     @classmethod
     def setUpClass(cls):
         cls.dir = Path(tempfile.mkdtemp(prefix="nxrt-bundle-"))
-        cls.bundle = cls.dir / "bundle.tar.xz"
+        cls.bundle = cls.dir / "bundle.tar.gz"
         cls.made = script("gpu-bundle.sh", "--out", cls.bundle)
 
     @classmethod
@@ -76,9 +76,9 @@ class GpuBundle(TempDirTest):
         self.assertIn("gpu-check: all steps passed", out)
 
     def test_a_missing_bundle_is_named(self):
-        rc, _, err = script("gpu-check.sh", "--bundle", self.tmp / "nothing.tar.xz")
+        rc, _, err = script("gpu-check.sh", "--bundle", self.tmp / "nothing.tar.gz")
         self.assertEqual(rc, 2)
-        self.assertIn(f"no bundle at {self.tmp / 'nothing.tar.xz'}", err)
+        self.assertIn(f"no bundle at {self.tmp / 'nothing.tar.gz'}", err)
 
 
 if __name__ == "__main__":
