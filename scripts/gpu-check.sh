@@ -95,8 +95,9 @@ if [[ -n $bundle ]]; then
   cudnn_major=$(sed -E 's/.*cuDNN ([0-9]+).*/\1/' <<<"$versions")
   site=$("$python" -c 'import site; print(" ".join(site.getsitepackages()))' 2>/dev/null || true)
   for soname in libcuda.so.1 "libnvrtc.so.$cuda_major" "libcublasLt.so.$cublas_major" "libcudnn.so.$cudnn_major"; do
-    if ldconfig -p | grep -q " $soname "; then
-      echo "$soname: $(ldconfig -p | awk -v s="$soname" '$1 == s { print $NF; exit }')"
+    known=$(ldconfig -p 2>/dev/null | awk -v s="$soname" '$1 == s { print $NF; exit }')
+    if [[ -n $known ]]; then
+      echo "$soname: $known"
       continue
     fi
     found=$(find /usr/local/nvidia /usr/local/cuda* /usr/lib/x86_64-linux-gnu /usr/lib64 /opt \
