@@ -3,7 +3,7 @@
 # one run the rest of the suite; tests/cli/test_cuda.py skips its GPU classes there).
 #
 #   scripts/gpu-check.sh [--bundle FILE] [--out DIR] [--models DIR] [--runs N] [--no-conformance]
-#                        [--without-gpu]
+#                        [--no-sanitizer] [--without-gpu]
 #     --bundle FILE      run the nxrt of an archive from scripts/gpu-bundle.sh, with the shared
 #                        libraries, jq and ONNX test data packed in it: for a GPU machine
 #                        that has the driver and CUDA 13 but none of nxrt's Debian packages
@@ -15,12 +15,15 @@
 #                        committed testdata models)
 #     --runs N           bench runs per model and EP list (default: 20)
 #     --no-conformance   skip the ONNX backend suite
+#     --no-sanitizer     skip compute-sanitizer (memcheck, racecheck, initcheck on every 20th
+#                        case of the cpu ratchet, in one nxrt process per tool)
 #     --without-gpu      run every step even when the cuda EP is unavailable (its nodes go to
 #                        the cpu EP): checks this script and a bundle where there is no GPU
 #
 # Steps: nxrt list-eps (stops when cuda is unavailable, with its reason); the [cuda] unit tests
 # (not with --bundle: they test the host stand-ins and need a compiler; CI runs them) and
-# tests/cli/test_cuda.py; the conformance suite with --ep cuda,cpu against the cpu ratchet
+# tests/cli/test_cuda.py; compute-sanitizer's memcheck, racecheck and initcheck over a slice
+# of the backend suite (when it is installed); the conformance suite with --ep cuda,cpu against the cpu ratchet
 # (its figure is printed); nxrt bench with --ep cuda,cpu and --ep onednn,cpu on each model,
 # side by side. The Python for the tests is $NXRT_PYTHON, else the first of
 # /usr/bin/python3 and python3 that has numpy and onnx.
@@ -35,6 +38,7 @@ models=.cache/bench-models
 models_given=0
 runs=20
 conformance=1
+sanitizer=1
 without_gpu=0
 data=/usr/share/libonnx-testdata/data
 usage() { awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0" >&2; exit 2; }
@@ -45,6 +49,7 @@ while (($#)); do
     --models) [[ $# -ge 2 ]] || usage; models=$2; models_given=1; shift 2 ;;
     --runs) [[ $# -ge 2 ]] || usage; runs=$2; shift 2 ;;
     --no-conformance) conformance=0; shift ;;
+    --no-sanitizer) sanitizer=0; shift ;;
     --without-gpu) without_gpu=1; shift ;;
     *) usage ;;
   esac
@@ -131,6 +136,31 @@ fi
 step "CLI tests: tests/cli/test_cuda.py"
 NXRT=$nxrt NXRT_SOURCE_DIR=$PWD "$python" tests/cli/test_cuda.py -v 2>&1 | tee "$out/test_cuda.log" | tail -25
 [[ ${PIPESTATUS[0]} -eq 0 ]] || status=1
+
+if ((sanitizer)); then
+  step "compute-sanitizer: memcheck, racecheck and initcheck with --ep cuda,cpu"
+  tool=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -1)
+  if [[ -n $reason ]]; then
+    echo "skipped: the cuda EP is unavailable"
+  elif [[ -z $tool ]]; then
+    echo "skipped: compute-sanitizer is not installed here"
+  else
+    # Every 20th case the cpu EP passes: each op family of the cuda EP, in one process a tool.
+    mapfile -t dirs < <(grep -v '^#' tests/conformance/cpu_passing.txt | awk -v d="$data" 'NR % 20 == 1 { print d "/" $0 }')
+    for check in memcheck racecheck initcheck; do
+      log=$out/sanitizer-$check.log
+      timeout 300 "$tool" --tool "$check" --error-exitcode 99 --print-limit 20 \
+        "$nxrt" run --test-dir "${dirs[@]}" --ep cuda,cpu --threads 1 >"$log" 2>&1
+      rc=$?
+      summary=$(grep -m1 "ERROR SUMMARY" "$log" | sed 's/^=* *//')
+      case $rc in
+        99) echo "$check: ${summary:-errors}; first reports:"; grep -m 20 "^=========" "$log" | sed 's/^/  /'; status=1 ;;
+        124) echo "$check: stopped after 300 s (log: $log)"; status=1 ;;
+        *) echo "$check: ${summary:-no summary} over ${#dirs[@]} cases (nxrt exit $rc; mismatches show in the conformance step)" ;;
+      esac
+    done
+  fi
+fi
 
 if ((conformance)); then
   step "conformance with --ep cuda,cpu"

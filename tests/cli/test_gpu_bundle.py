@@ -68,6 +68,8 @@ class GpuBundle(TempDirTest):
         for step in ["== libraries", "== nxrt list-eps", "== CLI tests: tests/cli/test_cuda.py", "== bench"]:
             self.assertIn(step, out)
         self.assertIn("OK (skipped=", out)
+        self.assertIn("== compute-sanitizer: memcheck, racecheck and initcheck with --ep cuda,cpu\nskipped: the cuda EP is "
+                      "unavailable", out)
         rows = [line.split() for line in out.splitlines() if line.startswith(("mlp/", "cnn/"))]
         self.assertEqual([r[0] for r in rows], ["mlp/model.onnx", "cnn/model.onnx"])
         for row in rows:
