@@ -57,6 +57,7 @@ Expected<std::unique_ptr<ExecutionProvider>> CudaProvider::create(const EpConfig
   Expected<DeviceInfo> device = driver ? probe_device(**driver, *ordinal) : std::unexpected(driver.error());
   ep->device_ = std::make_shared<DeviceSlot>(driver ? *driver : nullptr, device, stack);
   ep->target_ = target ? target : device ? std::optional(device->arch) : std::nullopt;
+  ep->local_gpu_ = device && ep->target_ == device->arch;
   EpInfo& info = ep->info_;
   info.name = "cuda";
   info.version = fmt::format("{} ({})", kVersion, built_against());
@@ -92,6 +93,7 @@ constexpr GpuArch kBlasBfloat16{8, 0};
 bool runs_on_cublaslt(const std::string& op) {
   return op == "MatMul" || op == "Gemm" || op == "Einsum" || op == "RNN" || op == "GRU" || op == "LSTM";
 }
+bool runs_on_cudnn(const std::string& op) { return op == "Conv" || op == "ConvTranspose"; }
 
 }  // namespace
 
@@ -103,7 +105,18 @@ KernelMatch CudaProvider::claim(const NodeContext& ctx) const {
       ctx.input_dtype(0) == DType::kBFloat16)
     return KernelMatch::declined(fmt::format("{}: bfloat16 products need {} or newer (cuBLASLt); the target is {}", op,
                                              kBlasBfloat16.sm(), target_->sm()));
+  if (match.is_supported() && local_gpu_ && runs_on_cudnn(op))
+    if (auto loads = cudnn_loads(); !loads)
+      return KernelMatch::declined(fmt::format("{}: the cuda EP runs it on cuDNN, which is not usable here ({}: {}); {}",
+                                               op, loads.error().what, loads.error().why, loads.error().how));
   return match;
+}
+
+Expected<void> CudaProvider::cudnn_loads() const {
+  std::call_once(cudnn_checked_, [this] {
+    if (auto api = stack_.dnn(); !api) cudnn_status_ = std::unexpected(api.error());
+  });
+  return cudnn_status_;
 }
 
 std::vector<OpKey> CudaProvider::registered_ops() const {

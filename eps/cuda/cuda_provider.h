@@ -43,12 +43,19 @@ class CudaProvider final : public ExecutionProvider, public ContextCapable {
   Expected<Gpu*> gpu() const { return device_->get(); }
   // NVRTC, loaded on first use (it is large; claims and list-eps never need it).
   Expected<const NvrtcCompiler*> compiler();
+  // Whether cuDNN loads here, found out once, when a node that runs on it is first claimed for
+  // this machine's GPU: without it those nodes decline and run on the next EP, instead of
+  // failing the run. Not asked when compiling for another --target-arch or with no GPU.
+  Expected<void> cudnn_loads() const;
 
   EpInfo info_;
   std::shared_ptr<const OpTable> ops_;
   CudaStack stack_;
   std::shared_ptr<DeviceSlot> device_;
   std::optional<GpuArch> target_;  // what compile() generates code for; none when unavailable
+  bool local_gpu_ = false;          // the target is this machine's GPU
+  mutable std::once_flag cudnn_checked_;
+  mutable Expected<void> cudnn_status_;
   std::mutex nvrtc_mutex_;
   std::shared_ptr<const NvrtcCompiler> nvrtc_;
 };

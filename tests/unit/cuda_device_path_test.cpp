@@ -528,4 +528,32 @@ TEST_CASE("cuda EP on the host stack: --device picks among the visible devices",
   CHECK(absent->info().unavailable_reason == "no CUDA device 2: 2 devices are visible");
   test::set_host_devices(1, kSm90);
 }
+
+TEST_CASE("cuda EP on the host stack: without cuDNN, Conv declines with the loader's reason; other nodes stay claimed",
+          "[cuda]") {
+  CudaStack no_cudnn = test::host_stack();
+  no_cudnn.dnn = []() -> Expected<std::shared_ptr<const DnnApi>> {
+    return fail(ErrorCode::kRuntime, "cannot load libcudnn.so.9 (cuDNN)",
+                "libcudnn.so.9: cannot open shared object file", "install cuDNN");
+  };
+  auto ep = CudaProvider::create({}, no_cudnn);
+  REQUIRE(ep);
+  auto b = model();
+  auto verdict = [&](const ExecutionProvider& provider, const std::string& name) {
+    const KernelMatch m = provider.claim(NodeContext(b.graph, b.graph.node(*b.graph.find_node(name))));
+    return m ? std::string("claimed") : m.reason();
+  };
+  CHECK(verdict(**ep, "conv") ==
+        "Conv: the cuda EP runs it on cuDNN, which is not usable here (cannot load libcudnn.so.9 (cuDNN): "
+        "libcudnn.so.9: cannot open shared object file); install cuDNN");
+  for (const char* other : {"mm", "add", "relu", "softmax", "transpose", "sigmoid", "gap"})
+    CHECK(verdict(**ep, other) == "claimed");
+  // Compiling for another architecture does not ask: the deployment machine's cuDNN runs it.
+  EpConfig sm80;
+  sm80.options[std::string(kTargetArchOption)] = "sm_80";
+  auto for_sm80 = CudaProvider::create(sm80, no_cudnn);
+  REQUIRE(for_sm80);
+  CHECK(verdict(**for_sm80, "conv") == "claimed");
+}
+
 #endif  // NXRT_HAVE_CUDA

@@ -21,7 +21,8 @@ Expected<int64_t> read_scalar(StepContext& ctx, const IntsInput& input, std::str
   if (!read) return std::unexpected(read.error());
   if (!*read || (*read)->size() != 1)
     return fail(ErrorCode::kRuntime,
-                fmt::format("{}: {} holds {} values; it must be a scalar", ctx.where(), what, *read ? (*read)->size() : 0),
+                fmt::format("{}: {} holds {} values; it must be a scalar", ctx.where(), what,
+                            *read ? (*read)->size() : 0),
                 "", fmt::format("give {} as one integer", what));
   return (*read)->front();
 }
