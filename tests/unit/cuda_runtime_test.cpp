@@ -638,6 +638,12 @@ TEST_CASE("cuda Pad, Tile, GatherElements, GatherND, the scatters, Trilu, CumSum
                                           "cuda", test::run_partition_on_host);
   REQUIRE_FALSE(untyped);
   CHECK_THAT(untyped.error().why, Catch::Contains("the type of output 0 is unknown"));
+  // A scalar input read when the step runs must hold one value: Trilu's k of two is an error.
+  auto two_ks = test::run_partition_with({.op_type = "Trilu", .opset = 14, .inputs = {x, test::int64s({1, 2})}}, "cuda",
+                                         test::run_partition_on_host);
+  REQUIRE_FALSE(two_ks);
+  CHECK_THAT(two_ks.error().what, Catch::Contains("k holds 2 values; it must hold one"));
+  CHECK(two_ks.error().how == "give k as one integer");
 }
 TEST_CASE("cuda DFT, STFT and MelWeightMatrix match the cpu EP", "[cuda]") {
   HostChecks checks;

@@ -114,7 +114,7 @@ Expected<void> build_conv(PlanBuilder& b, const Node& node) {
         !r)
       return r;
     if (!has_bias) return {};
-    return add_channel_bias(api, p->library.handle, ctx, p->type, ctx.input(2), ws[0], spatial, p->d.y, dev_mut(*y));
+    return add_channel_bias(api, p->library.handle, ctx, p->d.type, ctx.input(2), ws[0], spatial, p->d.y, dev_mut(*y));
   }));
   return {};
 }

@@ -156,7 +156,7 @@ Expected<void> build_conv_transpose(PlanBuilder& b, const Node& node) {
         !r)
       return r;
     if (has_bias)
-      if (auto r = add_channel_bias(api, p->library.handle, ctx, p->type, ctx.input(2), full[1], spatial, p->d.x, dev_mut(target)); !r)
+      if (auto r = add_channel_bias(api, p->library.handle, ctx, p->d.type, ctx.input(2), full[1], spatial, p->d.x, dev_mut(target)); !r)
         return r;
     if (full == ys) return {};
     const Shape strides = contiguous_strides(full);

@@ -121,7 +121,7 @@ Expected<PreparedConvolution> prepare_convolution(StepContext& ctx, DType dtype,
   if (auto r = use_ranked_math(api, ctx, *d, algorithm->math); !r) return std::unexpected(r.error());
   auto workspace = ctx.scratch(algorithm->workspace);
   if (!workspace) return std::unexpected(workspace.error());
-  return PreparedConvolution{*library, type, std::move(*d), *algorithm, std::move(*workspace)};
+  return PreparedConvolution{*library, std::move(*d), *algorithm, std::move(*workspace)};
 }
 
 Expected<void> add_channel_bias(const DnnApi& api, cudnnHandle_t h, const StepContext& ctx, cudnnDataType_t type,

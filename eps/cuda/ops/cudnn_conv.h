@@ -90,8 +90,7 @@ class AlgorithmCache {
 // differ from the one asked for), and a workspace for it.
 struct PreparedConvolution {
   DnnLibrary library;
-  cudnnDataType_t type;
-  ConvDescriptors d;
+  ConvDescriptors d;  // d.type: the data type of the convolution
   ConvAlgorithm algorithm;
   Tensor workspace;
 };

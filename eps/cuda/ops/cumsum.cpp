@@ -28,12 +28,9 @@ Expected<void> build_cumsum(PlanBuilder& b, const Node& node) {
   b.add_step(make_step(node, "nvrtc:" + kernel, [=](StepContext& ctx) -> Expected<void> {
     const Tensor& x = ctx.input(0);
     const Shape& in = x.shape();
-    auto read = axis_input.read(ctx);
-    if (!read) return std::unexpected(read.error());
-    if (!*read || (*read)->size() != 1)
-      return fail(ErrorCode::kRuntime, fmt::format("{}: the axis input holds {} values; expected one", ctx.where(),
-                                                   *read ? (*read)->size() : 0));
-    const auto axis = axis_index(ctx, (*read)->front(), in);
+    auto given = axis_input.read_one(ctx, "the axis input");
+    if (!given) return std::unexpected(given.error());
+    const auto axis = axis_index(ctx, *given, in);
     if (!axis) return std::unexpected(axis.error());
     auto y = ctx.output(0, dtype, in);
     if (!y) return std::unexpected(y.error());

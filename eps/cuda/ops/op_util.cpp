@@ -204,4 +204,15 @@ Expected<std::optional<std::vector<int64_t>>> IntsInput::read(StepContext& ctx) 
   return values->to_int64_vector();
 }
 
+Expected<int64_t> IntsInput::read_one(StepContext& ctx, std::string_view what, std::optional<int64_t> absent) const {
+  if (!present_ && absent) return *absent;
+  auto values = read(ctx);
+  if (!values) return std::unexpected(values.error());
+  if (!*values || (*values)->size() != 1)
+    return fail(ErrorCode::kRuntime,
+                fmt::format("{}: {} holds {} values; it must hold one", ctx.where(), what, *values ? (*values)->size() : 0),
+                "", fmt::format("give {} as one integer", what));
+  return (*values)->front();
+}
+
 }  // namespace nxrt::cuda

@@ -104,6 +104,9 @@ class IntsInput {
   bool present() const { return present_; }
   // The values; nullopt when the node does not have the input.
   Expected<std::optional<std::vector<int64_t>>> read(StepContext& ctx) const;
+  // Its one value (`what` names it in errors), or `absent` when the node does not have it; a
+  // count other than one, or a missing input without `absent`, is an error of the step.
+  Expected<int64_t> read_one(StepContext& ctx, std::string_view what, std::optional<int64_t> absent = {}) const;
 
  private:
   std::size_t index_;

@@ -15,18 +15,6 @@
 namespace nxrt::cuda {
 namespace {
 
-// The single value of a scalar integer input read on the host (`what` names it in errors).
-Expected<int64_t> read_scalar(StepContext& ctx, const IntsInput& input, std::string_view what) {
-  auto read = input.read(ctx);
-  if (!read) return std::unexpected(read.error());
-  if (!*read || (*read)->size() != 1)
-    return fail(ErrorCode::kRuntime,
-                fmt::format("{}: {} holds {} values; it must be a scalar", ctx.where(), what,
-                            *read ? (*read)->size() : 0),
-                "", fmt::format("give {} as one integer", what));
-  return (*read)->front();
-}
-
 // Declines unless input i, when present, is an int32/int64 scalar (or one value).
 KernelMatch check_scalar_int(const NodeContext& ctx, std::size_t i, std::string_view what) {
   if (i >= ctx.input_count() || !ctx.has_input(i)) return KernelMatch::supported();
@@ -90,12 +78,9 @@ Expected<void> build_dft(PlanBuilder& b, const Node& node) {
   b.add_step(make_step(node, "nvrtc:" + kernel, [=](StepContext& ctx) -> Expected<void> {
     const Tensor& x = ctx.input(0);
     const Shape& shape = x.shape();
-    int64_t axis = axis_attr;
-    if (axis_input && axis_given.present()) {
-      auto given = read_scalar(ctx, axis_given, "the axis");
-      if (!given) return std::unexpected(given.error());
-      axis = *given;
-    }
+    auto given_axis = axis_input ? axis_given.read_one(ctx, "the axis", axis_attr) : Expected<int64_t>(axis_attr);
+    if (!given_axis) return std::unexpected(given_axis.error());
+    int64_t axis = *given_axis;
     const auto rank = static_cast<int64_t>(shape.size());
     if (axis < 0) axis += rank;
     if (rank < 2 || axis < 0 || axis >= rank - 1 || (shape.back() != 1 && shape.back() != 2))
@@ -105,12 +90,9 @@ Expected<void> build_dft(PlanBuilder& b, const Node& node) {
                   "check the input's shape and the axis");
     const auto a = static_cast<std::size_t>(axis);
     const int64_t in_len = shape[a];
-    int64_t n = in_len;
-    if (length_input.present()) {
-      auto given = read_scalar(ctx, length_input, "dft_length");
-      if (!given) return std::unexpected(given.error());
-      n = *given;
-    }
+    auto length = length_input.read_one(ctx, "dft_length", in_len);
+    if (!length) return std::unexpected(length.error());
+    const int64_t n = *length;
     if (n < 1)
       return fail(ErrorCode::kRuntime, fmt::format("{}: dft_length is {}", ctx.where(), n), "the DFT needs a length >= 1",
                   "give a positive dft_length");
@@ -162,14 +144,11 @@ Expected<void> build_stft(PlanBuilder& b, const Node& node) {
     const Tensor& x = ctx.input(0);
     const Shape& shape = x.shape();
     const Tensor* window = ctx.has_input(2) ? &ctx.input(2) : nullptr;
-    auto step = read_scalar(ctx, step_input, "frame_step");
+    auto step = step_input.read_one(ctx, "frame_step");
     if (!step) return std::unexpected(step.error());
-    int64_t frame = window ? window->numel() : 0;
-    if (length_input.present()) {
-      auto given = read_scalar(ctx, length_input, "frame_length");
-      if (!given) return std::unexpected(given.error());
-      frame = *given;
-    }
+    auto frame_length = length_input.read_one(ctx, "frame_length", window ? window->numel() : 0);
+    if (!frame_length) return std::unexpected(frame_length.error());
+    const int64_t frame = *frame_length;
     auto bad = [&](std::string what) {
       return fail(ErrorCode::kRuntime, fmt::format("{}: {}", ctx.where(), what),
                   "the signal, frame_step, window and frame_length disagree", "check the STFT inputs");
@@ -234,7 +213,7 @@ Expected<void> build_window(PlanBuilder& b, const Node& node) {
                                            "n, period, a0, a1, a2, out");
   const IntsInput size_input(b.graph(), node, 0);
   b.add_step(make_step(node, "nvrtc:" + kernel, [=](StepContext& ctx) -> Expected<void> {
-    auto size = read_scalar(ctx, size_input, "size");
+    auto size = size_input.read_one(ctx, "size");
     if (!size) return std::unexpected(size.error());
     if (*size < 0)
       return fail(ErrorCode::kRuntime, fmt::format("{}: window size {} is negative", ctx.where(), *size),
@@ -279,11 +258,11 @@ Expected<void> build_mel_weight_matrix(PlanBuilder& b, const Node& node) {
       b.instantiate("store_doubles", t, fmt::format("i64 n, const double* in, {}* out", t), "n, in, out");
   const IntsInput mels_input(b.graph(), node, 0), length_input(b.graph(), node, 1), rate_input(b.graph(), node, 2);
   b.add_step(make_step(node, "nvrtc:" + kernel, [=](StepContext& ctx) -> Expected<void> {
-    auto mels = read_scalar(ctx, mels_input, "num_mel_bins");
+    auto mels = mels_input.read_one(ctx, "num_mel_bins");
     if (!mels) return std::unexpected(mels.error());
-    auto length = read_scalar(ctx, length_input, "dft_length");
+    auto length = length_input.read_one(ctx, "dft_length");
     if (!length) return std::unexpected(length.error());
-    auto rate = read_scalar(ctx, rate_input, "sample_rate");
+    auto rate = rate_input.read_one(ctx, "sample_rate");
     if (!rate) return std::unexpected(rate.error());
     auto lower = read_edge(ctx, 3);
     if (!lower) return std::unexpected(lower.error());

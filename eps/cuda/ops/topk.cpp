@@ -43,11 +43,9 @@ Expected<void> build_topk(PlanBuilder& b, const Node& node) {
       return fail(ErrorCode::kRuntime, fmt::format("{}: axis {} is out of range for {}", ctx.where(), axis_attr, shape_to_string(s)));
     int64_t k = k_attr.value_or(0);
     if (!k_attr) {
-      auto read = k_input.read(ctx);
+      auto read = k_input.read_one(ctx, "K");
       if (!read) return std::unexpected(read.error());
-      if (!*read || (*read)->size() != 1)
-        return fail(ErrorCode::kRuntime, fmt::format("{}: K holds {} values; it must hold one", ctx.where(), *read ? (*read)->size() : 0));
-      k = (*read)->front();
+      k = *read;
     }
     const auto a = static_cast<std::size_t>(axis);
     if (k < 0 || k > s[a])

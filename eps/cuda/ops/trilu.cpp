@@ -28,17 +28,14 @@ Expected<void> build_trilu(PlanBuilder& b, const Node& node) {
     const Shape& in = x.shape();
     if (in.size() < 2)
       return fail(ErrorCode::kRuntime, fmt::format("{}: input {} is not a matrix", ctx.where(), shape_to_string(in)));
-    auto read = k_input.read(ctx);
-    if (!read) return std::unexpected(read.error());
-    if (*read && (*read)->size() != 1)
-      return fail(ErrorCode::kRuntime, fmt::format("{}: k holds {} values; expected one", ctx.where(), (*read)->size()));
-    const int64_t k = *read ? (*read)->front() : 0;
+    auto k = k_input.read_one(ctx, "k", 0);
+    if (!k) return std::unexpected(k.error());
     auto y = ctx.output(0, dtype, in);
     if (!y) return std::unexpected(y.error());
     const int64_t n = shape_numel(in);
     if (n == 0) return {};
     KernelArgs args;
-    args.add(n).add(in[in.size() - 2]).add(in.back()).add(k).add(upper).ptr(dev(x)).ptr(dev_mut(*y));
+    args.add(n).add(in[in.size() - 2]).add(in.back()).add(*k).add(upper).ptr(dev(x)).ptr(dev_mut(*y));
     return ctx.launch(kernel, n, args);
   }));
   return {};

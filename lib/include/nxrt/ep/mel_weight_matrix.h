@@ -20,7 +20,7 @@ struct MelParams {
 // The [dft_length / 2 + 1, num_mel_bins] matrix, row-major, in double: triangular filters
 // between num_mel_bins + 2 mel-spaced edges (mel(f) = 2595 log10(1 + f / 700)), mapped to DFT
 // bins by floor((dft_length + 1) * f / sample_rate), as the ONNX reference builds them. A size
-// or sample rate below 1 is a kRuntime error.
+// or sample rate below 1, or an edge that is not finite, is a kRuntime error.
 Expected<std::vector<double>> mel_weight_matrix(const MelParams& params);
 
 }  // namespace nxrt
