@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "index_space.h"
 #include "ops/op_util.h"
 #include "runtime.h"
 
@@ -46,13 +47,17 @@ class ChainStep final : public Step {
     if (!y) return std::unexpected(y.error());
     const int64_t n = shape_numel(out);
     if (n == 0) return {};
-    KernelArgs args;
-    args.add(n).add(static_cast<int>(out.size())).add(to_kernel_dims(out));
+    std::vector<Shape> strides;
     for (std::size_t i = 0; i < rules_.size(); ++i) {
-      auto strides = broadcast_strides(ctx, i, out);
-      if (!strides) return std::unexpected(strides.error());
-      args.add(to_kernel_dims(*strides)).ptr(dev(ctx.input(i)));
+      auto s = broadcast_strides(ctx, i, out);
+      if (!s) return std::unexpected(s.error());
+      strides.push_back(std::move(*s));
     }
+    Shape space = out;
+    coalesce_dims(space, strides);
+    KernelArgs args;
+    args.add(n).add(static_cast<int>(space.size())).add(to_kernel_dims(space));
+    for (std::size_t i = 0; i < rules_.size(); ++i) args.add(to_kernel_dims(strides[i])).ptr(dev(ctx.input(i)));
     args.ptr(dev_mut(*y));
     return ctx.launch(kernel_, n, args);
   }
@@ -161,20 +166,35 @@ Expected<void> ChainFuser::emit(PlanBuilder& builder, const std::vector<const No
   const DType out_dtype = graph_.value(tail.outputs.front()).type.dtype;
   const std::string name = builder.unique_name("chain");
   std::vector<std::string> params = {"i64 n", "int rank", "Dims shape"};
+  // Each input's offset at output index i: the host merges the dims every input walks alike
+  // (coalesce_dims), so a rank of 1 or 0 needs no division, and a higher one splits i once.
+  std::vector<std::string> first_offsets, zero_offsets, steps;
   std::string loads;
   std::vector<Broadcast> rules;
   for (std::size_t j = 0; j < inputs.size(); ++j) {
     const DType t = graph_.value(inputs[j].value).type.dtype;
     params.push_back(fmt::format("Dims s{}", j));
     params.push_back(fmt::format("const {}* __restrict__ in{}", chain_storage_type(t), j));
-    loads += fmt::format("    {1} x{0} = ld(in{0}, offset_of(i, rank, shape, s{0}));\n", j, chain_value_type(t));
+    first_offsets.push_back(fmt::format("o{0} = i * s{0}.d[0]", j));
+    zero_offsets.push_back(fmt::format("o{} = 0", j));
+    steps.push_back(fmt::format("o{0} += c * s{0}.d[d];", j));
+    loads += fmt::format("    {1} x{0} = ld(in{0}, o{0});\n", j, chain_value_type(t));
     rules.push_back(inputs[j].rule);
   }
+  std::string offsets;
+  if (!inputs.empty())
+    offsets = fmt::format(
+        "    i64 {};\n"
+        "    if (rank > 1) {{\n"
+        "      {};\n"
+        "      for_each_coordinate(i, rank, shape, [&](int d, i64 c) {{ {} }});\n"
+        "    }}\n",
+        fmt::join(first_offsets, ", "), fmt::join(zero_offsets, ", "), fmt::join(steps, " "));
   params.push_back(fmt::format("{}* __restrict__ out", chain_storage_type(out_dtype)));
   builder.add_code(fmt::format(
       "extern \"C\" __global__ void {}({}) {{\n"
-      "  for (i64 i = global_index(); i < n; i += global_stride()) {{\n{}{}    st(out, i, t{});\n  }}\n}}\n",
-      name, fmt::join(params, ", "), loads, body, chain.size() - 1));
+      "  for (i64 i = global_index(); i < n; i += global_stride()) {{\n{}{}{}    st(out, i, t{});\n  }}\n}}\n",
+      name, fmt::join(params, ", "), offsets, loads, body, chain.size() - 1));
   auto step = std::make_unique<ChainStep>(name, std::move(rules), out_dtype);
   step->nodes = chain;
   for (const ChainInput& in : inputs) step->inputs.push_back(in.value);

@@ -132,19 +132,38 @@ __device__ __forceinline__ bool is_inf(float v) { return fabsf(v) == inf_f(); }
 __device__ __forceinline__ i64 global_index() { return (i64)blockIdx.x * blockDim.x + threadIdx.x; }
 __device__ __forceinline__ i64 global_stride() { return (i64)gridDim.x * blockDim.x; }
 
-// Offset of linear index i of `shape` (rank dims) in a tensor with `strides`.
+// Calls visit(d, c) with the coordinate c of linear index i of `shape` in each of its rank
+// dimensions d, innermost first. A kernel that reads several tensors at one index splits the
+// index once for all of them: each division is a long instruction sequence, at run time and
+// for ptxas.
+template <class Visit>
+__device__ __forceinline__ void for_each_coordinate(i64 i, int rank, const Dims& shape, Visit visit) {
+  for (int d = rank - 1; d >= 0; --d) { const i64 e = shape.d[d]; visit(d, i % e); i /= e; }
+}
+
+// Offset of linear index i of `shape` (rank dims) in a tensor with `strides`. A space the host
+// merged to rank 1 or 0 (coalesce_dims) needs no division.
 __device__ __forceinline__ i64 offset_of(i64 i, int rank, const Dims& shape, const Dims& strides) {
+  if (rank <= 1) return i * strides.d[0];
   i64 off = 0;
-  for (int d = rank - 1; d >= 0; --d) { i64 c = i % shape.d[d]; i /= shape.d[d]; off += c * strides.d[d]; }
+  for_each_coordinate(i, rank, shape, [&](int d, i64 c) { off += c * strides.d[d]; });
   return off;
 }
 
-// Transpose, Slice, Expand, Concat (one input into its slice of the output), Gemm's C.
+// Transpose, Slice, Expand, Concat (one input into its slice of the output), Gemm's C. The
+// host merges the dimensions both tensors walk contiguously (coalesce_dims): a space of rank 1
+// (or 0) needs no division.
 template <class T>
 __device__ void strided_copy(i64 n, int rank, Dims shape, Dims in_strides, i64 in_off, const T* in,
                              Dims out_strides, i64 out_off, T* out) {
-  for (i64 i = global_index(); i < n; i += global_stride())
-    out[out_off + offset_of(i, rank, shape, out_strides)] = in[in_off + offset_of(i, rank, shape, in_strides)];
+  for (i64 i = global_index(); i < n; i += global_stride()) {
+    i64 from = i * in_strides.d[0], to = i * out_strides.d[0];
+    if (rank > 1) {
+      from = 0, to = 0;
+      for_each_coordinate(i, rank, shape, [&](int d, i64 c) { from += c * in_strides.d[d]; to += c * out_strides.d[d]; });
+    }
+    out[out_off + to] = in[in_off + from];
+  }
 }
 
 // Range: out[i] = start + i·delta, in T.
@@ -986,30 +1005,22 @@ __device__ void instance_norm(i64 rows, i64 cols, i64 channels, const T* x, cons
 // x from `kept_shape` and `kept_strides`) of `count` elements over the normalized dims (walked
 // with `red_shape` and `red_strides`): y = (x - mean) / (std + 1e-9) with the biased std, as
 // the op's function body defines it.
-__device__ __forceinline__ i64 walk_offset(i64 i, int rank, const Dims& shape, const Dims& strides) {
-  i64 off = 0;
-  for (int d = rank - 1; d >= 0; --d) {
-    off += i % shape.d[d] * strides.d[d];
-    i /= shape.d[d];
-  }
-  return off;
-}
 template <class T>
 __device__ void mvn(i64 groups, int kept_rank, Dims kept_shape, Dims kept_strides, int red_rank, Dims red_shape,
                     Dims red_strides, i64 count, const T* x, T* y) {
   for (i64 g = blockIdx.x; g < groups; g += gridDim.x) {
-    const i64 base = walk_offset(g, kept_rank, kept_shape, kept_strides);
+    const i64 base = offset_of(g, kept_rank, kept_shape, kept_strides);
     float s = 0.f;
-    for (i64 j = threadIdx.x; j < count; j += blockDim.x) s += ld(x, base + walk_offset(j, red_rank, red_shape, red_strides));
+    for (i64 j = threadIdx.x; j < count; j += blockDim.x) s += ld(x, base + offset_of(j, red_rank, red_shape, red_strides));
     const float mean = block_reduce(s, false) / (float)count;
     float q = 0.f;
     for (i64 j = threadIdx.x; j < count; j += blockDim.x) {
-      const float d = ld(x, base + walk_offset(j, red_rank, red_shape, red_strides)) - mean;
+      const float d = ld(x, base + offset_of(j, red_rank, red_shape, red_strides)) - mean;
       q += d * d;
     }
     const float scale = 1.f / (sqrtf(block_reduce(q, false) / (float)count) + 1e-9f);
     for (i64 j = threadIdx.x; j < count; j += blockDim.x) {
-      const i64 at = base + walk_offset(j, red_rank, red_shape, red_strides);
+      const i64 at = base + offset_of(j, red_rank, red_shape, red_strides);
       st(y, at, (ld(x, at) - mean) * scale);
     }
   }

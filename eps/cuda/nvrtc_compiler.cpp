@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <future>
+#include <vector>
 
 namespace nxrt::cuda {
 namespace {
@@ -15,7 +16,11 @@ class Program {
  public:
   Program(const NvrtcApi& api, nvrtcProgram p) : api_(&api), p_(p) {}
   Program(Program&& o) noexcept : api_(o.api_), p_(std::exchange(o.p_, nullptr)) {}
-  Program& operator=(Program&&) = delete;
+  Program& operator=(Program&& o) noexcept {
+    std::swap(api_, o.api_);
+    std::swap(p_, o.p_);
+    return *this;
+  }
   ~Program() {
     if (p_) api_->destroy_program(&p_);
   }
@@ -40,21 +45,37 @@ std::string program_log(const NvrtcApi& api, nvrtcProgram p) {
   return log;
 }
 
-// One compilation for `target` ("sm_90" or "compute_90").
-Expected<Program> compile_for(const NvrtcApi& api, const std::string& source, const std::string& name,
-                              const std::string& target) {
+struct Compilation {
+  Program program;  // holds the log
+  nvrtcResult result;
+};
+
+// One NVRTC run of `source` with `options`.
+Expected<Compilation> run_nvrtc(const NvrtcApi& api, const std::string& source, const std::string& name,
+                                const std::vector<const char*>& options) {
   nvrtcProgram raw = nullptr;
   if (nvrtcResult r = api.create_program(&raw, source.c_str(), (name + ".cu").c_str(), 0, nullptr, nullptr);
       r != NVRTC_SUCCESS)
     return nvrtc_error(api, r, "nvrtcCreateProgram", name);
   Program program(api, raw);
+  const nvrtcResult r = api.compile_program(program.get(), static_cast<int>(options.size()), options.data());
+  return Compilation{std::move(program), r};
+}
+
+// One compilation for `target` ("sm_90" or "compute_90"). The optimizer and ptxas work on the
+// module's kernels in parallel, on every core (--split-compile=0; the output is the same from
+// run to run); an NVRTC that lacks the option compiles on one.
+Expected<Program> compile_for(const NvrtcApi& api, const std::string& source, const std::string& name,
+                              const std::string& target) {
   const std::string arch = "-arch=" + target;
-  const char* options[] = {arch.c_str(), "-std=c++17"};
-  if (nvrtcResult r = api.compile_program(program.get(), 2, options); r != NVRTC_SUCCESS)
+  auto run = run_nvrtc(api, source, name, {arch.c_str(), "-std=c++17", "--split-compile=0"});
+  if (run && run->result == NVRTC_ERROR_INVALID_OPTION) run = run_nvrtc(api, source, name, {arch.c_str(), "-std=c++17"});
+  if (!run) return std::unexpected(run.error());
+  if (run->result != NVRTC_SUCCESS)
     return fail(ErrorCode::kRuntime, fmt::format("NVRTC could not compile the kernels of {} for {}", name, target),
-                fmt::format("{}\n{}", api.get_error_string(r), program_log(api, program.get())),
+                fmt::format("{}\n{}", api.get_error_string(run->result), program_log(api, run->program.get())),
                 "this is a bug in nxrt's cuda code generator; use another EP for this model (--ep cpu)");
-  return program;
+  return std::move(run->program);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "index_space.h"
 #include "ops/op_util.h"
 #include "ops/ops.h"
 #include "runtime.h"
@@ -239,6 +240,8 @@ Expected<void> build_mvn(PlanBuilder& b, const Node& node) {
       (normalized[d] ? red_strides : kept_strides).push_back(strides[d]);
     }
     const int64_t groups = shape_numel(kept_shape);
+    coalesce_dims(kept_shape, std::span(&kept_strides, 1));
+    coalesce_dims(red_shape, std::span(&red_strides, 1));
     KernelArgs args;
     args.add(groups).add(static_cast<int>(kept_shape.size())).add(to_kernel_dims(kept_shape)).add(to_kernel_dims(kept_strides));
     args.add(static_cast<int>(red_shape.size())).add(to_kernel_dims(red_shape)).add(to_kernel_dims(red_strides));

@@ -1,6 +1,7 @@
 // Shared checks of the cuda EP's op families.
 #include "ops/op_util.h"
 
+#include "index_space.h"
 #include "plan.h"
 #include "runtime.h"
 
@@ -183,9 +184,12 @@ Expected<void> strided_copy(StepContext& ctx, const std::string& kernel, const S
   if (n == 0) return {};
   if (shape.size() > static_cast<std::size_t>(kMaxRank))
     return fail(ErrorCode::kRuntime, fmt::format("{}: rank {} exceeds the cuda EP's {}", ctx.where(), shape.size(), kMaxRank));
+  Shape space = shape;
+  std::vector<Shape> strides = {in_strides, out_strides};
+  coalesce_dims(space, strides);
   KernelArgs args;
-  args.add(n).add(static_cast<int>(shape.size())).add(to_kernel_dims(shape)).add(to_kernel_dims(in_strides));
-  args.add(in_off).ptr(in).add(to_kernel_dims(out_strides)).add(out_off).ptr(out);
+  args.add(n).add(static_cast<int>(space.size())).add(to_kernel_dims(space)).add(to_kernel_dims(strides[0]));
+  args.add(in_off).ptr(in).add(to_kernel_dims(strides[1])).add(out_off).ptr(out);
   return ctx.launch(kernel, n, args);
 }
 

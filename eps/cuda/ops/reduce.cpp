@@ -4,6 +4,7 @@
 
 #include <iterator>
 
+#include "index_space.h"
 #include "ops/op_util.h"
 #include "ops/ops.h"
 #include "runtime.h"
@@ -79,6 +80,8 @@ Expected<void> build_reduce(PlanBuilder& b, const Node& node) {
     if (!y) return std::unexpected(y.error());
     const int64_t n = shape_numel(full);
     if (n == 0) return {};
+    coalesce_dims(full, std::span(&kept_strides, 1));
+    coalesce_dims(red_shape, std::span(&red_strides, 1));
     KernelArgs args;
     args.add(n).add(static_cast<int>(full.size())).add(to_kernel_dims(full)).add(to_kernel_dims(kept_strides));
     args.add(static_cast<int>(red_shape.size())).add(to_kernel_dims(red_shape)).add(to_kernel_dims(red_strides));
