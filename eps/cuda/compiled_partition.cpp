@@ -157,9 +157,12 @@ CudaPartition::CudaPartition(PartitionSetup setup) : setup_(std::move(setup)) {
 }
 
 CudaPartition::~CudaPartition() {
-  // Kernels and constants belong to the context: bind it before they go.
-  if (module_ || !constants_.empty())
-    if (auto gpu = setup_.device->get()) (void)(*gpu)->make_current();
+  // The kernels belong to the context: unload them inside it.
+  if (!module_) return;
+  if (auto gpu = setup_.device->get()) {
+    auto scope = (*gpu)->enter();
+    module_.reset();
+  }
 }
 
 Expected<void> CudaPartition::prepare(Gpu& gpu) {
@@ -216,7 +219,8 @@ Expected<std::vector<RuntimeValue>> CudaPartition::run(std::span<const RuntimeVa
                 fmt::format("it was compiled for {} only; save it with nxrt compile-epcontext and run it on such a GPU",
                             setup_.image.arch.sm()));
   std::lock_guard run_lock((*gpu)->run_mutex());  // concurrent session runs share the device's handles
-  if (auto r = (*gpu)->make_current(); !r) return std::unexpected(r.error());
+  auto scope = (*gpu)->enter();
+  if (!scope) return std::unexpected(scope.error());
   if (auto r = prepare(**gpu); !r) return std::unexpected(r.error());
   RunState state;
   state.values.resize(p.graph->values.size());

@@ -142,7 +142,8 @@ Expected<std::unique_ptr<CompiledPartition>> CudaProvider::compile(const Partiti
 Expected<Tensor> CudaProvider::allocate(DType dtype, Shape shape) {
   auto g = gpu();
   if (!g) return forward_error(std::move(g), "allocating memory on the cuda EP");
-  if (auto r = (*g)->make_current(); !r) return std::unexpected(r.error());
+  auto scope = (*g)->enter();
+  if (!scope) return std::unexpected(scope.error());
   return (*g)->allocate(dtype, std::move(shape));
 }
 
@@ -160,7 +161,6 @@ Expected<void> CudaProvider::copy(const TensorView& src, const TensorMut& dst) {
 Expected<void> CudaProvider::sync() {
   auto g = gpu();
   if (!g) return {};  // nothing can be in flight without a device
-  if (auto r = (*g)->make_current(); !r) return std::unexpected(r.error());
   return (*g)->synchronize();
 }
 

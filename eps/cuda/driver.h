@@ -24,7 +24,8 @@ struct DriverApi {
   decltype(&::cuDeviceGetAttribute) device_get_attribute;
   decltype(&::cuDevicePrimaryCtxRetain) primary_ctx_retain;
   decltype(&::cuDevicePrimaryCtxRelease) primary_ctx_release;
-  decltype(&::cuCtxSetCurrent) ctx_set_current;
+  decltype(&::cuCtxPushCurrent) ctx_push_current;
+  decltype(&::cuCtxPopCurrent) ctx_pop_current;
   decltype(&::cuStreamCreate) stream_create;
   decltype(&::cuStreamDestroy) stream_destroy;
   decltype(&::cuStreamSynchronize) stream_synchronize;

@@ -34,6 +34,19 @@ Expected<DeviceInfo> probe_device(const Driver& driver, int ordinal) {
   return info;
 }
 
+Expected<ContextScope> ContextScope::enter(const Driver& driver, CUcontext context, std::string_view where) {
+  if (auto r = driver.check(driver.api().ctx_push_current(context), "cuCtxPushCurrent",
+                            fmt::format("cannot use the context of {}", where));
+      !r)
+    return std::unexpected(r.error());
+  return ContextScope(driver);
+}
+
+ContextScope::~ContextScope() {
+  CUcontext popped = nullptr;
+  if (driver_) driver_->api().ctx_pop_current(&popped);
+}
+
 namespace {
 
 // Blocks are rounded so that tensors of nearby sizes share them: 256 bytes, then powers of two
@@ -55,8 +68,11 @@ DevicePool::DevicePool(std::shared_ptr<const Driver> driver, CUdevice cu_device,
 }
 
 DevicePool::~DevicePool() {
-  driver_->api().ctx_set_current(context_);
-  for (const auto& [bytes, block] : free_) driver_->api().mem_free(block);
+  if (!free_.empty()) {
+    auto scope = ContextScope::enter(*driver_, context_, device_.to_string());
+    if (scope)
+      for (const auto& [bytes, block] : free_) driver_->api().mem_free(block);
+  }
   if (retained_) driver_->api().primary_ctx_release(cu_device_);
 }
 
@@ -147,7 +163,8 @@ Expected<std::unique_ptr<Gpu>> Gpu::open(std::shared_ptr<const Driver> driver, c
                                  "cannot create a context on " + where);
       !r)
     return std::unexpected(r.error());
-  if (auto r = g->make_current(); !r) return std::unexpected(r.error());
+  auto scope = g->enter();
+  if (!scope) return std::unexpected(scope.error());
   if (auto r = g->driver_->check(cu.stream_create(&g->stream_, CU_STREAM_NON_BLOCKING), "cuStreamCreate",
                                  "cannot create a stream on " + where);
       !r)
@@ -185,22 +202,28 @@ Expected<void> Gpu::open_dnn() {
 
 Gpu::~Gpu() {
   if (!context_) return;
-  driver_->api().ctx_set_current(context_);
-  if (stream_) driver_->api().stream_synchronize(stream_);
-  pool_.reset();
-  if (dnn_) dnn_api_->destroy(dnn_);
-  matmul_plans_.reset();
-  if (blas_) blas_api_->destroy(blas_);
-  if (stream_) driver_->api().stream_destroy(stream_);
+  {
+    // Without the context, there is nothing left to release but the retain.
+    auto scope = enter();
+    if (scope) {
+      if (stream_) driver_->api().stream_synchronize(stream_);
+      pool_.reset();
+      if (dnn_) dnn_api_->destroy(dnn_);
+      matmul_plans_.reset();
+      if (blas_) blas_api_->destroy(blas_);
+      if (stream_) driver_->api().stream_destroy(stream_);
+    }
+  }
   driver_->api().primary_ctx_release(device_);
 }
 
-Expected<void> Gpu::make_current() const {
-  return driver_->check(driver_->api().ctx_set_current(context_), "cuCtxSetCurrent",
-                        fmt::format("cannot use the context of cuda:{}", info_.ordinal));
+Expected<ContextScope> Gpu::enter() const {
+  return ContextScope::enter(*driver_, context_, fmt::format("cuda:{} ({})", info_.ordinal, info_.name));
 }
 
 Expected<void> Gpu::synchronize() const {
+  auto scope = enter();
+  if (!scope) return std::unexpected(scope.error());
   return driver_->check(driver_->api().stream_synchronize(stream_), "cuStreamSynchronize",
                         fmt::format("work on cuda:{} failed", info_.ordinal));
 }
@@ -216,7 +239,8 @@ Expected<void> Gpu::enqueue_copy(const TensorView& src, const TensorMut& dst) {
     return fail(ErrorCode::kRuntime, fmt::format("cannot copy {} {} to {} {}", dtype_name(src.dtype), shape_to_string(src.shape),
                                                  dtype_name(dst.dtype), shape_to_string(dst.shape)),
                 "the cuda EP copies contiguous tensors of one dtype and shape");
-  if (auto r = make_current(); !r) return r;
+  auto scope = enter();
+  if (!scope) return std::unexpected(scope.error());
   const std::size_t bytes = src.nbytes();
   const DriverApi& cu = driver_->api();
   const auto d_src = reinterpret_cast<CUdeviceptr>(src.data());

@@ -6,6 +6,8 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
+#include <utility>
 
 #include "arch.h"
 #include "cuda_stack.h"
@@ -23,6 +25,23 @@ struct DeviceInfo {
   GpuArch arch;
 };
 Expected<DeviceInfo> probe_device(const Driver& driver, int ordinal);
+
+// A context made current on the calling thread for the scope's lifetime. The driver keeps a
+// stack of contexts per thread: the scope pushes, and pops when it ends, so that what was
+// current before is current again. A program that embeds nxrt and uses CUDA itself (another
+// device, its own context) finds its context as it left it after every call into the EP.
+class ContextScope {
+ public:
+  // Pushes `context`; the error names `where` ("cuda:0 (NVIDIA H100)").
+  static Expected<ContextScope> enter(const Driver& driver, CUcontext context, std::string_view where);
+  ContextScope(ContextScope&& o) noexcept : driver_(std::exchange(o.driver_, nullptr)) {}
+  ContextScope& operator=(ContextScope&&) = delete;
+  ~ContextScope();
+
+ private:
+  explicit ContextScope(const Driver& driver) : driver_(&driver) {}
+  const Driver* driver_;  // null once moved from
+};
 
 // Device blocks recycled by rounded size; a block is reused once its tensor is dropped (all
 // work runs on one stream, so stream order makes the reuse safe). Every tensor from the pool
@@ -85,8 +104,9 @@ class Gpu {
   // The cuBLASLt set-up of the products run on this device, by shape.
   MatmulPlans& matmul_plans() { return *matmul_plans_; }
   const DnnApi& dnn_api() const { return *dnn_api_; }
-  // Binds the context to the calling thread (the driver keeps the current context per thread).
-  Expected<void> make_current() const;
+  // The device's context, current on the calling thread while the scope lives. Every call
+  // into the driver or the libraries happens inside one.
+  Expected<ContextScope> enter() const;
 
   Expected<Tensor> allocate(DType dtype, Shape shape) { return pool_->allocate(dtype, std::move(shape)); }
   Expected<std::shared_ptr<Storage>> allocate_bytes(std::size_t bytes) { return pool_->allocate_bytes(bytes); }

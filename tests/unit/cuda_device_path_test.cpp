@@ -9,6 +9,7 @@
 
 #include "builtin_eps.h"
 #include "cuda/cuda_provider.h"
+#include "cuda/gpu.h"
 #include "cuda_host_libraries.h"
 #include "cuda_host_stack.h"
 #include "kernel_harness.h"
@@ -277,6 +278,32 @@ TEST_CASE("cuda EP on the host stack: a partition runs through the device path a
   CHECK(after.context_retains == before.context_retains);
 }
 
+TEST_CASE("cuda EP on the host stack: the program's own CUDA context is current again after every call", "[cuda]") {
+  // The host driver refuses every call made outside one of its devices' contexts, so each
+  // step below also checks that the EP enters its context where it needs it.
+  test::set_host_devices(1, kSm90);
+  test::push_foreign_context();
+  const uintptr_t own = test::current_context();
+  auto b = model();
+  const std::vector<Tensor> inputs = {random_tensor({4, 8}, 5), random_tensor({1, 2, 5, 5}, 6)};
+  {
+    auto ep = cuda_on_host_stack();
+    CHECK(test::current_context() == own);
+    auto compiled = ep->compile(test::whole_graph(b.graph, "cuda"));
+    REQUIRE(compiled);
+    CHECK(test::current_context() == own);
+    (void)run_to_host(*ep, **compiled, inputs);
+    CHECK(test::current_context() == own);
+    auto t = ep->allocate(DType::kFloat32, {3});
+    REQUIRE(t);
+    CHECK(ep->sync());
+    CHECK(test::current_context() == own);
+  }
+  CHECK(test::current_context() == own);
+  test::pop_context();
+  CHECK(test::current_context() == 0);
+}
+
 TEST_CASE("cuda EP on the host stack: cuBLASLt is set up once per product shape", "[cuda]") {
   test::set_host_devices(1, kSm90);
   // Two products of one shape (x·w1, then ·w2), one of another (·w3), and an RNN whose five
@@ -451,6 +478,10 @@ TEST_CASE("cuda EP on the host stack: the host driver catches an upload whose so
   auto driver = test::host_stack().driver();
   REQUIRE(driver);
   const DriverApi& cu = (*driver)->api();
+  CUcontext context = nullptr;
+  REQUIRE(cu.primary_ctx_retain(&context, 0) == CUDA_SUCCESS);
+  auto scope = ContextScope::enter(**driver, context, "cuda:0");
+  REQUIRE(scope);
   CUdeviceptr block = 0;
   REQUIRE(cu.mem_alloc(&block, 16) == CUDA_SUCCESS);
   std::vector<int64_t> source = {1, 2};
@@ -461,6 +492,7 @@ TEST_CASE("cuda EP on the host stack: the host driver catches an upload whose so
   CHECK(cu.stream_synchronize(nullptr) == CUDA_ERROR_ILLEGAL_ADDRESS);
   CHECK(cu.stream_synchronize(nullptr) == CUDA_SUCCESS);  // reported once
   CHECK(cu.mem_free(block) == CUDA_SUCCESS);
+  CHECK(cu.primary_ctx_release(0) == CUDA_SUCCESS);
 }
 
 TEST_CASE("cuda EP on the host stack: an EPContext blob reloads and runs; the device's architecture decides", "[cuda]") {

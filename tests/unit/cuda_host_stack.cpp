@@ -11,6 +11,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "cuda_host_libraries.h"
 #include "cuda_host_module.h"
@@ -61,6 +62,20 @@ bool is_device_range(const DriverState& s, CUdeviceptr p, std::size_t bytes) {
   return static_cast<uintptr_t>(p) + bytes <= it->first + it->second;
 }
 
+// The contexts current on each thread, as the driver keeps them: a stack per thread. The host
+// devices' contexts are 0x1000 + ordinal (ctx_retain); any other is one of the program that
+// embeds nxrt (push_foreign_context).
+thread_local std::vector<CUcontext> context_stack;
+constexpr uintptr_t kFirstDeviceContext = 0x1000;
+
+// Whether a host device's context is current on the calling thread, as every call that acts
+// on a context needs (the EP's ContextScope).
+bool in_device_context() {
+  if (context_stack.empty()) return false;
+  const auto c = reinterpret_cast<uintptr_t>(context_stack.back());
+  return c >= kFirstDeviceContext && c < kFirstDeviceContext + static_cast<uintptr_t>(state().device_count);
+}
+
 CUresult init(unsigned) { return CUDA_SUCCESS; }
 CUresult error_name(CUresult r, const char** s) {
   switch (r) {
@@ -70,6 +85,7 @@ CUresult error_name(CUresult r, const char** s) {
     case CUDA_ERROR_INVALID_IMAGE: *s = "CUDA_ERROR_INVALID_IMAGE"; break;
     case CUDA_ERROR_NOT_FOUND: *s = "CUDA_ERROR_NOT_FOUND"; break;
     case CUDA_ERROR_ILLEGAL_ADDRESS: *s = "CUDA_ERROR_ILLEGAL_ADDRESS"; break;
+    case CUDA_ERROR_INVALID_CONTEXT: *s = "CUDA_ERROR_INVALID_CONTEXT"; break;
     default: return CUDA_ERROR_INVALID_VALUE;
   }
   return CUDA_SUCCESS;
@@ -106,25 +122,38 @@ CUresult device_attribute(int* v, CUdevice_attribute attr, CUdevice) {
 CUresult ctx_retain(CUcontext* c, CUdevice d) {
   std::lock_guard lock(state().mutex);
   ++state().counts.context_retains;
-  *c = reinterpret_cast<CUcontext>(static_cast<uintptr_t>(0x1000 + d));
+  *c = reinterpret_cast<CUcontext>(kFirstDeviceContext + static_cast<uintptr_t>(d));
   return CUDA_SUCCESS;
 }
 CUresult ctx_release(CUdevice) {
   std::lock_guard lock(state().mutex);
   return --state().counts.context_retains < 0 ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
 }
-CUresult ctx_set_current(CUcontext) { return CUDA_SUCCESS; }
+CUresult ctx_push(CUcontext c) {
+  if (!c) return CUDA_ERROR_INVALID_VALUE;
+  context_stack.push_back(c);
+  return CUDA_SUCCESS;
+}
+CUresult ctx_pop(CUcontext* c) {
+  if (context_stack.empty()) return CUDA_ERROR_INVALID_CONTEXT;
+  if (c) *c = context_stack.back();
+  context_stack.pop_back();
+  return CUDA_SUCCESS;
+}
 CUresult stream_create(CUstream* s, unsigned) {
+  if (!in_device_context()) return CUDA_ERROR_INVALID_CONTEXT;
   *s = reinterpret_cast<CUstream>(new char);
   return CUDA_SUCCESS;
 }
 CUresult stream_destroy(CUstream s) {
+  if (!in_device_context()) return CUDA_ERROR_INVALID_CONTEXT;
   delete reinterpret_cast<char*>(s);
   return CUDA_SUCCESS;
 }
 // Every call has finished already; what is left to check is that no upload's source changed
 // (or was freed) before this point.
 CUresult stream_synchronize(CUstream) {
+  if (!in_device_context()) return CUDA_ERROR_INVALID_CONTEXT;
   std::lock_guard lock(state().mutex);
   ++state().counts.synchronizations;
   std::vector<PendingUpload> pending = std::move(state().pending_uploads);
@@ -135,6 +164,7 @@ CUresult stream_synchronize(CUstream) {
 }
 
 CUresult mem_alloc(CUdeviceptr* p, std::size_t bytes) {
+  if (!in_device_context()) return CUDA_ERROR_INVALID_CONTEXT;
   if (bytes == 0) return CUDA_ERROR_INVALID_VALUE;
   // cuMemAlloc's blocks are aligned to at least 256 bytes; libraries rely on it.
   void* block = std::aligned_alloc(256, (bytes + 255) / 256 * 256);
@@ -145,12 +175,14 @@ CUresult mem_alloc(CUdeviceptr* p, std::size_t bytes) {
   return CUDA_SUCCESS;
 }
 CUresult mem_free(CUdeviceptr p) {
+  if (!in_device_context()) return CUDA_ERROR_INVALID_CONTEXT;
   std::lock_guard lock(state().mutex);
   if (state().live.erase(static_cast<uintptr_t>(p)) == 0) return CUDA_ERROR_INVALID_VALUE;
   std::free(reinterpret_cast<void*>(p));
   return CUDA_SUCCESS;
 }
 CUresult copy_in(CUdeviceptr dst, const void* src, std::size_t bytes, CUstream) {
+  if (!in_device_context()) return CUDA_ERROR_INVALID_CONTEXT;
   std::lock_guard lock(state().mutex);
   if (!is_device_range(state(), dst, bytes)) return CUDA_ERROR_INVALID_VALUE;
   std::memcpy(reinterpret_cast<void*>(dst), src, bytes);
@@ -160,6 +192,7 @@ CUresult copy_in(CUdeviceptr dst, const void* src, std::size_t bytes, CUstream) 
   return CUDA_SUCCESS;
 }
 CUresult copy_out(void* dst, CUdeviceptr src, std::size_t bytes, CUstream) {
+  if (!in_device_context()) return CUDA_ERROR_INVALID_CONTEXT;
   std::lock_guard lock(state().mutex);
   if (!is_device_range(state(), src, bytes)) return CUDA_ERROR_INVALID_VALUE;
   std::memcpy(dst, reinterpret_cast<const void*>(src), bytes);
@@ -167,12 +200,14 @@ CUresult copy_out(void* dst, CUdeviceptr src, std::size_t bytes, CUstream) {
   return CUDA_SUCCESS;
 }
 CUresult copy_within(CUdeviceptr dst, CUdeviceptr src, std::size_t bytes, CUstream) {
+  if (!in_device_context()) return CUDA_ERROR_INVALID_CONTEXT;
   std::lock_guard lock(state().mutex);
   if (!is_device_range(state(), dst, bytes) || !is_device_range(state(), src, bytes)) return CUDA_ERROR_INVALID_VALUE;
   std::memmove(reinterpret_cast<void*>(dst), reinterpret_cast<const void*>(src), bytes);
   return CUDA_SUCCESS;
 }
 CUresult memset8(CUdeviceptr dst, unsigned char value, std::size_t bytes, CUstream) {
+  if (!in_device_context()) return CUDA_ERROR_INVALID_CONTEXT;
   std::lock_guard lock(state().mutex);
   if (!is_device_range(state(), dst, bytes)) return CUDA_ERROR_INVALID_VALUE;
   std::memset(reinterpret_cast<void*>(dst), value, bytes);
@@ -181,6 +216,7 @@ CUresult memset8(CUdeviceptr dst, unsigned char value, std::size_t bytes, CUstre
 
 // The image is the CUDA C the host NVRTC passed through (NUL-terminated, cubin or PTX alike).
 CUresult module_load(CUmodule* m, const void* image) {
+  if (!in_device_context()) return CUDA_ERROR_INVALID_CONTEXT;
   const std::string source(static_cast<const char*>(image));
   std::shared_ptr<const HostModule> code;
   {
@@ -199,10 +235,12 @@ CUresult module_load(CUmodule* m, const void* image) {
   return CUDA_SUCCESS;
 }
 CUresult module_unload(CUmodule m) {
+  if (!in_device_context()) return CUDA_ERROR_INVALID_CONTEXT;
   delete reinterpret_cast<LoadedModule*>(m);
   return CUDA_SUCCESS;
 }
 CUresult module_function(CUfunction* f, CUmodule m, const char* name) {
+  if (!in_device_context()) return CUDA_ERROR_INVALID_CONTEXT;
   auto* module = reinterpret_cast<LoadedModule*>(m);
   auto& slot = module->functions[name];
   if (!slot) slot = std::make_unique<Function>(Function{module->code.get(), name});
@@ -211,6 +249,7 @@ CUresult module_function(CUfunction* f, CUmodule m, const char* name) {
 }
 CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz, unsigned shared,
                 CUstream, void** params, void** extra) {
+  if (!in_device_context()) return CUDA_ERROR_INVALID_CONTEXT;
   // The EP launches 1-D grids of 1-D blocks, static shared memory only, arguments by array.
   if (gx == 0 || gy != 1 || gz != 1 || bx == 0 || bx > 1024 || by != 1 || bz != 1 || shared != 0 || !params || extra)
     return CUDA_ERROR_INVALID_VALUE;
@@ -293,7 +332,8 @@ Expected<std::shared_ptr<const cuda::Driver>> host_driver() {
   api.device_get_attribute = device_attribute;
   api.primary_ctx_retain = ctx_retain;
   api.primary_ctx_release = ctx_release;
-  api.ctx_set_current = ctx_set_current;
+  api.ctx_push_current = ctx_push;
+  api.ctx_pop_current = ctx_pop;
   api.stream_create = stream_create;
   api.stream_destroy = stream_destroy;
   api.stream_synchronize = stream_synchronize;
@@ -351,6 +391,12 @@ HostDriverCounts host_driver_counts() {
   c.live_allocations = state().live.size();
   return c;
 }
+
+void push_foreign_context() { context_stack.push_back(reinterpret_cast<CUcontext>(uintptr_t{0xf00d})); }
+void pop_context() {
+  if (!context_stack.empty()) context_stack.pop_back();
+}
+uintptr_t current_context() { return context_stack.empty() ? 0 : reinterpret_cast<uintptr_t>(context_stack.back()); }
 
 }  // namespace nxrt::test
 #endif  // NXRT_HAVE_CUDA

@@ -10,6 +10,7 @@
 
 #ifdef NXRT_HAVE_CUDA
 #include <cstddef>
+#include <cstdint>
 
 #include "cuda/arch.h"
 #include "cuda/cuda_stack.h"
@@ -34,6 +35,13 @@ struct HostDriverCounts {
   int context_retains = 0;           // primary-context retains not released
 };
 HostDriverCounts host_driver_counts();
+
+// The calling thread's contexts, for checking that the EP restores what was current: a
+// program that embeds nxrt may have its own context current (push_foreign_context pushes one
+// that is none of the host devices'). current_context() is 0 when none is.
+void push_foreign_context();
+void pop_context();
+uintptr_t current_context();
 
 }  // namespace nxrt::test
 #endif  // NXRT_HAVE_CUDA
