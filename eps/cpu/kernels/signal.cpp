@@ -9,6 +9,7 @@
 #include "common/kernel_util.h"
 #include "common/layout_util.h"
 #include "kernels/kernels.h"
+#include "nxrt/ep/cosine_window.h"
 #include "nxrt/ep/mel_weight_matrix.h"
 
 namespace nxrt::cpu {
@@ -268,7 +269,7 @@ KernelMatch check_window(const NodeContext& ctx) {
   return check_output_datatype(ctx);
 }
 
-// w[n] = a0 - a1 cos(2 pi n / N) + a2 cos(4 pi n / N), N = size (periodic) or size - 1.
+// One of kCosineWindows (nxrt/ep/cosine_window.h).
 class CosineWindowKernel final : public Kernel {
  public:
   CosineWindowKernel(std::array<double, 3> a, bool periodic, DType dtype) : a_(a), periodic_(periodic), dtype_(dtype) {}
@@ -339,22 +340,21 @@ Expected<std::unique_ptr<Kernel>> create_dft(const NodeContext& ctx) {
 }  // namespace
 
 std::vector<KernelDef> signal_kernels() {
-  return {
+  std::vector<KernelDef> defs = {
       KernelDef{{"", "DFT", 17}, 19, check_dft, create_dft},
       KernelDef{{"", "DFT", 20}, 0, check_dft, create_dft},
       KernelDef{{"", "STFT", 17}, 0, check_stft,
                 [](const NodeContext& ctx) {
                   return make_kernel<StftKernel>(ctx.attrs().int_or("onesided", 1) != 0);
                 }},
-      window_def("HannWindow", {0.5, 0.5, 0.0}),
-      window_def("HammingWindow", {25.0 / 46.0, 21.0 / 46.0, 0.0}),
-      window_def("BlackmanWindow", {0.42, 0.5, 0.08}),
       KernelDef{{"", "MelWeightMatrix", 17}, 0, check_mel_weight_matrix,
                 [](const NodeContext& ctx) {
                   return make_kernel<MelWeightMatrixKernel>(
                       *dtype_from_onnx(static_cast<int32_t>(ctx.attrs().int_or("output_datatype", 1))));
                 }},
   };
+  for (const CosineWindow& w : kCosineWindows) defs.push_back(window_def(w.op_type, w.a));
+  return defs;
 }
 
 }  // namespace nxrt::cpu

@@ -7,6 +7,7 @@
 
 #include <array>
 
+#include "nxrt/ep/cosine_window.h"
 #include "nxrt/ep/mel_weight_matrix.h"
 #include "ops/op_util.h"
 #include "ops/ops.h"
@@ -196,16 +197,9 @@ KernelMatch check_window(const NodeContext& ctx) {
   return check_output_datatype(ctx);
 }
 
-// The cosine-sum coefficients (a0, a1, a2) of each window.
-std::array<double, 3> window_coefficients(const std::string& op) {
-  if (op == "HannWindow") return {0.5, 0.5, 0.0};
-  if (op == "HammingWindow") return {25.0 / 46.0, 21.0 / 46.0, 0.0};
-  return {0.42, 0.5, 0.08};  // BlackmanWindow
-}
-
-Expected<void> build_window(PlanBuilder& b, const Node& node) {
+// One of kCosineWindows (nxrt/ep/cosine_window.h), with coefficients `a`.
+Expected<void> build_window(PlanBuilder& b, const Node& node, std::array<double, 3> a) {
   const DType dtype = *output_datatype(node.attributes);
-  const std::array<double, 3> a = window_coefficients(node.op_type);
   const bool periodic = node.attributes.int_or("periodic", 1) != 0;
   const std::string t(chain_storage_type(dtype));
   const std::string kernel = b.instantiate("cosine_window", t,
@@ -291,8 +285,9 @@ std::vector<CudaOpDef> signal_ops() {
   std::vector<CudaOpDef> ops;
   for (auto& op : make_op_versions("DFT", {17, 20}, check_dft, build_dft)) ops.push_back(std::move(op));
   ops.push_back(make_op("STFT", 17, check_stft, build_stft));
-  for (const char* window : {"HannWindow", "HammingWindow", "BlackmanWindow"})
-    ops.push_back(make_op(window, 17, check_window, build_window));
+  for (const CosineWindow& w : kCosineWindows)
+    ops.push_back(make_op(w.op_type, 17, check_window,
+                          [a = w.a](PlanBuilder& b, const Node& node) { return build_window(b, node, a); }));
   ops.push_back(make_op("MelWeightMatrix", 17, check_mel_weight_matrix, build_mel_weight_matrix));
   return ops;
 }
