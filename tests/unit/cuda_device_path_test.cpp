@@ -22,6 +22,7 @@
 
 using namespace nxrt;
 using namespace nxrt::cuda;
+using test::random_tensor;
 
 namespace {
 
@@ -32,11 +33,6 @@ std::unique_ptr<ExecutionProvider> cuda_on_host_stack(EpConfig config = {}) {
   INFO((ep ? std::string() : ep.error().render()));
   REQUIRE(ep);
   return std::move(*ep);
-}
-
-Tensor random_tensor(Shape shape, unsigned seed) {
-  const auto n = static_cast<std::size_t>(shape_numel(shape));
-  return Tensor::from_vector<float>(std::move(shape), test::random_floats(n, seed, -2, 2));
 }
 
 // Two branches with weights: x·W + b -> Relu -> Softmax and a Transpose of the Relu; and a

@@ -15,6 +15,7 @@ using namespace nxrt::cuda;
 using test::attrs;
 using test::ints;
 using test::NodeSpec;
+using test::random_tensor;
 
 namespace {
 
@@ -29,11 +30,6 @@ void check_outputs(const Expected<std::vector<Tensor>>& actual, const Expected<s
     INFO("output " << i);
     CHECK(test::compare_tensors((*actual)[i], (*expected)[i], rtol, atol) == "");
   }
-}
-
-Tensor random_tensor(Shape shape, unsigned seed, float lo = -2, float hi = 2) {
-  const auto n = static_cast<std::size_t>(shape_numel(shape));
-  return Tensor::from_vector<float>(std::move(shape), test::random_floats(n, seed, lo, hi));
 }
 
 Tensor cast(const Tensor& t, DType to) {

@@ -204,6 +204,11 @@ std::vector<float> random_floats(std::size_t n, unsigned seed, float lo, float h
   return v;
 }
 
+Tensor random_tensor(Shape shape, unsigned seed, float lo, float hi) {
+  const auto n = static_cast<std::size_t>(shape_numel(shape));
+  return Tensor::from_vector<float>(std::move(shape), random_floats(n, seed, lo, hi));
+}
+
 AttributeMap attrs(std::vector<std::pair<std::string, Attribute::Value>> entries) {
   AttributeMap m;
   for (auto& [name, value] : entries) m.set(name, Attribute{std::move(value)});

@@ -67,6 +67,8 @@ Tensor int64s(std::vector<int64_t> values);
 Tensor iota_float(Shape shape);
 // n floats uniform in [lo, hi), reproducible from the seed.
 std::vector<float> random_floats(std::size_t n, unsigned seed, float lo = -2, float hi = 2);
+// A float tensor of `shape` holding random_floats(numel, seed, lo, hi).
+Tensor random_tensor(Shape shape, unsigned seed, float lo = -2, float hi = 2);
 
 // Attribute construction shorthand: attrs({{"axis", 1}, {"perm", ints{0,2,1}}}).
 using ints = std::vector<int64_t>;

@@ -19,8 +19,8 @@ using Catch::Matchers::Contains;
 namespace {
 
 // The constant weight W travels inside the blob.
-struct Fixture : CpuAddReluPartition {
-  Fixture() { capable = dynamic_cast<ContextCapable*>(ep.get()); }
+struct CpuContextFixture : CpuAddReluPartition {
+  CpuContextFixture() { capable = dynamic_cast<ContextCapable*>(ep.get()); }
 
   EpContext saved() {
     auto compiled = ep->compile(partition);
@@ -51,7 +51,7 @@ void put(std::vector<std::byte>& out, T v) {
 }  // namespace
 
 TEST_CASE("a cpu EPContext round trip gives the original outputs", "[lib][epcontext][cpu]") {
-  Fixture f;
+  CpuContextFixture f;
   REQUIRE(f.capable);
   auto compiled = f.ep->compile(f.partition);
   REQUIRE(compiled);
@@ -78,7 +78,7 @@ TEST_CASE("a cpu EPContext round trip gives the original outputs", "[lib][epcont
 }
 
 TEST_CASE("a cpu EPContext payload with one flipped byte is refused", "[lib][epcontext][cpu]") {
-  Fixture f;
+  CpuContextFixture f;
   std::vector<std::byte> payload = f.saved().owned;
   for (std::size_t at : {std::size_t{9}, payload.size() / 2, payload.size() - 1}) {
     INFO("flipped byte " << at);
@@ -94,7 +94,7 @@ TEST_CASE("a cpu EPContext payload with one flipped byte is refused", "[lib][epc
 }
 
 TEST_CASE("a truncated cpu EPContext payload is refused", "[lib][epcontext][cpu]") {
-  Fixture f;
+  CpuContextFixture f;
   const std::vector<std::byte> payload = f.saved().owned;
   for (std::size_t keep : {std::size_t{0}, std::size_t{7}, std::size_t{20}, payload.size() / 2, payload.size() - 1}) {
     INFO("kept " << keep << " bytes");
@@ -106,7 +106,7 @@ TEST_CASE("a truncated cpu EPContext payload is refused", "[lib][epcontext][cpu]
 }
 
 TEST_CASE("a cpu EPContext payload whose sizes lie is refused even with a valid checksum", "[lib][epcontext][cpu]") {
-  Fixture f;
+  CpuContextFixture f;
   std::vector<std::byte> forged;
   for (char c : std::string("NXRTCPU", 8)) forged.push_back(static_cast<std::byte>(c));
   put<uint32_t>(forged, 2);  // the current format
@@ -120,7 +120,7 @@ TEST_CASE("a cpu EPContext payload whose sizes lie is refused even with a valid 
 }
 
 TEST_CASE("a cpu EPContext blob compiled for another ISA is refused", "[lib][epcontext][cpu]") {
-  Fixture f;
+  CpuContextFixture f;
   auto blob = cpu::decode_blob(f.saved().owned, "test");
   REQUIRE(blob);
   CHECK(blob->isa == cpu::host_isa());

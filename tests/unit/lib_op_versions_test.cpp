@@ -20,18 +20,6 @@ KernelDef def(std::string op, int64_t since, int64_t until = 0) {
                    [](const NodeContext&) -> Expected<std::unique_ptr<Kernel>> { return nullptr; }};
 }
 
-struct OneNode {
-  OneNode(const std::string& op, int64_t opset) {
-    b.input("x");
-    b.node(op + "_0", op, {"x"}, {"y"});
-    b.graph.nodes[0].opset = opset;
-    b.output("y");
-    b.finish();
-  }
-  NodeContext ctx() const { return NodeContext(b.graph, b.graph.nodes[0]); }
-  GraphBuilder b;
-};
-
 }  // namespace
 
 TEST_CASE("the op version table is sorted, unique and within opsets 18 to the newest known", "[lib][op_versions]") {

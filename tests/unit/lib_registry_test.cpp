@@ -34,20 +34,6 @@ KernelDef def(std::string domain, std::string op, int64_t since, int64_t until =
                    }};
 }
 
-// One node of `op` at `opset` in `domain` ("" for ai.onnx).
-struct OneNode {
-  OneNode(std::string op, int64_t opset, std::string domain = "") {
-    b.input("x");
-    b.node(op + "_0", op, {"x"}, {"y"});
-    b.graph.nodes[0].opset = opset;
-    b.graph.nodes[0].domain = std::move(domain);
-    b.output("y");
-    b.finish();
-  }
-  NodeContext ctx() const { return NodeContext(b.graph, b.graph.nodes[0]); }
-  GraphBuilder b;
-};
-
 }  // namespace
 
 TEST_CASE("OpRegistry treats domains \"\" and \"ai.onnx\" as one", "[lib][registry]") {

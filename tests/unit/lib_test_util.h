@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "nxrt/ep/kernel.h"
 #include "nxrt/ir/graph.h"
 
 namespace nxrt::test {
@@ -102,6 +103,20 @@ class GraphBuilder {
     val.type.shape = std::move(dims);
     return v;
   }
+};
+
+// A graph of one node of `op` at `opset` in `domain` ("" for ai.onnx): x -> op -> y.
+struct OneNode {
+  OneNode(const std::string& op, int64_t opset, std::string domain = "") {
+    b.input("x");
+    b.node(op + "_0", op, {"x"}, {"y"});
+    b.graph.nodes[0].opset = opset;
+    b.graph.nodes[0].domain = std::move(domain);
+    b.output("y");
+    b.finish();
+  }
+  NodeContext ctx() const { return NodeContext(b.graph, b.graph.nodes[0]); }
+  GraphBuilder b;
 };
 
 // In-memory ONNX models. Dims below 0 become the symbol "N".

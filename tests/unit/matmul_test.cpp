@@ -12,7 +12,7 @@ using namespace nxrt::test;
 namespace {
 
 template <class T>
-Tensor random_tensor(Shape shape, unsigned seed) {
+Tensor random_small_values(Shape shape, unsigned seed) {
   std::mt19937 rng(seed);
   std::uniform_int_distribution<int> dist(-8, 8);
   std::vector<T> v(static_cast<std::size_t>(shape_numel(shape)));
@@ -93,36 +93,36 @@ TEST_CASE("MatMul follows numpy: 2-D, 1-D promotion, batches and broadcasting", 
   };
   unsigned seed = 1;
   for (const auto& [as, bs] : cases) {
-    const Tensor a = random_tensor<float>(as, seed++), b = random_tensor<float>(bs, seed++);
+    const Tensor a = random_small_values<float>(as, seed++), b = random_small_values<float>(bs, seed++);
     check_matmul(a, b, reference_matmul<float>(a, b));
   }
 }
 
 TEST_CASE("MatMul runs double and integer types on the reference path", "[cpu][matmul]") {
-  const Tensor ad = random_tensor<double>({2, 3, 4}, 1), bd = random_tensor<double>({4, 5}, 2);
+  const Tensor ad = random_small_values<double>({2, 3, 4}, 1), bd = random_small_values<double>({4, 5}, 2);
   check_matmul(ad, bd, reference_matmul<double>(ad, bd));
-  const Tensor ai = random_tensor<int32_t>({3, 4}, 3), bi = random_tensor<int32_t>({2, 4, 2}, 4);
+  const Tensor ai = random_small_values<int32_t>({3, 4}, 3), bi = random_small_values<int32_t>({2, 4, 2}, 4);
   check_matmul(ai, bi, reference_matmul<int32_t>(ai, bi));
-  const Tensor al = random_tensor<int64_t>({4}, 5), bl = random_tensor<int64_t>({4, 3}, 6);
+  const Tensor al = random_small_values<int64_t>({4}, 5), bl = random_small_values<int64_t>({4, 3}, 6);
   check_matmul(al, bl, reference_matmul<int64_t>(al, bl));
 }
 
 TEST_CASE("MatMul declines mismatched types and shapes with the reason", "[cpu][matmul][claim]") {
   auto m =
-      claim_on_cpu({.op_type = "MatMul", .inputs = {random_tensor<float>({2, 3}, 1), random_tensor<float>({4, 2}, 2)}});
+      claim_on_cpu({.op_type = "MatMul", .inputs = {random_small_values<float>({2, 3}, 1), random_small_values<float>({4, 2}, 2)}});
   REQUIRE_FALSE(m);
   CHECK(m.reason() == "MatMul: A [2,3] has 3 columns but B [4,2] has 4 rows");
   m = claim_on_cpu(
-      {.op_type = "MatMul", .inputs = {random_tensor<float>({2, 3}, 1), random_tensor<double>({3, 2}, 2)}});
+      {.op_type = "MatMul", .inputs = {random_small_values<float>({2, 3}, 1), random_small_values<double>({3, 2}, 2)}});
   REQUIRE_FALSE(m);
   CHECK(m.reason() == "MatMul: B has type double and A float; they must match");
   m = claim_on_cpu({.op_type = "MatMul",
                     .opset = 8,
-                    .inputs = {random_tensor<int32_t>({2, 3}, 1), random_tensor<int32_t>({3, 2}, 2)}});
+                    .inputs = {random_small_values<int32_t>({2, 3}, 1), random_small_values<int32_t>({3, 2}, 2)}});
   REQUIRE_FALSE(m);
   CHECK(m.reason() == "MatMul: input 0 has type int32; the cpu EP supports float, double for MatMul");
   m = claim_on_cpu(
-      {.op_type = "MatMul", .inputs = {random_tensor<float>({2, 2, 3}, 1), random_tensor<float>({3, 3, 2}, 2)}});
+      {.op_type = "MatMul", .inputs = {random_small_values<float>({2, 2, 3}, 1), random_small_values<float>({3, 3, 2}, 2)}});
   REQUIRE_FALSE(m);
   CHECK(m.reason() == "MatMul: batch dims of A [2,2,3] and B [3,3,2] do not broadcast");
 }
@@ -159,10 +159,10 @@ TEST_CASE("Gemm covers transposes, alpha, beta and every broadcast of C", "[cpu]
   unsigned seed = 10;
   for (int variant = 0; variant < 4; ++variant) {
     const bool ta = variant & 1, tb = variant & 2;
-    const Tensor a = random_tensor<float>(ta ? Shape{k, m} : Shape{m, k}, seed++);
-    const Tensor b = random_tensor<float>(tb ? Shape{n, k} : Shape{k, n}, seed++);
+    const Tensor a = random_small_values<float>(ta ? Shape{k, m} : Shape{m, k}, seed++);
+    const Tensor b = random_small_values<float>(tb ? Shape{n, k} : Shape{k, n}, seed++);
     for (const Shape& cs : c_shapes) {
-      const Tensor c = random_tensor<float>(cs, seed++);
+      const Tensor c = random_small_values<float>(cs, seed++);
       for (bool constant : {false, true}) {
         INFO("transA " << ta << " transB " << tb << " C " << shape_to_string(cs) << " constant B " << constant);
         auto y = run_on_cpu(
@@ -178,7 +178,7 @@ TEST_CASE("Gemm covers transposes, alpha, beta and every broadcast of C", "[cpu]
 }
 
 TEST_CASE("Gemm without C from opset 11, and with beta 0 ignoring C", "[cpu][matmul]") {
-  const Tensor a = random_tensor<float>({300, 70}, 1), b = random_tensor<float>({70, 45}, 2);
+  const Tensor a = random_small_values<float>({300, 70}, 1), b = random_small_values<float>({70, 45}, 2);
   auto y = run_on_cpu({.op_type = "Gemm", .opset = 11, .inputs = {a, b}, .constant = {false, true}});
   REQUIRE(y);
   CHECK(compare_tensors((*y)[0], reference_gemm(a, b, nullptr, false, false, 1, 0), 1e-5, 1e-4) == "");
@@ -205,20 +205,20 @@ TEST_CASE("Gemm runs double and integer types", "[cpu][matmul]") {
 }
 
 TEST_CASE("Gemm declines what it cannot run with the reason", "[cpu][matmul][claim]") {
-  const Tensor a = random_tensor<float>({4, 3}, 1), b = random_tensor<float>({3, 5}, 2);
+  const Tensor a = random_small_values<float>({4, 3}, 1), b = random_small_values<float>({3, 5}, 2);
   auto m = claim_on_cpu({.op_type = "Gemm", .opset = 9, .inputs = {a, b}});
   REQUIRE_FALSE(m);
   CHECK(m.reason() == "Gemm: input C is missing; it is optional only from opset 11 (the model imports opset 9)");
-  m = claim_on_cpu({.op_type = "Gemm", .inputs = {a, b, random_tensor<float>({3, 5}, 3)}});
+  m = claim_on_cpu({.op_type = "Gemm", .inputs = {a, b, random_small_values<float>({3, 5}, 3)}});
   REQUIRE_FALSE(m);
   CHECK(m.reason() == "Gemm: C [3,5] does not broadcast to the 4x5 result");
-  m = claim_on_cpu({.op_type = "Gemm", .inputs = {random_tensor<float>({2, 4, 3}, 1), b}});
+  m = claim_on_cpu({.op_type = "Gemm", .inputs = {random_small_values<float>({2, 4, 3}, 1), b}});
   REQUIRE_FALSE(m);
   CHECK(m.reason() == "Gemm: A has rank 3; Gemm takes 2-D A and B (use MatMul for batched products)");
   m = claim_on_cpu({.op_type = "Gemm", .inputs = {a, b}, .attrs = attrs({{"transA", int64_t{1}}})});
   REQUIRE_FALSE(m);
   CHECK(m.reason() == "Gemm: op(A) is 3x4 and op(B) 3x5 (transA=1, transB=0); the inner dims must match");
-  m = claim_on_cpu({.op_type = "Gemm", .opset = 6, .inputs = {a, b, random_tensor<float>({5}, 3)}});
+  m = claim_on_cpu({.op_type = "Gemm", .opset = 6, .inputs = {a, b, random_small_values<float>({5}, 3)}});
   REQUIRE_FALSE(m);
 }
 

@@ -76,13 +76,13 @@ Error refused_header(std::string_view header, std::string_view data = "") {
 }
 
 // A fresh folder under the system's temporary folder, removed with the object.
-struct TempDir {
+struct NpyFolder {
   fs::path path = fs::temp_directory_path() / ("nxrt_npy_test_" + std::to_string(::getpid()));
-  TempDir() {
+  NpyFolder() {
     fs::remove_all(path);
     fs::create_directories(path);
   }
-  ~TempDir() { fs::remove_all(path); }
+  ~NpyFolder() { fs::remove_all(path); }
   std::vector<std::string> entries() const {
     std::vector<std::string> names;
     for (const auto& e : fs::directory_iterator(path)) names.push_back(e.path().filename().string());
@@ -117,7 +117,7 @@ TEST_CASE("every supported dtype survives encode and parse, in memory and on dis
   const std::vector<uint16_t> half_bits = {0x3c00, 0xc000, 0x7bff, 0x7e00};
   tensors.push_back(Tensor::from_bytes(DType::kFloat16, {2, 2}, std::as_bytes(std::span(half_bits))));
 
-  TempDir dir;
+  NpyFolder dir;
   for (const Tensor& t : tensors) {
     INFO("dtype " << dtype_name(t.dtype()) << " shape " << shape_to_string(t.shape()));
     REQUIRE(npy_supports(t.dtype()));
@@ -347,7 +347,7 @@ TEST_CASE("no single corrupted byte crashes the parser", "[io][npy]") {
 }
 
 TEST_CASE("read_npy and write_npy report file problems with the path", "[io][npy]") {
-  TempDir dir;
+  NpyFolder dir;
   auto missing = read_npy(dir.path / "nope.npy");
   REQUIRE_FALSE(missing);
   CHECK(missing.error().code == ErrorCode::kInvalidInput);
@@ -391,7 +391,7 @@ TEST_CASE("read_npy and write_npy report file problems with the path", "[io][npy
 }
 
 TEST_CASE("tensors .npy cannot hold are refused by write_npy and encode to nothing", "[io][npy]") {
-  TempDir dir;
+  NpyFolder dir;
   CHECK_FALSE(npy_supports(DType::kString));
   CHECK_FALSE(npy_supports(DType::kBFloat16));
   const Tensor bf16 = Tensor::empty(DType::kBFloat16, {2});

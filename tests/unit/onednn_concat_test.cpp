@@ -11,10 +11,6 @@ using namespace nxrt::test;
 
 namespace {
 
-Tensor random_tensor(const Shape& shape, unsigned seed) {
-  return Tensor::from_vector<float>(Shape(shape), random_floats(static_cast<std::size_t>(shape_numel(shape)), seed));
-}
-
 // Inputs of `base` shape whose size along `axis` is 1, 2, 3, ...
 std::vector<Tensor> parts(const Shape& base, int64_t axis, std::size_t count) {
   std::vector<Tensor> out;

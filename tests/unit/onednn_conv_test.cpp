@@ -6,11 +6,6 @@
 namespace nxrt::test {
 namespace {
 
-Tensor random_tensor(Shape shape, unsigned seed) {
-  auto n = static_cast<std::size_t>(shape_numel(shape));
-  return Tensor::from_vector<float>(std::move(shape), random_floats(n, seed));
-}
-
 NodeSpec conv(Shape x, Shape w, AttributeMap a, bool bias = true) {
   NodeSpec s{.op_type = "Conv", .opset = 11};
   s.inputs = {random_tensor(x, 1), random_tensor(w, 2)};

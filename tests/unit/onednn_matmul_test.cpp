@@ -13,11 +13,6 @@
 namespace nxrt::test {
 namespace {
 
-Tensor random_tensor(Shape shape, unsigned seed) {
-  auto n = static_cast<std::size_t>(shape_numel(shape));
-  return Tensor::from_vector<float>(std::move(shape), random_floats(n, seed));
-}
-
 NodeSpec matmul(Shape a, Shape b, bool constant_b, int64_t opset = 13) {
   NodeSpec s{.op_type = "MatMul", .opset = opset};
   s.inputs = {random_tensor(std::move(a), 1), random_tensor(std::move(b), 2)};

@@ -9,11 +9,6 @@
 namespace nxrt::test {
 namespace {
 
-Tensor random_tensor(Shape shape, unsigned seed, float lo = -2, float hi = 2) {
-  auto n = static_cast<std::size_t>(shape_numel(shape));
-  return Tensor::from_vector<float>(std::move(shape), random_floats(n, seed, lo, hi));
-}
-
 // BatchNormalization of X with statistics of `stats` shape (variance positive).
 NodeSpec batch_norm(Shape x, Shape stats, int64_t opset, AttributeMap a = {}, bool constant = true) {
   NodeSpec s{.op_type = "BatchNormalization", .opset = opset};

@@ -15,11 +15,6 @@
 namespace nxrt::test {
 namespace {
 
-Tensor random_tensor(Shape shape, unsigned seed) {
-  auto n = static_cast<std::size_t>(shape_numel(shape));
-  return Tensor::from_vector<float>(std::move(shape), random_floats(n, seed));
-}
-
 Tensor scalar(float v) { return Tensor::from_vector<float>({}, {v}); }
 
 std::unique_ptr<ExecutionProvider> make_ep(std::string_view ep) {

@@ -9,7 +9,9 @@ using namespace nxrt;
 
 namespace {
 
-Tensor ints(Shape shape, std::vector<int64_t> v) { return Tensor::from_vector<int64_t>(std::move(shape), std::move(v)); }
+Tensor int64_tensor(Shape shape, std::vector<int64_t> v) {
+  return Tensor::from_vector<int64_t>(std::move(shape), std::move(v));
+}
 
 std::vector<std::string> run_pass(Graph& g) {
   auto changes = FoldShapeComputations().run(g);
@@ -34,10 +36,10 @@ TEST_CASE("shape folding: an exporter's Shape -> Gather -> Mul -> Unsqueeze -> C
           "[passes]") {
   test::GraphBuilder b;
   b.input("x", DType::kFloat32, {2, 6, 4});
-  b.constant("idx", ints({}, {-2}));
-  b.constant("two", ints({}, {2}));
-  b.constant("axes", ints({1}, {0}));
-  b.constant("tail", ints({1}, {-1}));
+  b.constant("idx", int64_tensor({}, {-2}));
+  b.constant("two", int64_tensor({}, {2}));
+  b.constant("axes", int64_tensor({1}, {0}));
+  b.constant("tail", int64_tensor({1}, {-1}));
   b.node("shape", "Shape", {"x"}, {"s"}, DType::kInt64, {3});
   b.node("gather", "Gather", {"s", "idx"}, {"g"}, DType::kInt64, {});
   b.node("div", "Div", {"g", "two"}, {"half"}, DType::kInt64, {});
@@ -65,9 +67,9 @@ TEST_CASE("shape folding: what is not known before running stays for the EPs", "
   b.graph.value(b.id("x")).type.shape->at(0) = Dim{-1, "batch"};  // x: float[batch,3]
   b.input("n", DType::kInt64, {1});
   b.input("z", DType::kFloat32, {5, 7});
-  b.constant("zero", ints({1}, {0}));
-  b.constant("far", ints({}, {4}));
-  b.constant("minus3", ints({}, {-3}));
+  b.constant("zero", int64_tensor({1}, {0}));
+  b.constant("far", int64_tensor({}, {4}));
+  b.constant("minus3", int64_tensor({}, {-3}));
   b.node("symbolic", "Shape", {"x"}, {"xs"}, DType::kInt64, {2});  // batch is unknown
   b.node("gather", "Gather", {"xs", "zero"}, {"b"}, DType::kInt64, {1});
   b.node("input_value", "Mul", {"n", "zero"}, {"nz"}, DType::kInt64, {1});  // n is a graph input
@@ -95,10 +97,10 @@ TEST_CASE("shape folding: what is not known before running stays for the EPs", "
 TEST_CASE("shape folding: Slice, Squeeze, Cast, Size and Shape's start/end", "[passes]") {
   test::GraphBuilder b;
   b.input("x", DType::kFloat32, {2, 3, 5, 7});
-  b.constant("minus1", ints({1}, {-1}));
-  b.constant("start0", ints({1}, {0}));
-  b.constant("big", ints({1}, {-100}));
-  b.constant("back", ints({1}, {-2}));
+  b.constant("minus1", int64_tensor({1}, {-1}));
+  b.constant("start0", int64_tensor({1}, {0}));
+  b.constant("big", int64_tensor({1}, {-100}));
+  b.constant("back", int64_tensor({1}, {-2}));
   b.node("shape", "Shape", {"x"}, {"s"}, DType::kInt64, {4});
   // s[-1:-100:-2] = [7, 3]
   b.node("slice", "Slice", {"s", "minus1", "big", "start0", "back"}, {"sl"}, DType::kInt64, {2});

@@ -67,11 +67,11 @@ TEST_CASE("Transpose matches the reference on every path", "[cpu][transpose]") {
   for (const Case& c : cases) {
     INFO("shape " << shape_to_string(c.shape) << " perm " << shape_to_string(c.perm));
     const Tensor f = counting<float>(DType::kFloat32, c.shape);
-    CHECK(compare_tensors(run_transpose(f, c.perm), reference_transpose<float>(f, c.perm)).empty());
+    check_equal(run_transpose(f, c.perm), reference_transpose<float>(f, c.perm));
     const Tensor i64 = counting<int64_t>(DType::kInt64, c.shape);
-    CHECK(compare_tensors(run_transpose(i64, c.perm, 4), reference_transpose<int64_t>(i64, c.perm)).empty());
+    check_equal(run_transpose(i64, c.perm, 4), reference_transpose<int64_t>(i64, c.perm));
     const Tensor u8 = counting<uint8_t>(DType::kUInt8, c.shape);
-    CHECK(compare_tensors(run_transpose(u8, c.perm, 1), reference_transpose<uint8_t>(u8, c.perm)).empty());
+    check_equal(run_transpose(u8, c.perm, 1), reference_transpose<uint8_t>(u8, c.perm));
     // float16 is moved as 2-byte words; compare them as uint16.
     const Tensor h = counting<uint16_t>(DType::kFloat16, c.shape);
     const Tensor th = run_transpose(h, c.perm);
@@ -83,13 +83,13 @@ TEST_CASE("Transpose matches the reference on every path", "[cpu][transpose]") {
 
 TEST_CASE("Transpose reverses the axes without perm and handles strings", "[cpu][transpose]") {
   const Tensor x = counting<int32_t>(DType::kInt32, {2, 3, 4});
-  CHECK(compare_tensors(run_transpose(x, std::nullopt), reference_transpose<int32_t>(x, {2, 1, 0})).empty());
+  check_equal(run_transpose(x, std::nullopt), reference_transpose<int32_t>(x, {2, 1, 0}));
 
   Tensor s = Tensor::empty(DType::kString, {2, 3});
   for (int i = 0; i < 6; ++i) s.mut_as<std::string>()[i] = std::to_string(i).insert(0, 1, 's');
   const Tensor t = run_transpose(s, ints{1, 0});
   CHECK(t.shape() == Shape{3, 2});
-  CHECK(compare_tensors(t, reference_transpose<std::string>(s, {1, 0})).empty());
+  check_equal(t, reference_transpose<std::string>(s, {1, 0}));
 }
 
 TEST_CASE("Transpose that only moves size-1 axes is a view", "[cpu][transpose]") {
@@ -99,10 +99,10 @@ TEST_CASE("Transpose that only moves size-1 axes is a view", "[cpu][transpose]")
   CHECK(y.storage() == x.storage());
   const Tensor z = run_transpose(x, ints{0, 2, 1});
   CHECK(z.storage() == x.storage());
-  CHECK(compare_tensors(z, reference_transpose<float>(x, {0, 2, 1})).empty());
+  check_equal(z, reference_transpose<float>(x, {0, 2, 1}));
   const Tensor w = run_transpose(x, ints{2, 1, 0});
   CHECK(w.storage() != x.storage());
-  CHECK(compare_tensors(w, reference_transpose<float>(x, {2, 1, 0})).empty());
+  check_equal(w, reference_transpose<float>(x, {2, 1, 0}));
 }
 
 TEST_CASE("Transpose declines perms that are not permutations of the axes", "[cpu][transpose][claim]") {

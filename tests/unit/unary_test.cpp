@@ -16,7 +16,7 @@ TEST_CASE("Relu, Sigmoid and Clip match their definitions", "[cpu][unary]") {
   const Tensor x = Tensor::from_vector<float>({2, 3}, {-2, -0.5f, 0, 0.5f, 1, 3});
   auto relu = run_on_cpu({.op_type = "Relu", .inputs = {x}});
   REQUIRE(relu);
-  CHECK(compare_tensors((*relu)[0], Tensor::from_vector<float>({2, 3}, {0, 0, 0, 0.5f, 1, 3})).empty());
+  check_equal((*relu)[0], Tensor::from_vector<float>({2, 3}, {0, 0, 0, 0.5f, 1, 3}));
 
   auto sig = run_on_cpu({.op_type = "Sigmoid", .inputs = {x}});
   REQUIRE(sig);
@@ -26,18 +26,18 @@ TEST_CASE("Relu, Sigmoid and Clip match their definitions", "[cpu][unary]") {
   auto clip = run_on_cpu({.op_type = "Clip", .inputs = {x, Tensor::from_vector<float>({}, {-1}),
                                                           Tensor::from_vector<float>({}, {1})}});
   REQUIRE(clip);
-  CHECK(compare_tensors((*clip)[0], Tensor::from_vector<float>({2, 3}, {-1, -0.5f, 0, 0.5f, 1, 1})).empty());
+  check_equal((*clip)[0], Tensor::from_vector<float>({2, 3}, {-1, -0.5f, 0, 0.5f, 1, 1}));
 }
 
 TEST_CASE("math and rounding ops match std, Round rounds halves to even", "[cpu][unary][elementwise]") {
   const std::vector<float> v = {-2.5f, -1.5f, -0.5f, 0.5f, 1.5f, 2.5f, 0.4f, 2.6f};
   const Tensor x = Tensor::from_vector<float>({8}, v);
-  CHECK(compare_tensors(run_one({.op_type = "Round", .inputs = {x}}),
-                        Tensor::from_vector<float>({8}, {-2, -2, -0.f, 0, 2, 2, 0, 3})).empty());
-  CHECK(compare_tensors(run_one({.op_type = "Floor", .opset = 1, .inputs = {x}}),
-                        Tensor::from_vector<float>({8}, {-3, -2, -1, 0, 1, 2, 0, 2})).empty());
-  CHECK(compare_tensors(run_one({.op_type = "Ceil", .inputs = {x}}),
-                        Tensor::from_vector<float>({8}, {-2, -1, -0.f, 1, 2, 3, 1, 3})).empty());
+  check_equal(run_one({.op_type = "Round", .inputs = {x}}),
+              Tensor::from_vector<float>({8}, {-2, -2, -0.f, 0, 2, 2, 0, 3}));
+  check_equal(run_one({.op_type = "Floor", .opset = 1, .inputs = {x}}),
+              Tensor::from_vector<float>({8}, {-3, -2, -1, 0, 1, 2, 0, 2}));
+  check_equal(run_one({.op_type = "Ceil", .inputs = {x}}),
+              Tensor::from_vector<float>({8}, {-2, -1, -0.f, 1, 2, 3, 1, 3}));
   const Tensor unit = Tensor::from_vector<double>({3}, {-0.5, 0.25, 0.75});
   const Tensor s = run_one({.op_type = "Asin", .inputs = {unit}});
   const Tensor t = run_one({.op_type = "Atanh", .inputs = {unit}});
@@ -51,12 +51,12 @@ TEST_CASE("math and rounding ops match std, Round rounds halves to even", "[cpu]
 
 TEST_CASE("Sign Abs Neg Relu take integers; IsInf and IsNaN give bool", "[cpu][unary][elementwise]") {
   const Tensor i8 = Tensor::from_vector<int8_t>({4}, {-7, 0, 3, -1});
-  CHECK(compare_tensors(run_one({.op_type = "Sign", .inputs = {i8}}), Tensor::from_vector<int8_t>({4}, {-1, 0, 1, -1})).empty());
-  CHECK(compare_tensors(run_one({.op_type = "Abs", .inputs = {i8}}), Tensor::from_vector<int8_t>({4}, {7, 0, 3, 1})).empty());
-  CHECK(compare_tensors(run_one({.op_type = "Neg", .opset = 1, .inputs = {i8}}),
-                        Tensor::from_vector<int8_t>({4}, {7, 0, -3, 1})).empty());
-  CHECK(compare_tensors(run_one({.op_type = "Relu", .opset = 14, .inputs = {i8}}),
-                        Tensor::from_vector<int8_t>({4}, {0, 0, 3, 0})).empty());
+  check_equal(run_one({.op_type = "Sign", .inputs = {i8}}), Tensor::from_vector<int8_t>({4}, {-1, 0, 1, -1}));
+  check_equal(run_one({.op_type = "Abs", .inputs = {i8}}), Tensor::from_vector<int8_t>({4}, {7, 0, 3, 1}));
+  check_equal(run_one({.op_type = "Neg", .opset = 1, .inputs = {i8}}),
+              Tensor::from_vector<int8_t>({4}, {7, 0, -3, 1}));
+  check_equal(run_one({.op_type = "Relu", .opset = 14, .inputs = {i8}}),
+              Tensor::from_vector<int8_t>({4}, {0, 0, 3, 0}));
 
   // float16 runs in float: |-2| and |0.5| as binary16 bits.
   const std::vector<uint16_t> half_bits = {0xC000, 0x3800};
@@ -76,17 +76,17 @@ TEST_CASE("Sign Abs Neg Relu take integers; IsInf and IsNaN give bool", "[cpu][u
 
 TEST_CASE("Clip takes attributes before opset 11, inputs after, and every integer type", "[cpu][unary][elementwise]") {
   const Tensor x = Tensor::from_vector<float>({4}, {-3, -0.5f, 0.5f, 3});
-  CHECK(compare_tensors(run_one({.op_type = "Clip", .opset = 6, .inputs = {x}, .attrs = attrs({{"min", -1.0f}})}),
-                        Tensor::from_vector<float>({4}, {-1, -0.5f, 0.5f, 3})).empty());
-  CHECK(compare_tensors(run_one({.op_type = "Clip", .opset = 1, .inputs = {x}, .attrs = attrs({{"max", 0.0f}})}),
-                        Tensor::from_vector<float>({4}, {-3, -0.5f, 0, 0})).empty());
+  check_equal(run_one({.op_type = "Clip", .opset = 6, .inputs = {x}, .attrs = attrs({{"min", -1.0f}})}),
+              Tensor::from_vector<float>({4}, {-1, -0.5f, 0.5f, 3}));
+  check_equal(run_one({.op_type = "Clip", .opset = 1, .inputs = {x}, .attrs = attrs({{"max", 0.0f}})}),
+              Tensor::from_vector<float>({4}, {-3, -0.5f, 0, 0}));
   const Tensor i8 = Tensor::from_vector<int8_t>({4}, {-128, -5, 5, 127});
-  CHECK(compare_tensors(run_one({.op_type = "Clip", .inputs = {i8, Tensor(), Tensor::from_vector<int8_t>({}, {6})}}),
-                        Tensor::from_vector<int8_t>({4}, {-128, -5, 5, 6})).empty());
+  check_equal(run_one({.op_type = "Clip", .inputs = {i8, Tensor(), Tensor::from_vector<int8_t>({}, {6})}}),
+              Tensor::from_vector<int8_t>({4}, {-128, -5, 5, 6}));
   // min > max: every element becomes max.
-  CHECK(compare_tensors(run_one({.op_type = "Clip", .inputs = {i8, Tensor::from_vector<int8_t>({}, {3}),
-                                                                Tensor::from_vector<int8_t>({}, {1})}}),
-                        Tensor::from_vector<int8_t>({4}, {1, 1, 1, 1})).empty());
+  check_equal(run_one({.op_type = "Clip", .inputs = {i8, Tensor::from_vector<int8_t>({}, {3}),
+                                                      Tensor::from_vector<int8_t>({}, {1})}}),
+              Tensor::from_vector<int8_t>({4}, {1, 1, 1, 1}));
 }
 
 TEST_CASE("unary ops decline integer inputs with the supported types", "[cpu][unary][claim][elementwise]") {
