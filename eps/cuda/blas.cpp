@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <memory>
 #include <utility>
+#include <vector>
 
 namespace nxrt::cuda {
 namespace {
@@ -64,7 +65,7 @@ MatmulPlans::~MatmulPlans() = default;
 
 namespace {
 
-// Describes p to cuBLASLt and asks its heuristic for an algorithm.
+// Describes p to cuBLASLt and asks its heuristic for an algorithm; null when it has none.
 Expected<std::unique_ptr<MatmulPlans::Plan>> make_plan(const BlasLibrary& library, StepContext& ctx, const MatmulProblem& p,
                                                        const MatmulKey& key) {
   const BlasApi& lt = library.api;
@@ -117,13 +118,72 @@ Expected<std::unique_ptr<MatmulPlans::Plan>> make_plan(const BlasLibrary& librar
   int found = 0;
   if (auto s = lt.matmul_algo_get_heuristic(library.handle, raw_desc, first->get(), second->get(), out->get(), out->get(),
                                               raw_pref, 1, &heuristic, &found);
-      s != CUBLAS_STATUS_SUCCESS || found == 0)
-    return found == 0 && s == CUBLAS_STATUS_SUCCESS
-               ? fail(ErrorCode::kRuntime, fmt::format("{}: cuBLASLt has no algorithm for [{}x{}]·[{}x{}] x{}", ctx.where(),
-                                                       p.m, p.k, p.k, p.n, p.batch))
-               : lt_error(lt, ctx, s, "cublasLtMatmulAlgoGetHeuristic");
+      s != CUBLAS_STATUS_SUCCESS)
+    return lt_error(lt, ctx, s, "cublasLtMatmulAlgoGetHeuristic");
+  if (found == 0) return nullptr;
   return std::make_unique<MatmulPlans::Plan>(MatmulPlans::Plan{std::move(desc), std::move(*first), std::move(*second),
                                                                std::move(*out), heuristic.algo, heuristic.workspaceSize});
+}
+
+// The plan for p's shape and operand alignments (null: cuBLASLt has no algorithm for them).
+Expected<const MatmulPlans::Plan*> plan_for(const BlasLibrary& library, StepContext& ctx, const MatmulProblem& p) {
+  const MatmulKey key{p.dtype,    p.trans_a, p.trans_b, p.m, p.n, p.k, p.batch, p.stride_a, p.stride_b,
+                      alignment_of(p.a), alignment_of(p.b), alignment_of(p.d)};
+  return library.plans.find_or_make(key, [&] { return make_plan(library, ctx, p, key); });
+}
+
+Expected<void> launch(const BlasLibrary& library, StepContext& ctx, const MatmulProblem& p, const MatmulPlans::Plan& plan) {
+  auto workspace = ctx.scratch(plan.workspace);
+  if (!workspace) return std::unexpected(workspace.error());
+  const BlasApi& lt = library.api;
+  if (auto s = lt.matmul(library.handle, plan.desc.get(), &p.alpha, p.b, plan.first.get(), p.a, plan.second.get(), &p.beta,
+                         p.d, plan.out.get(), p.d, plan.out.get(), &plan.algo, dev_mut(*workspace), plan.workspace,
+                         library.stream);
+      s != CUBLAS_STATUS_SUCCESS)
+    return lt_error(lt, ctx, s, "cublasLtMatmul");
+  return {};
+}
+
+// The bytes an operand spans: `elements` per batch, batches `stride` elements apart (0: one
+// matrix for every batch).
+std::size_t operand_bytes(int64_t elements, int64_t batch, int64_t stride, DType dtype) {
+  const int64_t span = (stride == 0 ? 0 : (batch - 1) * stride) + elements;
+  return static_cast<std::size_t>(span) * dtype_size(dtype);
+}
+
+// cuBLASLt has no algorithm for p's operands at their alignment (a view at an odd offset, such
+// as a recurrent layer's weight slice, may be 2-byte aligned): p runs on copies of the
+// misaligned operands in 256-byte aligned scratch, and a misaligned D is copied back after.
+Expected<void> run_realigned(const BlasLibrary& library, StepContext& ctx, const MatmulProblem& p) {
+  std::vector<Tensor> copies;  // scratch lives until the product is on the stream
+  auto aligned = [&](const void* data, std::size_t bytes, bool copy_in) -> Expected<void*> {
+    if (alignment_of(data) == 256) return const_cast<void*>(data);
+    auto scratch = ctx.scratch(bytes);
+    if (!scratch) return std::unexpected(scratch.error());
+    if (copy_in)
+      if (auto r = ctx.copy_on_device(dev_mut(*scratch), data, bytes); !r) return std::unexpected(r.error());
+    copies.push_back(std::move(*scratch));
+    return dev_mut(copies.back());
+  };
+  MatmulProblem q = p;
+  auto a = aligned(p.a, operand_bytes(p.m * p.k, p.batch, p.stride_a, p.dtype), true);
+  if (!a) return std::unexpected(a.error());
+  auto b = aligned(p.b, operand_bytes(p.k * p.n, p.batch, p.stride_b, p.dtype), true);
+  if (!b) return std::unexpected(b.error());
+  const std::size_t d_bytes = operand_bytes(p.m * p.n, p.batch, p.m * p.n, p.dtype);
+  auto d = aligned(p.d, d_bytes, p.beta != 0);
+  if (!d) return std::unexpected(d.error());
+  q.a = *a, q.b = *b, q.d = *d;
+  auto plan = plan_for(library, ctx, q);
+  if (!plan) return std::unexpected(plan.error());
+  if (!*plan)
+    return fail(ErrorCode::kRuntime,
+                fmt::format("{}: cuBLASLt has no algorithm for [{}x{}]·[{}x{}] x{} in {}", ctx.where(), p.m, p.k, p.k, p.n,
+                            p.batch, dtype_name(p.dtype)),
+                "not even for operands copied to 256-byte aligned memory", "use the cpu EP for this node");
+  if (auto r = launch(library, ctx, q, **plan); !r) return r;
+  if (q.d != p.d) return ctx.copy_on_device(p.d, q.d, d_bytes);
+  return {};
 }
 
 }  // namespace
@@ -140,20 +200,10 @@ Expected<void> run_matmul(StepContext& ctx, const MatmulProblem& p) {
   }
   auto library = ctx.blas();
   if (!library) return std::unexpected(library.error());
-  const MatmulKey key{p.dtype,    p.trans_a,         p.trans_b,         p.m,         p.n, p.k, p.batch, p.stride_a, p.stride_b,
-                      alignment_of(p.a), alignment_of(p.b), alignment_of(p.d)};
-  auto plan = library->plans.find_or_make(key, [&] { return make_plan(*library, ctx, p, key); });
+  auto plan = plan_for(*library, ctx, p);
   if (!plan) return std::unexpected(plan.error());
-  const MatmulPlans::Plan& made = **plan;
-  auto workspace = ctx.scratch(made.workspace);
-  if (!workspace) return std::unexpected(workspace.error());
-  const BlasApi& lt = library->api;
-  if (auto s = lt.matmul(library->handle, made.desc.get(), &p.alpha, p.b, made.first.get(), p.a, made.second.get(), &p.beta,
-                         p.d, made.out.get(), p.d, made.out.get(), &made.algo, dev_mut(*workspace), made.workspace,
-                         library->stream);
-      s != CUBLAS_STATUS_SUCCESS)
-    return lt_error(lt, ctx, s, "cublasLtMatmul");
-  return {};
+  if (*plan) return launch(*library, ctx, p, **plan);
+  return run_realigned(*library, ctx, p);
 }
 
 Expected<MatmulShape> matmul_shape(const Shape& a_in, const Shape& b_in) {

@@ -55,7 +55,8 @@ class MatmulPlans {
   MatmulPlans(const MatmulPlans&) = delete;
   MatmulPlans& operator=(const MatmulPlans&) = delete;
 
-  // The plan for `key`, made by `make` when there is none (an error is not remembered).
+  // The plan for `key`, made by `make` when there is none (an error is not remembered). A null
+  // plan is remembered too: cuBLASLt has no algorithm for the key.
   template <class Make>
   Expected<const Plan*> find_or_make(const MatmulKey& key, Make make) {
     if (auto it = plans_.find(key); it != plans_.end()) return it->second.get();

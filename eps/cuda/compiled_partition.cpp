@@ -84,6 +84,12 @@ class RunContext final : public StepContext {
     return driver.check(driver.api().memset_d8_async(reinterpret_cast<CUdeviceptr>(data), 0, bytes, gpu_.stream()),
                         "cuMemsetD8Async", fmt::format("{}: cannot zero the output", where()));
   }
+  Expected<void> copy_on_device(void* to, const void* from, std::size_t bytes) override {
+    const Driver& driver = gpu_.driver();
+    return driver.check(driver.api().memcpy_dtod_async(reinterpret_cast<CUdeviceptr>(to),
+                                                       reinterpret_cast<CUdeviceptr>(from), bytes, gpu_.stream()),
+                        "cuMemcpyDtoDAsync", fmt::format("{}: cannot copy {} bytes on the device", where(), bytes));
+  }
   Expected<BlasLibrary> blas() override {
     return BlasLibrary{gpu_.blas_api(), gpu_.blas(), reinterpret_cast<cudaStream_t>(gpu_.stream()), gpu_.matmul_plans()};
   }

@@ -92,6 +92,8 @@ class StepContext {
   virtual Expected<void> launch_rows(std::string_view kernel, int64_t rows, int threads, KernelArgs& args) = 0;
   // Sets `bytes` bytes of device memory at `data` to 0, ordered with the step's other work.
   virtual Expected<void> zero(void* data, std::size_t bytes) = 0;
+  // Copies `bytes` bytes of device memory from `from` to `to`, ordered likewise.
+  virtual Expected<void> copy_on_device(void* to, const void* from, std::size_t bytes) = 0;
   virtual Expected<BlasLibrary> blas() = 0;
   // cuDNN is loaded by the first step that asks (a model without Conv runs where cuDNN is not
   // installed).

@@ -300,10 +300,9 @@ TEST_CASE("cuda EP on the host stack: the program's own CUDA context is current 
   CHECK(test::current_context() == 0);
 }
 
-TEST_CASE("cuda EP on the host stack: cuBLASLt is set up once per product shape", "[cuda]") {
-  test::set_host_devices(1, kSm90);
-  // Two products of one shape (x·w1, then ·w2), one of another (·w3), and an RNN whose five
-  // time steps each multiply the hidden state by R.
+// Two products of one shape (x·w1, then ·w2), one of another (·w3), and an RNN whose five time
+// steps each multiply the hidden state by R.
+test::GraphBuilder products_and_rnn() {
   test::GraphBuilder b;
   b.input("x", DType::kFloat32, {4, 8});
   b.constant("w1", random_tensor({8, 8}, 1));
@@ -320,6 +319,12 @@ TEST_CASE("cuda EP on the host stack: cuBLASLt is set up once per product shape"
   b.output("y");
   b.output("h");
   b.finish();
+  return b;
+}
+
+TEST_CASE("cuda EP on the host stack: cuBLASLt is set up once per product shape", "[cuda]") {
+  test::set_host_devices(1, kSm90);
+  const test::GraphBuilder b = products_and_rnn();
   const std::vector<Tensor> inputs = {random_tensor({4, 8}, 6), random_tensor({5, 2, 4}, 7)};
   auto expected = test::run_graph_on_cpu(b.graph, inputs);
   REQUIRE(expected);
@@ -360,6 +365,39 @@ RunTraffic traffic_of_run(CompiledPartition& compiled, const std::vector<Tensor>
   const auto after = test::host_driver_counts();
   return {after.synchronizations - before.synchronizations, after.downloads - before.downloads,
           after.uploads - before.uploads};
+}
+
+TEST_CASE("cuda EP on the host stack: a product cuBLASLt has no algorithm for runs on aligned copies", "[cuda]") {
+  test::set_host_devices(1, kSm90);
+  // The heuristic finds nothing for operands less than 16-byte aligned: the reverse direction
+  // of this bidirectional RNN multiplies by R[1], 9 floats (36 bytes) into R.
+  struct MinAlignment {
+    MinAlignment() { test::set_host_blas_min_alignment(16); }
+    ~MinAlignment() { test::set_host_blas_min_alignment(0); }
+  } min_alignment;
+  test::GraphBuilder b;
+  b.input("seq", DType::kFloat32, {4, 2, 5});
+  b.constant("W", random_tensor({2, 3, 5}, 8));
+  b.constant("R", random_tensor({2, 3, 3}, 9));
+  const NodeId rnn = b.node("rnn", "RNN", {"seq", "W", "R"}, {"y"}, DType::kFloat32, {4, 2, 2, 3});
+  b.graph.nodes[static_cast<std::size_t>(rnn)].attributes =
+      test::attrs({{"hidden_size", int64_t{3}}, {"direction", std::string("bidirectional")}});
+  b.output("y");
+  b.finish();
+  const std::vector<Tensor> inputs = {random_tensor({4, 2, 5}, 10)};
+  auto expected = test::run_graph_on_cpu(b.graph, inputs);
+  REQUIRE(expected);
+  auto ep = cuda_on_host_stack();
+  auto compiled = ep->compile(test::whole_graph(b.graph, "cuda"));
+  REQUIRE(compiled);
+  const auto before = test::host_driver_counts();
+  check_same(run_to_host(*ep, **compiled, inputs), *expected);
+  const auto first = test::host_driver_counts();
+  CHECK(first.device_copies > before.device_copies);
+  // "No algorithm" is remembered like a plan: the next run asks the heuristic nothing.
+  const std::size_t queries = test::host_blas_counts().heuristic_queries;
+  check_same(run_to_host(*ep, **compiled, inputs), *expected);
+  CHECK(test::host_blas_counts().heuristic_queries == queries);
 }
 
 TEST_CASE("cuda EP on the host stack: steps read shapes from host copies, so a run waits for the stream once", "[cuda]") {

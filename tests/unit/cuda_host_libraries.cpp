@@ -52,6 +52,7 @@ bool read_attribute(const void* buf, std::size_t size, T& out) {
 // ---- cuBLASLt -----------------------------------------------------------------------------
 
 std::atomic<std::size_t> heuristic_queries{0}, matmuls{0}, live_descriptors{0};
+std::atomic<uint32_t> heuristic_min_alignment{0};  // set_host_blas_min_alignment
 
 // A descriptor of type T made with new, counted while it lives.
 template <class T, class Handle, class... Args>
@@ -195,6 +196,8 @@ cublasStatus_t heuristic(cublasLtHandle_t h, cublasLtMatmulDesc_t d, cublasLtMat
     return CUBLAS_STATUS_INVALID_VALUE;
   *returned = 0;
   if (of(pref)->max_workspace < kMatmulWorkspace) return CUBLAS_STATUS_SUCCESS;  // no algorithm fits
+  for (uint32_t alignment : of(pref)->min_alignment)
+    if (alignment < heuristic_min_alignment) return CUBLAS_STATUS_SUCCESS;  // none for such operands
   results[0] = {};
   results[0].algo.data[0] = kAlgoMark;
   for (std::size_t i = 0; i < 4; ++i) results[0].algo.data[1 + i] = of(pref)->min_alignment[i];
@@ -564,6 +567,7 @@ cudnnHandle_t host_dnn_handle() {
 }
 
 HostBlasCounts host_blas_counts() { return {heuristic_queries.load(), matmuls.load(), live_descriptors.load()}; }
+void set_host_blas_min_alignment(uint32_t bytes) { heuristic_min_alignment = bytes; }
 
 const cuda::BlasApi& host_blas_api() {
   static const cuda::BlasApi api{

@@ -9,6 +9,7 @@
 
 #ifdef NXRT_HAVE_CUDA
 #include <cstddef>
+#include <cstdint>
 
 #include "cuda/libraries.h"
 
@@ -28,6 +29,11 @@ struct HostBlasCounts {
   std::size_t live_descriptors = 0;   // matmul descriptors, layouts and preferences not destroyed
 };
 HostBlasCounts host_blas_counts();
+
+// From now on the host cuBLASLt's heuristic finds no algorithm when the caller says an operand
+// is aligned to fewer than `bytes` bytes, as cuBLASLt may for narrow types (0, the start: it
+// always finds one).
+void set_host_blas_min_alignment(uint32_t bytes);
 
 }  // namespace nxrt::test
 #endif  // NXRT_HAVE_CUDA

@@ -204,6 +204,7 @@ CUresult copy_within(CUdeviceptr dst, CUdeviceptr src, std::size_t bytes, CUstre
   std::lock_guard lock(state().mutex);
   if (!is_device_range(state(), dst, bytes) || !is_device_range(state(), src, bytes)) return CUDA_ERROR_INVALID_VALUE;
   std::memmove(reinterpret_cast<void*>(dst), reinterpret_cast<const void*>(src), bytes);
+  ++state().counts.device_copies;
   return CUDA_SUCCESS;
 }
 CUresult memset8(CUdeviceptr dst, unsigned char value, std::size_t bytes, CUstream) {

@@ -30,6 +30,7 @@ struct HostDriverCounts {
   std::size_t launches = 0;          // cuLaunchKernel calls
   std::size_t uploads = 0;           // host-to-device copies
   std::size_t downloads = 0;         // device-to-host copies
+  std::size_t device_copies = 0;     // device-to-device copies
   std::size_t synchronizations = 0;  // cuStreamSynchronize calls
   std::size_t modules_loaded = 0;    // cuModuleLoadData calls
   int context_retains = 0;           // primary-context retains not released
