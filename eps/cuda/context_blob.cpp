@@ -2,36 +2,29 @@
 #include "context_blob.h"
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
-#include <cstring>
-
-#include "nxrt/io/blob_codec.h"
+#include "nxrt/io/ep_blob.h"
 
 namespace nxrt::cuda {
 namespace {
 
 constexpr char kMagic[8] = {'N', 'X', 'R', 'T', 'C', 'U', 'D', 'A'};
+constexpr EpBlobKind kBlob{"cuda", kMagic, kContextBlobFormat, "nxrt compile-epcontext --ep cuda"};
 
 std::unexpected<Error> invalid(std::string what, std::string why) {
-  return fail(ErrorCode::kInvalidInput, std::move(what), std::move(why),
-              "recompile the model with nxrt compile-epcontext --ep cuda");
+  return invalid_ep_blob(kBlob, std::move(what), std::move(why));
 }
 
 }  // namespace
 
 std::vector<std::byte> encode_blob(const CudaBlob& blob) {
-  BlobWriter w;
-  w.put_raw(std::as_bytes(std::span(kMagic)));
-  w.put<uint32_t>(kContextBlobFormat);
-  const nlohmann::ordered_json header = {{"nxrt_version", blob.nxrt_version},
-                                         {"cuda_version", blob.cuda_version},
-                                         {"nvrtc_version", blob.image.nvrtc_version},
-                                         {"arch", blob.image.arch.sm()},
-                                         {"partition", blob.partition_name},
-                                         {"source_hash", blob.source_hash},
-                                         {"steps", blob.steps}};
-  w.put_string(header.dump());
+  BlobWriter w = start_ep_blob(kBlob, {{"nxrt_version", blob.nxrt_version},
+                                       {"cuda_version", blob.cuda_version},
+                                       {"nvrtc_version", blob.image.nvrtc_version},
+                                       {"arch", blob.image.arch.sm()},
+                                       {"partition", blob.partition_name},
+                                       {"source_hash", blob.source_hash},
+                                       {"steps", blob.steps}});
   w.put_string(blob.model_bytes);
   w.put_bytes(blob.image.cubin);
   w.put_string(blob.image.ptx);
@@ -39,25 +32,10 @@ std::vector<std::byte> encode_blob(const CudaBlob& blob) {
 }
 
 Expected<CudaBlob> decode_blob(std::span<const std::byte> bytes, const std::string& context) {
-  if (bytes.size() < sizeof(kMagic) || std::memcmp(bytes.data(), kMagic, sizeof(kMagic)) != 0)
-    return invalid(fmt::format("the payload of {} is not a cuda EPContext blob", context),
-                   "it does not start with the NXRTCUDA magic");
-  std::span<const std::byte> body;
-  if (!split_checksummed(bytes, sizeof(kMagic) + 4, body))
-    return invalid(fmt::format("the cuda EPContext payload of {} is corrupted", context),
-                   "its checksum does not match its contents (tampered or truncated)");
-  BlobReader r(body.subspan(sizeof(kMagic)), fmt::format("the cuda EPContext payload of {} is truncated", context));
-  auto format = r.get<uint32_t>();
-  if (!format) return std::unexpected(format.error());
-  if (*format != kContextBlobFormat)
-    return invalid(fmt::format("the cuda EPContext payload of {} has format {}", context, *format),
-                   fmt::format("this nxrt reads format {}", kContextBlobFormat));
-  auto header_text = r.get_string();
-  if (!header_text) return std::unexpected(header_text.error());
-  const auto header = nlohmann::json::parse(*header_text, nullptr, /*allow_exceptions=*/false);
-  if (header.is_discarded() || !header.is_object())
-    return invalid(fmt::format("the cuda EPContext payload of {} has an unreadable header", context),
-                   "not the JSON object nxrt writes");
+  auto opened = open_ep_blob(bytes, kBlob, context);
+  if (!opened) return std::unexpected(opened.error());
+  const nlohmann::json& header = opened->header;
+  BlobReader& r = opened->fields;
   CudaBlob blob;
   try {
     blob.nxrt_version = header.at("nxrt_version").get<std::string>();

@@ -2,11 +2,10 @@
 #include "context_blob.h"
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include <cstring>
 
-#include "nxrt/io/blob_codec.h"
+#include "nxrt/io/ep_blob.h"
 
 namespace nxrt::onednn {
 namespace {
@@ -14,27 +13,22 @@ namespace {
 constexpr char kMagic[8] = {'N', 'X', 'R', 'T', 'D', 'N', 'N', 'L'};
 // 2: checksum over 64-bit words; 3: a convolution's weights may be nxrt's own (Winograd's
 // transformed matrices under the key the oneDNN layout had before).
-constexpr uint32_t kFormat = 3;
+constexpr EpBlobKind kBlob{"onednn", kMagic, 3, "nxrt compile-epcontext"};
 
 std::unexpected<Error> invalid(std::string what, std::string why) {
-  return fail(ErrorCode::kInvalidInput, std::move(what), std::move(why),
-              "recompile the model with nxrt compile-epcontext");
+  return invalid_ep_blob(kBlob, std::move(what), std::move(why));
 }
 
 }  // namespace
 
 std::vector<std::byte> encode_blob(const OnednnBlob& blob) {
-  BlobWriter w;
-  w.put_raw(std::as_bytes(std::span(kMagic)));
-  w.put<uint32_t>(kFormat);
-  const nlohmann::ordered_json header = {{"nxrt_version", blob.nxrt_version},
-                                         {"onednn_version", blob.onednn_version},
-                                         {"isa", blob.isa},
-                                         {"partition", blob.partition_name},
-                                         {"boundary_inputs", blob.boundary_inputs},
-                                         {"input_dims", blob.input_dims},
-                                         {"implementations", blob.implementations}};
-  w.put_string(header.dump());
+  BlobWriter w = start_ep_blob(kBlob, {{"nxrt_version", blob.nxrt_version},
+                                       {"onednn_version", blob.onednn_version},
+                                       {"isa", blob.isa},
+                                       {"partition", blob.partition_name},
+                                       {"boundary_inputs", blob.boundary_inputs},
+                                       {"input_dims", blob.input_dims},
+                                       {"implementations", blob.implementations}});
   w.put_string(blob.model_bytes);
   w.put<uint32_t>(static_cast<uint32_t>(blob.weights.size()));
   for (const auto& [key, weight] : blob.weights) {  // std::map: sorted, deterministic
@@ -46,24 +40,11 @@ std::vector<std::byte> encode_blob(const OnednnBlob& blob) {
 }
 
 Expected<OnednnBlob> decode_blob(std::span<const std::byte> bytes, const std::string& context) {
-  if (bytes.size() < sizeof(kMagic) || std::memcmp(bytes.data(), kMagic, sizeof(kMagic)) != 0)
-    return invalid(fmt::format("the payload of {} is not a onednn EPContext blob", context),
-                   "it does not start with the NXRTDNNL magic");
-  std::span<const std::byte> body;
-  if (!split_checksummed(bytes, sizeof(kMagic) + 4, body))
-    return invalid(fmt::format("the onednn EPContext payload of {} is corrupted", context),
-                   "its checksum does not match its contents (tampered or truncated)");
-  BlobReader r(body.subspan(sizeof(kMagic)), fmt::format("the onednn EPContext payload of {} is truncated", context));
-  auto format = r.get<uint32_t>();
-  if (!format) return std::unexpected(format.error());
-  if (*format != kFormat)
-    return invalid(fmt::format("the onednn EPContext payload of {} has format {}", context, *format),
-                   fmt::format("this nxrt reads format {}", kFormat));
-  auto header_text = r.get_string();
-  if (!header_text) return std::unexpected(header_text.error());
-  auto header = nlohmann::json::parse(*header_text, nullptr, /*allow_exceptions=*/false);
-  if (header.is_discarded() || !header.is_object() || !header.contains("input_dims") ||
-      !header["input_dims"].is_array())
+  auto opened = open_ep_blob(bytes, kBlob, context);
+  if (!opened) return std::unexpected(opened.error());
+  const nlohmann::json& header = opened->header;
+  BlobReader& r = opened->fields;
+  if (!header.contains("input_dims") || !header["input_dims"].is_array())
     return invalid(fmt::format("the onednn EPContext payload of {} has an unreadable header", context),
                    "not the JSON object nxrt writes");
   OnednnBlob blob;
