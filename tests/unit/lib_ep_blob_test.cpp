@@ -20,7 +20,8 @@ std::vector<std::byte> payload(const EpBlobKind& kind, const nlohmann::ordered_j
 }  // namespace
 
 TEST_CASE("ep_blob: the envelope round-trips the header and leaves the EP's fields to read", "[lib][epcontext]") {
-  auto opened = open_ep_blob(payload(kTestBlob, {{"partition", "p0"}}), kTestBlob, "node 'n'");
+  const std::vector<std::byte> bytes = payload(kTestBlob, {{"partition", "p0"}});
+  auto opened = open_ep_blob(bytes, kTestBlob, "node 'n'");
   REQUIRE(opened);
   CHECK(opened->header.at("partition") == "p0");
   auto field = opened->fields.get_string();

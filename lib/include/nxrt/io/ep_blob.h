@@ -31,10 +31,10 @@ BlobWriter start_ep_blob(const EpBlobKind& kind, const nlohmann::ordered_json& h
 // A payload whose magic, checksum and format are the kind's, and whose header is a JSON object.
 struct OpenedEpBlob {
   nlohmann::json header;
-  BlobReader fields;  // the EP's own fields, after the header
+  BlobReader fields;  // the EP's own fields, after the header; a view of the payload's bytes
 };
 // Errors are kInvalidInput, naming `context` (the EPContext node) and the EP, with the fix of
-// recompiling the model.
+// recompiling the model. `bytes` must outlive the result, whose reader views them.
 Expected<OpenedEpBlob> open_ep_blob(std::span<const std::byte> bytes, const EpBlobKind& kind, const std::string& context);
 
 // The error for a payload the envelope accepted but the EP cannot use: `what` and `why`, with
