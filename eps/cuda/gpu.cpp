@@ -35,10 +35,9 @@ Expected<DeviceInfo> probe_device(const Driver& driver, int ordinal) {
 }
 
 Expected<ContextScope> ContextScope::enter(const Driver& driver, CUcontext context, std::string_view where) {
-  if (auto r = driver.check(driver.api().ctx_push_current(context), "cuCtxPushCurrent",
-                            fmt::format("cannot use the context of {}", where));
-      !r)
-    return std::unexpected(r.error());
+  // Every run, copy and sync enters: the message is formatted only when the push fails.
+  if (const CUresult r = driver.api().ctx_push_current(context); r != CUDA_SUCCESS)
+    return std::unexpected(driver.check(r, "cuCtxPushCurrent", fmt::format("cannot use the context of {}", where)).error());
   return ContextScope(driver);
 }
 
@@ -156,7 +155,8 @@ Expected<std::unique_ptr<Gpu>> Gpu::open(std::shared_ptr<const Driver> driver, c
   g->driver_ = std::move(driver);
   g->info_ = info;
   const DriverApi& cu = g->driver_->api();
-  const std::string where = fmt::format("cuda:{} ({})", info.ordinal, info.name);
+  g->name_ = fmt::format("cuda:{} ({})", info.ordinal, info.name);
+  const std::string& where = g->name_;
   if (auto r = g->driver_->check(cu.device_get(&g->device_, info.ordinal), "cuDeviceGet", "cannot open " + where); !r)
     return std::unexpected(r.error());
   if (auto r = g->driver_->check(cu.primary_ctx_retain(&g->context_, g->device_), "cuDevicePrimaryCtxRetain",
@@ -183,7 +183,7 @@ Expected<std::unique_ptr<Gpu>> Gpu::open(std::shared_ptr<const Driver> driver, c
 
 Expected<void> Gpu::open_dnn() {
   if (dnn_) return {};
-  const std::string where = fmt::format("cuda:{} ({})", info_.ordinal, info_.name);
+  const std::string& where = name_;
   auto api = stack_.dnn();
   if (!api) return forward_error(std::move(api), "loading cuDNN for " + where);
   cudnnHandle_t handle = nullptr;
@@ -218,7 +218,7 @@ Gpu::~Gpu() {
 }
 
 Expected<ContextScope> Gpu::enter() const {
-  return ContextScope::enter(*driver_, context_, fmt::format("cuda:{} ({})", info_.ordinal, info_.name));
+  return ContextScope::enter(*driver_, context_, name_);
 }
 
 Expected<void> Gpu::synchronize() const {

@@ -126,6 +126,7 @@ class Gpu {
   std::shared_ptr<const Driver> driver_;
   CudaStack stack_;
   DeviceInfo info_;
+  std::string name_;  // "cuda:0 (NVIDIA H100 80GB HBM3)", for errors
   CUdevice device_ = 0;
   CUcontext context_ = nullptr;
   CUstream stream_ = nullptr;
