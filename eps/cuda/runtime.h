@@ -64,6 +64,9 @@ struct DnnLibrary {
   cudnnHandle_t handle;
 };
 
+// The block of the row kernels that reduce a row (sums, norms, ranges): 8 warps.
+inline constexpr int kRowBlockThreads = 256;
+
 class StepContext {
  public:
   virtual ~StepContext() = default;
@@ -89,6 +92,7 @@ class StepContext {
   // Launches `kernel` with grid-stride loops covering `work` items.
   virtual Expected<void> launch(std::string_view kernel, int64_t work, KernelArgs& args) = 0;
   // Launches `kernel` with one block of `threads` per row, `rows` rows (capped; kernels loop).
+  // Row kernels that reduce a row take kRowBlockThreads.
   virtual Expected<void> launch_rows(std::string_view kernel, int64_t rows, int threads, KernelArgs& args) = 0;
   // Sets `bytes` bytes of device memory at `data` to 0, ordered with the step's other work.
   virtual Expected<void> zero(void* data, std::size_t bytes) = 0;

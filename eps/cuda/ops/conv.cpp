@@ -15,7 +15,7 @@ namespace nxrt::cuda {
 namespace {
 
 // The forward algorithm for `d`: the first runnable one of cuDNN's ranking.
-Expected<ConvAlgorithm> choose_algorithm(const DnnApi& api, cudnnHandle_t h, const StepContext& ctx, const ConvDescriptors& d) {
+Expected<ConvAlgorithm> choose_forward_algorithm(const DnnApi& api, cudnnHandle_t h, const StepContext& ctx, const ConvDescriptors& d) {
   cudnnConvolutionFwdAlgoPerf_t ranked[CUDNN_CONVOLUTION_FWD_ALGO_COUNT]{};
   int found = 0;
   if (auto r = check_dnn(api, ctx,
@@ -101,7 +101,7 @@ Expected<void> build_conv(PlanBuilder& b, const Node& node) {
     auto even = even_padding(ctx, pad, x, *window, spatial);
     if (!even) return std::unexpected(even.error());
     const Tensor& input = even->input;
-    auto p = prepare_convolution(ctx, dtype, input.shape(), ws, ys, even->window, spatial, group, *cache, choose_algorithm);
+    auto p = prepare_convolution(ctx, dtype, input.shape(), ws, ys, even->window, spatial, group, *cache, choose_forward_algorithm);
     if (!p) return std::unexpected(p.error());
     const DnnApi& api = p->library.api;
     const float one = 1.f, zero = 0.f;

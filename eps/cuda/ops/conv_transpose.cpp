@@ -67,7 +67,7 @@ Expected<std::pair<Shape, Shape>> transpose_pads(const StepContext& ctx, const W
 
 // The backward data algorithm for `d` (x: the output, y: the input): the first runnable one
 // of cuDNN's ranking.
-Expected<ConvAlgorithm> choose_algorithm(const DnnApi& api, cudnnHandle_t h, const StepContext& ctx, const ConvDescriptors& d) {
+Expected<ConvAlgorithm> choose_backward_data_algorithm(const DnnApi& api, cudnnHandle_t h, const StepContext& ctx, const ConvDescriptors& d) {
   cudnnConvolutionBwdDataAlgoPerf_t ranked[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT]{};
   int found = 0;
   if (auto r = check_dnn(api, ctx,
@@ -142,7 +142,7 @@ Expected<void> build_conv_transpose(PlanBuilder& b, const Node& node) {
     // The convolution from the output (its input) back to the input (its output).
     auto window = plan_window(even, std::span(full).subspan(2), std::span(ws).subspan(2), ctx.where());
     if (!window) return std::unexpected(window.error());
-    auto p = prepare_convolution(ctx, dtype, full, ws, xs, *window, spatial, group, *cache, choose_algorithm);
+    auto p = prepare_convolution(ctx, dtype, full, ws, xs, *window, spatial, group, *cache, choose_backward_data_algorithm);
     if (!p) return std::unexpected(p.error());
     const DnnApi& api = p->library.api;
     const float one = 1.f, zero = 0.f;

@@ -12,8 +12,6 @@
 namespace nxrt::cuda {
 namespace {
 
-constexpr int kRowThreads = 256;  // the block that sums or averages the losses
-
 KernelMatch check_loss(const NodeContext& ctx) {
   const std::string& op = ctx.node().op_type;
   NXRT_REQUIRE_MATCH(require_float(ctx, {0, 2}));
@@ -92,7 +90,7 @@ Expected<void> build_loss(PlanBuilder& b, const Node& node) {
     if (reduction == "none") return {};
     KernelArgs args;
     args.add(positions).ptr(dev(*losses)).ptr(per_position_weight).ptr(dev_mut(*loss));
-    return ctx.launch_rows(total, 1, kRowThreads, args);
+    return ctx.launch_rows(total, 1, kRowBlockThreads, args);
   }));
   return {};
 }

@@ -12,8 +12,6 @@
 namespace nxrt::cuda {
 namespace {
 
-constexpr int kRowThreads = 256;
-
 KernelMatch check_softmax(const NodeContext& ctx) {
   NXRT_REQUIRE_MATCH(require_float(ctx, {0}));
   return KernelMatch::supported();
@@ -37,7 +35,7 @@ Expected<void> launch_softmax(StepContext& ctx, const SoftmaxKernels& kernels, i
   KernelArgs args;
   args.add(outer).add(axis).add(inner).ptr(x).ptr(y).add(mode);
   if (axis <= kShortRow) return ctx.launch(kernels.per_thread, outer * inner, args);
-  return ctx.launch_rows(kernels.per_block, outer * inner, kRowThreads, args);
+  return ctx.launch_rows(kernels.per_block, outer * inner, kRowBlockThreads, args);
 }
 
 namespace {
@@ -121,7 +119,7 @@ Expected<void> build_layer_norm(PlanBuilder& b, const Node& node) {
     KernelArgs args;
     args.add(rows).add(cols).ptr(dev(x)).ptr(dev(ctx.input(1))).ptr(has_bias ? dev(ctx.input(2)) : nullptr);
     args.add(eps).ptr(dev_mut(*y)).ptr(stats[0]).ptr(stats[1]);
-    return ctx.launch_rows(kernel, rows, kRowThreads, args);
+    return ctx.launch_rows(kernel, rows, kRowBlockThreads, args);
   }));
   return {};
 }
@@ -154,7 +152,7 @@ Expected<void> build_instance_norm(PlanBuilder& b, const Node& node) {
     const int64_t rows = s[0] * s[1], cols = dims_product(s, 2, s.size());
     KernelArgs args;
     args.add(rows).add(cols).add(s[1]).ptr(dev(x)).ptr(dev(ctx.input(1))).ptr(dev(ctx.input(2))).add(eps).ptr(dev_mut(*y));
-    return ctx.launch_rows(kernel, rows, kRowThreads, args);
+    return ctx.launch_rows(kernel, rows, kRowBlockThreads, args);
   }));
   return {};
 }
@@ -246,7 +244,7 @@ Expected<void> build_mvn(PlanBuilder& b, const Node& node) {
     args.add(groups).add(static_cast<int>(kept_shape.size())).add(to_kernel_dims(kept_shape)).add(to_kernel_dims(kept_strides));
     args.add(static_cast<int>(red_shape.size())).add(to_kernel_dims(red_shape)).add(to_kernel_dims(red_strides));
     args.add(shape_numel(red_shape)).ptr(dev(x)).ptr(dev_mut(*y));
-    return ctx.launch_rows(kernel, groups, kRowThreads, args);
+    return ctx.launch_rows(kernel, groups, kRowBlockThreads, args);
   }));
   return {};
 }

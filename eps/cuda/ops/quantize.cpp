@@ -137,8 +137,6 @@ KernelMatch check_dynamic_quantize(const NodeContext& ctx) {
 
 // One block finds the range and writes the scale and zero point; a second kernel quantizes
 // with them, read on the device (no sync).
-constexpr int kRangeThreads = 256;  // the block that finds the range
-
 Expected<void> build_dynamic_quantize(PlanBuilder& b, const Node& node) {
   const std::string params = b.instantiate("dynamic_quantize_params", "float",
                                            "i64 n, const float* x, float* scale, unsigned char* zero_point",
@@ -155,7 +153,7 @@ Expected<void> build_dynamic_quantize(PlanBuilder& b, const Node& node) {
       if (!*out) return std::unexpected(out->error());
     KernelArgs range;
     range.add(x.numel()).ptr(dev(x)).ptr(dev_mut(*scale)).ptr(dev_mut(*zero_point));
-    if (auto r = ctx.launch_rows(params, 1, kRangeThreads, range); !r) return r;
+    if (auto r = ctx.launch_rows(params, 1, kRowBlockThreads, range); !r) return r;
     if (x.numel() == 0) return {};
     KernelArgs args;
     args.add(x.numel()).ptr(dev(x)).ptr(dev(*scale)).ptr(dev(*zero_point)).ptr(dev_mut(*y));
