@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "bench_stats.h"
+#include "cli_common.h"
 #include "nxrt/io/compare.h"
 
 namespace nxrt::cli {
@@ -70,7 +71,12 @@ class Requests {
       const int64_t request = next_.fetch_add(1);
       if (enough_(request, start_)) break;
       const auto t0 = Clock::now();
-      auto outputs = session_.run(inputs_);
+      Expected<Outputs> outputs;
+      try {
+        outputs = session_.run(inputs_);
+      } catch (const std::exception& e) {  // an exception leaving a thread would end the process
+        outputs = std::unexpected(error_from_exception(e));
+      }
       samples.push_back(ms_between(t0, Clock::now()));
       if (!outputs) {
         fail(std::move(outputs.error().add_context(fmt::format("request {} on thread {}", request + 1, thread + 1))));

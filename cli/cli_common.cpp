@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <new>
 
 #include "builtin_eps.h"
 #include "plugin_library.h"
@@ -188,6 +189,16 @@ Expected<std::map<std::string, RuntimeValue>> gather_inputs(const Session& sessi
 int report(const Error& error) {
   fmt::print(stderr, "{}", error.render());
   return error.exit_code();
+}
+
+Error error_from_exception(const std::exception& e) {
+  if (dynamic_cast<const std::bad_alloc*>(&e))
+    // The library checks every size a file declares; what is left is a tensor the model
+    // computes that does not fit in memory.
+    return {ErrorCode::kRuntime, "out of memory", "a tensor the model computes is larger than the memory available",
+            "run the model with smaller inputs or on a machine with more memory", {}};
+  return {ErrorCode::kRuntime, fmt::format("internal error: {}", e.what()), "a failure nxrt does not handle (a bug)",
+          "please report it, with the command line and the model", {}};
 }
 
 std::string human_bytes(double bytes) {

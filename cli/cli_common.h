@@ -49,6 +49,11 @@ Expected<std::map<std::string, RuntimeValue>> gather_inputs(const Session& sessi
 // Prints the error for people on stderr and returns its exit code.
 int report(const Error& error);
 
+// The error for an exception that reached a command or one of its threads: out of memory (a
+// tensor the model computes that does not fit), or else a bug in nxrt. Reported like any other
+// error, so the process ends normally and takes back its staged output files.
+Error error_from_exception(const std::exception& e);
+
 // "1.2 KiB", "3.4 MiB".
 std::string human_bytes(double bytes);
 // "12.3 MFLOP", "4.56 GFLOP".

@@ -77,7 +77,10 @@ Expected<std::vector<std::filesystem::path>> output_paths(const CompileFlags& f)
       p = default_context_output(m);
       if (!f.output_dir.empty()) p = std::filesystem::path(f.output_dir) / p.filename();
     }
-    const auto key = std::filesystem::weakly_canonical(p);
+    // Resolved where it can be; a path that cannot (a name too long) fails when written.
+    std::error_code ec;
+    auto key = std::filesystem::weakly_canonical(p, ec);
+    if (ec) key = std::filesystem::absolute(p, ec).lexically_normal();
     if (auto [it, fresh] = seen.emplace(key, m); !fresh)
       return fail(ErrorCode::kUsage, fmt::format("'{}' and '{}' would both be written to '{}'", it->second, m, p.string()),
                   {}, "compile models with the same file name into different --output-dir folders");
@@ -122,7 +125,11 @@ int compile_epcontext(CompileFlags& f) {
   Progress progress(!f.quiet, fmt::format("compile-epcontext: compiling {} model{}", jobs.size(), jobs.size() == 1 ? "" : "s"));
   auto worker = [&] {
     for (std::size_t i = next++; i < jobs.size(); i = next++) {
-      jobs[i].result = compile_one(jobs[i].model, (*outputs)[i], base, *session_options);
+      try {
+        jobs[i].result = compile_one(jobs[i].model, (*outputs)[i], base, *session_options);
+      } catch (const std::exception& e) {  // an exception leaving a thread would end the process
+        jobs[i].result = std::unexpected(error_from_exception(e));
+      }
       progress.set(fmt::format("compile-epcontext: {} of {} models compiled", ++finished, jobs.size()));
     }
   };

@@ -59,8 +59,11 @@ Expected<bool> check_test_dir(const fs::path& dir, const SessionOptions& options
   auto session = Session::create(model, options);
   if (!session) return std::unexpected(std::move(session.error()));
   std::vector<fs::path> sets;
-  for (const auto& e : fs::directory_iterator(dir, ec))
-    if (e.is_directory() && e.path().filename().string().starts_with("test_data_set_")) sets.push_back(e.path());
+  std::error_code entry_ec;  // an entry that cannot be read is not a data set
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+    if (it->is_directory(entry_ec) && it->path().filename().string().starts_with("test_data_set_"))
+      sets.push_back(it->path());
+  if (ec) return fail(ErrorCode::kInvalidInput, fmt::format("cannot list the folder '{}'", dir.string()), ec.message());
   std::sort(sets.begin(), sets.end());
   if (sets.empty())
     return fail(ErrorCode::kInvalidInput, fmt::format("'{}' has no test_data_set_* folder", dir.string()));
@@ -70,7 +73,9 @@ Expected<bool> check_test_dir(const fs::path& dir, const SessionOptions& options
   for (const fs::path& set : sets) {
     // input_K.pb feeds the K-th graph input; its own name, when it is one, wins.
     std::map<std::string, RuntimeValue> inputs;
-    const auto input_files = numbered_files(set, "input");
+    const auto found_inputs = numbered_files(set, "input");
+    if (!found_inputs) return std::unexpected(found_inputs.error());
+    const std::vector<fs::path>& input_files = *found_inputs;
     for (std::size_t i = 0; i < input_files.size(); ++i) {
       const Value* declared = i < required.size() ? required[i] : nullptr;
       if (!declared)
@@ -88,7 +93,9 @@ Expected<bool> check_test_dir(const fs::path& dir, const SessionOptions& options
     }
     auto outputs = (*session)->run(inputs);
     if (!outputs) return std::unexpected(std::move(outputs.error()));
-    const auto expected_files = numbered_files(set, "output");
+    const auto found_outputs = numbered_files(set, "output");
+    if (!found_outputs) return std::unexpected(found_outputs.error());
+    const std::vector<fs::path>& expected_files = *found_outputs;
     if (expected_files.size() != order.size())
       return fail(ErrorCode::kInvalidInput, fmt::format("'{}' has {} expected outputs; the model has {}", set.string(),
                                                         expected_files.size(), order.size()));

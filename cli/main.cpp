@@ -4,7 +4,6 @@
 #include <fmt/ranges.h>
 
 #include <map>
-#include <new>
 
 #include "builtin_eps.h"
 #include "cli_common.h"
@@ -51,12 +50,8 @@ int main(int argc, char** argv) {
   for (const CLI::App* sub : app.get_subcommands())
     if (auto it = actions.find(sub); it != actions.end()) try {
         return it->second();
-      } catch (const std::bad_alloc&) {
-        // The library checks every size a file declares; what is left is a tensor the model
-        // computes that does not fit in memory.
-        return nxrt::cli::report({nxrt::ErrorCode::kRuntime, "out of memory",
-                                  "a tensor the model computes is larger than the memory available",
-                                  "run the model with smaller inputs or on a machine with more memory", {}});
+      } catch (const std::exception& e) {
+        return nxrt::cli::report(nxrt::cli::error_from_exception(e));
       }
   return 2;
 }

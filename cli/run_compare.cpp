@@ -5,7 +5,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <regex>
+#include <charconv>
+#include <map>
 #include <set>
 
 #include "nxrt/io/compare.h"
@@ -143,17 +144,37 @@ std::string value_file_stem(const std::string& name) {
   return stem;
 }
 
-std::vector<fs::path> numbered_files(const fs::path& dir, const std::string& prefix) {
-  std::vector<std::pair<int, fs::path>> found;
-  const std::regex pattern(prefix + "_([0-9]+)\\.pb");
-  for (const auto& e : fs::directory_iterator(dir)) {
-    std::smatch m;
-    const std::string name = e.path().filename().string();
-    if (std::regex_match(name, m, pattern)) found.emplace_back(std::stoi(m[1]), e.path());
+Expected<std::vector<fs::path>> numbered_files(const fs::path& dir, const std::string& prefix) {
+  const std::string head = prefix + "_";
+  std::map<std::size_t, fs::path> found;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (!name.starts_with(head) || !name.ends_with(".pb") || name.size() == head.size() + 3) continue;
+    const std::string_view digits = std::string_view(name).substr(head.size(), name.size() - head.size() - 3);
+    if (!std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) continue;
+    std::size_t n = 0;
+    if (std::from_chars(digits.data(), digits.data() + digits.size(), n).ec != std::errc())
+      return fail(ErrorCode::kInvalidInput, fmt::format("'{}' is numbered {}", it->path().string(), digits),
+                  "no model has that many values", fmt::format("number the {} files from 0", prefix));
+    if (auto [at, fresh] = found.emplace(n, it->path()); !fresh)
+      return fail(ErrorCode::kInvalidInput,
+                  fmt::format("'{}' has two files numbered {}: '{}' and '{}'", dir.string(), n,
+                              std::min(at->second.filename().string(), name),
+                              std::max(at->second.filename().string(), name)),
+                  {}, "keep one of them");
   }
-  std::sort(found.begin(), found.end());
+  if (ec)
+    return fail(ErrorCode::kInvalidInput, fmt::format("cannot list the folder '{}'", dir.string()), ec.message());
   std::vector<fs::path> out;
-  for (auto& [n, p] : found) out.push_back(std::move(p));
+  for (auto& [n, path] : found) {
+    if (n != out.size())
+      return fail(ErrorCode::kInvalidInput,
+                  fmt::format("'{}' has {}_{}.pb but no {}_{}.pb", dir.string(), prefix, n, prefix, out.size()),
+                  fmt::format("the K-th {} file is the K-th {}, so they are numbered from 0 with no gap", prefix, prefix),
+                  "rename the files");
+    out.push_back(std::move(path));
+  }
   return out;
 }
 
@@ -177,7 +198,9 @@ Expected<ValueMap> read_expected_dir(const fs::path& dir, const Session& session
   for (ValueId v : graph.outputs)
     if (!exposed.contains(v)) declared.push_back(v);
   ValueMap expected;
-  const auto numbered = numbered_files(dir, "output");
+  const auto found = numbered_files(dir, "output");
+  if (!found) return std::unexpected(found.error());
+  const std::vector<fs::path>& numbered = *found;
   if (numbered.size() > declared.size())
     return fail(ErrorCode::kInvalidInput,
                 fmt::format("'{}' has {} output_K.pb files; the model has {} outputs", dir.string(), numbered.size(),
@@ -211,7 +234,9 @@ Expected<std::vector<std::string>> input_specs_from_dir(const fs::path& dir, con
   if (auto ok = require_folder(dir); !ok) return std::unexpected(ok.error());
   std::vector<std::string> out = specs;
   const auto required = session.required_inputs();
-  const auto files = numbered_files(dir, "input");
+  const auto found = numbered_files(dir, "input");
+  if (!found) return std::unexpected(found.error());
+  const std::vector<fs::path>& files = *found;
   for (std::size_t i = 0; i < files.size() && i < required.size(); ++i) {
     const std::string& name = required[i]->name;
     const bool given = std::any_of(specs.begin(), specs.end(), [&](const std::string& s) { return s.starts_with(name + "="); });

@@ -43,8 +43,10 @@ Expected<std::vector<std::string>> input_specs_from_dir(const std::filesystem::p
 // The file name --output-dir gives a value: its name with '/', '\' and ':' made '_'.
 std::string value_file_stem(const std::string& name);
 
-// Files matching "<prefix>_<N>.pb" in a folder, ordered by N.
-std::vector<std::filesystem::path> numbered_files(const std::filesystem::path& dir, const std::string& prefix);
+// The files "<prefix>_<N>.pb" of a folder, ordered by N. The K-th one feeds (or is compared
+// with) the K-th input (or output), so the numbers must run from 0 with no gap or repeat.
+Expected<std::vector<std::filesystem::path>> numbered_files(const std::filesystem::path& dir,
+                                                            const std::string& prefix);
 
 // --check-each-node: walks the main graph's nodes in topological order and compares each
 // node's outputs that `expected` holds; prints (unless `quiet`) and returns as JSON the

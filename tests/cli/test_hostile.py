@@ -125,11 +125,12 @@ class Interrupts(TempDirTest):
             if i >= 8 and interrupted:
                 break
             out = self.tmp / f"try{i}"
-            p = subprocess.Popen(args + ["-o", str(out / "sub" / "ctx.onnx")], stdout=subprocess.DEVNULL,
-                                 stderr=subprocess.DEVNULL)
+            p = subprocess.Popen(args + ["-o", str(out / "sub" / "ctx.onnx"), "-q"], stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.PIPE, text=True, errors="backslashreplace")
             time.sleep(delay)
             p.send_signal(signal.SIGINT)
-            rc = p.wait(timeout=60)
+            err = p.communicate(timeout=60)[1]
+            rc = p.returncode
             # The signal may also land after the outputs were committed, while the process ends
             # (ASan makes that stretch long): then they are all there and whole.
             committed = out.exists()
@@ -139,7 +140,7 @@ class Interrupts(TempDirTest):
                 self.assertEqual((out / "sub" / "ctx_cpu.bin").read_bytes(),
                                  (self.tmp / "full" / "ctx_cpu.bin").read_bytes())
             if rc != 0:
-                self.assertEqual(rc, -signal.SIGINT, f"try {i}: exit {rc}")
+                self.assertEqual(rc, -signal.SIGINT, f"try {i}, SIGINT after {delay:.3f} s: exit {rc}\n{err}")
             if rc != 0 and not committed:
                 interrupted += 1
         self.assertGreater(interrupted, 0)
@@ -167,6 +168,60 @@ class Interrupts(TempDirTest):
         self.assertEqual(p.returncode, 2, p.stderr)
         self.assertIn("already contains EPContext nodes", p.stderr)
         self.assertFalse((self.tmp / "a").exists(), "the folders made for the output are taken back")
+
+
+class HostilePaths(TempDirTest):
+    """Paths the file system refuses, and numbered value files that skip, repeat or overflow
+    their numbers: an error naming the file, never an uncaught exception (SIGABRT)."""
+
+    LONG = "n" * 300  # one name longer than any file system takes (255 bytes)
+
+    def relu_model(self):
+        model = self.tmp / "m.onnx"
+        graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g",
+                                  [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+                                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
+        onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(model))
+        return model
+
+    def test_an_output_name_too_long(self):
+        model = self.relu_model()
+        rc, _, err = run_bounded("compile-epcontext", model, "--ep", "cpu", "-o", self.tmp / self.LONG)
+        self.assertEqual(rc, 1, err)
+        self.assertIn(f"error: cannot write '{self.tmp / self.LONG}", err)  # the model or its side file
+        self.assertIn("File name too long", err)
+        rc, _, err = run_bounded("compile-epcontext", model, "--ep", "cpu", "-o", self.tmp / self.LONG / "m.onnx")
+        self.assertEqual(rc, 1, err)
+        self.assertIn(f"error: cannot create the folder '{self.tmp / self.LONG}'", err)
+        self.assertEqual(sorted(f.name for f in self.tmp.iterdir()), ["m.onnx"])
+
+    def check_numbered(self, files, expected_error):
+        """A backend-test folder whose test_data_set_0 holds `files`, through run --test-dir and
+        (with the same files as a reference folder) run --compare-to."""
+        case = self.tmp / "case"
+        data = case / "test_data_set_0"
+        data.mkdir(parents=True)
+        shutil.copy(self.relu_model(), case / "model.onnx")
+        tensor = onnx.numpy_helper.from_array(np.ones(2, np.float32))
+        for name in files:
+            (data / name).write_bytes(tensor.SerializeToString())
+        rc, _, err = run_bounded("run", "--test-dir", case)
+        self.assertEqual(rc, 3, err)
+        self.assertIn(expected_error.format(dir=data), err)
+        rc, _, err = run_bounded("run", case / "model.onnx", "--compare-to", data, "-q")
+        self.assertEqual(rc, 3, err)
+        self.assertIn(expected_error.format(dir=data), err)
+
+    def test_numbered_files_with_a_gap(self):
+        self.check_numbered(["input_0.pb", "output_1.pb"], "error: '{dir}' has output_1.pb but no output_0.pb")
+
+    def test_numbered_files_numbered_twice(self):
+        self.check_numbered(["input_0.pb", "output_0.pb", "output_00.pb"],
+                            "error: '{dir}' has two files numbered 0: 'output_0.pb' and 'output_00.pb'")
+
+    def test_numbered_files_beyond_any_index(self):
+        self.check_numbered(["input_0.pb", "output_99999999999999999999.pb"],
+                            "error: '{dir}/output_99999999999999999999.pb' is numbered 99999999999999999999")
 
 
 class TerminalEscapes(TempDirTest):

@@ -88,8 +88,9 @@ Expected<void> StagedFiles::stage(const std::filesystem::path& target, std::span
     std::lock_guard lock(registry().mutex);
     fd = ::mkstemp(pattern.data());
     if (fd < 0)
-      return fail(ErrorCode::kRuntime, fmt::format("cannot create a file in '{}'", dir.string()),
-                  std::strerror(errno), "check that the folder exists and is writable");
+      return fail(ErrorCode::kRuntime, fmt::format("cannot write '{}'", target.string()),
+                  fmt::format("creating a temporary file in '{}' failed: {}", dir.string(), std::strerror(errno)),
+                  "check that the folder exists and is writable, and that the file name is not too long");
     registry().temps.insert(pattern);
   }
   entries_.push_back({target, pattern});

@@ -491,7 +491,7 @@ Expected<Model> load_model(const std::filesystem::path& path, const LoadOptions&
   if (ec)
     return fail(ErrorCode::kInvalidInput, fmt::format("cannot read model '{}'", path.string()), ec.message(),
                 "check the path");
-  if (std::filesystem::is_directory(path))
+  if (std::filesystem::is_directory(path, ec))
     return fail(ErrorCode::kInvalidInput, fmt::format("'{}' is a folder, not a model file", path.string()), {},
                 "give the path of the .onnx file");
   if (size > kMaxModelBytes)

@@ -45,13 +45,20 @@ void collect_reads(const onnx::GraphProto& graph, std::set<std::string>& reads) 
   }
 }
 
+// Whether `a` and `b` are one file, or would be once `a` is written. A path that cannot be
+// resolved (a name too long, a folder removed meanwhile) is not the input: writing it fails
+// later with its own error.
 bool same_file(const fs::path& a, const fs::path& b) {
   std::error_code ec;
-  return fs::exists(a, ec) && fs::exists(b, ec) && fs::equivalent(a, b, ec);
+  if (fs::exists(a, ec) && fs::exists(b, ec) && fs::equivalent(a, b, ec)) return true;
+  std::error_code ec_a, ec_b;
+  const fs::path real_a = fs::weakly_canonical(a, ec_a);
+  const fs::path real_b = fs::weakly_canonical(b, ec_b);
+  return !ec_a && !ec_b && real_a == real_b;
 }
 
 Expected<void> check_target(const fs::path& target, const fs::path& input, bool force) {
-  if (same_file(target, input) || fs::weakly_canonical(target) == fs::weakly_canonical(input))
+  if (same_file(target, input))
     return fail(ErrorCode::kUsage, fmt::format("refusing to write over the input model '{}'", input.string()), {},
                 "choose another output path with -o");
   std::error_code ec;
