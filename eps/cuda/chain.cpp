@@ -91,10 +91,7 @@ ChainFuser::ChainFuser(const Graph& graph, const OpTable& ops, const Partition& 
     : graph_(graph), ops_(ops), members_(partition.nodes.begin(), partition.nodes.end()),
       outputs_(partition.outputs.begin(), partition.outputs.end()) {}
 
-bool ChainFuser::is_elementwise(const Node& node) const {
-  const KernelDef* def = ops_.find(node);
-  return def && ops_.elementwise.contains(def->key);
-}
+bool ChainFuser::is_elementwise(const Node& node) const { return ops_.elementwise_def(node) != nullptr; }
 
 bool ChainFuser::fusible(ValueId v) const {
   if (v == kNoValue || outputs_.contains(v)) return false;
@@ -140,7 +137,7 @@ Expected<void> ChainFuser::emit(PlanBuilder& builder, const std::vector<const No
   };
   for (std::size_t k = 0; k < chain.size(); ++k) {
     const Node& n = *chain[k];
-    const ElementwiseDef& def = ops_.elementwise.at(ops_.find(n)->key);
+    const ElementwiseDef& def = *ops_.elementwise_def(n);
     std::vector<std::string> args;
     for (std::size_t i = 0; i < n.inputs.size(); ++i) {
       if (i >= def.read_inputs) break;  // type-only inputs are not loaded

@@ -1001,6 +1001,41 @@ __device__ void instance_norm(i64 rows, i64 cols, i64 channels, const T* x, cons
   }
 }
 
+// BatchNormalization in training mode, one block per channel c: the batch's mean and biased
+// variance over N and the spatial dims (`batch` runs of `inner` elements, channels·inner
+// apart), y normalized with them and scaled and shifted by c's scale and bias, and the running
+// statistics moved towards them: momentum·input + (1 - momentum)·batch's.
+template <class T>
+__device__ void batch_norm_training(i64 batch, i64 channels, i64 inner, const T* x, const T* scale, const T* bias,
+                                    const T* mean_in, const T* var_in, float eps, float momentum, T* y,
+                                    T* running_mean, T* running_var) {
+  const i64 count = batch * inner;
+  for (i64 c = blockIdx.x; c < channels; c += gridDim.x) {
+    float s = 0.f;
+    for (i64 j = threadIdx.x; j < count; j += blockDim.x) {
+      const i64 n = j / inner;
+      s += ld(x, (n * channels + c) * inner + j - n * inner);
+    }
+    const float mean = block_reduce(s, false) / (float)count;
+    float q = 0.f;
+    for (i64 j = threadIdx.x; j < count; j += blockDim.x) {
+      const i64 n = j / inner;
+      const float d = ld(x, (n * channels + c) * inner + j - n * inner) - mean;
+      q += d * d;
+    }
+    const float var = block_reduce(q, false) / (float)count;
+    const float g = ld(scale, c) * rsqrtf(var + eps), b = ld(bias, c);
+    for (i64 j = threadIdx.x; j < count; j += blockDim.x) {
+      const i64 n = j / inner, at = (n * channels + c) * inner + j - n * inner;
+      st(y, at, (ld(x, at) - mean) * g + b);
+    }
+    if (threadIdx.x == 0) {
+      if (running_mean) st(running_mean, c, ld(mean_in, c) * momentum + mean * (1.f - momentum));
+      if (running_var) st(running_var, c, ld(var_in, c) * momentum + var * (1.f - momentum));
+    }
+  }
+}
+
 // MeanVarianceNormalization, one block per group (a position over the kept dims: its offset in
 // x from `kept_shape` and `kept_strides`) of `count` elements over the normalized dims (walked
 // with `red_shape` and `red_strides`): y = (x - mean) / (std + 1e-9) with the biased std, as

@@ -112,6 +112,7 @@ TEST_CASE("cuda claims for a target architecture name the missing dtype or attri
   b.input("i", DType::kInt32, {4});
   b.input("shape", DType::kInt64, {2});
   b.constant("w", Tensor::empty(DType::kFloat32, {4, 3, 3, 3}));
+  b.constant("per_channel", Tensor::empty(DType::kFloat32, {3}));
   const NodeId relu = b.node("relu", "Relu", {"x"}, {"r"}, DType::kFloat32, {1, 3, 8, 8});
   const NodeId relu16 = b.node("relu16", "Relu", {"h"}, {"r16"}, DType::kFloat16, {1, 3, 8, 8});
   const NodeId add_int = b.node("add_int", "Add", {"i", "i"}, {"ai"}, DType::kInt32, {4});
@@ -125,8 +126,12 @@ TEST_CASE("cuda claims for a target architecture name the missing dtype or attri
   const NodeId reshape_h = b.node("reshape_h", "Reshape", {"x", "h"}, {"rsh"}, DType::kFloat32, {3, 64});
   const NodeId cast = b.node("cast", "Cast", {"x"}, {"ci"}, DType::kString, {1, 3, 8, 8});
   b.graph.nodes[static_cast<std::size_t>(cast)].attributes = test::attrs({{"to", int64_t{8}}});
-  const NodeId bn = b.node("bn", "BatchNormalization", {"x", "w", "w", "w", "w"}, {"bn_y"}, DType::kFloat32, {1, 3, 8, 8});
+  const std::initializer_list<std::string> bn_inputs = {"x", "per_channel", "per_channel", "per_channel", "per_channel"};
+  const NodeId bn = b.node("bn", "BatchNormalization", bn_inputs, {"bn_y"}, DType::kFloat32, {1, 3, 8, 8});
   b.graph.nodes[static_cast<std::size_t>(bn)].attributes = test::attrs({{"training_mode", int64_t{1}}});
+  // Before opset 14, asking for the statistics outputs is what asked for training.
+  const NodeId bn13 = b.node("bn13", "BatchNormalization", bn_inputs, {"bn13_y", "bn13_mean"}, DType::kFloat32, {1, 3, 8, 8});
+  b.graph.nodes[static_cast<std::size_t>(bn13)].opset = 13;
   const NodeId unknown = b.node("strings", "StringNormalizer", {"x"}, {"e"});
   b.finish();
 
@@ -143,8 +148,10 @@ TEST_CASE("cuda claims for a target architecture name the missing dtype or attri
   CHECK(claim_reason(*ep, b.graph, reshape_h) == "Reshape: input 1 (shape) is float16; the cuda EP reads int32 or int64");
   CHECK(claim_reason(*ep, b.graph, cast) ==
         "Cast: from float to string; the cuda EP casts among float, float16, bfloat16, double, 8- to 64-bit integers and bool");
-  CHECK(claim_reason(*ep, b.graph, bn) ==
-        "BatchNormalization: training_mode=1 is not supported by the cuda EP (inference only)");
+  CHECK(claim_reason(*ep, b.graph, bn) == "claimed");
+  CHECK(claim_reason(*ep, b.graph, bn13) ==
+        "BatchNormalization: output 1 (batch statistics) is used at opset 13; the cuda EP computes batch statistics "
+        "with training_mode=1 (opset 14 on)");
   CHECK(claim_reason(*ep, b.graph, unknown) ==
         "StringNormalizer: ai.onnx::StringNormalizer (opset 17) is not implemented by the cuda EP; use an EP that lists it in "
         "'nxrt list-eps --ops'");

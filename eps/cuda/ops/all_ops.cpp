@@ -16,11 +16,19 @@ Expected<std::shared_ptr<const OpTable>> make_op_table() {
     for (CudaOpDef& op : family()) {
       const OpKey key = op.def.key;
       if (op.elementwise) table->elementwise.emplace(key, std::move(*op.elementwise));
-      else table->builders.emplace(key, std::move(op.build));
+      if (op.build) table->builders.emplace(key, std::move(op.build));
       if (auto r = table->registry.add(std::move(op.def)); !r)
         return forward_error(std::move(r), fmt::format("registering {} in the cuda EP", key.to_string()));
     }
   return std::shared_ptr<const OpTable>(std::move(table));
+}
+
+const ElementwiseDef* OpTable::elementwise_def(const Node& node) const {
+  const KernelDef* def = find(node);
+  if (!def) return nullptr;
+  auto it = elementwise.find(def->key);
+  if (it == elementwise.end() || (it->second.applies && !it->second.applies(node))) return nullptr;
+  return &it->second;
 }
 
 }  // namespace nxrt::cuda

@@ -175,12 +175,16 @@ KernelMatch check_cast_like(const NodeContext& ctx) {
   return KernelMatch::supported();
 }
 
+// Inference (the running statistics) fuses into chains; training_mode=1 runs a kernel of its own
+// that also writes the moved running statistics (outputs 1 and 2).
 KernelMatch check_batch_norm(const NodeContext& ctx) {
   NXRT_REQUIRE_MATCH(check_float_elementwise(ctx));
-  NXRT_REQUIRE(ctx.attrs().int_or("training_mode", 0) == 0,
-               "BatchNormalization: training_mode=1 is not supported by the cuda EP (inference only)");
-  NXRT_REQUIRE(ctx.output_count() == 1 || !ctx.has_output(1),
-               "BatchNormalization: the running mean/var outputs are used; the cuda EP runs inference only");
+  const bool training = is_batch_norm_training(ctx.opset(), ctx.attrs());
+  for (std::size_t o = 1; o < ctx.output_count(); ++o)
+    NXRT_REQUIRE(training || !ctx.has_output(o),
+                 "BatchNormalization: output {} (batch statistics) is used at opset {}; the cuda EP computes batch "
+                 "statistics with training_mode=1 (opset 14 on)",
+                 o, ctx.opset());
   const auto rank = ctx.input_rank(0);
   NXRT_REQUIRE(!rank || *rank >= 2, "BatchNormalization: input 0 has rank {}; expected N, C, ...", rank.value_or(0));
   for (std::size_t i = 1; i < 5; ++i) {
@@ -316,9 +320,9 @@ std::vector<CudaOpDef> elementwise_ops() {
   ops.push_back({{{"", "CastLike", 15}, 0, check_cast_like, {}},
                  {},
                  ElementwiseDef{[](const Node&, Args a) { return a[0]; }, Broadcast::kNumpy, 1, 1}});
-  ops.push_back({{{"", "BatchNormalization", 9}, 0, check_batch_norm, {}},
-                 {},
-                 ElementwiseDef{batch_norm_expr, Broadcast::kChannel, 1}});
+  ElementwiseDef batch_norm{batch_norm_expr, Broadcast::kChannel, 1};
+  batch_norm.applies = [](const Node& n) { return !is_batch_norm_training(n.opset, n.attributes); };
+  ops.push_back({{{"", "BatchNormalization", 9}, 0, check_batch_norm, {}}, build_batch_norm_training, batch_norm});
   for (CudaOpDef& op : ops) op.def.check = [check = std::move(op.def.check)](const NodeContext& ctx) {
     return require_known_output(ctx, check);
   };

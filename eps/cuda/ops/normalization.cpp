@@ -157,6 +157,50 @@ Expected<void> build_instance_norm(PlanBuilder& b, const Node& node) {
   return {};
 }
 
+}  // namespace
+
+Expected<void> build_batch_norm_training(PlanBuilder& b, const Node& node) {
+  const DType dtype = b.graph().value(node.inputs[0]).type.dtype;
+  const float eps = node.attributes.float_or("epsilon", 1e-5f);
+  const float momentum = node.attributes.float_or("momentum", 0.9f);
+  const std::string t(float_type(dtype));
+  const std::string kernel = b.instantiate(
+      "batch_norm_training", t,
+      fmt::format("i64 batch, i64 channels, i64 inner, const {0}* x, const {0}* scale, const {0}* bias, "
+                  "const {0}* mean_in, const {0}* var_in, float eps, float momentum, {0}* y, {0}* running_mean, "
+                  "{0}* running_var",
+                  t),
+      "batch, channels, inner, x, scale, bias, mean_in, var_in, eps, momentum, y, running_mean, running_var");
+  b.add_step(make_step(node, "nvrtc:" + kernel, [=](StepContext& ctx) -> Expected<void> {
+    const Tensor& x = ctx.input(0);
+    const Shape& s = x.shape();
+    const int64_t channels = s.size() >= 2 ? s[1] : 0;
+    for (std::size_t i = 1; i < 5; ++i)
+      if (s.size() < 2 || ctx.input(i).numel() != channels)
+        return fail(ErrorCode::kRuntime, fmt::format("{}: input {} with input {} of shape {}: expected N, C, ... and [C] "
+                                                     "vectors", ctx.where(), shape_to_string(s), i,
+                                                     shape_to_string(ctx.input(i).shape())));
+    auto y = ctx.output(0, dtype, s);
+    if (!y) return std::unexpected(y.error());
+    void* running[2] = {nullptr, nullptr};
+    for (std::size_t i : {1, 2})
+      if (ctx.wants_output(i)) {
+        auto t = ctx.output(i, dtype, {channels});
+        if (!t) return std::unexpected(t.error());
+        running[i - 1] = dev_mut(*t);
+      }
+    if (channels == 0) return {};
+    KernelArgs args;
+    args.add(s[0]).add(channels).add(dims_product(s, 2, s.size())).ptr(dev(x));
+    for (std::size_t i = 1; i < 5; ++i) args.ptr(dev(ctx.input(i)));
+    args.add(eps).add(momentum).ptr(dev_mut(*y)).ptr(running[0]).ptr(running[1]);
+    return ctx.launch_rows(kernel, channels, kRowBlockThreads, args);
+  }));
+  return {};
+}
+
+namespace {
+
 KernelMatch check_lrn(const NodeContext& ctx) {
   NXRT_REQUIRE_MATCH(require_float(ctx, {0}));
   NXRT_REQUIRE(ctx.attrs().int_or("size", 0) > 0, "LRN: size must be positive");

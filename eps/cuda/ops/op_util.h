@@ -137,4 +137,11 @@ SoftmaxKernels softmax_kernels(PlanBuilder& builder, DType dtype);
 Expected<void> launch_softmax(StepContext& ctx, const SoftmaxKernels& kernels, int64_t outer, int64_t axis, int64_t inner,
                               const void* x, void* y, int mode);
 
+// BatchNormalization with training_mode=1 (opset 14 on): normalized with the batch's own
+// statistics, in a kernel of its own (normalization.cpp); in inference it fuses into chains.
+inline bool is_batch_norm_training(int64_t opset, const AttributeMap& attributes) {
+  return opset >= 14 && attributes.int_or("training_mode", 0) != 0;
+}
+Expected<void> build_batch_norm_training(PlanBuilder& builder, const Node& node);
+
 }  // namespace nxrt::cuda

@@ -30,11 +30,14 @@ struct ElementwiseDef {
   Broadcast broadcast = Broadcast::kNumpy;
   std::size_t channel_inputs_from = 1;  // kChannel: inputs from this index are [C] vectors
   std::size_t read_inputs = SIZE_MAX;   // inputs from this index only give a type (CastLike's target)
+  // The nodes that are elementwise, when not all of the op's are; the others are planned by
+  // CudaOpDef::build (BatchNormalization in training mode).
+  std::function<bool(const Node&)> applies = nullptr;
 };
 
 struct CudaOpDef {
   KernelDef def;  // key, version range and the claim check; `create` stays empty
-  BuildFn build;  // non-elementwise ops
+  BuildFn build;  // non-elementwise ops, and the nodes of an elementwise op its `applies` rejects
   std::optional<ElementwiseDef> elementwise;
 };
 
@@ -60,6 +63,9 @@ struct OpTable {
   OpRegistry registry;
   std::map<OpKey, BuildFn> builders;
   std::map<OpKey, ElementwiseDef> elementwise;
+
+  // The elementwise definition of a (claimed) node, or nullptr where a builder plans it.
+  const ElementwiseDef* elementwise_def(const Node& node) const;
 
   // The registration of a (claimed) node; nullptr for a node no entry fits.
   const KernelDef* find(const Node& node) const { return registry.find(node.domain, node.op_type, node.opset); }
