@@ -103,6 +103,44 @@ TEST_CASE("cuda bfloat16 products are claimed for sm_80 and newer only (cuBLASLt
   CHECK(claim_reason(*cuda_for("sm_75"), b.graph, relu) == "claimed");
 }
 
+TEST_CASE("cuda claims opset 6 models where their legacy attributes mean what the kernels do", "[cuda]") {
+  test::GraphBuilder b;
+  b.input("x", DType::kFloat32, {2, 3, 4, 5});
+  b.input("tail", DType::kFloat32, {4, 5});
+  b.input("per_channel", DType::kFloat32, {3});
+  auto node_at_opset_6 = [&](const std::string& name, const std::string& op, std::initializer_list<std::string> inputs,
+                             AttributeMap attributes) {
+    const NodeId id = b.node(name, op, inputs, {name + "_y"}, DType::kFloat32, {2, 3, 4, 5});
+    b.graph.nodes[static_cast<std::size_t>(id)].opset = 6;
+    b.graph.nodes[static_cast<std::size_t>(id)].attributes = std::move(attributes);
+    return id;
+  };
+  // broadcast=1 matches input 1 against input 0's trailing dims, or from `axis` on.
+  const NodeId trailing = node_at_opset_6("trailing", "Add", {"x", "tail"}, test::attrs({{"broadcast", int64_t{1}}}));
+  const NodeId at_2 =
+      node_at_opset_6("at_2", "Mul", {"x", "tail"}, test::attrs({{"broadcast", int64_t{1}}, {"axis", int64_t{2}}}));
+  const NodeId at_1 =
+      node_at_opset_6("at_1", "Sub", {"x", "tail"}, test::attrs({{"broadcast", int64_t{1}}, {"axis", int64_t{1}}}));
+  const std::initializer_list<std::string> bn_inputs = {"x", "per_channel", "per_channel", "per_channel", "per_channel"};
+  const NodeId bn_test = node_at_opset_6("bn_test", "BatchNormalization", bn_inputs, test::attrs({{"is_test", int64_t{1}}}));
+  const NodeId bn_train = node_at_opset_6("bn_train", "BatchNormalization", bn_inputs, {});  // is_test defaults to 0
+  const NodeId bn_positions = node_at_opset_6("bn_positions", "BatchNormalization", bn_inputs,
+                                              test::attrs({{"is_test", int64_t{1}}, {"spatial", int64_t{0}}}));
+  b.finish();
+  auto ep = cuda_for("sm_90");
+  CHECK(claim_reason(*ep, b.graph, trailing) == "claimed");
+  CHECK(claim_reason(*ep, b.graph, at_2) == "claimed");
+  CHECK(claim_reason(*ep, b.graph, at_1) ==
+        "Sub: broadcast=1 with axis=1 (opset 6) matches input 1 against input 0 from dim 1, not its trailing dims; "
+        "the cuda EP broadcasts numpy-style only");
+  CHECK(claim_reason(*ep, b.graph, bn_test) == "claimed");
+  CHECK(claim_reason(*ep, b.graph, bn_train) ==
+        "BatchNormalization: is_test=0 at opset 6 asks for batch statistics; the cuda EP computes them with "
+        "training_mode=1 (opset 14 on)");
+  CHECK(claim_reason(*ep, b.graph, bn_positions) ==
+        "BatchNormalization: spatial=0 (statistics per channel and position, opset 6) is not supported by the cuda EP");
+}
+
 TEST_CASE("cuda claims for a target architecture name the missing dtype or attribute", "[cuda]") {
   auto ep = cuda_for("sm_90");
   CHECK(ep->info().available);

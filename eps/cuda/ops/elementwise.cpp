@@ -111,6 +111,30 @@ CudaOpDef checked_by(KernelCheck check, CudaOpDef def) {
 }
 CudaOpDef arithmetic(CudaOpDef def) { return checked_by(check_arithmetic, std::move(def)); }
 
+// Before opset 7, Add, Sub, Mul, Div and Pow broadcast only with broadcast=1, matching input
+// 1's dims against input 0's from `axis` on, or against its trailing dims when no axis is
+// given: numpy broadcasting, but for an axis before the trailing dims.
+KernelMatch check_legacy_broadcast(const NodeContext& ctx) {
+  const AttributeMap& attrs = ctx.attrs();
+  if (ctx.opset() >= 7 || attrs.int_or("broadcast", 0) == 0 || !attrs.has("axis")) return KernelMatch::supported();
+  const int64_t axis = attrs.int_or("axis", 0);
+  const auto a = ctx.input_rank(0), b = ctx.input_rank(1);
+  const std::string& op = ctx.node().op_type;
+  NXRT_REQUIRE(a && b, "{}: broadcast=1 with axis={} (opset {}) and an input of unknown rank; the cuda EP broadcasts "
+               "numpy-style only", op, axis, ctx.opset());
+  NXRT_REQUIRE(axis == *a - *b, "{}: broadcast=1 with axis={} (opset {}) matches input 1 against input 0 from dim {}, "
+               "not its trailing dims; the cuda EP broadcasts numpy-style only", op, axis, ctx.opset(), axis);
+  return KernelMatch::supported();
+}
+// `def`, registered from before opset 7: its check also takes check_legacy_broadcast's.
+CudaOpDef with_legacy_broadcast(CudaOpDef def) {
+  def.def.check = [check = std::move(def.def.check)](const NodeContext& ctx) -> KernelMatch {
+    NXRT_REQUIRE_MATCH(check_legacy_broadcast(ctx));
+    return check(ctx);
+  };
+  return def;
+}
+
 // A unary op whose expression reads only the node's attributes and `a`.
 CudaOpDef unary(std::string op, int64_t since, std::function<std::string(const AttributeMap&, const std::string&)> f) {
   return {{{"", op, since}, 0, check_float_elementwise, {}},
@@ -180,6 +204,13 @@ KernelMatch check_cast_like(const NodeContext& ctx) {
 KernelMatch check_batch_norm(const NodeContext& ctx) {
   NXRT_REQUIRE_MATCH(check_float_elementwise(ctx));
   const bool training = is_batch_norm_training(ctx.opset(), ctx.attrs());
+  NXRT_REQUIRE(ctx.opset() >= 7 || ctx.attrs().int_or("is_test", 0) != 0,
+               "BatchNormalization: is_test=0 at opset {} asks for batch statistics; the cuda EP computes them with "
+               "training_mode=1 (opset 14 on)",
+               ctx.opset());
+  NXRT_REQUIRE(ctx.opset() >= 9 || ctx.attrs().int_or("spatial", 1) != 0,
+               "BatchNormalization: spatial=0 (statistics per channel and position, opset {}) is not supported by the "
+               "cuda EP", ctx.opset());
   for (std::size_t o = 1; o < ctx.output_count(); ++o)
     NXRT_REQUIRE(training || !ctx.has_output(o),
                  "BatchNormalization: output {} (batch statistics) is used at opset {}; the cuda EP computes batch "
@@ -284,22 +315,24 @@ std::vector<CudaOpDef> elementwise_ops() {
   ops.push_back({{{"", "Gelu", 20}, 0, check_gelu, {}},
                  {},
                  ElementwiseDef{[](const Node& n, Args a) { return gelu_expr(n.attributes, a[0]); }}});
-  ops.push_back(arithmetic(binary("Add", 7, "({} + {})")));
-  ops.push_back(arithmetic(binary("Sub", 7, "({} - {})")));
-  ops.push_back(arithmetic(binary("Mul", 7, "({} * {})")));
-  ops.push_back(arithmetic(binary("Div", 7, "vdiv({}, {})")));
+  // From opset 6 (opset 1's consumed_inputs dropped), with its legacy broadcasting.
+  ops.push_back(with_legacy_broadcast(arithmetic(binary("Add", 6, "({} + {})"))));
+  ops.push_back(with_legacy_broadcast(arithmetic(binary("Sub", 6, "({} - {})"))));
+  ops.push_back(with_legacy_broadcast(arithmetic(binary("Mul", 6, "({} * {})"))));
+  ops.push_back(with_legacy_broadcast(arithmetic(binary("Div", 6, "vdiv({}, {})"))));
   ops.push_back({{{"", "Mod", 10}, 0, check_mod, {}}, {}, ElementwiseDef{[](const Node& n, Args a) {
                    return fmt::format("{}({}, {})", n.attributes.int_or("fmod", 0) ? "vfmod" : "vmod", a[0], a[1]);
                  }}});
-  ops.push_back(checked_by(check_pow, binary("Pow", 7, "vpow({}, {})")));
+  ops.push_back(with_legacy_broadcast(checked_by(check_pow, binary("Pow", 1, "vpow({}, {})"))));
   ops.push_back({{{"", "BitShift", 11}, 0, check_bit_shift, {}}, {}, ElementwiseDef{[](const Node& n, Args a) {
                    return fmt::format("{}({}, {})", n.attributes.string_or("direction", "") == "LEFT" ? "vshl" : "vshr", a[0], a[1]);
                  }}});
   ops.push_back(binary("PRelu", 7, "({0} >= 0.f ? {0} : {1} * {0})"));
-  ops.push_back(variadic("Sum", 8, "({} + {})", false));  // ONNX's Sum takes float types only
-  ops.push_back(variadic("Mean", 8, "({} + {})", true));
-  ops.push_back(arithmetic(variadic("Max", 8, "vmax({}, {})", false)));
-  ops.push_back(arithmetic(variadic("Min", 8, "vmin({}, {})", false)));
+  // Opset 6's take inputs of one shape, which numpy broadcasting leaves as they are.
+  ops.push_back(variadic("Sum", 6, "({} + {})", false));  // ONNX's Sum takes float types only
+  ops.push_back(variadic("Mean", 6, "({} + {})", true));
+  ops.push_back(arithmetic(variadic("Max", 6, "vmax({}, {})", false)));
+  ops.push_back(arithmetic(variadic("Min", 6, "vmin({}, {})", false)));
   ops.push_back({{{"", "Clip", 6}, 0, check_clip, {}}, {}, ElementwiseDef{clip_expr}});
   // Comparisons and logic make bool values; Where picks between its inputs.
   ops.push_back(checked_by(check_compare, binary("Equal", 7, "({} == {})")));
@@ -322,7 +355,7 @@ std::vector<CudaOpDef> elementwise_ops() {
                  ElementwiseDef{[](const Node&, Args a) { return a[0]; }, Broadcast::kNumpy, 1, 1}});
   ElementwiseDef batch_norm{batch_norm_expr, Broadcast::kChannel, 1};
   batch_norm.applies = [](const Node& n) { return !is_batch_norm_training(n.opset, n.attributes); };
-  ops.push_back({{{"", "BatchNormalization", 9}, 0, check_batch_norm, {}}, build_batch_norm_training, batch_norm});
+  ops.push_back({{{"", "BatchNormalization", 6}, 0, check_batch_norm, {}}, build_batch_norm_training, batch_norm});
   for (CudaOpDef& op : ops) op.def.check = [check = std::move(op.def.check)](const NodeContext& ctx) {
     return require_known_output(ctx, check);
   };

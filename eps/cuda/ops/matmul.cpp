@@ -86,7 +86,8 @@ Expected<void> build_gemm(PlanBuilder& b, const Node& node) {
 std::vector<CudaOpDef> matmul_ops() {
   std::vector<CudaOpDef> ops;
   ops.push_back(make_op("MatMul", 1, check_matmul, build_matmul));
-  ops.push_back(make_op("Gemm", 7, check_gemm, build_gemm));
+  // Opset 6's broadcast=0 asks for a C of [M, N], which numpy-style broadcasting leaves as is.
+  ops.push_back(make_op("Gemm", 6, check_gemm, build_gemm));
   return ops;
 }
 
