@@ -1036,6 +1036,40 @@ __device__ void batch_norm_training(i64 batch, i64 channels, i64 inner, const T*
   }
 }
 
+// ai.onnx.preview.training's optimizers on one tensor of n elements, computed in double as the
+// cpu EP does: rule 0 Adagrad (a0..a2: decay_factor, epsilon, norm_coefficient; s0: H), 1
+// Momentum (alpha, beta, norm_coefficient; s0: V), 2 Adam (alpha, beta, epsilon,
+// norm_coefficient, norm_coefficient_post; s0: V, s1: H). R and T are read here, on the device;
+// a null output is not written.
+template <class T>
+__device__ void optimizer_step(i64 n, int rule, int nesterov, const T* r_in, const i64* t_in, double a0, double a1,
+                               double a2, double a3, double a4, const T* x, const T* g, const T* s0, const T* s1,
+                               T* x_new, T* s0_new, T* s1_new) {
+  const double r = (double)r_in[0], t = (double)t_in[0];
+  const double rate = rule == 0 ? r / (1. + t * a0) : rule == 2 && t > 0 ? r * sqrt(1. - pow(a1, t)) / (1. - pow(a0, t)) : r;
+  for (i64 i = global_index(); i < n; i += global_stride()) {
+    const double xi = (double)x[i];
+    double out, v0, v1 = 0.;
+    if (rule == 0) {
+      const double gr = a2 * xi + (double)g[i];
+      v0 = (double)s0[i] + gr * gr;
+      out = xi - rate * gr / (sqrt(v0) + a1);
+    } else if (rule == 1) {
+      const double gr = a2 * xi + (double)g[i];
+      v0 = a0 * (double)s0[i] + (t > 0 ? a1 : 1.) * gr;
+      out = nesterov ? xi - r * (gr + a0 * v0) : xi - r * v0;
+    } else {
+      const double gr = a3 * xi + (double)g[i];
+      v0 = a0 * (double)s0[i] + (1. - a0) * gr;
+      v1 = a1 * (double)s1[i] + (1. - a1) * gr * gr;
+      out = (1. - a4) * (xi - rate * v0 / (sqrt(v1) + a2));
+    }
+    if (x_new) x_new[i] = (T)out;
+    if (s0_new) s0_new[i] = (T)v0;
+    if (s1_new) s1_new[i] = (T)v1;
+  }
+}
+
 // MeanVarianceNormalization, one block per group (a position over the kept dims: its offset in
 // x from `kept_shape` and `kept_strides`) of `count` elements over the normalized dims (walked
 // with `red_shape` and `red_strides`): y = (x - mean) / (std + 1e-9) with the biased std, as

@@ -141,6 +141,39 @@ TEST_CASE("cuda claims opset 6 models where their legacy attributes mean what th
         "BatchNormalization: spatial=0 (statistics per channel and position, opset 6) is not supported by the cuda EP");
 }
 
+TEST_CASE("cuda claims the training optimizers where every float input has R's type", "[cuda]") {
+  test::GraphBuilder b;
+  b.input("r", DType::kFloat32, {});
+  b.input("t", DType::kInt64, {});
+  b.input("x", DType::kFloat32, {4});
+  b.input("x64", DType::kFloat64, {4});
+  auto optimizer = [&](const std::string& name, const std::string& op, std::initializer_list<std::string> inputs,
+                       std::initializer_list<std::string> outputs, AttributeMap attributes) {
+    const NodeId id = b.node(name, op, inputs, outputs, DType::kFloat32, {4});
+    Node& n = b.graph.nodes[static_cast<std::size_t>(id)];
+    n.domain = "ai.onnx.preview.training";
+    n.opset = 1;
+    n.attributes = std::move(attributes);
+    return id;
+  };
+  const AttributeMap momentum_attrs = test::attrs(
+      {{"alpha", 0.9f}, {"beta", 0.1f}, {"norm_coefficient", 0.f}, {"mode", std::string("nesterov")}});
+  const NodeId adam = optimizer("adam", "Adam", {"r", "t", "x", "x", "x", "x"}, {"adam_x", "adam_v", "adam_h"}, {});
+  const NodeId mixed = optimizer("mixed", "Adagrad", {"r", "t", "x64", "x64", "x64"}, {"mixed_x"}, {});
+  const NodeId momentum = optimizer("momentum", "Momentum", {"r", "t", "x", "x", "x"}, {"momentum_x"}, momentum_attrs);
+  const NodeId no_mode = optimizer("no_mode", "Momentum", {"r", "t", "x", "x", "x"}, {"no_mode_x"}, {});
+  const NodeId uneven = optimizer("uneven", "Adam", {"r", "t", "x", "x", "x"}, {"uneven_x"}, {});
+  b.finish();
+  auto ep = cuda_for("sm_90");
+  CHECK(claim_reason(*ep, b.graph, adam) == "claimed");
+  CHECK(claim_reason(*ep, b.graph, momentum) == "claimed");
+  CHECK(claim_reason(*ep, b.graph, mixed) ==
+        "Adagrad: input 2 is double and R float; the cuda EP needs every float input of R's type");
+  CHECK(claim_reason(*ep, b.graph, no_mode) ==
+        "Momentum: the float attributes alpha, beta, norm_coefficient and the string mode are required");
+  CHECK(claim_reason(*ep, b.graph, uneven) == "Adam: 5 inputs do not form R, T and 4 groups of n tensors");
+}
+
 TEST_CASE("cuda claims for a target architecture name the missing dtype or attribute", "[cuda]") {
   auto ep = cuda_for("sm_90");
   CHECK(ep->info().available);

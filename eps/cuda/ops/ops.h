@@ -84,6 +84,7 @@ std::vector<CudaOpDef> shape_ops();         // Shape, Size, ConstantOfShape, Ran
 std::vector<CudaOpDef> pad_tile_ops();      // Pad, Tile
 std::vector<CudaOpDef> cumsum_ops();        // CumSum
 std::vector<CudaOpDef> trilu_ops();         // Trilu
+std::vector<CudaOpDef> training_ops();      // ai.onnx.preview.training: Adagrad, Momentum, Adam
 std::vector<CudaOpDef> resize_ops();        // Resize, Upsample (nearest, linear, cubic)
 std::vector<CudaOpDef> depth_space_ops();   // DepthToSpace, SpaceToDepth
 std::vector<CudaOpDef> scatter_ops();       // GatherND, ScatterND, ScatterElements, Scatter
