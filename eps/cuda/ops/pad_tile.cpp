@@ -26,10 +26,11 @@ KernelMatch check_pad(const NodeContext& ctx) {
                mode, ctx.opset() >= 19 ? ", wrap" : "", ctx.opset());
   if (ctx.opset() < 11) {
     NXRT_REQUIRE(ctx.attrs().get_ints("pads").has_value(), "Pad: the pads attribute is missing");
-    NXRT_REQUIRE(ctx.attrs().float_or("value", 0.f) == 0.f,
-                 "Pad: value={} at opset {}; the cuda EP pads the attribute form with zeros only (opset 11 takes the "
-                 "value as an input, which it supports)",
-                 ctx.attrs().float_or("value", 0.f), ctx.opset());
+    const DType t = ctx.input_dtype(0);
+    NXRT_REQUIRE(ctx.attrs().float_or("value", 0.f) == 0.f || t == DType::kFloat32 || t == DType::kFloat64,
+                 "Pad: value={} at opset {} for {} data; the cuda EP pads float16 data of the attribute form with zeros "
+                 "only (opset 11 takes the value as an input, which it supports)",
+                 ctx.attrs().float_or("value", 0.f), ctx.opset(), dtype_name(t));
     return KernelMatch::supported();
   }
   NXRT_REQUIRE(ctx.has_input(1), "Pad: the pads input is missing");
@@ -63,10 +64,15 @@ Expected<void> build_pad(PlanBuilder& b, const Node& node) {
   const DType dtype = b.graph().value(node.inputs[0]).type.dtype;
   const int mode = *pad_mode(node.attributes.string_or("mode", "constant"), node.opset);
   const std::string kernel = pad_kernel(b, dtype);
-  // Pad-2 has its pads (and a zero value) as attributes; from 11 they are inputs, the value a
-  // scalar the kernel reads where it lies (absent: zero).
+  // Pad-2 has its pads and value as attributes; from 11 they are inputs, the value a scalar the
+  // kernel reads where it lies (absent: zero).
   const bool attribute_form = node.opset < 11;
   const std::vector<int64_t> attr_pads = node.attributes.ints_or("pads", {});
+  const float attr_value = node.attributes.float_or("value", 0.f);
+  std::optional<Tensor> attr_value_tensor;  // float or double data (check_pad), to upload
+  if (attribute_form && attr_value != 0.f)
+    attr_value_tensor = dtype == DType::kFloat64 ? Tensor::from_vector<double>({}, {attr_value})
+                                                 : Tensor::from_vector<float>({}, {attr_value});
   const IntsInput pads_input(b.graph(), node, 1), axes_input(b.graph(), node, 3);
   b.add_step(make_step(node, "nvrtc:" + kernel, [=](StepContext& ctx) -> Expected<void> {
     const Tensor& x = ctx.input(0);
@@ -100,6 +106,13 @@ Expected<void> build_pad(PlanBuilder& b, const Node& node) {
     const int64_t n = shape_numel(out);
     if (n == 0) return {};
     const void* value = !attribute_form && ctx.has_input(2) && ctx.input(2).numel() > 0 ? dev(ctx.input(2)) : nullptr;
+    std::optional<Tensor> uploaded;
+    if (attr_value_tensor) {
+      auto up = ctx.upload(*attr_value_tensor);
+      if (!up) return std::unexpected(up.error());
+      uploaded = std::move(*up);
+      value = dev(*uploaded);
+    }
     KernelArgs args;
     args.add(n).add(static_cast<int>(rank)).add(to_kernel_dims(out)).add(to_kernel_dims(in)).add(to_kernel_dims(begins));
     args.add(mode).ptr(value).ptr(dev(x)).ptr(dev_mut(*y));
