@@ -126,6 +126,11 @@ TEST_CASE("cuda claims opset 6 models where their legacy attributes mean what th
   const NodeId bn_train = node_at_opset_6("bn_train", "BatchNormalization", bn_inputs, {});  // is_test defaults to 0
   const NodeId bn_positions = node_at_opset_6("bn_positions", "BatchNormalization", bn_inputs,
                                               test::attrs({{"is_test", int64_t{1}}, {"spatial", int64_t{0}}}));
+  // Pad's attribute form: its value is uploaded for float and double data.
+  b.input("h", DType::kFloat16, {2, 3, 4, 5});
+  const AttributeMap pad_attrs = test::attrs({{"pads", std::vector<int64_t>{0, 0, 1, 1, 0, 0, 1, 1}}, {"value", 2.f}});
+  const NodeId pad = node_at_opset_6("pad", "Pad", {"x"}, pad_attrs);
+  const NodeId pad16 = node_at_opset_6("pad16", "Pad", {"h"}, pad_attrs);
   b.finish();
   auto ep = cuda_for("sm_90");
   CHECK(claim_reason(*ep, b.graph, trailing) == "claimed");
@@ -139,6 +144,10 @@ TEST_CASE("cuda claims opset 6 models where their legacy attributes mean what th
         "training_mode=1 (opset 14 on)");
   CHECK(claim_reason(*ep, b.graph, bn_positions) ==
         "BatchNormalization: spatial=0 (statistics per channel and position, opset 6) is not supported by the cuda EP");
+  CHECK(claim_reason(*ep, b.graph, pad) == "claimed");
+  CHECK(claim_reason(*ep, b.graph, pad16) ==
+        "Pad: value=2 at opset 6 for float16 data; the cuda EP pads float16 data of the attribute form with zeros only "
+        "(opset 11 takes the value as an input, which it supports)");
 }
 
 TEST_CASE("cuda claims the training optimizers where every float input has R's type", "[cuda]") {
