@@ -38,6 +38,15 @@ def run_bounded(*args, timeout=60):
     return p.returncode, p.stdout, p.stderr
 
 
+def save_relu_model(path):
+    """A model of one Relu on float[2], saved at `path`; returns `path`."""
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(path))
+    return path
+
+
 class HostileCorpus(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -147,11 +156,7 @@ class Interrupts(TempDirTest):
         self.assertEqual(sorted(f.name for f in self.tmp.iterdir() if f.name.startswith(".")), [])
 
     def test_a_failed_compile_takes_back_the_folders_it_made(self):
-        model = self.tmp / "m.onnx"
-        graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g",
-                                  [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
-                                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
-        onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(model))
+        model = save_relu_model(self.tmp / "m.onnx")
         taken = self.tmp / "taken"
         taken.mkdir()
         (taken / "m_ctx.onnx").write_bytes(b"already here")  # no --force: this output is refused
@@ -176,16 +181,8 @@ class HostilePaths(TempDirTest):
 
     LONG = "n" * 300  # one name longer than any file system takes (255 bytes)
 
-    def relu_model(self):
-        model = self.tmp / "m.onnx"
-        graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g",
-                                  [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
-                                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
-        onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(model))
-        return model
-
     def test_an_output_name_too_long(self):
-        model = self.relu_model()
+        model = save_relu_model(self.tmp / "m.onnx")
         rc, _, err = run_bounded("compile-epcontext", model, "--ep", "cpu", "-o", self.tmp / self.LONG)
         self.assertEqual(rc, 1, err)
         self.assertIn(f"error: cannot write '{self.tmp / self.LONG}", err)  # the model or its side file
@@ -201,7 +198,7 @@ class HostilePaths(TempDirTest):
         case = self.tmp / "case"
         data = case / "test_data_set_0"
         data.mkdir(parents=True)
-        shutil.copy(self.relu_model(), case / "model.onnx")
+        save_relu_model(case / "model.onnx")
         tensor = onnx.numpy_helper.from_array(np.ones(2, np.float32))
         for name in files:
             (data / name).write_bytes(tensor.SerializeToString())
