@@ -1,5 +1,6 @@
-// The ONNX backend suite (Debian's libonnx-testdata) on the cuda EP's kernels without a GPU:
-// every case (node, pytorch-converted, pytorch-operator, simple) whose nodes the cuda EP claims for sm_90 runs through the host build of its
+// The ONNX backend suite (Debian's libonnx-testdata) and nxrt's own opset 18+ cases
+// (testdata/opset18plus, expected outputs from ONNX Runtime) on the cuda EP's kernels without a GPU:
+// every case (node, pytorch-converted, pytorch-operator, simple, opset18plus) whose nodes the cuda EP claims for sm_90 runs through the host build of its
 // module (cuda_host_module.h), cuBLASLt and cuDNN steps on their host stand-ins
 // (cuda_host_libraries.h), and is compared with the expected outputs. tests/conformance/cuda_on_host_passing.txt is the
 // ratchet: each case listed there must pass. Hidden from the default run; ctest runs it as
@@ -131,12 +132,14 @@ TEST_CASE("ONNX backend cases the cuda EP takes whole pass on the host build of 
   for (std::string line; std::getline(list, line);)
     if (!line.empty() && line[0] != '#') ratchet.insert(line);
   std::vector<Case> cases;
-  for (const std::string part : kSuiteParts) {
-    if (!fs::is_directory(kSuite / part)) continue;
-    for (const auto& e : fs::directory_iterator(kSuite / part))
+  auto add_cases = [&](const std::string& part, const fs::path& dir) {
+    for (const auto& e : fs::directory_iterator(dir))
       if (fs::exists(e.path() / "model.onnx"))
         cases.push_back({.name = part + "/" + e.path().filename().string(), .dir = e.path()});
-  }
+  };
+  for (const std::string part : kSuiteParts)
+    if (fs::is_directory(kSuite / part)) add_cases(part, kSuite / part);
+  add_cases("opset18plus", fs::path(NXRT_SOURCE_DIR) / "testdata/opset18plus");
   std::sort(cases.begin(), cases.end(), [](const Case& a, const Case& b) { return a.name < b.name; });
   std::vector<Case*> planned;
   for (Case& c : cases) {
