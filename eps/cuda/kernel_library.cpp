@@ -1001,6 +1001,42 @@ __device__ void instance_norm(i64 rows, i64 cols, i64 channels, const T* x, cons
   }
 }
 
+// GroupNormalization: one block per (n, group) row of `cols` elements, the group's channels'
+// planes of `plane` elements each, normalized and then scaled and shifted by the group's scale
+// and bias (opset 18) or by each channel's (`per_channel`, opset 21).
+template <class T>
+__device__ void group_norm(i64 rows, i64 cols, i64 groups, i64 plane, int per_channel, const T* x, const T* scale,
+                           const T* bias, float eps, T* y) {
+  const i64 channels_per_group = cols / plane;
+  for (i64 row = blockIdx.x; row < rows; row += gridDim.x) {
+    const i64 base = row * cols, g = row % groups;
+    float mean, inv;
+    row_moments(x, base, cols, eps, mean, inv);
+    for (i64 c = threadIdx.x; c < cols; c += blockDim.x) {
+      const i64 k = per_channel ? g * channels_per_group + c / plane : g;
+      st(y, base + c, (ld(x, base + c) - mean) * inv * ld(scale, k) + ld(bias, k));
+    }
+  }
+}
+
+// LpNormalization, one block per line of `len` elements `inner` apart (outer·inner lines, the
+// axis between): y = x / ||x||_p for p 1 or 2; a line of zeros stays zero.
+template <class T>
+__device__ void lp_norm(i64 lines, i64 len, i64 inner, int p, const T* x, T* y) {
+  for (i64 line = blockIdx.x; line < lines; line += gridDim.x) {
+    const i64 base = line / inner * len * inner + line % inner;
+    float s = 0.f;
+    for (i64 j = threadIdx.x; j < len; j += blockDim.x) {
+      const float v = ld(x, base + j * inner);
+      s += p == 1 ? fabsf(v) : v * v;
+    }
+    float norm = block_reduce(s, false);
+    if (p == 2) norm = sqrtf(norm);
+    for (i64 j = threadIdx.x; j < len; j += blockDim.x)
+      st(y, base + j * inner, norm == 0.f ? 0.f : ld(x, base + j * inner) / norm);
+  }
+}
+
 // BatchNormalization in training mode, one block per channel c: the batch's mean and biased
 // variance over N and the spatial dims (`batch` runs of `inner` elements, channels·inner
 // apart), y normalized with them and scaled and shifted by c's scale and bias, and the running
@@ -1158,12 +1194,15 @@ __device__ void arg_reduce(i64 n, i64 axis_dim, i64 inner, const T* x, i64* y, i
   }
 }
 
-// Max/average pooling over `sr` spatial dims of an N, C, spatial... tensor. MaxPool takes the
-// first largest tap; its flat index into x goes to `indices` when that is not null, with the
-// spatial dims in row-major order, or column-major when `column_major` is set.
+// Max, average and Lp pooling (`mode` 1, 0 and 2) over `sr` spatial dims of an N, C,
+// spatial... tensor. MaxPool takes the first largest tap; its flat index into x goes to
+// `indices` when that is not null, with the spatial dims in row-major order, or column-major
+// when `column_major` is set. LpPool adds |x|^p over the taps inside the input (pads add
+// nothing) and takes the p-th root.
 template <class T>
 __device__ void pool(i64 n, int sr, Dims in_sp, Dims out_sp, Dims kernel, Dims strides, Dims pads, Dims dilations,
-                     int is_max, int count_include_pad, const T* x, T* y, int column_major, i64* indices) {
+                     int mode, float p, int count_include_pad, const T* x, T* y, int column_major, i64* indices) {
+  const bool is_max = mode == 1, is_lp = mode == 2;
   for (i64 i = global_index(); i < n; i += global_stride()) {
     i64 in_plane = 1, out_plane = 1, win = 1;
     for (int d = 0; d < sr; ++d) { in_plane *= in_sp.d[d]; out_plane *= out_sp.d[d]; win *= kernel.d[d]; }
@@ -1173,17 +1212,18 @@ __device__ void pool(i64 n, int sr, Dims in_sp, Dims out_sp, Dims kernel, Dims s
     float acc = is_max ? -inf_f() : 0.f;
     i64 counted = 0, arg = -1;
     for (i64 w = 0; w < win; ++w) {
-      i64 rem = w, off = 0, scale = 1, p[3];
+      i64 rem = w, off = 0, scale = 1, q[3];
       bool inside = true;
       for (int d = sr - 1; d >= 0; --d) {
-        p[d] = start[d] + (rem % kernel.d[d]) * dilations.d[d];
+        q[d] = start[d] + (rem % kernel.d[d]) * dilations.d[d];
         rem /= kernel.d[d];
-        inside = inside && p[d] >= 0 && p[d] < in_sp.d[d];
-        off += p[d] * scale;
+        inside = inside && q[d] >= 0 && q[d] < in_sp.d[d];
+        off += q[d] * scale;
         scale *= in_sp.d[d];
       }
-      if (!inside) { if (count_include_pad && !is_max) ++counted; continue; }
+      if (!inside) { if (count_include_pad && mode == 0) ++counted; continue; }
       float v = ld(x, nc * in_plane + off);
+      if (is_lp) { acc += p == 2.f ? v * v : p == 1.f ? fabsf(v) : powf(fabsf(v), p); continue; }
       if (!is_max) { acc += v; ++counted; continue; }
       if (arg >= 0 && !(v > acc)) continue;
       acc = v;
@@ -1191,10 +1231,11 @@ __device__ void pool(i64 n, int sr, Dims in_sp, Dims out_sp, Dims kernel, Dims s
       if (column_major) {
         arg = 0;
         i64 s = 1;
-        for (int d = 0; d < sr; ++d) { arg += p[d] * s; s *= in_sp.d[d]; }
+        for (int d = 0; d < sr; ++d) { arg += q[d] * s; s *= in_sp.d[d]; }
       }
     }
-    st(y, i, is_max ? acc : acc / (float)(counted > 0 ? counted : 1));
+    if (is_lp) st(y, i, p == 2.f ? sqrtf(acc) : p == 1.f ? acc : powf(acc, 1.f / p));
+    else st(y, i, is_max ? acc : acc / (float)(counted > 0 ? counted : 1));
     if (indices) indices[i] = arg < 0 ? -1 : nc * in_plane + arg;
   }
 }

@@ -132,13 +132,17 @@ TEST_CASE("cuda EP on the host stack: a session hands values between cuda and cp
           "[cuda]") {
   test::set_host_devices(1, kSm90);
   CudaFactoryOnHostStack on_host_stack;
-  // x -> Relu (cuda) -> LpNormalization (cpu: the cuda EP does not implement it; if it learns
-  // it, pick another op only the cpu EP runs) -> Mul by itself (cuda) -> y; the Relu's output
-  // is a graph output too.
+  // x -> Relu -> Cast to double (cuda) -> Erf (cpu: the cuda EP runs Erf in float types only;
+  // if it learns double, pick another node only the cpu EP runs) -> Cast to float -> Mul by
+  // itself (cuda) -> y; the Relu's output is a graph output too.
   test::GraphBuilder b;
   b.input("x", DType::kFloat32, {2, 3});
   b.node("relu", "Relu", {"x"}, {"r"}, DType::kFloat32, {2, 3});
-  b.node("norm", "LpNormalization", {"r"}, {"q"}, DType::kFloat32, {2, 3});
+  b.node("widen", "Cast", {"r"}, {"r64"}, DType::kFloat64, {2, 3});
+  b.graph.nodes.back().attributes = test::attrs({{"to", int64_t{11}}});
+  b.node("erf", "Erf", {"r64"}, {"e64"}, DType::kFloat64, {2, 3});
+  b.node("narrow", "Cast", {"e64"}, {"q"}, DType::kFloat32, {2, 3});
+  b.graph.nodes.back().attributes = test::attrs({{"to", int64_t{1}}});
   b.node("mul", "Mul", {"q", "q"}, {"y"}, DType::kFloat32, {2, 3});
   b.output("y");
   b.output("r");

@@ -150,6 +150,56 @@ TEST_CASE("cuda claims opset 6 models where their legacy attributes mean what th
         "(opset 11 takes the value as an input, which it supports)");
 }
 
+TEST_CASE("cuda claims GroupNormalization, LpNormalization, LpPool and the bitwise ops, naming what it declines", "[cuda]") {
+  test::GraphBuilder b;
+  b.input("x", DType::kFloat32, {2, 6, 4, 5});
+  b.input("per_group", DType::kFloat32, {3});
+  b.input("per_channel", DType::kFloat32, {6});
+  b.input("i", DType::kInt16, {4});
+  auto node = [&](const std::string& name, const std::string& op, std::initializer_list<std::string> inputs, int64_t opset,
+                  AttributeMap attributes, DType out = DType::kFloat32) {
+    const NodeId id = b.node(name, op, inputs, {name + "_y"}, out, {});
+    b.graph.nodes[static_cast<std::size_t>(id)].opset = opset;
+    b.graph.nodes[static_cast<std::size_t>(id)].attributes = std::move(attributes);
+    return id;
+  };
+  const AttributeMap three_groups = test::attrs({{"num_groups", int64_t{3}}});
+  const NodeId gn18 = node("gn18", "GroupNormalization", {"x", "per_group", "per_group"}, 18, three_groups);
+  const NodeId gn21 = node("gn21", "GroupNormalization", {"x", "per_channel", "per_channel"}, 21, three_groups);
+  const NodeId gn21_per_group = node("gn21_per_group", "GroupNormalization", {"x", "per_group", "per_group"}, 21, three_groups);
+  const NodeId no_groups = node("no_groups", "GroupNormalization", {"x", "per_group", "per_group"}, 18, {});
+  const NodeId four_groups = node("four_groups", "GroupNormalization", {"x", "per_group", "per_group"}, 18,
+                                  test::attrs({{"num_groups", int64_t{4}}}));
+  const NodeId stash_double = node("stash_double", "GroupNormalization", {"x", "per_channel", "per_channel"}, 21,
+                                   test::attrs({{"num_groups", int64_t{3}}, {"stash_type", int64_t{11}}}));
+  const NodeId l1 = node("l1", "LpNormalization", {"x"}, 22, test::attrs({{"p", int64_t{1}}, {"axis", int64_t{1}}}));
+  const NodeId l3 = node("l3", "LpNormalization", {"x"}, 22, test::attrs({{"p", int64_t{3}}}));
+  const NodeId lp_pool = node("lp_pool", "LpPool", {"x"}, 18, test::attrs({{"kernel_shape", std::vector<int64_t>{2, 2}}}));
+  const NodeId lp_pool_0 = node("lp_pool_0", "LpPool", {"x"}, 18,
+                                test::attrs({{"kernel_shape", std::vector<int64_t>{2, 2}}, {"p", int64_t{0}}}));
+  const NodeId global_lp = node("global_lp", "GlobalLpPool", {"x"}, 2, {});
+  const NodeId bit_and = node("bit_and", "BitwiseAnd", {"i", "i"}, 18, {}, DType::kInt16);
+  const NodeId bit_not = node("bit_not", "BitwiseNot", {"i"}, 18, {}, DType::kInt16);
+  const NodeId bit_float = node("bit_float", "BitwiseOr", {"per_group", "per_group"}, 18, {});
+  b.finish();
+  auto ep = cuda_for("sm_90");
+  for (NodeId id : {gn18, gn21, l1, lp_pool, global_lp, bit_and, bit_not}) {
+    INFO(b.graph.node(id).name);
+    CHECK(claim_reason(*ep, b.graph, id) == "claimed");
+  }
+  CHECK(claim_reason(*ep, b.graph, gn21_per_group) ==
+        "GroupNormalization-21: input 1 has 3 values; expected 6 (one per channel)");
+  CHECK(claim_reason(*ep, b.graph, no_groups) ==
+        "GroupNormalization: attribute num_groups is required and must be positive");
+  CHECK(claim_reason(*ep, b.graph, four_groups) == "GroupNormalization: 6 channels do not split into 4 groups");
+  CHECK(claim_reason(*ep, b.graph, stash_double) ==
+        "GroupNormalization: stash_type=11 is not supported by the cuda EP (it computes in float, stash_type=1)");
+  CHECK(claim_reason(*ep, b.graph, l3) == "LpNormalization: p 3 is not supported; the op defines p = 1 or 2");
+  CHECK(claim_reason(*ep, b.graph, lp_pool_0) == "LpPool: p 0 is not positive");
+  CHECK(claim_reason(*ep, b.graph, bit_float) ==
+        "BitwiseOr: input 0 is float; the cuda EP runs 8- to 64-bit integers only");
+}
+
 TEST_CASE("cuda claims the training optimizers where every float input has R's type", "[cuda]") {
   test::GraphBuilder b;
   b.input("r", DType::kFloat32, {});

@@ -1284,6 +1284,68 @@ TEST_CASE("cuda MeanVarianceNormalization runs on the host: the default axes and
   CHECK(bad.error().why == "MeanVarianceNormalization: axes [1, 5] do not name distinct dims of a rank-4 input");
 }
 
+TEST_CASE("cuda GroupNormalization, LpNormalization, LpPool and GlobalLpPool run on the host", "[cuda]") {
+  HostChecks checks;
+  // GroupNormalization: per group (18) and per channel (21), 1 to 3 spatial dims and none, rows
+  // longer than a block.
+  for (const Shape& shape : {Shape{2, 6, 4, 5}, Shape{1, 4, 300}, Shape{2, 6, 2, 3, 2}, Shape{3, 6}}) {
+    const Tensor x = random_tensor(shape, 510, -3, 5);
+    const AttributeMap groups = attrs({{"num_groups", int64_t{shape[1] / 2}}, {"epsilon", 1e-3f}});
+    const Tensor per_group = random_tensor({shape[1] / 2}, 511), per_channel = random_tensor({shape[1]}, 512);
+    checks.add({.op_type = "GroupNormalization", .opset = 18, .inputs = {x, per_group, per_group}, .attrs = groups}, 1e-4, 1e-5);
+    checks.add({.op_type = "GroupNormalization", .opset = 21, .inputs = {x, per_channel, per_channel}, .attrs = groups},
+               1e-4, 1e-5);
+  }
+  const Tensor image = random_tensor({2, 4, 6, 7}, 513, -3, 3);
+  checks.add_f16({.op_type = "GroupNormalization", .opset = 21, .inputs = {image, random_tensor({4}, 514), random_tensor({4}, 515)},
+                  .attrs = attrs({{"num_groups", int64_t{2}}})});
+  // LpNormalization: p 1 and 2, the last, first and a middle axis, a line of zeros, a long row.
+  Tensor zeros_line = random_tensor({3, 4}, 516);
+  for (int64_t j = 0; j < 4; ++j) zeros_line.mut().data_as<float>()[4 + j] = 0.f;
+  for (int64_t p : {1, 2}) {
+    for (int64_t axis : {-1, 0, 2})
+      checks.add({.op_type = "LpNormalization", .opset = 1, .inputs = {image}, .attrs = attrs({{"p", p}, {"axis", axis}})});
+    checks.add({.op_type = "LpNormalization", .opset = 22, .inputs = {zeros_line}, .attrs = attrs({{"p", p}})});
+  }
+  checks.add({.op_type = "LpNormalization", .opset = 22, .inputs = {random_tensor({2, 1000}, 517)}});
+  checks.add_f16({.op_type = "LpNormalization", .opset = 22, .inputs = {image}, .attrs = attrs({{"axis", int64_t{1}}})});
+  // LpPool: p 1, 2 and 3 (a float p at opset 1), pads, strides, dilations and ceil_mode, 1-D
+  // and 3-D.
+  const AttributeMap window = attrs({{"kernel_shape", ints{3, 2}}, {"strides", ints{2, 1}}, {"pads", ints{1, 0, 1, 1}}});
+  for (int64_t p : {1, 2, 3})
+    checks.add({.op_type = "LpPool", .opset = 11, .inputs = {image},
+                .attrs = attrs({{"kernel_shape", ints{3, 2}}, {"strides", ints{2, 1}}, {"pads", ints{1, 0, 1, 1}}, {"p", p}})},
+               1e-4, 1e-5);
+  checks.add({.op_type = "LpPool", .opset = 1, .inputs = {image}, .attrs = attrs({{"kernel_shape", ints{2, 2}}, {"p", 3.f}})},
+             1e-4, 1e-5);
+  checks.add({.op_type = "LpPool", .opset = 18, .inputs = {image},
+              .attrs = attrs({{"kernel_shape", ints{2, 2}}, {"dilations", ints{2, 1}}, {"strides", ints{2, 2}}, {"ceil_mode", int64_t{1}}})},
+             1e-4, 1e-5);
+  checks.add({.op_type = "LpPool", .opset = 18, .inputs = {random_tensor({1, 3, 9}, 518)}, .attrs = attrs({{"kernel_shape", ints{4}}})},
+             1e-4, 1e-5);
+  checks.add({.op_type = "LpPool", .opset = 18, .inputs = {random_tensor({1, 2, 4, 3, 5}, 519)},
+              .attrs = attrs({{"kernel_shape", ints{2, 2, 2}}, {"auto_pad", std::string("SAME_UPPER")}})},
+             1e-4, 1e-5);
+  checks.add_f16({.op_type = "LpPool", .opset = 18, .inputs = {image}, .attrs = window});
+  for (int64_t p : {1, 2, 3}) checks.add({.op_type = "GlobalLpPool", .opset = 2, .inputs = {image}, .attrs = attrs({{"p", p}})}, 1e-4, 1e-5);
+  checks.run();
+}
+
+TEST_CASE("cuda BitwiseAnd, BitwiseOr, BitwiseXor and BitwiseNot take every 8- to 64-bit integer", "[cuda]") {
+  HostChecks checks;
+  const Tensor a = test::int64s({-128, -1, 0, 1, 127, 255, 0x5a5a, -0x1234567890, 65535, 7}).reshaped({2, 5});
+  const Tensor b = test::int64s({0x0f, -2, 3, 0x7f, 1, 0xf0}).reshaped({1, 1, 6});
+  for (DType t : {DType::kInt8, DType::kUInt8, DType::kInt16, DType::kUInt16, DType::kInt32, DType::kUInt32, DType::kInt64,
+                  DType::kUInt64}) {
+    INFO(dtype_name(t));
+    const Tensor x = cast(a.reshaped({10, 1}), t), y = cast(b.reshaped({6}), t);  // broadcast to [10, 6]
+    for (const char* op : {"BitwiseAnd", "BitwiseOr", "BitwiseXor"})
+      checks.add({.op_type = op, .opset = 18, .inputs = {x, y}, .output_dtypes = {t}}, 0, 0);
+    checks.add({.op_type = "BitwiseNot", .opset = 18, .inputs = {x}, .output_dtypes = {t}}, 0, 0);
+  }
+  checks.run();
+}
+
 TEST_CASE("cuda chains take 16-bit and unsigned integers; Pow, Clip and BitShift take integers", "[cuda]") {
   HostChecks checks;
   auto ints = [](DType dtype, std::vector<int64_t> v) {

@@ -1,5 +1,5 @@
-// Elementwise ops (unary, binary, variadic, Clip, Cast, BitShift, BatchNormalization in
-// inference): each is an expression that the chain fuser inlines into one generated kernel per
+// Elementwise ops (unary, binary, variadic, Clip, Cast, BitShift, the bitwise ops,
+// BatchNormalization in inference): each is an expression that the chain fuser inlines into one generated kernel per
 // chain. Float and float16 compute in float; the arithmetic ops, Mod, Clip, Pow, comparisons,
 // Where and Cast also take bfloat16 (in float), double and the signed and unsigned integers of
 // 8 to 64 bits (8- and 16-bit ones computed in int, stored wrapped); the logical ops, Where and
@@ -74,6 +74,11 @@ KernelMatch check_bit_shift(const NodeContext& ctx) {
   const std::string direction = ctx.attrs().string_or("direction", "");
   NXRT_REQUIRE(direction == "LEFT" || direction == "RIGHT", "BitShift: direction '{}' is not LEFT or RIGHT", direction);
   return KernelMatch::supported();
+}
+// BitwiseAnd, BitwiseOr, BitwiseXor, BitwiseNot: integers of one type. 8- and 16-bit ones
+// compute in int, where the low bits come out as in the type.
+KernelMatch check_bitwise(const NodeContext& ctx) {
+  return require_one_dtype(ctx, 0, kAll, is_whole_byte_integer, "8- to 64-bit integers");
 }
 // Clip: from opset 12 any number type (the bounds, optional inputs, of the same type); before,
 // float.
@@ -327,6 +332,10 @@ std::vector<CudaOpDef> elementwise_ops() {
   ops.push_back({{{"", "BitShift", 11}, 0, check_bit_shift, {}}, {}, ElementwiseDef{[](const Node& n, Args a) {
                    return fmt::format("{}({}, {})", n.attributes.string_or("direction", "") == "LEFT" ? "vshl" : "vshr", a[0], a[1]);
                  }}});
+  ops.push_back(checked_by(check_bitwise, binary("BitwiseAnd", 18, "({} & {})")));
+  ops.push_back(checked_by(check_bitwise, binary("BitwiseOr", 18, "({} | {})")));
+  ops.push_back(checked_by(check_bitwise, binary("BitwiseXor", 18, "({} ^ {})")));
+  ops.push_back(checked_by(check_bitwise, simple("BitwiseNot", 18, "(~{})")));
   ops.push_back(binary("PRelu", 7, "({0} >= 0.f ? {0} : {1} * {0})"));
   // Opset 6's take inputs of one shape, which numpy broadcasting leaves as they are.
   ops.push_back(variadic("Sum", 6, "({} + {})", false));  // ONNX's Sum takes float types only

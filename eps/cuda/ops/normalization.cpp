@@ -1,6 +1,6 @@
-// Softmax, LogSoftmax, Hardmax, LayerNormalization, InstanceNormalization and
-// MeanVarianceNormalization: one block per row or group, reductions in shared memory. LRN: one
-// thread per element, over its channel window.
+// Softmax, LogSoftmax, Hardmax, LayerNormalization, InstanceNormalization, GroupNormalization,
+// MeanVarianceNormalization and LpNormalization: one block per row, group or line, reductions
+// in shared memory. LRN: one thread per element, over its channel window.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -157,6 +157,67 @@ Expected<void> build_instance_norm(PlanBuilder& b, const Node& node) {
   return {};
 }
 
+// GroupNormalization-18 scales and shifts per group, -21 per channel; both normalize per group.
+bool group_norm_per_channel(int64_t opset) { return opset >= 21; }
+
+KernelMatch check_group_norm(const NodeContext& ctx) {
+  NXRT_REQUIRE_MATCH(require_float(ctx, {0, 1, 2}));
+  const auto groups = ctx.attrs().get_int("num_groups");
+  NXRT_REQUIRE(groups && *groups > 0, "GroupNormalization: attribute num_groups is required and must be positive");
+  NXRT_REQUIRE(ctx.opset() < 21 || ctx.attrs().int_or("stash_type", 1) == 1,
+               "GroupNormalization: stash_type={} is not supported by the cuda EP (it computes in float, stash_type=1)",
+               ctx.attrs().int_or("stash_type", 1));
+  const auto rank = ctx.input_rank(0);
+  NXRT_REQUIRE(!rank || *rank >= 2, "GroupNormalization: X has rank {}; expected N x C x ...", rank.value_or(0));
+  if (const auto x = ctx.input_static_shape(0)) {
+    const int64_t channels = (*x)[1];
+    NXRT_REQUIRE(channels % *groups == 0, "GroupNormalization: {} channels do not split into {} groups", channels, *groups);
+    const bool per_channel = group_norm_per_channel(ctx.opset());
+    const int64_t count = per_channel ? channels : *groups;
+    for (std::size_t i = 1; i < 3; ++i)
+      if (const auto s = ctx.input_static_shape(i))
+        NXRT_REQUIRE(shape_numel(*s) == count, "GroupNormalization-{}: input {} has {} values; expected {} (one per {})",
+                     per_channel ? 21 : 18, i, shape_numel(*s), count, per_channel ? "channel" : "group");
+  }
+  return KernelMatch::supported();
+}
+
+Expected<void> build_group_norm(PlanBuilder& b, const Node& node) {
+  const DType dtype = b.graph().value(node.inputs[0]).type.dtype;
+  const int64_t groups = *node.attributes.get_int("num_groups");
+  const float eps = node.attributes.float_or("epsilon", 1e-5f);
+  const bool per_channel = group_norm_per_channel(node.opset);
+  const std::string t(float_type(dtype));
+  const std::string kernel = b.instantiate(
+      "group_norm", t,
+      fmt::format("i64 rows, i64 cols, i64 groups, i64 plane, int per_channel, const {0}* x, const {0}* scale, "
+                  "const {0}* bias, float eps, {0}* y",
+                  t),
+      "rows, cols, groups, plane, per_channel, x, scale, bias, eps, y");
+  b.add_step(make_step(node, "nvrtc:" + kernel, [=](StepContext& ctx) -> Expected<void> {
+    const Tensor& x = ctx.input(0);
+    const Shape& s = x.shape();
+    const int64_t channels = s.size() >= 2 ? s[1] : 0;
+    const int64_t count = per_channel ? channels : groups;
+    if (s.size() < 2 || channels % groups != 0 || ctx.input(1).numel() != count || ctx.input(2).numel() != count)
+      return fail(ErrorCode::kRuntime,
+                  fmt::format("{}: X {}, scale {} and bias {} do not fit {} groups", ctx.where(), shape_to_string(s),
+                              shape_to_string(ctx.input(1).shape()), shape_to_string(ctx.input(2).shape()), groups),
+                  per_channel ? "from opset 21, scale and bias hold one value per channel (dim 1 of X)"
+                              : "before opset 21, scale and bias hold one value per group",
+                  "fix the shapes of the node's inputs or num_groups");
+    auto y = ctx.output(0, dtype, s);
+    if (!y) return std::unexpected(y.error());
+    if (x.numel() == 0) return {};
+    const int64_t plane = dims_product(s, 2, s.size());
+    KernelArgs args;
+    args.add(s[0] * groups).add(channels / groups * plane).add(groups).add(plane).add(per_channel ? 1 : 0);
+    args.ptr(dev(x)).ptr(dev(ctx.input(1))).ptr(dev(ctx.input(2))).add(eps).ptr(dev_mut(*y));
+    return ctx.launch_rows(kernel, s[0] * groups, kRowBlockThreads, args);
+  }));
+  return {};
+}
+
 }  // namespace
 
 Expected<void> build_batch_norm_training(PlanBuilder& b, const Node& node) {
@@ -293,6 +354,45 @@ Expected<void> build_mvn(PlanBuilder& b, const Node& node) {
   return {};
 }
 
+// LpNormalization: p 1 or 2 along one axis.
+KernelMatch check_lp_norm(const NodeContext& ctx) {
+  NXRT_REQUIRE_MATCH(require_float(ctx, {0}));
+  const int64_t p = ctx.attrs().int_or("p", 2);
+  NXRT_REQUIRE(p == 1 || p == 2, "LpNormalization: p {} is not supported; the op defines p = 1 or 2", p);
+  const int64_t axis = ctx.attrs().int_or("axis", -1);
+  if (const auto rank = ctx.input_rank(0)) {
+    const int64_t k = normalize_axis(axis, *rank);
+    NXRT_REQUIRE(k >= 0 && k < std::max<int64_t>(*rank, 1), "LpNormalization: axis {} is out of range for X of rank {}",
+                 axis, *rank);
+  }
+  return KernelMatch::supported();
+}
+
+Expected<void> build_lp_norm(PlanBuilder& b, const Node& node) {
+  const DType dtype = b.graph().value(node.inputs[0]).type.dtype;
+  const int64_t axis_attr = node.attributes.int_or("axis", -1);
+  const int p = static_cast<int>(node.attributes.int_or("p", 2));
+  const std::string t(float_type(dtype));
+  const std::string kernel =
+      b.instantiate("lp_norm", t, fmt::format("i64 lines, i64 len, i64 inner, int p, const {0}* x, {0}* y", t),
+                    "lines, len, inner, p, x, y");
+  b.add_step(make_step(node, "nvrtc:" + kernel, [=](StepContext& ctx) -> Expected<void> {
+    const Tensor& x = ctx.input(0);
+    const Shape& s = x.shape();
+    const auto axis = axis_index(ctx, axis_attr, s);
+    if (!axis) return std::unexpected(axis.error());
+    auto y = ctx.output(0, dtype, s);
+    if (!y) return std::unexpected(y.error());
+    if (x.numel() == 0) return {};
+    const int64_t len = s[*axis], inner = dims_product(s, *axis + 1, s.size());
+    const int64_t lines = x.numel() / len;
+    KernelArgs args;
+    args.add(lines).add(len).add(inner).add(p).ptr(dev(x)).ptr(dev_mut(*y));
+    return ctx.launch_rows(kernel, lines, kRowBlockThreads, args);
+  }));
+  return {};
+}
+
 }  // namespace
 
 std::vector<CudaOpDef> normalization_ops() {
@@ -302,6 +402,9 @@ std::vector<CudaOpDef> normalization_ops() {
   ops.push_back(make_op("Hardmax", 1, check_softmax, build_softmax));
   ops.push_back(make_op("LayerNormalization", 17, check_layer_norm, build_layer_norm));
   ops.push_back(make_op("InstanceNormalization", 6, check_instance_norm, build_instance_norm));
+  for (CudaOpDef& op : make_op_versions("GroupNormalization", {18, 21}, check_group_norm, build_group_norm))
+    ops.push_back(std::move(op));
+  ops.push_back(make_op("LpNormalization", 1, check_lp_norm, build_lp_norm));
   ops.push_back(make_op("LRN", 1, check_lrn, build_lrn));
   for (CudaOpDef& op : make_op_versions("MeanVarianceNormalization", {9, 13}, check_mvn, build_mvn)) ops.push_back(std::move(op));
   return ops;

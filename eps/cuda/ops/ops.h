@@ -71,15 +71,15 @@ struct OpTable {
   const KernelDef* find(const Node& node) const { return registry.find(node.domain, node.op_type, node.opset); }
 };
 
-std::vector<CudaOpDef> elementwise_ops();   // unary, binary, variadic, Mod, Clip, Cast, Where, BatchNormalization
+std::vector<CudaOpDef> elementwise_ops();   // unary, binary, variadic, Mod, Clip, Cast, Where, bitwise, BatchNormalization
 std::vector<CudaOpDef> matmul_ops();        // MatMul, Gemm (cuBLASLt)
 std::vector<CudaOpDef> conv_ops();          // Conv (cuDNN)
 std::vector<CudaOpDef> conv_transpose_ops(); // ConvTranspose (cuDNN's backward data)
-std::vector<CudaOpDef> normalization_ops(); // Softmax, LogSoftmax, Hardmax, LayerNormalization, InstanceNormalization, LRN, MVN
+std::vector<CudaOpDef> normalization_ops(); // Softmax, LogSoftmax, Hardmax, Layer/Instance/GroupNormalization, LRN, MVN, LpNormalization
 std::vector<CudaOpDef> reduce_ops();        // ReduceSum/Mean/Max/Min/Prod/SumSquare/L1/L2/LogSumExp/LogSum, ArgMax/Min
 std::vector<CudaOpDef> layout_ops();        // Reshape, Flatten, Squeeze, Unsqueeze, Identity, Transpose, Expand
 std::vector<CudaOpDef> gather_ops();        // Concat, Split, Slice, Gather, GatherElements
-std::vector<CudaOpDef> pool_ops();          // MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool, MaxUnpool
+std::vector<CudaOpDef> pool_ops();          // MaxPool, AveragePool, LpPool, their Global forms, MaxUnpool
 std::vector<CudaOpDef> shape_ops();         // Shape, Size, ConstantOfShape, Range
 std::vector<CudaOpDef> pad_tile_ops();      // Pad, Tile
 std::vector<CudaOpDef> cumsum_ops();        // CumSum

@@ -1,5 +1,5 @@
-// MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool over 1 to 3 spatial dims: one
-// thread per output element; the window geometry is lib's (plan_window), as every EP reads it.
+// MaxPool, AveragePool, LpPool and their Global forms over 1 to 3 spatial dims: one thread per
+// output element; the window geometry is lib's (plan_window), as every EP reads it.
 // MaxUnpool: a zeroed output, then one thread per input element puts it where its index says.
 #include <fmt/format.h>
 
@@ -14,6 +14,14 @@ namespace {
 
 bool is_global(const Node& node) { return node.op_type.starts_with("Global"); }
 bool is_max(const Node& node) { return node.op_type.ends_with("MaxPool"); }
+bool is_lp(const Node& node) { return node.op_type.ends_with("LpPool"); }
+// The pool kernel's mode.
+int pool_mode(const Node& node) { return is_max(node) ? 1 : is_lp(node) ? 2 : 0; }
+// LpPool-1 and GlobalLpPool-1 take p as a float; later versions as an int (default 2).
+float lp_exponent(const Node& node) {
+  if (node.opset < 2) return node.attributes.float_or("p", 2.f);
+  return static_cast<float>(node.attributes.int_or("p", 2));
+}
 
 // MaxPool also takes int8 and uint8 (opset 12 on), which compare exactly as float.
 bool is_quantized_max_pool(const Node& node, DType t) {
@@ -30,6 +38,10 @@ KernelMatch check_pool(const NodeContext& ctx) {
     const int64_t order = ctx.attrs().int_or("storage_order", 0);
     NXRT_REQUIRE(order == 0 || order == 1, "MaxPool: storage_order {} is not 0 (row major) or 1 (column major)", order);
   }
+  if (is_lp(ctx.node())) {
+    const float p = lp_exponent(ctx.node());
+    NXRT_REQUIRE(p > 0, "{}: p {} is not positive", op, p);
+  }
   if (!is_global(ctx.node())) NXRT_REQUIRE_MATCH(check_window_attrs(ctx, static_cast<std::size_t>(*rank - 2), true));
   return KernelMatch::supported();
 }
@@ -37,7 +49,9 @@ KernelMatch check_pool(const NodeContext& ctx) {
 Expected<void> build_pool(PlanBuilder& b, const Node& node) {
   const DType dtype = b.graph().value(node.inputs[0]).type.dtype;
   const auto spatial = static_cast<std::size_t>(*static_rank(b.graph(), node, 0) - 2);
-  const bool global = is_global(node), max = is_max(node);
+  const bool global = is_global(node);
+  const int mode = pool_mode(node);
+  const float p = is_lp(node) ? lp_exponent(node) : 0.f;
   const WindowAttrs attrs = read_window_attrs(node.attributes, spatial);
   const bool count_include_pad = node.attributes.int_or("count_include_pad", 0) != 0;
   const bool column_major = node.attributes.int_or("storage_order", 0) == 1;
@@ -45,9 +59,9 @@ Expected<void> build_pool(PlanBuilder& b, const Node& node) {
   const std::string kernel = b.instantiate(
       "pool", t,
       fmt::format("i64 n, int sr, Dims in_sp, Dims out_sp, Dims kernel, Dims strides, Dims pads, Dims dilations, "
-                  "int is_max, int count_include_pad, const {0}* x, {0}* y, int column_major, i64* indices",
+                  "int mode, float p, int count_include_pad, const {0}* x, {0}* y, int column_major, i64* indices",
                   t),
-      "n, sr, in_sp, out_sp, kernel, strides, pads, dilations, is_max, count_include_pad, x, y, column_major, indices");
+      "n, sr, in_sp, out_sp, kernel, strides, pads, dilations, mode, p, count_include_pad, x, y, column_major, indices");
   b.add_step(make_step(node, "nvrtc:" + kernel, [=](StepContext& ctx) -> Expected<void> {
     const Tensor& x = ctx.input(0);
     const Shape& s = x.shape();
@@ -71,7 +85,7 @@ Expected<void> build_pool(PlanBuilder& b, const Node& node) {
     const WindowKernelDims g = window_kernel_dims(*window);
     KernelArgs args;
     args.add(n).add(3).add(g.in).add(g.out).add(g.kernel).add(g.stride).add(g.pad_begin).add(g.dilation);
-    args.add(max ? 1 : 0).add(count_include_pad ? 1 : 0).ptr(dev(x)).ptr(dev_mut(*y));
+    args.add(mode).add(p).add(count_include_pad ? 1 : 0).ptr(dev(x)).ptr(dev_mut(*y));
     args.add(column_major ? 1 : 0).ptr(indices);
     return ctx.launch(kernel, n, args);
   }));
@@ -137,6 +151,9 @@ std::vector<CudaOpDef> pool_ops() {
     ops.push_back(std::move(def));
   ops.push_back(make_op("GlobalAveragePool", 1, check_pool, build_pool));
   ops.push_back(make_op("GlobalMaxPool", 1, check_pool, build_pool));
+  for (CudaOpDef& def : make_op_versions("LpPool", {1, 2, 11, 18}, check_pool, build_pool))  // 2: int p; 18: ceil_mode
+    ops.push_back(std::move(def));
+  for (CudaOpDef& def : make_op_versions("GlobalLpPool", {1, 2}, check_pool, build_pool)) ops.push_back(std::move(def));
   ops.push_back(make_op("MaxUnpool", 9, check_max_unpool, build_max_unpool));
   return ops;
 }
