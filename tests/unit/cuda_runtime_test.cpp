@@ -965,6 +965,47 @@ TEST_CASE("cuda Resize runs on the host: nearest, linear and cubic, every coordi
   checks.run();
 }
 
+TEST_CASE("cuda Resize-18 and -19 run on the host: axes, keep_aspect_ratio_policy, antialias, half_pixel_symmetric",
+          "[cuda]") {
+  HostChecks checks;
+  const Tensor x = random_tensor({1, 2, 9, 7}, 43);
+  const Tensor no_roi = Tensor::from_vector<float>({0}, {});
+  // axes: scales or sizes for the listed axes only (negative ones too), tf_crop_and_resize's
+  // roi for those axes.
+  checks.add({.op_type = "Resize", .opset = 18, .inputs = {x, no_roi, Tensor::from_vector<float>({2}, {0.5f, 1.6f})},
+              .attrs = attrs({{"mode", std::string("linear")}, {"axes", ints{3, -2}}})},
+             1e-5, 1e-5);
+  checks.add({.op_type = "Resize", .opset = 18, .inputs = {x, no_roi, Tensor(), test::int64s({4})},
+              .attrs = attrs({{"mode", std::string("cubic")}, {"axes", ints{2}}})},
+             1e-5, 1e-5);
+  checks.add({.op_type = "Resize", .opset = 18, .inputs = {x, Tensor::from_vector<float>({2}, {0.2f, 1.1f}), Tensor(), test::int64s({5})},
+              .attrs = attrs({{"mode", std::string("linear")}, {"axes", ints{3}},
+                               {"coordinate_transformation_mode", std::string("tf_crop_and_resize")}, {"extrapolation_value", 3.f}})},
+             1e-5, 1e-5);
+  // keep_aspect_ratio_policy: one scale for every resized axis, the smaller or the larger.
+  for (const char* policy : {"not_larger", "not_smaller"})
+    for (const char* mode : {"nearest", "linear"})
+      checks.add({.op_type = "Resize", .opset = 18, .inputs = {x, no_roi, Tensor(), test::int64s({5, 12})},
+                  .attrs = attrs({{"mode", std::string(mode)}, {"axes", ints{2, 3}}, {"keep_aspect_ratio_policy", std::string(policy)}})},
+                 1e-5, 1e-5);
+  // antialias: downsampling widens the filter (more taps in one dim than the other); upsampling
+  // keeps it.
+  for (const char* mode : {"linear", "cubic"})
+    for (const Tensor& scales : {Tensor::from_vector<float>({4}, {1, 1, 0.3f, 0.6f}), Tensor::from_vector<float>({4}, {1, 1, 0.5f, 1.7f})})
+      checks.add({.op_type = "Resize", .opset = 18, .inputs = {x, no_roi, scales},
+                  .attrs = attrs({{"mode", std::string(mode)}, {"antialias", int64_t{1}}})},
+                 1e-5, 1e-5);
+  checks.add_f16({.op_type = "Resize", .opset = 18, .inputs = {x, no_roi, Tensor(), test::int64s({1, 2, 4, 3})},
+                  .attrs = attrs({{"mode", std::string("linear")}, {"antialias", int64_t{1}}})},
+                 1e-2, 1e-2);
+  // half_pixel_symmetric: scales whose output length is fractional shift the sampling grid.
+  for (const char* mode : {"nearest", "linear", "cubic"})
+    checks.add({.op_type = "Resize", .opset = 19, .inputs = {x, no_roi, Tensor::from_vector<float>({4}, {1, 1, 0.45f, 1.3f})},
+                .attrs = attrs({{"mode", std::string(mode)}, {"coordinate_transformation_mode", std::string("half_pixel_symmetric")}})},
+               1e-5, 1e-5);
+  checks.run();
+}
+
 TEST_CASE("cuda Upsample and Resize-10 decline cubic and an Upsample-7 without scales", "[cuda]") {
   const Tensor x = random_tensor({1, 1, 2, 2}, 42);
   auto decline = [](NodeSpec spec) {

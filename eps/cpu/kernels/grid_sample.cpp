@@ -8,7 +8,7 @@
 #include <string>
 
 #include "common/elementwise.h"
-#include "common/interpolation.h"
+#include "nxrt/ep/interpolation.h"
 #include "common/kernel_util.h"
 #include "kernels/kernels.h"
 

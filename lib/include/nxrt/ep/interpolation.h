@@ -1,4 +1,5 @@
-// Coordinate transforms and interpolation weights shared by Resize, Upsample and GridSample.
+// Coordinate transforms and interpolation weights shared by Resize, Upsample and GridSample,
+// as every EP computes them.
 #pragma once
 
 #include <algorithm>
@@ -8,7 +9,7 @@
 #include <optional>
 #include <string_view>
 
-namespace nxrt::cpu {
+namespace nxrt {
 
 // Resize's coordinate_transformation_mode: how an output coordinate maps to the input.
 enum class CoordinateTransform {
@@ -85,4 +86,4 @@ inline std::array<double, 4> cubic_weights(double t, double a) {
 // The triangle (linear interpolation) kernel at distance d.
 inline double linear_kernel(double d) { return std::max(0.0, 1 - std::abs(d)); }
 
-}  // namespace nxrt::cpu
+}  // namespace nxrt
