@@ -1177,6 +1177,22 @@ __device__ void reduce(i64 n, int rank, Dims out_shape, Dims kept_strides, int r
   }
 }
 
+// ReduceMax (is_max) and ReduceMin of integers and booleans, compared in their own type, one
+// thread per output element; the host refuses an empty reduction, which has no identity here.
+template <class T>
+__device__ void reduce_extreme(i64 n, int rank, Dims out_shape, Dims kept_strides, int red_rank, Dims red_shape,
+                               Dims red_strides, i64 red_count, int is_max, const T* x, T* y) {
+  for (i64 i = global_index(); i < n; i += global_stride()) {
+    const i64 base = offset_of(i, rank, out_shape, kept_strides);
+    T acc = x[base];
+    for (i64 r = 1; r < red_count; ++r) {
+      const T v = x[base + offset_of(r, red_rank, red_shape, red_strides)];
+      if (is_max ? v > acc : v < acc) acc = v;
+    }
+    y[i] = acc;
+  }
+}
+
 // ArgMax (is_max) and ArgMin along an axis of `axis_dim` with stride `inner`: the first index
 // of the extreme value, or the last with `last`.
 template <class T>
@@ -1237,6 +1253,37 @@ __device__ void pool(i64 n, int sr, Dims in_sp, Dims out_sp, Dims kernel, Dims s
     if (is_lp) st(y, i, p == 2.f ? sqrtf(acc) : p == 1.f ? acc : powf(acc, 1.f / p));
     else st(y, i, is_max ? acc : acc / (float)(counted > 0 ? counted : 1));
     if (indices) indices[i] = arg < 0 ? -1 : nc * in_plane + arg;
+  }
+}
+
+// Col2Im, one thread per image element: the sum over the kernel offsets k whose block covers
+// it. Along dim d, offset k_d comes from block position (p_d + pad_d - k_d·dilation_d) /
+// stride_d where that divides evenly and lies within the `blocks` of the dim (the gather form of
+// im2col's inverse: no atomics). x is [N, C·prod(block), prod(blocks)].
+template <class T>
+__device__ void col2im(i64 n, int sr, Dims image, Dims block, Dims blocks, Dims strides, Dims pads, Dims dilations,
+                       const T* x, T* y) {
+  typedef decltype(ld(x, 0)) V;
+  i64 plane = 1, kernel = 1, columns = 1;
+  for (int d = 0; d < sr; ++d) { plane *= image.d[d]; kernel *= block.d[d]; columns *= blocks.d[d]; }
+  for (i64 i = global_index(); i < n; i += global_stride()) {
+    const i64 nc = i / plane;
+    i64 rest = i % plane, p[8];
+    for (int d = sr - 1; d >= 0; --d) { p[d] = rest % image.d[d]; rest /= image.d[d]; }
+    V acc = 0;
+    for (i64 k = 0; k < kernel; ++k) {
+      i64 kr = k, column = 0, scale = 1;
+      bool covers = true;
+      for (int d = sr - 1; d >= 0 && covers; --d) {
+        const i64 q = p[d] + pads.d[d] - (kr % block.d[d]) * dilations.d[d];
+        kr /= block.d[d];
+        covers = q >= 0 && q % strides.d[d] == 0 && q / strides.d[d] < blocks.d[d];
+        column += q / strides.d[d] * scale;
+        scale *= blocks.d[d];
+      }
+      if (covers) acc += ld(x, (nc * kernel + k) * columns + column);
+    }
+    st(y, i, acc);
   }
 }
 

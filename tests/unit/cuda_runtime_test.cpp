@@ -437,7 +437,26 @@ TEST_CASE("cuda reductions, ArgMax and ArgMin run on the host over any axes", "[
   checks.add({.op_type = "ReduceMean", .opset = 18, .inputs = {x, test::int64s({})}, .constant = {false, true},
               .attrs = attrs({{"noop_with_empty_axes", int64_t{1}}})});
   checks.add({.op_type = "ReduceMax", .opset = 20, .inputs = {x, test::int64s({1})}, .constant = {false, true}});
+  // ReduceMax and ReduceMin of integers (signed and unsigned extremes; the types the cpu EP also
+  // reduces) and booleans (opset 20).
+  const Tensor wide = test::int64s({-128, 127, 0, 5, -7, 255, 65535, -1, 3, 100, -100, 42}).reshaped({2, 3, 2});
+  for (DType t : {DType::kInt8, DType::kUInt8, DType::kInt32, DType::kInt64})
+    for (const char* op : {"ReduceMax", "ReduceMin"})
+      checks.add({.op_type = op, .opset = 18, .inputs = {cast(wide, t), test::int64s({0, -1})}, .constant = {false, true},
+                  .output_dtypes = {t}}, 0, 0);
+  const Tensor flags = cast(test::int64s({0, 1, 0, 0, 1, 1}).reshaped({3, 2}), DType::kBool);
+  for (const char* op : {"ReduceMax", "ReduceMin"})
+    for (int64_t axis : {0, 1})
+      checks.add({.op_type = op, .opset = 20, .inputs = {flags, test::int64s({axis})}, .constant = {false, true},
+                  .attrs = attrs({{"keepdims", int64_t{0}}}), .output_dtypes = {DType::kBool}}, 0, 0);
   checks.run();
+  // An empty reduction of integers has no identity to give.
+  auto empty = test::run_partition_with({.op_type = "ReduceMax", .opset = 18, .inputs = {cast(test::int64s({}).reshaped({2, 0}), DType::kInt32),
+                                                                                            test::int64s({1})},
+                                         .constant = {false, true}, .output_dtypes = {DType::kInt32}},
+                                        "cuda", test::run_partition_on_host);
+  REQUIRE_FALSE(empty);
+  CHECK(empty.error().why == "ReduceMax of an empty set is defined for float types only (as -inf or inf)");
 }
 
 TEST_CASE("cuda pooling runs on the host: pads, strides, dilations, ceil mode, counted pads", "[cuda]") {
@@ -1370,6 +1389,40 @@ TEST_CASE("cuda GroupNormalization, LpNormalization, LpPool and GlobalLpPool run
   checks.add_f16({.op_type = "LpPool", .opset = 18, .inputs = {image}, .attrs = window});
   for (int64_t p : {1, 2, 3}) checks.add({.op_type = "GlobalLpPool", .opset = 2, .inputs = {image}, .attrs = attrs({{"p", p}})}, 1e-4, 1e-5);
   checks.run();
+}
+
+TEST_CASE("cuda CenterCropPad and Col2Im run on the host", "[cuda]") {
+  HostChecks checks;
+  const Tensor x = random_tensor({2, 5, 6}, 530);
+  // Crop and pad in one node (odd differences put the extra element at the end), listed axes
+  // (negative too), sizes as a constant or computed, int32 sizes, and integer data.
+  checks.add({.op_type = "CenterCropPad", .opset = 18, .inputs = {x, test::int64s({3, 8, 3})}});
+  checks.add({.op_type = "CenterCropPad", .opset = 18, .inputs = {x, test::int64s({9, 1})}, .constant = {false, true},
+              .attrs = attrs({{"axes", ints{-1, 1}}})});
+  checks.add({.op_type = "CenterCropPad", .opset = 18, .inputs = {x, cast(test::int64s({2, 5, 7}), DType::kInt32)}});
+  checks.add({.op_type = "CenterCropPad", .opset = 18, .inputs = {cast(x, DType::kInt64), test::int64s({4})},
+              .attrs = attrs({{"axes", ints{0}}})});
+  checks.add_f16({.op_type = "CenterCropPad", .opset = 18, .inputs = {x, test::int64s({1, 4, 9})}}, 0, 0, {1});
+  // Col2Im: 1-D to 3-D images; strides, pads and dilations; constant or computed shapes.
+  const AttributeMap spaced = attrs({{"strides", ints{2, 1}}, {"pads", ints{1, 0, 1, 2}}, {"dilations", ints{1, 2}}});
+  // 2-D: image 5x6, block 3x2. Blocks per dim: (5 + 2 - 3) / 2 + 1 = 3 and (6 + 2 - 3) / 1 + 1 = 6.
+  checks.add({.op_type = "Col2Im", .opset = 18, .inputs = {random_tensor({2, 3 * 6, 18}, 531), test::int64s({5, 6}), test::int64s({3, 2})},
+              .constant = {false, true, true}, .attrs = spaced}, 1e-5, 1e-5);
+  checks.add({.op_type = "Col2Im", .opset = 18, .inputs = {random_tensor({1, 2 * 4, 12}, 532), test::int64s({4, 5}), test::int64s({2, 2})}},
+             1e-5, 1e-5);
+  checks.add({.op_type = "Col2Im", .opset = 18, .inputs = {random_tensor({1, 3, 5}, 533), test::int64s({7}), test::int64s({3})},
+              .constant = {false, true, true}}, 1e-5, 1e-5);
+  checks.add({.op_type = "Col2Im", .opset = 18, .inputs = {random_tensor({1, 8, 8}, 534), test::int64s({3, 3, 3}), test::int64s({2, 2, 2})},
+              .constant = {false, true, true}}, 1e-5, 1e-5);
+  checks.add({.op_type = "Col2Im", .opset = 18,
+              .inputs = {cast(random_tensor({1, 4, 4}, 535, -9, 9), DType::kInt32), test::int64s({3, 3}), test::int64s({2, 2})},
+              .constant = {false, true, true}}, 0, 0);
+  checks.run();
+  auto misfit = test::run_partition_with({.op_type = "Col2Im", .opset = 18,
+                                          .inputs = {random_tensor({1, 4, 5}, 536), test::int64s({3, 3}), test::int64s({2, 2})}},
+                                         "cuda", test::run_partition_on_host);
+  REQUIRE_FALSE(misfit);
+  CHECK(misfit.error().what.ends_with("Col2Im: the input has 5 columns; image_shape [3,3] and block_shape [2,2] give 4"));
 }
 
 TEST_CASE("cuda BitwiseAnd, BitwiseOr, BitwiseXor and BitwiseNot take every 8- to 64-bit integer", "[cuda]") {

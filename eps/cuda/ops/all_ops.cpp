@@ -9,7 +9,7 @@ Expected<std::shared_ptr<const OpTable>> make_op_table() {
   auto table = std::make_shared<OpTable>();
   for (auto family : {elementwise_ops, matmul_ops, conv_ops, conv_transpose_ops, normalization_ops, reduce_ops, layout_ops,
                       gather_ops, pool_ops, shape_ops, pad_tile_ops, cumsum_ops, trilu_ops, resize_ops, depth_space_ops,
-                      scatter_ops, generator_ops, signal_ops, topk_ops, einsum_ops,
+                      col2im_ops, scatter_ops, generator_ops, signal_ops, topk_ops, einsum_ops,
                       quantize_ops, grid_sample_ops, select_ops, recurrent_ops, loss_ops,
                       integer_matmul_ops, integer_conv_ops, det_ops, roi_align_ops,
                       reverse_sequence_ops, training_ops})

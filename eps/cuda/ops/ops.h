@@ -81,12 +81,13 @@ std::vector<CudaOpDef> layout_ops();        // Reshape, Flatten, Squeeze, Unsque
 std::vector<CudaOpDef> gather_ops();        // Concat, Split, Slice, Gather, GatherElements
 std::vector<CudaOpDef> pool_ops();          // MaxPool, AveragePool, LpPool, their Global forms, MaxUnpool
 std::vector<CudaOpDef> shape_ops();         // Shape, Size, ConstantOfShape, Range
-std::vector<CudaOpDef> pad_tile_ops();      // Pad, Tile
+std::vector<CudaOpDef> pad_tile_ops();      // Pad, CenterCropPad, Tile
 std::vector<CudaOpDef> cumsum_ops();        // CumSum
 std::vector<CudaOpDef> trilu_ops();         // Trilu
 std::vector<CudaOpDef> training_ops();      // ai.onnx.preview.training: Adagrad, Momentum, Adam
 std::vector<CudaOpDef> resize_ops();        // Resize, Upsample (nearest, linear, cubic)
 std::vector<CudaOpDef> depth_space_ops();   // DepthToSpace, SpaceToDepth
+std::vector<CudaOpDef> col2im_ops();        // Col2Im
 std::vector<CudaOpDef> scatter_ops();       // GatherND, ScatterND, ScatterElements, Scatter
 std::vector<CudaOpDef> generator_ops();     // EyeLike, OneHot
 std::vector<CudaOpDef> signal_ops();        // DFT, STFT, HannWindow, HammingWindow, BlackmanWindow, MelWeightMatrix

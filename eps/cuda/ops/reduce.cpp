@@ -1,5 +1,6 @@
 // ReduceSum/Mean/Max/Min/Prod/SumSquare/L1/L2/LogSumExp/LogSum (float, float16 in float, and
-// double in double), ArgMax and ArgMin: one thread per output element.
+// double in double; ReduceMax and ReduceMin also integers and bool), ArgMax and ArgMin: one
+// thread per output element.
 #include <fmt/format.h>
 
 #include <iterator>
@@ -26,9 +27,17 @@ int reduce_code(std::string_view op) {
 bool axes_from_input(const Node& node) { return node.opset >= (node.op_type == "ReduceSum" ? 13 : 18); }
 
 bool is_reduce_type(DType t) { return is_cuda_float(t) || t == DType::kFloat64; }
+// ReduceMax and ReduceMin compare integers (opset 12 on) and booleans (20 on) too.
+bool is_extreme(const Node& node) { return node.op_type == "ReduceMax" || node.op_type == "ReduceMin"; }
+bool is_extreme_type(DType t) {
+  return is_reduce_type(t) || t == DType::kBool || (is_integer(t) && !is_4bit(t));
+}
 
 KernelMatch check_reduce(const NodeContext& ctx) {
-  NXRT_REQUIRE_MATCH(require_dtypes(ctx, {0}, is_reduce_type, "float, float16 and double"));
+  if (is_extreme(ctx.node()))
+    NXRT_REQUIRE_MATCH(require_dtypes(ctx, {0}, is_extreme_type, "float, float16, double, 8- to 64-bit integers and bool"));
+  else
+    NXRT_REQUIRE_MATCH(require_dtypes(ctx, {0}, is_reduce_type, "float, float16 and double"));
   NXRT_REQUIRE_MATCH(require_max_rank(ctx, 0));
   if (axes_from_input(ctx.node())) NXRT_REQUIRE_MATCH(require_ints(ctx, 1, "axes"));
   return KernelMatch::supported();
@@ -41,10 +50,13 @@ Expected<void> build_reduce(PlanBuilder& b, const Node& node) {
   const bool keepdims = node.attributes.int_or("keepdims", 1) != 0;
   const bool noop_empty = node.attributes.int_or("noop_with_empty_axes", 0) != 0;
   const int code = reduce_code(node.op_type);
+  const std::string op = node.op_type;
   const DType dtype = b.graph().value(node.inputs[0]).type.dtype;
   const std::string t(chain_storage_type(dtype));
+  // Integers and booleans (ReduceMax, ReduceMin) compare in their own type.
+  const bool exact = !is_reduce_type(dtype);
   const std::string kernel = b.instantiate(
-      "reduce", t,
+      exact ? "reduce_extreme" : "reduce", t,
       fmt::format("i64 n, int rank, Dims out_shape, Dims kept_strides, int red_rank, Dims red_shape, Dims red_strides, "
                   "i64 red_count, int op, const {0}* x, {0}* y",
                   t),
@@ -80,12 +92,18 @@ Expected<void> build_reduce(PlanBuilder& b, const Node& node) {
     if (!y) return std::unexpected(y.error());
     const int64_t n = shape_numel(full);
     if (n == 0) return {};
+    if (exact && shape_numel(red_shape) == 0)
+      return fail(ErrorCode::kRuntime,
+                  fmt::format("{}: reduces an empty set of {} values to {}", ctx.where(), dtype_name(dtype), shape_to_string(out)),
+                  fmt::format("{} of an empty set is defined for float types only (as -inf or inf)", op),
+                  "reduce over axes that are not empty, or cast the input to float first");
     coalesce_dims(full, std::span(&kept_strides, 1));
     coalesce_dims(red_shape, std::span(&red_strides, 1));
     KernelArgs args;
     args.add(n).add(static_cast<int>(full.size())).add(to_kernel_dims(full)).add(to_kernel_dims(kept_strides));
     args.add(static_cast<int>(red_shape.size())).add(to_kernel_dims(red_shape)).add(to_kernel_dims(red_strides));
-    args.add(shape_numel(red_shape)).add(code).ptr(dev(x)).ptr(dev_mut(*y));
+    args.add(shape_numel(red_shape)).add(exact ? static_cast<int>(code == reduce_code("ReduceMax")) : code);
+    args.ptr(dev(x)).ptr(dev_mut(*y));
     return ctx.launch(kernel, n, args);
   }));
   return {};
@@ -142,8 +160,8 @@ std::vector<CudaOpDef> reduce_ops() {
   };
   add("ReduceSum", 13);
   add("ReduceMean", 18);
-  add("ReduceMax", 18, 23);  // opset 20 adds booleans, which require_float declines
-  add("ReduceMin", 18, 23);
+  for (const char* op : {"ReduceMax", "ReduceMin"})  // 20: booleans
+    for (CudaOpDef& def : make_op_versions(op, {1, 18, 20}, check_reduce, build_reduce, 23)) ops.push_back(std::move(def));
   add("ReduceProd", 18);
   add("ReduceSumSquare", 18);
   add("ReduceL1", 18);
