@@ -1287,6 +1287,33 @@ __device__ void col2im(i64 n, int sr, Dims image, Dims block, Dims blocks, Dims 
   }
 }
 
+// AffineGrid, one thread per point of the grid (batch b, spatial index p): theta[b]'s `dims`
+// rows (dims + 1 columns each) times (x, y[, z], 1), x along the last spatial dim. A dim of
+// `extent` points spans [-1, 1] from end point to end point (align_corners) or from the centre
+// of the first of `extent` equal cells to that of the last.
+template <class T>
+__device__ void affine_grid(i64 n, int dims, Dims sizes, int align_corners, const T* theta, T* y) {
+  i64 count = 1;
+  for (int d = 0; d < dims; ++d) count *= sizes.d[d];
+  for (i64 i = global_index(); i < n; i += global_stride()) {
+    i64 rest = i % count;
+    float coord[4];
+    for (int d = 0; d < dims; ++d) {
+      const i64 extent = sizes.d[dims - 1 - d], k = rest % extent;
+      rest /= extent;
+      coord[d] = align_corners ? (extent > 1 ? -1.f + 2.f * (float)k / (float)(extent - 1) : -1.f)
+                               : (2.f * (float)k + 1.f) / (float)extent - 1.f;
+    }
+    coord[dims] = 1.f;
+    const i64 matrix = i / count * dims * (dims + 1);
+    for (int row = 0; row < dims; ++row) {
+      float v = 0.f;
+      for (int c = 0; c <= dims; ++c) v += ld(theta, matrix + row * (dims + 1) + c) * coord[c];
+      st(y, i * dims + row, v);
+    }
+  }
+}
+
 // Det, one block per matrix of n x n: LU with partial pivoting in double (as the cpu EP) on
 // the scratch copy `a`; thread 0 picks each pivot and keeps the product, the block swaps rows
 // and eliminates the rows below. A zero pivot ends a matrix with determinant 0.

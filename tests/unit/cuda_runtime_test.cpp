@@ -1425,6 +1425,24 @@ TEST_CASE("cuda CenterCropPad and Col2Im run on the host", "[cuda]") {
   CHECK(misfit.error().what.ends_with("Col2Im: the input has 5 columns; image_shape [3,3] and block_shape [2,2] give 4"));
 }
 
+TEST_CASE("cuda AffineGrid runs on the host: 2-D and 3-D grids, both corner alignments", "[cuda]") {
+  HostChecks checks;
+  for (int64_t align : {0, 1}) {
+    checks.add({.op_type = "AffineGrid", .opset = 20, .inputs = {random_tensor({2, 2, 3}, 540), test::int64s({2, 3, 4, 5})},
+                .constant = {false, true}, .attrs = attrs({{"align_corners", align}})}, 1e-5, 1e-5);
+    checks.add({.op_type = "AffineGrid", .opset = 20, .inputs = {random_tensor({1, 3, 4}, 541), test::int64s({1, 1, 3, 1, 4})},
+                .attrs = attrs({{"align_corners", align}})}, 1e-5, 1e-5);
+  }
+  checks.add_f16({.op_type = "AffineGrid", .opset = 20, .inputs = {random_tensor({1, 2, 3}, 542), test::int64s({1, 2, 6, 3})},
+                  .constant = {false, true}});
+  checks.run();
+  auto misfit = test::run_partition_with({.op_type = "AffineGrid", .opset = 20,
+                                          .inputs = {random_tensor({1, 2, 3}, 543), test::int64s({1, 1, 2, 3, 4})}},
+                                         "cuda", test::run_partition_on_host);
+  REQUIRE_FALSE(misfit);
+  CHECK(misfit.error().what.ends_with("theta [1,2,3] does not fit size [1,1,2,3,4]"));
+}
+
 TEST_CASE("cuda BitwiseAnd, BitwiseOr, BitwiseXor and BitwiseNot take every 8- to 64-bit integer", "[cuda]") {
   HostChecks checks;
   const Tensor a = test::int64s({-128, -1, 0, 1, 127, 255, 0x5a5a, -0x1234567890, 65535, 7}).reshaped({2, 5});

@@ -1,6 +1,7 @@
 // GridSample (16 on 4-D inputs; 20 and 22 on 1 to 3 spatial dims here): X sampled at the grid's
 // normalized locations with linear, nearest or (2-D) cubic interpolation and zeros, border or
-// reflection padding; one generated kernel, a thread per output element.
+// reflection padding; one generated kernel, a thread per output element. AffineGrid (20) makes
+// such grids from affine transforms, a thread per grid point.
 #include <fmt/format.h>
 
 #include "ops/op_util.h"
@@ -84,8 +85,60 @@ Expected<void> build_grid_sample(PlanBuilder& b, const Node& node) {
   return {};
 }
 
+// AffineGrid: theta [N, 2, 3] with size [N, C, H, W], or [N, 3, 4] with [N, C, D, H, W].
+KernelMatch check_affine_grid(const NodeContext& ctx) {
+  NXRT_REQUIRE_MATCH(require_float(ctx, {0}));
+  NXRT_REQUIRE_MATCH(require_ints(ctx, 1, "size"));
+  if (const auto theta = ctx.input_static_shape(0))
+    NXRT_REQUIRE(theta->size() == 3 && (((*theta)[1] == 2 && (*theta)[2] == 3) || ((*theta)[1] == 3 && (*theta)[2] == 4)),
+                 "AffineGrid: theta has shape {}; expected [N, 2, 3] or [N, 3, 4]", shape_to_string(*theta));
+  return KernelMatch::supported();
+}
+
+Expected<void> build_affine_grid(PlanBuilder& b, const Node& node) {
+  const DType dtype = b.graph().value(node.inputs[0]).type.dtype;
+  const int align = node.attributes.int_or("align_corners", 0) != 0 ? 1 : 0;
+  const IntsInput size_input(b.graph(), node, 1);
+  const std::string t(float_type(dtype));
+  const std::string kernel =
+      b.instantiate("affine_grid", t, fmt::format("i64 n, int dims, Dims sizes, int align_corners, const {0}* theta, {0}* y", t),
+                    "n, dims, sizes, align_corners, theta, y");
+  b.add_step(make_step(node, "nvrtc:" + kernel, [=](StepContext& ctx) -> Expected<void> {
+    const Tensor& theta = ctx.input(0);
+    auto read = size_input.read(ctx);
+    if (!read) return std::unexpected(read.error());
+    const std::vector<int64_t> size = read->value_or(std::vector<int64_t>{});
+    const auto dims = static_cast<int64_t>(size.size()) - 2;  // spatial dims: 2 or 3
+    const Shape& ts = theta.shape();
+    if ((dims != 2 && dims != 3) || ts.size() != 3 || ts[0] != size[0] || ts[1] != dims || ts[2] != dims + 1)
+      return fail(ErrorCode::kRuntime,
+                  fmt::format("{}: theta {} does not fit size {}", ctx.where(), shape_to_string(ts), shape_to_string(size)),
+                  "2-D grids take theta [N, 2, 3] and size [N, C, H, W]; 3-D ones theta [N, 3, 4] and size "
+                  "[N, C, D, H, W]",
+                  "fix the node's inputs");
+    const Shape spatial(size.begin() + 2, size.end());
+    for (int64_t extent : spatial)
+      if (extent < 0) return fail(ErrorCode::kRuntime, fmt::format("{}: size {} has a negative dim", ctx.where(), shape_to_string(size)));
+    Shape out{size[0]};
+    out.insert(out.end(), spatial.begin(), spatial.end());
+    out.push_back(dims);
+    auto y = ctx.output(0, dtype, out);
+    if (!y) return std::unexpected(y.error());
+    const int64_t n = size[0] * shape_numel(spatial);
+    if (n == 0) return {};
+    KernelArgs args;
+    args.add(n).add(static_cast<int>(dims)).add(to_kernel_dims(spatial)).add(align).ptr(dev(theta)).ptr(dev_mut(*y));
+    return ctx.launch(kernel, n, args);
+  }));
+  return {};
+}
+
 }  // namespace
 
-std::vector<CudaOpDef> grid_sample_ops() { return make_op_versions("GridSample", {16, 20, 22}, check_grid_sample, build_grid_sample); }
+std::vector<CudaOpDef> grid_sample_ops() {
+  std::vector<CudaOpDef> ops = make_op_versions("GridSample", {16, 20, 22}, check_grid_sample, build_grid_sample);
+  ops.push_back(make_op("AffineGrid", 20, check_affine_grid, build_affine_grid));
+  return ops;
+}
 
 }  // namespace nxrt::cuda

@@ -99,7 +99,7 @@ std::vector<CudaOpDef> integer_conv_ops();  // ConvInteger, QLinearConv
 std::vector<CudaOpDef> det_ops();           // Det
 std::vector<CudaOpDef> roi_align_ops();     // RoiAlign
 std::vector<CudaOpDef> reverse_sequence_ops(); // ReverseSequence
-std::vector<CudaOpDef> grid_sample_ops();   // GridSample
+std::vector<CudaOpDef> grid_sample_ops();   // GridSample, AffineGrid
 std::vector<CudaOpDef> select_ops();        // Compress, NonZero, NonMaxSuppression, Unique
 std::vector<CudaOpDef> recurrent_ops();     // RNN, GRU, LSTM (cuBLASLt products, generated gate kernels)
 std::vector<CudaOpDef> loss_ops();          // NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss
