@@ -149,6 +149,10 @@ Expected<void> ChainFuser::emit(PlanBuilder& builder, const std::vector<const No
     const DType dtype = graph_.value(n.outputs.front()).type.dtype;
     const std::string_view type = chain_value_type(dtype);
     body += fmt::format("    {0} {1} = ({0})({2});  // {3} {4}\n", type, var, def.expr(n, args), n.op_type, n.name);
+    // A node making float8 (Cast, CastLike) rounds as its saturate attribute says.
+    if (is_float8(dtype))
+      body += fmt::format("    {0} = round_f8({0}, {1}, {2});\n", var, float8_code(dtype),
+                          n.attributes.int_or("saturate", 1) != 0 ? 1 : 0);
     // A float16, bfloat16 or 8- or 16-bit integer value inside the chain is rounded or wrapped
     // as the unfused graph would store it.
     if (k + 1 < chain.size() && dtype == DType::kFloat16)

@@ -129,6 +129,66 @@ __device__ __forceinline__ float inf_f() { return __int_as_float(0x7f800000); }
 // IsNaN and IsInf without the math library's isnan/isinf (ambiguous in host C++).
 __device__ __forceinline__ bool is_nan(float v) { return v != v; }
 __device__ __forceinline__ bool is_inf(float v) { return fabsf(v) == inf_f(); }
+
+// float8: ONNX's four formats by code (0 E4M3FN, 1 E4M3FNUZ, 2 E5M2, 3 E5M2FNUZ), held as their
+// bit patterns. A chain computes them in float: ld decodes; a node making float8 (Cast,
+// CastLike) rounds its value with round_f8 (chain.cpp), so st only encodes a value the format
+// holds (or an infinity or NaN, which it keeps: E5M2's infinity, the others' NaN).
+struct f8e4m3fn { unsigned char x; };
+struct f8e4m3fnuz { unsigned char x; };
+struct f8e5m2 { unsigned char x; };
+struct f8e5m2fnuz { unsigned char x; };
+__device__ __forceinline__ int f8_mantissa_bits(int f) { return f < 2 ? 3 : 2; }
+__device__ __forceinline__ int f8_bias(int f) { return f == 0 ? 7 : f == 1 ? 8 : f == 2 ? 15 : 16; }
+__device__ __forceinline__ bool f8_fnuz(int f) { return f == 1 || f == 3; }  // NaN 0x80, no -0, no infinity
+__device__ float f8_decode(unsigned b, int f) {
+  const int mant = f8_mantissa_bits(f), bias = f8_bias(f);
+  const unsigned m = b & 0x7fu;
+  const float sign = (b & 0x80u) ? -1.f : 1.f;
+  const float nan = __int_as_float((int)(0x7fc00000u | (f8_fnuz(f) ? 0u : (b & 0x80u) << 24)));  // keeps its sign
+  if (f8_fnuz(f) && b == 0x80u) return nan;
+  if (f == 0 && m == 0x7fu) return nan;
+  if (f == 2 && m >= 0x7cu) return m == 0x7cu ? sign * inf_f() : nan;
+  const int e = (int)(m >> mant), q = (int)(m & ((1u << mant) - 1u));
+  const float v = e == 0 ? ldexpf((float)q, 1 - bias - mant) : ldexpf((float)(q + (1 << mant)), e - bias - mant);
+  return sign * v;
+}
+// The bits of v in format f, rounded to nearest even (in integer arithmetic on the double, so
+// with no double rounding). Past the largest finite value, infinities included: the largest
+// with `saturate`, else E5M2's infinity or the other formats' NaN.
+__device__ unsigned f8_encode(double v, int f, int saturate) {
+  const int mant = f8_mantissa_bits(f), bias = f8_bias(f);
+  const bool fnuz = f8_fnuz(f);
+  const unsigned max_finite = f == 0 ? 0x7eu : f == 2 ? 0x7bu : 0x7fu;
+  const unsigned long long x = (unsigned long long)__double_as_longlong(v);
+  const unsigned sign = (x >> 63) ? 0x80u : 0u;
+  const unsigned nan = fnuz ? 0x80u : (sign | 0x7fu);
+  if (v != v) return nan;
+  const unsigned overflow = saturate ? (sign | max_finite) : f == 2 ? (sign | 0x7cu) : nan;
+  const unsigned long long magnitude = x & 0x7fffffffffffffffull;
+  if (magnitude >= 0x7ff0000000000000ull) return overflow;
+  const unsigned zero = fnuz ? 0u : sign;
+  const int exponent = (int)(magnitude >> 52) - 1023;
+  if (magnitude == 0 || exponent < -bias - mant) return zero;
+  const unsigned long long mantissa = (magnitude & ((1ull << 52) - 1ull)) | (1ull << 52);
+  int biased = exponent + bias, shift = 52 - mant;
+  if (biased <= 0) { shift += 1 - biased; biased = 0; }
+  unsigned long long q = mantissa >> shift;
+  const unsigned long long rest = mantissa & ((1ull << shift) - 1ull), half = 1ull << (shift - 1);
+  if (rest > half || (rest == half && (q & 1ull))) ++q;
+  const unsigned long long bits = biased > 0 ? ((unsigned long long)(biased - 1) << mant) + q : q;
+  if (bits > max_finite) return overflow;
+  return bits == 0 ? zero : (sign | (unsigned)bits);
+}
+__device__ __forceinline__ float round_f8(double v, int f, int saturate) { return f8_decode(f8_encode(v, f, saturate), f); }
+__device__ __forceinline__ float ld(const f8e4m3fn* p, i64 i) { return f8_decode(p[i].x, 0); }
+__device__ __forceinline__ float ld(const f8e4m3fnuz* p, i64 i) { return f8_decode(p[i].x, 1); }
+__device__ __forceinline__ float ld(const f8e5m2* p, i64 i) { return f8_decode(p[i].x, 2); }
+__device__ __forceinline__ float ld(const f8e5m2fnuz* p, i64 i) { return f8_decode(p[i].x, 3); }
+__device__ __forceinline__ void st(f8e4m3fn* p, i64 i, float v) { p[i].x = (unsigned char)f8_encode(v, 0, 0); }
+__device__ __forceinline__ void st(f8e4m3fnuz* p, i64 i, float v) { p[i].x = (unsigned char)f8_encode(v, 1, 0); }
+__device__ __forceinline__ void st(f8e5m2* p, i64 i, float v) { p[i].x = (unsigned char)f8_encode(v, 2, 0); }
+__device__ __forceinline__ void st(f8e5m2fnuz* p, i64 i, float v) { p[i].x = (unsigned char)f8_encode(v, 3, 0); }
 __device__ __forceinline__ i64 global_index() { return (i64)blockIdx.x * blockDim.x + threadIdx.x; }
 __device__ __forceinline__ i64 global_stride() { return (i64)gridDim.x * blockDim.x; }
 
@@ -685,6 +745,27 @@ __device__ void dequantize(i64 n, i64 channels, i64 inner, const Q* x, const S* 
     const i64 c = (i / inner) % channels;
     const i64 shifted = (i64)x[i] - (zero_point ? (i64)zero_point[c] : 0);
     st(y, i, (float)shifted * ld(scale, c));
+  }
+}
+
+// QuantizeLinear to float8 (format f, opset 19): y = x / scale + zero_point rounded as Cast
+// rounds, saturating with `saturate`; per tensor or per channel as above.
+template <class X, class Q>
+__device__ void quantize_f8(i64 n, i64 channels, i64 inner, const X* x, const X* scale, const Q* zero_point, int f,
+                            int saturate, Q* y) {
+  for (i64 i = global_index(); i < n; i += global_stride()) {
+    const i64 c = (i / inner) % channels;
+    const float v = ld(x, i) / ld(scale, c) + (zero_point ? ld(zero_point, c) : 0.f);
+    y[i].x = (unsigned char)f8_encode(v, f, saturate);
+  }
+}
+
+// DequantizeLinear of float8: y = (x - zero_point) * scale, the float8 values decoded.
+template <class Q, class S>
+__device__ void dequantize_f8(i64 n, i64 channels, i64 inner, const Q* x, const S* scale, const Q* zero_point, S* y) {
+  for (i64 i = global_index(); i < n; i += global_stride()) {
+    const i64 c = (i / inner) % channels;
+    st(y, i, (ld(x, i) - (zero_point ? ld(zero_point, c) : 0.f)) * ld(scale, c));
   }
 }
 

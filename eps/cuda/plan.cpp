@@ -61,12 +61,25 @@ std::string_view chain_storage_type(DType t) {
     case DType::kUInt64: return "unsigned long long";
     case DType::kBool: return "bool";
     case DType::kBFloat16: return "b16";
+    case DType::kFloat8E4M3FN: return "f8e4m3fn";
+    case DType::kFloat8E4M3FNUZ: return "f8e4m3fnuz";
+    case DType::kFloat8E5M2: return "f8e5m2";
+    case DType::kFloat8E5M2FNUZ: return "f8e5m2fnuz";
     default: return float_type(t);
   }
 }
 
+int float8_code(DType t) {
+  switch (t) {
+    case DType::kFloat8E4M3FNUZ: return 1;
+    case DType::kFloat8E5M2: return 2;
+    case DType::kFloat8E5M2FNUZ: return 3;
+    default: return 0;
+  }
+}
+
 std::string_view chain_value_type(DType t) {
-  if (t == DType::kFloat16 || t == DType::kBFloat16) return "float";
+  if (t == DType::kFloat16 || t == DType::kBFloat16 || is_float8(t)) return "float";
   if (is_narrow_integer(t)) return "int";
   return chain_storage_type(t);
 }

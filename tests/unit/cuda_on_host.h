@@ -43,6 +43,7 @@ inline float warp_lanes[32][32];  // [warp][lane], for shuffles
 
 inline float __int_as_float(int i) { return std::bit_cast<float>(i); }
 inline int __float_as_int(float f) { return std::bit_cast<int>(f); }
+inline long long __double_as_longlong(double d) { return std::bit_cast<long long>(d); }
 inline float rsqrtf(float v) { return 1.f / std::sqrt(v); }
 inline float half_to_float(unsigned short h) { return static_cast<float>(std::bit_cast<_Float16>(h)); }
 inline unsigned short float_to_half(float v) { return std::bit_cast<unsigned short>(static_cast<_Float16>(v)); }

@@ -9,6 +9,7 @@
 #include "cuda_host_module.h"
 #include "kernel_harness.h"
 #include "lib_test_util.h"
+#include "nxrt/ep/float8.h"
 
 using namespace nxrt;
 using namespace nxrt::cuda;
@@ -1441,6 +1442,96 @@ TEST_CASE("cuda AffineGrid runs on the host: 2-D and 3-D grids, both corner alig
                                          "cuda", test::run_partition_on_host);
   REQUIRE_FALSE(misfit);
   CHECK(misfit.error().what.ends_with("theta [1,2,3] does not fit size [1,1,2,3,4]"));
+}
+
+TEST_CASE("cuda float8 casts round and decode bit for bit as lib's float8 does, saturating or not", "[cuda]") {
+  constexpr DType kFormats[] = {DType::kFloat8E4M3FN, DType::kFloat8E4M3FNUZ, DType::kFloat8E5M2, DType::kFloat8E5M2FNUZ};
+  // Every value each format holds, the midpoints between neighbours (ties go to even) and values
+  // just off them, values past the largest, the specials and the smallest subnormals' halves.
+  std::vector<float> values = {0.f, -0.f, std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(),
+                               std::numeric_limits<float>::quiet_NaN(), 1e30f, -1e30f, 1e-30f, -1e-30f};
+  for (DType f : kFormats)
+    for (unsigned b = 0; b < 0x7f; ++b) {
+      const float v = float8_to_float(f, static_cast<uint8_t>(b)), next = float8_to_float(f, static_cast<uint8_t>(b + 1));
+      if (!std::isfinite(v)) continue;
+      for (float sign : {1.f, -1.f}) {
+        values.push_back(sign * v);
+        if (!std::isfinite(next)) continue;
+        const float mid = (v + next) / 2;
+        values.insert(values.end(), {sign * mid, sign * std::nextafter(mid, 0.f), sign * std::nextafter(mid, next),
+                                     sign * (next + (next - v))});
+      }
+    }
+  const auto n = static_cast<int64_t>(values.size());
+  test::GraphBuilder b;
+  b.input("x", DType::kFloat32, {n});
+  std::vector<uint8_t> patterns(256);
+  for (unsigned i = 0; i < 256; ++i) patterns[i] = static_cast<uint8_t>(i);
+  std::vector<Tensor> inputs = {Tensor::from_vector<float>({n}, values)};
+  for (DType f : kFormats) {
+    const std::string name(dtype_name(f));
+    for (int64_t saturate : {0, 1}) {
+      b.node(fmt::format("to_{}_{}", name, saturate), "Cast", {"x"}, {fmt::format("{}_{}", name, saturate)}, f, {n});
+      b.graph.nodes.back().opset = 19;
+      b.graph.nodes.back().attributes = attrs({{"to", static_cast<int64_t>(f)}, {"saturate", saturate}});
+      b.output(fmt::format("{}_{}", name, saturate));
+    }
+    b.input("bits_" + name, f, {256});
+    b.node("from_" + name, "Cast", {"bits_" + name}, {"decoded_" + name}, DType::kFloat32, {256});
+    b.graph.nodes.back().opset = 19;
+    b.graph.nodes.back().attributes = attrs({{"to", int64_t{1}}});
+    b.output("decoded_" + name);
+    inputs.push_back(Tensor::from_bytes(f, {256}, std::as_bytes(std::span<const uint8_t>(patterns))));
+  }
+  b.finish();
+  auto outputs = test::run_partition_on_host(test::whole_graph(b.graph, "cuda"), inputs);
+  INFO((outputs ? std::string() : outputs.error().render()));
+  REQUIRE(outputs);
+  REQUIRE(outputs->size() == 12);
+  std::size_t out = 0;
+  for (DType f : kFormats) {
+    INFO(dtype_name(f));
+    for (bool saturate : {false, true}) {
+      const auto* bits = (*outputs)[out++].data_as<uint8_t>();
+      int differ = 0;
+      for (std::size_t i = 0; i < values.size(); ++i)
+        if (bits[i] != float_to_float8(f, values[i], saturate) && differ++ < 5)
+          FAIL_CHECK(fmt::format("{} (saturate {}): {:#04x}, lib gives {:#04x}", values[i], saturate, bits[i],
+                                 float_to_float8(f, values[i], saturate)));
+      CHECK(differ == 0);
+    }
+    const float* decoded = (*outputs)[out++].data_as<float>();
+    for (unsigned i = 0; i < 256; ++i) {
+      const float expected = float8_to_float(f, static_cast<uint8_t>(i));
+      INFO("bits " << i);
+      CHECK((std::isnan(expected) ? std::isnan(decoded[i]) : std::bit_cast<uint32_t>(decoded[i]) == std::bit_cast<uint32_t>(expected)));
+    }
+  }
+}
+
+TEST_CASE("cuda QuantizeLinear and DequantizeLinear take the float8 types from opset 19", "[cuda]") {
+  HostChecks checks;
+  const Tensor x = random_tensor({2, 3, 4}, 550, -300, 300);
+  const Tensor per_axis = Tensor::from_vector<float>({3}, {0.5f, 2.f, 0.01f});
+  auto to_float8 = [](const Tensor& t, DType f) {
+    std::vector<uint8_t> bits;
+    for (int64_t i = 0; i < t.numel(); ++i) bits.push_back(float_to_float8(f, t.data_as<float>()[i], true));
+    return Tensor::from_bytes(f, t.shape(), std::as_bytes(std::span<const uint8_t>(bits)));
+  };
+  for (DType f : {DType::kFloat8E4M3FN, DType::kFloat8E4M3FNUZ, DType::kFloat8E5M2, DType::kFloat8E5M2FNUZ}) {
+    INFO(dtype_name(f));
+    const Tensor zero_point = to_float8(Tensor::from_vector<float>({3}, {0.f, 1.5f, -2.f}), f);
+    for (int64_t saturate : {0, 1})
+      checks.add({.op_type = "QuantizeLinear", .opset = 19, .inputs = {x, per_axis, zero_point},
+                  .attrs = attrs({{"axis", int64_t{1}}, {"saturate", saturate}}), .output_dtypes = {f}}, 0, 0);
+    checks.add({.op_type = "QuantizeLinear", .opset = 21, .inputs = {x, Tensor::from_vector<float>({}, {3.f})},
+                .attrs = attrs({{"output_dtype", static_cast<int64_t>(f)}}), .output_dtypes = {f}}, 0, 0);
+    const Tensor q = to_float8(x, f);
+    checks.add({.op_type = "DequantizeLinear", .opset = 19, .inputs = {q, per_axis, zero_point}, .attrs = attrs({{"axis", int64_t{1}}})},
+               0, 0);
+    checks.add({.op_type = "DequantizeLinear", .opset = 19, .inputs = {q, Tensor::from_vector<float>({}, {0.25f})}}, 0, 0);
+  }
+  checks.run();
 }
 
 TEST_CASE("cuda BitwiseAnd, BitwiseOr, BitwiseXor and BitwiseNot take every 8- to 64-bit integer", "[cuda]") {

@@ -87,8 +87,11 @@ KernelMatch check_clip(const NodeContext& ctx) {
   return require_one_dtype(ctx, 0, kAll, is_chain_type, kChainTypes);
 }
 
-// IsNaN, IsInf: float in, bool out.
+// IsNaN, IsInf: float in (float8 too from opset 20), bool out.
+bool is_cuda_float_or_float8(DType t) { return is_cuda_float(t) || is_float8(t); }
 KernelMatch check_float_test(const NodeContext& ctx) {
+  if (ctx.opset() >= 20)
+    return require_one_dtype(ctx, 0, kAll, is_cuda_float_or_float8, "float, float16, bfloat16 and the float8 types");
   return require_one_dtype(ctx, 0, kAll, is_cuda_float, kCudaFloats);
 }
 // Not, And, Or, Xor.
@@ -184,14 +187,20 @@ std::string clip_expr(const Node& n, Args a) {
   return v;
 }
 
+// Cast and CastLike: among the chain types and bool, and (opset 19 on) the float8 types, which
+// round as the saturate attribute says.
+constexpr std::string_view kCastTypes = "float, float16, bfloat16, double, 8- to 64-bit integers, bool and (opset 19 on) "
+                                        "the float8 types";
+bool is_cast_type(DType t, int64_t opset) { return is_chain_type_or_bool(t) || (opset >= 19 && is_float8(t)); }
+
 KernelMatch check_cast(const NodeContext& ctx) {
   NXRT_REQUIRE_MATCH(require_max_rank(ctx, 0));
   const DType from = ctx.input_dtype(0);
   const auto to = ctx.attrs().get_int("to");
   const auto to_dtype = to ? dtype_from_onnx(static_cast<int32_t>(*to)) : std::nullopt;
-  NXRT_REQUIRE(is_chain_type_or_bool(from) && to_dtype && is_chain_type_or_bool(*to_dtype),
+  NXRT_REQUIRE(is_cast_type(from, ctx.opset()) && to_dtype && is_cast_type(*to_dtype, ctx.opset()),
                "Cast: from {} to {}; the cuda EP casts among {}", dtype_name(from),
-               to_dtype ? dtype_name(*to_dtype) : "an unknown type", kChainTypesOrBool);
+               to_dtype ? dtype_name(*to_dtype) : "an unknown type", kCastTypes);
   return KernelMatch::supported();
 }
 
@@ -199,8 +208,8 @@ KernelMatch check_cast(const NodeContext& ctx) {
 KernelMatch check_cast_like(const NodeContext& ctx) {
   NXRT_REQUIRE_MATCH(require_max_rank(ctx, 0));
   const DType from = ctx.input_dtype(0), to = ctx.input_dtype(1);
-  NXRT_REQUIRE(is_chain_type_or_bool(from) && is_chain_type_or_bool(to),
-               "CastLike: from {} to {}; the cuda EP casts among {}", dtype_name(from), dtype_name(to), kChainTypesOrBool);
+  NXRT_REQUIRE(is_cast_type(from, ctx.opset()) && is_cast_type(to, ctx.opset()),
+               "CastLike: from {} to {}; the cuda EP casts among {}", dtype_name(from), dtype_name(to), kCastTypes);
   return KernelMatch::supported();
 }
 

@@ -1,8 +1,9 @@
 // QuantizeLinear and DequantizeLinear (opsets 10 to 22): float or float16 to int8 or uint8
-// and back (DequantizeLinear also reads int32), with a scale and zero point per tensor or,
-// from opset 13, per channel along `axis`. Blocked scales (opset 21's block_size) and the
-// float8, int4 and 16-bit quantized types are declined. DynamicQuantizeLinear finds its uint8
-// scale and zero point on the device.
+// and back (DequantizeLinear also reads int32), and from opset 19 to and from the float8 types
+// (rounded as Cast rounds, saturating as the saturate attribute says), with a scale and zero
+// point per tensor or, from opset 13, per channel along `axis`. Blocked scales (opset 21's
+// block_size) and the int4 and 16-bit quantized types are declined. DynamicQuantizeLinear
+// finds its uint8 scale and zero point on the device.
 #include <fmt/format.h>
 
 #include "ops/op_util.h"
@@ -46,18 +47,22 @@ DType quantize_output_type(const NodeContext& ctx) {
   return code == 0 ? DType::kUInt8 : static_cast<DType>(code);
 }
 
+// int8 and uint8, and the float8 types from opset 19.
+bool is_quantized(DType q, int64_t opset) { return !quantized_type(q).empty() || (opset >= 19 && is_float8(q)); }
+
 KernelMatch check_quantize(const NodeContext& ctx) {
   NXRT_REQUIRE_MATCH(require_dtypes(ctx, {0}, is_cuda_float, kCudaFloats));
   const DType q = quantize_output_type(ctx);
-  NXRT_REQUIRE(!quantized_type(q).empty(), "QuantizeLinear: quantizing to {} is not implemented by the cuda EP (it takes int8 "
-               "and uint8)", dtype_name(q));
+  NXRT_REQUIRE(is_quantized(q, ctx.opset()), "QuantizeLinear: quantizing to {} is not implemented by the cuda EP (it takes "
+               "int8, uint8 and, from opset 19, the float8 types)", dtype_name(q));
   return check_scale_and_zero_point(ctx, ctx.input_dtype(0), q);
 }
 
 KernelMatch check_dequantize(const NodeContext& ctx) {
   const DType x = ctx.input_dtype(0);
-  NXRT_REQUIRE(!quantized_type(x).empty() || x == DType::kInt32,
-               "DequantizeLinear: input 0 is {}; the cuda EP dequantizes int8, uint8 and int32", dtype_name(x));
+  NXRT_REQUIRE(is_quantized(x, ctx.opset()) || x == DType::kInt32,
+               "DequantizeLinear: input 0 is {}; the cuda EP dequantizes int8, uint8, int32 and, from opset 19, the float8 "
+               "types", dtype_name(x));
   NXRT_REQUIRE(is_cuda_float(ctx.input_dtype(1)), "DequantizeLinear: the scale is {}; the cuda EP takes {}",
                dtype_name(ctx.input_dtype(1)), kCudaFloats);
   return check_scale_and_zero_point(ctx, ctx.input_dtype(1), x);
@@ -78,8 +83,9 @@ Expected<std::pair<int64_t, int64_t>> channels_of(const StepContext& ctx, const 
 }
 
 // The step of both ops: output 0 (of `out`, x's shape) from x, the scale and the zero point
-// (absent: null), per tensor or per channel; `lo` and `hi`, when given, are the kernel's
-// arguments between the zero point and y (QuantizeLinear's saturation bounds).
+// (absent: null), per tensor or per channel; `bounds`, when given, are the kernel's two int
+// arguments between the zero point and y (QuantizeLinear's saturation bounds, or its float8
+// format and saturate flag).
 void add_scaled_step(PlanBuilder& b, const Node& node, const std::string& kernel, DType out,
                      std::optional<std::pair<int, int>> bounds) {
   const bool has_zp = node.inputs.size() > 2 && node.inputs[2] != kNoValue;
@@ -106,7 +112,19 @@ Expected<void> build_quantize_linear(PlanBuilder& b, const Node& node) {
   const bool has_zp = node.inputs.size() > 2 && node.inputs[2] != kNoValue;
   const int64_t code = node.opset >= 21 ? node.attributes.int_or("output_dtype", 0) : 0;
   const DType q = has_zp ? g.value(node.inputs[2]).type.dtype : code == 0 ? DType::kUInt8 : static_cast<DType>(code);
-  const std::string x(float_type(x_type)), qt(quantized_type(q));
+  const std::string x(float_type(x_type));
+  if (is_float8(q)) {
+    const std::string qt(chain_storage_type(q));
+    const std::string kernel = b.instantiate(
+        "quantize_f8", fmt::format("{}, {}", x, qt),
+        fmt::format("i64 n, i64 channels, i64 inner, const {0}* x, const {0}* scale, const {1}* zero_point, int f, "
+                    "int saturate, {1}* y", x, qt),
+        "n, channels, inner, x, scale, zero_point, f, saturate, y");
+    const int saturate = node.attributes.int_or("saturate", 1) != 0 ? 1 : 0;
+    add_scaled_step(b, node, kernel, q, std::pair(float8_code(q), saturate));
+    return {};
+  }
+  const std::string qt(quantized_type(q));
   const std::string kernel =
       b.instantiate("quantize", fmt::format("{}, {}", x, qt),
                     fmt::format("i64 n, i64 channels, i64 inner, const {0}* x, const {0}* scale, const {1}* zero_point, int lo, "
@@ -119,10 +137,12 @@ Expected<void> build_quantize_linear(PlanBuilder& b, const Node& node) {
 Expected<void> build_dequantize_linear(PlanBuilder& b, const Node& node) {
   const Graph& g = b.graph();
   const DType x_type = g.value(node.inputs[0]).type.dtype, scale_type = g.value(node.inputs[1]).type.dtype;
-  const std::string qt = x_type == DType::kInt32 ? "int" : std::string(quantized_type(x_type));
+  const std::string qt = x_type == DType::kInt32 ? "int"
+                         : is_float8(x_type)     ? std::string(chain_storage_type(x_type))
+                                                 : std::string(quantized_type(x_type));
   const std::string s(float_type(scale_type));
   const std::string kernel = b.instantiate(
-      "dequantize", fmt::format("{}, {}", qt, s),
+      is_float8(x_type) ? "dequantize_f8" : "dequantize", fmt::format("{}, {}", qt, s),
       fmt::format("i64 n, i64 channels, i64 inner, const {0}* x, const {1}* scale, const {0}* zero_point, {1}* y", qt, s),
       "n, channels, inner, x, scale, zero_point, y");
   add_scaled_step(b, node, kernel, scale_type, std::nullopt);
