@@ -148,7 +148,12 @@ Expected<void> ChainFuser::emit(PlanBuilder& builder, const std::vector<const No
     const std::string var = fmt::format("t{}", k);
     const DType dtype = graph_.value(n.outputs.front()).type.dtype;
     const std::string_view type = chain_value_type(dtype);
-    body += fmt::format("    {0} {1} = ({0})({2});  // {3} {4}\n", type, var, def.expr(n, args), n.op_type, n.name);
+    std::string expr = def.expr(n, args);
+    // A node making int4 or uint4 (Cast, CastLike) keeps the low 4 bits, rounding a float first.
+    if (is_4bit(dtype))
+      expr = fmt::format("{}({}, {})", is_floating(graph_.value(n.inputs[0]).type.dtype) ? "float_to_4bit" : "wrap_4bit", expr,
+                         dtype == DType::kInt4 ? 1 : 0);
+    body += fmt::format("    {0} {1} = ({0})({2});  // {3} {4}\n", type, var, expr, n.op_type, n.name);
     // A node making float8 (Cast, CastLike) rounds as its saturate attribute says.
     if (is_float8(dtype))
       body += fmt::format("    {0} = round_f8({0}, {1}, {2});\n", var, float8_code(dtype),

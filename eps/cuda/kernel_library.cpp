@@ -130,6 +130,19 @@ __device__ __forceinline__ float inf_f() { return __int_as_float(0x7f800000); }
 __device__ __forceinline__ bool is_nan(float v) { return v != v; }
 __device__ __forceinline__ bool is_inf(float v) { return fabsf(v) == inf_f(); }
 
+// int4 and uint4, held one per byte (int4 sign-extended), computed in int. Cast to them keeps
+// an integer's low 4 bits, and rounds a float half away from zero first (NaN gives 0), as the
+// cpu EP and ONNX Runtime do.
+__device__ __forceinline__ int wrap_4bit(i64 v, int is_signed) {
+  const int k = (int)(v & 15);
+  return is_signed && (k & 8) ? k - 16 : k;
+}
+__device__ __forceinline__ int float_to_4bit(double v, int is_signed) {
+  if (v != v) return 0;
+  const double r = fmin(fmax(round(v), -9223372036854775808.0), 9223372036854774784.0);
+  return wrap_4bit((i64)r, is_signed);
+}
+
 // float8: ONNX's four formats by code (0 E4M3FN, 1 E4M3FNUZ, 2 E5M2, 3 E5M2FNUZ), held as their
 // bit patterns. A chain computes them in float: ld decodes; a node making float8 (Cast,
 // CastLike) rounds its value with round_f8 (chain.cpp), so st only encodes a value the format
@@ -725,36 +738,43 @@ __device__ void grid_sample(i64 n, int spatial, Dims size, i64 channels, i64 poi
   }
 }
 
-// QuantizeLinear: y = saturate(round_half_even(x / scale) + zero_point) into [lo, hi]; the
-// scale and zero point are per tensor (channels 1) or per channel along an axis of
-// `channels` with stride `inner`. zero_point may be null (0).
+// Which scale (and zero point) element applies to element i of x: lib's ScaleMap
+// (nxrt/ep/quantize_scale.h), per tensor, per index of an axis, or per block of the axis.
+struct ScaleMap { i64 per_tensor, axis_size, inner, block, scale_axis_size; };
+__device__ __forceinline__ i64 scale_index(const ScaleMap& m, i64 i) {
+  if (m.per_tensor) return 0;
+  const i64 a = (i / m.inner) % m.axis_size;
+  if (m.block == 0) return a;
+  return (i / (m.inner * m.axis_size) * m.scale_axis_size + a / m.block) * m.inner + i % m.inner;
+}
+
+// QuantizeLinear: y = saturate(round_half_even(x / scale) + zero_point) into [lo, hi].
+// zero_point may be null (0).
 template <class X, class Q>
-__device__ void quantize(i64 n, i64 channels, i64 inner, const X* x, const X* scale, const Q* zero_point, int lo, int hi,
-                         Q* y) {
+__device__ void quantize(i64 n, ScaleMap m, const X* x, const X* scale, const Q* zero_point, int lo, int hi, Q* y) {
   for (i64 i = global_index(); i < n; i += global_stride()) {
-    const i64 c = (i / inner) % channels;
+    const i64 c = scale_index(m, i);
     const float q = rintf(ld(x, i) / ld(scale, c)) + (zero_point ? (float)zero_point[c] : 0.f);
     y[i] = (Q)fminf(fmaxf(q, (float)lo), (float)hi);
   }
 }
 
-// DequantizeLinear: y = (x - zero_point) * scale, per tensor or per channel as above.
+// DequantizeLinear: y = (x - zero_point) * scale.
 template <class Q, class S>
-__device__ void dequantize(i64 n, i64 channels, i64 inner, const Q* x, const S* scale, const Q* zero_point, S* y) {
+__device__ void dequantize(i64 n, ScaleMap m, const Q* x, const S* scale, const Q* zero_point, S* y) {
   for (i64 i = global_index(); i < n; i += global_stride()) {
-    const i64 c = (i / inner) % channels;
+    const i64 c = scale_index(m, i);
     const i64 shifted = (i64)x[i] - (zero_point ? (i64)zero_point[c] : 0);
     st(y, i, (float)shifted * ld(scale, c));
   }
 }
 
 // QuantizeLinear to float8 (format f, opset 19): y = x / scale + zero_point rounded as Cast
-// rounds, saturating with `saturate`; per tensor or per channel as above.
+// rounds, saturating with `saturate`.
 template <class X, class Q>
-__device__ void quantize_f8(i64 n, i64 channels, i64 inner, const X* x, const X* scale, const Q* zero_point, int f,
-                            int saturate, Q* y) {
+__device__ void quantize_f8(i64 n, ScaleMap m, const X* x, const X* scale, const Q* zero_point, int f, int saturate, Q* y) {
   for (i64 i = global_index(); i < n; i += global_stride()) {
-    const i64 c = (i / inner) % channels;
+    const i64 c = scale_index(m, i);
     const float v = ld(x, i) / ld(scale, c) + (zero_point ? ld(zero_point, c) : 0.f);
     y[i].x = (unsigned char)f8_encode(v, f, saturate);
   }
@@ -762,9 +782,9 @@ __device__ void quantize_f8(i64 n, i64 channels, i64 inner, const X* x, const X*
 
 // DequantizeLinear of float8: y = (x - zero_point) * scale, the float8 values decoded.
 template <class Q, class S>
-__device__ void dequantize_f8(i64 n, i64 channels, i64 inner, const Q* x, const S* scale, const Q* zero_point, S* y) {
+__device__ void dequantize_f8(i64 n, ScaleMap m, const Q* x, const S* scale, const Q* zero_point, S* y) {
   for (i64 i = global_index(); i < n; i += global_stride()) {
-    const i64 c = (i / inner) % channels;
+    const i64 c = scale_index(m, i);
     st(y, i, (ld(x, i) - (zero_point ? ld(zero_point, c) : 0.f)) * ld(scale, c));
   }
 }

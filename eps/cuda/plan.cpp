@@ -50,8 +50,8 @@ std::string_view float_type(DType t) { return t == DType::kFloat16 ? "h16" : t =
 
 std::string_view chain_storage_type(DType t) {
   switch (t) {
-    case DType::kInt8: return "signed char";
-    case DType::kUInt8: return "unsigned char";
+    case DType::kInt8: case DType::kInt4: return "signed char";
+    case DType::kUInt8: case DType::kUInt4: return "unsigned char";
     case DType::kInt16: return "short";
     case DType::kUInt16: return "unsigned short";
     case DType::kFloat64: return "double";
@@ -80,7 +80,7 @@ int float8_code(DType t) {
 
 std::string_view chain_value_type(DType t) {
   if (t == DType::kFloat16 || t == DType::kBFloat16 || is_float8(t)) return "float";
-  if (is_narrow_integer(t)) return "int";
+  if (is_narrow_integer(t) || is_4bit(t)) return "int";
   return chain_storage_type(t);
 }
 

@@ -856,16 +856,19 @@ TEST_CASE("cuda QuantizeLinear and DequantizeLinear run on the host: int8 and ui
   checks.add_f16({.op_type = "DequantizeLinear", .opset = 19, .inputs = {q8, scale, zero_i8}});
   checks.add_f16({.op_type = "QuantizeLinear", .opset = 19, .inputs = {random_tensor({8}, 92, -100, 100), scale, zero_u8}});
   checks.run();
-  // Blocked scales are declined with the reason; a scale that does not fit the axis fails when the step runs.
+  // Scales that do not fit x are declined with the shape they need.
   auto blocked = test::run_partition_with({.op_type = "QuantizeLinear", .opset = 21, .inputs = {x, random_tensor({2, 3, 2}, 93)},
                                            .attrs = attrs({{"block_size", int64_t{2}}})},
                                           "cuda", test::run_partition_on_host);
   REQUIRE_FALSE(blocked);
-  CHECK_THAT(blocked.error().why, Catch::Contains("blocked quantization (block_size 2) is not implemented by the cuda EP"));
+  CHECK(blocked.error().why ==
+        "QuantizeLinear: the scale [2,3,2] does not fit x [2,3,4] with axis 1 and block_size 2; blocked scales have x's "
+        "shape with ceil(dim / block_size) at the axis: [2,2,4]");
   auto misfit = test::run_partition_with({.op_type = "DequantizeLinear", .opset = 13, .inputs = {q8, scales}, .attrs = attrs({{"axis", int64_t{1}}})},
                                          "cuda", test::run_partition_on_host);
   REQUIRE_FALSE(misfit);
-  CHECK_THAT(misfit.error().what, Catch::Contains("a scale of shape [3] does not fit input [3,4] along axis 1"));
+  CHECK(misfit.error().why == "DequantizeLinear: the scale [3] does not fit x [3,4] with axis 1; a per-axis scale is 1-D "
+                              "with one value per index of the axis");
 }
 
 TEST_CASE("cuda GridSample runs on the host: every mode and padding, 1 to 3 spatial dims", "[cuda]") {
@@ -1509,8 +1512,52 @@ TEST_CASE("cuda float8 casts round and decode bit for bit as lib's float8 does, 
   }
 }
 
-TEST_CASE("cuda QuantizeLinear and DequantizeLinear take the float8 types from opset 19", "[cuda]") {
+TEST_CASE("cuda Cast-21 to int4 and uint4 keeps the low 4 bits, rounding floats half away from zero; and back", "[cuda]") {
   HostChecks checks;
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const Tensor floats = Tensor::from_vector<float>({12}, {0.5f, -0.5f, 1.5f, 2.49f, -7.5f, 7.5f, 8.f, -9.f, 100.7f, 1e20f, nan, -0.f});
+  const Tensor ints = cast(test::int64s({-9, -8, -1, 0, 7, 8, 15, 16, 255, -100000}), DType::kInt32);
+  for (DType t : {DType::kInt4, DType::kUInt4}) {
+    INFO(dtype_name(t));
+    for (const Tensor& x : {floats, ints})
+      checks.add({.op_type = "Cast", .opset = 21, .inputs = {x}, .attrs = attrs({{"to", static_cast<int64_t>(t)}}),
+                  .output_dtypes = {t}}, 0, 0);
+    // And back: the held values read as integers, to float and to int32.
+    const Tensor held = Tensor::from_bytes(t, {4}, std::as_bytes(std::span<const uint8_t>(
+                                                       t == DType::kInt4 ? std::vector<uint8_t>{0xf8, 0xff, 0x00, 0x07}
+                                                                         : std::vector<uint8_t>{0x00, 0x01, 0x08, 0x0f})));
+    for (DType to : {DType::kFloat32, DType::kInt32, DType::kUInt8})
+      checks.add({.op_type = "Cast", .opset = 21, .inputs = {held}, .attrs = attrs({{"to", static_cast<int64_t>(to)}}),
+                  .output_dtypes = {to}}, 0, 0);
+  }
+  checks.run();
+}
+
+TEST_CASE("cuda QuantizeLinear and DequantizeLinear: float8 (opset 19), 16- and 4-bit integers and blocked scales (21)",
+          "[cuda]") {
+  HostChecks checks;
+  // Blocked scales along either axis (a last block shorter than the others), 16-bit and 4-bit
+  // integers (held one per byte) saturating at their ranges.
+  const Tensor w = random_tensor({4, 6}, 551, -40, 40);
+  const Tensor rows = random_tensor({2, 6}, 552, 0.5f, 2.f), cols = random_tensor({4, 2}, 553, 0.5f, 2.f);
+  for (DType t : {DType::kInt16, DType::kUInt16, DType::kInt8, DType::kUInt8, DType::kInt4, DType::kUInt4}) {
+    INFO(dtype_name(t));
+    checks.add({.op_type = "QuantizeLinear", .opset = 21, .inputs = {w, rows},
+                .attrs = attrs({{"axis", int64_t{0}}, {"block_size", int64_t{3}}, {"output_dtype", static_cast<int64_t>(t)}}),
+                .output_dtypes = {t}}, 0, 0);
+    checks.add({.op_type = "QuantizeLinear", .opset = 21, .inputs = {w, cols},
+                .attrs = attrs({{"axis", int64_t{1}}, {"block_size", int64_t{4}}, {"output_dtype", static_cast<int64_t>(t)}}),
+                .output_dtypes = {t}}, 0, 0);
+    const Tensor q = cast(test::int64s({-8, -3, 0, 1, 5, 7, 2, -1, 6, -6, 3, 4}).reshaped({2, 6}), t == DType::kUInt4   ? DType::kUInt8
+                                                                                                : t == DType::kInt4 ? DType::kInt8
+                                                                                                                    : t);
+    const Tensor held = t == DType::kInt4 || t == DType::kUInt4
+                            ? Tensor::from_bytes(t, q.shape(), std::as_bytes(std::span(q.data_as<uint8_t>(), 12)))
+                            : q;
+    const Tensor zero_point = Tensor::from_bytes(t, {2, 2}, std::as_bytes(std::span(held.data_as<uint8_t>(), 4 * dtype_size(t))));
+    checks.add({.op_type = "DequantizeLinear", .opset = 21, .inputs = {held, random_tensor({2, 2}, 554), zero_point},
+                .attrs = attrs({{"axis", int64_t{1}}, {"block_size", int64_t{3}}})}, 0, 0);
+  }
   const Tensor x = random_tensor({2, 3, 4}, 550, -300, 300);
   const Tensor per_axis = Tensor::from_vector<float>({3}, {0.5f, 2.f, 0.01f});
   auto to_float8 = [](const Tensor& t, DType f) {

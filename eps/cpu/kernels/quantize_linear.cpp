@@ -9,6 +9,7 @@
 #include "common/kernel_util.h"
 #include "kernels/kernels.h"
 #include "nxrt/ep/float8.h"
+#include "nxrt/ep/quantize_scale.h"
 
 namespace nxrt::cpu {
 namespace {
@@ -58,53 +59,6 @@ float quantized_value(DType t, const Q* data, int64_t i) {
   if constexpr (std::is_same_v<Q, uint8_t>)
     if (is_float8(t)) return float8_to_float(t, data[i]);
   return static_cast<float>(data[i]);
-}
-
-// Which scale (and zero point) element applies to element i of x: one for the tensor, one
-// per index of `axis`, or, with blocks, one per block_size indices of `axis` and per index of
-// every other dim (the scale has x's rank).
-struct ScaleMap {
-  bool per_tensor = true;
-  int64_t axis_size = 1, inner = 1, block = 0, scale_axis_size = 1;
-  int64_t index(int64_t i) const {
-    if (per_tensor) return 0;
-    const int64_t a = (i / inner) % axis_size;
-    if (block == 0) return a;
-    const int64_t outer = i / (inner * axis_size);
-    return (outer * scale_axis_size + a / block) * inner + i % inner;
-  }
-};
-
-// Blocked scales: x's shape with ceil(dim / block) at the axis.
-Shape blocked_scale_shape(const Shape& x, std::size_t axis, int64_t block) {
-  Shape s = x;
-  s[axis] = (x[axis] + block - 1) / block;
-  return s;
-}
-
-Expected<ScaleMap> scale_map(std::string_view op, const Shape& x, const Shape& scale, int64_t axis, int64_t block) {
-  ScaleMap m;
-  if (block == 0 && shape_numel(scale) == 1) return m;
-  const auto a = normalize_axis(axis, static_cast<int64_t>(x.size()));
-  const auto bad = [&](std::string why) {
-    return fail(ErrorCode::kRuntime,
-                fmt::format("{}: the scale {} does not fit x {} with axis {}{}", op, shape_to_string(scale),
-                            shape_to_string(x), axis, block ? fmt::format(" and block_size {}", block) : ""),
-                std::move(why), "check the axis and block_size attributes and the scale");
-  };
-  if (!a) return bad("the axis is out of range for x");
-  const auto ax = static_cast<std::size_t>(*a);
-  if (block == 0 && (scale.size() != 1 || scale[0] != x[ax]))
-    return bad("a per-axis scale is 1-D with one value per index of the axis");
-  if (block > 0 && scale != blocked_scale_shape(x, ax, block))
-    return bad(fmt::format("blocked scales have x's shape with ceil(dim / block_size) at the axis: {}",
-                           shape_to_string(blocked_scale_shape(x, ax, block))));
-  m.per_tensor = false;
-  m.axis_size = x[ax];
-  m.block = block;
-  m.scale_axis_size = block ? scale[ax] : 1;
-  for (std::size_t d = ax + 1; d < x.size(); ++d) m.inner *= x[d];
-  return m;
 }
 
 // The scale and zero point of both ops: float scales shaped for the tensor, the axis or

@@ -187,11 +187,13 @@ std::string clip_expr(const Node& n, Args a) {
   return v;
 }
 
-// Cast and CastLike: among the chain types and bool, and (opset 19 on) the float8 types, which
-// round as the saturate attribute says.
-constexpr std::string_view kCastTypes = "float, float16, bfloat16, double, 8- to 64-bit integers, bool and (opset 19 on) "
-                                        "the float8 types";
-bool is_cast_type(DType t, int64_t opset) { return is_chain_type_or_bool(t) || (opset >= 19 && is_float8(t)); }
+// Cast and CastLike: among the chain types and bool, the float8 types from opset 19 (rounded
+// as the saturate attribute says), int4 and uint4 from 21.
+constexpr std::string_view kCastTypes = "float, float16, bfloat16, double, 8- to 64-bit integers, bool, from opset 19 the "
+                                        "float8 types and from 21 int4 and uint4";
+bool is_cast_type(DType t, int64_t opset) {
+  return is_chain_type_or_bool(t) || (opset >= 19 && is_float8(t)) || (opset >= 21 && is_4bit(t));
+}
 
 KernelMatch check_cast(const NodeContext& ctx) {
   NXRT_REQUIRE_MATCH(require_max_rank(ctx, 0));

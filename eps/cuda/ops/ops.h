@@ -93,7 +93,7 @@ std::vector<CudaOpDef> generator_ops();     // EyeLike, OneHot
 std::vector<CudaOpDef> signal_ops();        // DFT, STFT, HannWindow, HammingWindow, BlackmanWindow, MelWeightMatrix
 std::vector<CudaOpDef> topk_ops();          // TopK
 std::vector<CudaOpDef> einsum_ops();        // Einsum (one or two inputs)
-std::vector<CudaOpDef> quantize_ops();      // QuantizeLinear, DequantizeLinear (int8, uint8), DynamicQuantizeLinear
+std::vector<CudaOpDef> quantize_ops();      // QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear
 std::vector<CudaOpDef> integer_matmul_ops(); // MatMulInteger, QLinearMatMul
 std::vector<CudaOpDef> integer_conv_ops();  // ConvInteger, QLinearConv
 std::vector<CudaOpDef> det_ops();           // Det

@@ -1,11 +1,12 @@
 // QuantizeLinear and DequantizeLinear (opsets 10 to 22): float or float16 to int8 or uint8
-// and back (DequantizeLinear also reads int32), and from opset 19 to and from the float8 types
-// (rounded as Cast rounds, saturating as the saturate attribute says), with a scale and zero
-// point per tensor or, from opset 13, per channel along `axis`. Blocked scales (opset 21's
-// block_size) and the int4 and 16-bit quantized types are declined. DynamicQuantizeLinear
+// and back (DequantizeLinear also reads int32), from opset 19 the float8 types (rounded as Cast
+// rounds, saturating as the saturate attribute says), from 21 int16, uint16, int4 and uint4,
+// with a scale and zero point per tensor, from opset 13 per index of `axis`, and from 21 per
+// block of it (block_size; lib's ScaleMap, nxrt/ep/quantize_scale.h). DynamicQuantizeLinear
 // finds its uint8 scale and zero point on the device.
 #include <fmt/format.h>
 
+#include "nxrt/ep/quantize_scale.h"
 #include "ops/op_util.h"
 #include "ops/ops.h"
 #include "runtime.h"
@@ -13,29 +14,69 @@
 namespace nxrt::cuda {
 namespace {
 
-// The scale is a float (or float16) of dtype `scale`, a scalar or (opset 13) a 1-D vector;
-// the zero point, if given, has the quantized type `q` and the scale's shape.
+// The quantized types of a version: int8 and uint8, the float8 types from opset 19, int16,
+// uint16, int4 and uint4 (held one per byte) from 21.
+bool is_quantized(DType q, int64_t opset) {
+  if (q == DType::kInt8 || q == DType::kUInt8) return true;
+  if (is_float8(q)) return opset >= 19;
+  return opset >= 21 && (q == DType::kInt16 || q == DType::kUInt16 || is_4bit(q));
+}
+constexpr std::string_view kQuantizedTypes =
+    "int8, uint8, from opset 19 the float8 types, from 21 int16, uint16, int4 and uint4";
+
+// The CUDA C type of quantized integers of `q` and their range.
+std::string_view integer_type(DType q) {
+  switch (q) {
+    case DType::kInt8: case DType::kInt4: return "signed char";
+    case DType::kInt16: return "short";
+    case DType::kUInt16: return "unsigned short";
+    case DType::kInt32: return "int";
+    default: return "unsigned char";
+  }
+}
+std::pair<int, int> integer_range(DType q) {
+  switch (q) {
+    case DType::kInt8: return {-128, 127};
+    case DType::kInt4: return {-8, 7};
+    case DType::kUInt4: return {0, 15};
+    case DType::kInt16: return {-32768, 32767};
+    case DType::kUInt16: return {0, 65535};
+    default: return {0, 255};
+  }
+}
+
+int64_t block_size(const NodeContext& ctx) { return ctx.opset() >= 21 ? ctx.attrs().int_or("block_size", 0) : 0; }
+
+// The scale is a float (or float16) of dtype `scale`: a scalar, (opset 13) a 1-D vector, or
+// (21, block_size) a tensor of x's rank; the zero point, if given, has the quantized type `q`
+// and the scale's shape.
 KernelMatch check_scale_and_zero_point(const NodeContext& ctx, DType scale, DType q) {
   const std::string& op = ctx.node().op_type;
-  NXRT_REQUIRE(ctx.opset() < 21 || ctx.attrs().int_or("block_size", 0) == 0,
-               "{}: blocked quantization (block_size {}) is not implemented by the cuda EP; it takes per-tensor and "
-               "per-axis scales", op, ctx.attrs().int_or("block_size", 0));
+  const int64_t block = block_size(ctx);
+  NXRT_REQUIRE(block >= 0, "{}: block_size {} is negative", op, block);
   NXRT_REQUIRE(ctx.input_dtype(1) == scale, "{}: the scale is {}; the cuda EP needs {} here", op, dtype_name(ctx.input_dtype(1)),
                dtype_name(scale));
-  const int64_t max_rank = ctx.opset() >= 13 ? 1 : 0;
-  for (std::size_t i : {1, 2})
-    if (ctx.has_input(i)) {
-      const auto rank = ctx.input_rank(i);
-      NXRT_REQUIRE(!rank || *rank <= max_rank, "{}: the {} has rank {}; opset {} takes rank {} at most", op,
-                   i == 1 ? "scale" : "zero point", *rank, ctx.opset(), max_rank);
-    }
+  if (block == 0) {
+    const int64_t max_rank = ctx.opset() >= 13 ? 1 : 0;
+    for (std::size_t i : {1, 2})
+      if (ctx.has_input(i)) {
+        const auto rank = ctx.input_rank(i);
+        NXRT_REQUIRE(!rank || *rank <= max_rank, "{}: the {} has rank {}; opset {} takes rank {} at most", op,
+                     i == 1 ? "scale" : "zero point", *rank, ctx.opset(), max_rank);
+      }
+  }
   if (ctx.has_input(2))
     NXRT_REQUIRE(ctx.input_dtype(2) == q, "{}: the zero point is {} but the quantized tensor is {}; they must match", op,
                  dtype_name(ctx.input_dtype(2)), dtype_name(q));
-  if (const auto rank = ctx.input_rank(0); rank && ctx.opset() >= 13) {
-    const int64_t axis = ctx.attrs().int_or("axis", 1);
-    NXRT_REQUIRE(ctx.input_rank(1).value_or(0) == 0 || (axis >= -*rank && axis < *rank),
-                 "{}: axis {} is out of range for an input of rank {}", op, axis, *rank);
+  const auto xs = ctx.input_static_shape(0), ss = ctx.input_static_shape(1);
+  if (xs && ss) {
+    auto map = scale_map(op, *xs, *ss, ctx.opset() >= 13 ? ctx.attrs().int_or("axis", 1) : 1, block);
+    if (!map) return KernelMatch::declined(fmt::format("{}; {}", map.error().what, map.error().why));
+  }
+  if (block > 0 && ctx.has_input(2)) {
+    const auto zs = ctx.input_static_shape(2);
+    NXRT_REQUIRE(!zs || !ss || *zs == *ss, "{}: blocked quantization needs a zero point of the scale's shape {}, got {}", op,
+                 shape_to_string(*ss), shape_to_string(*zs));
   }
   return KernelMatch::supported();
 }
@@ -47,40 +88,28 @@ DType quantize_output_type(const NodeContext& ctx) {
   return code == 0 ? DType::kUInt8 : static_cast<DType>(code);
 }
 
-// int8 and uint8, and the float8 types from opset 19.
-bool is_quantized(DType q, int64_t opset) { return !quantized_type(q).empty() || (opset >= 19 && is_float8(q)); }
-
 KernelMatch check_quantize(const NodeContext& ctx) {
   NXRT_REQUIRE_MATCH(require_dtypes(ctx, {0}, is_cuda_float, kCudaFloats));
   const DType q = quantize_output_type(ctx);
-  NXRT_REQUIRE(is_quantized(q, ctx.opset()), "QuantizeLinear: quantizing to {} is not implemented by the cuda EP (it takes "
-               "int8, uint8 and, from opset 19, the float8 types)", dtype_name(q));
+  NXRT_REQUIRE(is_quantized(q, ctx.opset()), "QuantizeLinear: quantizing to {} at opset {} is not implemented by the cuda EP "
+               "(it takes {})", dtype_name(q), ctx.opset(), kQuantizedTypes);
   return check_scale_and_zero_point(ctx, ctx.input_dtype(0), q);
 }
 
 KernelMatch check_dequantize(const NodeContext& ctx) {
   const DType x = ctx.input_dtype(0);
   NXRT_REQUIRE(is_quantized(x, ctx.opset()) || x == DType::kInt32,
-               "DequantizeLinear: input 0 is {}; the cuda EP dequantizes int8, uint8, int32 and, from opset 19, the float8 "
-               "types", dtype_name(x));
+               "DequantizeLinear: input 0 is {} at opset {}; the cuda EP dequantizes int32, {}", dtype_name(x), ctx.opset(),
+               kQuantizedTypes);
   NXRT_REQUIRE(is_cuda_float(ctx.input_dtype(1)), "DequantizeLinear: the scale is {}; the cuda EP takes {}",
                dtype_name(ctx.input_dtype(1)), kCudaFloats);
   return check_scale_and_zero_point(ctx, ctx.input_dtype(1), x);
 }
 
-// Channels and the stride between them for a per-axis scale of `scale_size` elements, or
-// (1, 1) per tensor; a scale that does not fit the input is an error of the step.
-Expected<std::pair<int64_t, int64_t>> channels_of(const StepContext& ctx, const Shape& x, const Tensor& scale, int64_t axis_attr) {
-  if (scale.numel() == 1) return std::pair<int64_t, int64_t>{1, 1};  // a scalar, or a vector of one
-  const int64_t axis = normalize_axis(axis_attr, static_cast<int64_t>(x.size()));
-  if (scale.shape().size() != 1 || axis < 0 || axis >= static_cast<int64_t>(x.size()) ||
-      scale.numel() != x[static_cast<std::size_t>(axis)])
-    return fail(ErrorCode::kRuntime, fmt::format("{}: a scale of shape {} does not fit input {} along axis {}", ctx.where(),
-                                                 shape_to_string(scale.shape()), shape_to_string(x), axis_attr),
-                "a per-axis scale has one element per index of the axis");
-  const auto a = static_cast<std::size_t>(axis);
-  return std::pair<int64_t, int64_t>{x[a], dims_product(x, a + 1, x.size())};
-}
+// lib's ScaleMap as the kernels take it (kernel_library.cpp).
+struct KernelScaleMap {
+  int64_t per_tensor, axis_size, inner, block, scale_axis_size;
+};
 
 // The step of both ops: output 0 (of `out`, x's shape) from x, the scale and the zero point
 // (absent: null), per tensor or per channel; `bounds`, when given, are the kernel's two int
@@ -90,15 +119,22 @@ void add_scaled_step(PlanBuilder& b, const Node& node, const std::string& kernel
                      std::optional<std::pair<int, int>> bounds) {
   const bool has_zp = node.inputs.size() > 2 && node.inputs[2] != kNoValue;
   const int64_t axis = node.opset >= 13 ? node.attributes.int_or("axis", 1) : 1;
+  const int64_t block = node.opset >= 21 ? node.attributes.int_or("block_size", 0) : 0;
   b.add_step(make_step(node, "nvrtc:" + kernel, [=](StepContext& ctx) -> Expected<void> {
     const Tensor& in = ctx.input(0);
-    auto channels = channels_of(ctx, in.shape(), ctx.input(1), axis);
-    if (!channels) return std::unexpected(channels.error());
+    auto map = scale_map(ctx.where(), in.shape(), ctx.input(1).shape(), axis, block);
+    if (!map) return std::unexpected(map.error());
+    if (has_zp && ctx.input(2).shape() != ctx.input(1).shape() && !(ctx.input(2).numel() == 1 && ctx.input(1).numel() == 1))
+      return fail(ErrorCode::kRuntime,
+                  fmt::format("{}: the zero point {} and the scale {} differ in shape", ctx.where(),
+                              shape_to_string(ctx.input(2).shape()), shape_to_string(ctx.input(1).shape())),
+                  "the zero point has one value per scale value", "give the zero point the scale's shape");
     auto y = ctx.output(0, out, in.shape());
     if (!y) return std::unexpected(y.error());
     if (in.numel() == 0) return {};
+    const KernelScaleMap m{map->per_tensor ? 1 : 0, map->axis_size, map->inner, map->block, map->scale_axis_size};
     KernelArgs args;
-    args.add(in.numel()).add(channels->first).add(channels->second).ptr(dev(in)).ptr(dev(ctx.input(1)));
+    args.add(in.numel()).add(m).ptr(dev(in)).ptr(dev(ctx.input(1)));
     args.ptr(has_zp ? dev(ctx.input(2)) : nullptr);
     if (bounds) args.add(bounds->first).add(bounds->second);
     args.ptr(dev_mut(*y));
@@ -117,34 +153,32 @@ Expected<void> build_quantize_linear(PlanBuilder& b, const Node& node) {
     const std::string qt(chain_storage_type(q));
     const std::string kernel = b.instantiate(
         "quantize_f8", fmt::format("{}, {}", x, qt),
-        fmt::format("i64 n, i64 channels, i64 inner, const {0}* x, const {0}* scale, const {1}* zero_point, int f, "
-                    "int saturate, {1}* y", x, qt),
-        "n, channels, inner, x, scale, zero_point, f, saturate, y");
+        fmt::format("i64 n, ScaleMap m, const {0}* x, const {0}* scale, const {1}* zero_point, int f, int saturate, {1}* y",
+                    x, qt),
+        "n, m, x, scale, zero_point, f, saturate, y");
     const int saturate = node.attributes.int_or("saturate", 1) != 0 ? 1 : 0;
     add_scaled_step(b, node, kernel, q, std::pair(float8_code(q), saturate));
     return {};
   }
-  const std::string qt(quantized_type(q));
+  const std::string qt(integer_type(q));
   const std::string kernel =
       b.instantiate("quantize", fmt::format("{}, {}", x, qt),
-                    fmt::format("i64 n, i64 channels, i64 inner, const {0}* x, const {0}* scale, const {1}* zero_point, int lo, "
-                                "int hi, {1}* y", x, qt),
-                    "n, channels, inner, x, scale, zero_point, lo, hi, y");
-  add_scaled_step(b, node, kernel, q, q == DType::kInt8 ? std::pair(-128, 127) : std::pair(0, 255));
+                    fmt::format("i64 n, ScaleMap m, const {0}* x, const {0}* scale, const {1}* zero_point, int lo, int hi, "
+                                "{1}* y", x, qt),
+                    "n, m, x, scale, zero_point, lo, hi, y");
+  add_scaled_step(b, node, kernel, q, integer_range(q));
   return {};
 }
 
 Expected<void> build_dequantize_linear(PlanBuilder& b, const Node& node) {
   const Graph& g = b.graph();
   const DType x_type = g.value(node.inputs[0]).type.dtype, scale_type = g.value(node.inputs[1]).type.dtype;
-  const std::string qt = x_type == DType::kInt32 ? "int"
-                         : is_float8(x_type)     ? std::string(chain_storage_type(x_type))
-                                                 : std::string(quantized_type(x_type));
+  const std::string qt(is_float8(x_type) ? chain_storage_type(x_type) : integer_type(x_type));
   const std::string s(float_type(scale_type));
   const std::string kernel = b.instantiate(
       is_float8(x_type) ? "dequantize_f8" : "dequantize", fmt::format("{}, {}", qt, s),
-      fmt::format("i64 n, i64 channels, i64 inner, const {0}* x, const {1}* scale, const {0}* zero_point, {1}* y", qt, s),
-      "n, channels, inner, x, scale, zero_point, y");
+      fmt::format("i64 n, ScaleMap m, const {0}* x, const {1}* scale, const {0}* zero_point, {1}* y", qt, s),
+      "n, m, x, scale, zero_point, y");
   add_scaled_step(b, node, kernel, scale_type, std::nullopt);
   return {};
 }
