@@ -277,16 +277,12 @@ TEST_CASE("cuda chains compute int32 and int64 arithmetic, and Cast among the fo
                                         cast(test::int64s({3}), dtype)};
     check_outputs(test::run_partition_on_host(test::whole_graph(b.graph, "cuda"), inputs), test::run_graph_on_cpu(b.graph, inputs), 0, 0);
   }
-  // One Cast each (the graph gives the output's dtype, as shape inference does for a model).
-  auto check_cast = [](const Tensor& x, DType to) {
-    INFO(dtype_name(x.dtype()) << " to " << dtype_name(to));
-    test::GraphBuilder b;
-    b.input("x", x.dtype(), x.shape());
-    b.node("cast", "Cast", {"x"}, {"y"}, to, x.shape());
-    b.graph.nodes.back().attributes = attrs({{"to", static_cast<int64_t>(to)}});
-    b.output("y");
-    b.finish();
-    check_outputs(test::run_partition_on_host(test::whole_graph(b.graph, "cuda"), {x}), test::run_graph_on_cpu(b.graph, {x}), 0, 0);
+  // One Cast each (its output's dtype given, as shape inference gives it for a model), all in
+  // one module.
+  HostChecks casts;
+  auto check_cast = [&casts](const Tensor& x, DType to) {
+    casts.add({.op_type = "Cast", .opset = 13, .inputs = {x}, .attrs = attrs({{"to", static_cast<int64_t>(to)}}),
+               .output_dtypes = {to}}, 0, 0);
   };
   const Tensor x = random_tensor({2, 5}, 22, -50, 50);
   for (DType to : {DType::kInt32, DType::kInt64, DType::kFloat16}) check_cast(x, to);
@@ -303,6 +299,7 @@ TEST_CASE("cuda chains compute int32 and int64 arithmetic, and Cast among the fo
   check_cast(test::int64s({-5, 0, (int64_t{1} << 53) - 1, 7}), DType::kFloat64);
   check_cast(cast(test::int64s({-5, 0, (int64_t{1} << 53) - 1, 7}), DType::kFloat64), DType::kInt64);
   check_cast(cast(x, DType::kFloat64), DType::kFloat32);
+  casts.run();
 }
 
 TEST_CASE("cuda runs double in its exact kernels: chain arithmetic, CumSum, Einsum, TopK, reductions", "[cuda]") {
