@@ -63,7 +63,9 @@ Expected<bool> check_test_dir(const fs::path& dir, const SessionOptions& options
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
     if (it->is_directory(entry_ec) && it->path().filename().string().starts_with("test_data_set_"))
       sets.push_back(it->path());
-  if (ec) return fail(ErrorCode::kInvalidInput, fmt::format("cannot list the folder '{}'", dir.string()), ec.message());
+  if (ec)
+    return fail(ErrorCode::kInvalidInput, fmt::format("cannot list the folder '{}'", dir.string()), ec.message(),
+                "check that the folder exists and that you may read it");
   std::sort(sets.begin(), sets.end());
   if (sets.empty())
     return fail(ErrorCode::kInvalidInput, fmt::format("'{}' has no test_data_set_* folder", dir.string()));

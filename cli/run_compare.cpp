@@ -162,10 +162,12 @@ Expected<std::vector<fs::path>> numbered_files(const fs::path& dir, const std::s
                   fmt::format("'{}' has two files numbered {}: '{}' and '{}'", dir.string(), n,
                               std::min(at->second.filename().string(), name),
                               std::max(at->second.filename().string(), name)),
-                  {}, "keep one of them");
+                  fmt::format("file {}_K.pb holds the K-th {}, so each number names one file", prefix, prefix),
+                  "keep one of them");
   }
   if (ec)
-    return fail(ErrorCode::kInvalidInput, fmt::format("cannot list the folder '{}'", dir.string()), ec.message());
+    return fail(ErrorCode::kInvalidInput, fmt::format("cannot list the folder '{}'", dir.string()), ec.message(),
+                "check that the folder exists and that you may read it");
   std::vector<fs::path> out;
   for (auto& [n, path] : found) {
     if (n != out.size())

@@ -214,7 +214,9 @@ class HostilePaths(TempDirTest):
 
     def test_numbered_files_numbered_twice(self):
         self.check_numbered(["input_0.pb", "output_0.pb", "output_00.pb"],
-                            "error: '{dir}' has two files numbered 0: 'output_0.pb' and 'output_00.pb'")
+                            "error: '{dir}' has two files numbered 0: 'output_0.pb' and 'output_00.pb'\n"
+                            "  why: file output_K.pb holds the K-th output, so each number names one file\n"
+                            "  how to fix: keep one of them")
 
     def test_numbered_files_beyond_any_index(self):
         self.check_numbered(["input_0.pb", "output_99999999999999999999.pb"],
