@@ -28,18 +28,6 @@ std::string quantized_types_at(int64_t opset) {
   return "uint8 and int8";
 }
 
-// The values an integer quantized type holds.
-std::pair<float, float> integer_range(DType t) {
-  switch (t) {
-    case DType::kInt8: return {-128.f, 127.f};
-    case DType::kUInt16: return {0.f, 65535.f};
-    case DType::kInt16: return {-32768.f, 32767.f};
-    case DType::kInt4: return {-8.f, 7.f};
-    case DType::kUInt4: return {0.f, 15.f};
-    default: return {0.f, 255.f};
-  }
-}
-
 // Calls fn with the C++ type elements of quantized type t are held in.
 template <class Fn>
 Expected<void> visit_quantized(DType t, Fn&& fn) {
@@ -169,7 +157,7 @@ class QuantizeLinearKernel final : public Kernel {
     const float* s = scale.data_as<float>();
     const Q* zp = ctx.has_input(2) ? ctx.input(2).data_as<Q>() : nullptr;
     const bool zp_per_element = zp && ctx.input(2).numel() > 1;
-    const auto [lo, hi] = integer_range(q_);
+    const auto [lo, hi] = std::pair<float, float>(quantized_integer_range(q_));
     Q* out = y->template mut_as<Q>();
     auto quantize = [&](auto* in) {
       ctx.parallel().for_range(x.numel(), kElementwiseGrain, [&](int64_t b, int64_t e) {

@@ -27,8 +27,6 @@ KernelMatch check_float_elementwise(const NodeContext& ctx) {
 bool is_unsigned(DType t) {
   return t == DType::kUInt8 || t == DType::kUInt16 || t == DType::kUInt32 || t == DType::kUInt64;
 }
-// 8- to 64-bit integers (not the 4-bit ones).
-bool is_whole_byte_integer(DType t) { return is_integer(t) && !is_4bit(t); }
 bool is_chain_type(DType t) {
   return is_cuda_float(t) || t == DType::kFloat64 || is_whole_byte_integer(t);
 }

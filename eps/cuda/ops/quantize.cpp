@@ -24,27 +24,6 @@ bool is_quantized(DType q, int64_t opset) {
 constexpr std::string_view kQuantizedTypes =
     "int8, uint8, from opset 19 the float8 types, from 21 int16, uint16, int4 and uint4";
 
-// The CUDA C type of quantized integers of `q` and their range.
-std::string_view integer_type(DType q) {
-  switch (q) {
-    case DType::kInt8: case DType::kInt4: return "signed char";
-    case DType::kInt16: return "short";
-    case DType::kUInt16: return "unsigned short";
-    case DType::kInt32: return "int";
-    default: return "unsigned char";
-  }
-}
-std::pair<int, int> integer_range(DType q) {
-  switch (q) {
-    case DType::kInt8: return {-128, 127};
-    case DType::kInt4: return {-8, 7};
-    case DType::kUInt4: return {0, 15};
-    case DType::kInt16: return {-32768, 32767};
-    case DType::kUInt16: return {0, 65535};
-    default: return {0, 255};
-  }
-}
-
 int64_t block_size(const NodeContext& ctx) { return ctx.opset() >= 21 ? ctx.attrs().int_or("block_size", 0) : 0; }
 
 // The scale is a float (or float16) of dtype `scale`: a scalar, (opset 13) a 1-D vector, or
@@ -148,9 +127,8 @@ Expected<void> build_quantize_linear(PlanBuilder& b, const Node& node) {
   const bool has_zp = node.inputs.size() > 2 && node.inputs[2] != kNoValue;
   const int64_t code = node.opset >= 21 ? node.attributes.int_or("output_dtype", 0) : 0;
   const DType q = has_zp ? g.value(node.inputs[2]).type.dtype : code == 0 ? DType::kUInt8 : static_cast<DType>(code);
-  const std::string x(float_type(x_type));
+  const std::string x(float_type(x_type)), qt(chain_storage_type(q));
   if (is_float8(q)) {
-    const std::string qt(chain_storage_type(q));
     const std::string kernel = b.instantiate(
         "quantize_f8", fmt::format("{}, {}", x, qt),
         fmt::format("i64 n, ScaleMap m, const {0}* x, const {0}* scale, const {1}* zero_point, int f, int saturate, {1}* y",
@@ -160,20 +138,19 @@ Expected<void> build_quantize_linear(PlanBuilder& b, const Node& node) {
     add_scaled_step(b, node, kernel, q, std::pair(float8_code(q), saturate));
     return {};
   }
-  const std::string qt(integer_type(q));
   const std::string kernel =
       b.instantiate("quantize", fmt::format("{}, {}", x, qt),
                     fmt::format("i64 n, ScaleMap m, const {0}* x, const {0}* scale, const {1}* zero_point, int lo, int hi, "
                                 "{1}* y", x, qt),
                     "n, m, x, scale, zero_point, lo, hi, y");
-  add_scaled_step(b, node, kernel, q, integer_range(q));
+  add_scaled_step(b, node, kernel, q, std::pair<int, int>(quantized_integer_range(q)));
   return {};
 }
 
 Expected<void> build_dequantize_linear(PlanBuilder& b, const Node& node) {
   const Graph& g = b.graph();
   const DType x_type = g.value(node.inputs[0]).type.dtype, scale_type = g.value(node.inputs[1]).type.dtype;
-  const std::string qt(is_float8(x_type) ? chain_storage_type(x_type) : integer_type(x_type));
+  const std::string qt(chain_storage_type(x_type));
   const std::string s(float_type(scale_type));
   const std::string kernel = b.instantiate(
       is_float8(x_type) ? "dequantize_f8" : "dequantize", fmt::format("{}, {}", qt, s),

@@ -30,7 +30,7 @@ bool is_reduce_type(DType t) { return is_cuda_float(t) || t == DType::kFloat64; 
 // ReduceMax and ReduceMin compare integers (opset 12 on) and booleans (20 on) too.
 bool is_extreme(const Node& node) { return node.op_type == "ReduceMax" || node.op_type == "ReduceMin"; }
 bool is_extreme_type(DType t) {
-  return is_reduce_type(t) || t == DType::kBool || (is_integer(t) && !is_4bit(t));
+  return is_reduce_type(t) || t == DType::kBool || is_whole_byte_integer(t);
 }
 
 KernelMatch check_reduce(const NodeContext& ctx) {

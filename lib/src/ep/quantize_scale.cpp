@@ -41,4 +41,15 @@ Expected<ScaleMap> scale_map(std::string_view op, const Shape& x, const Shape& s
 }
 
 
+std::pair<int32_t, int32_t> quantized_integer_range(DType t) {
+  switch (t) {
+    case DType::kInt8: return {-128, 127};
+    case DType::kUInt16: return {0, 65535};
+    case DType::kInt16: return {-32768, 32767};
+    case DType::kInt4: return {-8, 7};
+    case DType::kUInt4: return {0, 15};
+    default: return {0, 255};
+  }
+}
+
 }  // namespace nxrt

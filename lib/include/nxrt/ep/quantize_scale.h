@@ -1,10 +1,12 @@
 // QuantizeLinear's and DequantizeLinear's scales as every EP reads them: which scale (and zero
 // point) element applies to each element of x, for a scale per tensor, per index of `axis`, or
-// (opset 21's block_size) per block of indices of `axis` and per index of every other dim.
+// (opset 21's block_size) per block of indices of `axis` and per index of every other dim; and
+// the range an integer quantized type saturates to.
 #pragma once
 
 #include <cstdint>
 #include <string_view>
+#include <utility>
 
 #include "nxrt/ep/error.h"
 #include "nxrt/ep/tensor.h"
@@ -29,5 +31,9 @@ Shape blocked_scale_shape(const Shape& x, std::size_t axis, int64_t block);
 // The map of a scale of shape `scale` over x of shape `x` (block 0: per tensor or per axis);
 // `op` names the node in the error when the scale does not fit.
 Expected<ScaleMap> scale_map(std::string_view op, const Shape& x, const Shape& scale, int64_t axis, int64_t block);
+
+// The values an integer quantized type holds (int8, uint8, int16, uint16, int4, uint4; uint8's
+// for any other type).
+std::pair<int32_t, int32_t> quantized_integer_range(DType t);
 
 }  // namespace nxrt
