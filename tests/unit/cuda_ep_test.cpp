@@ -174,6 +174,8 @@ TEST_CASE("cuda claims GroupNormalization, LpNormalization, LpPool and the bitwi
                                    test::attrs({{"num_groups", int64_t{3}}, {"stash_type", int64_t{11}}}));
   const NodeId l1 = node("l1", "LpNormalization", {"x"}, 22, test::attrs({{"p", int64_t{1}}, {"axis", int64_t{1}}}));
   const NodeId l3 = node("l3", "LpNormalization", {"x"}, 22, test::attrs({{"p", int64_t{3}}}));
+  b.input("scalar", DType::kFloat32, {});
+  const NodeId l_scalar = node("l_scalar", "LpNormalization", {"scalar"}, 22, test::attrs({{"axis", int64_t{0}}}));
   const NodeId lp_pool = node("lp_pool", "LpPool", {"x"}, 18, test::attrs({{"kernel_shape", std::vector<int64_t>{2, 2}}}));
   const NodeId lp_pool_0 = node("lp_pool_0", "LpPool", {"x"}, 18,
                                 test::attrs({{"kernel_shape", std::vector<int64_t>{2, 2}}, {"p", int64_t{0}}}));
@@ -195,6 +197,8 @@ TEST_CASE("cuda claims GroupNormalization, LpNormalization, LpPool and the bitwi
   CHECK(claim_reason(*ep, b.graph, stash_double) ==
         "GroupNormalization: stash_type=11 is not supported by the cuda EP (it computes in float, stash_type=1)");
   CHECK(claim_reason(*ep, b.graph, l3) == "LpNormalization: p 3 is not supported; the op defines p = 1 or 2");
+  // A scalar has no axis; the step could not run it.
+  CHECK(claim_reason(*ep, b.graph, l_scalar) == "LpNormalization: axis 0 is out of range for X of rank 0");
   CHECK(claim_reason(*ep, b.graph, lp_pool_0) == "LpPool: p 0 is not positive");
   CHECK(claim_reason(*ep, b.graph, bit_float) ==
         "BitwiseOr: input 0 is float; the cuda EP runs 8- to 64-bit integers only");

@@ -362,8 +362,7 @@ KernelMatch check_lp_norm(const NodeContext& ctx) {
   const int64_t axis = ctx.attrs().int_or("axis", -1);
   if (const auto rank = ctx.input_rank(0)) {
     const int64_t k = normalize_axis(axis, *rank);
-    NXRT_REQUIRE(k >= 0 && k < std::max<int64_t>(*rank, 1), "LpNormalization: axis {} is out of range for X of rank {}",
-                 axis, *rank);
+    NXRT_REQUIRE(k >= 0 && k < *rank, "LpNormalization: axis {} is out of range for X of rank {}", axis, *rank);
   }
   return KernelMatch::supported();
 }
