@@ -201,7 +201,7 @@ Expected<void> CudaPartition::run_steps(Gpu& gpu, RunState& state) {
     const Step& step = *setup_.plan.steps[s];
     const auto t0 = Clock::now();
     RunContext ctx(gpu, *module_, step, state, constants_);
-    if (auto r = step.run(ctx); !r) return r;
+    if (auto r = step.run(ctx); !r) return forward_error(std::move(r), "running " + ctx.where());
     StepProfile prof;
     for (const Node* n : step.nodes) prof.nodes.push_back(n->name);
     prof.op_type = step.nodes.front()->op_type;

@@ -204,6 +204,39 @@ TEST_CASE("cuda claims GroupNormalization, LpNormalization, LpPool and the bitwi
         "BitwiseOr: input 0 is float; the cuda EP runs 8- to 64-bit integers only");
 }
 
+// lib checks the geometry of these two (nxrt/ep/center_crop_pad.h, affine_grid.h) for both
+// EPs: what the step would refuse is declined when the claim can see it.
+TEST_CASE("cuda declines CenterCropPad and AffineGrid whose static inputs do not fit", "[cuda]") {
+  test::GraphBuilder b;
+  b.input("x", DType::kFloat32, {2, 6, 4});
+  b.input("theta", DType::kFloat32, {1, 2, 4});
+  b.constant("two_sizes", test::int64s({3, 3}));
+  b.constant("negative", test::int64s({1, 2, -3}));
+  b.constant("size_3d", test::int64s({1, 1, 2, 3, 4}));
+  b.constant("size_short", test::int64s({1, 2, 3}));
+  auto node = [&](const std::string& name, const std::string& op, std::initializer_list<std::string> inputs, int64_t opset) {
+    const NodeId id = b.node(name, op, inputs, {name + "_y"});
+    b.graph.nodes[static_cast<std::size_t>(id)].opset = opset;
+    return id;
+  };
+  const NodeId crop_axes = node("crop_axes", "CenterCropPad", {"x", "two_sizes"}, 18);
+  const NodeId crop_last = node("crop_last", "CenterCropPad", {"x", "two_sizes"}, 18);
+  b.graph.nodes[static_cast<std::size_t>(crop_last)].attributes = test::attrs({{"axes", std::vector<int64_t>{1, -1}}});
+  const NodeId crop_negative = node("crop_negative", "CenterCropPad", {"x", "negative"}, 18);
+  const NodeId grid_theta = node("grid_theta", "AffineGrid", {"theta", "size_3d"}, 20);
+  const NodeId grid_short = node("grid_short", "AffineGrid", {"x", "size_short"}, 20);
+  b.finish();
+  auto ep = cuda_for("sm_90");
+  CHECK(claim_reason(*ep, b.graph, crop_last) == "claimed");
+  CHECK(claim_reason(*ep, b.graph, crop_axes) ==
+        "CenterCropPad: shape has 2 values for 3 axes; fix the node's shape input or its axes attribute");
+  CHECK(claim_reason(*ep, b.graph, crop_negative) ==
+        "CenterCropPad: size -3 for axis 2 is negative; fix the node's shape input");
+  CHECK(claim_reason(*ep, b.graph, grid_theta) == "AffineGrid: theta has shape [1,2,4]; expected [N, 2, 3] or [N, 3, 4]");
+  CHECK(claim_reason(*ep, b.graph, grid_short) ==
+        "AffineGrid: size has 3 values; expected [N, C, H, W] or [N, C, D, H, W]");
+}
+
 TEST_CASE("cuda claims the training optimizers where every float input has R's type", "[cuda]") {
   test::GraphBuilder b;
   b.input("r", DType::kFloat32, {});

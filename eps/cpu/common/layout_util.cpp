@@ -41,20 +41,6 @@ Cost copy_cost(const NodeContext& ctx) {
   return Cost{0, bytes, std::nullopt};
 }
 
-std::optional<std::vector<int64_t>> constant_ints(const NodeContext& ctx, std::size_t i) {
-  if (!ctx.has_input(i)) return std::nullopt;
-  const WeightHandle* w = ctx.constant_input(i);
-  if (!w || !is_integer(w->dtype())) return std::nullopt;
-  auto t = w->materialize();
-  if (!t) return std::nullopt;
-  return t->to_int64_vector();
-}
-
-KernelMatch declined_by(const Error& error) {
-  if (error.how.empty()) return KernelMatch::declined(error.what);
-  return KernelMatch::declined(fmt::format("{}; {}", error.what, error.how));
-}
-
 KernelMatch check_axis_attribute(const NodeContext& ctx, int64_t axis) {
   const std::string& op = ctx.node().op_type;
   NXRT_REQUIRE(axis >= 0 || ctx.opset() >= 11,

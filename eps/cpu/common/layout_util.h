@@ -66,14 +66,6 @@ struct OuterAxes {
 // and written once; zeros while an output's shape is symbolic.
 Cost copy_cost(const NodeContext& ctx);
 
-// The values of input i when it is a constant initializer (a shape, axes, split sizes,
-// starts...); nullopt when it is absent, computed at run time, or unreadable.
-std::optional<std::vector<int64_t>> constant_ints(const NodeContext& ctx, std::size_t i);
-
-// A decline carrying an error's text: checks run a kernel's own shape logic on statically
-// known values, so claim and run reject a node with the same words.
-KernelMatch declined_by(const Error& error);
-
 // Declines an axis attribute that is negative before opset 11 or, when input 0's rank is
 // known, out of range for it (Concat, Split, Gather).
 KernelMatch check_axis_attribute(const NodeContext& ctx, int64_t axis);

@@ -6,21 +6,14 @@
 #include "common/kernel_util.h"
 #include "common/layout_util.h"
 #include "kernels/kernels.h"
+#include "nxrt/ep/affine_grid.h"
 
 namespace nxrt::cpu {
 namespace {
 
 KernelMatch check_affine_grid(const NodeContext& ctx) {
-  NXRT_REQUIRE(ctx.input_count() == 2 && ctx.has_input(1), "AffineGrid: expected 2 inputs (theta, size)");
-  NXRT_REQUIRE_MATCH(require_input_dtype_in(ctx, 0, FloatTypes{}));
-  NXRT_REQUIRE_MATCH(require_input_dtype(ctx, 1, {DType::kInt64}));
-  if (auto size = constant_ints(ctx, 1))
-    NXRT_REQUIRE(size->size() == 4 || size->size() == 5,
-                 "AffineGrid: size has {} values; expected [N, C, H, W] or [N, C, D, H, W]", size->size());
-  if (auto theta = ctx.input_static_shape(0))
-    NXRT_REQUIRE(theta->size() == 3 && (((*theta)[1] == 2 && (*theta)[2] == 3) || ((*theta)[1] == 3 && (*theta)[2] == 4)),
-                 "AffineGrid: theta has shape {}; expected [N, 2, 3] or [N, 3, 4]", shape_to_string(*theta));
-  return KernelMatch::supported();
+  NXRT_REQUIRE_MATCH(check_affine_grid_node(ctx));
+  return require_input_dtype_in(ctx, 0, FloatTypes{});
 }
 
 // Coordinates of `n` points spread over [-1, 1]: the end points themselves with
@@ -48,19 +41,10 @@ class AffineGridKernel final : public Kernel {
   Expected<void> run(KernelContext& ctx) const {
     const Tensor& theta = ctx.input(0);
     const std::vector<int64_t> size = ctx.input(1).to_int64_vector();
+    auto out_shape = affine_grid_output_shape(theta.shape(), size);
+    if (!out_shape) return std::unexpected(std::move(out_shape.error()));
     const std::size_t dims = size.size() - 2;  // spatial dims: 2 or 3
-    if ((size.size() != 4 && size.size() != 5) || theta.shape().size() != 3 || theta.shape()[0] != size[0] ||
-        theta.shape()[1] != static_cast<int64_t>(dims) || theta.shape()[2] != static_cast<int64_t>(dims) + 1)
-      return fail(ErrorCode::kRuntime,
-                  fmt::format("AffineGrid: theta {} does not fit size {}", shape_to_string(theta.shape()),
-                              shape_to_string(size)),
-                  "2-D grids take theta [N, 2, 3] and size [N, C, H, W]; 3-D ones theta [N, 3, 4] and size "
-                  "[N, C, D, H, W]",
-                  "fix the node's inputs");
-    Shape out_shape{size[0]};
-    out_shape.insert(out_shape.end(), size.begin() + 2, size.end());
-    out_shape.push_back(static_cast<int64_t>(dims));
-    auto y = ctx.output(0, theta.dtype(), out_shape);
+    auto y = ctx.output(0, theta.dtype(), *out_shape);
     if (!y) return std::unexpected(std::move(y.error()));
     // Spatial dims run (D,) H, W; the point's coordinates are (x from W, y from H, z from D).
     std::vector<std::vector<double>> points;

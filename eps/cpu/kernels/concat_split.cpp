@@ -163,7 +163,7 @@ struct StaticSplit {
 
 StaticSplit static_split(const NodeContext& ctx) {
   if (ctx.has_input(1)) {
-    auto sizes = constant_ints(ctx, 1);
+    auto sizes = ctx.constant_ints(1);
     return {sizes.has_value(), sizes};
   }
   if (ctx.opset() < 13) return {true, ctx.attrs().get_ints("split")};

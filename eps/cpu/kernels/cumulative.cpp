@@ -27,7 +27,7 @@ KernelMatch check_cumsum(const NodeContext& ctx) {
   const auto n = static_numel(ctx.input_type(1));
   NXRT_REQUIRE(!n || *n == 1, "CumSum: axis (input 1) has {} elements; it must be a scalar", n.value_or(0));
   const std::optional<int64_t> rank = ctx.input_rank(0);
-  if (auto axis = constant_ints(ctx, 1); axis && axis->size() == 1 && rank)
+  if (auto axis = ctx.constant_ints(1); axis && axis->size() == 1 && rank)
     NXRT_REQUIRE(normalize_axis((*axis)[0], *rank),
                  "CumSum: axis {} is out of range for an input of rank {}; valid axes are [{}, {}]", (*axis)[0],
                  *rank, -*rank, std::max<int64_t>(*rank - 1, 0));

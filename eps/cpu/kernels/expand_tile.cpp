@@ -15,7 +15,7 @@ KernelMatch check_expand(const NodeContext& ctx) {
   NXRT_REQUIRE(ctx.has_input(0), "Expand: input 0 (input) is missing; it is required");
   NXRT_REQUIRE_MATCH(require_tensor_inputs(ctx));
   NXRT_REQUIRE_MATCH(require_input_dtype(ctx, 1, {DType::kInt64}));
-  auto target = constant_ints(ctx, 1);
+  auto target = ctx.constant_ints(1);
   auto shape = ctx.input_static_shape(0);
   if (target && shape) {
     const Shape t(target->begin(), target->end());
@@ -111,7 +111,7 @@ KernelMatch check_tile(const NodeContext& ctx) {
     return KernelMatch::supported(copy_cost(ctx));
   }
   NXRT_REQUIRE_MATCH(require_input_dtype(ctx, 1, {DType::kInt64}));
-  auto repeats = constant_ints(ctx, 1);
+  auto repeats = ctx.constant_ints(1);
   auto rank = ctx.input_rank(0);
   if (repeats && rank)
     NXRT_REQUIRE(static_cast<int64_t>(repeats->size()) == *rank,

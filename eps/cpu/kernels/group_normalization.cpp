@@ -6,40 +6,23 @@
 #include "common/elementwise.h"
 #include "common/kernel_util.h"
 #include "kernels/kernels.h"
+#include "nxrt/ep/group_norm.h"
 
 namespace nxrt::cpu {
 namespace {
 
-// Scale and bias hold one value per group before opset 21 and one per channel from it.
-int64_t affine_count(int64_t opset, int64_t groups, int64_t channels) { return opset >= 21 ? channels : groups; }
-
+// lib checks the shapes; the cpu EP adds element types and stash_type.
 KernelMatch check_group_norm(const NodeContext& ctx) {
-  NXRT_REQUIRE(ctx.input_count() == 3 && ctx.has_input(1) && ctx.has_input(2),
-               "GroupNormalization: expected 3 inputs (X, scale, bias), got {}", ctx.input_count());
+  NXRT_REQUIRE_MATCH(check_group_norm_node(ctx));
   NXRT_REQUIRE_MATCH(require_input_dtype_in(ctx, 0, FloatHalfTypes{}));
   for (std::size_t i = 1; i < 3; ++i)
     NXRT_REQUIRE(ctx.input_dtype(i) == ctx.input_dtype(0),
                  "GroupNormalization: input {} has type {} and X {}; the cpu EP needs them equal", i,
                  dtype_name(ctx.input_dtype(i)), dtype_name(ctx.input_dtype(0)));
-  const auto groups = ctx.attrs().get_int("num_groups");
-  NXRT_REQUIRE(groups && *groups > 0, "GroupNormalization: attribute num_groups is required and must be positive");
   const int64_t stash = ctx.attrs().int_or("stash_type", 1);
   NXRT_REQUIRE(stash == 1 || ctx.opset() < 21,
                "GroupNormalization: stash_type {} is not supported; the cpu EP computes statistics in float or wider "
                "(stash_type 1)", stash);
-  const auto x = ctx.input_static_shape(0);
-  NXRT_REQUIRE(ctx.input_rank(0).value_or(2) >= 2, "GroupNormalization: X has rank {}; expected N x C x ...",
-               ctx.input_rank(0).value_or(2));
-  if (x) {
-    const int64_t channels = (*x)[1];
-    NXRT_REQUIRE(channels % *groups == 0, "GroupNormalization: {} channels do not split into {} groups", channels,
-                 *groups);
-    const int64_t count = affine_count(ctx.opset(), *groups, channels);
-    for (std::size_t i = 1; i < 3; ++i)
-      if (auto n = static_numel(ctx.input_type(i)))
-        NXRT_REQUIRE(*n == count, "GroupNormalization-{}: input {} has {} values; expected {} (one per {})",
-                     ctx.opset() >= 21 ? 21 : 18, i, *n, count, ctx.opset() >= 21 ? "channel" : "group");
-  }
   return KernelMatch::supported(elementwise_cost(ctx, 6));
 }
 
@@ -59,16 +42,11 @@ class GroupNormKernel final : public Kernel {
   Expected<void> run(KernelContext& ctx) const {
     const Tensor& x = ctx.input(0);
     const Shape& s = x.shape();
-    const int64_t channels = s.size() >= 2 ? s[1] : 0;
-    const int64_t count = per_channel_ ? channels : groups_;
-    if (s.size() < 2 || channels % groups_ != 0 || ctx.input(1).numel() != count || ctx.input(2).numel() != count)
-      return fail(ErrorCode::kRuntime,
-                  fmt::format("GroupNormalization: X {}, scale {} and bias {} do not fit {} groups",
-                              shape_to_string(s), shape_to_string(ctx.input(1).shape()),
-                              shape_to_string(ctx.input(2).shape()), groups_),
-                  per_channel_ ? "from opset 21, scale and bias hold one value per channel (dim 1 of X)"
-                               : "before opset 21, scale and bias hold one value per group",
-                  "fix the shapes of the node's inputs or num_groups");
+    if (auto fits = check_group_norm_shapes(per_channel_, groups_, s, ctx.input(1).shape(),
+                                            ctx.input(2).shape());
+        !fits)
+      return fits;
+    const int64_t channels = s[1];
     auto y = ctx.output(0, x.dtype(), s);
     if (!y) return std::unexpected(std::move(y.error()));
     const int64_t per_group = channels / groups_, plane = shape_numel(std::span(s).subspan(2));
@@ -108,7 +86,8 @@ class GroupNormKernel final : public Kernel {
 KernelDef group_norm_def(int64_t since, int64_t until) {
   return KernelDef{{"", "GroupNormalization", since}, until, check_group_norm, [](const NodeContext& ctx) {
                      return make_kernel<GroupNormKernel>(*ctx.attrs().get_int("num_groups"),
-                                                         ctx.attrs().float_or("epsilon", 1e-5f), ctx.opset() >= 21);
+                                                         ctx.attrs().float_or("epsilon", 1e-5f),
+                                                         group_norm_per_channel(ctx.opset()));
                    }};
 }
 

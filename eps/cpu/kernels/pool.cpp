@@ -245,16 +245,10 @@ Expected<std::unique_ptr<Kernel>> create_average_pool(const NodeContext& ctx) {
 
 // ---- LpPool ----
 
-// LpPool-1 and GlobalLpPool-1 take p as a float; later versions as an int.
-double read_p(const NodeContext& ctx) {
-  if (ctx.opset() < 2) return ctx.attrs().float_or("p", 2.f);
-  return static_cast<double>(ctx.attrs().int_or("p", 2));
-}
-
 KernelMatch check_lp_pool(const NodeContext& ctx) {
   const KernelMatch window = check_window_pool(ctx, {DType::kFloat32, DType::kFloat64});
   NXRT_REQUIRE_MATCH(window);
-  const double p = read_p(ctx);
+  const double p = lp_pool_exponent(ctx.attrs(), ctx.opset());
   NXRT_REQUIRE(p > 0, "LpPool: p {} is not positive", p);
   return window;
 }
@@ -297,7 +291,7 @@ class LpPoolKernel final : public Kernel {
 
 Expected<std::unique_ptr<Kernel>> create_lp_pool(const NodeContext& ctx) {
   const std::size_t spatial = ctx.attrs().ints_or("kernel_shape", {}).size();
-  return make_kernel<LpPoolKernel>(read_window_attrs(ctx.attrs(), spatial), read_p(ctx));
+  return make_kernel<LpPoolKernel>(read_window_attrs(ctx.attrs(), spatial), lp_pool_exponent(ctx.attrs(), ctx.opset()));
 }
 
 // ---- MaxUnpool ----
@@ -471,14 +465,16 @@ class GlobalLpPoolKernel final : public Kernel {
 
 KernelMatch check_global_lp_pool(const NodeContext& ctx) {
   NXRT_REQUIRE_MATCH(check_global_pool(ctx));
-  const double p = read_p(ctx);
+  const double p = lp_pool_exponent(ctx.attrs(), ctx.opset());
   NXRT_REQUIRE(p > 0, "GlobalLpPool: p {} is not positive", p);
   return KernelMatch::supported(elementwise_cost(ctx, 2));
 }
 
 KernelDef global_lp_pool_def(int64_t since, int64_t until) {
   return KernelDef{{"", "GlobalLpPool", since}, until, check_global_lp_pool,
-                   [](const NodeContext& ctx) { return make_kernel<GlobalLpPoolKernel>(read_p(ctx)); }};
+                   [](const NodeContext& ctx) {
+                     return make_kernel<GlobalLpPoolKernel>(lp_pool_exponent(ctx.attrs(), ctx.opset()));
+                   }};
 }
 
 KernelDef lp_pool_def(int64_t since, int64_t until) {

@@ -302,7 +302,7 @@ KernelMatch check_reduce(const NodeContext& ctx) {
                  "for this opset", op, ctx.opset());
     NXRT_REQUIRE(!ctx.has_input(1) || ctx.input_dtype(1) == DType::kInt64,
                  "{}: axes (input 1) has type {}; expected int64", op, dtype_name(ctx.input_dtype(1)));
-    axes = ctx.has_input(1) ? constant_ints(ctx, 1) : std::vector<int64_t>{};
+    axes = ctx.has_input(1) ? ctx.constant_ints(1) : std::vector<int64_t>{};
   }
   const std::optional<int64_t> rank = ctx.input_rank(0);
   if (axes && rank)

@@ -103,7 +103,7 @@ KernelMatch check_reshape(const NodeContext& ctx) {
   const int64_t allow_zero = ctx.opset() >= 14 ? ctx.attrs().int_or("allowzero", 0) : 0;
   NXRT_REQUIRE(allow_zero == 0 || allow_zero == 1, "Reshape: allowzero={} is invalid; it must be 0 or 1",
                allow_zero);
-  auto spec = constant_ints(ctx, 1);
+  auto spec = ctx.constant_ints(1);
   if (!spec) return KernelMatch::supported();
   if (auto shape = ctx.input_static_shape(0)) {
     if (auto t = reshape_target(*shape, *spec, allow_zero == 1); !t) return declined_by(t.error());
@@ -204,7 +204,7 @@ Expected<Shape> squeezed_shape(const Shape& in, const std::optional<std::vector<
 // The axes of a Squeeze or Unsqueeze when known before running: the attribute before
 // opset 13, a constant input 1 from opset 13 on.
 std::optional<std::vector<int64_t>> static_axes(const NodeContext& ctx) {
-  if (ctx.opset() >= 13) return constant_ints(ctx, 1);
+  if (ctx.opset() >= 13) return ctx.constant_ints(1);
   return ctx.attrs().get_ints("axes");
 }
 

@@ -70,7 +70,7 @@ class DftPlan {
 std::optional<int64_t> dft_axis(const NodeContext& ctx) {
   if (ctx.opset() < 20) return ctx.attrs().int_or("axis", 1);
   if (ctx.input_count() < 3 || !ctx.has_input(2)) return -2;
-  const auto v = constant_ints(ctx, 2);
+  const auto v = ctx.constant_ints(2);
   return v && v->size() == 1 ? std::optional<int64_t>(v->front()) : std::nullopt;
 }
 

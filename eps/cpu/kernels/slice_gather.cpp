@@ -157,12 +157,12 @@ std::optional<SliceArgs> attribute_args(const NodeContext& ctx) {
 // Slice-10+ arguments when every given argument input is a constant initializer.
 std::optional<SliceArgs> constant_args(const NodeContext& ctx) {
   SliceArgs args;
-  auto starts = constant_ints(ctx, 1), ends = constant_ints(ctx, 2);
+  auto starts = ctx.constant_ints(1), ends = ctx.constant_ints(2);
   if (!starts || !ends) return std::nullopt;
   args.starts = std::move(*starts);
   args.ends = std::move(*ends);
-  if (ctx.has_input(3) && !(args.axes = constant_ints(ctx, 3))) return std::nullopt;
-  if (ctx.has_input(4) && !(args.steps = constant_ints(ctx, 4))) return std::nullopt;
+  if (ctx.has_input(3) && !(args.axes = ctx.constant_ints(3))) return std::nullopt;
+  if (ctx.has_input(4) && !(args.steps = ctx.constant_ints(4))) return std::nullopt;
   return args;
 }
 

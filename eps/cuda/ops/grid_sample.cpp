@@ -4,6 +4,7 @@
 // such grids from affine transforms, a thread per grid point.
 #include <fmt/format.h>
 
+#include "nxrt/ep/affine_grid.h"
 #include "ops/op_util.h"
 #include "ops/ops.h"
 #include "runtime.h"
@@ -87,12 +88,8 @@ Expected<void> build_grid_sample(PlanBuilder& b, const Node& node) {
 
 // AffineGrid: theta [N, 2, 3] with size [N, C, H, W], or [N, 3, 4] with [N, C, D, H, W].
 KernelMatch check_affine_grid(const NodeContext& ctx) {
-  NXRT_REQUIRE_MATCH(require_float(ctx, {0}));
-  NXRT_REQUIRE_MATCH(require_ints(ctx, 1, "size"));
-  if (const auto theta = ctx.input_static_shape(0))
-    NXRT_REQUIRE(theta->size() == 3 && (((*theta)[1] == 2 && (*theta)[2] == 3) || ((*theta)[1] == 3 && (*theta)[2] == 4)),
-                 "AffineGrid: theta has shape {}; expected [N, 2, 3] or [N, 3, 4]", shape_to_string(*theta));
-  return KernelMatch::supported();
+  NXRT_REQUIRE_MATCH(check_affine_grid_node(ctx));
+  return require_float(ctx, {0});
 }
 
 Expected<void> build_affine_grid(PlanBuilder& b, const Node& node) {
@@ -108,26 +105,16 @@ Expected<void> build_affine_grid(PlanBuilder& b, const Node& node) {
     auto read = size_input.read(ctx);
     if (!read) return std::unexpected(read.error());
     const std::vector<int64_t> size = read->value_or(std::vector<int64_t>{});
-    const auto dims = static_cast<int64_t>(size.size()) - 2;  // spatial dims: 2 or 3
-    const Shape& ts = theta.shape();
-    if ((dims != 2 && dims != 3) || ts.size() != 3 || ts[0] != size[0] || ts[1] != dims || ts[2] != dims + 1)
-      return fail(ErrorCode::kRuntime,
-                  fmt::format("{}: theta {} does not fit size {}", ctx.where(), shape_to_string(ts), shape_to_string(size)),
-                  "2-D grids take theta [N, 2, 3] and size [N, C, H, W]; 3-D ones theta [N, 3, 4] and size "
-                  "[N, C, D, H, W]",
-                  "fix the node's inputs");
+    auto out = affine_grid_output_shape(theta.shape(), size);
+    if (!out) return std::unexpected(out.error());
     const Shape spatial(size.begin() + 2, size.end());
-    for (int64_t extent : spatial)
-      if (extent < 0) return fail(ErrorCode::kRuntime, fmt::format("{}: size {} has a negative dim", ctx.where(), shape_to_string(size)));
-    Shape out{size[0]};
-    out.insert(out.end(), spatial.begin(), spatial.end());
-    out.push_back(dims);
-    auto y = ctx.output(0, dtype, out);
+    const auto dims = static_cast<int>(spatial.size());
+    auto y = ctx.output(0, dtype, *out);
     if (!y) return std::unexpected(y.error());
     const int64_t n = size[0] * shape_numel(spatial);
     if (n == 0) return {};
     KernelArgs args;
-    args.add(n).add(static_cast<int>(dims)).add(to_kernel_dims(spatial)).add(align).ptr(dev(theta)).ptr(dev_mut(*y));
+    args.add(n).add(dims).add(to_kernel_dims(spatial)).add(align).ptr(dev(theta)).ptr(dev_mut(*y));
     return ctx.launch(kernel, n, args);
   }));
   return {};

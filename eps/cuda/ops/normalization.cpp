@@ -5,6 +5,7 @@
 #include <fmt/ranges.h>
 
 #include "index_space.h"
+#include "nxrt/ep/group_norm.h"
 #include "ops/op_util.h"
 #include "ops/ops.h"
 #include "runtime.h"
@@ -157,28 +158,13 @@ Expected<void> build_instance_norm(PlanBuilder& b, const Node& node) {
   return {};
 }
 
-// GroupNormalization-18 scales and shifts per group, -21 per channel; both normalize per group.
-bool group_norm_per_channel(int64_t opset) { return opset >= 21; }
-
+// GroupNormalization: lib checks the shapes; the cuda EP computes its statistics in float.
 KernelMatch check_group_norm(const NodeContext& ctx) {
+  NXRT_REQUIRE_MATCH(check_group_norm_node(ctx));
   NXRT_REQUIRE_MATCH(require_float(ctx, {0, 1, 2}));
-  const auto groups = ctx.attrs().get_int("num_groups");
-  NXRT_REQUIRE(groups && *groups > 0, "GroupNormalization: attribute num_groups is required and must be positive");
   NXRT_REQUIRE(ctx.opset() < 21 || ctx.attrs().int_or("stash_type", 1) == 1,
                "GroupNormalization: stash_type={} is not supported by the cuda EP (it computes in float, stash_type=1)",
                ctx.attrs().int_or("stash_type", 1));
-  const auto rank = ctx.input_rank(0);
-  NXRT_REQUIRE(!rank || *rank >= 2, "GroupNormalization: X has rank {}; expected N x C x ...", rank.value_or(0));
-  if (const auto x = ctx.input_static_shape(0)) {
-    const int64_t channels = (*x)[1];
-    NXRT_REQUIRE(channels % *groups == 0, "GroupNormalization: {} channels do not split into {} groups", channels, *groups);
-    const bool per_channel = group_norm_per_channel(ctx.opset());
-    const int64_t count = per_channel ? channels : *groups;
-    for (std::size_t i = 1; i < 3; ++i)
-      if (const auto s = ctx.input_static_shape(i))
-        NXRT_REQUIRE(shape_numel(*s) == count, "GroupNormalization-{}: input {} has {} values; expected {} (one per {})",
-                     per_channel ? 21 : 18, i, shape_numel(*s), count, per_channel ? "channel" : "group");
-  }
   return KernelMatch::supported();
 }
 
@@ -197,15 +183,9 @@ Expected<void> build_group_norm(PlanBuilder& b, const Node& node) {
   b.add_step(make_step(node, "nvrtc:" + kernel, [=](StepContext& ctx) -> Expected<void> {
     const Tensor& x = ctx.input(0);
     const Shape& s = x.shape();
-    const int64_t channels = s.size() >= 2 ? s[1] : 0;
-    const int64_t count = per_channel ? channels : groups;
-    if (s.size() < 2 || channels % groups != 0 || ctx.input(1).numel() != count || ctx.input(2).numel() != count)
-      return fail(ErrorCode::kRuntime,
-                  fmt::format("{}: X {}, scale {} and bias {} do not fit {} groups", ctx.where(), shape_to_string(s),
-                              shape_to_string(ctx.input(1).shape()), shape_to_string(ctx.input(2).shape()), groups),
-                  per_channel ? "from opset 21, scale and bias hold one value per channel (dim 1 of X)"
-                              : "before opset 21, scale and bias hold one value per group",
-                  "fix the shapes of the node's inputs or num_groups");
+    if (auto fits = check_group_norm_shapes(per_channel, groups, s, ctx.input(1).shape(), ctx.input(2).shape()); !fits)
+      return fits;
+    const int64_t channels = s[1];
     auto y = ctx.output(0, dtype, s);
     if (!y) return std::unexpected(y.error());
     if (x.numel() == 0) return {};

@@ -2,6 +2,7 @@
 // every output element reads one input element (or Pad's value) at a remapped coordinate.
 #include <fmt/format.h>
 
+#include "nxrt/ep/center_crop_pad.h"
 #include "ops/op_util.h"
 #include "ops/ops.h"
 #include "runtime.h"
@@ -166,9 +167,9 @@ Expected<void> build_tile(PlanBuilder& b, const Node& node) {
 // CenterCropPad-18: input 1 (int32 or int64) gives the sizes of the listed axes (every axis
 // when `axes` is absent).
 KernelMatch check_center_crop_pad(const NodeContext& ctx) {
+  NXRT_REQUIRE_MATCH(check_center_crop_pad_node(ctx));
   NXRT_REQUIRE_MATCH(require_fixed_size(ctx, 0));
-  NXRT_REQUIRE_MATCH(require_max_rank(ctx, 0));
-  return require_ints(ctx, 1, "shape");
+  return require_max_rank(ctx, 0);
 }
 
 // Each listed axis is cropped around its centre or padded with zeros on both sides (the odd
@@ -184,33 +185,15 @@ Expected<void> build_center_crop_pad(PlanBuilder& b, const Node& node) {
     const Shape& in = x.shape();
     auto sizes = sizes_input.read(ctx);
     if (!sizes) return std::unexpected(sizes.error());
-    std::vector<int64_t> axes = axes_attr;
-    if (axes.empty())
-      for (std::size_t d = 0; d < in.size(); ++d) axes.push_back(static_cast<int64_t>(d));
-    const std::vector<int64_t> given = sizes->value_or(std::vector<int64_t>{});
-    if (given.size() != axes.size())
-      return fail(ErrorCode::kRuntime, fmt::format("{}: shape has {} values for {} axes", ctx.where(), given.size(), axes.size()),
-                  "input shape gives one size per axis (per dim of the input when axes is not set)",
-                  "fix the node's shape input or its axes attribute");
-    Shape out = in, begins(in.size(), 0);
-    std::vector<bool> seen(in.size(), false);
-    for (std::size_t k = 0; k < axes.size(); ++k) {
-      const auto a = axis_index(ctx, axes[k], in);
-      if (!a) return std::unexpected(a.error());
-      if (seen[*a]) return fail(ErrorCode::kRuntime, fmt::format("{}: axis {} is repeated in axes", ctx.where(), axes[k]));
-      if (given[k] < 0)
-        return fail(ErrorCode::kRuntime, fmt::format("{}: size {} for axis {} is negative", ctx.where(), given[k], axes[k]));
-      seen[*a] = true;
-      out[*a] = given[k];
-      const int64_t grow = given[k] - in[*a];
-      begins[*a] = grow >= 0 ? grow / 2 : -((-grow) / 2);
-    }
-    auto y = ctx.output(0, dtype, out);
+    auto plan = plan_center_crop_pad(in, axes_attr, sizes->value_or(std::vector<int64_t>{}));
+    if (!plan) return std::unexpected(plan.error());
+    auto y = ctx.output(0, dtype, plan->out);
     if (!y) return std::unexpected(y.error());
     const int64_t n = y->numel();
     if (n == 0) return {};
     KernelArgs args;
-    args.add(n).add(static_cast<int>(in.size())).add(to_kernel_dims(out)).add(to_kernel_dims(in)).add(to_kernel_dims(begins));
+    args.add(n).add(static_cast<int>(in.size())).add(to_kernel_dims(plan->out)).add(to_kernel_dims(in));
+    args.add(to_kernel_dims(plan->begins));
     args.add(0).ptr(nullptr).ptr(dev(x)).ptr(dev_mut(*y));
     return ctx.launch(kernel, n, args);
   }));

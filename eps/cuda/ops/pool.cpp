@@ -17,12 +17,6 @@ bool is_max(const Node& node) { return node.op_type.ends_with("MaxPool"); }
 bool is_lp(const Node& node) { return node.op_type.ends_with("LpPool"); }
 // The pool kernel's mode.
 int pool_mode(const Node& node) { return is_max(node) ? 1 : is_lp(node) ? 2 : 0; }
-// LpPool-1 and GlobalLpPool-1 take p as a float; later versions as an int (default 2).
-float lp_exponent(const Node& node) {
-  if (node.opset < 2) return node.attributes.float_or("p", 2.f);
-  return static_cast<float>(node.attributes.int_or("p", 2));
-}
-
 // MaxPool also takes int8 and uint8 (opset 12 on), which compare exactly as float.
 bool is_quantized_max_pool(const Node& node, DType t) {
   return node.op_type == "MaxPool" && node.opset >= 12 && !quantized_type(t).empty();
@@ -39,7 +33,7 @@ KernelMatch check_pool(const NodeContext& ctx) {
     NXRT_REQUIRE(order == 0 || order == 1, "MaxPool: storage_order {} is not 0 (row major) or 1 (column major)", order);
   }
   if (is_lp(ctx.node())) {
-    const float p = lp_exponent(ctx.node());
+    const double p = lp_pool_exponent(ctx.attrs(), ctx.opset());
     NXRT_REQUIRE(p > 0, "{}: p {} is not positive", op, p);
   }
   if (!is_global(ctx.node())) NXRT_REQUIRE_MATCH(check_window_attrs(ctx, static_cast<std::size_t>(*rank - 2), true));
@@ -51,7 +45,7 @@ Expected<void> build_pool(PlanBuilder& b, const Node& node) {
   const auto spatial = static_cast<std::size_t>(*static_rank(b.graph(), node, 0) - 2);
   const bool global = is_global(node);
   const int mode = pool_mode(node);
-  const float p = is_lp(node) ? lp_exponent(node) : 0.f;
+  const auto p = static_cast<float>(is_lp(node) ? lp_pool_exponent(node.attributes, node.opset) : 0.0);
   const WindowAttrs attrs = read_window_attrs(node.attributes, spatial);
   const bool count_include_pad = node.attributes.int_or("count_include_pad", 0) != 0;
   const bool column_major = node.attributes.int_or("storage_order", 0) == 1;

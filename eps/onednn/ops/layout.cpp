@@ -20,20 +20,11 @@ KernelMatch require_float_data(const NodeContext& ctx) {
   return KernelMatch::supported();
 }
 
-// The constant int64 input `i` (a shape or axes), or nullopt.
-std::optional<std::vector<int64_t>> constant_ints(const NodeContext& ctx, std::size_t i) {
-  const WeightHandle* w = ctx.constant_input(i);
-  if (!w || w->dtype() != DType::kInt64) return std::nullopt;
-  auto t = w->materialize();
-  if (!t) return std::nullopt;
-  return t->to_int64_vector();
-}
-
 // Axes from the attribute (before `input_since`) or the constant input 1.
 std::optional<std::vector<int64_t>> axes_of(const NodeContext& ctx, int64_t input_since) {
   if (ctx.opset() < input_since) return ctx.attrs().get_ints("axes");
   if (!ctx.has_input(1)) return std::nullopt;
-  return constant_ints(ctx, 1);
+  return ctx.constant_ints(1);
 }
 
 // The output dims of a view op for concrete input dims, or an error naming the node.
@@ -55,7 +46,7 @@ Expected<Dims> view_dims(const NodeContext& ctx, const Dims& in) {
                 std::accumulate(split, in.end(), int64_t{1}, std::multiplies<>())};
   }
   if (op == "Reshape") {
-    auto shape = constant_ints(ctx, 1);
+    auto shape = ctx.constant_ints(1);
     if (!shape) return bad("the shape is not a constant int64 tensor");
     const bool allow_zero = ctx.opset() >= 14 && ctx.attrs().int_or("allowzero", 0) != 0;
     Dims out;
@@ -121,11 +112,11 @@ KernelMatch check_view(const NodeContext& ctx) {
   const std::string& op = ctx.node().op_type;
   NXRT_REQUIRE_MATCH(require_float_data(ctx));
   if (op == "Reshape")
-    NXRT_REQUIRE(constant_ints(ctx, 1).has_value(),
+    NXRT_REQUIRE(ctx.constant_ints(1).has_value(),
                  "Reshape: the shape must be a constant int64 initializer for the onednn EP; the cpu EP takes "
                  "computed shapes");
   if (op == "Squeeze" && ctx.opset() >= 13 && ctx.has_input(1))
-    NXRT_REQUIRE(constant_ints(ctx, 1).has_value(), "Squeeze: the axes must be a constant int64 initializer for the onednn EP");
+    NXRT_REQUIRE(ctx.constant_ints(1).has_value(), "Squeeze: the axes must be a constant int64 initializer for the onednn EP");
   if (op == "Unsqueeze")
     NXRT_REQUIRE(axes_of(ctx, 13).has_value(), "Unsqueeze: the axes must be constant for the onednn EP");
   if (auto shape = ctx.input_static_shape(0)) {

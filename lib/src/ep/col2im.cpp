@@ -3,24 +3,9 @@
 
 #include <fmt/format.h>
 
-#include <optional>
 #include <string>
 
-#include "nxrt/ep/weight.h"
-
 namespace nxrt {
-namespace {
-
-// Input i's values when it is a constant.
-std::optional<std::vector<int64_t>> constant_int64s(const NodeContext& ctx, std::size_t i) {
-  const WeightHandle* w = ctx.constant_input(i);
-  if (!w || w->dtype() != DType::kInt64) return std::nullopt;
-  auto t = w->materialize();
-  if (!t) return std::nullopt;
-  return t->to_int64_vector();
-}
-
-}  // namespace
 
 Col2ImAttrs read_col2im_attrs(const AttributeMap& attrs) {
   return {attrs.ints_or("dilations", {}), attrs.ints_or("pads", {}), attrs.ints_or("strides", {})};
@@ -67,11 +52,11 @@ KernelMatch check_col2im_node(const NodeContext& ctx) {
                  i == 1 ? "image_shape" : "block_shape", dtype_name(ctx.input_dtype(i)));
   NXRT_REQUIRE(ctx.input_rank(0).value_or(3) == 3, "Col2Im: input has rank {}; expected [N, C * prod(block), L]",
                ctx.input_rank(0).value_or(3));
-  const auto image = constant_int64s(ctx, 1), block = constant_int64s(ctx, 2);
+  const auto image = ctx.constant_ints(1), block = ctx.constant_ints(2);
   const auto x = ctx.input_static_shape(0);
   if (image && block && x) {
     auto counts = col2im_block_counts(read_col2im_attrs(ctx.attrs()), *image, *block, (*x)[2]);
-    if (!counts) return KernelMatch::declined(fmt::format("{}; {}", counts.error().what, counts.error().how));
+    if (!counts) return declined_by(counts.error());
     const int64_t per_channel = shape_numel(*block);
     NXRT_REQUIRE((*x)[1] % per_channel == 0, "Col2Im: dim 1 of the input ({}) is not a multiple of prod(block_shape) {}",
                  (*x)[1], per_channel);

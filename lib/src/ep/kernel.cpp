@@ -56,6 +56,14 @@ const WeightHandle* NodeContext::constant_input(std::size_t i) const {
   return v.initializer && !v.is_graph_input ? &*v.initializer : nullptr;
 }
 
+std::optional<std::vector<int64_t>> NodeContext::constant_ints(std::size_t i) const {
+  const WeightHandle* w = constant_input(i);
+  if (!w || !is_integer(w->dtype())) return std::nullopt;
+  auto t = w->materialize();
+  if (!t) return std::nullopt;
+  return t->to_int64_vector();
+}
+
 void SerialParallel::for_range(int64_t n, int64_t,
                                const std::function<void(int64_t, int64_t)>& fn) const {
   if (n > 0) fn(0, n);

@@ -24,3 +24,13 @@
     if (auto nxrt_m_ = (expr); !nxrt_m_)    \
       return nxrt_m_;                       \
   } while (false)
+
+namespace nxrt {
+
+// A declined verdict that carries an error's message and its fix ("what; how").
+inline KernelMatch declined_by(const Error& error) {
+  if (error.how.empty()) return KernelMatch::declined(error.what);
+  return KernelMatch::declined(::fmt::format("{}; {}", error.what, error.how));
+}
+
+}  // namespace nxrt

@@ -67,6 +67,8 @@ class NodeContext {
   std::optional<Shape> input_static_shape(std::size_t i) const;
   // The initializer feeding input i, or nullptr when the input is computed at run time.
   const WeightHandle* constant_input(std::size_t i) const;
+  // The values of input i, widened to int64, when it is an integer constant; nullopt otherwise.
+  std::optional<std::vector<int64_t>> constant_ints(std::size_t i) const;
 
   // Pre-packed state saved by Kernel::save_packed() (restored from an EPContext blob);
   // empty when the kernel must pack its weights itself.

@@ -31,6 +31,13 @@ WindowAttrs read_window_attrs(const AttributeMap& attrs, std::size_t spatial_ran
 // dilations, non-negative pads, a known auto_pad, and kernel_shape present when required.
 KernelMatch check_window_attrs(const NodeContext& ctx, std::size_t spatial_rank, bool kernel_required);
 
+// LpPool's and GlobalLpPool's exponent: a float attribute at opset 1, an int from opset 2
+// (default 2 in both).
+inline double lp_pool_exponent(const AttributeMap& attrs, int64_t opset) {
+  if (opset < 2) return attrs.float_or("p", 2.f);
+  return static_cast<double>(attrs.int_or("p", 2));
+}
+
 // One spatial dimension of a window op, resolved for a concrete input size.
 struct WindowDim {
   int64_t in = 1;
