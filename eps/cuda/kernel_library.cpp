@@ -624,26 +624,28 @@ __device__ void resize_weighted(i64 n, int rank, Dims out_shape, Dims in_strides
   }
 }
 
-// Block-wide reductions (blockDim.x is a multiple of 32, at most 1024).
-__device__ float block_reduce(float v, bool is_max) {
-  __shared__ float partial[32];
+// Block-wide reductions (blockDim.x is a multiple of 32, at most 1024) of float, or of double
+// where a kernel accumulates in double (LayerNormalization's stash_type 11).
+template <class V>
+__device__ V block_reduce(V v, bool is_max) {
+  __shared__ V partial[32];
   for (int s = 16; s > 0; s >>= 1) {
-    float o = __shfl_xor_sync(0xffffffffu, v, s);
-    v = is_max ? fmaxf(v, o) : v + o;
+    V o = __shfl_xor_sync(0xffffffffu, v, s);
+    v = is_max ? vmax(v, o) : v + o;
   }
   int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   if (lane == 0) partial[warp] = v;
   __syncthreads();
   int warps = blockDim.x >> 5;
-  v = threadIdx.x < warps ? partial[threadIdx.x] : (is_max ? -inf_f() : 0.f);
+  v = threadIdx.x < warps ? partial[threadIdx.x] : (is_max ? (V)-inf_f() : (V)0);
   if (warp == 0)
     for (int s = 16; s > 0; s >>= 1) {
-      float o = __shfl_xor_sync(0xffffffffu, v, s);
-      v = is_max ? fmaxf(v, o) : v + o;
+      V o = __shfl_xor_sync(0xffffffffu, v, s);
+      v = is_max ? vmax(v, o) : v + o;
     }
   if (threadIdx.x == 0) partial[0] = v;
   __syncthreads();
-  float r = partial[0];
+  V r = partial[0];
   __syncthreads();
   return r;
 }
@@ -759,9 +761,9 @@ __device__ void quantize(i64 n, ScaleMap m, const X* x, const X* scale, const Q*
   }
 }
 
-// DequantizeLinear: y = (x - zero_point) * scale.
-template <class Q, class S>
-__device__ void dequantize(i64 n, ScaleMap m, const Q* x, const S* scale, const Q* zero_point, S* y) {
+// DequantizeLinear: y = (x - zero_point) * scale, of the scale's type Y (opset 23: output_dtype's).
+template <class Q, class S, class Y>
+__device__ void dequantize(i64 n, ScaleMap m, const Q* x, const S* scale, const Q* zero_point, Y* y) {
   for (i64 i = global_index(); i < n; i += global_stride()) {
     const i64 c = scale_index(m, i);
     const i64 shifted = (i64)x[i] - (zero_point ? (i64)zero_point[c] : 0);
@@ -781,8 +783,8 @@ __device__ void quantize_f8(i64 n, ScaleMap m, const X* x, const X* scale, const
 }
 
 // DequantizeLinear of float8: y = (x - zero_point) * scale, the float8 values decoded.
-template <class Q, class S>
-__device__ void dequantize_f8(i64 n, ScaleMap m, const Q* x, const S* scale, const Q* zero_point, S* y) {
+template <class Q, class S, class Y>
+__device__ void dequantize_f8(i64 n, ScaleMap m, const Q* x, const S* scale, const Q* zero_point, Y* y) {
   for (i64 i = global_index(); i < n; i += global_stride()) {
     const i64 c = scale_index(m, i);
     st(y, i, (ld(x, i) - (zero_point ? ld(zero_point, c) : 0.f)) * ld(scale, c));
@@ -1058,33 +1060,35 @@ __device__ void softmax_short(i64 outer, i64 axis, i64 inner, const T* x, T* y, 
   }
 }
 
-// The mean of a block's row of `cols` elements from `base`, and 1/sqrt(variance + eps).
-template <class T>
-__device__ void row_moments(const T* x, i64 base, i64 cols, float eps, float& mean, float& inv) {
-  float s = 0.f;
-  for (i64 c = threadIdx.x; c < cols; c += blockDim.x) s += ld(x, base + c);
-  mean = block_reduce(s, false) / (float)cols;
-  float q = 0.f;
-  for (i64 c = threadIdx.x; c < cols; c += blockDim.x) { float d = ld(x, base + c) - mean; q += d * d; }
-  inv = rsqrtf(block_reduce(q, false) / (float)cols + eps);
+// The mean of a block's row of `cols` elements from `base`, and 1/sqrt(variance + eps), in A
+// (float, or double for LayerNormalization's stash_type 11).
+template <class T, class A>
+__device__ void row_moments(const T* x, i64 base, i64 cols, float eps, A& mean, A& inv) {
+  A s = 0;
+  for (i64 c = threadIdx.x; c < cols; c += blockDim.x) s += (A)ld(x, base + c);
+  mean = block_reduce(s, false) / (A)cols;
+  A q = 0;
+  for (i64 c = threadIdx.x; c < cols; c += blockDim.x) { A d = (A)ld(x, base + c) - mean; q += d * d; }
+  inv = (A)1 / vsqrt(block_reduce(q, false) / (A)cols + (A)eps);
 }
 
 // One block per row of `cols`; scale/bias broadcast over rows (bias may be null). The row's
-// mean and 1/stddev go to `mean` and `inv_std_dev` when they are not null.
-template <class T, class S>
+// mean and 1/stddev, computed in A (stash_type's float or double), go to `mean` and
+// `inv_std_dev` when they are not null.
+template <class T, class S, class A>
 __device__ void layer_norm(i64 rows, i64 cols, const T* x, const S* scale, const S* bias, float eps, T* y,
-                           float* mean_out, float* inv_out) {
+                           A* mean_out, A* inv_out) {
   for (i64 row = blockIdx.x; row < rows; row += gridDim.x) {
     i64 base = row * cols;
-    float mean, inv;
+    A mean, inv;
     row_moments(x, base, cols, eps, mean, inv);
     if (threadIdx.x == 0) {
       if (mean_out) mean_out[row] = mean;
       if (inv_out) inv_out[row] = inv;
     }
     for (i64 c = threadIdx.x; c < cols; c += blockDim.x) {
-      float v = (ld(x, base + c) - mean) * inv * ld(scale, c);
-      st(y, base + c, bias ? v + ld(bias, c) : v);
+      A v = ((A)ld(x, base + c) - mean) * inv * (A)ld(scale, c);
+      st(y, base + c, bias ? v + (A)ld(bias, c) : v);
     }
   }
 }
@@ -1104,18 +1108,19 @@ __device__ void instance_norm(i64 rows, i64 cols, i64 channels, const T* x, cons
 
 // GroupNormalization: one block per (n, group) row of `cols` elements, the group's channels'
 // planes of `plane` elements each, normalized and then scaled and shifted by the group's scale
-// and bias (opset 18) or by each channel's (`per_channel`, opset 21).
-template <class T>
+// and bias (opset 18) or by each channel's (`per_channel`, opset 21). Statistics in A: float,
+// or double for opset 21's stash_type 11.
+template <class T, class A>
 __device__ void group_norm(i64 rows, i64 cols, i64 groups, i64 plane, int per_channel, const T* x, const T* scale,
                            const T* bias, float eps, T* y) {
   const i64 channels_per_group = cols / plane;
   for (i64 row = blockIdx.x; row < rows; row += gridDim.x) {
     const i64 base = row * cols, g = row % groups;
-    float mean, inv;
+    A mean, inv;
     row_moments(x, base, cols, eps, mean, inv);
     for (i64 c = threadIdx.x; c < cols; c += blockDim.x) {
       const i64 k = per_channel ? g * channels_per_group + c / plane : g;
-      st(y, base + c, (ld(x, base + c) - mean) * inv * ld(scale, k) + ld(bias, k));
+      st(y, base + c, ((A)ld(x, base + c) - mean) * inv * (A)ld(scale, k) + (A)ld(bias, k));
     }
   }
 }

@@ -172,6 +172,8 @@ TEST_CASE("cuda claims GroupNormalization, LpNormalization, LpPool and the bitwi
                                   test::attrs({{"num_groups", int64_t{4}}}));
   const NodeId stash_double = node("stash_double", "GroupNormalization", {"x", "per_channel", "per_channel"}, 21,
                                    test::attrs({{"num_groups", int64_t{3}}, {"stash_type", int64_t{11}}}));
+  const NodeId stash_int = node("stash_int", "GroupNormalization", {"x", "per_channel", "per_channel"}, 21,
+                                test::attrs({{"num_groups", int64_t{3}}, {"stash_type", int64_t{7}}}));
   const NodeId l1 = node("l1", "LpNormalization", {"x"}, 22, test::attrs({{"p", int64_t{1}}, {"axis", int64_t{1}}}));
   const NodeId l3 = node("l3", "LpNormalization", {"x"}, 22, test::attrs({{"p", int64_t{3}}}));
   b.input("scalar", DType::kFloat32, {});
@@ -185,7 +187,7 @@ TEST_CASE("cuda claims GroupNormalization, LpNormalization, LpPool and the bitwi
   const NodeId bit_float = node("bit_float", "BitwiseOr", {"per_group", "per_group"}, 18, {});
   b.finish();
   auto ep = cuda_for("sm_90");
-  for (NodeId id : {gn18, gn21, l1, lp_pool, global_lp, bit_and, bit_not}) {
+  for (NodeId id : {gn18, gn21, stash_double, l1, lp_pool, global_lp, bit_and, bit_not}) {
     INFO(b.graph.node(id).name);
     CHECK(claim_reason(*ep, b.graph, id) == "claimed");
   }
@@ -194,8 +196,9 @@ TEST_CASE("cuda claims GroupNormalization, LpNormalization, LpPool and the bitwi
   CHECK(claim_reason(*ep, b.graph, no_groups) ==
         "GroupNormalization: attribute num_groups is required and must be positive");
   CHECK(claim_reason(*ep, b.graph, four_groups) == "GroupNormalization: 6 channels do not split into 4 groups");
-  CHECK(claim_reason(*ep, b.graph, stash_double) ==
-        "GroupNormalization: stash_type=11 is not supported by the cuda EP (it computes in float, stash_type=1)");
+  CHECK(claim_reason(*ep, b.graph, stash_int) ==
+        "GroupNormalization: stash_type=7 is not supported by the cuda EP (it computes in float, stash_type=1, or double, "
+        "11)");
   CHECK(claim_reason(*ep, b.graph, l3) == "LpNormalization: p 3 is not supported; the op defines p = 1 or 2");
   // A scalar has no axis; the step could not run it.
   CHECK(claim_reason(*ep, b.graph, l_scalar) == "LpNormalization: axis 0 is out of range for X of rank 0");
@@ -235,6 +238,33 @@ TEST_CASE("cuda declines CenterCropPad and AffineGrid whose static inputs do not
   CHECK(claim_reason(*ep, b.graph, grid_theta) == "AffineGrid: theta has shape [1,2,4]; expected [N, 2, 3] or [N, 3, 4]");
   CHECK(claim_reason(*ep, b.graph, grid_short) ==
         "AffineGrid: size has 3 values; expected [N, C, H, W] or [N, C, D, H, W]");
+}
+
+TEST_CASE("cuda claims QuantizeLinear-23 and DequantizeLinear-23, naming the precision or output type it lacks", "[cuda]") {
+  test::GraphBuilder b;
+  b.input("x", DType::kFloat32, {2, 3});
+  b.input("q", DType::kUInt8, {2, 3});
+  b.input("scale", DType::kFloat32, {});
+  auto node = [&](const std::string& name, const std::string& op, std::initializer_list<std::string> inputs,
+                  AttributeMap attributes) {
+    const NodeId id = b.node(name, op, inputs, {name + "_y"});
+    b.graph.nodes[static_cast<std::size_t>(id)].opset = 23;
+    b.graph.nodes[static_cast<std::size_t>(id)].attributes = std::move(attributes);
+    return id;
+  };
+  const NodeId in_float = node("in_float", "QuantizeLinear", {"x", "scale"}, test::attrs({{"precision", int64_t{1}}}));
+  const NodeId in_half = node("in_half", "QuantizeLinear", {"x", "scale"}, test::attrs({{"precision", int64_t{10}}}));
+  const NodeId to_half = node("to_half", "DequantizeLinear", {"q", "scale"}, test::attrs({{"output_dtype", int64_t{10}}}));
+  const NodeId to_int = node("to_int", "DequantizeLinear", {"q", "scale"}, test::attrs({{"output_dtype", int64_t{6}}}));
+  b.finish();
+  auto ep = cuda_for("sm_90");
+  CHECK(claim_reason(*ep, b.graph, in_float) == "claimed");
+  CHECK(claim_reason(*ep, b.graph, to_half) == "claimed");
+  CHECK(claim_reason(*ep, b.graph, in_half) ==
+        "QuantizeLinear-23: precision 10 (float16) is not supported by the cuda EP; it divides in float (omit precision or "
+        "set it to 1)");
+  CHECK(claim_reason(*ep, b.graph, to_int) ==
+        "DequantizeLinear-23: output_dtype 6 is not supported by the cuda EP; it outputs float, float16 and bfloat16");
 }
 
 TEST_CASE("cuda claims the training optimizers where every float input has R's type", "[cuda]") {

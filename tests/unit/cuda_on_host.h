@@ -32,7 +32,7 @@ inline thread_local dim3 thread_index, block_index;
 inline dim3 block_dim, grid_dim;
 inline std::barrier<>* block_barrier = nullptr;
 inline std::vector<std::unique_ptr<std::barrier<>>> warp_barriers;
-inline float warp_lanes[32][32];  // [warp][lane], for shuffles
+inline double warp_lanes[32][32];  // [warp][lane], for shuffles (of float or double)
 
 }  // namespace nxrt_on_host
 
@@ -61,12 +61,13 @@ inline unsigned long long atomicCAS(unsigned long long* address, unsigned long l
 inline void __syncthreads() { nxrt_on_host::block_barrier->arrive_and_wait(); }
 
 // Every lane of the warp calls it (the kernels shuffle with a full mask only).
-inline float __shfl_xor_sync(unsigned /*mask*/, float v, int lane_mask) {
+template <class V>
+V __shfl_xor_sync(unsigned /*mask*/, V v, int lane_mask) {
   using namespace nxrt_on_host;
   const unsigned lane = thread_index.x & 31, warp = thread_index.x >> 5;
   warp_lanes[warp][lane] = v;
   warp_barriers[warp]->arrive_and_wait();
-  const float other = warp_lanes[warp][lane ^ static_cast<unsigned>(lane_mask)];
+  const auto other = static_cast<V>(warp_lanes[warp][lane ^ static_cast<unsigned>(lane_mask)]);
   warp_barriers[warp]->arrive_and_wait();
   return other;
 }

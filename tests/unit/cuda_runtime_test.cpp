@@ -409,6 +409,13 @@ TEST_CASE("cuda Softmax, LogSoftmax, LayerNormalization and InstanceNormalizatio
   // With the Mean and InvStdDev outputs.
   checks.add({.op_type = "LayerNormalization", .inputs = {y, random_tensor({3}, 19), random_tensor({3}, 20)}, .outputs = 3},
              1e-4, 1e-5);
+  // stash_type 11: statistics in double, Mean and InvStdDev written as double; rows far from
+  // zero (mean 1000, spread 1e-2), where float's sum of squares would lose the variance.
+  const Tensor offset = random_tensor({4, 300}, 21, 1000.f, 1000.01f);
+  checks.add({.op_type = "LayerNormalization", .inputs = {offset, random_tensor({300}, 22), random_tensor({300}, 23)},
+              .attrs = attrs({{"stash_type", int64_t{11}}}), .outputs = 3, .output_dtypes = {DType::kFloat32, DType::kFloat64,
+              DType::kFloat64}},
+             1e-5, 1e-5);
   checks.run();
 }
 
@@ -852,7 +859,24 @@ TEST_CASE("cuda QuantizeLinear and DequantizeLinear run on the host: int8 and ui
   checks.add({.op_type = "DequantizeLinear", .opset = 13, .inputs = {cast(test::int64s({-70000, 5, 70000}), DType::kInt32), scale}});
   checks.add_f16({.op_type = "DequantizeLinear", .opset = 19, .inputs = {q8, scale, zero_i8}});
   checks.add_f16({.op_type = "QuantizeLinear", .opset = 19, .inputs = {random_tensor({8}, 92, -100, 100), scale, zero_u8}});
+  // Opset 23: precision 1 divides in float (as every version does here); output_dtype 1 is the
+  // float scale's own type.
+  checks.add({.op_type = "QuantizeLinear", .opset = 23, .inputs = {x, scales, uint8s({0, 10, 250})},
+              .attrs = attrs({{"precision", int64_t{1}}}), .output_dtypes = {DType::kUInt8}});
+  checks.add({.op_type = "DequantizeLinear", .opset = 23, .inputs = {q8, scales, int8s({0, 5, -5})},
+              .attrs = attrs({{"axis", int64_t{0}}, {"output_dtype", int64_t{1}}})});
   checks.run();
+  // DequantizeLinear-23 with output_dtype float16 from float scales: the float result rounded
+  // once, to the nearest float16 (the cpu EP outputs float only).
+  auto as_half = test::run_partition_with({.op_type = "DequantizeLinear", .opset = 23, .inputs = {q8, scales},
+                                           .attrs = attrs({{"axis", int64_t{0}}, {"output_dtype", int64_t{10}}}),
+                                           .output_dtypes = {DType::kFloat16}},
+                                          "cuda", test::run_partition_on_host);
+  REQUIRE(as_half);
+  const Tensor in_float = test::run_one({.op_type = "DequantizeLinear", .opset = 13, .inputs = {q8, scales},
+                                         .attrs = attrs({{"axis", int64_t{0}}})});
+  REQUIRE((*as_half)[0].dtype() == DType::kFloat16);
+  CHECK(test::compare_tensors((*as_half)[0], to_f16(in_float), 0, 0) == "");
   // Scales that do not fit x are declined with the shape they need.
   auto blocked = test::run_partition_with({.op_type = "QuantizeLinear", .opset = 21, .inputs = {x, random_tensor({2, 3, 2}, 93)},
                                            .attrs = attrs({{"block_size", int64_t{2}}})},
@@ -1357,6 +1381,11 @@ TEST_CASE("cuda GroupNormalization, LpNormalization, LpPool and GlobalLpPool run
     checks.add({.op_type = "GroupNormalization", .opset = 21, .inputs = {x, per_channel, per_channel}, .attrs = groups},
                1e-4, 1e-5);
   }
+  // stash_type 11: statistics in double, on groups far from zero (mean 1000, spread 1e-2).
+  checks.add({.op_type = "GroupNormalization", .opset = 21,
+              .inputs = {random_tensor({2, 4, 300}, 517, 1000.f, 1000.01f), random_tensor({4}, 518), random_tensor({4}, 519)},
+              .attrs = attrs({{"num_groups", int64_t{2}}, {"stash_type", int64_t{11}}})},
+             1e-5, 1e-5);
   const Tensor image = random_tensor({2, 4, 6, 7}, 513, -3, 3);
   checks.add_f16({.op_type = "GroupNormalization", .opset = 21, .inputs = {image, random_tensor({4}, 514), random_tensor({4}, 515)},
                   .attrs = attrs({{"num_groups", int64_t{2}}})});

@@ -20,9 +20,9 @@ KernelMatch check_group_norm(const NodeContext& ctx) {
                  "GroupNormalization: input {} has type {} and X {}; the cpu EP needs them equal", i,
                  dtype_name(ctx.input_dtype(i)), dtype_name(ctx.input_dtype(0)));
   const int64_t stash = ctx.attrs().int_or("stash_type", 1);
-  NXRT_REQUIRE(stash == 1 || ctx.opset() < 21,
-               "GroupNormalization: stash_type {} is not supported; the cpu EP computes statistics in float or wider "
-               "(stash_type 1)", stash);
+  NXRT_REQUIRE(stash == 1 || stash == 11 || ctx.opset() < 21,
+               "GroupNormalization: stash_type {} is not supported; the cpu EP computes statistics in double, which "
+               "serves stash_type 1 (float) and 11 (double)", stash);
   return KernelMatch::supported(elementwise_cost(ctx, 6));
 }
 

@@ -65,17 +65,29 @@ Expected<void> build_softmax(PlanBuilder& b, const Node& node) {
   return {};
 }
 
+// The type LayerNormalization and GroupNormalization-21 compute their statistics in (and
+// LayerNormalization writes Mean and InvStdDev in): stash_type float (1, the default) or
+// double (11).
+std::optional<DType> stash_type(const Node& node) {
+  const int64_t stash = node.attributes.int_or("stash_type", 1);
+  if (stash == 1) return DType::kFloat32;
+  if (stash == 11) return DType::kFloat64;
+  return std::nullopt;
+}
+
 KernelMatch check_layer_norm(const NodeContext& ctx) {
   NXRT_REQUIRE_MATCH(require_float(ctx, {0, 1, 2}));
-  NXRT_REQUIRE(ctx.attrs().int_or("stash_type", 1) == 1,
-               "LayerNormalization: stash_type={} is not supported by the cuda EP (it computes in float, stash_type=1)",
+  const auto stash = stash_type(ctx.node());
+  NXRT_REQUIRE(stash.has_value(),
+               "LayerNormalization: stash_type={} is not supported by the cuda EP (it computes in float, stash_type=1, "
+               "or double, 11)",
                ctx.attrs().int_or("stash_type", 1));
   for (std::size_t i : {1, 2})
     if (ctx.has_output(i)) {
       const DType t = ctx.output_type(i) ? ctx.output_type(i)->dtype : DType::kUndefined;
-      NXRT_REQUIRE(t == DType::kFloat32 || t == DType::kUndefined,
-                   "LayerNormalization: output {} ({}) is {}; the cuda EP writes it as float", i,
-                   i == 1 ? "Mean" : "InvStdDev", dtype_name(t));
+      NXRT_REQUIRE(t == *stash || t == DType::kUndefined,
+                   "LayerNormalization: output {} ({}) is {}; the cuda EP writes it as {}, the stash_type", i,
+                   i == 1 ? "Mean" : "InvStdDev", dtype_name(t), dtype_name(*stash));
     }
   return KernelMatch::supported();
 }
@@ -85,12 +97,13 @@ Expected<void> build_layer_norm(PlanBuilder& b, const Node& node) {
   const float eps = node.attributes.float_or("epsilon", 1e-5f);
   const bool has_bias = node.inputs.size() > 2 && node.inputs[2] != kNoValue;
   const DType dtype = b.graph().value(node.inputs[0]).type.dtype;
-  const std::string t(float_type(dtype));
+  const DType stash = *stash_type(node);
+  const std::string t(float_type(dtype)), a(chain_storage_type(stash));
   const std::string kernel = b.instantiate(
-      "layer_norm", t + ", " + t,
+      "layer_norm", fmt::format("{0}, {0}, {1}", t, a),
       fmt::format("i64 rows, i64 cols, const {0}* x, const {0}* scale, const {0}* bias, float eps, {0}* y, "
-                  "float* mean, float* inv_std_dev",
-                  t),
+                  "{1}* mean, {1}* inv_std_dev",
+                  t, a),
       "rows, cols, x, scale, bias, eps, y, mean, inv_std_dev");
   b.add_step(make_step(node, "nvrtc:" + kernel, [=](StepContext& ctx) -> Expected<void> {
     const Tensor& x = ctx.input(0);
@@ -112,7 +125,7 @@ Expected<void> build_layer_norm(PlanBuilder& b, const Node& node) {
     void* stats[2] = {nullptr, nullptr};
     for (std::size_t i : {1, 2})
       if (ctx.wants_output(i)) {
-        auto t = ctx.output(i, DType::kFloat32, stat_shape);
+        auto t = ctx.output(i, stash, stat_shape);
         if (!t) return std::unexpected(t.error());
         stats[i - 1] = dev_mut(*t);
       }
@@ -158,12 +171,18 @@ Expected<void> build_instance_norm(PlanBuilder& b, const Node& node) {
   return {};
 }
 
-// GroupNormalization: lib checks the shapes; the cuda EP computes its statistics in float.
+// GroupNormalization: lib checks the shapes; the cuda EP computes the statistics in float, or
+// from opset 21 in stash_type's float or double.
+DType group_norm_stash_type(const Node& node) {
+  return node.opset >= 21 ? stash_type(node).value_or(DType::kUndefined) : DType::kFloat32;
+}
+
 KernelMatch check_group_norm(const NodeContext& ctx) {
   NXRT_REQUIRE_MATCH(check_group_norm_node(ctx));
   NXRT_REQUIRE_MATCH(require_float(ctx, {0, 1, 2}));
-  NXRT_REQUIRE(ctx.opset() < 21 || ctx.attrs().int_or("stash_type", 1) == 1,
-               "GroupNormalization: stash_type={} is not supported by the cuda EP (it computes in float, stash_type=1)",
+  NXRT_REQUIRE(group_norm_stash_type(ctx.node()) != DType::kUndefined,
+               "GroupNormalization: stash_type={} is not supported by the cuda EP (it computes in float, stash_type=1, "
+               "or double, 11)",
                ctx.attrs().int_or("stash_type", 1));
   return KernelMatch::supported();
 }
@@ -175,7 +194,7 @@ Expected<void> build_group_norm(PlanBuilder& b, const Node& node) {
   const bool per_channel = group_norm_per_channel(node.opset);
   const std::string t(float_type(dtype));
   const std::string kernel = b.instantiate(
-      "group_norm", t,
+      "group_norm", fmt::format("{}, {}", t, chain_storage_type(group_norm_stash_type(node))),
       fmt::format("i64 rows, i64 cols, i64 groups, i64 plane, int per_channel, const {0}* x, const {0}* scale, "
                   "const {0}* bias, float eps, {0}* y",
                   t),

@@ -1,9 +1,11 @@
-// QuantizeLinear and DequantizeLinear (opsets 10 to 22): float or float16 to int8 or uint8
+// QuantizeLinear and DequantizeLinear (opsets 10 to 23): float or float16 to int8 or uint8
 // and back (DequantizeLinear also reads int32), from opset 19 the float8 types (rounded as Cast
 // rounds, saturating as the saturate attribute says), from 21 int16, uint16, int4 and uint4,
 // with a scale and zero point per tensor, from opset 13 per index of `axis`, and from 21 per
-// block of it (block_size; lib's ScaleMap, nxrt/ep/quantize_scale.h). DynamicQuantizeLinear
-// finds its uint8 scale and zero point on the device.
+// block of it (block_size; lib's ScaleMap, nxrt/ep/quantize_scale.h). Opset 23 adds
+// QuantizeLinear's precision (the cuda EP divides in float) and DequantizeLinear's
+// output_dtype; its float4e2m1 type is declined. DynamicQuantizeLinear finds its uint8 scale
+// and zero point on the device.
 #include <fmt/format.h>
 
 #include "nxrt/ep/quantize_scale.h"
@@ -69,10 +71,21 @@ DType quantize_output_type(const NodeContext& ctx) {
 
 KernelMatch check_quantize(const NodeContext& ctx) {
   NXRT_REQUIRE_MATCH(require_dtypes(ctx, {0}, is_cuda_float, kCudaFloats));
+  const int64_t precision = ctx.opset() >= 23 ? ctx.attrs().int_or("precision", 0) : 0;
+  NXRT_REQUIRE(precision == 0 || precision == static_cast<int64_t>(DType::kFloat32),
+               "QuantizeLinear-23: precision {} ({}) is not supported by the cuda EP; it divides in float (omit "
+               "precision or set it to 1)",
+               precision, dtype_name(dtype_from_onnx(static_cast<int32_t>(precision)).value_or(DType::kUndefined)));
   const DType q = quantize_output_type(ctx);
   NXRT_REQUIRE(is_quantized(q, ctx.opset()), "QuantizeLinear: quantizing to {} at opset {} is not implemented by the cuda EP "
                "(it takes {})", dtype_name(q), ctx.opset(), kQuantizedTypes);
   return check_scale_and_zero_point(ctx, ctx.input_dtype(0), q);
+}
+
+// DequantizeLinear's output type: the scale's, or opset 23's output_dtype.
+DType dequantize_output_type(const Node& node, DType scale) {
+  const int64_t code = node.opset >= 23 ? node.attributes.int_or("output_dtype", 0) : 0;
+  return code == 0 ? scale : dtype_from_onnx(static_cast<int32_t>(code)).value_or(DType::kUndefined);
 }
 
 KernelMatch check_dequantize(const NodeContext& ctx) {
@@ -82,6 +95,9 @@ KernelMatch check_dequantize(const NodeContext& ctx) {
                kQuantizedTypes);
   NXRT_REQUIRE(is_cuda_float(ctx.input_dtype(1)), "DequantizeLinear: the scale is {}; the cuda EP takes {}",
                dtype_name(ctx.input_dtype(1)), kCudaFloats);
+  const DType y = dequantize_output_type(ctx.node(), ctx.input_dtype(1));
+  NXRT_REQUIRE(is_cuda_float(y), "DequantizeLinear-23: output_dtype {} is not supported by the cuda EP; it outputs {}",
+               ctx.attrs().int_or("output_dtype", 0), kCudaFloats);
   return check_scale_and_zero_point(ctx, ctx.input_dtype(1), x);
 }
 
@@ -150,13 +166,13 @@ Expected<void> build_quantize_linear(PlanBuilder& b, const Node& node) {
 Expected<void> build_dequantize_linear(PlanBuilder& b, const Node& node) {
   const Graph& g = b.graph();
   const DType x_type = g.value(node.inputs[0]).type.dtype, scale_type = g.value(node.inputs[1]).type.dtype;
-  const std::string qt(chain_storage_type(x_type));
-  const std::string s(float_type(scale_type));
+  const DType y_type = dequantize_output_type(node, scale_type);
+  const std::string qt(chain_storage_type(x_type)), s(float_type(scale_type)), y(float_type(y_type));
   const std::string kernel = b.instantiate(
-      is_float8(x_type) ? "dequantize_f8" : "dequantize", fmt::format("{}, {}", qt, s),
-      fmt::format("i64 n, ScaleMap m, const {0}* x, const {1}* scale, const {0}* zero_point, {1}* y", qt, s),
+      is_float8(x_type) ? "dequantize_f8" : "dequantize", fmt::format("{}, {}, {}", qt, s, y),
+      fmt::format("i64 n, ScaleMap m, const {0}* x, const {1}* scale, const {0}* zero_point, {2}* y", qt, s, y),
       "n, m, x, scale, zero_point, y");
-  add_scaled_step(b, node, kernel, scale_type, std::nullopt);
+  add_scaled_step(b, node, kernel, y_type, std::nullopt);
   return {};
 }
 
@@ -197,8 +213,9 @@ Expected<void> build_dynamic_quantize(PlanBuilder& b, const Node& node) {
 
 std::vector<CudaOpDef> quantize_ops() {
   std::vector<CudaOpDef> ops;
-  for (auto& op : make_op_versions("QuantizeLinear", {10, 13}, check_quantize, build_quantize_linear, 22)) ops.push_back(std::move(op));
-  for (auto& op : make_op_versions("DequantizeLinear", {10, 13}, check_dequantize, build_dequantize_linear, 22))
+  for (auto& op : make_op_versions("QuantizeLinear", {10, 13, 23}, check_quantize, build_quantize_linear))
+    ops.push_back(std::move(op));
+  for (auto& op : make_op_versions("DequantizeLinear", {10, 13, 23}, check_dequantize, build_dequantize_linear))
     ops.push_back(std::move(op));
   ops.push_back(make_op("DynamicQuantizeLinear", 11, check_dynamic_quantize, build_dynamic_quantize));
   return ops;
