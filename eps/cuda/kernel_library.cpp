@@ -1547,6 +1547,102 @@ __device__ void max_unpool(i64 n, int rank, Dims from, Dims to, i64 size, const 
     y[out] = x[k];
   }
 }
+
+// ---- Random numbers --------------------------------------------------------------------------
+// Philox4x32-10 (Salmon et al., "Parallel random numbers: as easy as 1, 2, 3", SC 2011): four
+// 32-bit words from a 64-bit key and a 128-bit counter. The random ops count with (the run's
+// number, the element's index), so every element of every run draws its own numbers and a
+// launch's threads share no state.
+struct u32x4 { unsigned w[4]; };
+__device__ u32x4 philox(unsigned long long key, unsigned long long run, unsigned long long index) {
+  unsigned k0 = (unsigned)key, k1 = (unsigned)(key >> 32);
+  unsigned c0 = (unsigned)index, c1 = (unsigned)(index >> 32), c2 = (unsigned)run, c3 = (unsigned)(run >> 32);
+  for (int round = 0; round < 10; ++round) {
+    if (round > 0) {
+      k0 += 0x9E3779B9u;
+      k1 += 0xBB67AE85u;
+    }
+    const unsigned long long p0 = 0xD2511F53ull * c0, p1 = 0xCD9E8D57ull * c2;
+    const unsigned hi0 = (unsigned)(p0 >> 32), lo0 = (unsigned)p0, hi1 = (unsigned)(p1 >> 32), lo1 = (unsigned)p1;
+    c0 = hi1 ^ c1 ^ k0;
+    c1 = lo1;
+    c2 = hi0 ^ c3 ^ k1;
+    c3 = lo0;
+  }
+  u32x4 r = {{c0, c1, c2, c3}};
+  return r;
+}
+// A uniform double in [0, 1) from two words (53 bits), and one in (0, 1] for logarithms.
+__device__ __forceinline__ double uniform_01(unsigned a, unsigned b) {
+  return (double)((((unsigned long long)a << 32) | b) >> 11) * (1.0 / 9007199254740992.0);
+}
+__device__ __forceinline__ double uniform_0_1_open_low(unsigned a, unsigned b) { return 1.0 - uniform_01(a, b); }
+
+// RandomUniform in [a, b) (normal == 0) or RandomNormal of mean a and scale b (Box-Muller), of
+// element type T; one Philox call per element.
+template <class T>
+__device__ void random_fill(i64 n, unsigned long long key, unsigned long long run, int normal, double a, double b, T* y) {
+  for (i64 i = global_index(); i < n; i += global_stride()) {
+    const u32x4 r = philox(key, run, (unsigned long long)i);
+    double v;
+    if (normal) {
+      const double radius = sqrt(-2.0 * log(uniform_0_1_open_low(r.w[0], r.w[1])));
+      v = a + b * radius * cos(6.283185307179586 * uniform_01(r.w[2], r.w[3]));
+    } else {
+      v = a + (b - a) * uniform_01(r.w[0], r.w[1]);
+    }
+    st(y, i, v);
+  }
+}
+
+// Bernoulli: y = 1 with probability p (element-wise), else 0, of output type O.
+template <class P, class O>
+__device__ void bernoulli(i64 n, unsigned long long key, unsigned long long run, const P* p, O* y) {
+  for (i64 i = global_index(); i < n; i += global_stride()) {
+    const u32x4 r = philox(key, run, (unsigned long long)i);
+    st(y, i, uniform_01(r.w[0], r.w[1]) < (double)ld(p, i) ? 1 : 0);
+  }
+}
+
+// Multinomial, one thread per (row, sample): rows of `classes` unnormalized log-probabilities;
+// the sample is the first class whose cumulative exp(x - max) exceeds a uniform share of the
+// row's total (the last class if rounding leaves none).
+template <class X, class O>
+__device__ void multinomial(i64 rows, i64 classes, i64 samples, unsigned long long key, unsigned long long run,
+                            const X* x, O* y) {
+  for (i64 i = global_index(); i < rows * samples; i += global_stride()) {
+    const i64 base = i / samples * classes;
+    double top = -(double)inf_f();
+    for (i64 c = 0; c < classes; ++c) top = fmax(top, (double)ld(x, base + c));
+    double total = 0;
+    for (i64 c = 0; c < classes; ++c) total += exp((double)ld(x, base + c) - top);
+    const u32x4 r = philox(key, run, (unsigned long long)i);
+    const double target = uniform_01(r.w[0], r.w[1]) * total;
+    i64 pick = classes - 1;
+    double sum = 0;
+    for (i64 c = 0; c < classes; ++c) {
+      sum += exp((double)ld(x, base + c) - top);
+      if (target < sum) {
+        pick = c;
+        break;
+      }
+    }
+    y[i] = (O)pick;
+  }
+}
+
+// Dropout in training: each element is kept with probability 1 - ratio and scaled by `scale`,
+// else 0; `mask` (bool, or before opset 10 the data's type M; null when unused) says which.
+template <class T, class M>
+__device__ void dropout(i64 n, unsigned long long key, unsigned long long run, double ratio, float scale, const T* x, T* y,
+                        M* mask) {
+  for (i64 i = global_index(); i < n; i += global_stride()) {
+    const u32x4 r = philox(key, run, (unsigned long long)i);
+    const bool keep = uniform_01(r.w[0], r.w[1]) >= ratio;
+    st(y, i, keep ? ld(x, i) * scale : 0.f);
+    if (mask) st(mask, i, keep ? 1 : 0);
+  }
+}
 )CUDA";
 }
 

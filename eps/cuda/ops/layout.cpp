@@ -1,4 +1,4 @@
-// Reshape, Flatten, Squeeze, Unsqueeze, Identity, Dropout (inference) as views of their input
+// Reshape, Flatten, Squeeze, Unsqueeze and Identity as views of their input
 // (no copy), and Transpose and Expand as one strided copy.
 #include <fmt/format.h>
 
@@ -137,45 +137,9 @@ Expected<void> build_unsqueeze(PlanBuilder& b, const Node& node) {
   });
 }
 
-// Identity, and Dropout in inference: the input itself.
+// Identity: the input itself.
 Expected<void> build_same_view(PlanBuilder& b, const Node& node) {
   return add_view(b, node, [](StepContext&, const Shape& in) -> Expected<Shape> { return in; });
-}
-
-// Dropout in inference is its input: is_test set (before opset 7), or training_mode absent or
-// a constant false (from 12). Its mask, from opset 10 a bool tensor, is then all true.
-KernelMatch check_dropout(const NodeContext& ctx) {
-  NXRT_REQUIRE_MATCH(check_view(ctx));
-  if (ctx.opset() < 7)
-    NXRT_REQUIRE(ctx.attrs().int_or("is_test", 0) != 0,
-                 "Dropout: is_test=0 asks for training; the cuda EP runs Dropout in inference only");
-  if (ctx.opset() >= 12 && ctx.has_input(2)) {
-    const WeightHandle* training = ctx.constant_input(2);
-    const auto values = training ? training->materialize() : Expected<Tensor>(fail(ErrorCode::kRuntime, ""));
-    NXRT_REQUIRE(values && values->numel() == 1 && values->to_int64_vector()[0] == 0,
-                 "Dropout: training_mode is not a constant false; the cuda EP runs Dropout in inference only");
-  }
-  if (ctx.opset() < 10) return require_output_unused(ctx, 1, "mask (of the input's type before opset 10)");
-  return KernelMatch::supported();
-}
-
-// Dropout in inference: output 0 is a view of the input; the mask, when used, is filled with
-// true.
-Expected<void> build_dropout(PlanBuilder& b, const Node& node) {
-  const bool mask = node.outputs.size() > 1 && node.outputs[1] != kNoValue;
-  if (!mask) return build_same_view(b, node);
-  const std::string fill = b.instantiate("fill", "bool", "i64 n, bool value, bool* out", "n, value, out");
-  b.add_step(make_step(node, "view+nvrtc:" + fill, [fill](StepContext& ctx) -> Expected<void> {
-    const Tensor& x = ctx.input(0);
-    ctx.set_output(0, x);
-    auto m = ctx.output(1, DType::kBool, x.shape());
-    if (!m) return std::unexpected(m.error());
-    if (x.numel() == 0) return {};
-    KernelArgs args;
-    args.add(x.numel()).add(true).ptr(dev_mut(*m));
-    return ctx.launch(fill, x.numel(), args);
-  }));
-  return {};
 }
 
 KernelMatch check_transpose(const NodeContext& ctx) {
@@ -260,7 +224,6 @@ std::vector<CudaOpDef> layout_ops() {
   ops.push_back(make_op("Squeeze", 1, check_axes_view, build_squeeze));
   ops.push_back(make_op("Unsqueeze", 1, check_axes_view, build_unsqueeze));
   ops.push_back(make_op("Identity", 1, check_view, build_same_view));
-  ops.push_back(make_op("Dropout", 1, check_dropout, build_dropout));
   ops.push_back(make_op("Transpose", 1, check_transpose, build_transpose));
   ops.push_back(make_op("Expand", 8, check_expand, build_expand));
   return ops;
