@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 
+#include "cuda/kernel_library.h"
 #include "cuda_host_module.h"
 #include "kernel_harness.h"
 #include "lib_test_util.h"
@@ -117,6 +118,35 @@ Tensor scalar_bool(bool v) {
 }
 
 }  // namespace
+
+// The generator itself against the known-answer vectors of Random123 (the authors' library),
+// counter words (c0..c3) = (index low, index high, run low, run high), key = (k0, k1).
+TEST_CASE("cuda's Philox4x32-10 gives Random123's known answers", "[cuda]") {
+  const std::string source = std::string(cuda::kernel_library_source()) +
+                             "extern \"C\" __global__ void philox_words(unsigned long long key, unsigned long long run, "
+                             "unsigned long long index, unsigned* out) {\n"
+                             "  const u32x4 r = philox(key, run, index);\n"
+                             "  for (int k = 0; k < 4; ++k) out[k] = r.w[k];\n}\n";
+  auto module = test::HostModule::compile(source);
+  INFO((module ? std::string() : module.error().render()));
+  REQUIRE(module);
+  struct Known {
+    uint32_t counter[4], key[2], words[4];
+  };
+  for (const Known& k : {Known{{0, 0, 0, 0}, {0, 0}, {0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8}},
+                         Known{{0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff}, {0xffffffff, 0xffffffff},
+                               {0x408f276d, 0x41c83b0e, 0xa20bc7c6, 0x6d5451fd}},
+                         Known{{0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344}, {0xa4093822, 0x299f31d0},
+                               {0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1}}}) {
+    auto pair = [](uint32_t low, uint32_t high) { return (static_cast<uint64_t>(high) << 32) | low; };
+    uint64_t key = pair(k.key[0], k.key[1]), run = pair(k.counter[2], k.counter[3]), index = pair(k.counter[0], k.counter[1]);
+    uint32_t words[4] = {};
+    uint32_t* out = words;
+    void* args[] = {&key, &run, &index, &out};
+    REQUIRE((*module)->launch("philox_words", 1, 1, args));
+    for (int w = 0; w < 4; ++w) CHECK(words[w] == k.words[w]);
+  }
+}
 
 TEST_CASE("cuda RandomUniform, RandomNormal and their Like forms draw on the host", "[cuda]") {
   RandomRuns runs;
