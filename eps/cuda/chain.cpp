@@ -138,11 +138,12 @@ Expected<void> ChainFuser::emit(PlanBuilder& builder, const std::vector<const No
   for (std::size_t k = 0; k < chain.size(); ++k) {
     const Node& n = *chain[k];
     const ElementwiseDef& def = *ops_.elementwise_def(n);
+    const Broadcast node_rule = def.broadcast_of ? def.broadcast_of(graph_, n) : def.broadcast;
     std::vector<std::string> args;
     for (std::size_t i = 0; i < n.inputs.size(); ++i) {
       if (i >= def.read_inputs) break;  // type-only inputs are not loaded
-      const Broadcast rule = def.broadcast == Broadcast::kChannel && i >= def.channel_inputs_from ? Broadcast::kChannel
-                                                                                                 : Broadcast::kNumpy;
+      const Broadcast rule = node_rule == Broadcast::kChannel && i >= def.channel_inputs_from ? Broadcast::kChannel
+                                                                                              : Broadcast::kNumpy;
       args.push_back(n.inputs[i] == kNoValue ? std::string() : input_expr(n.inputs[i], rule));
     }
     const std::string var = fmt::format("t{}", k);

@@ -224,6 +224,25 @@ test::GraphBuilder chain_graph(DType dtype) {
   return b;
 }
 
+TEST_CASE("cuda PRelu-6 reads a slope of one value per channel, or broadcasts it, as the cpu EP does", "[cuda]") {
+  HostChecks checks;
+  const Tensor x = random_tensor({2, 3, 4, 5}, 30);
+  auto prelu = [](int64_t opset, Tensor x, Tensor slope) {
+    return NodeSpec{.op_type = "PRelu", .opset = opset, .inputs = {std::move(x), std::move(slope)},
+                    .output_dtypes = {DType::kFloat32}};
+  };
+  checks.add(prelu(6, x, random_tensor({3}, 31)));     // one value per channel
+  checks.add(prelu(6, x, random_tensor({1}, 32)));     // one value
+  checks.add(prelu(6, x, random_tensor({4, 5}, 33)));  // numpy broadcasting at the trailing dims
+  checks.add(prelu(6, random_tensor({4, 3}, 34), random_tensor({3}, 35)));
+  checks.add(prelu(9, x, random_tensor({5}, 36)));     // opset 7 on: numpy broadcasting only
+  checks.run();
+  auto misfit = test::run_partition_with(prelu(6, x, random_tensor({2}, 37)), "cuda", test::run_partition_on_host);
+  REQUIRE_FALSE(misfit);
+  CHECK(misfit.error().why ==
+        "PRelu-6: slope [2] neither holds one value per channel of X [2,3,4,5] nor broadcasts onto it");
+}
+
 TEST_CASE("cuda elementwise chains run on the host with broadcasting and channel inputs, in f32 and f16", "[cuda]") {
   const std::vector<Tensor> inputs = {random_tensor({2, 3, 4, 5}, 3), random_tensor({4, 1}, 4), random_tensor({3}, 5),
                                       random_tensor({3}, 6), random_tensor({3}, 7, 0.5f, 2)};

@@ -111,6 +111,34 @@ KernelMatch require_known_output(const NodeContext& ctx, const KernelCheck& chec
   return check(ctx);
 }
 
+// PRelu-1 and -6 take a slope of one element or, as Caffe2 and the PyTorch exporter of that
+// time did, one per channel (axis 1; the cpu EP reads it alike); other slopes broadcast numpy
+// style, as from opset 7. Which it is depends on the static shapes.
+bool prelu_slope_per_channel(const Shape& x, const Shape& slope) {
+  return slope.size() == 1 && x.size() >= 2 && slope[0] == x[1] && slope[0] != 1;
+}
+
+KernelMatch check_legacy_prelu(const NodeContext& ctx) {
+  NXRT_REQUIRE_MATCH(check_float_elementwise(ctx));
+  const auto x = ctx.input_static_shape(0), slope = ctx.input_static_shape(1);
+  NXRT_REQUIRE(x && slope, "PRelu-{}: the shape of X or the slope is unknown; the cuda EP needs both to tell a per-channel "
+               "slope from a broadcast one (give --shape)", ctx.opset());
+  if (prelu_slope_per_channel(*x, *slope)) return KernelMatch::supported();
+  bool fits = slope->size() <= x->size();
+  for (std::size_t k = 0; fits && k < slope->size(); ++k) {
+    const int64_t d = (*slope)[slope->size() - 1 - k];
+    fits = d == 1 || d == (*x)[x->size() - 1 - k];
+  }
+  NXRT_REQUIRE(fits, "PRelu-{}: slope {} neither holds one value per channel of X {} nor broadcasts onto it", ctx.opset(),
+               shape_to_string(*slope), shape_to_string(*x));
+  return KernelMatch::supported();
+}
+
+Broadcast legacy_prelu_broadcast(const Graph& graph, const Node& node) {
+  const auto x = graph.value(node.inputs[0]).type.static_shape(), slope = graph.value(node.inputs[1]).type.static_shape();
+  return x && slope && prelu_slope_per_channel(*x, *slope) ? Broadcast::kChannel : Broadcast::kNumpy;
+}
+
 CudaOpDef checked_by(KernelCheck check, CudaOpDef def) {
   def.def.check = std::move(check);
   return def;
@@ -346,6 +374,10 @@ std::vector<CudaOpDef> elementwise_ops() {
   ops.push_back(checked_by(check_bitwise, binary("BitwiseXor", 18, "({} ^ {})")));
   ops.push_back(checked_by(check_bitwise, simple("BitwiseNot", 18, "(~{})")));
   ops.push_back(binary("PRelu", 7, "({0} >= 0.f ? {0} : {1} * {0})"));
+  CudaOpDef legacy_prelu = checked_by(check_legacy_prelu, binary("PRelu", 1, "({0} >= 0.f ? {0} : {1} * {0})"));
+  legacy_prelu.def.until_version = 6;
+  legacy_prelu.elementwise->broadcast_of = legacy_prelu_broadcast;
+  ops.push_back(std::move(legacy_prelu));
   // Opset 6's take inputs of one shape, which numpy broadcasting leaves as they are.
   ops.push_back(variadic("Sum", 6, "({} + {})", false));  // ONNX's Sum takes float types only
   ops.push_back(variadic("Mean", 6, "({} + {})", true));

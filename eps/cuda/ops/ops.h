@@ -33,6 +33,9 @@ struct ElementwiseDef {
   // The nodes that are elementwise, when not all of the op's are; the others are planned by
   // CudaOpDef::build (BatchNormalization in training mode).
   std::function<bool(const Node&)> applies = nullptr;
+  // The rule of one node, where the op's depends on its inputs' static shapes (PRelu-6); when
+  // set, it replaces `broadcast`.
+  std::function<Broadcast(const Graph&, const Node&)> broadcast_of = nullptr;
 };
 
 struct CudaOpDef {
