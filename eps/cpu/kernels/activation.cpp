@@ -9,6 +9,7 @@
 #include "common/elementwise.h"
 #include "common/kernel_util.h"
 #include "kernels/kernels.h"
+#include "nxrt/ep/prelu.h"
 
 namespace nxrt::cpu {
 namespace {
@@ -100,11 +101,10 @@ KernelDef shrink_def() {
   });
 }
 
-// PRelu-7+ broadcasts the slope onto X one way (numpy rules, output shaped like X). PRelu-1
-// and -6 take a slope of one element or, as Caffe2 and the PyTorch exporter of that time
-// did, one per channel (axis 1): that slope is viewed as [C, 1, ...] for numpy rules.
-Shape prelu_slope_shape(bool per_channel, const Shape& x, const Shape& slope) {
-  if (!per_channel || slope.size() != 1 || x.size() < 2 || slope[0] != x[1] || slope[0] == 1) return slope;
+// The slope as numpy rules read it (lib's prelu_slope_per_channel: opset 6's per-channel slope
+// viewed as [C, 1, ...]).
+Shape prelu_slope_shape(int64_t opset, const Shape& x, const Shape& slope) {
+  if (!prelu_slope_per_channel(opset, x, slope)) return slope;
   Shape aligned(x.size() - 1, 1);
   aligned[0] = slope[0];
   return aligned;
@@ -119,7 +119,7 @@ KernelMatch check_prelu(const NodeContext& ctx) {
   const auto x = ctx.input_static_shape(0);
   const auto slope = ctx.input_static_shape(1);
   if (!x || !slope) return KernelMatch::supported(elementwise_cost(ctx, 1));
-  const Shape aligned = prelu_slope_shape(ctx.opset() < 7, *x, *slope);
+  const Shape aligned = prelu_slope_shape(ctx.opset(), *x, *slope);
   auto out = broadcast_shape("PRelu", std::array{&*x, &aligned});
   NXRT_REQUIRE(out && *out == *x, "PRelu: slope {} does not broadcast onto X {}; give a slope whose dims are "
                "1 or X's, aligned at the right", shape_to_string(*slope), shape_to_string(*x));
@@ -128,10 +128,10 @@ KernelMatch check_prelu(const NodeContext& ctx) {
 
 class PReluKernel final : public Kernel {
  public:
-  explicit PReluKernel(bool per_channel) : per_channel_(per_channel) {}
+  explicit PReluKernel(int64_t opset) : opset_(opset) {}
   Expected<void> compute(KernelContext& ctx) override {
     const Tensor& x = ctx.input(0);
-    const Tensor slope = ctx.input(1).reshaped(prelu_slope_shape(per_channel_, x.shape(), ctx.input(1).shape()));
+    const Tensor slope = ctx.input(1).reshaped(prelu_slope_shape(opset_, x.shape(), ctx.input(1).shape()));
     auto shape = broadcast_shape("PRelu", std::array{&x.shape(), &slope.shape()});
     if (!shape) return std::unexpected(std::move(shape.error()));
     if (*shape != x.shape())
@@ -150,12 +150,12 @@ class PReluKernel final : public Kernel {
   std::string_view variant() const override { return "broadcast"; }
 
  private:
-  bool per_channel_;
+  int64_t opset_;
 };
 
 KernelDef prelu_def(int64_t since, int64_t until) {
   return KernelDef{{"", "PRelu", since}, until, check_prelu,
-                   [](const NodeContext& ctx) { return make_kernel<PReluKernel>(ctx.opset() < 7); }};
+                   [](const NodeContext& ctx) { return make_kernel<PReluKernel>(ctx.opset()); }};
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 // bfloat16 only.
 #include <fmt/format.h>
 
+#include "nxrt/ep/prelu.h"
 #include "ops/op_util.h"
 #include "ops/ops.h"
 
@@ -111,19 +112,14 @@ KernelMatch require_known_output(const NodeContext& ctx, const KernelCheck& chec
   return check(ctx);
 }
 
-// PRelu-1 and -6 take a slope of one element or, as Caffe2 and the PyTorch exporter of that
-// time did, one per channel (axis 1; the cpu EP reads it alike); other slopes broadcast numpy
-// style, as from opset 7. Which it is depends on the static shapes.
-bool prelu_slope_per_channel(const Shape& x, const Shape& slope) {
-  return slope.size() == 1 && x.size() >= 2 && slope[0] == x[1] && slope[0] != 1;
-}
-
+// PRelu-1 and -6: a slope of one value per channel (lib's prelu_slope_per_channel) or one that
+// broadcasts numpy-style. Which it is depends on the static shapes.
 KernelMatch check_legacy_prelu(const NodeContext& ctx) {
   NXRT_REQUIRE_MATCH(check_float_elementwise(ctx));
   const auto x = ctx.input_static_shape(0), slope = ctx.input_static_shape(1);
   NXRT_REQUIRE(x && slope, "PRelu-{}: the shape of X or the slope is unknown; the cuda EP needs both to tell a per-channel "
                "slope from a broadcast one (give --shape)", ctx.opset());
-  if (prelu_slope_per_channel(*x, *slope)) return KernelMatch::supported();
+  if (prelu_slope_per_channel(ctx.opset(), *x, *slope)) return KernelMatch::supported();
   bool fits = slope->size() <= x->size();
   for (std::size_t k = 0; fits && k < slope->size(); ++k) {
     const int64_t d = (*slope)[slope->size() - 1 - k];
@@ -136,7 +132,7 @@ KernelMatch check_legacy_prelu(const NodeContext& ctx) {
 
 Broadcast legacy_prelu_broadcast(const Graph& graph, const Node& node) {
   const auto x = graph.value(node.inputs[0]).type.static_shape(), slope = graph.value(node.inputs[1]).type.static_shape();
-  return x && slope && prelu_slope_per_channel(*x, *slope) ? Broadcast::kChannel : Broadcast::kNumpy;
+  return x && slope && prelu_slope_per_channel(node.opset, *x, *slope) ? Broadcast::kChannel : Broadcast::kNumpy;
 }
 
 CudaOpDef checked_by(KernelCheck check, CudaOpDef def) {
