@@ -14,6 +14,7 @@
 #include "common/elementwise.h"
 #include "common/kernel_util.h"
 #include "kernels/kernels.h"
+#include "nxrt/ep/random_ops.h"
 
 namespace nxrt::cpu {
 namespace {
@@ -50,13 +51,6 @@ class SharedEngine {
   std::mt19937 generator_;
 };
 
-// The output type from the `dtype` attribute, else `fallback`; nullopt for unknown codes.
-std::optional<DType> dtype_attr(const NodeContext& ctx, DType fallback) {
-  const auto code = ctx.attrs().get_int("dtype");
-  if (!code) return fallback;
-  return dtype_from_onnx(static_cast<int32_t>(*code));
-}
-
 // Fills `out` with draws of `dist`, converted to T.
 template <class T, class Dist>
 void fill_from(std::mt19937& engine, Dist dist, T* out, int64_t n) {
@@ -80,23 +74,14 @@ struct Distribution {
 
 KernelMatch check_random(const NodeContext& ctx) {
   const std::string& op = ctx.node().op_type;
-  const bool like = op.ends_with("Like");
-  if (like) {
+  if (op.ends_with("Like"))
     NXRT_REQUIRE(ctx.input_type(0) && ctx.input_type(0)->kind == ValueType::Kind::kTensor,
                  "{}: input 0 is not a tensor; the cpu EP supports tensors only", op);
-  } else {
-    const auto shape = ctx.attrs().get_ints("shape");
-    NXRT_REQUIRE(shape, "{}: the ints attribute shape is required", op);
-    NXRT_REQUIRE(std::ranges::all_of(*shape, [](int64_t d) { return d >= 0; }), "{}: shape {} has a negative dim",
-                 op, *shape);
-  }
-  const DType fallback = like ? ctx.input_dtype(0) : DType::kFloat32;
-  const auto dtype = dtype_attr(ctx, fallback);
+  NXRT_REQUIRE_MATCH(check_random_fill_node(ctx));
+  const auto dtype = random_fill_dtype(ctx);
   NXRT_REQUIRE(dtype && (*dtype == DType::kFloat32 || *dtype == DType::kFloat64 || *dtype == DType::kFloat16),
                "{}: output type {} is not supported; the cpu EP draws float, double, float16", op,
-               dtype ? std::string(dtype_name(*dtype)) : std::to_string(ctx.attrs().int_or("dtype", 0)));
-  const auto d = Distribution::from(ctx);
-  NXRT_REQUIRE(d.normal || d.a <= d.b, "{}: low {} is above high {}", op, d.a, d.b);
+               random_dtype_name(ctx, dtype));
   return KernelMatch::supported();
 }
 
@@ -129,7 +114,7 @@ class RandomKernel final : public Kernel {
 KernelDef random_def(const char* op) {
   return KernelDef{{"", op, 1}, 0, check_random, [](const NodeContext& ctx) {
                      const bool like = ctx.node().op_type.ends_with("Like");
-                     const DType dtype = *dtype_attr(ctx, like ? ctx.input_dtype(0) : DType::kFloat32);
+                     const DType dtype = *random_fill_dtype(ctx);
                      return make_kernel<RandomKernel>(ctx, dtype,
                                                       like ? std::nullopt : ctx.attrs().get_ints("shape"));
                    }};
@@ -139,7 +124,7 @@ KernelDef random_def(const char* op) {
 
 KernelMatch check_bernoulli(const NodeContext& ctx) {
   NXRT_REQUIRE_MATCH(require_input_dtype_in(ctx, 0, FloatHalfTypes{}));
-  const auto dtype = dtype_attr(ctx, ctx.input_dtype(0));
+  const auto dtype = random_dtype_attr(ctx.attrs(), ctx.input_dtype(0));
   NXRT_REQUIRE(dtype && std::ranges::count(std::initializer_list<DType>{DType::kFloat32, DType::kFloat64,
                                                                           DType::kFloat16, DType::kInt8, DType::kUInt8,
                                                                           DType::kInt16, DType::kInt32, DType::kInt64,
@@ -147,7 +132,7 @@ KernelMatch check_bernoulli(const NodeContext& ctx) {
                                            *dtype) == 1,
                "Bernoulli: output type {} is not supported; the cpu EP writes float, double, float16, int8, uint8, "
                "int16, int32, int64, bool",
-               dtype ? std::string(dtype_name(*dtype)) : std::to_string(ctx.attrs().int_or("dtype", 0)));
+               random_dtype_name(ctx, dtype));
   return KernelMatch::supported(elementwise_cost(ctx, 1));
 }
 
@@ -185,14 +170,10 @@ class BernoulliKernel final : public Kernel {
 
 KernelMatch check_multinomial(const NodeContext& ctx) {
   NXRT_REQUIRE_MATCH(require_input_dtype_in(ctx, 0, FloatHalfTypes{}));
-  const auto rank = ctx.input_rank(0);
-  NXRT_REQUIRE(!rank || *rank == 2, "Multinomial: input has rank {}; expected [batch_size, class_size]", *rank);
-  const auto dtype = dtype_attr(ctx, DType::kInt32);
+  NXRT_REQUIRE_MATCH(check_multinomial_node(ctx));
+  const auto dtype = random_dtype_attr(ctx.attrs(), DType::kInt32);
   NXRT_REQUIRE(dtype && (*dtype == DType::kInt32 || *dtype == DType::kInt64),
-               "Multinomial: output type {} is not supported; the spec allows int32, int64",
-               dtype ? std::string(dtype_name(*dtype)) : std::to_string(ctx.attrs().int_or("dtype", 0)));
-  const auto samples = ctx.attrs().int_or("sample_size", 1);
-  NXRT_REQUIRE(samples >= 1, "Multinomial: sample_size {} must be at least 1", samples);
+               "Multinomial: output type {} is not supported; the spec allows int32, int64", random_dtype_name(ctx, dtype));
   return KernelMatch::supported();
 }
 
@@ -252,8 +233,7 @@ class MultinomialKernel final : public Kernel {
 // type before opset 10, bool from 10.
 KernelMatch check_dropout(const NodeContext& ctx) {
   NXRT_REQUIRE_MATCH(require_input_dtype_in(ctx, 0, FloatHalfTypes{}));
-  const float ratio = ctx.attrs().float_or("ratio", 0.5f);
-  NXRT_REQUIRE(ratio >= 0 && ratio <= 1, "Dropout: ratio {} is outside [0, 1]", ratio);
+  NXRT_REQUIRE_MATCH(check_dropout_node(ctx));
   if (ctx.opset() >= 12) {
     if (ctx.has_input(1)) NXRT_REQUIRE_MATCH(require_input_dtype_in(ctx, 1, FloatHalfTypes{}));
     if (ctx.has_input(2)) NXRT_REQUIRE_MATCH(require_input_dtype(ctx, 2, {DType::kBool}));
@@ -344,11 +324,11 @@ std::vector<KernelDef> random_kernels() {
       random_def("RandomNormalLike"),
       KernelDef{{"", "Bernoulli", 15}, 0, check_bernoulli,
                 [](const NodeContext& ctx) {
-                  return make_kernel<BernoulliKernel>(ctx, *dtype_attr(ctx, ctx.input_dtype(0)));
+                  return make_kernel<BernoulliKernel>(ctx, *random_dtype_attr(ctx.attrs(), ctx.input_dtype(0)));
                 }},
       KernelDef{{"", "Multinomial", 7}, 0, check_multinomial,
                 [](const NodeContext& ctx) {
-                  return make_kernel<MultinomialKernel>(ctx, *dtype_attr(ctx, DType::kInt32));
+                  return make_kernel<MultinomialKernel>(ctx, *random_dtype_attr(ctx.attrs(), DType::kInt32));
                 }},
       dropout_def(1, 6),
       dropout_def(7, 9),

@@ -10,12 +10,12 @@
 // are not the cpu EP's (it draws from std::mt19937 with the standard library's distributions).
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <atomic>
 #include <bit>
 #include <memory>
 #include <random>
 
+#include "nxrt/ep/random_ops.h"
 #include "nxrt/io/compare.h"
 #include "ops/op_util.h"
 #include "ops/ops.h"
@@ -45,47 +45,23 @@ struct DrawState {
 bool is_random_float(DType t) { return is_cuda_float(t) || t == DType::kFloat64; }
 constexpr std::string_view kRandomFloats = "float, float16, bfloat16 and double";
 
-// The output type from the `dtype` attribute, else `fallback`; nullopt for an unknown code.
-std::optional<DType> dtype_attr(const Node& node, DType fallback) {
-  const auto code = node.attributes.get_int("dtype");
-  if (!code) return fallback;
-  return dtype_from_onnx(static_cast<int32_t>(*code));
-}
-std::string dtype_attr_name(const NodeContext& ctx, const std::optional<DType>& t) {
-  return t ? std::string(dtype_name(*t)) : fmt::format("code {}", ctx.attrs().int_or("dtype", 0));
-}
-
 bool is_like(const Node& node) { return node.op_type.ends_with("Like"); }
 bool is_normal(const Node& node) { return node.op_type.starts_with("RandomNormal"); }
-DType random_output_type(const Node& node, DType input) {
-  return dtype_attr(node, is_like(node) ? input : DType::kFloat32).value_or(DType::kUndefined);
-}
 
 // ---- RandomUniform, RandomNormal and their Like forms ----------------------------------------
 
 KernelMatch check_random(const NodeContext& ctx) {
-  const std::string& op = ctx.node().op_type;
-  if (!is_like(ctx.node())) {
-    const auto shape = ctx.attrs().get_ints("shape");
-    NXRT_REQUIRE(shape, "{}: the ints attribute shape is required", op);
-    NXRT_REQUIRE(std::ranges::all_of(*shape, [](int64_t d) { return d >= 0; }), "{}: shape {} has a negative dim", op,
-                 shape_to_string(*shape));
-  } else {
-    NXRT_REQUIRE_MATCH(require_fixed_size(ctx, 0));
-  }
-  const auto t = dtype_attr(ctx.node(), is_like(ctx.node()) ? ctx.input_dtype(0) : DType::kFloat32);
-  NXRT_REQUIRE(t && is_random_float(*t), "{}: output type {} is not supported; the cuda EP draws {}", op,
-               dtype_attr_name(ctx, t), kRandomFloats);
-  if (!is_normal(ctx.node())) {
-    const float low = ctx.attrs().float_or("low", 0), high = ctx.attrs().float_or("high", 1);
-    NXRT_REQUIRE(low <= high, "{}: low {} is above high {}", op, low, high);
-  }
+  if (is_like(ctx.node())) NXRT_REQUIRE_MATCH(require_fixed_size(ctx, 0));
+  NXRT_REQUIRE_MATCH(check_random_fill_node(ctx));
+  const auto t = random_fill_dtype(ctx);
+  NXRT_REQUIRE(t && is_random_float(*t), "{}: output type {} is not supported; the cuda EP draws {}", ctx.node().op_type,
+               random_dtype_name(ctx, t), kRandomFloats);
   return KernelMatch::supported();
 }
 
 Expected<void> build_random(PlanBuilder& b, const Node& node) {
   const bool like = is_like(node), normal = is_normal(node);
-  const DType t = random_output_type(node, like ? b.graph().value(node.inputs[0]).type.dtype : DType::kUndefined);
+  const DType t = *random_dtype_attr(node.attributes, like ? b.graph().value(node.inputs[0]).type.dtype : DType::kFloat32);
   const Shape fixed = like ? Shape{} : node.attributes.get_ints("shape").value_or(Shape{});
   const double a = normal ? node.attributes.float_or("mean", 0) : node.attributes.float_or("low", 0);
   const double spread = normal ? node.attributes.float_or("scale", 1) : node.attributes.float_or("high", 1);
@@ -114,16 +90,16 @@ bool is_bernoulli_output(DType t) { return is_random_float(t) || is_whole_byte_i
 
 KernelMatch check_bernoulli(const NodeContext& ctx) {
   NXRT_REQUIRE_MATCH(require_dtypes(ctx, {0}, is_random_float, kRandomFloats));
-  const auto t = dtype_attr(ctx.node(), ctx.input_dtype(0));
+  const auto t = random_dtype_attr(ctx.attrs(), ctx.input_dtype(0));
   NXRT_REQUIRE(t && is_bernoulli_output(*t),
                "Bernoulli: output type {} is not supported; the cuda EP writes {}, the 8- to 64-bit integers and bool",
-               dtype_attr_name(ctx, t), kRandomFloats);
+               random_dtype_name(ctx, t), kRandomFloats);
   return KernelMatch::supported();
 }
 
 Expected<void> build_bernoulli(PlanBuilder& b, const Node& node) {
   const DType p_type = b.graph().value(node.inputs[0]).type.dtype;
-  const DType t = *dtype_attr(node, p_type);
+  const DType t = *random_dtype_attr(node.attributes, p_type);
   const std::string p(chain_storage_type(p_type)), o(chain_storage_type(t));
   const std::string kernel = b.instantiate(
       "bernoulli", fmt::format("{}, {}", p, o),
@@ -147,19 +123,16 @@ Expected<void> build_bernoulli(PlanBuilder& b, const Node& node) {
 
 KernelMatch check_multinomial(const NodeContext& ctx) {
   NXRT_REQUIRE_MATCH(require_dtypes(ctx, {0}, is_random_float, kRandomFloats));
-  const auto rank = ctx.input_rank(0);
-  NXRT_REQUIRE(!rank || *rank == 2, "Multinomial: input has rank {}; expected [batch_size, class_size]", *rank);
-  const auto t = dtype_attr(ctx.node(), DType::kInt32);
+  NXRT_REQUIRE_MATCH(check_multinomial_node(ctx));
+  const auto t = random_dtype_attr(ctx.attrs(), DType::kInt32);
   NXRT_REQUIRE(t && (*t == DType::kInt32 || *t == DType::kInt64),
-               "Multinomial: output type {} is not supported; the spec allows int32 and int64", dtype_attr_name(ctx, t));
-  const int64_t samples = ctx.attrs().int_or("sample_size", 1);
-  NXRT_REQUIRE(samples >= 1, "Multinomial: sample_size {} must be at least 1", samples);
+               "Multinomial: output type {} is not supported; the spec allows int32 and int64", random_dtype_name(ctx, t));
   return KernelMatch::supported();
 }
 
 Expected<void> build_multinomial(PlanBuilder& b, const Node& node) {
   const DType x_type = b.graph().value(node.inputs[0]).type.dtype;
-  const DType t = *dtype_attr(node, DType::kInt32);
+  const DType t = *random_dtype_attr(node.attributes, DType::kInt32);
   const int64_t samples = node.attributes.int_or("sample_size", 1);
   const std::string x(chain_storage_type(x_type)), o(chain_storage_type(t));
   const std::string kernel = b.instantiate(
@@ -207,8 +180,7 @@ KernelMatch check_dropout(const NodeContext& ctx) {
     NXRT_REQUIRE_MATCH(require_dtypes(ctx, {0}, is_random_float, kRandomFloats));
   else
     NXRT_REQUIRE_MATCH(require_fixed_size(ctx, 0));
-  const float ratio = ctx.attrs().float_or("ratio", 0.5f);
-  NXRT_REQUIRE(ratio >= 0 && ratio <= 1, "Dropout: ratio {} is outside [0, 1]", ratio);
+  NXRT_REQUIRE_MATCH(check_dropout_node(ctx));
   if (node.opset >= 12) {
     if (ctx.has_input(1)) NXRT_REQUIRE_MATCH(require_dtypes(ctx, {1}, is_random_float, kRandomFloats));
     if (ctx.has_input(2))
