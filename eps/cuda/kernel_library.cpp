@@ -277,11 +277,11 @@ __device__ void tile(i64 n, int rank, Dims out_shape, Dims in_shape, Dims in_str
 }
 
 // Pad: output coordinate o reads input coordinate o - begin; outside the input, mode 0 writes
-// *value (T() when value is null), 1 (edge) clamps, 2 (reflect) mirrors about the edge
-// elements, 3 (wrap) wraps around. Negative begins crop.
+// *value (when value is null, `fill`: the element's bits, in the low bytes), 1 (edge) clamps,
+// 2 (reflect) mirrors about the edge elements, 3 (wrap) wraps around. Negative begins crop.
 template <class T>
-__device__ void pad(i64 n, int rank, Dims out_shape, Dims in_shape, Dims begins, int mode, const T* value, const T* in,
-                    T* out) {
+__device__ void pad(i64 n, int rank, Dims out_shape, Dims in_shape, Dims begins, int mode, const T* value,
+                    unsigned long long fill, const T* in, T* out) {
   for (i64 i = global_index(); i < n; i += global_stride()) {
     i64 rest = i, off = 0, scale = 1;
     bool outside = false;
@@ -301,7 +301,7 @@ __device__ void pad(i64 n, int rank, Dims out_shape, Dims in_shape, Dims begins,
       off += c * scale;
       scale *= dim;
     }
-    out[i] = outside ? (value ? *value : T()) : in[off];
+    out[i] = outside ? (value ? *value : (T)fill) : in[off];
   }
 }
 

@@ -618,6 +618,9 @@ TEST_CASE("cuda Pad, Tile, GatherElements, GatherND, the scatters, Trilu, CumSum
               .constant = {false, true, false, true}});  // axes; the value read where it lies
   checks.add({.op_type = "Pad", .opset = 11, .inputs = {test::int64s({1, 2, 3, 4, 5, 6}).reshaped({2, 3}), test::int64s({0, 1, 1, 0})}});
   checks.add({.op_type = "Pad", .opset = 2, .inputs = {x}, .attrs = attrs({{"pads", ints{0, 1, 0, 0, 2, 1}}, {"mode", std::string("reflect")}})});
+  // Pad-2's value attribute, of float and double data (the kernel's fill bits).
+  for (const Tensor& data : {x, cast(x, DType::kFloat64)})
+    checks.add({.op_type = "Pad", .opset = 2, .inputs = {data}, .attrs = attrs({{"pads", ints{1, 0, 2, 0, 1, 1}}, {"value", -2.5f}})});
   checks.add({.op_type = "Tile", .opset = 13, .inputs = {x, test::int64s({2, 1, 3})}});
   checks.add({.op_type = "Tile", .opset = 13, .inputs = {x, test::int64s({1, 2, 2})}, .constant = {false, true}});
   checks.add({.op_type = "Tile", .opset = 13, .inputs = {x, test::int64s({1, 0, 2})}});

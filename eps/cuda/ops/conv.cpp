@@ -65,7 +65,7 @@ Expected<EvenPadding> even_padding(StepContext& ctx, const std::string& pad, con
   if (!scratch) return std::unexpected(scratch.error());
   KernelArgs args;
   args.add(n).add(static_cast<int>(padded.size())).add(to_kernel_dims(padded)).add(to_kernel_dims(x.shape()));
-  args.add(to_kernel_dims(lead)).add(0).ptr(nullptr).ptr(dev(x)).ptr(dev_mut(*scratch));  // mode 0 (constant), zeros
+  args.add(to_kernel_dims(lead)).add(0).ptr(nullptr).add(uint64_t{0}).ptr(dev(x)).ptr(dev_mut(*scratch));  // zeros
   if (auto r = ctx.launch(pad, n, args); !r) return std::unexpected(r.error());
   even.input = Tensor(scratch->storage(), x.dtype(), padded);
   return even;

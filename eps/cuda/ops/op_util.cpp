@@ -172,10 +172,10 @@ std::string pad_kernel(PlanBuilder& builder, DType dtype) {
   const std::string_view t = element_type(dtype);
   return builder.instantiate(
       "pad", t,
-      fmt::format("i64 n, int rank, Dims out_shape, Dims in_shape, Dims begins, int mode, const {0}* value, const {0}* in, "
-                  "{0}* out",
+      fmt::format("i64 n, int rank, Dims out_shape, Dims in_shape, Dims begins, int mode, const {0}* value, "
+                  "unsigned long long fill, const {0}* in, {0}* out",
                   t),
-      "n, rank, out_shape, in_shape, begins, mode, value, in, out");
+      "n, rank, out_shape, in_shape, begins, mode, value, fill, in, out");
 }
 
 Expected<void> strided_copy(StepContext& ctx, const std::string& kernel, const Shape& shape, const Shape& in_strides,

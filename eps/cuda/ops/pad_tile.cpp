@@ -2,6 +2,8 @@
 // every output element reads one input element (or Pad's value) at a remapped coordinate.
 #include <fmt/format.h>
 
+#include <bit>
+
 #include "nxrt/ep/center_crop_pad.h"
 #include "ops/op_util.h"
 #include "ops/ops.h"
@@ -69,11 +71,10 @@ Expected<void> build_pad(PlanBuilder& b, const Node& node) {
   // kernel reads where it lies (absent: zero).
   const bool attribute_form = node.opset < 11;
   const std::vector<int64_t> attr_pads = node.attributes.ints_or("pads", {});
-  const float attr_value = node.attributes.float_or("value", 0.f);
-  std::optional<Tensor> attr_value_tensor;  // float or double data (check_pad), to upload
-  if (attribute_form && attr_value != 0.f)
-    attr_value_tensor = dtype == DType::kFloat64 ? Tensor::from_vector<double>({}, {attr_value})
-                                                 : Tensor::from_vector<float>({}, {attr_value});
+  // Pad-2's value attribute, passed as the kernel's fill bits (float or double data, check_pad).
+  const float attr_value = attribute_form ? node.attributes.float_or("value", 0.f) : 0.f;
+  const uint64_t fill = dtype == DType::kFloat64 ? std::bit_cast<uint64_t>(static_cast<double>(attr_value))
+                                                 : std::bit_cast<uint32_t>(attr_value);
   const IntsInput pads_input(b.graph(), node, 1), axes_input(b.graph(), node, 3);
   b.add_step(make_step(node, "nvrtc:" + kernel, [=](StepContext& ctx) -> Expected<void> {
     const Tensor& x = ctx.input(0);
@@ -107,16 +108,9 @@ Expected<void> build_pad(PlanBuilder& b, const Node& node) {
     const int64_t n = shape_numel(out);
     if (n == 0) return {};
     const void* value = !attribute_form && ctx.has_input(2) && ctx.input(2).numel() > 0 ? dev(ctx.input(2)) : nullptr;
-    std::optional<Tensor> uploaded;
-    if (attr_value_tensor) {
-      auto up = ctx.upload(*attr_value_tensor);
-      if (!up) return std::unexpected(up.error());
-      uploaded = std::move(*up);
-      value = dev(*uploaded);
-    }
     KernelArgs args;
     args.add(n).add(static_cast<int>(rank)).add(to_kernel_dims(out)).add(to_kernel_dims(in)).add(to_kernel_dims(begins));
-    args.add(mode).ptr(value).ptr(dev(x)).ptr(dev_mut(*y));
+    args.add(mode).ptr(value).add(fill).ptr(dev(x)).ptr(dev_mut(*y));
     return ctx.launch(kernel, n, args);
   }));
   return {};
@@ -194,7 +188,7 @@ Expected<void> build_center_crop_pad(PlanBuilder& b, const Node& node) {
     KernelArgs args;
     args.add(n).add(static_cast<int>(in.size())).add(to_kernel_dims(plan->out)).add(to_kernel_dims(in));
     args.add(to_kernel_dims(plan->begins));
-    args.add(0).ptr(nullptr).ptr(dev(x)).ptr(dev_mut(*y));
+    args.add(0).ptr(nullptr).add(uint64_t{0}).ptr(dev(x)).ptr(dev_mut(*y));
     return ctx.launch(kernel, n, args);
   }));
   return {};
