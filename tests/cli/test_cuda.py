@@ -90,6 +90,43 @@ def every_family(path, dtype=TensorProto.FLOAT):
     return save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
 
 
+def philox4x32_10(key, run, index):
+    """Philox4x32-10 words for counters (index, run) under a 64-bit key, vectorized over index:
+    the cuda EP's generator (kernel_library.cpp), here to predict its draws exactly."""
+    mask = np.uint64(0xFFFFFFFF)
+    index = np.asarray(index, np.uint64)
+    c = [index & mask, index >> np.uint64(32), np.full_like(index, run & 0xFFFFFFFF),
+         np.full_like(index, run >> 32)]
+    k0, k1 = np.uint64(key & 0xFFFFFFFF), np.uint64(key >> 32)
+    for r in range(10):
+        if r:
+            k0, k1 = (k0 + np.uint64(0x9E3779B9)) & mask, (k1 + np.uint64(0xBB67AE85)) & mask
+        p0, p1 = np.uint64(0xD2511F53) * c[0], np.uint64(0xCD9E8D57) * c[2]
+        c = [(p1 >> np.uint64(32)) ^ c[1] ^ k0, p1 & mask, (p0 >> np.uint64(32)) ^ c[3] ^ k1, p0 & mask]
+    return c
+
+
+def uniform_draws(key, run, n, low, high):
+    """RandomUniform's float output on the cuda EP: low + (high - low) * u in double, u from the
+    top 53 bits of the first two words."""
+    w = philox4x32_10(key, run, np.arange(n, dtype=np.uint64))
+    u = (((w[0] << np.uint64(32)) | w[1]) >> np.uint64(11)).astype(np.float64) / 2.0**53
+    return (low + (high - low) * u).astype(np.float32)
+
+
+def random_model(path):
+    """RandomUniform (seed 2.5) and RandomNormal (seed 1) of 100000 floats, and Dropout in training."""
+    n = helper.make_node
+    nodes = [n("RandomUniform", [], ["u"], shape=[100000], low=-1.0, high=3.0, seed=2.5),
+             n("RandomNormal", [], ["g"], shape=[100000], mean=0.5, scale=2.0, seed=1.0),
+             n("Dropout", ["u", "ratio", "train"], ["d", "mask"], seed=3.0)]
+    graph = helper.make_graph(nodes, "random", [], [helper.make_tensor_value_info(v, t, None) for v, t in
+                                                    (("u", TensorProto.FLOAT), ("g", TensorProto.FLOAT),
+                                                     ("d", TensorProto.FLOAT), ("mask", TensorProto.BOOL))],
+                              initializer=[const("ratio", np.float32(0.25)), const("train", np.bool_(True))])
+    return save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+
+
 def cast_to_string(path):
     """A Cast to strings: the cuda EP (numbers and bool only) declines it, the cpu EP takes it."""
     node = helper.make_node("Cast", ["x"], ["y"], name="cast", to=TensorProto.STRING)
@@ -201,6 +238,16 @@ class CudaTargetArch(TempDirTest):
         result = nxrt("compile-epcontext", model, "-o", out, "--ep", "cuda,cpu", "--target-arch", "sm_90", *args)
         self.assertExit(result, 0)
         return out
+
+    def test_the_philox_reference_gives_random123s_known_answers(self):
+        # The numpy Philox the GPU test predicts draws with: Random123's known-answer vectors
+        # (the unit test [cuda] checks the kernel library's own against the same three).
+        for counter, key, words in (((0, 0, 0, 0), (0, 0), (0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8)),
+                                    ((0xffffffff,) * 4, (0xffffffff,) * 2, (0x408f276d, 0x41c83b0e, 0xa20bc7c6, 0x6d5451fd)),
+                                    ((0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344), (0xa4093822, 0x299f31d0),
+                                     (0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1))):
+            got = philox4x32_10(key[1] << 32 | key[0], counter[3] << 32 | counter[2], [counter[1] << 32 | counter[0]])
+            self.assertEqual([int(w[0]) for w in got], list(words))
 
     def test_compile_epcontext_without_a_gpu(self):
         for dtype in (TensorProto.FLOAT, TensorProto.FLOAT16):
@@ -314,6 +361,21 @@ class CudaOnGpu(TempDirTest):
         self.assertEqual(rc, 0, err)
         self.assertIn("nvrtc:chain_", out)
         self.assertIn("cudnn", out)
+
+    def test_random_draws_on_the_device(self):
+        model = random_model(self.tmp / "random.onnx")
+        first = self.run_y(model, {}, "--ep", "cuda")
+        again = self.run_y(model, {}, "--ep", "cuda")
+        for name, y in first.items():  # seeded: a new session repeats its first run's numbers
+            np.testing.assert_array_equal(again[name], y, err_msg=name)
+        # The seed's bits are the Philox key; run 0. The device draws what the reference predicts.
+        key = int(np.float32(2.5).view(np.uint32))
+        np.testing.assert_array_equal(first["u"], uniform_draws(key, 0, 100000, -1.0, 3.0))
+        self.assertAlmostEqual(float(first["g"].mean()), 0.5, delta=0.04)
+        self.assertAlmostEqual(float(first["g"].std()), 2.0, delta=0.04)
+        kept = first["mask"]
+        self.assertAlmostEqual(float(kept.mean()), 0.75, delta=0.01)
+        np.testing.assert_array_equal(first["d"], np.where(kept, first["u"] * np.float32(1 / 0.75), 0).astype(np.float32))
 
     def test_a_device_that_is_not_there(self):
         result = nxrt("run", DATA / "mlp" / "model.onnx", "--ep", "cuda", "--device", "99", "-q")
