@@ -126,11 +126,13 @@ TEST_CASE("cuda claims opset 6 models where their legacy attributes mean what th
   const NodeId bn_train = node_at_opset_6("bn_train", "BatchNormalization", bn_inputs, {});  // is_test defaults to 0
   const NodeId bn_positions = node_at_opset_6("bn_positions", "BatchNormalization", bn_inputs,
                                               test::attrs({{"is_test", int64_t{1}}, {"spatial", int64_t{0}}}));
-  // Pad's attribute form: its value is uploaded for float and double data.
+  // Pad's attribute form: its value is the kernel's fill, for the float types it is defined for.
   b.input("h", DType::kFloat16, {2, 3, 4, 5});
+  b.input("i", DType::kInt32, {2, 3, 4, 5});
   const AttributeMap pad_attrs = test::attrs({{"pads", std::vector<int64_t>{0, 0, 1, 1, 0, 0, 1, 1}}, {"value", 2.f}});
   const NodeId pad = node_at_opset_6("pad", "Pad", {"x"}, pad_attrs);
   const NodeId pad16 = node_at_opset_6("pad16", "Pad", {"h"}, pad_attrs);
+  const NodeId pad_int = node_at_opset_6("pad_int", "Pad", {"i"}, pad_attrs);
   b.finish();
   auto ep = cuda_for("sm_90");
   CHECK(claim_reason(*ep, b.graph, trailing) == "claimed");
@@ -145,9 +147,10 @@ TEST_CASE("cuda claims opset 6 models where their legacy attributes mean what th
   CHECK(claim_reason(*ep, b.graph, bn_positions) ==
         "BatchNormalization: spatial=0 (statistics per channel and position, opset 6) is not supported by the cuda EP");
   CHECK(claim_reason(*ep, b.graph, pad) == "claimed");
-  CHECK(claim_reason(*ep, b.graph, pad16) ==
-        "Pad: value=2 at opset 6 for float16 data; the cuda EP pads float16 data of the attribute form with zeros only "
-        "(opset 11 takes the value as an input, which it supports)");
+  CHECK(claim_reason(*ep, b.graph, pad16) == "claimed");
+  CHECK(claim_reason(*ep, b.graph, pad_int) ==
+        "Pad: value=2 at opset 6 for int32 data; this form of Pad is defined for float16, float and double (opset 11 "
+        "takes the value as an input of the data's type)");
 }
 
 TEST_CASE("cuda claims GroupNormalization, LpNormalization, LpPool and the bitwise ops, naming what it declines", "[cuda]") {

@@ -621,6 +621,15 @@ TEST_CASE("cuda Pad, Tile, GatherElements, GatherND, the scatters, Trilu, CumSum
   // Pad-2's value attribute, of float and double data (the kernel's fill bits).
   for (const Tensor& data : {x, cast(x, DType::kFloat64)})
     checks.add({.op_type = "Pad", .opset = 2, .inputs = {data}, .attrs = attrs({{"pads", ints{1, 0, 2, 0, 1, 1}}, {"value", -2.5f}})});
+  // float16 data, against the cpu EP in float16: the value rounded to the type (0.1 is not a
+  // float16; 1e6 is past its largest). bfloat16 (the cpu EP pads it with zeros only), against
+  // the cpu EP in float.
+  for (float value : {-2.5f, 0.1f, 1e6f}) {
+    const AttributeMap padded = attrs({{"pads", ints{0, 1, 0, 0, 0, 2}}, {"value", value}});
+    checks.add({.op_type = "Pad", .opset = 2, .inputs = {to_f16(x)}, .attrs = padded, .output_dtypes = {DType::kFloat16}},
+               0, 0);
+    checks.add_bf16({.op_type = "Pad", .opset = 2, .inputs = {x}, .attrs = padded, .output_dtypes = {DType::kFloat32}});
+  }
   checks.add({.op_type = "Tile", .opset = 13, .inputs = {x, test::int64s({2, 1, 3})}});
   checks.add({.op_type = "Tile", .opset = 13, .inputs = {x, test::int64s({1, 2, 2})}, .constant = {false, true}});
   checks.add({.op_type = "Tile", .opset = 13, .inputs = {x, test::int64s({1, 0, 2})}});

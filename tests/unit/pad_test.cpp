@@ -57,6 +57,13 @@ TEST_CASE("Pad declines unknown modes and reports bad pads", "[cpu][indexing][cl
   m = claim_on_cpu({.op_type = "Pad", .opset = 2, .inputs = {x}, .attrs = attrs({{"pads", ints{1, 1, 1, 1}}})});
   REQUIRE_FALSE(m);
   CHECK(m.reason() == "Pad: pads has 4 entries for an input of rank 1; it needs 2");
+  // A value the cpu EP cannot write in the data's type is declined, not padded with zeros.
+  const Tensor bf16 = run_one({.op_type = "Cast", .inputs = {x}, .attrs = attrs({{"to", int64_t{16}}})});
+  m = claim_on_cpu({.op_type = "Pad", .opset = 2, .inputs = {bf16}, .attrs = attrs({{"pads", ints{1, 1}}, {"value", 0.5f}})});
+  REQUIRE_FALSE(m);
+  CHECK(m.reason() == "Pad: value=0.5 at opset 2 for bfloat16 data; the cpu EP pads that type with zeros only (this form "
+                      "of Pad is defined for float16, float and double)");
+  CHECK(claim_on_cpu({.op_type = "Pad", .opset = 2, .inputs = {bf16}, .attrs = attrs({{"pads", ints{1, 1}}})}));
   auto r = run_on_cpu({.op_type = "Pad", .opset = 13, .inputs = {x, int64s({1, 1, 1})}});
   REQUIRE_FALSE(r);
   CHECK(r.error().what == "Pad: pads has 3 entries for 1 axes of an input of rank 1");

@@ -64,12 +64,19 @@ Expected<std::vector<int64_t>> full_pads(const std::vector<int64_t>& pads, const
   return out;
 }
 
-// A one-element tensor of `type` holding `value` (the float `value` attribute of Pad-1/2).
+// The types a Pad-1/2 value attribute converts to (the spec's float16, float and double, and
+// the integers and bool).
+using PadValueTypes =
+    TypeList<float, double, Half, int8_t, uint8_t, int16_t, uint16_t, int32_t, uint32_t, int64_t, uint64_t, bool>;
+bool holds_pad_value(DType type) {
+  return dispatch_dtype(PadValueTypes{}, type, [](auto) -> Expected<void> { return {}; }).has_value();
+}
+
+// A one-element tensor of `type` (holds_pad_value) holding `value` (the float `value` attribute
+// of Pad-1/2).
 Tensor scalar_of(DType type, double value) {
   Tensor t = Tensor::empty(type, {});
-  (void)dispatch_dtype(TypeList<float, double, Half, int8_t, uint8_t, int16_t, uint16_t, int32_t, uint32_t, int64_t,
-                                uint64_t, bool>{},
-                       type, [&](auto tag) -> Expected<void> {
+  (void)dispatch_dtype(PadValueTypes{}, type, [&](auto tag) -> Expected<void> {
                          using T = typename decltype(tag)::type;
                          *t.mut_as<T>() = static_cast<T>(static_cast<ComputeType<T>>(value));
                          return {};
@@ -95,6 +102,10 @@ KernelMatch check_pad(const NodeContext& ctx) {
     NXRT_REQUIRE(!rank || static_cast<int64_t>(pads->size()) == 2 * *rank,
                  "Pad: {} has {} entries for an input of rank {}; it needs {}", pads_attribute(ctx.opset()),
                  pads->size(), rank.value_or(0), 2 * rank.value_or(0));
+    const float value = ctx.attrs().float_or("value", 0.f);
+    NXRT_REQUIRE(value == 0 || holds_pad_value(ctx.input_dtype(0)),
+                 "Pad: value={} at opset {} for {} data; the cpu EP pads that type with zeros only (this form of Pad "
+                 "is defined for float16, float and double)", value, ctx.opset(), dtype_name(ctx.input_dtype(0)));
     return KernelMatch::supported(copy_cost(ctx));
   }
   NXRT_REQUIRE_MATCH(require_input_dtype(ctx, 1, {DType::kInt64}));

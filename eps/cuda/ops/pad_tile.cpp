@@ -2,9 +2,12 @@
 // every output element reads one input element (or Pad's value) at a remapped coordinate.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <bit>
+#include <cmath>
 
 #include "nxrt/ep/center_crop_pad.h"
+#include "nxrt/ep/narrow_float.h"
 #include "ops/op_util.h"
 #include "ops/ops.h"
 #include "runtime.h"
@@ -30,9 +33,9 @@ KernelMatch check_pad(const NodeContext& ctx) {
   if (ctx.opset() < 11) {
     NXRT_REQUIRE(ctx.attrs().get_ints("pads").has_value(), "Pad: the pads attribute is missing");
     const DType t = ctx.input_dtype(0);
-    NXRT_REQUIRE(ctx.attrs().float_or("value", 0.f) == 0.f || t == DType::kFloat32 || t == DType::kFloat64,
-                 "Pad: value={} at opset {} for {} data; the cuda EP pads float16 data of the attribute form with zeros "
-                 "only (opset 11 takes the value as an input, which it supports)",
+    NXRT_REQUIRE(ctx.attrs().float_or("value", 0.f) == 0.f || is_cuda_float(t) || t == DType::kFloat64,
+                 "Pad: value={} at opset {} for {} data; this form of Pad is defined for float16, float and double "
+                 "(opset 11 takes the value as an input of the data's type)",
                  ctx.attrs().float_or("value", 0.f), ctx.opset(), dtype_name(t));
     return KernelMatch::supported();
   }
@@ -40,6 +43,25 @@ KernelMatch check_pad(const NodeContext& ctx) {
   NXRT_REQUIRE_MATCH(require_ints(ctx, 1, "pads"));
   NXRT_REQUIRE_MATCH(require_ints(ctx, 3, "axes"));
   return KernelMatch::supported();
+}
+
+// Pad-2's float value attribute as an element of `dtype` (a float type, check_pad), in the low
+// bytes: the pad kernel's fill. float16 and bfloat16 round to nearest even, and past their
+// largest finite value become infinity.
+uint64_t fill_bits(DType dtype, float value) {
+  auto narrow = [value](int mant_bits, int bias, uint64_t inf, uint64_t quiet_nan) -> uint64_t {
+    const uint64_t sign = std::signbit(value) ? 0x8000 : 0;  // both are 16 bits wide
+    if (std::isnan(value)) return quiet_nan;
+    if (std::isinf(value)) return sign | inf;
+    return sign | std::min(round_to_narrow_float_bits(std::abs(static_cast<double>(value)), mant_bits, bias), inf);
+  };
+  switch (dtype) {
+    case DType::kFloat64: return std::bit_cast<uint64_t>(static_cast<double>(value));
+    case DType::kFloat32: return std::bit_cast<uint32_t>(value);
+    case DType::kFloat16: return narrow(10, 15, 0x7c00, 0x7e00);
+    case DType::kBFloat16: return narrow(7, 127, 0x7f80, 0x7fc0);
+    default: return 0;  // other types pad with zeros only (check_pad)
+  }
 }
 
 // [begins..., ends...] over every dim of a rank-`rank` input, from pads over `axes` (all
@@ -71,10 +93,8 @@ Expected<void> build_pad(PlanBuilder& b, const Node& node) {
   // kernel reads where it lies (absent: zero).
   const bool attribute_form = node.opset < 11;
   const std::vector<int64_t> attr_pads = node.attributes.ints_or("pads", {});
-  // Pad-2's value attribute, passed as the kernel's fill bits (float or double data, check_pad).
-  const float attr_value = attribute_form ? node.attributes.float_or("value", 0.f) : 0.f;
-  const uint64_t fill = dtype == DType::kFloat64 ? std::bit_cast<uint64_t>(static_cast<double>(attr_value))
-                                                 : std::bit_cast<uint32_t>(attr_value);
+  // Pad-2's value attribute, passed as the kernel's fill bits.
+  const uint64_t fill = attribute_form ? fill_bits(dtype, node.attributes.float_or("value", 0.f)) : 0;
   const IntsInput pads_input(b.graph(), node, 1), axes_input(b.graph(), node, 3);
   b.add_step(make_step(node, "nvrtc:" + kernel, [=](StepContext& ctx) -> Expected<void> {
     const Tensor& x = ctx.input(0);
