@@ -265,6 +265,11 @@ TEST_CASE("cuda Dropout drops and scales in training, on the host", "[cuda]") {
   const auto fed_off = runs.add({.op_type = "Dropout", .opset = 12, .inputs = {twos, quarter, scalar_bool(false)}, .outputs = 2});
   const auto fed_on = runs.add({.op_type = "Dropout", .opset = 12, .inputs = {twos, Tensor::from_vector<float>({}, {0.5f}),
                                                                                 scalar_bool(true)}});
+  // float16 data with a bfloat16 ratio fed when running (read on the host).
+  const Tensor halves = test::run_one({.op_type = "Cast", .inputs = {twos}, .attrs = attrs({{"to", int64_t{10}}})});
+  const Tensor half_ratio = test::run_one({.op_type = "Cast", .inputs = {Tensor::from_vector<float>({}, {0.5f})},
+                                           .attrs = attrs({{"to", int64_t{16}}})});
+  const auto narrow = runs.add({.op_type = "Dropout", .opset = 13, .inputs = {halves, half_ratio, scalar_bool(true)}});
   // Dropout-6 trains unless is_test is set; its mask has the data's type.
   const auto legacy = runs.add({.op_type = "Dropout", .opset = 6, .inputs = {twos}, .attrs = attrs({{"ratio", 0.1f}}),
                                 .outputs = 2});
@@ -290,6 +295,10 @@ TEST_CASE("cuda Dropout drops and scales in training, on the host", "[cuda]") {
   CHECK(test::compare_tensors(results[fed_off].first[0], twos, 0, 0) == "");
   CHECK(moments(values_of(results[fed_off].first[1])).mean == 1.0);
   CHECK(std::abs(moments(values_of(results[fed_on].first[0])).mean - 2.0) < 0.05);  // half dropped, the rest doubled
+  REQUIRE(results[narrow].first[0].dtype() == DType::kFloat16);
+  std::size_t doubled = 0;
+  for (double v : values_of(results[narrow].first[0])) doubled += v == 4.0;
+  CHECK(std::abs(static_cast<double>(doubled) / 40000 - 0.5) < 0.01);  // the others are 0
   REQUIRE(results[legacy].first[1].dtype() == DType::kFloat32);
   CHECK(std::abs(moments(values_of(results[legacy].first[1])).mean - 0.9) < 0.01);
   CHECK(test::compare_tensors(results[no_training].first[0], twos, 0, 0) == "");

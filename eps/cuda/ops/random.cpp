@@ -201,7 +201,7 @@ Expected<double> host_scalar(StepContext& ctx, std::size_t i, std::string_view w
     case DType::kBool: return t->data_as<bool>()[0] ? 1.0 : 0.0;
     case DType::kFloat64: return t->data_as<double>()[0];
     case DType::kFloat16: return half_to_float(t->data_as<uint16_t>()[0]);
-    case DType::kBFloat16: return std::bit_cast<float>(static_cast<uint32_t>(t->data_as<uint16_t>()[0]) << 16);
+    case DType::kBFloat16: return bfloat16_to_float(t->data_as<uint16_t>()[0]);
     default: return t->data_as<float>()[0];
   }
 }
