@@ -10,12 +10,8 @@
 namespace nxrt::cuda {
 namespace {
 
-bool is_col2im_type(DType t) {
-  return is_cuda_float(t) || t == DType::kFloat64 || t == DType::kInt32 || t == DType::kInt64;
-}
-
 KernelMatch check_col2im(const NodeContext& ctx) {
-  NXRT_REQUIRE_MATCH(require_dtypes(ctx, {0}, is_col2im_type, "float, float16, bfloat16, double, int32 and int64"));
+  NXRT_REQUIRE_MATCH(require_dtypes(ctx, {0}, is_cuda_number, kCudaNumbers));
   NXRT_REQUIRE_MATCH(check_col2im_node(ctx));
   for (std::size_t i : {1, 2}) NXRT_REQUIRE_MATCH(require_ints(ctx, i, i == 1 ? "image_shape" : "block_shape"));
   return KernelMatch::supported();

@@ -15,8 +15,8 @@ constexpr int kDetThreads = 128;  // per matrix: the rows below each pivot are e
 
 KernelMatch check_det(const NodeContext& ctx) {
   const DType t = ctx.input_dtype(0);
-  NXRT_REQUIRE(is_cuda_float(t) || t == DType::kFloat64,
-               "Det: input is {}; the cuda EP takes float, float16, bfloat16 and double", dtype_name(t));
+  NXRT_REQUIRE(is_cuda_float_or_double(t),
+               "Det: input is {}; the cuda EP takes {}", dtype_name(t), kCudaFloatsOrDouble);
   const auto rank = ctx.input_rank(0);
   NXRT_REQUIRE(!rank || *rank >= 2, "Det: input has rank {}; it must be square matrices [*, M, M]", rank.value_or(0));
   return KernelMatch::supported();

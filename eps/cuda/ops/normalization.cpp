@@ -173,14 +173,14 @@ Expected<void> build_instance_norm(PlanBuilder& b, const Node& node) {
 
 // GroupNormalization: lib checks the shapes; the cuda EP computes the statistics in float, or
 // from opset 21 in stash_type's float or double.
-DType group_norm_stash_type(const Node& node) {
-  return node.opset >= 21 ? stash_type(node).value_or(DType::kUndefined) : DType::kFloat32;
+std::optional<DType> group_norm_stash_type(const Node& node) {
+  return node.opset >= 21 ? stash_type(node) : DType::kFloat32;
 }
 
 KernelMatch check_group_norm(const NodeContext& ctx) {
   NXRT_REQUIRE_MATCH(check_group_norm_node(ctx));
   NXRT_REQUIRE_MATCH(require_float(ctx, {0, 1, 2}));
-  NXRT_REQUIRE(group_norm_stash_type(ctx.node()) != DType::kUndefined,
+  NXRT_REQUIRE(group_norm_stash_type(ctx.node()).has_value(),
                "GroupNormalization: stash_type={} is not supported by the cuda EP (it computes in float, stash_type=1, "
                "or double, 11)",
                ctx.attrs().int_or("stash_type", 1));
@@ -194,7 +194,7 @@ Expected<void> build_group_norm(PlanBuilder& b, const Node& node) {
   const bool per_channel = group_norm_per_channel(node.opset);
   const std::string t(float_type(dtype));
   const std::string kernel = b.instantiate(
-      "group_norm", fmt::format("{}, {}", t, chain_storage_type(group_norm_stash_type(node))),
+      "group_norm", fmt::format("{}, {}", t, chain_storage_type(*group_norm_stash_type(node))),
       fmt::format("i64 rows, i64 cols, i64 groups, i64 plane, int per_channel, const {0}* x, const {0}* scale, "
                   "const {0}* bias, float eps, {0}* y",
                   t),

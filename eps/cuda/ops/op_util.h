@@ -19,6 +19,9 @@ namespace nxrt::cuda {
 // and stored rounded to nearest even).
 inline bool is_cuda_float(DType t) { return t == DType::kFloat32 || t == DType::kFloat16 || t == DType::kBFloat16; }
 inline constexpr std::string_view kCudaFloats = "float, float16 and bfloat16";
+// Those and double, which kernels that take it compute in double.
+inline bool is_cuda_float_or_double(DType t) { return is_cuda_float(t) || t == DType::kFloat64; }
+inline constexpr std::string_view kCudaFloatsOrDouble = "float, float16, bfloat16 and double";
 // The numbers the cuda EP's exact kernels (sums, products, comparisons, copies) compute in
 // their own type: float, float16 and bfloat16 (in float), double, int32 and int64.
 inline bool is_cuda_number(DType t) {

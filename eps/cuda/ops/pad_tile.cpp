@@ -33,7 +33,7 @@ KernelMatch check_pad(const NodeContext& ctx) {
   if (ctx.opset() < 11) {
     NXRT_REQUIRE(ctx.attrs().get_ints("pads").has_value(), "Pad: the pads attribute is missing");
     const DType t = ctx.input_dtype(0);
-    NXRT_REQUIRE(ctx.attrs().float_or("value", 0.f) == 0.f || is_cuda_float(t) || t == DType::kFloat64,
+    NXRT_REQUIRE(ctx.attrs().float_or("value", 0.f) == 0.f || is_cuda_float_or_double(t),
                  "Pad: value={} at opset {} for {} data; this form of Pad is defined for float16, float and double "
                  "(opset 11 takes the value as an input of the data's type)",
                  ctx.attrs().float_or("value", 0.f), ctx.opset(), dtype_name(t));

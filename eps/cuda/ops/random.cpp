@@ -41,10 +41,6 @@ struct DrawState {
   }
 };
 
-// Floats the random kernels write and read: float, float16, bfloat16 and double.
-bool is_random_float(DType t) { return is_cuda_float(t) || t == DType::kFloat64; }
-constexpr std::string_view kRandomFloats = "float, float16, bfloat16 and double";
-
 bool is_like(const Node& node) { return node.op_type.ends_with("Like"); }
 bool is_normal(const Node& node) { return node.op_type.starts_with("RandomNormal"); }
 
@@ -54,8 +50,8 @@ KernelMatch check_random(const NodeContext& ctx) {
   if (is_like(ctx.node())) NXRT_REQUIRE_MATCH(require_fixed_size(ctx, 0));
   NXRT_REQUIRE_MATCH(check_random_fill_node(ctx));
   const auto t = random_fill_dtype(ctx);
-  NXRT_REQUIRE(t && is_random_float(*t), "{}: output type {} is not supported; the cuda EP draws {}", ctx.node().op_type,
-               random_dtype_name(ctx, t), kRandomFloats);
+  NXRT_REQUIRE(t && is_cuda_float_or_double(*t), "{}: output type {} is not supported; the cuda EP draws {}", ctx.node().op_type,
+               random_dtype_name(ctx, t), kCudaFloatsOrDouble);
   return KernelMatch::supported();
 }
 
@@ -86,14 +82,14 @@ Expected<void> build_random(PlanBuilder& b, const Node& node) {
 // ---- Bernoulli -------------------------------------------------------------------------------
 
 // What Bernoulli writes: the float types, the 8- to 64-bit integers and bool.
-bool is_bernoulli_output(DType t) { return is_random_float(t) || is_whole_byte_integer(t) || t == DType::kBool; }
+bool is_bernoulli_output(DType t) { return is_cuda_float_or_double(t) || is_whole_byte_integer(t) || t == DType::kBool; }
 
 KernelMatch check_bernoulli(const NodeContext& ctx) {
-  NXRT_REQUIRE_MATCH(require_dtypes(ctx, {0}, is_random_float, kRandomFloats));
+  NXRT_REQUIRE_MATCH(require_dtypes(ctx, {0}, is_cuda_float_or_double, kCudaFloatsOrDouble));
   const auto t = random_dtype_attr(ctx.attrs(), ctx.input_dtype(0));
   NXRT_REQUIRE(t && is_bernoulli_output(*t),
                "Bernoulli: output type {} is not supported; the cuda EP writes {}, the 8- to 64-bit integers and bool",
-               random_dtype_name(ctx, t), kRandomFloats);
+               random_dtype_name(ctx, t), kCudaFloatsOrDouble);
   return KernelMatch::supported();
 }
 
@@ -122,7 +118,7 @@ Expected<void> build_bernoulli(PlanBuilder& b, const Node& node) {
 // ---- Multinomial -----------------------------------------------------------------------------
 
 KernelMatch check_multinomial(const NodeContext& ctx) {
-  NXRT_REQUIRE_MATCH(require_dtypes(ctx, {0}, is_random_float, kRandomFloats));
+  NXRT_REQUIRE_MATCH(require_dtypes(ctx, {0}, is_cuda_float_or_double, kCudaFloatsOrDouble));
   NXRT_REQUIRE_MATCH(check_multinomial_node(ctx));
   const auto t = random_dtype_attr(ctx.attrs(), DType::kInt32);
   NXRT_REQUIRE(t && (*t == DType::kInt32 || *t == DType::kInt64),
@@ -177,12 +173,12 @@ KernelMatch check_dropout(const NodeContext& ctx) {
   const Node& node = ctx.node();
   const bool training = may_train(ctx.graph(), node);
   if (training || (has_mask(node) && node.opset < 10))
-    NXRT_REQUIRE_MATCH(require_dtypes(ctx, {0}, is_random_float, kRandomFloats));
+    NXRT_REQUIRE_MATCH(require_dtypes(ctx, {0}, is_cuda_float_or_double, kCudaFloatsOrDouble));
   else
     NXRT_REQUIRE_MATCH(require_fixed_size(ctx, 0));
   NXRT_REQUIRE_MATCH(check_dropout_node(ctx));
   if (node.opset >= 12) {
-    if (ctx.has_input(1)) NXRT_REQUIRE_MATCH(require_dtypes(ctx, {1}, is_random_float, kRandomFloats));
+    if (ctx.has_input(1)) NXRT_REQUIRE_MATCH(require_dtypes(ctx, {1}, is_cuda_float_or_double, kCudaFloatsOrDouble));
     if (ctx.has_input(2))
       NXRT_REQUIRE(ctx.input_dtype(2) == DType::kBool, "Dropout: training_mode is {}; it must be bool",
                    dtype_name(ctx.input_dtype(2)));

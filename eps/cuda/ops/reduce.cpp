@@ -26,18 +26,18 @@ int reduce_code(std::string_view op) {
 // Axes come from an input from opset 18 (ReduceSum: 13) and from an attribute before.
 bool axes_from_input(const Node& node) { return node.opset >= (node.op_type == "ReduceSum" ? 13 : 18); }
 
-bool is_reduce_type(DType t) { return is_cuda_float(t) || t == DType::kFloat64; }
 // ReduceMax and ReduceMin compare integers (opset 12 on) and booleans (20 on) too.
 bool is_extreme(const Node& node) { return node.op_type == "ReduceMax" || node.op_type == "ReduceMin"; }
 bool is_extreme_type(DType t) {
-  return is_reduce_type(t) || t == DType::kBool || is_whole_byte_integer(t);
+  return is_cuda_float_or_double(t) || t == DType::kBool || is_whole_byte_integer(t);
 }
 
 KernelMatch check_reduce(const NodeContext& ctx) {
   if (is_extreme(ctx.node()))
-    NXRT_REQUIRE_MATCH(require_dtypes(ctx, {0}, is_extreme_type, "float, float16, double, 8- to 64-bit integers and bool"));
+    NXRT_REQUIRE_MATCH(require_dtypes(ctx, {0}, is_extreme_type,
+                                      "float, float16, bfloat16, double, 8- to 64-bit integers and bool"));
   else
-    NXRT_REQUIRE_MATCH(require_dtypes(ctx, {0}, is_reduce_type, "float, float16 and double"));
+    NXRT_REQUIRE_MATCH(require_dtypes(ctx, {0}, is_cuda_float_or_double, kCudaFloatsOrDouble));
   NXRT_REQUIRE_MATCH(require_max_rank(ctx, 0));
   if (axes_from_input(ctx.node())) NXRT_REQUIRE_MATCH(require_ints(ctx, 1, "axes"));
   return KernelMatch::supported();
@@ -54,7 +54,7 @@ Expected<void> build_reduce(PlanBuilder& b, const Node& node) {
   const DType dtype = b.graph().value(node.inputs[0]).type.dtype;
   const std::string t(chain_storage_type(dtype));
   // Integers and booleans (ReduceMax, ReduceMin) compare in their own type.
-  const bool exact = !is_reduce_type(dtype);
+  const bool exact = !is_cuda_float_or_double(dtype);
   const std::string kernel = b.instantiate(
       exact ? "reduce_extreme" : "reduce", t,
       fmt::format("i64 n, int rank, Dims out_shape, Dims kept_strides, int red_rank, Dims red_shape, Dims red_strides, "

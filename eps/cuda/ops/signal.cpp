@@ -26,10 +26,6 @@ KernelMatch check_scalar_int(const NodeContext& ctx, std::size_t i, std::string_
   return KernelMatch::supported();
 }
 
-// The floats the transforms take: float, float16, bfloat16 (in float) and double.
-bool is_signal_float(DType t) { return is_cuda_float(t) || t == DType::kFloat64; }
-constexpr std::string_view kSignalFloats = "float, float16, bfloat16 and double";
-
 // ---- DFT ----
 
 // DFT-17 takes the axis as an attribute (default 1); DFT-20 as optional input 2 (default -2,
@@ -37,7 +33,7 @@ constexpr std::string_view kSignalFloats = "float, float16, bfloat16 and double"
 bool axis_is_input(const Node& node) { return node.opset >= 20; }
 
 KernelMatch check_dft(const NodeContext& ctx) {
-  NXRT_REQUIRE_MATCH(require_dtypes(ctx, {0}, is_signal_float, kSignalFloats));
+  NXRT_REQUIRE_MATCH(require_dtypes(ctx, {0}, is_cuda_float_or_double, kCudaFloatsOrDouble));
   NXRT_REQUIRE_MATCH(check_scalar_int(ctx, 1, "dft_length"));
   std::optional<int64_t> axis = ctx.attrs().int_or("axis", 1);
   if (axis_is_input(ctx.node())) {
@@ -116,7 +112,7 @@ Expected<void> build_dft(PlanBuilder& b, const Node& node) {
 // ---- STFT ----
 
 KernelMatch check_stft(const NodeContext& ctx) {
-  NXRT_REQUIRE_MATCH(require_dtypes(ctx, {0}, is_signal_float, kSignalFloats));
+  NXRT_REQUIRE_MATCH(require_dtypes(ctx, {0}, is_cuda_float_or_double, kCudaFloatsOrDouble));
   NXRT_REQUIRE(ctx.has_input(1), "STFT: the frame_step input is missing; it is required");
   NXRT_REQUIRE_MATCH(check_scalar_int(ctx, 1, "frame_step"));
   const bool has_window = ctx.input_count() > 2 && ctx.has_input(2);

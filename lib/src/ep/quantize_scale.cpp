@@ -40,7 +40,6 @@ Expected<ScaleMap> scale_map(std::string_view op, const Shape& x, const Shape& s
   return m;
 }
 
-
 std::pair<int32_t, int32_t> quantized_integer_range(DType t) {
   switch (t) {
     case DType::kInt8: return {-128, 127};
