@@ -26,6 +26,8 @@ bool is_quantized(DType q, int64_t opset) {
 constexpr std::string_view kQuantizedTypes =
     "int8, uint8, from opset 19 the float8 types, from 21 int16, uint16, int4 and uint4";
 
+// The axis the scale runs along (an attribute from opset 13; 1 before), and opset 21's block_size.
+int64_t scale_axis(const NodeContext& ctx) { return ctx.opset() >= 13 ? ctx.attrs().int_or("axis", 1) : 1; }
 int64_t block_size(const NodeContext& ctx) { return ctx.opset() >= 21 ? ctx.attrs().int_or("block_size", 0) : 0; }
 
 // The scale is a float (or float16) of dtype `scale`: a scalar, (opset 13) a 1-D vector, or
@@ -51,7 +53,7 @@ KernelMatch check_scale_and_zero_point(const NodeContext& ctx, DType scale, DTyp
                  dtype_name(ctx.input_dtype(2)), dtype_name(q));
   const auto xs = ctx.input_static_shape(0), ss = ctx.input_static_shape(1);
   if (xs && ss) {
-    auto map = scale_map(op, *xs, *ss, ctx.opset() >= 13 ? ctx.attrs().int_or("axis", 1) : 1, block);
+    auto map = scale_map(op, *xs, *ss, scale_axis(ctx), block);
     if (!map) return KernelMatch::declined(fmt::format("{}; {}", map.error().what, map.error().why));
   }
   if (block > 0 && ctx.has_input(2)) {
@@ -113,8 +115,8 @@ struct KernelScaleMap {
 void add_scaled_step(PlanBuilder& b, const Node& node, const std::string& kernel, DType out,
                      std::optional<std::pair<int, int>> bounds) {
   const bool has_zp = node.inputs.size() > 2 && node.inputs[2] != kNoValue;
-  const int64_t axis = node.opset >= 13 ? node.attributes.int_or("axis", 1) : 1;
-  const int64_t block = node.opset >= 21 ? node.attributes.int_or("block_size", 0) : 0;
+  const NodeContext node_ctx(b.graph(), node);
+  const int64_t axis = scale_axis(node_ctx), block = block_size(node_ctx);
   b.add_step(make_step(node, "nvrtc:" + kernel, [=](StepContext& ctx) -> Expected<void> {
     const Tensor& in = ctx.input(0);
     auto map = scale_map(ctx.where(), in.shape(), ctx.input(1).shape(), axis, block);
@@ -140,9 +142,7 @@ void add_scaled_step(PlanBuilder& b, const Node& node, const std::string& kernel
 Expected<void> build_quantize_linear(PlanBuilder& b, const Node& node) {
   const Graph& g = b.graph();
   const DType x_type = g.value(node.inputs[0]).type.dtype;
-  const bool has_zp = node.inputs.size() > 2 && node.inputs[2] != kNoValue;
-  const int64_t code = node.opset >= 21 ? node.attributes.int_or("output_dtype", 0) : 0;
-  const DType q = has_zp ? g.value(node.inputs[2]).type.dtype : code == 0 ? DType::kUInt8 : static_cast<DType>(code);
+  const DType q = quantize_output_type(NodeContext(g, node));
   const std::string x(float_type(x_type)), qt(chain_storage_type(q));
   if (is_float8(q)) {
     const std::string kernel = b.instantiate(
