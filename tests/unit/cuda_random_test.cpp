@@ -311,6 +311,13 @@ TEST_CASE("cuda Dropout drops and scales in training, on the host", "[cuda]") {
   REQUIRE_FALSE(bad);
   CHECK(bad.error().what.ends_with("ratio 1.5 is outside [0, 1]"));
   CHECK(bad.error().how == "feed a ratio in [0, 1)");
+  // So is a ratio of more than one value.
+  auto two = test::run_partition_with({.op_type = "Dropout", .opset = 12,
+                                       .inputs = {twos, Tensor::from_vector<float>({2}, {0.1f, 0.2f}), scalar_bool(true)}},
+                                      "cuda", test::run_partition_on_host);
+  REQUIRE_FALSE(two);
+  CHECK(two.error().what.ends_with("ratio holds 2 values; it must hold one"));
+  CHECK(two.error().how == "give ratio as a scalar");
 }
 
 TEST_CASE("cuda declines random ops it cannot draw, saying why", "[cuda]") {
