@@ -441,6 +441,63 @@ def cases():
               align_corners=1)
 
     yield from lowbit_cases()
+    yield from llm_cases()
+
+
+def rotary_caches(rows, half, base=10000.0):
+    """cos and sin of position * base^(-i / half) for `rows` positions and `half` pairs."""
+    angles = np.arange(rows, dtype=np.float64)[:, None] * base ** (-np.arange(half) / half)
+    return np.cos(angles).astype(F), np.sin(angles).astype(F)
+
+
+def llm_cases():
+    """The opset 23 ops of transformer models: RMSNormalization, RotaryEmbedding and Attention
+    (multi-head, grouped-query, packed heads, masks, is_causal with a KV cache, softcap and every
+    qk_matmul_output_mode). Masks leave each query at least one key: with none, ONNX gives NaN
+    and ONNX Runtime a uniform average."""
+    H16 = np.float16
+    yield one("rmsnormalization_23", 23, "RMSNormalization", {"x": rand(2, 3, 8)}, {"scale": rand(8)})
+    yield one("rmsnormalization_23_axis1_epsilon", 23, "RMSNormalization", {"x": rand(2, 3, 4, lo=-0.05, hi=0.05)},
+              {"scale": rand(3, 4)}, axis=1, epsilon=1e-3)
+    yield Case("rmsnormalization_23_float16", 23, node("RMSNormalization", ["x", "scale"], ["y"]),
+               {"x": rand(3, 16).astype(H16), "scale": rand(16).astype(H16)}, ["y"])
+
+    cos, sin = rotary_caches(4, 4)
+    per_token = lambda a: np.stack([a, a[::-1]])  # [batch 2, seq 4, 4]: the second batch counts down
+    yield one("rotaryembedding_23", 23, "RotaryEmbedding", {"x": rand(2, 3, 4, 8)},
+              {"cos": per_token(cos), "sin": per_token(sin)})
+    cos, sin = rotary_caches(10, 4)
+    ids = np.array([[0, 1, 2, 3], [6, 7, 8, 9]], I64)
+    yield one("rotaryembedding_23_3d_interleaved_position_ids", 23, "RotaryEmbedding",
+              {"x": rand(2, 4, 24), "cos": cos, "sin": sin, "ids": ids}, num_heads=3, interleaved=1)
+    cos, sin = rotary_caches(6, 2)
+    yield one("rotaryembedding_23_partial", 23, "RotaryEmbedding",
+              {"x": rand(1, 2, 3, 8)}, {"cos": cos, "sin": sin, "ids": np.array([[5, 0, 3]], I64)},
+              rotary_embedding_dim=4)
+
+    def attention(name, inputs, outputs=("y",), **attrs):
+        """An Attention node over graph inputs; an empty output name skips that output."""
+        return Case(name, 23, node("Attention", list(inputs), outputs, **attrs), inputs, [o for o in outputs if o])
+
+    yield attention("attention_23", {"q": rand(2, 3, 4, 8), "k": rand(2, 3, 6, 8), "v": rand(2, 3, 6, 8)})
+    yield attention("attention_23_3d_gqa", {"q": rand(2, 4, 32), "k": rand(2, 5, 16), "v": rand(2, 5, 12)},
+                    q_num_heads=4, kv_num_heads=2)
+    yield attention("attention_23_scale_bool_mask",
+                    {"q": rand(1, 2, 4, 8), "k": rand(1, 2, 6, 8), "v": rand(1, 2, 6, 4),
+                     "mask": np.array([[1, 1, 0, 1, 0, 1], [0, 1, 1, 1, 1, 1], [1, 0, 0, 0, 0, 0],
+                                       [1, 1, 1, 1, 1, 0]], np.bool_)}, scale=0.3)
+    past = {"q": rand(2, 2, 3, 4), "k": rand(2, 2, 3, 4), "v": rand(2, 2, 3, 5), "mask": rand(2, 1, 3, 8, lo=-1, hi=1),
+            "past_key": rand(2, 2, 5, 4), "past_value": rand(2, 2, 5, 5)}
+    yield attention("attention_23_causal_past_float_mask", past, ("y", "present_key", "present_value"), is_causal=1)
+    capped = {"q": rand(1, 2, 3, 4, lo=-4, hi=4), "k": rand(1, 2, 5, 4, lo=-4, hi=4), "v": rand(1, 2, 5, 4),
+              "mask": rand(3, 5, lo=-2, hi=0)}
+    for mode in range(4):
+        yield attention(f"attention_23_softcap_qk_output_mode{mode}", capped, ("y", "", "", "qk"), softcap=3.0,
+                        qk_matmul_output_mode=mode)
+    yield attention("attention_23_causal_gqa_4d", {"q": rand(1, 4, 5, 8), "k": rand(1, 1, 5, 8), "v": rand(1, 1, 5, 8)},
+                    is_causal=1)
+    yield attention("attention_23_float16", {"q": rand(1, 2, 3, 8).astype(H16), "k": rand(1, 2, 4, 8).astype(H16),
+                                             "v": rand(1, 2, 4, 8).astype(H16)})
 
 
 def ensure_ort():

@@ -106,21 +106,31 @@ class Loading(TempDirTest):
                       "'(?i)caf\\pL': '(?i)' at offset 0: inline flags (i, m, s, U), which std::regex cannot scope "
                       "to part of a pattern; rewrite the pattern without that construct", out)
 
-    def test_an_op_new_in_opset_23_is_declined_and_its_neighbours_run(self):
-        nodes = [helper.make_node("RMSNormalization", ["x", "scale"], ["n"]), helper.make_node("Sin", ["x"], ["y"])]
-        scale = onnx.numpy_helper.from_array(__import__("numpy").ones((2,), "float32"), "scale")
-        x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 8, 2])
-        graph = helper.make_graph(nodes, "g", [x], [helper.make_empty_tensor_value_info(o) for o in ("n", "y")],
-                                  [scale])
-        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 23)])
+    def test_the_transformer_ops_of_opset_23_are_claimed_with_inferred_shapes(self):
+        np = __import__("numpy")
+        nodes = [helper.make_node("RMSNormalization", ["x", "scale"], ["n"]),
+                 helper.make_node("RotaryEmbedding", ["n", "cos", "sin", "ids"], ["r"], num_heads=2),
+                 helper.make_node("Attention", ["r", "r", "n"], ["y", "present_k", "", "qk"], q_num_heads=2,
+                                  kv_num_heads=2, qk_matmul_output_mode=3)]
+        inits = [onnx.numpy_helper.from_array(np.ones((8,), "float32"), "scale"),
+                 onnx.numpy_helper.from_array(np.ones((16, 2), "float32"), "cos"),
+                 onnx.numpy_helper.from_array(np.zeros((16, 2), "float32"), "sin")]
+        x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 5, 8])
+        ids = helper.make_tensor_value_info("ids", TensorProto.INT64, ["batch", 5])
+        outputs = [helper.make_empty_tensor_value_info(o) for o in ("y", "present_k", "qk")]
+        model = helper.make_model(helper.make_graph(nodes, "g", [x, ids], outputs, inits),
+                                  opset_imports=[helper.make_opsetid("", 23)])
         model.ir_version = 11
-        onnx.save(model, str(self.tmp / "rms23.onnx"))
-        rc, out, err = nxrt("explain-claims", self.tmp / "rms23.onnx", "--ep", "cpu")
-        self.assertExit((rc, out, err), 4)
-        self.assertIn("declined: RMSNormalization: ai.onnx::RMSNormalization (opset 23) is not implemented by the "
-                      "cpu EP", out)
-        self.assertRegex(out, r"Sin_1 +Sin-23 +cpu +cpu_0 +float\[2,8,2\] +claimed")
-
+        onnx.save(model, str(self.tmp / "llm23.onnx"))
+        rc, out, err = nxrt("explain-claims", self.tmp / "llm23.onnx", "--ep", "cpu")
+        self.assertExit((rc, out, err), 0)
+        self.assertRegex(out, r"RMSNormalization_0 +RMSNormalization-23 +cpu +cpu_0 +float\[batch,5,8\] ")
+        self.assertRegex(out, r"RotaryEmbedding_1 +RotaryEmbedding-23 +cpu +cpu_0 +float\[batch,5,8\] ")
+        # Y [batch, seq, heads * v_head_size], present_key [batch, kv_heads, total_seq, head_size] and the
+        # [batch, heads, seq, total_seq] scores.
+        self.assertRegex(out, r"Attention_2 +Attention-23 +cpu +cpu_0 +float\[batch,5,8\] \(unknown until run\), "
+                              r"float\[batch,2,5,4\] \(unknown until run\), float\[batch,2,5,5\] ")
+        self.assertIn("no EP declined any of these nodes", out)
     def test_quantize_23_attributes_the_cpu_ep_does_not_run_are_declined(self):
         scale = onnx.numpy_helper.from_array(__import__("numpy").array(0.5, "float32"), "scale")
         node = helper.make_node("DequantizeLinear", ["q", "scale"], ["y"], output_dtype=TensorProto.FLOAT16)

@@ -12,10 +12,6 @@ using namespace nxrt::test;
 
 namespace {
 
-Tensor bools(Shape shape, std::vector<uint8_t> values) {
-  return Tensor::from_bytes(DType::kBool, std::move(shape), std::as_bytes(std::span(values)));
-}
-
 Tensor strings(Shape shape, const std::vector<std::string>& values) {
   Tensor t = Tensor::empty(DType::kString, std::move(shape));
   std::copy(values.begin(), values.end(), t.mut_as<std::string>());

@@ -185,6 +185,12 @@ Tensor run_one(const NodeSpec& spec) {
   return (*r)[0];
 }
 
+Tensor bools(Shape shape, std::vector<uint8_t> values) {
+  std::vector<std::byte> bytes;
+  for (uint8_t b : values) bytes.push_back(static_cast<std::byte>(b != 0));
+  return Tensor::from_bytes(DType::kBool, std::move(shape), bytes);
+}
+
 Tensor int64s(std::vector<int64_t> values) {
   const auto n = static_cast<int64_t>(values.size());
   return Tensor::from_vector<int64_t>({n}, values);

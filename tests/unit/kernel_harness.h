@@ -61,6 +61,8 @@ void check_equal(const RuntimeValue& actual, const RuntimeValue& expected);
 // Runs a node that must succeed (the test fails with the rendered error otherwise) and
 // returns its first output.
 Tensor run_one(const NodeSpec& spec);
+// A bool tensor of `shape` (each nonzero value is true).
+Tensor bools(Shape shape, std::vector<uint8_t> values);
 // A 1-D int64 tensor of the values (shapes, axes, indices).
 Tensor int64s(std::vector<int64_t> values);
 // A float tensor holding 0, 1, 2, ... in row-major order.

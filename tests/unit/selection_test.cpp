@@ -8,11 +8,6 @@ using namespace nxrt::test;
 
 namespace {
 
-Tensor bools(Shape shape, std::vector<uint8_t> v) {
-  std::vector<std::byte> bytes;
-  for (uint8_t b : v) bytes.push_back(static_cast<std::byte>(b != 0));
-  return Tensor::from_bytes(DType::kBool, std::move(shape), bytes);
-}
 
 std::vector<Tensor> run_all(const NodeSpec& spec) {
   auto r = run_on_cpu(spec);

@@ -20,10 +20,6 @@ Tensor strings(Shape shape, const std::vector<std::string>& values) {
   return t;
 }
 
-Tensor bools(Shape shape, std::vector<uint8_t> values) {
-  return Tensor::from_bytes(DType::kBool, std::move(shape), std::as_bytes(std::span(values)));
-}
-
 std::vector<std::string> string_values(const Tensor& t) {
   const std::string* p = t.data_as<std::string>();
   return {p, p + t.numel()};

@@ -12,7 +12,7 @@ std::vector<KernelDef> binary_kernels();          // Add Sub Mul Div Pow (multid
 std::vector<KernelDef> compare_kernels();         // Equal Less Greater LessOrEqual GreaterOrEqual Not And Or Xor Where
 std::vector<KernelDef> cast_kernels();            // Cast
 std::vector<KernelDef> softmax_kernels();         // Softmax LogSoftmax
-std::vector<KernelDef> normalization_kernels();   // BatchNormalization LayerNormalization
+std::vector<KernelDef> normalization_kernels();   // BatchNormalization LayerNormalization RMSNormalization ...
 std::vector<KernelDef> reduce_kernels();          // ReduceMean ReduceSum
 std::vector<KernelDef> matmul_kernels();          // MatMul Gemm
 std::vector<KernelDef> conv_kernels();            // Conv
@@ -54,6 +54,8 @@ std::vector<KernelDef> group_normalization_kernels();  // GroupNormalization
 std::vector<KernelDef> col2im_kernels();            // Col2Im
 std::vector<KernelDef> center_crop_pad_kernels();   // CenterCropPad
 std::vector<KernelDef> affine_grid_kernels();       // AffineGrid
+std::vector<KernelDef> rotary_embedding_kernels();  // RotaryEmbedding
+std::vector<KernelDef> attention_kernels();         // Attention
 
 // Every family's table, best implementation first (the only list of CPU kernels).
 std::vector<KernelDef> all_kernels();

@@ -1,10 +1,11 @@
 // Normalization: BatchNormalization (running or batch statistics), LayerNormalization,
-// InstanceNormalization, MeanVarianceNormalization, LRN and LpNormalization.
+// RMSNormalization, InstanceNormalization, MeanVarianceNormalization, LRN and LpNormalization.
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
 #include "common/broadcast.h"
+#include "common/elementwise.h"
 #include "common/kernel_util.h"
 #include "common/layout_util.h"
 #include "common/vector_math.h"
@@ -184,20 +185,21 @@ KernelDef batch_norm_def(int64_t since, int64_t until) {
                    }};
 }
 
-// Scale or B as a vector over the normalized elements: used in place when it already has
-// one value per element, else expanded (it may broadcast, e.g. [D] over [S, D]).
+// Scale or B (of LayerNormalization or RMSNormalization, `op`) as a vector over the
+// normalized elements: used in place when it already has one value per element, else
+// expanded (it may broadcast, e.g. [D] over [S, D]).
 template <class T>
-Expected<const T*> per_element(const Tensor& t, const Shape& normalized, const char* name,
+Expected<const T*> per_element(const char* op, const Tensor& t, const Shape& normalized, const char* name,
                                std::vector<T>& expanded) {
   const int64_t n = shape_numel(normalized);
   Shape stripped = t.shape();
   while (!stripped.empty() && stripped.front() == 1 && stripped.size() > normalized.size()) stripped.erase(stripped.begin());
-  auto bc = Broadcast<2>::make("LayerNormalization", {&normalized, &stripped});
+  auto bc = Broadcast<2>::make(op, {&normalized, &stripped});
   if (!bc || bc->shape() != normalized)
     return fail(ErrorCode::kRuntime,
-                fmt::format("LayerNormalization: {} has shape {}, which does not broadcast to the "
-                            "normalized shape {}", name, shape_to_string(t.shape()), shape_to_string(normalized)),
-                "Scale and B must broadcast to X's dims from axis on", "fix the shapes of Scale and B");
+                fmt::format("{}: {} has shape {}, which does not broadcast to the normalized shape {}", op, name,
+                            shape_to_string(t.shape()), shape_to_string(normalized)),
+                "the scale (and bias) must broadcast to X's dims from axis on", "fix the shapes of the node's inputs");
   if (t.numel() == n) return t.data_as<T>();
   expanded.resize(static_cast<std::size_t>(n));
   const T* src = t.data_as<T>();
@@ -261,11 +263,11 @@ class LayerNormKernel final : public Kernel {
     const int64_t rows = shape_numel(std::span(s).first(a));
     const int64_t len = shape_numel(normalized);
     std::vector<T> scale_buf, bias_buf;
-    auto scale = per_element<T>(ctx.input(1), normalized, "Scale", scale_buf);
+    auto scale = per_element<T>("LayerNormalization", ctx.input(1), normalized, "Scale", scale_buf);
     if (!scale) return std::unexpected(std::move(scale.error()));
     const T* bias = nullptr;
     if (ctx.has_input(2)) {
-      auto b = per_element<T>(ctx.input(2), normalized, "B", bias_buf);
+      auto b = per_element<T>("LayerNormalization", ctx.input(2), normalized, "B", bias_buf);
       if (!b) return std::unexpected(std::move(b.error()));
       bias = *b;
     }
@@ -321,6 +323,85 @@ class LayerNormKernel final : public Kernel {
   int64_t axis_;
   float epsilon_;
   DType stash_;
+};
+
+// ---- RMSNormalization ----
+
+KernelMatch check_rms_norm(const NodeContext& ctx) {
+  NXRT_REQUIRE(ctx.input_count() == 2 && ctx.has_input(1),
+               "RMSNormalization: expected inputs X and scale, got {} inputs", ctx.input_count());
+  NXRT_REQUIRE_MATCH(require_input_dtype_in(ctx, 0, FloatHalfTypes{}));
+  NXRT_REQUIRE(ctx.input_dtype(1) == ctx.input_dtype(0),
+               "RMSNormalization: scale has type {} and X {}; the cpu EP needs them equal",
+               dtype_name(ctx.input_dtype(1)), dtype_name(ctx.input_dtype(0)));
+  const int64_t stash = ctx.attrs().int_or("stash_type", 1);
+  NXRT_REQUIRE(stash == 1 || stash == 11, "RMSNormalization: stash_type {} is not supported by the cpu EP; it "
+               "computes the mean square in double, which serves stash_type 1 (float) and 11 (double)", stash);
+  const int64_t axis = ctx.attrs().int_or("axis", -1);
+  const std::optional<int64_t> rank = ctx.input_rank(0);
+  NXRT_REQUIRE(!rank || normalize_axis(axis, *rank),
+               "RMSNormalization: axis {} is out of range for X of rank {}; valid axes are [{}, {}]", axis,
+               rank.value_or(0), -rank.value_or(0), std::max<int64_t>(rank.value_or(0) - 1, 0));
+  return KernelMatch::supported(elementwise_cost(ctx, 4));
+}
+
+// Per row of the trailing `axis..` dims: y = x / sqrt(mean(x^2) + epsilon) in X's type, then
+// times scale, as ONNX's function body casts Normalized back to X's type before the Mul.
+class RmsNormKernel final : public Kernel {
+ public:
+  RmsNormKernel(int64_t axis, float epsilon) : axis_(axis), epsilon_(epsilon) {}
+
+  Expected<void> compute(KernelContext& ctx) override {
+    return dispatch_dtype(FloatHalfTypes{}, ctx.input(0).dtype(),
+                          [&](auto tag) { return run<typename decltype(tag)::type>(ctx); });
+  }
+  std::string_view variant() const override { return "rows"; }
+
+ private:
+  template <class T>
+  Expected<void> run(KernelContext& ctx) const {
+    using C = ComputeType<T>;
+    const Tensor& x = ctx.input(0);
+    const Shape& s = x.shape();
+    const int64_t rank = static_cast<int64_t>(s.size());
+    const std::optional<int64_t> axis = normalize_axis(axis_, rank);
+    if (!axis || rank == 0)
+      return fail(ErrorCode::kRuntime,
+                  fmt::format("RMSNormalization: axis {} is out of range for X of shape {}", axis_,
+                              shape_to_string(s)),
+                  fmt::format("valid axes are [{}, {}]", -rank, std::max<int64_t>(rank - 1, 0)),
+                  "fix the axis attribute");
+    const auto a = static_cast<std::size_t>(*axis);
+    const Shape normalized(s.begin() + static_cast<std::ptrdiff_t>(a), s.end());
+    const int64_t rows = shape_numel(std::span(s).first(a));
+    const int64_t len = shape_numel(normalized);
+    std::vector<T> scale_buf;
+    auto scale = per_element<T>("RMSNormalization", ctx.input(1), normalized, "scale", scale_buf);
+    if (!scale) return std::unexpected(std::move(scale.error()));
+    auto y = ctx.output(0, x.dtype(), s);
+    if (!y) return std::unexpected(std::move(y.error()));
+    const T* in = x.data_as<T>();
+    const T* pscale = *scale;
+    T* out = y->mut_as<T>();
+    ctx.parallel().for_range(rows, std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(len, 1)),
+                             [&](int64_t begin, int64_t end) {
+      for (int64_t r = begin; r < end; ++r) {
+        const T* xr = in + r * len;
+        T* yr = out + r * len;
+        double squares = 0;
+        for (int64_t i = 0; i < len; ++i) squares += static_cast<double>(xr[i]) * static_cast<double>(xr[i]);
+        const double inv = 1.0 / std::sqrt((len ? squares / static_cast<double>(len) : 0.0) + epsilon_);
+        for (int64_t i = 0; i < len; ++i) {
+          const T normalized_value = static_cast<T>(static_cast<double>(xr[i]) * inv);
+          yr[i] = static_cast<T>(static_cast<C>(normalized_value) * static_cast<C>(pscale[i]));
+        }
+      }
+    });
+    return {};
+  }
+
+  int64_t axis_;
+  float epsilon_;
 };
 
 // ---- InstanceNormalization ----
@@ -623,6 +704,10 @@ std::vector<KernelDef> normalization_kernels() {
                   return make_kernel<LayerNormKernel>(ctx.attrs().int_or("axis", -1),
                                                       ctx.attrs().float_or("epsilon", 1e-5f),
                                                       wide ? DType::kFloat64 : DType::kFloat32);
+                }},
+      KernelDef{{"", "RMSNormalization", 23}, 0, check_rms_norm, [](const NodeContext& ctx) {
+                  return make_kernel<RmsNormKernel>(ctx.attrs().int_or("axis", -1),
+                                                    ctx.attrs().float_or("epsilon", 1e-5f));
                 }},
   };
 }

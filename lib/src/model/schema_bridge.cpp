@@ -70,6 +70,76 @@ bool all_ones(InferenceContext& ctx, const char* attr) {
   return true;
 }
 
+// The dim of input `i` at `d`, when the input's shape is known; nullptr otherwise.
+const onnx::TensorShapeProto_Dimension* input_dim(InferenceContext& ctx, std::size_t i, int d) {
+  if (!has_input(ctx, i) || !onnx::hasInputShape(ctx, i)) return nullptr;
+  const onnx::TensorShapeProto& s = ctx.getInputType(i)->tensor_type().shape();
+  return d < s.dim_size() ? &s.dim(d) : nullptr;
+}
+
+// Appends `dim` (a copy, or an unknown dim when nullptr) to `shape`.
+void add_dim(onnx::TensorShapeProto* shape, const onnx::TensorShapeProto_Dimension* dim) {
+  if (dim) *shape->add_dim() = *dim;
+  else shape->add_dim();
+}
+
+// Appends a dim of known value, or an unknown dim when `value` is not positive.
+void add_value(onnx::TensorShapeProto* shape, int64_t value) {
+  auto* d = shape->add_dim();
+  if (value > 0) d->set_dim_value(value);
+}
+
+int64_t value_of(const onnx::TensorShapeProto_Dimension* dim) {
+  return dim && dim->has_dim_value() ? dim->dim_value() : -1;
+}
+
+// Attention-23: Y, present_key, present_value and qk_matmul_output from Q, K, V and past_key,
+// with rank-4 inputs [batch, heads, seq, head_size] or rank-3 [batch, seq, heads * head_size].
+void attention_shapes(InferenceContext& ctx) {
+  if (!has_input(ctx, 0)) return;
+  for (std::size_t o = 0; o < ctx.getNumOutputs(); ++o) onnx::propagateElemTypeFromInputToOutput(ctx, 0, o);
+  if (!onnx::hasInputShape(ctx, 0)) return;
+  const bool packed = ctx.getInputType(0)->tensor_type().shape().dim_size() == 3;
+  const int64_t q_heads = onnx::getAttribute(ctx, "q_num_heads", 0), kv_heads = onnx::getAttribute(ctx, "kv_num_heads", 0);
+  auto per_head = [&](std::size_t input, int64_t heads) -> int64_t {  // head size of Q, K or V
+    if (!packed) return value_of(input_dim(ctx, input, 3));
+    const int64_t hidden = value_of(input_dim(ctx, input, 2));
+    return hidden > 0 && heads > 0 ? hidden / heads : -1;
+  };
+  const auto* batch = input_dim(ctx, 0, 0);
+  const auto* q_seq = input_dim(ctx, 0, packed ? 1 : 2);
+  const int64_t v_size = per_head(2, kv_heads);
+  auto* y = onnx::getOutputShape(ctx, 0);
+  add_dim(y, batch);
+  if (packed) {
+    add_dim(y, q_seq);
+    add_value(y, q_heads > 0 && v_size > 0 ? q_heads * v_size : -1);
+  } else {
+    add_dim(y, input_dim(ctx, 0, 1));
+    add_dim(y, q_seq);
+    add_value(y, v_size);
+  }
+  const int64_t kv_seq = value_of(input_dim(ctx, 1, packed ? 1 : 2));
+  const int64_t past = has_input(ctx, 4) ? value_of(input_dim(ctx, 4, 2)) : 0;
+  const int64_t total = kv_seq > 0 && past >= 0 ? past + kv_seq : -1;
+  const int64_t kv_h = packed ? kv_heads : value_of(input_dim(ctx, 1, 1));
+  for (std::size_t o : {1, 2}) {
+    if (o >= ctx.getNumOutputs()) break;
+    auto* s = onnx::getOutputShape(ctx, o);
+    add_dim(s, batch);
+    add_value(s, kv_h);
+    add_value(s, total);
+    add_value(s, o == 1 ? per_head(1, kv_heads) : v_size);
+  }
+  if (ctx.getNumOutputs() > 3) {
+    auto* s = onnx::getOutputShape(ctx, 3);
+    add_dim(s, batch);
+    add_value(s, packed ? q_heads : value_of(input_dim(ctx, 0, 1)));
+    add_dim(s, q_seq);
+    add_value(s, total);
+  }
+}
+
 // nxrt's rules, by (op, since_version).
 std::map<std::pair<std::string, int64_t>, InferenceFunction> rules() {
   std::map<std::pair<std::string, int64_t>, InferenceFunction> r;
@@ -80,6 +150,8 @@ std::map<std::pair<std::string, int64_t>, InferenceFunction> rules() {
   r[{"ReduceMax", 20}] = r[{"ReduceMin", 20}] = [](InferenceContext& ctx) { infer_as(ctx, "ReduceSum", 13); };
   for (const char* op : {"Mish", "BitwiseNot", "GroupNormalization"}) r[{op, 18}] = same_as_input;
   r[{"GroupNormalization", 21}] = r[{"Gelu", 20}] = same_as_input;
+  r[{"RMSNormalization", 23}] = r[{"RotaryEmbedding", 23}] = same_as_input;
+  r[{"Attention", 23}] = attention_shapes;
   for (const char* op : {"BitwiseAnd", "BitwiseOr", "BitwiseXor"}) r[{op, 18}] = broadcast_binary;
   r[{"ScatterElements", 18}] = [](InferenceContext& ctx) { infer_as(ctx, "ScatterElements", 16); };
   r[{"ScatterND", 18}] = [](InferenceContext& ctx) { infer_as(ctx, "ScatterND", 16); };

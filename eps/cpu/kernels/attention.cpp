@@ -1,0 +1,268 @@
+// Attention-23: per (batch, query head), scores = scale * Q K^T, softcap, the mask and is_causal,
+// softmax over the keys, then Y = probabilities V. float and float16 (computed in float) take
+// the packed GEMM for both products; double takes plain loops. The geometry is lib's
+// (nxrt/ep/attention.h).
+#include <cmath>
+#include <limits>
+#include <type_traits>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "common/elementwise.h"
+#include "common/gemm.h"
+#include "common/kernel_util.h"
+#include "common/vector_math.h"
+#include "kernels/kernels.h"
+#include "nxrt/ep/attention.h"
+
+namespace nxrt::cpu {
+namespace {
+
+KernelMatch check_attention(const NodeContext& ctx) {
+  NXRT_REQUIRE_MATCH(check_attention_node(ctx));
+  NXRT_REQUIRE_MATCH(require_input_dtype_in(ctx, 0, FloatHalfTypes{}));
+  Cost cost;
+  std::optional<Shape> shapes[6];
+  for (std::size_t i = 0; i < 6; ++i)
+    if (ctx.has_input(i) && !(shapes[i] = ctx.input_static_shape(i))) return KernelMatch::supported(cost);
+  auto shape = [&](std::size_t i) { return shapes[i] ? &*shapes[i] : nullptr; };
+  if (auto p = plan_attention(AttentionAttrs::of(ctx.attrs()), *shapes[0], *shapes[1], *shapes[2], shape(3), shape(4),
+                              shape(5))) {
+    // Two products per (batch, query head): [q_seq x head_size] by [head_size x total_seq], then
+    // [q_seq x total_seq] by [total_seq x v_head_size].
+    cost.flops = 2.0 * static_cast<double>(p->batch * p->q_heads * p->q_seq * p->total_seq) *
+                 static_cast<double>(p->head_size + p->v_head_size);
+    double bytes = 0;
+    for (std::size_t i = 0; i < 6; ++i)
+      if (shapes[i])
+        bytes += static_cast<double>(shape_numel(*shapes[i])) * static_cast<double>(dtype_size(ctx.input_dtype(i)));
+    cost.bytes_moved = bytes + static_cast<double>(shape_numel(p->y_shape)) *
+                                       static_cast<double>(dtype_size(ctx.input_dtype(0)));
+  }
+  return KernelMatch::supported(cost);
+}
+
+// C (m x n, leading dimension ldc) = alpha * A (m x k, lda) * op(B) (B: k x n with ldb, or
+// transposed n x k), for the double path.
+void plain_product(int64_t m, int64_t n, int64_t k, double alpha, const double* a, int64_t lda, const double* b,
+                   int64_t ldb, bool trans_b, double* c, int64_t ldc) {
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double sum = 0;
+      for (int64_t p = 0; p < k; ++p) sum += a[i * lda + p] * (trans_b ? b[j * ldb + p] : b[p * ldb + j]);
+      c[i * ldc + j] = alpha * sum;
+    }
+}
+
+template <class C>
+void product(int64_t m, int64_t n, int64_t k, C alpha, const C* a, int64_t lda, const C* b, int64_t ldb,
+             bool trans_b, C* c, int64_t ldc, const Parallel& parallel) {
+  if constexpr (std::is_same_v<C, float>)
+    gemm(m, n, k, alpha, GemmOperand::matrix(a, lda), GemmOperand::matrix(b, ldb, trans_b), 0.f, c, ldc, parallel);
+  else
+    plain_product(m, n, k, alpha, a, lda, b, ldb, trans_b, c, ldc);
+}
+
+// Softmax of one row in place; a row whose every score is -inf (all keys masked) becomes NaN,
+// as the op's definition (softmax over no finite score) gives.
+template <class C>
+void softmax_row(C* row, int64_t n) {
+  const C top = lane_max(row, n);
+  if (!(top > -std::numeric_limits<C>::infinity())) {
+    std::fill(row, row + n, std::numeric_limits<C>::quiet_NaN());
+    return;
+  }
+  exp_shifted(row, top, row, n);
+  const C inv = C(1) / lane_sum<C>(row, n);
+  for (int64_t i = 0; i < n; ++i) row[i] *= inv;
+}
+
+// A tensor viewed as [batch, heads, seq, channel] in the compute type.
+template <class C>
+struct HeadView {
+  const C* data = nullptr;
+  HeadStrides strides;
+  const C* at(int64_t b, int64_t h) const { return data + b * strides.batch + h * strides.head; }
+};
+
+class AttentionKernel final : public Kernel {
+ public:
+  AttentionKernel(AttentionAttrs attrs, bool softmax_in_float) : attrs_(attrs), softmax_in_float_(softmax_in_float) {}
+
+  Expected<void> compute(KernelContext& ctx) override {
+    auto shape = [&](std::size_t i) { return ctx.has_input(i) ? &ctx.input(i).shape() : nullptr; };
+    auto plan = plan_attention(attrs_, ctx.input(0).shape(), ctx.input(1).shape(), ctx.input(2).shape(), shape(3),
+                               shape(4), shape(5));
+    if (!plan) return std::unexpected(std::move(plan.error()));
+    return dispatch_dtype(FloatHalfTypes{}, ctx.input(0).dtype(),
+                          [&](auto tag) { return run<typename decltype(tag)::type>(ctx, *plan); });
+  }
+  std::string_view variant() const override { return "gemm-softmax-gemm"; }
+
+ private:
+  // Present key or value ([batch, kv_heads, total_seq, size]): past's rows, then the new ones.
+  template <class T>
+  static void write_present(const AttentionPlan& p, const T* past, const T* cur, HeadStrides cur_strides,
+                            int64_t size, T* out) {
+    const HeadStrides o = p.present_strides(size);
+    for (int64_t b = 0; b < p.batch; ++b)
+      for (int64_t h = 0; h < p.kv_heads; ++h) {
+        T* dst = out + b * o.batch + h * o.head;
+        if (past) std::copy_n(past + (b * p.kv_heads + h) * p.past_seq * size, p.past_seq * size, dst);
+        for (int64_t t = 0; t < p.kv_seq; ++t)
+          std::copy_n(cur + b * cur_strides.batch + h * cur_strides.head + t * cur_strides.seq, size,
+                      dst + (p.past_seq + t) * size);
+      }
+  }
+
+  // Elements in the compute type: the tensor's own memory, or a converted copy in `buf`.
+  template <class T, class C>
+  static const C* in_compute_type(const T* data, int64_t n, std::vector<C>& buf) {
+    if constexpr (std::is_same_v<T, C>) {
+      return data;
+    } else {
+      buf.resize(static_cast<std::size_t>(n));
+      for (int64_t i = 0; i < n; ++i) buf[static_cast<std::size_t>(i)] = static_cast<C>(data[i]);
+      return buf.data();
+    }
+  }
+
+  // Key or value heads in the compute type: K or V itself without a past, else the present
+  // rows (written to `present_out` when the model asks for them).
+  template <class T, class C>
+  static HeadView<C> key_or_value(KernelContext& ctx, const AttentionPlan& p, std::size_t input, HeadStrides strides,
+                                  int64_t size, T* present_out, std::vector<T>& present_buf, std::vector<C>& buf) {
+    const Tensor& cur = ctx.input(input);
+    const bool with_past = ctx.has_input(input + 3);
+    if (present_out) write_present<T>(p, with_past ? ctx.input(input + 3).data_as<T>() : nullptr, cur.data_as<T>(),
+                                      strides, size, present_out);
+    if (!with_past) return {in_compute_type<T, C>(cur.data_as<T>(), cur.numel(), buf), strides};
+    const int64_t n = p.batch * p.kv_heads * p.total_seq * size;
+    const T* present = present_out;
+    if (!present) {
+      present_buf.resize(static_cast<std::size_t>(n));
+      write_present<T>(p, ctx.input(input + 3).data_as<T>(), cur.data_as<T>(), strides, size, present_buf.data());
+      present = present_buf.data();
+    }
+    return {in_compute_type<T, C>(present, n, buf), p.present_strides(size)};
+  }
+
+  template <class T>
+  Expected<void> run(KernelContext& ctx, const AttentionPlan& p) const {
+    using C = ComputeType<T>;
+    auto y = ctx.output(0, ctx.input(0).dtype(), p.y_shape);
+    if (!y) return std::unexpected(std::move(y.error()));
+    T* present[2] = {nullptr, nullptr};
+    for (std::size_t o : {1, 2})
+      if (ctx.wants_output(o)) {
+        auto t = ctx.output(o, ctx.input(0).dtype(), o == 1 ? p.present_key_shape : p.present_value_shape);
+        if (!t) return std::unexpected(std::move(t.error()));
+        present[o - 1] = t->mut_as<T>();
+      }
+    T* qk_out = nullptr;
+    if (ctx.wants_output(3)) {
+      auto t = ctx.output(3, ctx.input(0).dtype(), p.qk_shape);
+      if (!t) return std::unexpected(std::move(t.error()));
+      qk_out = t->mut_as<T>();
+    }
+
+    std::vector<C> q_buf, k_buf, v_buf, y_buf, mask_buf;
+    std::vector<T> present_k_buf, present_v_buf;
+    const HeadView<C> q{in_compute_type<T, C>(ctx.input(0).data_as<T>(), ctx.input(0).numel(), q_buf), p.q};
+    const HeadView<C> k = key_or_value<T, C>(ctx, p, 1, p.k, p.head_size, present[0], present_k_buf, k_buf);
+    const HeadView<C> v = key_or_value<T, C>(ctx, p, 2, p.v, p.v_head_size, present[1], present_v_buf, v_buf);
+    // The mask as scores to add: bool true -> 0, false -> -inf.
+    const C* mask = nullptr;
+    if (ctx.has_input(3)) {
+      const Tensor& m = ctx.input(3);
+      if (m.dtype() == DType::kBool) {
+        mask_buf.resize(static_cast<std::size_t>(m.numel()));
+        const auto* bits = m.data_as<bool>();
+        for (int64_t i = 0; i < m.numel(); ++i)
+          mask_buf[static_cast<std::size_t>(i)] = bits[i] ? C(0) : -std::numeric_limits<C>::infinity();
+        mask = mask_buf.data();
+      } else {
+        mask = in_compute_type<T, C>(m.data_as<T>(), m.numel(), mask_buf);
+      }
+    }
+    C* y_data;
+    if constexpr (std::is_same_v<T, C>) {
+      y_data = y->template mut_as<C>();
+    } else {
+      y_buf.resize(static_cast<std::size_t>(shape_numel(p.y_shape)));
+      y_data = y_buf.data();
+    }
+
+    const int64_t pairs = p.batch * p.q_heads, rows = p.q_seq, keys = p.total_seq;
+    auto one_pair = [&](int64_t pair, std::vector<C>& scores, const Parallel& par) {
+      const int64_t b = pair / p.q_heads, h = pair % p.q_heads, kh = p.kv_head_of(h);
+      scores.resize(static_cast<std::size_t>(rows * keys));
+      C* s = scores.data();
+      T* snapshot = qk_out ? qk_out + pair * rows * keys : nullptr;
+      // Each stage's scores in T, as the op's function body holds them between its nodes (a
+      // no-op for float and double), and the stage qk_matmul_output_mode asks for.
+      auto end_stage = [&](int64_t mode) {
+        if constexpr (!std::is_same_v<T, C>)
+          if (mode != 2 || !softmax_in_float_)
+            for (int64_t i = 0; i < rows * keys; ++i) s[i] = static_cast<C>(static_cast<T>(s[i]));
+        if (snapshot && attrs_.qk_output_mode == mode)
+          for (int64_t i = 0; i < rows * keys; ++i) snapshot[i] = static_cast<T>(s[i]);
+      };
+      product<C>(rows, keys, p.head_size, static_cast<C>(p.scale), q.at(b, h), p.q.seq, k.at(b, kh),
+                 k.strides.seq, true, s, keys, par);
+      end_stage(0);
+      if (attrs_.softcap > 0) {
+        const C cap = static_cast<C>(attrs_.softcap);
+        for (int64_t i = 0; i < rows * keys; ++i) s[i] = cap * std::tanh(s[i] / cap);
+      }
+      end_stage(1);
+      if (mask) {
+        const auto& ms = p.mask_strides;
+        const C* mb = mask + b * ms[0] + h * ms[1];
+        for (int64_t r = 0; r < rows; ++r)
+          for (int64_t t = 0; t < keys; ++t) s[r * keys + t] += mb[r * ms[2] + t * ms[3]];
+      }
+      if (attrs_.causal)
+        for (int64_t r = 0; r < rows; ++r)
+          for (int64_t t = p.past_seq + r + 1; t < keys; ++t) s[r * keys + t] = -std::numeric_limits<C>::infinity();
+      end_stage(2);
+      for (int64_t r = 0; r < rows; ++r) softmax_row(s + r * keys, keys);
+      end_stage(3);
+      product<C>(rows, p.v_head_size, keys, C(1), s, keys, v.at(b, kh), v.strides.seq, false,
+                 y_data + b * p.y.batch + h * p.y.head, p.y.seq, par);
+    };
+    const Parallel& parallel = ctx.parallel();
+    if (pairs >= parallel.threads()) {
+      parallel.for_range(pairs, 1, [&](int64_t begin, int64_t end) {
+        const SerialParallel serial;
+        std::vector<C> scores;
+        for (int64_t pair = begin; pair < end; ++pair) one_pair(pair, scores, serial);
+      });
+    } else {
+      std::vector<C> scores;
+      for (int64_t pair = 0; pair < pairs; ++pair) one_pair(pair, scores, parallel);
+    }
+    if constexpr (!std::is_same_v<T, C>) {
+      T* out = y->template mut_as<T>();
+      for (std::size_t i = 0; i < y_buf.size(); ++i) out[i] = static_cast<T>(y_buf[i]);
+    }
+    return {};
+  }
+
+  AttentionAttrs attrs_;
+  bool softmax_in_float_;  // softmax_precision float or double: float16 scores enter softmax unrounded
+};
+
+}  // namespace
+
+std::vector<KernelDef> attention_kernels() {
+  return {KernelDef{{"", "Attention", 23}, 0, check_attention, [](const NodeContext& ctx) {
+                      const int64_t precision = ctx.attrs().int_or("softmax_precision", 0);
+                      const bool in_float = dtype_from_onnx(static_cast<int32_t>(precision)) == DType::kFloat32 ||
+                                            dtype_from_onnx(static_cast<int32_t>(precision)) == DType::kFloat64;
+                      return make_kernel<AttentionKernel>(AttentionAttrs::of(ctx.attrs()), in_float);
+                    }}};
+}
+
+}  // namespace nxrt::cpu
