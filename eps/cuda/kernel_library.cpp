@@ -1093,6 +1093,118 @@ __device__ void layer_norm(i64 rows, i64 cols, const T* x, const S* scale, const
   }
 }
 
+// v rounded to T's precision, as a value stored in T reads back (float: v itself).
+__device__ __forceinline__ float round_as(const float*, float v) { return v; }
+__device__ __forceinline__ float round_as(const h16*, float v) { return round_h(v); }
+__device__ __forceinline__ float round_as(const b16*, float v) { return round_b(v); }
+__device__ __forceinline__ double round_as(const double*, double v) { return v; }
+
+// RMSNormalization: one block per row of `cols`; y = x / sqrt(mean(x^2) + eps), rounded to T as
+// the op's function body casts it back, times scale (broadcast over rows). The mean square in
+// A: float, or double for stash_type 11 and double data.
+template <class T, class A>
+__device__ void rms_norm(i64 rows, i64 cols, const T* x, const T* scale, float eps, T* y) {
+  for (i64 row = blockIdx.x; row < rows; row += gridDim.x) {
+    const i64 base = row * cols;
+    A q = 0;
+    for (i64 c = threadIdx.x; c < cols; c += blockDim.x) { A v = (A)ld(x, base + c); q += v * v; }
+    const A inv = (A)1 / vsqrt(block_reduce(q, false) / (A)cols + (A)eps);
+    for (i64 c = threadIdx.x; c < cols; c += blockDim.x)
+      st(y, base + c, round_as(y, (A)ld(x, base + c) * inv) * ld(scale, c));
+  }
+}
+
+// RotaryEmbedding: one thread per element of X ([batch, seq, heads, head] through the strides).
+// The first `rotary` channels of a head rotate in pairs (channel i with i + rotary/2, or 2i with
+// 2i + 1 when `interleaved`) by the cos and sin of the token's cache row: its position id, or
+// its own index (b * seq + s) without them. A position outside the caches gives zeros in the
+// rotated channels (the cpu EP reports it); the others are copied.
+template <class T>
+__device__ void rotary_embedding(i64 n, i64 seq, i64 heads, i64 head, i64 rotary, int interleaved, i64 batch_stride,
+                                 i64 seq_stride, i64 head_stride, const T* x, const T* cos_cache, const T* sin_cache,
+                                 const i64* position_ids, i64 cache_rows, T* y) {
+  const i64 half = rotary / 2;
+  for (i64 i = global_index(); i < n; i += global_stride()) {
+    const i64 c = i % head, rest = i / head, h = rest % heads, token = rest / heads;
+    const i64 base = token / seq * batch_stride + token % seq * seq_stride + h * head_stride;
+    if (c >= rotary) { st(y, base + c, ld(x, base + c)); continue; }
+    const i64 pair = interleaved ? c / 2 : c % half;
+    const bool first = interleaved ? c % 2 == 0 : c < half;
+    const i64 a = interleaved ? 2 * pair : pair, b = interleaved ? 2 * pair + 1 : pair + half;
+    const i64 row = position_ids ? position_ids[token] : token;
+    float cs = 0.f, sn = 0.f;
+    if (row >= 0 && row < cache_rows) { cs = ld(cos_cache, row * half + pair); sn = ld(sin_cache, row * half + pair); }
+    const float xa = ld(x, base + a), xb = ld(x, base + b);
+    st(y, base + c, first ? cs * xa - sn * xb : sn * xa + cs * xb);
+  }
+}
+
+// Attention: one block per (batch, query head, query) row, rows [row0, row0 + rows) (callers
+// split the rows into chunks whose scores fit a scratch). Each thread scores its keys (scale *
+// q.k; key t below `past` comes from past_key, the rest from K), then softcap, the mask (bool:
+// hidden where false; float: added) and is_causal (key t hidden after past + s); each stage's
+// scores are rounded to T as the op's function body holds them (not before softmax when
+// `softmax_float`). The row's softmax goes to `scores` (the chunk's [rows, total] scratch), then
+// each thread sums probability times value for its channels of Y. `qk` (when not null) gets the
+// stage `qk_mode` names. A row whose keys are all hidden gives NaN, as the op's softmax does.
+// Strides are [batch, head, seq] in elements; the channel stride is 1.
+template <class T>
+__device__ void attention(i64 row0, i64 rows, i64 q_heads, i64 q_seq, i64 kv_heads, i64 head, i64 v_head,
+                          i64 total, i64 past, const T* q, Dims qs, const T* k, Dims ks, const T* v, Dims vs, const T* past_k,
+                          const T* past_v, const T* fmask, const bool* bmask, Dims ms, float scale, float softcap,
+                          int causal, int softmax_float, float* scores, T* qk, int qk_mode, T* y, Dims ys) {
+  const i64 group = q_heads / kv_heads;
+  for (i64 row = row0 + blockIdx.x; row < row0 + rows; row += gridDim.x) {
+    const i64 s = row % q_seq, h = row / q_seq % q_heads, b = row / (q_seq * q_heads), g = h / group;
+    const T* qr = q + b * qs.d[0] + h * qs.d[1] + s * qs.d[2];
+    float* sc = scores + (row - row0) * total;
+    T* snap = qk ? qk + row * total : (T*)0;
+    float top = -inf_f();
+    for (i64 t = threadIdx.x; t < total; t += blockDim.x) {
+      const T* kr = t < past ? past_k + ((b * kv_heads + g) * past + t) * head
+                             : k + b * ks.d[0] + g * ks.d[1] + (t - past) * ks.d[2];
+      float dot = 0.f;
+      for (i64 c = 0; c < head; ++c) dot += ld(qr, c) * ld(kr, c);
+      float x = round_as(q, dot * scale);
+      if (snap && qk_mode == 0) st(snap, t, x);
+      if (softcap > 0.f) x = round_as(q, softcap * tanhf(x / softcap));
+      if (snap && qk_mode == 1) st(snap, t, x);
+      const i64 m = b * ms.d[0] + h * ms.d[1] + s * ms.d[2] + t * ms.d[3];
+      if (bmask && !bmask[m]) x = -inf_f();
+      if (fmask) x = round_as(q, x + ld(fmask, m));
+      if (causal && t > past + s) x = -inf_f();
+      if (snap && qk_mode == 2) st(snap, t, x);
+      if (!softmax_float) x = round_as(q, x);
+      sc[t] = x;
+      top = fmaxf(top, x);
+    }
+    top = block_reduce(top, true);
+    float sum = 0.f;
+    for (i64 t = threadIdx.x; t < total; t += blockDim.x) {
+      const float e = top > -inf_f() ? vexp(sc[t] - top) : __int_as_float(0x7fc00000);
+      sc[t] = e;
+      sum += e;
+    }
+    sum = block_reduce(sum, false);
+    for (i64 t = threadIdx.x; t < total; t += blockDim.x) {
+      const float p = round_as(q, sc[t] / sum);
+      sc[t] = p;
+      if (snap && qk_mode == 3) st(snap, t, p);
+    }
+    __syncthreads();
+    for (i64 c = threadIdx.x; c < v_head; c += blockDim.x) {
+      float acc = 0.f;
+      for (i64 t = 0; t < total; ++t) {
+        const T* vr = t < past ? past_v + ((b * kv_heads + g) * past + t) * v_head
+                               : v + b * vs.d[0] + g * vs.d[1] + (t - past) * vs.d[2];
+        acc += sc[t] * ld(vr, c);
+      }
+      st(y + b * ys.d[0] + h * ys.d[1] + s * ys.d[2], c, acc);
+    }
+    __syncthreads();
+  }
+}
+
 // InstanceNormalization: one block per (n, c) row of `cols` spatial elements, normalized and
 // then scaled and shifted by the row's channel's scale and bias.
 template <class T>

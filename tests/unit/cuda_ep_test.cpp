@@ -243,6 +243,57 @@ TEST_CASE("cuda declines CenterCropPad and AffineGrid whose static inputs do not
         "AffineGrid: size has 3 values; expected [N, C, H, W] or [N, C, D, H, W]");
 }
 
+TEST_CASE("cuda claims the transformer ops of opset 23, naming what it declines", "[cuda]") {
+  test::GraphBuilder b;
+  b.input("x", DType::kFloat32, {2, 3, 8});
+  b.input("xd", DType::kFloat64, {2, 3, 8});
+  b.input("q4d", DType::kFloat64, {1, 2, 3, 8});
+  b.input("scale", DType::kFloat32, {8});
+  b.input("q4", DType::kFloat32, {1, 2, 3, 8});
+  b.input("cos", DType::kFloat32, {6, 4});
+  b.input("ids", DType::kInt64, {1, 3});
+  b.input("mask", DType::kInt32, {3, 3});
+  auto node = [&](const std::string& name, const std::string& op, std::initializer_list<std::string> inputs,
+                  AttributeMap attributes) {
+    const NodeId id = b.node(name, op, inputs, {name + "_y"});
+    b.graph.nodes[static_cast<std::size_t>(id)].opset = 23;
+    b.graph.nodes[static_cast<std::size_t>(id)].attributes = std::move(attributes);
+    return id;
+  };
+  const NodeId rms = node("rms", "RMSNormalization", {"x", "scale"}, {});
+  const NodeId rms_stash = node("rms_stash", "RMSNormalization", {"x", "scale"}, test::attrs({{"stash_type", int64_t{16}}}));
+  const NodeId rope = node("rope", "RotaryEmbedding", {"q4", "cos", "cos", "ids"}, {});
+  const NodeId rope_double = node("rope_double", "RotaryEmbedding", {"q4d", "cos", "cos", "ids"}, {});
+  const NodeId rope_cache = node("rope_cache", "RotaryEmbedding", {"q4", "cos", "cos", "ids"},
+                                 test::attrs({{"rotary_embedding_dim", int64_t{4}}}));
+  const NodeId mha = node("mha", "Attention", {"q4", "q4", "q4"}, test::attrs({{"is_causal", int64_t{1}}}));
+  const NodeId packed = node("packed", "Attention", {"x", "x", "x"}, test::attrs({{"q_num_heads", int64_t{2}},
+                                                                                 {"kv_num_heads", int64_t{1}}}));
+  const NodeId int_mask = node("int_mask", "Attention", {"q4", "q4", "q4", "mask"}, {});
+  const NodeId double_attention = node("double_attention", "Attention", {"xd", "xd", "xd"},
+                                       test::attrs({{"q_num_heads", int64_t{2}}, {"kv_num_heads", int64_t{2}}}));
+  b.finish();
+  auto ep = cuda_for("sm_90");
+  for (NodeId id : {rms, rope, mha}) {
+    INFO(b.graph.node(id).name);
+    CHECK(claim_reason(*ep, b.graph, id) == "claimed");
+  }
+  CHECK(claim_reason(*ep, b.graph, rms_stash) ==
+        "RMSNormalization: stash_type 16 is not supported by the cuda EP (it computes the mean square in float, "
+        "stash_type 1, or double, 11)");
+  CHECK(claim_reason(*ep, b.graph, rope_double) ==
+        "RotaryEmbedding: input 0 is double; the cuda EP runs float, float16 and bfloat16 only");
+  CHECK(claim_reason(*ep, b.graph, rope_cache) ==
+        "RotaryEmbedding: cos_cache and sin_cache have shape [6,4]; expected [6,2]; fix the shapes of the node's "
+        "inputs or its num_heads and rotary_embedding_dim");
+  CHECK(claim_reason(*ep, b.graph, packed) ==
+        "Attention: Q [2,3,8], K [2,3,8] and V [2,3,8] do not fit together; fix the shapes of the node's inputs or "
+        "its q_num_heads and kv_num_heads");
+  CHECK(claim_reason(*ep, b.graph, int_mask) == "Attention: attn_mask has type int32; expected bool or Q's type float");
+  CHECK(claim_reason(*ep, b.graph, double_attention) ==
+        "Attention: input 0 is double; the cuda EP runs float, float16 and bfloat16 only");
+}
+
 TEST_CASE("cuda claims QuantizeLinear-23 and DequantizeLinear-23, naming the precision or output type it lacks", "[cuda]") {
   test::GraphBuilder b;
   b.input("x", DType::kFloat32, {2, 3});

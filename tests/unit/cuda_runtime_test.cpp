@@ -1718,4 +1718,70 @@ TEST_CASE("cuda casts to and from bfloat16, rounding to nearest even", "[cuda]")
              0, 0);
   checks.run();
 }
+TEST_CASE("cuda RMSNormalization and RotaryEmbedding run on the host", "[cuda][opset23]") {
+  HostChecks checks;
+  // RMSNormalization: the last axis and two trailing ones, rows longer than a block, double, and
+  // stash_type 11 on rows far from zero.
+  const Tensor x = random_tensor({3, 4, 300}, 601, -3, 3);
+  checks.add({.op_type = "RMSNormalization", .opset = 23, .inputs = {x, random_tensor({300}, 602)}}, 1e-5, 1e-5);
+  checks.add({.op_type = "RMSNormalization", .opset = 23, .inputs = {x, random_tensor({4, 300}, 603)},
+              .attrs = attrs({{"axis", int64_t{1}}, {"epsilon", 0.1f}})},
+             1e-5, 1e-5);
+  checks.add({.op_type = "RMSNormalization", .opset = 23,
+              .inputs = {cast(x, DType::kFloat64), cast(random_tensor({300}, 604), DType::kFloat64)}},
+             1e-12, 1e-12);
+  checks.add({.op_type = "RMSNormalization", .opset = 23,
+              .inputs = {random_tensor({2, 500}, 605, 1000.f, 1000.01f), random_tensor({500}, 606)},
+              .attrs = attrs({{"stash_type", int64_t{11}}})},
+             1e-6, 1e-6);
+  checks.add_f16({.op_type = "RMSNormalization", .opset = 23, .inputs = {x, random_tensor({300}, 607)}});
+  checks.add_bf16({.op_type = "RMSNormalization", .opset = 23, .inputs = {x, random_tensor({300}, 608)}});
+  // RotaryEmbedding: rank 4 with per-token caches; rank 3 with position ids, interleaved, and a
+  // partial rotary_embedding_dim.
+  const Tensor x4 = random_tensor({2, 3, 5, 8}, 610);
+  checks.add({.op_type = "RotaryEmbedding", .opset = 23,
+              .inputs = {x4, random_tensor({2, 5, 4}, 611, -1, 1), random_tensor({2, 5, 4}, 612, -1, 1)}});
+  const Tensor x3 = random_tensor({2, 4, 36}, 613);
+  const Tensor cos = random_tensor({9, 3}, 614, -1, 1), sin = random_tensor({9, 3}, 615, -1, 1);
+  const Tensor ids = Tensor::from_vector<int64_t>({2, 4}, {0, 1, 2, 3, 8, 7, 0, 4});
+  for (int64_t interleaved : {0, 1})
+    checks.add({.op_type = "RotaryEmbedding", .opset = 23, .inputs = {x3, cos, sin, ids},
+                .attrs = attrs({{"num_heads", int64_t{3}}, {"rotary_embedding_dim", int64_t{6}},
+                                {"interleaved", interleaved}})});
+  checks.add_f16({.op_type = "RotaryEmbedding", .opset = 23, .inputs = {x3, cos, sin, ids},
+                  .attrs = attrs({{"num_heads", int64_t{6}}, {"interleaved", int64_t{1}}})});
+  checks.add_bf16({.op_type = "RotaryEmbedding", .opset = 23, .inputs = {x3, cos, sin, ids},
+                   .attrs = attrs({{"num_heads", int64_t{6}}})});
+  checks.run();
+}
+
+TEST_CASE("cuda Attention runs on the host: heads, masks, a KV cache, softcap and every qk output", "[cuda][opset23]") {
+  HostChecks checks;
+  // Multi-head, rank 4, more keys than a block's threads.
+  checks.add({.op_type = "Attention", .opset = 23,
+              .inputs = {random_tensor({2, 3, 4, 8}, 620), random_tensor({2, 3, 300, 8}, 621), random_tensor({2, 3, 300, 5}, 622)}},
+             1e-5, 1e-5);
+  // Grouped-query, packed heads, is_causal after a cache, with a bool mask [heads, q_seq, total]
+  // that keeps key 0 for every query (no query is left without keys).
+  std::vector<uint8_t> keep(4 * 3 * 7);
+  for (std::size_t i = 0; i < keep.size(); ++i) keep[i] = i % 7 == 0 || (i * 37) % 5 != 0;
+  const AttributeMap gqa = attrs({{"q_num_heads", int64_t{4}}, {"kv_num_heads", int64_t{2}}, {"is_causal", int64_t{1}}});
+  const NodeSpec cached{.op_type = "Attention", .opset = 23,
+                        .inputs = {random_tensor({2, 3, 32}, 623), random_tensor({2, 3, 16}, 624), random_tensor({2, 3, 12}, 625),
+                                   test::bools({4, 3, 7}, keep), random_tensor({2, 2, 4, 8}, 626),
+                                   random_tensor({2, 2, 4, 6}, 627)},
+                        .attrs = gqa, .outputs = 3};
+  checks.add(cached, 1e-5, 1e-5);
+  checks.add_f16(cached);
+  checks.add_bf16(cached);
+  // softcap and each stage as output 3, with a float mask broadcast over batch and heads.
+  for (int64_t mode = 0; mode < 4; ++mode)
+    checks.add({.op_type = "Attention", .opset = 23,
+                .inputs = {random_tensor({2, 2, 3, 4}, 630, -4, 4), random_tensor({2, 2, 5, 4}, 631, -4, 4),
+                           random_tensor({2, 2, 5, 4}, 632), random_tensor({3, 5}, 633, -2, 0)},
+                .attrs = attrs({{"softcap", 2.5f}, {"qk_matmul_output_mode", mode}, {"scale", 0.7f}}),
+                .outputs = 4},
+               1e-5, 1e-5);
+  checks.run();
+}
 #endif  // NXRT_HAVE_CUDA
