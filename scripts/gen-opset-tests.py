@@ -63,7 +63,7 @@ class Case:
         graph = helper.make_graph(self.nodes, self.name, ins, outs, initializer=inits)
         model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", self.opset)],
                                   producer_name="gen-opset-tests")
-        model.ir_version = 9 if self.opset < 21 else 10 if self.opset < 23 else 11
+        model.ir_version = 9 if self.opset < 21 else 10 if self.opset < 23 else 11 if self.opset < 24 else 12 if self.opset < 25 else 13
         return model
 
 
@@ -442,6 +442,7 @@ def cases():
 
     yield from lowbit_cases()
     yield from llm_cases()
+    yield from opset24_cases()
 
 
 def rotary_caches(rows, half, base=10000.0):
@@ -498,6 +499,37 @@ def llm_cases():
                     is_causal=1)
     yield attention("attention_23_float16", {"q": rand(1, 2, 3, 8).astype(H16), "k": rand(1, 2, 4, 8).astype(H16),
                                              "v": rand(1, 2, 4, 8).astype(H16)})
+
+
+def opset24_cases():
+    """Opsets 24 and 25 (ONNX 1.19 and 1.20): Swish, TensorScatter, Attention-24's
+    nonpad_kv_seqlen, and ops whose new versions only add types (float8e8m0, int2), which keep
+    their kernels."""
+    yield one("swish_24", 24, "Swish", {"x": rand(2, 5, lo=-6, hi=6)})
+    yield one("swish_24_alpha", 24, "Swish", {"x": rand(3, 4, lo=-6, hi=6)}, alpha=0.4)
+    cache = rand(2, 2, 6, 3)
+    yield one("tensorscatter_24", 24, "TensorScatter",
+              {"cache": cache, "update": rand(2, 2, 2, 3), "write": np.array([1, 4], I64)})
+    yield one("tensorscatter_24_circular_axis1", 24, "TensorScatter",
+              {"cache": rand(2, 5, 4), "update": rand(2, 3, 4), "write": np.array([3, 1], I64)}, axis=1,
+              mode="circular")
+    yield one("tensorscatter_24_no_indices", 24, "TensorScatter", {"cache": cache, "update": rand(2, 2, 1, 3)})
+    q, k, v = rand(2, 2, 3, 4), rand(2, 2, 6, 4), rand(2, 2, 6, 4)
+    nonpad = np.array([4, 6], I64)
+    yield Case("attention_24_nonpad_kv_seqlen", 24, node("Attention", ["q", "k", "v", "", "", "", "nonpad"], ["y"]),
+               {"q": q, "k": k, "v": v, "nonpad": nonpad}, ["y"])
+    # is_causal with nonpad_kv_seqlen: each query sees the keys up to its own position counted back
+    # from the entry's last valid key.
+    yield Case("attention_24_nonpad_kv_seqlen_causal", 24,
+               node("Attention", ["q", "k", "v", "", "", "", "nonpad"], ["y"], is_causal=1),
+               {"q": q, "k": k, "v": v, "nonpad": nonpad}, ["y"])
+    yield Case("chain_25_reshape_transpose_cast", 25,
+               [node("Reshape", ["x", "shape"], ["r"]), node("Transpose", ["r"], ["t"], perm=[1, 0]),
+                node("Cast", ["t"], ["y"], to=onnx.TensorProto.INT32)],
+               {"x": rand(2, 3, lo=-9, hi=9)}, ["y"], {"shape": ints(3, 2)})
+    yield Case("chain_24_topk_squeeze", 24,
+               [node("TopK", ["x", "k"], ["v", "i"]), node("Squeeze", ["v", "axes"], ["y"])],
+               {"x": rand(1, 6)}, ["y", "i"], {"k": ints(3), "axes": ints(0)})
 
 
 def ensure_ort():

@@ -1144,18 +1144,21 @@ __device__ void rotary_embedding(i64 n, i64 seq, i64 heads, i64 head, i64 rotary
 // q.k; key t below `past` comes from past_key, the rest from K), then softcap, the mask (bool:
 // hidden where false; float: added) and is_causal (key t hidden after past + s); each stage's
 // scores are rounded to T as the op's function body holds them (not before softmax when
-// `softmax_float`). The row's softmax goes to `scores` (the chunk's [rows, total] scratch), then
+// `softmax_float`). Attention-24's `nonpad` (null when absent) hides each batch entry's keys
+// from nonpad[b] on and aligns is_causal to its last valid key. The row's softmax goes to `scores` (the chunk's [rows, total] scratch), then
 // each thread sums probability times value for its channels of Y. `qk` (when not null) gets the
 // stage `qk_mode` names. A row whose keys are all hidden gives NaN, as the op's softmax does.
 // Strides are [batch, head, seq] in elements; the channel stride is 1.
 template <class T>
 __device__ void attention(i64 row0, i64 rows, i64 q_heads, i64 q_seq, i64 kv_heads, i64 head, i64 v_head,
                           i64 total, i64 past, const T* q, Dims qs, const T* k, Dims ks, const T* v, Dims vs, const T* past_k,
-                          const T* past_v, const T* fmask, const bool* bmask, Dims ms, float scale, float softcap,
-                          int causal, int softmax_float, float* scores, T* qk, int qk_mode, T* y, Dims ys) {
+                          const T* past_v, const T* fmask, const bool* bmask, Dims ms, const i64* nonpad,
+                          float scale, float softcap, int causal, int softmax_float, float* scores, T* qk, int qk_mode,
+                          T* y, Dims ys) {
   const i64 group = q_heads / kv_heads;
   for (i64 row = row0 + blockIdx.x; row < row0 + rows; row += gridDim.x) {
     const i64 s = row % q_seq, h = row / q_seq % q_heads, b = row / (q_seq * q_heads), g = h / group;
+    const i64 valid = nonpad ? nonpad[b] : total, last = s + (nonpad ? valid - q_seq : past);
     const T* qr = q + b * qs.d[0] + h * qs.d[1] + s * qs.d[2];
     float* sc = scores + (row - row0) * total;
     T* snap = qk ? qk + row * total : (T*)0;
@@ -1172,7 +1175,7 @@ __device__ void attention(i64 row0, i64 rows, i64 q_heads, i64 q_seq, i64 kv_hea
       const i64 m = b * ms.d[0] + h * ms.d[1] + s * ms.d[2] + t * ms.d[3];
       if (bmask && !bmask[m]) x = -inf_f();
       if (fmask) x = round_as(q, x + ld(fmask, m));
-      if (causal && t > past + s) x = -inf_f();
+      if (t >= valid || (causal && t > last)) x = -inf_f();
       if (snap && qk_mode == 2) st(snap, t, x);
       if (!softmax_float) x = round_as(q, x);
       sc[t] = x;
@@ -1202,6 +1205,21 @@ __device__ void attention(i64 row0, i64 rows, i64 q_heads, i64 q_seq, i64 kv_hea
       st(y + b * ys.d[0] + h * ys.d[1] + s * ys.d[2], c, acc);
     }
     __syncthreads();
+  }
+}
+
+// TensorScatter: out (already past_cache) gets update's rows, one thread per element of update
+// ([outer, update_len, inner]), at position write[b] + s along the axis (wrapped when
+// `circular`; outside the cache in linear mode the row is skipped: the cpu EP reports it).
+template <class T>
+__device__ void tensor_scatter(i64 n, i64 per_batch, i64 cache_len, i64 update_len, i64 inner, int circular,
+                               const i64* write, const T* update, T* out) {
+  for (i64 i = global_index(); i < n; i += global_stride()) {
+    const i64 k = i % inner, rest = i / inner, s = rest % update_len, o = rest / update_len;
+    i64 p = (write ? write[o / per_batch] : 0) + s;
+    if (circular) p = (p % cache_len + cache_len) % cache_len;
+    else if (p < 0 || p >= cache_len) continue;
+    out[(o * cache_len + p) * inner + k] = update[i];
   }
 }
 

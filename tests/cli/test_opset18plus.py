@@ -1,4 +1,4 @@
-"""CLI tests for IR 9-10 models and opsets 18-21: the op-version cases of testdata/opset18plus
+"""CLI tests for IR 9-13 models and opsets 18-25: the op-version cases of testdata/opset18plus
 (expected outputs from ONNX Runtime 1.30, scripts/gen-opset-tests.py) run with
 `nxrt run --test-dir`, and the declines for versions nxrt does not implement or know."""
 import json
@@ -71,14 +71,32 @@ class Loading(TempDirTest):
         self.assertNotIn("unk__", out)
 
     def test_future_opset_and_ir_load_and_are_declined_with_the_known_version(self):
-        model = save_model(self.tmp / "relu24.onnx", [helper.make_node("Relu", ["x"], ["y"])], 24, ir_version=12)
+        model = save_model(self.tmp / "relu26.onnx", [helper.make_node("Relu", ["x"], ["y"])], 26, ir_version=14)
         rc, out, err = nxrt("explain-claims", model, "--ep", "cpu")
         self.assertExit((rc, out, err), 4)
-        self.assertIn("(IR 12, ai.onnx 24; 1 node)", out)
-        self.assertIn("declined: Relu: the model imports ai.onnx opset 24, newer than the opsets nxrt knows (up to "
-                      "23); the cpu EP implements Relu-14 (opsets 1-23); export with opset 23 or lower", out)
+        self.assertIn("(IR 14, ai.onnx 26; 1 node)", out)
+        self.assertIn("declined: Relu: the model imports ai.onnx opset 26, newer than the opsets nxrt knows (up to "
+                      "25); the cpu EP implements Relu-14 (opsets 1-25); export with opset 25 or lower", out)
         self.assertIn("? (unknown until run)", out)
         self.assertExit(nxrt("run", model, "--ep", "cpu"), 4)
+
+    def test_inputs_and_weights_of_the_types_opsets_23_to_25_added_are_refused_naming_the_type(self):
+        # int2 (ONNX 1.20) as a graph input, float8e8m0 (1.19) as a weight: neither is a type nxrt has.
+        for name, code, ir, made in (("int2", 26, 13, "26 (INT2, ONNX 1.20)"), ("e8m0", 24, 12, "24 (FLOAT8E8M0, ONNX 1.19)")):
+            with self.subTest(type=name):
+                weight = onnx.TensorProto(name="w", data_type=code, dims=[2], raw_data=b"\x01\x02")
+                as_input = name == "int2"
+                x = helper.make_tensor_value_info("x", code if as_input else TensorProto.FLOAT, [2])
+                nodes = [helper.make_node("Identity", ["x" if as_input else "w"], ["y"])]
+                graph = helper.make_graph(nodes, "g", [x], [helper.make_empty_tensor_value_info("y")],
+                                          [] if as_input else [weight])
+                model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 25)])
+                model.ir_version = ir
+                onnx.save(model, str(self.tmp / f"{name}.onnx"))
+                rc, out, err = nxrt("explain-claims", self.tmp / f"{name}.onnx")
+                self.assertExit((rc, out, err), 3)
+                self.assertIn(f"element type {made}", err)
+                self.assertIn("not supported", err)
 
     def test_an_attribute_that_became_an_input_is_declined(self):
         model = save_model(self.tmp / "dft20.onnx", [helper.make_node("DFT", ["x"], ["y"], axis=1)], 20)

@@ -1784,4 +1784,28 @@ TEST_CASE("cuda Attention runs on the host: heads, masks, a KV cache, softcap an
                1e-5, 1e-5);
   checks.run();
 }
+TEST_CASE("cuda runs opset 24's Swish, TensorScatter and Attention's nonpad_kv_seqlen on the host", "[cuda][opset24]") {
+  HostChecks checks;
+  for (float alpha : {1.f, 0.3f})
+    checks.add({.op_type = "Swish", .opset = 24, .inputs = {random_tensor({4, 50}, 640, -9, 9)},
+                .attrs = attrs({{"alpha", alpha}}), .output_dtypes = {DType::kFloat32}},
+               1e-5, 1e-6);
+  const Tensor cache = random_tensor({3, 2, 7, 5}, 641);
+  const Tensor write = Tensor::from_vector<int64_t>({3}, {0, 5, 2});
+  checks.add({.op_type = "TensorScatter", .opset = 24, .inputs = {cache, random_tensor({3, 2, 2, 5}, 642), write}}, 0, 0);
+  checks.add({.op_type = "TensorScatter", .opset = 24, .inputs = {cache, random_tensor({3, 2, 4, 5}, 643), write},
+              .attrs = attrs({{"mode", std::string("circular")}})},
+             0, 0);
+  checks.add({.op_type = "TensorScatter", .opset = 24,
+              .inputs = {cast(cache, DType::kFloat16), cast(random_tensor({3, 1, 7, 5}, 644), DType::kFloat16)},
+              .attrs = attrs({{"axis", int64_t{1}}})},
+             0, 0);
+  for (int64_t causal : {0, 1})
+    checks.add({.op_type = "Attention", .opset = 24,
+                .inputs = {random_tensor({3, 2, 4, 8}, 645), random_tensor({3, 1, 9, 8}, 646), random_tensor({3, 1, 9, 6}, 647),
+                           Tensor(), Tensor(), Tensor(), Tensor::from_vector<int64_t>({3}, {9, 4, 6})},
+                .attrs = attrs({{"is_causal", causal}})},
+               1e-5, 1e-5);
+  checks.run();
+}
 #endif  // NXRT_HAVE_CUDA

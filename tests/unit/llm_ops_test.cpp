@@ -1,6 +1,7 @@
-// The transformer ops of opset 23 on the cpu EP, against hand-computed values: RMSNormalization,
-// RotaryEmbedding and Attention (ONNX Runtime's outputs for more cases are in
-// testdata/opset18plus), and lib's plans for the last two, errors included.
+// The transformer ops of opsets 23 and 24 on the cpu EP, against hand-computed values:
+// RMSNormalization, RotaryEmbedding, Attention (with Attention-24's nonpad_kv_seqlen), Swish and
+// TensorScatter (ONNX Runtime's outputs for more cases are in testdata/opset18plus), and lib's
+// plans, errors included.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -10,6 +11,7 @@
 #include "kernel_harness.h"
 #include "nxrt/ep/attention.h"
 #include "nxrt/ep/rotary_embedding.h"
+#include "nxrt/ep/tensor_scatter.h"
 
 using namespace nxrt;
 using namespace nxrt::test;
@@ -53,8 +55,9 @@ TEST_CASE("Attention's plan reads packed heads, groups query heads and broadcast
   CHECK(with_past->total_seq == 7);
   CHECK(with_past->present_value_shape == Shape{1, 2, 7, 3});
   CHECK(with_past->mask_strides == std::array<int64_t, 4>{0, 0, 0, 1});  // one row for every query
-  CHECK(with_past->causally_hidden(0, 5));
-  CHECK_FALSE(with_past->causally_hidden(0, 4));  // query 0 follows the 4 past keys
+  CHECK(with_past->hidden_key(true, 7, 0, 5));
+  CHECK_FALSE(with_past->hidden_key(true, 7, 0, 4));  // query 0 follows the 4 past keys
+  CHECK_FALSE(with_past->hidden_key(false, 7, 0, 6));
 
   const Shape bad_mask{2, 3, 6};
   auto misfit = plan_attention(a, {1, 2, 3, 8}, {1, 2, 3, 8}, {1, 2, 3, 3}, &bad_mask, &past_k, &past_v);
@@ -192,4 +195,63 @@ TEST_CASE("Attention declines what it cannot run, saying why", "[cpu][opset23][a
   REQUIRE_FALSE(groups);
   CHECK(groups.reason() == "Attention: 2 query heads do not group over 4 key/value heads; fix the shapes of the node's "
                            "inputs or its q_num_heads and kv_num_heads");
+}
+
+TEST_CASE("Attention-24's nonpad_kv_seqlen hides padding keys and aligns is_causal to the last valid one",
+          "[cpu][opset24][attention]") {
+  // One query, head size 1, zero scores: Y is the mean of the visible values. Entry 0 has 2 valid
+  // keys of 3, entry 1 all 3.
+  const Tensor q = llm_floats({2, 1, 1, 1}, {0, 0}), k = llm_floats({2, 1, 3, 1}, {0, 0, 0, 0, 0, 0});
+  const Tensor v = llm_floats({2, 1, 3, 1}, {3, 5, 100, 1, 2, 6});
+  const Tensor valid = Tensor::from_vector<int64_t>({2}, {2, 3});
+  NodeSpec spec = attention({q, k, v, Tensor(), Tensor(), Tensor(), valid});
+  spec.opset = 24;
+  CHECK(llm_values(run_one(spec)) == std::vector<float>{4, 3});
+  // With is_causal the one query is the last valid token: it still sees every valid key (at
+  // opset 23's alignment it would see key 0 alone).
+  spec.attrs = attrs({{"is_causal", int64_t{1}}});
+  CHECK(llm_values(run_one(spec)) == std::vector<float>{4, 3});
+  spec.inputs[6] = Tensor::from_vector<int64_t>({2}, {2, 4});
+  auto long_count = run_on_cpu(spec);
+  REQUIRE_FALSE(long_count);
+  CHECK(long_count.error().what == "Attention: nonpad_kv_seqlen[1] is 4, outside [0, 3]");
+  NodeSpec at23 = attention({q, k, v, Tensor(), Tensor(), Tensor(), valid});
+  KernelMatch old = claim_on_cpu(at23);
+  REQUIRE_FALSE(old);
+  CHECK(old.reason() == "Attention-23: expected inputs Q, K, V and optional attn_mask, past_key, past_value, got 7");
+}
+
+TEST_CASE("Swish-24 is x * sigmoid(alpha * x)", "[cpu][opset24][activation]") {
+  const Tensor y = run_one({.op_type = "Swish", .opset = 24, .inputs = {llm_floats({3}, {-2, 0, 3})},
+                            .attrs = attrs({{"alpha", 0.5f}})});
+  const auto swish = [](double x) { return x / (1 + std::exp(-0.5 * x)); };
+  CHECK_THAT(llm_values(y), Catch::Matchers::Approx(std::vector<float>{float(swish(-2)), 0.f, float(swish(3))}));
+}
+
+TEST_CASE("TensorScatter writes update's rows at each entry's index, wrapping in circular mode",
+          "[cpu][opset24][tensor_scatter]") {
+  // Caches of 2 entries x 4 positions x 1 channel; updates of 2 rows.
+  const Tensor cache = llm_floats({2, 4, 1}, {0, 1, 2, 3, 10, 11, 12, 13});
+  const Tensor update = llm_floats({2, 2, 1}, {-1, -2, -3, -4});
+  const Tensor at = Tensor::from_vector<int64_t>({2}, {1, 3});
+  const AttributeMap circular = attrs({{"axis", int64_t{1}}, {"mode", std::string("circular")}});
+  CHECK(llm_values(run_one({.op_type = "TensorScatter", .opset = 24, .inputs = {cache, update, at}, .attrs = circular})) ==
+        std::vector<float>{0, -1, -2, 3, -4, 11, 12, -3});
+  auto linear = run_on_cpu({.op_type = "TensorScatter", .opset = 24, .inputs = {cache, update, at},
+                            .attrs = attrs({{"axis", int64_t{1}}})});
+  REQUIRE_FALSE(linear);
+  CHECK(linear.error().what ==
+        "TensorScatter: write_indices[1] is 3, so 2 rows do not fit the cache's 4 in linear mode");
+  // Without write_indices every entry writes from position 0.
+  CHECK(llm_values(run_one({.op_type = "TensorScatter", .opset = 24, .inputs = {cache, update},
+                            .attrs = attrs({{"axis", int64_t{1}}})})) ==
+        std::vector<float>{-1, -2, 2, 3, -3, -4, 12, 13});
+  KernelMatch batch_axis = claim_on_cpu({.op_type = "TensorScatter", .opset = 24, .inputs = {cache, update},
+                                         .attrs = attrs({{"axis", int64_t{0}}})});
+  REQUIRE_FALSE(batch_axis);
+  CHECK(batch_axis.reason() ==
+        "TensorScatter: axis 0 of a rank-3 past_cache must name a dim after the batch (dim 0)");
+  auto wide = plan_tensor_scatter(attrs({}), {2, 3, 4}, {2, 3, 5}, nullptr);
+  REQUIRE_FALSE(wide);
+  CHECK(wide.error().what == "TensorScatter: update has shape [2,3,5] and past_cache [2,3,4]");
 }

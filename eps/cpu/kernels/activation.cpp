@@ -1,5 +1,5 @@
 // Activation functions: Elu, Selu, Celu, HardSigmoid, HardSwish, Softplus, Softsign,
-// ThresholdedRelu, Shrink, Mish, Gelu, and PRelu with its broadcast slope.
+// ThresholdedRelu, Shrink, Mish, Gelu, Swish, and PRelu with its broadcast slope.
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -39,6 +39,17 @@ KernelDef gelu_def() {
     return check_map<FloatHalfTypes>(ctx);
   };
   return def;
+}
+
+// Swish-24: x * sigmoid(alpha * x).
+KernelDef swish_def() {
+  return map_def_with("Swish", 24, [](const NodeContext& ctx) {
+    const float alpha = ctx.attrs().float_or("alpha", 1.0f);
+    return [alpha](auto x) {
+      using X = decltype(x);
+      return static_cast<X>(x / (X(1) + std::exp(-static_cast<X>(alpha) * x)));
+    };
+  });
 }
 
 KernelDef elu_def() {
@@ -175,6 +186,7 @@ std::vector<KernelDef> activation_kernels() {
       map_def("Softsign", 1, [](auto x) { return x / (decltype(x)(1) + std::abs(x)); }),
       map_def("Mish", 18, [](auto x) { return x * std::tanh(softplus(x)); }),
       gelu_def(),
+      swish_def(),
       thresholded_relu_def(),
       shrink_def(),
       prelu_def(1, 6),

@@ -23,18 +23,18 @@ KernelMatch check_attention(const NodeContext& ctx) {
   NXRT_REQUIRE_MATCH(check_attention_node(ctx));
   NXRT_REQUIRE_MATCH(require_input_dtype_in(ctx, 0, FloatHalfTypes{}));
   Cost cost;
-  std::optional<Shape> shapes[6];
-  for (std::size_t i = 0; i < 6; ++i)
+  std::optional<Shape> shapes[7];
+  for (std::size_t i = 0; i < 7; ++i)
     if (ctx.has_input(i) && !(shapes[i] = ctx.input_static_shape(i))) return KernelMatch::supported(cost);
   auto shape = [&](std::size_t i) { return shapes[i] ? &*shapes[i] : nullptr; };
   if (auto p = plan_attention(AttentionAttrs::of(ctx.attrs()), *shapes[0], *shapes[1], *shapes[2], shape(3), shape(4),
-                              shape(5))) {
+                              shape(5), shape(6))) {
     // Two products per (batch, query head): [q_seq x head_size] by [head_size x total_seq], then
     // [q_seq x total_seq] by [total_seq x v_head_size].
     cost.flops = 2.0 * static_cast<double>(p->batch * p->q_heads * p->q_seq * p->total_seq) *
                  static_cast<double>(p->head_size + p->v_head_size);
     double bytes = 0;
-    for (std::size_t i = 0; i < 6; ++i)
+    for (std::size_t i = 0; i < 7; ++i)
       if (shapes[i])
         bytes += static_cast<double>(shape_numel(*shapes[i])) * static_cast<double>(dtype_size(ctx.input_dtype(i)));
     cost.bytes_moved = bytes + static_cast<double>(shape_numel(p->y_shape)) *
@@ -93,8 +93,10 @@ class AttentionKernel final : public Kernel {
   Expected<void> compute(KernelContext& ctx) override {
     auto shape = [&](std::size_t i) { return ctx.has_input(i) ? &ctx.input(i).shape() : nullptr; };
     auto plan = plan_attention(attrs_, ctx.input(0).shape(), ctx.input(1).shape(), ctx.input(2).shape(), shape(3),
-                               shape(4), shape(5));
+                               shape(4), shape(5), shape(6));
     if (!plan) return std::unexpected(std::move(plan.error()));
+    if (plan->nonpad_lengths)
+      if (auto valid = check_nonpad_lengths(*plan, ctx.input(6).data_as<int64_t>()); !valid) return valid;
     return dispatch_dtype(FloatHalfTypes{}, ctx.input(0).dtype(),
                           [&](auto tag) { return run<typename decltype(tag)::type>(ctx, *plan); });
   }
@@ -194,6 +196,7 @@ class AttentionKernel final : public Kernel {
       y_data = y_buf.data();
     }
 
+    const int64_t* nonpad = p.nonpad_lengths ? ctx.input(6).data_as<int64_t>() : nullptr;
     const int64_t pairs = p.batch * p.q_heads, rows = p.q_seq, keys = p.total_seq;
     auto one_pair = [&](int64_t pair, std::vector<C>& scores, const Parallel& par) {
       const int64_t b = pair / p.q_heads, h = pair % p.q_heads, kh = p.kv_head_of(h);
@@ -223,9 +226,11 @@ class AttentionKernel final : public Kernel {
         for (int64_t r = 0; r < rows; ++r)
           for (int64_t t = 0; t < keys; ++t) s[r * keys + t] += mb[r * ms[2] + t * ms[3]];
       }
-      if (attrs_.causal)
+      const int64_t valid = nonpad ? nonpad[b] : keys;
+      if (attrs_.causal || valid < keys)
         for (int64_t r = 0; r < rows; ++r)
-          for (int64_t t = p.past_seq + r + 1; t < keys; ++t) s[r * keys + t] = -std::numeric_limits<C>::infinity();
+          for (int64_t t = 0; t < keys; ++t)
+            if (p.hidden_key(attrs_.causal, valid, r, t)) s[r * keys + t] = -std::numeric_limits<C>::infinity();
       end_stage(2);
       for (int64_t r = 0; r < rows; ++r) softmax_row(s + r * keys, keys);
       end_stage(3);
@@ -254,15 +259,17 @@ class AttentionKernel final : public Kernel {
   bool softmax_in_float_;  // softmax_precision float or double: float16 scores enter softmax unrounded
 };
 
+// Attention-23, and -24 with its nonpad_kv_seqlen input.
+KernelDef attention_def(int64_t since) {
+  return KernelDef{{"", "Attention", since}, 0, check_attention, [](const NodeContext& ctx) {
+                     const auto precision = dtype_from_onnx(static_cast<int32_t>(ctx.attrs().int_or("softmax_precision", 0)));
+                     const bool in_float = precision == DType::kFloat32 || precision == DType::kFloat64;
+                     return make_kernel<AttentionKernel>(AttentionAttrs::of(ctx.attrs()), in_float);
+                   }};
+}
+
 }  // namespace
 
-std::vector<KernelDef> attention_kernels() {
-  return {KernelDef{{"", "Attention", 23}, 0, check_attention, [](const NodeContext& ctx) {
-                      const int64_t precision = ctx.attrs().int_or("softmax_precision", 0);
-                      const bool in_float = dtype_from_onnx(static_cast<int32_t>(precision)) == DType::kFloat32 ||
-                                            dtype_from_onnx(static_cast<int32_t>(precision)) == DType::kFloat64;
-                      return make_kernel<AttentionKernel>(AttentionAttrs::of(ctx.attrs()), in_float);
-                    }}};
-}
+std::vector<KernelDef> attention_kernels() { return {attention_def(23), attention_def(24)}; }
 
 }  // namespace nxrt::cpu

@@ -22,7 +22,7 @@ std::vector<KernelDef> transpose_kernels();       // Transpose
 std::vector<KernelDef> concat_split_kernels();    // Concat Split
 std::vector<KernelDef> slice_gather_kernels();    // Slice Gather
 std::vector<KernelDef> constant_kernels();        // Constant ConstantOfShape
-std::vector<KernelDef> activation_kernels();        // Elu Selu Celu HardSigmoid HardSwish Softplus Softsign ThresholdedRelu Shrink PRelu Mish Gelu
+std::vector<KernelDef> activation_kernels();        // Elu Selu Celu HardSigmoid HardSwish Softplus Softsign ThresholdedRelu Shrink PRelu Mish Gelu Swish
 std::vector<KernelDef> variadic_kernels();          // Min Max Sum Mean (n-ary, broadcasting)
 std::vector<KernelDef> bitwise_kernels();           // BitShift BitwiseAnd BitwiseOr BitwiseXor BitwiseNot
 std::vector<KernelDef> arg_reduce_kernels();        // ArgMax ArgMin
@@ -56,6 +56,7 @@ std::vector<KernelDef> center_crop_pad_kernels();   // CenterCropPad
 std::vector<KernelDef> affine_grid_kernels();       // AffineGrid
 std::vector<KernelDef> rotary_embedding_kernels();  // RotaryEmbedding
 std::vector<KernelDef> attention_kernels();         // Attention
+std::vector<KernelDef> tensor_scatter_kernels();    // TensorScatter
 
 // Every family's table, best implementation first (the only list of CPU kernels).
 std::vector<KernelDef> all_kernels();

@@ -347,6 +347,9 @@ std::vector<CudaOpDef> elementwise_ops() {
     const std::string lambd = attr(m, "lambd", 0.5f), bias = attr(m, "bias", 0.f);
     return fmt::format("({0} < -{1} ? {0} + {2} : {0} > {1} ? {0} - {2} : 0.f)", a, lambd, bias);
   }));
+  ops.push_back(unary("Swish", 24, [](const AttributeMap& m, const std::string& a) {
+    return fmt::format("({0} / (1.f + expf(-{1} * {0})))", a, attr(m, "alpha", 1.f));
+  }));
   ops.push_back(unary("HardSigmoid", 6, [](const AttributeMap& m, const std::string& a) {
     return fmt::format("fminf(fmaxf({1} * {0} + {2}, 0.f), 1.f)", a, attr(m, "alpha", 0.2f), attr(m, "beta", 0.5f));
   }));

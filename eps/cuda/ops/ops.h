@@ -107,7 +107,7 @@ std::vector<CudaOpDef> grid_sample_ops();   // GridSample, AffineGrid
 std::vector<CudaOpDef> select_ops();        // Compress, NonZero, NonMaxSuppression, Unique
 std::vector<CudaOpDef> recurrent_ops();     // RNN, GRU, LSTM (cuBLASLt products, generated gate kernels)
 std::vector<CudaOpDef> loss_ops();          // NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss
-std::vector<CudaOpDef> transformer_ops();   // RMSNormalization, RotaryEmbedding, Attention
+std::vector<CudaOpDef> transformer_ops();   // RMSNormalization, RotaryEmbedding, Attention, TensorScatter
 
 // Every family's table, registered into one OpTable.
 Expected<std::shared_ptr<const OpTable>> make_op_table();

@@ -1,13 +1,15 @@
-// The transformer ops of opset 23: RMSNormalization (a block per row), RotaryEmbedding (a thread
-// per element) and Attention (a block per query row: scores, softmax and the weighted sum of
-// values in one kernel, without tiling). The geometry is lib's (nxrt/ep/rotary_embedding.h,
-// nxrt/ep/attention.h), shared with the cpu EP.
+// The transformer ops of opsets 23 and 24: RMSNormalization (a block per row), RotaryEmbedding (a
+// thread per element), Attention (a block per query row: scores, softmax and the weighted sum of
+// values in one kernel, without tiling) and TensorScatter (the KV-cache update: a copy, then a
+// thread per updated element). The geometry is lib's (nxrt/ep/rotary_embedding.h, attention.h,
+// tensor_scatter.h), shared with the cpu EP.
 #include <fmt/format.h>
 
 #include <algorithm>
 
 #include "nxrt/ep/attention.h"
 #include "nxrt/ep/rotary_embedding.h"
+#include "nxrt/ep/tensor_scatter.h"
 #include "ops/op_util.h"
 #include "ops/ops.h"
 #include "runtime.h"
@@ -116,11 +118,11 @@ Expected<void> build_attention(PlanBuilder& b, const Node& node) {
       "attention", t,
       fmt::format("i64 row0, i64 rows, i64 q_heads, i64 q_seq, i64 kv_heads, i64 head, i64 v_head, i64 total, "
                   "i64 past, const {0}* q, Dims qs, const {0}* k, Dims ks, const {0}* v, Dims vs, const {0}* past_k, "
-                  "const {0}* past_v, const {0}* fmask, const bool* bmask, Dims ms, float scale, float softcap, "
-                  "int causal, int softmax_float, float* scores, {0}* qk, int qk_mode, {0}* y, Dims ys",
+                  "const {0}* past_v, const {0}* fmask, const bool* bmask, Dims ms, const i64* nonpad, float scale, "
+                  "float softcap, int causal, int softmax_float, float* scores, {0}* qk, int qk_mode, {0}* y, Dims ys",
                   t),
       "row0, rows, q_heads, q_seq, kv_heads, head, v_head, total, past, q, qs, k, ks, v, vs, past_k, past_v, fmask, "
-      "bmask, ms, scale, softcap, causal, softmax_float, scores, qk, qk_mode, y, ys");
+      "bmask, ms, nonpad, scale, softcap, causal, softmax_float, scores, qk, qk_mode, y, ys");
   const std::string copy = strided_copy_kernel(b, dtype);
   const AttentionAttrs attrs = AttentionAttrs::of(node.attributes);
   const auto precision = dtype_from_onnx(static_cast<int32_t>(node.attributes.int_or("softmax_precision", 0)));
@@ -128,7 +130,7 @@ Expected<void> build_attention(PlanBuilder& b, const Node& node) {
   b.add_step(make_step(node, "nvrtc:" + kernel, [=](StepContext& ctx) -> Expected<void> {
     auto shape = [&](std::size_t i) { return ctx.has_input(i) ? &ctx.input(i).shape() : nullptr; };
     auto p = plan_attention(attrs, ctx.input(0).shape(), ctx.input(1).shape(), ctx.input(2).shape(), shape(3),
-                            shape(4), shape(5));
+                            shape(4), shape(5), shape(6));
     if (!p) return std::unexpected(p.error());
     auto y = ctx.output(0, dtype, p->y_shape);
     if (!y) return std::unexpected(y.error());
@@ -173,12 +175,51 @@ Expected<void> build_attention(PlanBuilder& b, const Node& node) {
       args.ptr(dev(ctx.input(2))).add(head_strides(p->v));
       args.ptr(ctx.has_input(4) ? dev(ctx.input(4)) : nullptr).ptr(ctx.has_input(5) ? dev(ctx.input(5)) : nullptr);
       args.ptr(ctx.has_input(3) && !bool_mask ? dev(ctx.input(3)) : nullptr).ptr(bool_mask ? dev(ctx.input(3)) : nullptr);
-      args.add(to_kernel_dims(p->mask_strides)).add(p->scale).add(attrs.softcap).add(int{attrs.causal});
+      args.add(to_kernel_dims(p->mask_strides)).ptr(p->nonpad_lengths ? dev(ctx.input(6)) : nullptr);
+      args.add(p->scale).add(attrs.softcap).add(int{attrs.causal});
       args.add(softmax_float).ptr(dev_mut(*scores)).ptr(qk).add(static_cast<int>(attrs.qk_output_mode));
       args.ptr(dev_mut(*y)).add(head_strides(p->y));
       if (auto r = ctx.launch_rows(kernel, std::min(chunk, rows - row0), kRowBlockThreads, args); !r) return r;
     }
     return {};
+  }));
+  return {};
+}
+
+// ---- TensorScatter ----
+
+KernelMatch check_tensor_scatter(const NodeContext& ctx) {
+  NXRT_REQUIRE_MATCH(check_tensor_scatter_node(ctx));
+  return require_fixed_size(ctx, 0);
+}
+
+Expected<void> build_tensor_scatter(PlanBuilder& b, const Node& node) {
+  const DType dtype = b.graph().value(node.inputs[0]).type.dtype;
+  const std::string t(element_type(dtype));
+  const std::string kernel = b.instantiate(
+      "tensor_scatter", t,
+      fmt::format("i64 n, i64 per_batch, i64 cache_len, i64 update_len, i64 inner, int circular, const i64* write, "
+                  "const {0}* update, {0}* out",
+                  t),
+      "n, per_batch, cache_len, update_len, inner, circular, write, update, out");
+  const AttributeMap attrs = node.attributes;
+  b.add_step(make_step(node, "nvrtc:" + kernel, [=](StepContext& ctx) -> Expected<void> {
+    const Tensor& cache = ctx.input(0);
+    const Tensor& update = ctx.input(1);
+    const bool indexed = ctx.has_input(2);
+    auto p = plan_tensor_scatter(attrs, cache.shape(), update.shape(), indexed ? &ctx.input(2).shape() : nullptr);
+    if (!p) return std::unexpected(p.error());
+    auto y = ctx.output(0, dtype, cache.shape());
+    if (!y) return std::unexpected(y.error());
+    if (cache.numel() == 0) return {};
+    if (auto r = ctx.copy_on_device(dev_mut(*y), dev(cache), static_cast<std::size_t>(cache.numel()) * dtype_size(dtype));
+        !r)
+      return r;
+    if (update.numel() == 0) return {};
+    KernelArgs args;
+    args.add(update.numel()).add(p->outer / p->batch).add(p->cache_len).add(p->update_len).add(p->inner);
+    args.add(int{p->circular}).ptr(indexed ? dev(ctx.input(2)) : nullptr).ptr(dev(update)).ptr(dev_mut(*y));
+    return ctx.launch(kernel, update.numel(), args);
   }));
   return {};
 }
@@ -189,7 +230,9 @@ std::vector<CudaOpDef> transformer_ops() {
   std::vector<CudaOpDef> ops;
   ops.push_back(make_op("RMSNormalization", 23, check_rms_norm, build_rms_norm));
   ops.push_back(make_op("RotaryEmbedding", 23, check_rotary_embedding, build_rotary_embedding));
-  ops.push_back(make_op("Attention", 23, check_attention, build_attention));
+  for (CudaOpDef& op : make_op_versions("Attention", {23, 24}, check_attention, build_attention))
+    ops.push_back(std::move(op));
+  ops.push_back(make_op("TensorScatter", 24, check_tensor_scatter, build_tensor_scatter));
   return ops;
 }
 

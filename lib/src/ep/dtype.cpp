@@ -74,6 +74,19 @@ std::optional<DType> dtype_from_onnx(int32_t code) {
   return std::nullopt;
 }
 
+std::string describe_onnx_type(int32_t code) {
+  if (const auto t = dtype_from_onnx(code)) return std::string(dtype_name(*t));
+  switch (code) {
+    case 14: return "14 (COMPLEX64)";
+    case 15: return "15 (COMPLEX128)";
+    case 23: return "23 (FLOAT4E2M1, ONNX 1.18)";
+    case 24: return "24 (FLOAT8E8M0, ONNX 1.19)";
+    case 25: return "25 (UINT2, ONNX 1.20)";
+    case 26: return "26 (INT2, ONNX 1.20)";
+    default: return std::to_string(code);
+  }
+}
+
 bool is_floating(DType t) {
   return t == DType::kFloat32 || t == DType::kFloat64 || t == DType::kFloat16 ||
          t == DType::kBFloat16 || is_float8(t);

@@ -267,6 +267,10 @@ Expected<void> convert_graph(const onnx::GraphProto& gp, Graph& graph, LoadState
       return invalid(st, fmt::format("graph input '{}' is listed twice", in.name()));
     Value& v = g->value(g->intern_value(in.name()));
     v.is_graph_input = true;
+    if (const int32_t code = in.type().tensor_type().elem_type(); code != 0 && !dtype_from_onnx(code))
+      return invalid(st, fmt::format("graph input '{}' has element type {}, which is not supported by nxrt", in.name(),
+                                     describe_onnx_type(code)),
+                     "nxrt has no kernels or tensors of that type", "feed the model a standard numeric type");
     // A declared type wins over the initializer's: it is what callers may feed.
     if (in.has_type()) v.type = convert_type(in.type());
     g->inputs.push_back(g->intern_value(in.name()));

@@ -1,4 +1,4 @@
-// ONNX shape inference for op versions newer than libonnx: each version opsets 18 to 23
+// ONNX shape inference for op versions newer than libonnx: each version opsets 18 to 25
 // introduced gets libonnx's schema when libonnx has it, else nxrt's rule below (the element
 // type, and the shape where the rule is exact), else the previous version's when only types
 // were added; versions without either infer nothing, and run time gives the shapes.
@@ -151,7 +151,8 @@ std::map<std::pair<std::string, int64_t>, InferenceFunction> rules() {
   for (const char* op : {"Mish", "BitwiseNot", "GroupNormalization"}) r[{op, 18}] = same_as_input;
   r[{"GroupNormalization", 21}] = r[{"Gelu", 20}] = same_as_input;
   r[{"RMSNormalization", 23}] = r[{"RotaryEmbedding", 23}] = same_as_input;
-  r[{"Attention", 23}] = attention_shapes;
+  r[{"Attention", 23}] = r[{"Attention", 24}] = attention_shapes;
+  r[{"Swish", 24}] = r[{"TensorScatter", 24}] = same_as_input;
   for (const char* op : {"BitwiseAnd", "BitwiseOr", "BitwiseXor"}) r[{op, 18}] = broadcast_binary;
   r[{"ScatterElements", 18}] = [](InferenceContext& ctx) { infer_as(ctx, "ScatterElements", 16); };
   r[{"ScatterND", 18}] = [](InferenceContext& ctx) { infer_as(ctx, "ScatterND", 16); };

@@ -29,7 +29,8 @@ struct Header {
 Expected<Header> read_header(const onnx::TensorProto& proto, const std::string& context) {
   auto dtype = dtype_from_onnx(proto.data_type());
   if (!dtype)
-    return bad_tensor(context, fmt::format("element type {} is not supported by nxrt", proto.data_type()),
+    return bad_tensor(context, fmt::format("element type {} is not supported by nxrt",
+                                           describe_onnx_type(proto.data_type())),
                       "convert the tensor to a standard numeric, bool or string type");
   Shape shape(proto.dims().begin(), proto.dims().end());
   const int64_t numel = shape_numel(shape);

@@ -7,9 +7,11 @@
 // ...]) go before K and V, giving present_key and present_value of total_seq = past_seq + kv_seq
 // rows. Query head h reads key/value head h / (q_heads / kv_heads) (grouped-query attention).
 // Per (batch, head): scores = scale * Q K^T; softcap * tanh(scores / softcap) when softcap > 0;
-// + attn_mask (a bool mask adds 0 or -inf) and, with is_causal, -inf where key t > past_seq + query
-// s; softmax over the keys; Y = probabilities V. qk_matmul_output_mode picks which of the
-// scores (0: scaled product, 1: after softcap, 2: after the mask, 3: after softmax) output 3 holds.
+// + attn_mask (a bool mask adds 0 or -inf) and -inf on the keys hidden_key() names; softmax over
+// the keys; Y = probabilities V. qk_matmul_output_mode picks which of the scores (0: scaled
+// product, 1: after softcap, 2: after the mask, 3: after softmax) output 3 holds. Attention-24's
+// nonpad_kv_seqlen (an external cache, [batch] valid key counts) hides each entry's padding keys
+// and aligns is_causal to its last valid key.
 #pragma once
 
 #include <array>
@@ -60,11 +62,19 @@ struct AttentionPlan {
   int64_t kv_head_of(int64_t q_head) const { return q_head / (q_heads / kv_heads); }
   // Present key/value rows are [batch, kv_heads, total_seq, size] (contiguous).
   HeadStrides present_strides(int64_t size) const { return {kv_heads * total_seq * size, total_seq * size, size}; }
-  // Key `t` is hidden from query `s` by is_causal.
-  bool causally_hidden(int64_t s, int64_t t) const { return t > past_seq + s; }
+  bool nonpad_lengths = false;  // Attention-24's nonpad_kv_seqlen is given
+
+  // Whether key `t` is hidden from query `s` of a batch entry with `valid` keys (its
+  // nonpad_kv_seqlen, else total_seq): padding keys from `valid` on, and with is_causal the keys
+  // after the query's own position (past_seq + s, or valid - q_seq + s with nonpad_kv_seqlen).
+  bool hidden_key(bool causal, int64_t valid, int64_t s, int64_t t) const {
+    if (t >= valid) return true;
+    return causal && t > s + (nonpad_lengths ? valid - q_seq : past_seq);
+  }
 };
 
-// Declines inputs other than (Q, K, V[, attn_mask[, past_key, past_value]]) and more than 4
+// Declines inputs other than (Q, K, V[, attn_mask[, past_key, past_value[, nonpad_kv_seqlen (opset
+// 24)]]]), nonpad_kv_seqlen with past_key or of a type other than int64, more than 4
 // outputs, past_key without past_value, Q, K and V of different ranks or ranks other than 3 and
 // 4, rank 3 without positive q_num_heads and kv_num_heads, a qk_matmul_output_mode other than
 // 0 to 3, a negative softcap, a softmax_precision that is not a float type, attn_mask of rank
@@ -72,9 +82,13 @@ struct AttentionPlan {
 // plan_attention would refuse.
 KernelMatch check_attention_node(const NodeContext& ctx);
 
-// The plan for the inputs' shapes (mask, past_key and past_value: nullptr when absent); an error
-// names the shape that does not fit.
+// The plan for the inputs' shapes (mask, past_key, past_value and nonpad_kv_seqlen: nullptr when
+// absent); an error names the shape that does not fit.
 Expected<AttentionPlan> plan_attention(const AttentionAttrs& attrs, const Shape& q, const Shape& k, const Shape& v,
-                                       const Shape* mask, const Shape* past_key, const Shape* past_value);
+                                       const Shape* mask, const Shape* past_key, const Shape* past_value,
+                                       const Shape* nonpad_kv_seqlen = nullptr);
+
+// The run-time check of nonpad_kv_seqlen's values: each in [0, total_seq].
+Expected<void> check_nonpad_lengths(const AttentionPlan& plan, const int64_t* lengths);
 
 }  // namespace nxrt

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace nxrt {
@@ -47,6 +48,9 @@ std::string_view dtype_name(DType t);
 std::optional<DType> dtype_from_name(std::string_view name);
 // Maps an ONNX TensorProto.DataType code; nullopt for codes nxrt does not know.
 std::optional<DType> dtype_from_onnx(int32_t code);
+// A code for messages: the type's name when nxrt has it, else the code with ONNX's name for it
+// where ONNX defines one ("25 (UINT2, ONNX 1.20)").
+std::string describe_onnx_type(int32_t code);
 
 bool is_floating(DType t);  // float8 types included
 bool is_integer(DType t);   // signed or unsigned (int4 and uint4 included), not bool

@@ -1,5 +1,5 @@
 // What nxrt knows of ai.onnx operator versions past ONNX 1.12 (opset 17): every version
-// that opsets 18 to 23 introduced, so claims and shape inference never guess at them.
+// that opsets 18 to 25 introduced, so claims and shape inference never guess at them.
 #pragma once
 
 #include <cstdint>
@@ -11,7 +11,7 @@ namespace nxrt {
 
 // The newest ai.onnx opset whose operator versions nxrt knows; models importing a newer one
 // still load, and their ai.onnx nodes are declined with the version nxrt does know.
-inline constexpr int64_t kNewestKnownOpset = 23;
+inline constexpr int64_t kNewestKnownOpset = 25;
 
 struct OpVersionChange {
   enum class Kind {

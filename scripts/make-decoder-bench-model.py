@@ -1,0 +1,79 @@
+#!/usr/bin/python3
+"""Writes .cache/bench-models/decoder_op23.onnx: two Llama-style decoder layers at opset 23, for
+`nxrt bench` and scripts/bench-vs-ort.sh. Each layer: RMSNormalization, the q/k/v projections
+(MatMul), RotaryEmbedding on q and k (packed heads, positions 0 to seq-1), causal grouped-query
+Attention (8 query heads, 2 key/value heads, head size 64), the output projection and residual
+Add, then RMSNormalization and a SiLU-gated MLP (hidden 512, intermediate 1376). Input: x
+float[1, 128, 512]. Random weights (seed 0); run with /usr/bin/python3 (Debian's python3-onnx).
+
+  scripts/make-decoder-bench-model.py [--seq N] [--out FILE]
+"""
+import argparse
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+REPO = Path(__file__).resolve().parent.parent
+HIDDEN, HEADS, KV_HEADS, HEAD, FFN, LAYERS = 512, 8, 2, 64, 1376, 2
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seq", type=int, default=128, help="tokens in the input (default 128)")
+    parser.add_argument("--out", type=Path, default=REPO / ".cache" / "bench-models" / "decoder_op23.onnx")
+    args = parser.parse_args()
+    rng = np.random.default_rng(0)
+    inits, nodes = [], []
+
+    def weight(name, *shape, scale=None):
+        scale = scale or 1 / np.sqrt(shape[0])
+        inits.append(numpy_helper.from_array((rng.standard_normal(shape) * scale).astype(np.float32), name))
+        return name
+
+    positions = 4096
+    angles = np.arange(positions)[:, None] * 10000.0 ** (-np.arange(HEAD // 2) / (HEAD // 2))
+    inits.append(numpy_helper.from_array(np.cos(angles).astype(np.float32), "cos"))
+    inits.append(numpy_helper.from_array(np.sin(angles).astype(np.float32), "sin"))
+    inits.append(numpy_helper.from_array(np.arange(args.seq, dtype=np.int64)[None], "position_ids"))
+    x = "x"
+    for layer in range(LAYERS):
+        p = f"l{layer}_"
+        inits.append(numpy_helper.from_array(np.ones(HIDDEN, np.float32), p + "norm1"))
+        inits.append(numpy_helper.from_array(np.ones(HIDDEN, np.float32), p + "norm2"))
+        nodes += [
+            helper.make_node("RMSNormalization", [x, p + "norm1"], [p + "h"], epsilon=1e-6),
+            helper.make_node("MatMul", [p + "h", weight(p + "wq", HIDDEN, HEADS * HEAD)], [p + "q"]),
+            helper.make_node("MatMul", [p + "h", weight(p + "wk", HIDDEN, KV_HEADS * HEAD)], [p + "k"]),
+            helper.make_node("MatMul", [p + "h", weight(p + "wv", HIDDEN, KV_HEADS * HEAD)], [p + "v"]),
+            helper.make_node("RotaryEmbedding", [p + "q", "cos", "sin", "position_ids"], [p + "qr"], num_heads=HEADS),
+            helper.make_node("RotaryEmbedding", [p + "k", "cos", "sin", "position_ids"], [p + "kr"], num_heads=KV_HEADS),
+            helper.make_node("Attention", [p + "qr", p + "kr", p + "v"], [p + "a"], is_causal=1, q_num_heads=HEADS,
+                             kv_num_heads=KV_HEADS),
+            helper.make_node("MatMul", [p + "a", weight(p + "wo", HEADS * HEAD, HIDDEN)], [p + "o"]),
+            helper.make_node("Add", [x, p + "o"], [p + "r"]),
+            helper.make_node("RMSNormalization", [p + "r", p + "norm2"], [p + "h2"], epsilon=1e-6),
+            helper.make_node("MatMul", [p + "h2", weight(p + "wg", HIDDEN, FFN)], [p + "g"]),
+            helper.make_node("MatMul", [p + "h2", weight(p + "wu", HIDDEN, FFN)], [p + "u"]),
+            helper.make_node("Sigmoid", [p + "g"], [p + "gs"]),
+            helper.make_node("Mul", [p + "g", p + "gs"], [p + "silu"]),
+            helper.make_node("Mul", [p + "silu", p + "u"], [p + "m"]),
+            helper.make_node("MatMul", [p + "m", weight(p + "wd", FFN, HIDDEN)], [p + "d"]),
+            helper.make_node("Add", [p + "r", p + "d"], [p + "y"]),
+        ]
+        x = p + "y"
+    nodes[-1].output[0] = "y"
+    graph = helper.make_graph(
+        nodes, "decoder_op23",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, args.seq, HIDDEN])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, args.seq, HIDDEN])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 23)], producer_name="nxrt-bench")
+    model.ir_version = 11
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    onnx.save(model, str(args.out))
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()
