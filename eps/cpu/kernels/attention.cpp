@@ -1,20 +1,21 @@
-// Attention-23: per (batch, query head), scores = scale * Q K^T, softcap, the mask and is_causal,
-// softmax over the keys, then Y = probabilities V. float and float16 (computed in float) take
-// the packed GEMM for both products; double takes plain loops. The geometry is lib's
-// (nxrt/ep/attention.h).
+// Attention-23 and -24: per (batch, query head), scores = scale * Q K^T, softcap, the mask,
+// padding (nonpad_kv_seqlen) and is_causal, softmax over the keys, then Y = probabilities V.
+// float and float16 (computed in float) take the packed GEMM for both products; double takes
+// plain loops. The geometry is lib's (nxrt/ep/attention.h).
+#include "nxrt/ep/attention.h"
+
+#include <fmt/format.h>
+
 #include <cmath>
 #include <limits>
 #include <type_traits>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "common/elementwise.h"
 #include "common/gemm.h"
 #include "common/kernel_util.h"
 #include "common/vector_math.h"
 #include "kernels/kernels.h"
-#include "nxrt/ep/attention.h"
 
 namespace nxrt::cpu {
 namespace {
@@ -37,8 +38,8 @@ KernelMatch check_attention(const NodeContext& ctx) {
     for (std::size_t i = 0; i < 7; ++i)
       if (shapes[i])
         bytes += static_cast<double>(shape_numel(*shapes[i])) * static_cast<double>(dtype_size(ctx.input_dtype(i)));
-    cost.bytes_moved = bytes + static_cast<double>(shape_numel(p->y_shape)) *
-                                       static_cast<double>(dtype_size(ctx.input_dtype(0)));
+    cost.bytes_moved =
+        bytes + static_cast<double>(shape_numel(p->y_shape)) * static_cast<double>(dtype_size(ctx.input_dtype(0)));
   }
   return KernelMatch::supported(cost);
 }
@@ -56,8 +57,8 @@ void plain_product(int64_t m, int64_t n, int64_t k, double alpha, const double* 
 }
 
 template <class C>
-void product(int64_t m, int64_t n, int64_t k, C alpha, const C* a, int64_t lda, const C* b, int64_t ldb,
-             bool trans_b, C* c, int64_t ldc, const Parallel& parallel) {
+void product(int64_t m, int64_t n, int64_t k, C alpha, const C* a, int64_t lda, const C* b, int64_t ldb, bool trans_b,
+             C* c, int64_t ldc, const Parallel& parallel) {
   if constexpr (std::is_same_v<C, float>)
     gemm(m, n, k, alpha, GemmOperand::matrix(a, lda), GemmOperand::matrix(b, ldb, trans_b), 0.f, c, ldc, parallel);
   else
@@ -105,8 +106,8 @@ class AttentionKernel final : public Kernel {
  private:
   // Present key or value ([batch, kv_heads, total_seq, size]): past's rows, then the new ones.
   template <class T>
-  static void write_present(const AttentionPlan& p, const T* past, const T* cur, HeadStrides cur_strides,
-                            int64_t size, T* out) {
+  static void write_present(const AttentionPlan& p, const T* past, const T* cur, HeadStrides cur_strides, int64_t size,
+                            T* out) {
     const HeadStrides o = p.present_strides(size);
     for (int64_t b = 0; b < p.batch; ++b)
       for (int64_t h = 0; h < p.kv_heads; ++h) {
@@ -137,8 +138,9 @@ class AttentionKernel final : public Kernel {
                                   int64_t size, T* present_out, std::vector<T>& present_buf, std::vector<C>& buf) {
     const Tensor& cur = ctx.input(input);
     const bool with_past = ctx.has_input(input + 3);
-    if (present_out) write_present<T>(p, with_past ? ctx.input(input + 3).data_as<T>() : nullptr, cur.data_as<T>(),
-                                      strides, size, present_out);
+    if (present_out)
+      write_present<T>(p, with_past ? ctx.input(input + 3).data_as<T>() : nullptr, cur.data_as<T>(), strides, size,
+                       present_out);
     if (!with_past) return {in_compute_type<T, C>(cur.data_as<T>(), cur.numel(), buf), strides};
     const int64_t n = p.batch * p.kv_heads * p.total_seq * size;
     const T* present = present_out;
@@ -212,8 +214,8 @@ class AttentionKernel final : public Kernel {
         if (snapshot && attrs_.qk_output_mode == mode)
           for (int64_t i = 0; i < rows * keys; ++i) snapshot[i] = static_cast<T>(s[i]);
       };
-      product<C>(rows, keys, p.head_size, static_cast<C>(p.scale), q.at(b, h), p.q.seq, k.at(b, kh),
-                 k.strides.seq, true, s, keys, par);
+      product<C>(rows, keys, p.head_size, static_cast<C>(p.scale), q.at(b, h), p.q.seq, k.at(b, kh), k.strides.seq,
+                 true, s, keys, par);
       end_stage(0);
       if (attrs_.softcap > 0) {
         const C cap = static_cast<C>(attrs_.softcap);
@@ -262,7 +264,8 @@ class AttentionKernel final : public Kernel {
 // Attention-23, and -24 with its nonpad_kv_seqlen input.
 KernelDef attention_def(int64_t since) {
   return KernelDef{{"", "Attention", since}, 0, check_attention, [](const NodeContext& ctx) {
-                     const auto precision = dtype_from_onnx(static_cast<int32_t>(ctx.attrs().int_or("softmax_precision", 0)));
+                     const auto precision =
+                         dtype_from_onnx(static_cast<int32_t>(ctx.attrs().int_or("softmax_precision", 0)));
                      const bool in_float = precision == DType::kFloat32 || precision == DType::kFloat64;
                      return make_kernel<AttentionKernel>(AttentionAttrs::of(ctx.attrs()), in_float);
                    }};

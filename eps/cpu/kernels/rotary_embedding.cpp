@@ -1,11 +1,12 @@
 // RotaryEmbedding-23: rotates the leading channels of each head of X in pairs by the angles in
 // cos_cache and sin_cache (the geometry is lib's, nxrt/ep/rotary_embedding.h).
+#include "nxrt/ep/rotary_embedding.h"
+
 #include <fmt/format.h>
 
 #include "common/elementwise.h"
 #include "common/kernel_util.h"
 #include "kernels/kernels.h"
-#include "nxrt/ep/rotary_embedding.h"
 
 namespace nxrt::cpu {
 namespace {
@@ -55,27 +56,28 @@ class RotaryEmbeddingKernel final : public Kernel {
     T* out = y->mut_as<T>();
     const int64_t half = p.half();
     // One task per (batch, token, head): its cache row, then each pair, then the copied tail.
-    ctx.parallel().for_range(p.batch * p.seq * p.heads, std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(p.head_size, 1)),
+    ctx.parallel().for_range(p.batch * p.seq * p.heads,
+                             std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(p.head_size, 1)),
                              [&](int64_t begin, int64_t end) {
-      for (int64_t task = begin; task < end; ++task) {
-        const int64_t h = task % p.heads, token = task / p.heads;
-        const int64_t b = token / p.seq, s = token % p.seq;
-        const int64_t row = ids ? ids[token] : token;
-        const T* c = cos + row * half;
-        const T* sn = sin + row * half;
-        const int64_t base = b * p.batch_stride + s * p.seq_stride + h * p.head_stride;
-        const T* xh = in + base;
-        T* yh = out + base;
-        for (int64_t i = 0; i < half; ++i) {
-          const int64_t first = p.first_of_pair(i), second = p.second_of_pair(i);
-          const C x1 = static_cast<C>(xh[first]), x2 = static_cast<C>(xh[second]);
-          const C ci = static_cast<C>(c[i]), si = static_cast<C>(sn[i]);
-          yh[first] = static_cast<T>(ci * x1 - si * x2);
-          yh[second] = static_cast<T>(si * x1 + ci * x2);
-        }
-        for (int64_t i = p.rotary_dim; i < p.head_size; ++i) yh[i] = xh[i];
-      }
-    });
+                               for (int64_t task = begin; task < end; ++task) {
+                                 const int64_t h = task % p.heads, token = task / p.heads;
+                                 const int64_t b = token / p.seq, s = token % p.seq;
+                                 const int64_t row = ids ? ids[token] : token;
+                                 const T* c = cos + row * half;
+                                 const T* sn = sin + row * half;
+                                 const int64_t base = b * p.batch_stride + s * p.seq_stride + h * p.head_stride;
+                                 const T* xh = in + base;
+                                 T* yh = out + base;
+                                 for (int64_t i = 0; i < half; ++i) {
+                                   const int64_t first = p.first_of_pair(i), second = p.second_of_pair(i);
+                                   const C x1 = static_cast<C>(xh[first]), x2 = static_cast<C>(xh[second]);
+                                   const C ci = static_cast<C>(c[i]), si = static_cast<C>(sn[i]);
+                                   yh[first] = static_cast<T>(ci * x1 - si * x2);
+                                   yh[second] = static_cast<T>(si * x1 + ci * x2);
+                                 }
+                                 for (int64_t i = p.rotary_dim; i < p.head_size; ++i) yh[i] = xh[i];
+                               }
+                             });
     return {};
   }
 

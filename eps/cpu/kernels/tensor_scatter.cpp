@@ -1,14 +1,15 @@
 // TensorScatter-24: the KV-cache update, past_cache with update's rows written along axis from
 // each batch entry's write index (the geometry is lib's, nxrt/ep/tensor_scatter.h); any
 // fixed-size type.
-#include <cstring>
+#include "nxrt/ep/tensor_scatter.h"
 
 #include <fmt/format.h>
+
+#include <cstring>
 
 #include "common/kernel_util.h"
 #include "common/layout_util.h"
 #include "kernels/kernels.h"
-#include "nxrt/ep/tensor_scatter.h"
 
 namespace nxrt::cpu {
 namespace {

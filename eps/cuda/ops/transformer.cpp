@@ -26,7 +26,8 @@ KernelMatch check_rms_norm(const NodeContext& ctx) {
   const int64_t stash = ctx.attrs().int_or("stash_type", 1);
   NXRT_REQUIRE(stash == 1 || stash == 11,
                "RMSNormalization: stash_type {} is not supported by the cuda EP (it computes the mean square in "
-               "float, stash_type 1, or double, 11)", stash);
+               "float, stash_type 1, or double, 11)",
+               stash);
   return KernelMatch::supported();
 }
 
@@ -48,10 +49,11 @@ Expected<void> build_rms_norm(PlanBuilder& b, const Node& node) {
     const int64_t rows = dims_product(s, 0, *axis), cols = dims_product(s, *axis, s.size());
     // The scale must cover the normalized dims exactly (no further broadcasting here).
     if (ctx.input(1).numel() != cols)
-      return fail(ErrorCode::kRuntime, fmt::format("{}: scale is {}, the normalized dims of X {} hold {} elements",
-                                                   ctx.where(), shape_to_string(ctx.input(1).shape()),
-                                                   shape_to_string(s), cols),
-                  "the cuda EP takes a scale with one value per normalized element", "give scale X's dims from axis on");
+      return fail(ErrorCode::kRuntime,
+                  fmt::format("{}: scale is {}, the normalized dims of X {} hold {} elements", ctx.where(),
+                              shape_to_string(ctx.input(1).shape()), shape_to_string(s), cols),
+                  "the cuda EP takes a scale with one value per normalized element",
+                  "give scale X's dims from axis on");
     auto y = ctx.output(0, dtype, s);
     if (!y) return std::unexpected(y.error());
     if (x.numel() == 0) return {};
@@ -129,8 +131,8 @@ Expected<void> build_attention(PlanBuilder& b, const Node& node) {
   const int softmax_float = precision == DType::kFloat32 || precision == DType::kFloat64;
   b.add_step(make_step(node, "nvrtc:" + kernel, [=](StepContext& ctx) -> Expected<void> {
     auto shape = [&](std::size_t i) { return ctx.has_input(i) ? &ctx.input(i).shape() : nullptr; };
-    auto p = plan_attention(attrs, ctx.input(0).shape(), ctx.input(1).shape(), ctx.input(2).shape(), shape(3),
-                            shape(4), shape(5), shape(6));
+    auto p = plan_attention(attrs, ctx.input(0).shape(), ctx.input(1).shape(), ctx.input(2).shape(), shape(3), shape(4),
+                            shape(5), shape(6));
     if (!p) return std::unexpected(p.error());
     auto y = ctx.output(0, dtype, p->y_shape);
     if (!y) return std::unexpected(y.error());
@@ -149,8 +151,9 @@ Expected<void> build_attention(PlanBuilder& b, const Node& node) {
           return r;
       }
       const HeadStrides in = o == 1 ? p->k : p->v;
-      if (auto r = strided_copy(ctx, copy, Shape{p->batch, p->kv_heads, p->kv_seq, size}, Shape{in.batch, in.head, in.seq, 1},
-                                0, dev(ctx.input(o)), out_strides, p->past_seq * out_strides[2], dev_mut(*present));
+      if (auto r = strided_copy(ctx, copy, Shape{p->batch, p->kv_heads, p->kv_seq, size},
+                                Shape{in.batch, in.head, in.seq, 1}, 0, dev(ctx.input(o)), out_strides,
+                                p->past_seq * out_strides[2], dev_mut(*present));
           !r)
         return r;
     }
@@ -174,7 +177,8 @@ Expected<void> build_attention(PlanBuilder& b, const Node& node) {
       args.ptr(dev(ctx.input(0))).add(head_strides(p->q)).ptr(dev(ctx.input(1))).add(head_strides(p->k));
       args.ptr(dev(ctx.input(2))).add(head_strides(p->v));
       args.ptr(ctx.has_input(4) ? dev(ctx.input(4)) : nullptr).ptr(ctx.has_input(5) ? dev(ctx.input(5)) : nullptr);
-      args.ptr(ctx.has_input(3) && !bool_mask ? dev(ctx.input(3)) : nullptr).ptr(bool_mask ? dev(ctx.input(3)) : nullptr);
+      args.ptr(ctx.has_input(3) && !bool_mask ? dev(ctx.input(3)) : nullptr)
+          .ptr(bool_mask ? dev(ctx.input(3)) : nullptr);
       args.add(to_kernel_dims(p->mask_strides)).ptr(p->nonpad_lengths ? dev(ctx.input(6)) : nullptr);
       args.add(p->scale).add(attrs.softcap).add(int{attrs.causal});
       args.add(softmax_float).ptr(dev_mut(*scores)).ptr(qk).add(static_cast<int>(attrs.qk_output_mode));
@@ -212,7 +216,8 @@ Expected<void> build_tensor_scatter(PlanBuilder& b, const Node& node) {
     auto y = ctx.output(0, dtype, cache.shape());
     if (!y) return std::unexpected(y.error());
     if (cache.numel() == 0) return {};
-    if (auto r = ctx.copy_on_device(dev_mut(*y), dev(cache), static_cast<std::size_t>(cache.numel()) * dtype_size(dtype));
+    if (auto r =
+            ctx.copy_on_device(dev_mut(*y), dev(cache), static_cast<std::size_t>(cache.numel()) * dtype_size(dtype));
         !r)
       return r;
     if (update.numel() == 0) return {};

@@ -1,16 +1,19 @@
 // Attention-23's geometry (nxrt/ep/attention.h).
 #include "nxrt/ep/attention.h"
 
-#include <cmath>
-
 #include <fmt/format.h>
+
+#include <cmath>
 
 namespace nxrt {
 namespace {
 
 Error attention_misfit(std::string what, std::string why) {
-  return Error{ErrorCode::kRuntime, "Attention: " + std::move(what), std::move(why),
-               "fix the shapes of the node's inputs or its q_num_heads and kv_num_heads", {}};
+  return Error{ErrorCode::kRuntime,
+               "Attention: " + std::move(what),
+               std::move(why),
+               "fix the shapes of the node's inputs or its q_num_heads and kv_num_heads",
+               {}};
 }
 
 constexpr const char* kInputNames[] = {"Q", "K", "V", "attn_mask", "past_key", "past_value", "nonpad_kv_seqlen"};
@@ -25,14 +28,15 @@ Expected<Layout> layout_of(const char* name, const Shape& s, int64_t heads) {
   if (s.size() == 4) {
     if (heads > 0 && heads != s[1])
       return fail(attention_misfit(fmt::format("{} has shape {}, {} heads, but the node's attribute says {}", name,
-                                     shape_to_string(s), s[1], heads),
-                         "a rank-4 input is [batch, heads, seq, head_size]"));
+                                               shape_to_string(s), s[1], heads),
+                                   "a rank-4 input is [batch, heads, seq, head_size]"));
     return Layout{s[1], s[2], s[3], {s[1] * s[2] * s[3], s[2] * s[3], s[3]}};
   }
   if (heads <= 0 || s[2] % heads != 0)
-    return fail(attention_misfit(fmt::format("{} has shape {}, whose hidden size {} does not split into {} heads", name,
-                                   shape_to_string(s), s[2], heads),
-                       "a rank-3 input is [batch, seq, heads * head_size], with q_num_heads and kv_num_heads given"));
+    return fail(
+        attention_misfit(fmt::format("{} has shape {}, whose hidden size {} does not split into {} heads", name,
+                                     shape_to_string(s), s[2], heads),
+                         "a rank-3 input is [batch, seq, heads * head_size], with q_num_heads and kv_num_heads given"));
   const int64_t size = s[2] / heads;
   return Layout{heads, s[1], size, {s[1] * s[2], size, s[2]}};
 }
@@ -52,10 +56,10 @@ AttentionAttrs AttentionAttrs::of(const AttributeMap& attrs) {
 
 KernelMatch check_attention_node(const NodeContext& ctx) {
   const std::size_t most = ctx.opset() >= 24 ? 7 : 6;
-  NXRT_REQUIRE(ctx.input_count() >= 3 && ctx.input_count() <= most && ctx.has_input(0) && ctx.has_input(1) &&
-                   ctx.has_input(2),
-               "Attention-{}: expected inputs Q, K, V and optional attn_mask, past_key, past_value{}, got {}",
-               ctx.opset() >= 24 ? 24 : 23, most == 7 ? " and nonpad_kv_seqlen" : "", ctx.input_count());
+  NXRT_REQUIRE(
+      ctx.input_count() >= 3 && ctx.input_count() <= most && ctx.has_input(0) && ctx.has_input(1) && ctx.has_input(2),
+      "Attention-{}: expected inputs Q, K, V and optional attn_mask, past_key, past_value{}, got {}",
+      ctx.opset() >= 24 ? 24 : 23, most == 7 ? " and nonpad_kv_seqlen" : "", ctx.input_count());
   NXRT_REQUIRE(ctx.output_count() >= 1 && ctx.output_count() <= 4,
                "Attention: {} outputs requested; the op defines Y, present_key, present_value and qk_matmul_output",
                ctx.output_count());
@@ -70,7 +74,8 @@ KernelMatch check_attention_node(const NodeContext& ctx) {
   const AttentionAttrs a = AttentionAttrs::of(ctx.attrs());
   NXRT_REQUIRE(a.qk_output_mode >= 0 && a.qk_output_mode <= 3,
                "Attention: qk_matmul_output_mode {} is not defined; it is 0 (scaled Q K^T), 1 (after softcap), 2 "
-               "(after the mask) or 3 (after softmax)", a.qk_output_mode);
+               "(after the mask) or 3 (after softmax)",
+               a.qk_output_mode);
   NXRT_REQUIRE(a.softcap >= 0 && std::isfinite(a.softcap), "Attention: softcap {} must be 0 (off) or positive",
                a.softcap);
   NXRT_REQUIRE(!a.scale || std::isfinite(*a.scale), "Attention: scale {} is not finite", a.scale.value_or(0.f));
@@ -89,8 +94,8 @@ KernelMatch check_attention_node(const NodeContext& ctx) {
                "Attention: Q has rank 3, so q_num_heads and kv_num_heads must be given and positive");
   for (std::size_t i : {1, 2, 4, 5})
     NXRT_REQUIRE(!ctx.has_input(i) || ctx.input_dtype(i) == ctx.input_dtype(0),
-                 "Attention: {} has type {} and Q {}; they must match", kInputNames[i],
-                 dtype_name(ctx.input_dtype(i)), dtype_name(ctx.input_dtype(0)));
+                 "Attention: {} has type {} and Q {}; they must match", kInputNames[i], dtype_name(ctx.input_dtype(i)),
+                 dtype_name(ctx.input_dtype(0)));
   if (ctx.has_input(3)) {
     const DType m = ctx.input_dtype(3);
     NXRT_REQUIRE(m == DType::kBool || m == ctx.input_dtype(0),
@@ -106,8 +111,7 @@ KernelMatch check_attention_node(const NodeContext& ctx) {
       if (!shapes[i]) return KernelMatch::supported();
     }
   auto shape = [&](std::size_t i) { return shapes[i] ? &*shapes[i] : nullptr; };
-  if (auto plan = plan_attention(a, *shapes[0], *shapes[1], *shapes[2], shape(3), shape(4), shape(5), shape(6));
-      !plan)
+  if (auto plan = plan_attention(a, *shapes[0], *shapes[1], *shapes[2], shape(3), shape(4), shape(5), shape(6)); !plan)
     return declined_by(plan.error());
   return KernelMatch::supported();
 }
@@ -116,9 +120,9 @@ Expected<AttentionPlan> plan_attention(const AttentionAttrs& attrs, const Shape&
                                        const Shape* mask, const Shape* past_key, const Shape* past_value,
                                        const Shape* nonpad_kv_seqlen) {
   if ((q.size() != 3 && q.size() != 4) || k.size() != q.size() || v.size() != q.size())
-    return fail(attention_misfit(fmt::format("Q, K and V have shapes {}, {} and {}", shape_to_string(q), shape_to_string(k),
-                                   shape_to_string(v)),
-                       "they must all be rank 4 ([batch, heads, seq, head_size]) or all rank 3 ([batch, seq, hidden])"));
+    return fail(attention_misfit(
+        fmt::format("Q, K and V have shapes {}, {} and {}", shape_to_string(q), shape_to_string(k), shape_to_string(v)),
+        "they must all be rank 4 ([batch, heads, seq, head_size]) or all rank 3 ([batch, seq, hidden])"));
   auto ql = layout_of("Q", q, attrs.q_heads);
   if (!ql) return std::unexpected(std::move(ql.error()));
   auto kl = layout_of("K", k, attrs.kv_heads);
@@ -131,34 +135,37 @@ Expected<AttentionPlan> plan_attention(const AttentionAttrs& attrs, const Shape&
   p.head_size = ql->size, p.v_head_size = vl->size;
   p.q = ql->strides, p.k = kl->strides, p.v = vl->strides;
   if (k[0] != p.batch || v[0] != p.batch || vl->heads != p.kv_heads || vl->seq != p.kv_seq || kl->size != p.head_size)
-    return fail(attention_misfit(fmt::format("Q {}, K {} and V {} do not fit together", shape_to_string(q), shape_to_string(k),
-                                   shape_to_string(v)),
-                       "they share the batch, K and V share heads and sequence length, and Q and K the head size"));
+    return fail(
+        attention_misfit(fmt::format("Q {}, K {} and V {} do not fit together", shape_to_string(q), shape_to_string(k),
+                                     shape_to_string(v)),
+                         "they share the batch, K and V share heads and sequence length, and Q and K the head size"));
   if (p.kv_heads <= 0 || p.q_heads % p.kv_heads != 0)
-    return fail(attention_misfit(fmt::format("{} query heads do not group over {} key/value heads", p.q_heads, p.kv_heads),
-                       "q_num_heads must be a multiple of kv_num_heads"));
+    return fail(
+        attention_misfit(fmt::format("{} query heads do not group over {} key/value heads", p.q_heads, p.kv_heads),
+                         "q_num_heads must be a multiple of kv_num_heads"));
   if (past_key) {
     const Shape want_k{p.batch, p.kv_heads, past_key->size() == 4 ? (*past_key)[2] : 0, p.head_size};
     if (*past_key != want_k)
-      return fail(attention_misfit(fmt::format("past_key has shape {}; expected {}", shape_to_string(*past_key),
-                                     shape_to_string(want_k)),
-                         "past_key is [batch, kv_heads, past_seq, head_size]"));
+      return fail(attention_misfit(
+          fmt::format("past_key has shape {}; expected {}", shape_to_string(*past_key), shape_to_string(want_k)),
+          "past_key is [batch, kv_heads, past_seq, head_size]"));
     p.past_seq = want_k[2];
     const Shape want_v{p.batch, p.kv_heads, p.past_seq, p.v_head_size};
     if (!past_value || *past_value != want_v)
-      return fail(attention_misfit(fmt::format("past_value has shape {}; expected {}",
-                                     past_value ? shape_to_string(*past_value) : "none", shape_to_string(want_v)),
-                         "past_value is [batch, kv_heads, past_seq, v_head_size], past_seq as in past_key"));
+      return fail(
+          attention_misfit(fmt::format("past_value has shape {}; expected {}",
+                                       past_value ? shape_to_string(*past_value) : "none", shape_to_string(want_v)),
+                           "past_value is [batch, kv_heads, past_seq, v_head_size], past_seq as in past_key"));
   }
   p.total_seq = p.past_seq + p.kv_seq;
   if (nonpad_kv_seqlen) {
     if (past_key)
       return fail(attention_misfit("nonpad_kv_seqlen is given with past_key and past_value",
-                         "nonpad_kv_seqlen describes an external cache passed as K and V"));
+                                   "nonpad_kv_seqlen describes an external cache passed as K and V"));
     if (*nonpad_kv_seqlen != Shape{p.batch})
-      return fail(attention_misfit(fmt::format("nonpad_kv_seqlen has shape {}; expected [{}]", shape_to_string(*nonpad_kv_seqlen),
-                                     p.batch),
-                         "nonpad_kv_seqlen holds one valid key count per batch entry"));
+      return fail(attention_misfit(
+          fmt::format("nonpad_kv_seqlen has shape {}; expected [{}]", shape_to_string(*nonpad_kv_seqlen), p.batch),
+          "nonpad_kv_seqlen holds one valid key count per batch entry"));
     p.nonpad_lengths = true;
   }
   p.scale = attrs.scale.value_or(static_cast<float>(1.0 / std::sqrt(static_cast<double>(p.head_size))));
@@ -175,16 +182,17 @@ Expected<AttentionPlan> plan_attention(const AttentionAttrs& attrs, const Shape&
   if (mask) {
     if (mask->size() < 2 || mask->size() > 4)
       return fail(attention_misfit(fmt::format("attn_mask has shape {}", shape_to_string(*mask)),
-                         "attn_mask has rank 2 to 4 and broadcasts to [batch, q_heads, q_seq, total_seq]"));
+                                   "attn_mask has rank 2 to 4 and broadcasts to [batch, q_heads, q_seq, total_seq]"));
     const std::size_t pad = 4 - mask->size();
     int64_t stride = 1;
     for (std::size_t d = 4; d-- > 0;) {
       const int64_t full = p.qk_shape[d];
       const int64_t dim = d < pad ? 1 : (*mask)[d - pad];
       if (dim != full && dim != 1)
-        return fail(attention_misfit(fmt::format("attn_mask has shape {}, which does not broadcast to {}",
-                                       shape_to_string(*mask), shape_to_string(p.qk_shape)),
-                           "attn_mask broadcasts to [batch, q_heads, q_seq, total_seq], total_seq counting past_key"));
+        return fail(attention_misfit(
+            fmt::format("attn_mask has shape {}, which does not broadcast to {}", shape_to_string(*mask),
+                        shape_to_string(p.qk_shape)),
+            "attn_mask broadcasts to [batch, q_heads, q_seq, total_seq], total_seq counting past_key"));
       p.mask_strides[d] = dim == 1 ? 0 : stride;
       stride *= dim;
     }

@@ -7,8 +7,11 @@ namespace nxrt {
 namespace {
 
 Error rotary_misfit(std::string what, std::string why) {
-  return Error{ErrorCode::kRuntime, "RotaryEmbedding: " + std::move(what), std::move(why),
-               "fix the shapes of the node's inputs or its num_heads and rotary_embedding_dim", {}};
+  return Error{ErrorCode::kRuntime,
+               "RotaryEmbedding: " + std::move(what),
+               std::move(why),
+               "fix the shapes of the node's inputs or its num_heads and rotary_embedding_dim",
+               {}};
 }
 
 }  // namespace
@@ -56,35 +59,35 @@ Expected<RotaryEmbeddingPlan> plan_rotary_embedding(const AttributeMap& attrs, c
     const int64_t heads = attrs.int_or("num_heads", 0);
     if (heads <= 0 || x[2] % heads != 0)
       return fail(rotary_misfit(fmt::format("X has shape {}, whose hidden size {} does not split into num_heads {}",
-                                     shape_to_string(x), x[2], heads),
-                         "a rank-3 X is [batch, seq, num_heads * head_size]"));
+                                            shape_to_string(x), x[2], heads),
+                                "a rank-3 X is [batch, seq, num_heads * head_size]"));
     p.batch = x[0], p.seq = x[1], p.heads = heads, p.head_size = x[2] / heads;
     p.head_stride = p.head_size, p.seq_stride = x[2];
   } else {
     return fail(rotary_misfit(fmt::format("X has shape {}", shape_to_string(x)),
-                       "X must be [batch, seq, hidden] or [batch, heads, seq, head_size]"));
+                              "X must be [batch, seq, hidden] or [batch, heads, seq, head_size]"));
   }
   p.batch_stride = p.heads * p.seq * p.head_size;
   const int64_t rotary_dim = attrs.int_or("rotary_embedding_dim", 0);
   p.rotary_dim = rotary_dim > 0 ? rotary_dim : p.head_size;
   if (p.rotary_dim > p.head_size || p.rotary_dim % 2 != 0)
-    return fail(rotary_misfit(fmt::format("rotary_embedding_dim {} does not fit heads of {} channels", p.rotary_dim,
-                                   p.head_size),
-                       "the rotated channels must be an even count no larger than head_size"));
+    return fail(rotary_misfit(
+        fmt::format("rotary_embedding_dim {} does not fit heads of {} channels", p.rotary_dim, p.head_size),
+        "the rotated channels must be an even count no larger than head_size"));
   if (cos != sin)
-    return fail(rotary_misfit(fmt::format("cos_cache has shape {} and sin_cache {}", shape_to_string(cos),
-                                   shape_to_string(sin)),
-                       "the two caches must have the same shape"));
+    return fail(rotary_misfit(
+        fmt::format("cos_cache has shape {} and sin_cache {}", shape_to_string(cos), shape_to_string(sin)),
+        "the two caches must have the same shape"));
   const Shape expected = position_ids ? Shape{cos.empty() ? 0 : cos[0], p.half()} : Shape{p.batch, p.seq, p.half()};
   if (cos != expected)
     return fail(rotary_misfit(fmt::format("cos_cache and sin_cache have shape {}; expected {}", shape_to_string(cos),
-                                   shape_to_string(expected)),
-                       position_ids ? "with position_ids the caches are [positions, rotary_dim / 2]"
-                                    : "without position_ids the caches are [batch, seq, rotary_dim / 2]"));
+                                          shape_to_string(expected)),
+                              position_ids ? "with position_ids the caches are [positions, rotary_dim / 2]"
+                                           : "without position_ids the caches are [batch, seq, rotary_dim / 2]"));
   if (position_ids && *position_ids != Shape{p.batch, p.seq})
     return fail(rotary_misfit(fmt::format("position_ids has shape {}; expected {}", shape_to_string(*position_ids),
-                                   shape_to_string(Shape{p.batch, p.seq})),
-                       "position_ids holds one position per token: [batch, seq]"));
+                                          shape_to_string(Shape{p.batch, p.seq})),
+                              "position_ids holds one position per token: [batch, seq]"));
   p.cache_rows = position_ids ? cos[0] : p.batch * p.seq;
   return p;
 }
