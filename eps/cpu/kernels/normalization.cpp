@@ -210,6 +210,26 @@ Expected<const T*> per_element(const char* op, const Tensor& t, const Shape& nor
   return expanded.data();
 }
 
+// Declines an axis outside X's rank, where the rank is known (`op` names the node's op).
+KernelMatch check_axis_of_x(const NodeContext& ctx, std::string_view op, int64_t axis) {
+  const std::optional<int64_t> rank = ctx.input_rank(0);
+  NXRT_REQUIRE(!rank || normalize_axis(axis, *rank),
+               "{}: axis {} is out of range for X of rank {}; valid axes are [{}, {}]", op, axis, rank.value_or(0),
+               -rank.value_or(0), std::max<int64_t>(rank.value_or(0) - 1, 0));
+  return KernelMatch::supported();
+}
+
+// The run-time form: `axis` resolved against X's shape `s` (a scalar has none), or an error.
+Expected<std::size_t> axis_of_x(std::string_view op, int64_t axis, const Shape& s) {
+  const auto rank = static_cast<int64_t>(s.size());
+  const std::optional<int64_t> resolved = normalize_axis(axis, rank);
+  if (!resolved || rank == 0)
+    return fail(ErrorCode::kRuntime,
+                fmt::format("{}: axis {} is out of range for X of shape {}", op, axis, shape_to_string(s)),
+                fmt::format("valid axes are [{}, {}]", -rank, std::max<int64_t>(rank - 1, 0)), "fix the axis attribute");
+  return static_cast<std::size_t>(*resolved);
+}
+
 KernelMatch check_layer_norm(const NodeContext& ctx) {
   NXRT_REQUIRE(ctx.input_count() >= 2, "LayerNormalization: expected inputs X, Scale and optional B, got {} inputs",
                ctx.input_count());
@@ -223,11 +243,7 @@ KernelMatch check_layer_norm(const NodeContext& ctx) {
   const int64_t stash = ctx.attrs().int_or("stash_type", 1);
   NXRT_REQUIRE(stash == 1 || stash == 11, "LayerNormalization: stash_type {} is not supported by the cpu EP; it "
                "computes statistics in float (stash_type 1) or double (11)", stash);
-  const int64_t axis = ctx.attrs().int_or("axis", -1);
-  const std::optional<int64_t> rank = ctx.input_rank(0);
-  NXRT_REQUIRE(!rank || normalize_axis(axis, *rank),
-               "LayerNormalization: axis {} is out of range for X of rank {}; valid axes are [{}, {}]",
-               axis, rank.value_or(0), -rank.value_or(0), std::max<int64_t>(rank.value_or(0) - 1, 0));
+  NXRT_REQUIRE_MATCH(check_axis_of_x(ctx, "LayerNormalization", ctx.attrs().int_or("axis", -1)));
   return KernelMatch::supported(elementwise_cost(ctx, 8));
 }
 
@@ -250,15 +266,9 @@ class LayerNormKernel final : public Kernel {
   Expected<void> run(KernelContext& ctx) const {
     const Tensor& x = ctx.input(0);
     const Shape& s = x.shape();
-    const int64_t rank = static_cast<int64_t>(s.size());
-    const std::optional<int64_t> axis = normalize_axis(axis_, rank);
-    if (!axis || rank == 0)
-      return fail(ErrorCode::kRuntime,
-                  fmt::format("LayerNormalization: axis {} is out of range for X of shape {}", axis_,
-                              shape_to_string(s)),
-                  fmt::format("valid axes are [{}, {}]", -rank, std::max<int64_t>(rank - 1, 0)),
-                  "fix the axis attribute");
-    const auto a = static_cast<std::size_t>(*axis);
+    const auto axis = axis_of_x("LayerNormalization", axis_, s);
+    if (!axis) return std::unexpected(std::move(axis.error()));
+    const std::size_t a = *axis;
     const Shape normalized(s.begin() + static_cast<std::ptrdiff_t>(a), s.end());
     const int64_t rows = shape_numel(std::span(s).first(a));
     const int64_t len = shape_numel(normalized);
@@ -337,11 +347,7 @@ KernelMatch check_rms_norm(const NodeContext& ctx) {
   const int64_t stash = ctx.attrs().int_or("stash_type", 1);
   NXRT_REQUIRE(stash == 1 || stash == 11, "RMSNormalization: stash_type {} is not supported by the cpu EP; it "
                "computes the mean square in double, which serves stash_type 1 (float) and 11 (double)", stash);
-  const int64_t axis = ctx.attrs().int_or("axis", -1);
-  const std::optional<int64_t> rank = ctx.input_rank(0);
-  NXRT_REQUIRE(!rank || normalize_axis(axis, *rank),
-               "RMSNormalization: axis {} is out of range for X of rank {}; valid axes are [{}, {}]", axis,
-               rank.value_or(0), -rank.value_or(0), std::max<int64_t>(rank.value_or(0) - 1, 0));
+  NXRT_REQUIRE_MATCH(check_axis_of_x(ctx, "RMSNormalization", ctx.attrs().int_or("axis", -1)));
   return KernelMatch::supported(elementwise_cost(ctx, 4));
 }
 
@@ -363,15 +369,9 @@ class RmsNormKernel final : public Kernel {
     using C = ComputeType<T>;
     const Tensor& x = ctx.input(0);
     const Shape& s = x.shape();
-    const int64_t rank = static_cast<int64_t>(s.size());
-    const std::optional<int64_t> axis = normalize_axis(axis_, rank);
-    if (!axis || rank == 0)
-      return fail(ErrorCode::kRuntime,
-                  fmt::format("RMSNormalization: axis {} is out of range for X of shape {}", axis_,
-                              shape_to_string(s)),
-                  fmt::format("valid axes are [{}, {}]", -rank, std::max<int64_t>(rank - 1, 0)),
-                  "fix the axis attribute");
-    const auto a = static_cast<std::size_t>(*axis);
+    const auto axis = axis_of_x("RMSNormalization", axis_, s);
+    if (!axis) return std::unexpected(std::move(axis.error()));
+    const std::size_t a = *axis;
     const Shape normalized(s.begin() + static_cast<std::ptrdiff_t>(a), s.end());
     const int64_t rows = shape_numel(std::span(s).first(a));
     const int64_t len = shape_numel(normalized);
@@ -604,11 +604,7 @@ KernelMatch check_lp_norm(const NodeContext& ctx) {
   NXRT_REQUIRE_MATCH(require_input_dtype_in(ctx, 0, FloatTypes{}));
   const int64_t p = ctx.attrs().int_or("p", 2);
   NXRT_REQUIRE(p == 1 || p == 2, "LpNormalization: p {} is not supported; the op defines p = 1 or 2", p);
-  const int64_t axis = ctx.attrs().int_or("axis", -1);
-  const std::optional<int64_t> rank = ctx.input_rank(0);
-  NXRT_REQUIRE(!rank || normalize_axis(axis, *rank),
-               "LpNormalization: axis {} is out of range for X of rank {}; valid axes are [{}, {}]", axis,
-               rank.value_or(0), -rank.value_or(0), std::max<int64_t>(rank.value_or(0) - 1, 0));
+  NXRT_REQUIRE_MATCH(check_axis_of_x(ctx, "LpNormalization", ctx.attrs().int_or("axis", -1)));
   return KernelMatch::supported(elementwise_cost(ctx, 3));
 }
 
@@ -628,11 +624,9 @@ class LpNormKernel final : public Kernel {
   Expected<void> run(KernelContext& ctx) const {
     const Tensor& x = ctx.input(0);
     const Shape& s = x.shape();
-    const std::optional<int64_t> axis = normalize_axis(axis_, static_cast<int64_t>(s.size()));
-    if (!axis)
-      return fail(ErrorCode::kRuntime,
-                  fmt::format("LpNormalization: axis {} is out of range for X of shape {}", axis_, shape_to_string(s)));
-    const auto a = static_cast<std::size_t>(*axis);
+    const auto axis = axis_of_x("LpNormalization", axis_, s);
+    if (!axis) return std::unexpected(std::move(axis.error()));
+    const std::size_t a = *axis;
     const int64_t len = s[a], inner = shape_numel(std::span(s).subspan(a + 1));
     const int64_t outer = shape_numel(std::span(s).first(a));
     auto y = ctx.output(0, x.dtype(), s);
