@@ -319,6 +319,16 @@ class CudaOnGpu(TempDirTest):
             result = nxrt("run", DATA / name / "model.onnx", "--ep", "cuda,cpu", "--compare-ep", "cpu", "-q")
             self.assertExit(result, 0, name)
 
+    def test_opset18plus_cases_match_onnx_runtime_on_the_gpu(self):
+        # The op versions of opsets 18 to 25 (the transformer ops among them) against ONNX Runtime's
+        # outputs; the cases the cuda EP does not take whole run partly on the cpu EP.
+        cases = sorted(p for p in (DATA / "opset18plus").iterdir() if (p / "model.onnx").exists())
+        rc, out, err = nxrt("run", "--ep", "cuda,cpu", "-q", "--json", "--test-dir", *cases)
+        results = [json.loads(line) for line in out.splitlines()]
+        failed = [r["test_dir"] for r in results if r["status"] != "pass"]
+        self.assertEqual((len(results), failed), (len(cases), []), err)
+        self.assertEqual(rc, 0, err)
+
     def test_every_family_in_float_and_float16(self):
         x = np.random.default_rng(1).uniform(-1, 1, (1, 3, 8, 8))
         np.save(self.tmp / "x32.npy", x.astype(np.float32))

@@ -243,7 +243,7 @@ TEST_CASE("cuda declines CenterCropPad and AffineGrid whose static inputs do not
         "AffineGrid: size has 3 values; expected [N, C, H, W] or [N, C, D, H, W]");
 }
 
-TEST_CASE("cuda claims the transformer ops of opset 23, naming what it declines", "[cuda]") {
+TEST_CASE("cuda claims the transformer ops of opsets 23 and 24, naming what it declines", "[cuda]") {
   test::GraphBuilder b;
   b.input("x", DType::kFloat32, {2, 3, 8});
   b.input("xd", DType::kFloat64, {2, 3, 8});
@@ -272,9 +272,15 @@ TEST_CASE("cuda claims the transformer ops of opset 23, naming what it declines"
   const NodeId int_mask = node("int_mask", "Attention", {"q4", "q4", "q4", "mask"}, {});
   const NodeId double_attention = node("double_attention", "Attention", {"xd", "xd", "xd"},
                                        test::attrs({{"q_num_heads", int64_t{2}}, {"kv_num_heads", int64_t{2}}}));
+  b.input("lengths", DType::kInt64, {1});
+  const NodeId padded = node("padded", "Attention", {"q4", "q4", "q4", "", "", "", "lengths"}, {});
+  const NodeId padded_with_past = node("padded_with_past", "Attention", {"q4", "q4", "q4", "", "q4", "q4", "lengths"}, {});
+  const NodeId scatter = node("scatter", "TensorScatter", {"q4", "q4", "lengths"}, {});
+  const NodeId scatter_batch = node("scatter_batch", "TensorScatter", {"q4", "q4"}, test::attrs({{"axis", int64_t{0}}}));
+  for (NodeId id : {padded, padded_with_past, scatter, scatter_batch}) b.graph.nodes[static_cast<std::size_t>(id)].opset = 24;
   b.finish();
   auto ep = cuda_for("sm_90");
-  for (NodeId id : {rms, rope, mha}) {
+  for (NodeId id : {rms, rope, mha, padded, scatter}) {
     INFO(b.graph.node(id).name);
     CHECK(claim_reason(*ep, b.graph, id) == "claimed");
   }
@@ -292,6 +298,10 @@ TEST_CASE("cuda claims the transformer ops of opset 23, naming what it declines"
   CHECK(claim_reason(*ep, b.graph, int_mask) == "Attention: attn_mask has type int32; expected bool or Q's type float");
   CHECK(claim_reason(*ep, b.graph, double_attention) ==
         "Attention: input 0 is double; the cuda EP runs float, float16 and bfloat16 only");
+  CHECK(claim_reason(*ep, b.graph, padded_with_past) ==
+        "Attention: nonpad_kv_seqlen (an external cache's valid lengths) cannot be used with past_key and past_value");
+  CHECK(claim_reason(*ep, b.graph, scatter_batch) ==
+        "TensorScatter: axis 0 of a rank-4 past_cache must name a dim after the batch (dim 0)");
 }
 
 TEST_CASE("cuda claims QuantizeLinear-23 and DequantizeLinear-23, naming the precision or output type it lacks", "[cuda]") {
