@@ -32,7 +32,7 @@ def main():
         inits.append(numpy_helper.from_array((rng.standard_normal(shape) * scale).astype(np.float32), name))
         return name
 
-    positions = 4096
+    positions = max(4096, args.seq)
     angles = np.arange(positions)[:, None] * 10000.0 ** (-np.arange(HEAD // 2) / (HEAD // 2))
     inits.append(numpy_helper.from_array(np.cos(angles).astype(np.float32), "cos"))
     inits.append(numpy_helper.from_array(np.sin(angles).astype(np.float32), "sin"))
