@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Writes testdata/opset18plus: one ONNX backend-test folder per op version of opsets 18 to 23
+"""Writes testdata/opset18plus: one ONNX backend-test folder per op version of opsets 18 to 25
 (model.onnx, test_data_set_0/input_K.pb and output_K.pb), with expected outputs computed by
 ONNX Runtime 1.30 (the npm package onnxruntime-node, installed into .cache/ort-node as
 scripts/bench-vs-ort.sh does). Run it with /usr/bin/python3 (Debian's python3-onnx writes any
@@ -63,7 +63,8 @@ class Case:
         graph = helper.make_graph(self.nodes, self.name, ins, outs, initializer=inits)
         model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", self.opset)],
                                   producer_name="gen-opset-tests")
-        model.ir_version = 9 if self.opset < 21 else 10 if self.opset < 23 else 11 if self.opset < 24 else 12 if self.opset < 25 else 13
+        # The IR version each opset came with: 18-20 IR 9, 21-22 IR 10, 23 IR 11, 24 IR 12, 25 IR 13.
+        model.ir_version = {21: 10, 22: 10, 23: 11, 24: 12, 25: 13}.get(self.opset, 9)
         return model
 
 
