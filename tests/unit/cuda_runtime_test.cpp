@@ -1800,6 +1800,15 @@ TEST_CASE("cuda runs opset 24's Swish, TensorScatter and Attention's nonpad_kv_s
               .inputs = {cast(cache, DType::kFloat16), cast(random_tensor({3, 1, 7, 5}, 644), DType::kFloat16)},
               .attrs = attrs({{"axis", int64_t{1}}})},
              0, 0);
+  // 70 causal queries after a cache: the cpu EP scores them in row blocks, skipping hidden keys.
+  const NodeSpec long_causal{.op_type = "Attention", .opset = 23,
+                             .inputs = {random_tensor({1, 2, 70, 8}, 648), random_tensor({1, 2, 70, 8}, 649),
+                                        random_tensor({1, 2, 70, 8}, 650), Tensor(), random_tensor({1, 2, 3, 8}, 651),
+                                        random_tensor({1, 2, 3, 8}, 652)},
+                             .attrs = attrs({{"is_causal", int64_t{1}}}),
+                             .outputs = 3};
+  checks.add(long_causal, 1e-5, 1e-5);
+  checks.add_f16(long_causal);
   for (int64_t causal : {0, 1})
     checks.add({.op_type = "Attention", .opset = 24,
                 .inputs = {random_tensor({3, 2, 4, 8}, 645), random_tensor({3, 1, 9, 8}, 646), random_tensor({3, 1, 9, 6}, 647),

@@ -255,3 +255,34 @@ TEST_CASE("TensorScatter writes update's rows at each entry's index, wrapping in
   REQUIRE_FALSE(wide);
   CHECK(wide.error().what == "TensorScatter: update has shape [2,3,5] and past_cache [2,3,4]");
 }
+
+TEST_CASE("Attention skips the keys a block of causal queries cannot see, with the same results",
+          "[cpu][opset23][attention]") {
+  // 70 queries (three row blocks) after 5 past keys, causal, with and without padding: asking
+  // for the scores (qk_matmul_output_mode 3) scores every key; without it the hidden ones are
+  // skipped. Y must agree.
+  const Tensor q = random_tensor({2, 2, 70, 8}, 71), k = random_tensor({2, 2, 70, 8}, 72);
+  const Tensor v = random_tensor({2, 2, 70, 4}, 73);
+  const Tensor past_k = random_tensor({2, 2, 5, 8}, 74), past_v = random_tensor({2, 2, 5, 4}, 75);
+  const AttributeMap causal = attrs({{"is_causal", int64_t{1}}, {"qk_matmul_output_mode", int64_t{3}}});
+  NodeSpec skipping = attention({q, k, v, Tensor(), past_k, past_v}, causal, 3);
+  NodeSpec scoring_all = attention({q, k, v, Tensor(), past_k, past_v}, causal, 4);
+  auto a = run_on_cpu(skipping), b = run_on_cpu(scoring_all);
+  REQUIRE(a);
+  REQUIRE(b);
+  check_equal((*a)[0], (*b)[0]);
+  NodeSpec padded = attention({q, k, v, Tensor(), Tensor(), Tensor(), Tensor::from_vector<int64_t>({2}, {40, 70})},
+                              causal, 1);
+  padded.opset = 24;
+  NodeSpec padded_all = padded;
+  padded_all.outputs = 4;
+  auto c = run_on_cpu(padded), d = run_on_cpu(padded_all);
+  REQUIRE(c);
+  REQUIRE(d);
+  check_equal((*c)[0], (*d)[0]);
+  // Entry 0 has 40 valid keys for 70 queries: the first 30 queries see none (NaN), the rest do.
+  const float* y = (*c)[0].data_as<float>();
+  CHECK(std::isnan(y[0]));
+  CHECK(std::isnan(y[29 * 4]));
+  CHECK_FALSE(std::isnan(y[30 * 4]));
+}

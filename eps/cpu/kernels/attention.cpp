@@ -44,6 +44,9 @@ KernelMatch check_attention(const NodeContext& ctx) {
   return KernelMatch::supported(cost);
 }
 
+// Query rows scored together when the keys hidden from all of them are skipped (causal, padding).
+constexpr int64_t kRowBlock = 32;
+
 // C (m x n, leading dimension ldc) = alpha * A (m x k, lda) * op(B) (B: k x n with ldb, or
 // transposed n x k), for the double path.
 void plain_product(int64_t m, int64_t n, int64_t k, double alpha, const double* a, int64_t lda, const double* b,
@@ -205,39 +208,56 @@ class AttentionKernel final : public Kernel {
       scores.resize(static_cast<std::size_t>(rows * keys));
       C* s = scores.data();
       T* snapshot = qk_out ? qk_out + pair * rows * keys : nullptr;
-      // Each stage's scores in T, as the op's function body holds them between its nodes (a
-      // no-op for float and double), and the stage qk_matmul_output_mode asks for.
-      auto end_stage = [&](int64_t mode) {
-        if constexpr (!std::is_same_v<T, C>)
-          if (mode != 2 || !softmax_in_float_)
-            for (int64_t i = 0; i < rows * keys; ++i) s[i] = static_cast<C>(static_cast<T>(s[i]));
-        if (snapshot && attrs_.qk_output_mode == mode)
-          for (int64_t i = 0; i < rows * keys; ++i) snapshot[i] = static_cast<T>(s[i]);
-      };
-      product<C>(rows, keys, p.head_size, static_cast<C>(p.scale), q.at(b, h), p.q.seq, k.at(b, kh), k.strides.seq,
-                 true, s, keys, par);
-      end_stage(0);
-      if (attrs_.softcap > 0) {
-        const C cap = static_cast<C>(attrs_.softcap);
-        for (int64_t i = 0; i < rows * keys; ++i) s[i] = cap * std::tanh(s[i] / cap);
-      }
-      end_stage(1);
-      if (mask) {
-        const auto& ms = p.mask_strides;
-        const C* mb = mask + b * ms[0] + h * ms[1];
-        for (int64_t r = 0; r < rows; ++r)
-          for (int64_t t = 0; t < keys; ++t) s[r * keys + t] += mb[r * ms[2] + t * ms[3]];
-      }
+      C* y_pair = y_data + b * p.y.batch + h * p.y.head;
       const int64_t valid = nonpad ? nonpad[b] : keys;
-      if (attrs_.causal || valid < keys)
-        for (int64_t r = 0; r < rows; ++r)
-          for (int64_t t = 0; t < keys; ++t)
-            if (p.hidden_key(attrs_.causal, valid, r, t)) s[r * keys + t] = -std::numeric_limits<C>::infinity();
-      end_stage(2);
-      for (int64_t r = 0; r < rows; ++r) softmax_row(s + r * keys, keys);
-      end_stage(3);
-      product<C>(rows, p.v_head_size, keys, C(1), s, keys, v.at(b, kh), v.strides.seq, false,
-                 y_data + b * p.y.batch + h * p.y.head, p.y.seq, par);
+      // Hidden keys are a suffix of each row. Without a qk output to fill, rows go in blocks and
+      // each block scores only the keys its last row sees (causal prefill: about half of them).
+      const bool skip_hidden = !snapshot && (attrs_.causal || valid < keys);
+      const int64_t block = skip_hidden ? kRowBlock : std::max<int64_t>(rows, 1);
+      for (int64_t r0 = 0; r0 < rows; r0 += block) {
+        const int64_t r1 = std::min(rows, r0 + block);
+        const int64_t cols = skip_hidden ? p.visible_keys(attrs_.causal, valid, r1 - 1) : keys;
+        if (cols == 0) {  // no key for any of these queries: NaN, as softmax over nothing gives
+          for (int64_t r = r0; r < r1; ++r)
+            std::fill_n(y_pair + r * p.y.seq, p.v_head_size, std::numeric_limits<C>::quiet_NaN());
+          continue;
+        }
+        // fn(score) over the block's scored keys.
+        auto each = [&](auto&& fn) {
+          for (int64_t r = r0; r < r1; ++r)
+            for (int64_t t = 0; t < cols; ++t) fn(r, t, s[r * keys + t]);
+        };
+        // Each stage's scores in T, as the op's function body holds them between its nodes (a
+        // no-op for float and double), and the stage qk_matmul_output_mode asks for.
+        auto end_stage = [&](int64_t mode) {
+          if constexpr (!std::is_same_v<T, C>)
+            if (mode != 2 || !softmax_in_float_) each([](int64_t, int64_t, C& v) { v = static_cast<C>(static_cast<T>(v)); });
+          if (snapshot && attrs_.qk_output_mode == mode)
+            each([&](int64_t r, int64_t t, C& v) { snapshot[r * keys + t] = static_cast<T>(v); });
+        };
+        product<C>(r1 - r0, cols, p.head_size, static_cast<C>(p.scale), q.at(b, h) + r0 * p.q.seq, p.q.seq,
+                   k.at(b, kh), k.strides.seq, true, s + r0 * keys, keys, par);
+        end_stage(0);
+        if (attrs_.softcap > 0) {
+          const C cap = static_cast<C>(attrs_.softcap);
+          each([cap](int64_t, int64_t, C& v) { v = cap * std::tanh(v / cap); });
+        }
+        end_stage(1);
+        if (mask) {
+          const auto& ms = p.mask_strides;
+          const C* mb = mask + b * ms[0] + h * ms[1];
+          each([&](int64_t r, int64_t t, C& v) { v += mb[r * ms[2] + t * ms[3]]; });
+        }
+        if (attrs_.causal || valid < keys)
+          each([&](int64_t r, int64_t t, C& v) {
+            if (p.hidden_key(attrs_.causal, valid, r, t)) v = -std::numeric_limits<C>::infinity();
+          });
+        end_stage(2);
+        for (int64_t r = r0; r < r1; ++r) softmax_row(s + r * keys, cols);
+        end_stage(3);
+        product<C>(r1 - r0, p.v_head_size, cols, C(1), s + r0 * keys, keys, v.at(b, kh), v.strides.seq, false,
+                   y_pair + r0 * p.y.seq, p.y.seq, par);
+      }
     };
     const Parallel& parallel = ctx.parallel();
     if (pairs >= parallel.threads()) {

@@ -14,6 +14,7 @@
 // and aligns is_causal to its last valid key.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <optional>
@@ -70,6 +71,11 @@ struct AttentionPlan {
   bool hidden_key(bool causal, int64_t valid, int64_t s, int64_t t) const {
     if (t >= valid) return true;
     return causal && t > s + (nonpad_lengths ? valid - q_seq : past_seq);
+  }
+  // The keys hidden_key leaves to query `s` are a prefix: how many.
+  int64_t visible_keys(bool causal, int64_t valid, int64_t s) const {
+    const int64_t seen = causal ? s + (nonpad_lengths ? valid - q_seq : past_seq) + 1 : valid;
+    return std::clamp<int64_t>(std::min(valid, seen), 0, total_seq);
   }
 };
 
