@@ -1,4 +1,4 @@
-// Attention-23's geometry (nxrt/ep/attention.h).
+// Attention's geometry, opsets 23 and 24 (nxrt/ep/attention.h).
 #include "nxrt/ep/attention.h"
 
 #include <fmt/format.h>

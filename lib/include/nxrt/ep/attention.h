@@ -1,4 +1,4 @@
-// Attention-23's geometry as every EP reads it: the heads, sequence lengths and element
+// Attention's geometry (opsets 23 and 24) as every EP reads it: the heads, sequence lengths and element
 // strides of Q, K, V and Y, the shapes of the four outputs, and how attn_mask broadcasts.
 //
 // Q is [batch, q_heads, q_seq, head_size] or, packed, [batch, q_seq, q_heads * head_size]
@@ -58,12 +58,12 @@ struct AttentionPlan {
   Shape y_shape, present_key_shape, present_value_shape, qk_shape;
   // Strides of attn_mask broadcast to [batch, q_heads, q_seq, total_seq] (0 along broadcast dims).
   std::array<int64_t, 4> mask_strides{};
+  bool nonpad_lengths = false;  // Attention-24's nonpad_kv_seqlen is given
 
   // The key/value head that query head `q_head` attends with.
   int64_t kv_head_of(int64_t q_head) const { return q_head / (q_heads / kv_heads); }
   // Present key/value rows are [batch, kv_heads, total_seq, size] (contiguous).
   HeadStrides present_strides(int64_t size) const { return {kv_heads * total_seq * size, total_seq * size, size}; }
-  bool nonpad_lengths = false;  // Attention-24's nonpad_kv_seqlen is given
 
   // Whether key `t` is hidden from query `s` of a batch entry with `valid` keys (its
   // nonpad_kv_seqlen, else total_seq): padding keys from `valid` on, and with is_causal the keys
