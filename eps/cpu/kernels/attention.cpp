@@ -20,28 +20,12 @@
 namespace nxrt::cpu {
 namespace {
 
+// lib checks the node and gives the cost; the cpu EP adds its element types.
 KernelMatch check_attention(const NodeContext& ctx) {
-  NXRT_REQUIRE_MATCH(check_attention_node(ctx));
+  KernelMatch match = check_attention_node(ctx);
+  if (!match) return match;
   NXRT_REQUIRE_MATCH(require_input_dtype_in(ctx, 0, FloatHalfTypes{}));
-  Cost cost;
-  std::optional<Shape> shapes[7];
-  for (std::size_t i = 0; i < 7; ++i)
-    if (ctx.has_input(i) && !(shapes[i] = ctx.input_static_shape(i))) return KernelMatch::supported(cost);
-  auto shape = [&](std::size_t i) { return shapes[i] ? &*shapes[i] : nullptr; };
-  if (auto p = plan_attention(AttentionAttrs::of(ctx.attrs()), *shapes[0], *shapes[1], *shapes[2], shape(3), shape(4),
-                              shape(5), shape(6))) {
-    // Two products per (batch, query head): [q_seq x head_size] by [head_size x total_seq], then
-    // [q_seq x total_seq] by [total_seq x v_head_size].
-    cost.flops = 2.0 * static_cast<double>(p->batch * p->q_heads * p->q_seq * p->total_seq) *
-                 static_cast<double>(p->head_size + p->v_head_size);
-    double bytes = 0;
-    for (std::size_t i = 0; i < 7; ++i)
-      if (shapes[i])
-        bytes += static_cast<double>(shape_numel(*shapes[i])) * static_cast<double>(dtype_size(ctx.input_dtype(i)));
-    cost.bytes_moved =
-        bytes + static_cast<double>(shape_numel(p->y_shape)) * static_cast<double>(dtype_size(ctx.input_dtype(0)));
-  }
-  return KernelMatch::supported(cost);
+  return match;
 }
 
 // Query rows scored together when the keys hidden from all of them are skipped (causal, padding).
@@ -92,7 +76,7 @@ struct HeadView {
 
 class AttentionKernel final : public Kernel {
  public:
-  AttentionKernel(AttentionAttrs attrs, bool softmax_in_float) : attrs_(attrs), softmax_in_float_(softmax_in_float) {}
+  explicit AttentionKernel(AttentionAttrs attrs) : attrs_(attrs) {}
 
   Expected<void> compute(KernelContext& ctx) override {
     auto shape = [&](std::size_t i) { return ctx.has_input(i) ? &ctx.input(i).shape() : nullptr; };
@@ -231,7 +215,7 @@ class AttentionKernel final : public Kernel {
         // no-op for float and double), and the stage qk_matmul_output_mode asks for.
         auto end_stage = [&](int64_t mode) {
           if constexpr (!std::is_same_v<T, C>)
-            if (mode != 2 || !softmax_in_float_) each([](int64_t, int64_t, C& v) { v = static_cast<C>(static_cast<T>(v)); });
+            if (mode != 2 || !attrs_.softmax_in_float) each([](int64_t, int64_t, C& v) { v = static_cast<C>(static_cast<T>(v)); });
           if (snapshot && attrs_.qk_output_mode == mode)
             each([&](int64_t r, int64_t t, C& v) { snapshot[r * keys + t] = static_cast<T>(v); });
         };
@@ -278,16 +262,12 @@ class AttentionKernel final : public Kernel {
   }
 
   AttentionAttrs attrs_;
-  bool softmax_in_float_;  // softmax_precision float or double: float16 scores enter softmax unrounded
 };
 
 // Attention-23, and -24 with its nonpad_kv_seqlen input.
 KernelDef attention_def(int64_t since) {
   return KernelDef{{"", "Attention", since}, 0, check_attention, [](const NodeContext& ctx) {
-                     const auto precision =
-                         dtype_from_onnx(static_cast<int32_t>(ctx.attrs().int_or("softmax_precision", 0)));
-                     const bool in_float = precision == DType::kFloat32 || precision == DType::kFloat64;
-                     return make_kernel<AttentionKernel>(AttentionAttrs::of(ctx.attrs()), in_float);
+                     return make_kernel<AttentionKernel>(AttentionAttrs::of(ctx.attrs()));
                    }};
 }
 

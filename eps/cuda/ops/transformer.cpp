@@ -127,8 +127,6 @@ Expected<void> build_attention(PlanBuilder& b, const Node& node) {
       "bmask, ms, nonpad, scale, softcap, causal, softmax_float, scores, qk, qk_mode, y, ys");
   const std::string copy = strided_copy_kernel(b, dtype);
   const AttentionAttrs attrs = AttentionAttrs::of(node.attributes);
-  const auto precision = dtype_from_onnx(static_cast<int32_t>(node.attributes.int_or("softmax_precision", 0)));
-  const int softmax_float = precision == DType::kFloat32 || precision == DType::kFloat64;
   b.add_step(make_step(node, "nvrtc:" + kernel, [=](StepContext& ctx) -> Expected<void> {
     auto shape = [&](std::size_t i) { return ctx.has_input(i) ? &ctx.input(i).shape() : nullptr; };
     auto p = plan_attention(attrs, ctx.input(0).shape(), ctx.input(1).shape(), ctx.input(2).shape(), shape(3), shape(4),
@@ -181,7 +179,7 @@ Expected<void> build_attention(PlanBuilder& b, const Node& node) {
           .ptr(bool_mask ? dev(ctx.input(3)) : nullptr);
       args.add(to_kernel_dims(p->mask_strides)).ptr(p->nonpad_lengths ? dev(ctx.input(6)) : nullptr);
       args.add(p->scale).add(attrs.softcap).add(int{attrs.causal});
-      args.add(softmax_float).ptr(dev_mut(*scores)).ptr(qk).add(static_cast<int>(attrs.qk_output_mode));
+      args.add(int{attrs.softmax_in_float}).ptr(dev_mut(*scores)).ptr(qk).add(static_cast<int>(attrs.qk_output_mode));
       args.ptr(dev_mut(*y)).add(head_strides(p->y));
       if (auto r = ctx.launch_rows(kernel, std::min(chunk, rows - row0), kRowBlockThreads, args); !r) return r;
     }

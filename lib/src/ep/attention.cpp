@@ -51,6 +51,8 @@ AttentionAttrs AttentionAttrs::of(const AttributeMap& attrs) {
   a.scale = attrs.get_float("scale");
   a.softcap = attrs.float_or("softcap", 0.f);
   a.qk_output_mode = attrs.int_or("qk_matmul_output_mode", 0);
+  const auto precision = dtype_from_onnx(static_cast<int32_t>(attrs.int_or("softmax_precision", 0)));
+  a.softmax_in_float = precision == DType::kFloat32 || precision == DType::kFloat64;
   return a;
 }
 
@@ -111,9 +113,19 @@ KernelMatch check_attention_node(const NodeContext& ctx) {
       if (!shapes[i]) return KernelMatch::supported();
     }
   auto shape = [&](std::size_t i) { return shapes[i] ? &*shapes[i] : nullptr; };
-  if (auto plan = plan_attention(a, *shapes[0], *shapes[1], *shapes[2], shape(3), shape(4), shape(5), shape(6)); !plan)
-    return declined_by(plan.error());
-  return KernelMatch::supported();
+  auto p = plan_attention(a, *shapes[0], *shapes[1], *shapes[2], shape(3), shape(4), shape(5), shape(6));
+  if (!p) return declined_by(p.error());
+  // Two products per (batch, query head): [q_seq x head_size] by [head_size x total_seq], then
+  // [q_seq x total_seq] by [total_seq x v_head_size]; every input read, Y written.
+  Cost cost;
+  cost.flops = 2.0 * static_cast<double>(p->batch * p->q_heads * p->q_seq * p->total_seq) *
+               static_cast<double>(p->head_size + p->v_head_size);
+  cost.bytes_moved = static_cast<double>(shape_numel(p->y_shape)) * static_cast<double>(dtype_size(ctx.input_dtype(0)));
+  for (std::size_t i = 0; i < 7; ++i)
+    if (shapes[i])
+      cost.bytes_moved +=
+          static_cast<double>(shape_numel(*shapes[i])) * static_cast<double>(dtype_size(ctx.input_dtype(i)));
+  return KernelMatch::supported(cost);
 }
 
 Expected<AttentionPlan> plan_attention(const AttentionAttrs& attrs, const Shape& q, const Shape& k, const Shape& v,

@@ -31,6 +31,9 @@ struct AttentionAttrs {
   std::optional<float> scale;
   float softcap = 0;
   int64_t qk_output_mode = 0;
+  // softmax_precision float or double: the scores enter softmax unrounded (float16 and bfloat16
+  // inputs otherwise round them to their type first, as the function body does).
+  bool softmax_in_float = false;
 
   static AttentionAttrs of(const AttributeMap& attrs);
 };
@@ -85,7 +88,8 @@ struct AttentionPlan {
 // 4, rank 3 without positive q_num_heads and kv_num_heads, a qk_matmul_output_mode other than
 // 0 to 3, a negative softcap, a softmax_precision that is not a float type, attn_mask of rank
 // outside 2 to 4 or of a type other than bool and Q's, and, where shapes are static, what
-// plan_attention would refuse.
+// plan_attention would refuse. Where they are static, the verdict carries the cost of the two
+// products and of the bytes read and written.
 KernelMatch check_attention_node(const NodeContext& ctx);
 
 // The plan for the inputs' shapes (mask, past_key, past_value and nonpad_kv_seqlen: nullptr when
