@@ -6,7 +6,12 @@ Attention (8 query heads, 2 key/value heads, head size 64), the output projectio
 Add, then RMSNormalization and a SiLU-gated MLP (hidden 512, intermediate 1376). Input: x
 float[1, 128, 512]. Random weights (seed 0); run with /usr/bin/python3 (Debian's python3-onnx).
 
-  scripts/make-decoder-bench-model.py [--seq N] [--out FILE]
+With --int8, every MatMul is quantized as ONNX Runtime's quantize_dynamic writes it:
+DynamicQuantizeLinear of the activations, MatMulInteger with int8 weights (symmetric, one
+scale per weight), Cast to float and a Mul by the product of the two scales. It writes
+decoder_op23_int8.onnx unless --out says otherwise.
+
+  scripts/make-decoder-bench-model.py [--seq N] [--int8] [--out FILE]
 """
 import argparse
 from pathlib import Path
@@ -22,8 +27,12 @@ HIDDEN, HEADS, KV_HEADS, HEAD, FFN, LAYERS = 512, 8, 2, 64, 1376, 2
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seq", type=int, default=128, help="tokens in the input (default 128)")
-    parser.add_argument("--out", type=Path, default=REPO / ".cache" / "bench-models" / "decoder_op23.onnx")
+    parser.add_argument("--int8", action="store_true", help="quantize the MatMuls dynamically to int8")
+    parser.add_argument("--out", type=Path, help="the model file (default: .cache/bench-models/decoder_op23.onnx, "
+                        "or decoder_op23_int8.onnx with --int8)")
     args = parser.parse_args()
+    name = "decoder_op23_int8" if args.int8 else "decoder_op23"
+    args.out = args.out or REPO / ".cache" / "bench-models" / f"{name}.onnx"
     rng = np.random.default_rng(0)
     inits, nodes = [], []
 
@@ -64,8 +73,10 @@ def main():
         ]
         x = p + "y"
     nodes[-1].output[0] = "y"
+    if args.int8:
+        nodes = quantize_matmuls(nodes, inits)
     graph = helper.make_graph(
-        nodes, "decoder_op23",
+        nodes, name,
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, args.seq, HIDDEN])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, args.seq, HIDDEN])], inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 23)], producer_name="nxrt-bench")
@@ -73,6 +84,32 @@ def main():
     args.out.parent.mkdir(parents=True, exist_ok=True)
     onnx.save(model, str(args.out))
     print(f"wrote {args.out}")
+
+
+def quantize_matmuls(nodes, inits):
+    """Replaces each MatMul by a constant weight with its dynamically quantized form."""
+    weights = {t.name: t for t in inits}
+    out = []
+    for node in nodes:
+        if node.op_type != "MatMul" or node.input[1] not in weights:
+            out.append(node)
+            continue
+        w = numpy_helper.to_array(weights[node.input[1]])
+        scale = np.float32(np.abs(w).max() / 127)
+        p = node.output[0]
+        inits.append(numpy_helper.from_array(np.clip(np.round(w / scale), -127, 127).astype(np.int8), p + "_wq"))
+        inits.append(numpy_helper.from_array(np.array(scale, np.float32), p + "_ws"))
+        inits.append(numpy_helper.from_array(np.array(0, np.int8), p + "_wz"))
+        out += [
+            helper.make_node("DynamicQuantizeLinear", [node.input[0]], [p + "_xq", p + "_xs", p + "_xz"]),
+            helper.make_node("MatMulInteger", [p + "_xq", p + "_wq", p + "_xz", p + "_wz"], [p + "_i"]),
+            helper.make_node("Cast", [p + "_i"], [p + "_f"], to=TensorProto.FLOAT),
+            helper.make_node("Mul", [p + "_xs", p + "_ws"], [p + "_s"]),
+            helper.make_node("Mul", [p + "_f", p + "_s"], [p]),
+        ]
+    unused = {n.input[1] for n in nodes if n.op_type == "MatMul"}
+    inits[:] = [t for t in inits if t.name not in unused]
+    return out
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "common/parallel_pool.h"
 #include "context_blob.h"
 #include "kernels/kernels.h"
 #include "nxrt/ep/epcontext.h"
@@ -30,7 +31,7 @@ Expected<std::unique_ptr<ExecutionProvider>> CpuProvider::create(const EpConfig&
   std::unique_ptr<CpuProvider> ep(new CpuProvider());
   if (auto r = ep->registry_.add_all(all_kernels()); !r)
     return forward_error(std::move(r), "registering the cpu EP's kernels");
-  ep->pool_ = std::make_shared<ThreadPool>(config.threads);
+  ep->pool_ = make_parallel_pool(config.threads);
   ep->info_ = EpInfo{
       .name = "cpu",
       .version = kVersion,

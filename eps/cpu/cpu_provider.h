@@ -3,7 +3,7 @@
 
 #include <memory>
 
-#include "common/thread_pool.h"
+#include "nxrt/ep/kernel.h"
 #include "nxrt/ep/provider.h"
 
 namespace nxrt::cpu {
@@ -30,7 +30,7 @@ class CpuProvider final : public ExecutionProvider, public ContextCapable {
   CpuProvider() = default;
   EpInfo info_;
   OpRegistry registry_;
-  std::shared_ptr<ThreadPool> pool_;
+  std::shared_ptr<const Parallel> pool_;
 };
 
 // "x86_64-avx512f", "x86_64-avx2", "x86_64", "aarch64": what compiled plans depend on.

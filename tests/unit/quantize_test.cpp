@@ -184,3 +184,139 @@ TEST_CASE("QuantizeLinear declines types its opset does not have", "[cpu][quanti
   CHECK(half.reason() == "DequantizeLinear: the scale has type float16; the cpu EP takes float scales (opset 19's "
                          "float16 and bfloat16 scales are not implemented)");
 }
+
+namespace {
+
+template <class T>
+Tensor random_ints(Shape shape, std::mt19937& rng) {
+  std::uniform_int_distribution<int> dist(std::numeric_limits<T>::lowest(), std::numeric_limits<T>::max());
+  std::vector<T> v(static_cast<std::size_t>(shape_numel(shape)));
+  for (auto& x : v) x = static_cast<T>(dist(rng));
+  return Tensor::from_vector<T>(std::move(shape), std::move(v));
+}
+
+// One 2-D integer convolution and its direct sum, as the ONNX reference computes it.
+struct IntConvCase {
+  int64_t batch, channels, out_channels, group, h, w, kh, kw, stride, dilation, pad;
+};
+
+template <class TX, class TW>
+Tensor direct_conv_integer(const IntConvCase& c, const Tensor& x, const Tensor& w, int32_t x_zp,
+                           const std::vector<int32_t>& w_zp) {
+  const int64_t oh = (c.h + 2 * c.pad - c.dilation * (c.kh - 1) - 1) / c.stride + 1;
+  const int64_t ow = (c.w + 2 * c.pad - c.dilation * (c.kw - 1) - 1) / c.stride + 1;
+  const int64_t gin = c.channels / c.group, gout = c.out_channels / c.group;
+  std::vector<int32_t> y(static_cast<std::size_t>(c.batch * c.out_channels * oh * ow));
+  const TX* xs = x.data_as<TX>();
+  const TW* ws = w.data_as<TW>();
+  for (int64_t n = 0; n < c.batch; ++n)
+    for (int64_t oc = 0; oc < c.out_channels; ++oc)
+      for (int64_t i = 0; i < oh; ++i)
+        for (int64_t j = 0; j < ow; ++j) {
+          int32_t sum = 0;
+          for (int64_t ic = 0; ic < gin; ++ic)
+            for (int64_t a = 0; a < c.kh; ++a)
+              for (int64_t b = 0; b < c.kw; ++b) {
+                const int64_t ih = i * c.stride - c.pad + a * c.dilation, iw = j * c.stride - c.pad + b * c.dilation;
+                if (ih < 0 || ih >= c.h || iw < 0 || iw >= c.w) continue;
+                const int32_t xv = xs[((n * c.channels + oc / gout * gin + ic) * c.h + ih) * c.w + iw] - x_zp;
+                const int32_t wv = ws[((oc * gin + ic) * c.kh + a) * c.kw + b] -
+                                   w_zp[w_zp.size() == 1 ? 0 : static_cast<std::size_t>(oc)];
+                sum += xv * wv;
+              }
+          y[static_cast<std::size_t>(((n * c.out_channels + oc) * oh + i) * ow + j)] = sum;
+        }
+  return Tensor::from_vector<int32_t>({c.batch, c.out_channels, oh, ow}, std::move(y));
+}
+
+template <class TX, class TW>
+void check_conv_integer(const IntConvCase& c, bool per_channel, std::mt19937& rng) {
+  const Tensor x = random_ints<TX>({c.batch, c.channels, c.h, c.w}, rng);
+  const Tensor w = random_ints<TW>({c.out_channels, c.channels / c.group, c.kh, c.kw}, rng);
+  const Tensor xz = random_ints<TX>({}, rng);
+  const Tensor wz = random_ints<TW>(per_channel ? Shape{c.out_channels} : Shape{}, rng);
+  const std::vector<int32_t> w_zp(wz.data_as<TW>(), wz.data_as<TW>() + wz.numel());
+  auto y = run_on_cpu({.op_type = "ConvInteger",
+                       .opset = 10,
+                       .inputs = {x, w, xz, wz},
+                       .constant = {false, true, false, true},
+                       .attrs = attrs({{"group", c.group},
+                                       {"strides", ints{c.stride, c.stride}},
+                                       {"dilations", ints{c.dilation, c.dilation}},
+                                       {"pads", ints{c.pad, c.pad, c.pad, c.pad}}})});
+  REQUIRE(y);
+  check_equal((*y)[0], direct_conv_integer<TX, TW>(c, x, w, *xz.data_as<TX>(), w_zp));
+}
+
+}  // namespace
+
+TEST_CASE("ConvInteger matches a direct loop for groups, pads, strides and dilations", "[cpu][quantize]") {
+  std::mt19937 rng(5);
+  const std::vector<IntConvCase> cases = {
+      // batch, channels, out, group, h, w, kh, kw, stride, dilation, pad
+      {1, 3, 16, 1, 9, 11, 3, 3, 1, 1, 1},   // im2col, one image
+      {2, 5, 40, 1, 7, 7, 1, 1, 1, 1, 0},    // pointwise: X is the GEMM's operand
+      {1, 16, 32, 2, 10, 9, 3, 3, 2, 1, 1},  // two groups of 16 outputs, strided
+      {2, 8, 8, 8, 12, 12, 3, 3, 1, 2, 2},   // depthwise, dilated: a direct loop
+      {1, 4, 8, 4, 9, 9, 3, 3, 2, 1, 1},     // depthwise, two outputs per channel, strided
+      {3, 6, 6, 3, 5, 5, 3, 3, 1, 1, 1},     // small groups side by side, one thread each
+      {1, 4, 8, 1, 6, 5, 5, 2, 1, 1, 0},     // a kernel wider than tall
+      {1, 2, 70, 1, 40, 40, 3, 3, 1, 1, 1},  // rows and pixels beyond one tile and strip
+  };
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    INFO("case " << i);
+    check_conv_integer<uint8_t, int8_t>(cases[i], i % 2 == 0, rng);
+    check_conv_integer<int8_t, uint8_t>(cases[i], i % 2 == 1, rng);
+  }
+}
+
+TEST_CASE("MatMulInteger batches, broadcasts and per-row zero points match a direct loop", "[cpu][quantize]") {
+  std::mt19937 rng(9);
+  // A [2, 3, 37, 45] with B [3, 45, 33]: B broadcasts over A's first dim. Then A [2, 37, 45]
+  // with a constant 2-D B: one GEMM over both batches, per-row zero points repeating.
+  for (const auto& [a_shape, b_shape, b_constant] :
+       {std::tuple{Shape{2, 3, 37, 45}, Shape{3, 45, 33}, false}, std::tuple{Shape{2, 37, 45}, Shape{45, 33}, true}}) {
+    const Tensor a = random_ints<uint8_t>(a_shape, rng);
+    const Tensor b = random_ints<int8_t>(b_shape, rng);
+    const Tensor az = random_ints<uint8_t>({37}, rng);
+    const Tensor bz = random_ints<int8_t>({33}, rng);
+    auto y = run_on_cpu({.op_type = "MatMulInteger",
+                         .opset = 10,
+                         .inputs = {a, b, az, bz},
+                         .constant = {false, b_constant, false, false}});
+    REQUIRE(y);
+    const int64_t batches = shape_numel(a_shape) / (37 * 45), b_batches = shape_numel(b_shape) / (45 * 33);
+    std::vector<int32_t> expected;
+    for (int64_t bi = 0; bi < batches; ++bi) {
+      const uint8_t* am = a.data_as<uint8_t>() + bi * 37 * 45;
+      const int8_t* bm = b.data_as<int8_t>() + bi % b_batches * 45 * 33;
+      for (int64_t i = 0; i < 37; ++i)
+        for (int64_t j = 0; j < 33; ++j) {
+          int32_t sum = 0;
+          for (int64_t p = 0; p < 45; ++p)
+            sum += (am[i * 45 + p] - az.data_as<uint8_t>()[i]) * (bm[p * 33 + j] - bz.data_as<int8_t>()[j]);
+          expected.push_back(sum);
+        }
+    }
+    Shape out = a_shape;
+    out.back() = 33;
+    check_equal((*y)[0], Tensor::from_vector<int32_t>(out, std::move(expected)));
+  }
+}
+
+TEST_CASE("integer products name a zero point or scale of the wrong length", "[cpu][quantize]") {
+  const Tensor a = Tensor::from_vector<uint8_t>({2, 3}, {1, 2, 3, 4, 5, 6});
+  const Tensor b = Tensor::from_vector<int8_t>({3, 2}, {1, 2, 3, 4, 5, 6});
+  auto y = run_on_cpu(
+      {.op_type = "MatMulInteger", .opset = 10, .inputs = {a, b, Tensor::from_vector<uint8_t>({3}, {1, 2, 3})}});
+  REQUIRE_FALSE(y);
+  CHECK_THAT(y.error().render(),
+             Catch::Contains("MatMulInteger: the zero point of A (input 2) has 3 values; it needs 1 or 2"));
+  auto q = run_on_cpu({.op_type = "QLinearMatMul",
+                       .opset = 10,
+                       .inputs = {a, Tensor::from_vector<float>({}, {1}), Tensor::from_vector<uint8_t>({}, {0}), b,
+                                  Tensor::from_vector<float>({3}, {1, 1, 1}), Tensor::from_vector<int8_t>({}, {0}),
+                                  Tensor::from_vector<float>({}, {1}), Tensor::from_vector<uint8_t>({}, {0})}});
+  REQUIRE_FALSE(q);
+  CHECK_THAT(q.error().render(), Catch::Contains("QLinearMatMul: b_scale (input 4) has 3 values; it needs 1 or 2"));
+}

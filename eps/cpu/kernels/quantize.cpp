@@ -2,13 +2,16 @@
 // ConvInteger (uint8/int8, int32 sums). QuantizeLinear and DequantizeLinear: quantize_linear.cpp.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "common/broadcast.h"
+#include "common/gemm.h"
+#include "common/int_gemm.h"
 #include "common/kernel_util.h"
 #include "common/scratch_pool.h"
-#include "nxrt/ir/window.h"
 #include "kernels/kernels.h"
+#include "nxrt/ir/window.h"
 
 namespace nxrt::cpu {
 namespace {
@@ -30,16 +33,54 @@ KernelMatch check_dynamic_quantize_linear(const NodeContext& ctx) {
   return KernelMatch::supported(elementwise_cost(ctx, 4));
 }
 
+// min(x, 0) and max(x, 0) over the elements [begin, end), sixteen lanes at a time. (NaNs are
+// passed over, as the scalar loop's std::min and std::max do.)
+std::pair<float, float> range_with_zero(const float* x, int64_t begin, int64_t end) {
+  using Lanes = float __attribute__((vector_size(64)));
+  constexpr int64_t kLanes = sizeof(Lanes) / sizeof(float);
+  Lanes lo = {}, hi = {};
+  int64_t i = begin;
+  for (; i + kLanes <= end; i += kLanes) {
+    Lanes v;
+    std::memcpy(&v, x + i, sizeof v);
+    lo = v < lo ? v : lo;
+    hi = v > hi ? v : hi;
+  }
+  float low = 0, high = 0;
+  for (int64_t l = 0; l < kLanes; ++l) {
+    low = std::min(low, lo[l]);
+    high = std::max(high, hi[l]);
+  }
+  for (; i < end; ++i) {
+    low = std::min(low, x[i]);
+    high = std::max(high, x[i]);
+  }
+  return {low, high};
+}
+
+// y = saturate(round(x / scale) + zero) as uint8. (A function of its own: inside a lambda, the
+// byte stores might alias the captured pointers, and the loop would not vectorize.)
+void quantize_to_uint8(const float* x, uint8_t* y, int64_t count, float scale, float zero) {
+  for (int64_t i = 0; i < count; ++i) y[i] = saturate_round<uint8_t>(std::nearbyint(x[i] / scale) + zero);
+}
+
 // uint8 with a scale and zero point covering [min(x, 0), max(x, 0)].
 class DynamicQuantizeLinearKernel final : public Kernel {
  public:
   Expected<void> compute(KernelContext& ctx) override {
     const Tensor& x = ctx.input(0);
     const float* in = x.data_as<float>();
+    const int64_t count = x.numel();
+    const int64_t chunks = std::max<int64_t>(1, std::min<int64_t>(64, count / kElementwiseGrain));
+    std::vector<std::pair<float, float>> ranges(static_cast<std::size_t>(chunks));
+    ctx.parallel().for_range(chunks, 1, [&](int64_t c0, int64_t c1) {
+      for (int64_t c = c0; c < c1; ++c)
+        ranges[static_cast<std::size_t>(c)] = range_with_zero(in, count * c / chunks, count * (c + 1) / chunks);
+    });
     float lo = 0, hi = 0;
-    for (int64_t i = 0; i < x.numel(); ++i) {
-      lo = std::min(lo, in[i]);
-      hi = std::max(hi, in[i]);
+    for (const auto& [l, h] : ranges) {
+      lo = std::min(lo, l);
+      hi = std::max(hi, h);
     }
     const float scale = (hi - lo) / 255.f;
     // All zeros: any scale reproduces them; zero point 0 keeps the division defined.
@@ -53,9 +94,12 @@ class DynamicQuantizeLinearKernel final : public Kernel {
     *y_scale->mut_as<float>() = scale;
     *y_zp->mut_as<uint8_t>() = zp;
     uint8_t* out = y->mut_as<uint8_t>();
-    ctx.parallel().for_range(x.numel(), kElementwiseGrain, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i)
-        out[i] = scale == 0 ? zp : saturate_round<uint8_t>(std::nearbyint(in[i] / scale) + static_cast<float>(zp));
+    if (scale == 0) {
+      std::fill(out, out + count, zp);
+      return {};
+    }
+    ctx.parallel().for_range(count, kElementwiseGrain, [&](int64_t b, int64_t e) {
+      quantize_to_uint8(in + b, out + b, e - b, scale, static_cast<float>(zp));
     });
     return {};
   }
@@ -115,28 +159,53 @@ Expected<IntMatMulPlan> plan_int_matmul(std::string_view op, const Shape& a, con
   return p;
 }
 
-// Y (int32) = (A - a_zp) * (B - b_zp) per product of the plan; a_zp is a scalar or one per
-// row of A, b_zp a scalar or one per column of B.
-template <class TA, class TB>
-void int_matmul(const IntMatMulPlan& p, const TA* a, const TB* b, const TA* a_zp, int64_t a_zp_count,
-                const TB* b_zp, int64_t b_zp_count, int32_t* y, const Parallel& parallel) {
-  const int64_t count = static_cast<int64_t>(p.a_offsets.size());
-  parallel.for_range(count * p.m, 1, [&](int64_t r0, int64_t r1) {
-    for (int64_t r = r0; r < r1; ++r) {
-      const int64_t batch = r / p.m, i = r % p.m;
-      const TA* arow = a + p.a_offsets[static_cast<std::size_t>(batch)] + i * p.k;
-      const TB* bm = b + p.b_offsets[static_cast<std::size_t>(batch)];
-      const int32_t az = a_zp ? a_zp[a_zp_count == 1 ? 0 : i] : 0;
-      int32_t* yrow = y + r * p.n;
-      for (int64_t j = 0; j < p.n; ++j) {
-        const int32_t bz = b_zp ? b_zp[b_zp_count == 1 ? 0 : j] : 0;
-        int32_t sum = 0;
-        for (int64_t t = 0; t < p.k; ++t)
-          sum += (static_cast<int32_t>(arow[t]) - az) * (static_cast<int32_t>(bm[t * p.n + j]) - bz);
-        yrow[j] = sum;
-      }
-    }
-  });
+// Every matrix of B (uint8 or int8), packed for the integer GEMM; one (empty) when k or n is 0.
+template <class TB>
+std::vector<PackedIntB> pack_int_matrices(const TB* b, int64_t numel, int64_t k, int64_t n) {
+  const int64_t count = k * n == 0 ? 1 : numel / (k * n);
+  std::vector<PackedIntB> packed;
+  for (int64_t i = 0; i < count; ++i) packed.push_back(PackedIntB::pack(b + i * k * n, n, false, k, n));
+  return packed;
+}
+
+// A zero point input (or its absence) as int32 values, checked to hold 1 or `count` of them.
+template <class T>
+Expected<std::vector<int32_t>> zero_point_values(KernelContext& ctx, std::size_t input, int64_t count,
+                                                 std::string_view op, std::string_view what) {
+  if (!ctx.has_input(input)) return std::vector<int32_t>{};
+  const Tensor& t = ctx.input(input);
+  if (t.numel() != 1 && t.numel() != count)
+    return fail(ErrorCode::kRuntime,
+                fmt::format("{}: {} (input {}) has {} values; it needs 1 or {}", op, what, input, t.numel(), count),
+                "a per-row (A) or per-column (B) zero point has one value per row or column",
+                "give one zero point, or one per row of A / column of B");
+  return std::vector<int32_t>(t.data_as<T>(), t.data_as<T>() + t.numel());
+}
+
+// Y (int32) = (A - a_zero) * (B - b_zero) for every product of the plan; `packed` holds B's
+// matrices in order. A batch of products that share B is one GEMM over all their rows.
+template <class TA>
+void int_products(const IntMatMulPlan& p, const TA* a, std::vector<int32_t> a_zero,
+                  const std::vector<PackedIntB>& packed, IntZeroPoints b_zero, int32_t* y, const Parallel& parallel) {
+  const auto count = static_cast<int64_t>(p.a_offsets.size());
+  auto b_of = [&](int64_t i) -> const PackedIntB& {
+    const int64_t size = p.k * p.n;
+    return packed[size == 0 ? 0 : static_cast<std::size_t>(p.b_offsets[static_cast<std::size_t>(i)] / size)];
+  };
+  bool one_gemm = count > 1;
+  for (int64_t i = 0; i < count && one_gemm; ++i)
+    one_gemm = p.b_offsets[static_cast<std::size_t>(i)] == p.b_offsets[0] &&
+               p.a_offsets[static_cast<std::size_t>(i)] == i * p.m * p.k;
+  if (one_gemm) {
+    std::vector<int32_t> rows_zero;
+    for (int64_t i = 0; a_zero.size() > 1 && i < count; ++i)
+      rows_zero.insert(rows_zero.end(), a_zero.begin(), a_zero.end());
+    int_gemm(count * p.m, a, p.k, a_zero.size() > 1 ? rows_zero : a_zero, b_of(0), b_zero, y, p.n, parallel);
+    return;
+  }
+  for (int64_t i = 0; i < count; ++i)
+    int_gemm(p.m, a + p.a_offsets[static_cast<std::size_t>(i)], p.k, a_zero, b_of(i), b_zero, y + i * p.m * p.n, p.n,
+             parallel);
 }
 
 // A zero point or scale of an integer product: a scalar or a 1-D tensor.
@@ -145,6 +214,22 @@ KernelMatch check_vector_param(const NodeContext& ctx, std::size_t i, std::strin
   NXRT_REQUIRE(ctx.input_rank(i).value_or(0) <= 1, "{}: {} (input {}) has rank {}; the cpu EP supports a scalar or 1-D",
                ctx.node().op_type, what, i, *ctx.input_rank(i));
   return KernelMatch::supported();
+}
+
+// Claims an integer product, with its multiply-adds as the cost when both shapes are known;
+// shapes that cannot be multiplied are declined with plan_int_matmul's reason.
+KernelMatch int_matmul_claim(const NodeContext& ctx, std::size_t a, std::size_t b) {
+  auto as = ctx.input_static_shape(a), bs = ctx.input_static_shape(b);
+  if (!as || !bs) return KernelMatch::supported();
+  auto plan = plan_int_matmul(ctx.node().op_type, *as, *bs);
+  NXRT_REQUIRE(plan.has_value(), "{}", plan.error().what);
+  const auto products = static_cast<double>(plan->a_offsets.size());
+  Cost cost;
+  cost.flops = 2.0 * products * static_cast<double>(plan->m * plan->n * plan->k);
+  // Bytes of A and B read, int32 sums written (QLinearMatMul's bytes are fewer).
+  cost.bytes_moved = static_cast<double>(shape_numel(*as) + shape_numel(*bs)) +
+                     4.0 * products * static_cast<double>(plan->m * plan->n);
+  return KernelMatch::supported(cost);
 }
 
 // Dispatches on the uint8/int8 types of two inputs.
@@ -166,28 +251,66 @@ KernelMatch check_matmul_integer(const NodeContext& ctx) {
                dtype_name(ctx.input_dtype(1)));
   NXRT_REQUIRE_MATCH(check_vector_param(ctx, 2, "a_zero_point"));
   NXRT_REQUIRE_MATCH(check_vector_param(ctx, 3, "b_zero_point"));
-  return KernelMatch::supported();
+  return int_matmul_claim(ctx, 0, 1);
 }
 
-class MatMulIntegerKernel final : public Kernel {
+// A constant B (uint8 or int8), packed at creation; empty when B is computed.
+std::vector<PackedIntB> pack_constant_int_b(const NodeContext& ctx, std::size_t input) {
+  const WeightHandle* w = ctx.constant_input(input);
+  if (!w || w->shape().empty()) return {};
+  auto t = w->materialize();
+  if (!t) return {};  // packed at run time instead, where a read error reaches the user
+  const Shape& s = w->shape();
+  const int64_t k = s.size() == 1 ? s[0] : s[s.size() - 2], n = s.size() == 1 ? 1 : s.back();
+  std::vector<PackedIntB> packed;
+  (void)dispatch_dtype(QuantTypes{}, t->dtype(), [&](auto tag) -> Expected<void> {
+    using TB = typename decltype(tag)::type;
+    packed = pack_int_matrices(t->data_as<TB>(), t->numel(), k, n);
+    return {};
+  });
+  return packed;  // empty for other types: the claim declined them
+}
+
+// The int32 sums of an integer product: inputs a, b and their zero points az, bz.
+class IntMatMulBase : public Kernel {
  public:
-  Expected<void> compute(KernelContext& ctx) override {
-    const Tensor& a = ctx.input(0);
-    const Tensor& b = ctx.input(1);
-    auto plan = plan_int_matmul("MatMulInteger", a.shape(), b.shape());
-    if (!plan) return std::unexpected(plan.error());
-    auto y = ctx.output(0, DType::kInt32, plan->out);
-    if (!y) return std::unexpected(y.error());
+  explicit IntMatMulBase(std::vector<PackedIntB> packed_b) : packed_b_(std::move(packed_b)) {}
+  std::string_view variant() const override { return variant_; }
+
+ protected:
+  Expected<void> sums(KernelContext& ctx, std::string_view op, const IntMatMulPlan& plan, std::size_t a_in,
+                      std::size_t b_in, std::size_t az_in, std::size_t bz_in, int32_t* y) const {
+    const Tensor& a = ctx.input(a_in);
+    const Tensor& b = ctx.input(b_in);
     return dispatch_pair(a.dtype(), b.dtype(), [&](auto ta, auto tb) -> Expected<void> {
       using TA = typename decltype(ta)::type;
       using TB = typename decltype(tb)::type;
-      const Tensor* az = ctx.has_input(2) ? &ctx.input(2) : nullptr;
-      const Tensor* bz = ctx.has_input(3) ? &ctx.input(3) : nullptr;
-      int_matmul<TA, TB>(*plan, a.data_as<TA>(), b.data_as<TB>(), az ? az->data_as<TA>() : nullptr,
-                         az ? az->numel() : 1, bz ? bz->data_as<TB>() : nullptr, bz ? bz->numel() : 1,
-                         y->mut_as<int32_t>(), ctx.parallel());
+      auto a_zero = zero_point_values<TA>(ctx, az_in, plan.m, op, "the zero point of A");
+      if (!a_zero) return std::unexpected(a_zero.error());
+      auto b_zero = zero_point_values<TB>(ctx, bz_in, plan.n, op, "the zero point of B");
+      if (!b_zero) return std::unexpected(b_zero.error());
+      const std::vector<PackedIntB> packed_now =
+          packed_b_.empty() ? pack_int_matrices(b.data_as<TB>(), b.numel(), plan.k, plan.n) : std::vector<PackedIntB>{};
+      int_products(plan, a.data_as<TA>(), std::move(*a_zero), packed_b_.empty() ? packed_now : packed_b_, *b_zero, y,
+                   ctx.parallel());
       return {};
     });
+  }
+
+ private:
+  std::vector<PackedIntB> packed_b_;
+  std::string variant_ = fmt::format("int-gemm:{}", int_gemm_isa());
+};
+
+class MatMulIntegerKernel final : public IntMatMulBase {
+ public:
+  using IntMatMulBase::IntMatMulBase;
+  Expected<void> compute(KernelContext& ctx) override {
+    auto plan = plan_int_matmul("MatMulInteger", ctx.input(0).shape(), ctx.input(1).shape());
+    if (!plan) return std::unexpected(plan.error());
+    auto y = ctx.output(0, DType::kInt32, plan->out);
+    if (!y) return std::unexpected(y.error());
+    return sums(ctx, "MatMulInteger", *plan, 0, 1, 2, 3, y->mut_as<int32_t>());
   }
 };
 
@@ -206,43 +329,61 @@ KernelMatch check_qlinear_matmul(const NodeContext& ctx) {
     NXRT_REQUIRE(!n || *n == 1, "QLinearMatMul: input {} (y_scale or y_zero_point) has {} values; it must have one",
                  i, n.value_or(0));
   }
-  return KernelMatch::supported();
+  return int_matmul_claim(ctx, 0, 3);
 }
 
-class QLinearMatMulKernel final : public Kernel {
+// A scale input of QLinearMatMul with 1 or `count` values.
+Expected<const float*> scale_values(KernelContext& ctx, std::size_t input, int64_t count, std::string_view what) {
+  const Tensor& t = ctx.input(input);
+  if (t.numel() != 1 && t.numel() != count)
+    return fail(
+        ErrorCode::kRuntime,
+        fmt::format("QLinearMatMul: {} (input {}) has {} values; it needs 1 or {}", what, input, t.numel(), count),
+        "a per-row (a) or per-column (b) scale has one value per row or column",
+        "give one scale, or one per row of a / column of b");
+  return t.data_as<float>();
+}
+
+class QLinearMatMulKernel final : public IntMatMulBase {
  public:
+  using IntMatMulBase::IntMatMulBase;
   Expected<void> compute(KernelContext& ctx) override {
-    const Tensor& a = ctx.input(0);
-    const Tensor& b = ctx.input(3);
-    auto plan = plan_int_matmul("QLinearMatMul", a.shape(), b.shape());
+    auto plan = plan_int_matmul("QLinearMatMul", ctx.input(0).shape(), ctx.input(3).shape());
     if (!plan) return std::unexpected(plan.error());
-    std::vector<int32_t> acc(static_cast<std::size_t>(shape_numel(plan->out)));
-    auto sums = dispatch_pair(a.dtype(), b.dtype(), [&](auto ta, auto tb) -> Expected<void> {
-      using TA = typename decltype(ta)::type;
-      using TB = typename decltype(tb)::type;
-      int_matmul<TA, TB>(*plan, a.data_as<TA>(), b.data_as<TB>(), ctx.input(2).data_as<TA>(), ctx.input(2).numel(),
-                         ctx.input(5).data_as<TB>(), ctx.input(5).numel(), acc.data(), ctx.parallel());
-      return {};
-    });
-    if (!sums) return sums;
+    auto acc = accumulators_.take();
+    acc->resize(static_cast<std::size_t>(shape_numel(plan->out)));
+    if (auto r = sums(ctx, "QLinearMatMul", *plan, 0, 3, 2, 5, acc->data()); !r) return r;
+    auto a_scale = scale_values(ctx, 1, plan->m, "a_scale");
+    if (!a_scale) return std::unexpected(a_scale.error());
+    auto b_scale = scale_values(ctx, 4, plan->n, "b_scale");
+    if (!b_scale) return std::unexpected(b_scale.error());
+    const bool a_per_row = ctx.input(1).numel() > 1, b_per_column = ctx.input(4).numel() > 1;
     return dispatch_dtype(QuantTypes{}, ctx.input(7).dtype(), [&](auto tag) -> Expected<void> {
       using Q = typename decltype(tag)::type;
       auto y = ctx.output(0, dtype_of<Q>(), plan->out);
       if (!y) return std::unexpected(y.error());
-      const Tensor& as = ctx.input(1);
-      const Tensor& bs = ctx.input(4);
       const float y_scale = *ctx.input(6).data_as<float>();
       const float y_zp = static_cast<float>(*ctx.input(7).data_as<Q>());
       Q* out = y->template mut_as<Q>();
-      for (std::size_t i = 0; i < acc.size(); ++i) {
-        const int64_t row = static_cast<int64_t>(i) / plan->n % plan->m, col = static_cast<int64_t>(i) % plan->n;
-        const float scale = as.data_as<float>()[as.numel() == 1 ? 0 : row] *
-                            bs.data_as<float>()[bs.numel() == 1 ? 0 : col] / y_scale;
-        out[i] = saturate_round<Q>(std::nearbyint(static_cast<float>(acc[i]) * scale) + y_zp);
-      }
+      const int64_t n = plan->n;
+      ctx.parallel().for_range(
+          static_cast<int64_t>(acc->size()) / std::max<int64_t>(n, 1),
+          std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(n, 1)), [&](int64_t r0, int64_t r1) {
+            for (int64_t r = r0; r < r1; ++r) {
+              const float as = (*a_scale)[a_per_row ? r % plan->m : 0];
+              const int32_t* in = acc->data() + r * n;
+              for (int64_t j = 0; j < n; ++j) {
+                const float scale = as * (*b_scale)[b_per_column ? j : 0] / y_scale;
+                out[r * n + j] = saturate_round<Q>(std::nearbyint(static_cast<float>(in[j]) * scale) + y_zp);
+              }
+            }
+          });
       return {};
     });
   }
+
+ private:
+  ScratchPool<std::vector<int32_t>> accumulators_;  // the int32 sums, reused between runs
 };
 
 // ---- Integer convolutions ----
@@ -274,46 +415,134 @@ Expected<IntConvPlan> plan_int_conv(std::string_view op, const WindowAttrs& attr
   return p;
 }
 
-// Y (int32) = sum over the window of (X - x_zp) * (W - w_zp[oc]); padding adds nothing.
+// out[o] += (row[o * stride] - x_zp) * weight for o in [first, second). (A function of its
+// own, so that the loop vectorizes: in a lambda, the stores could alias the captures.)
+template <class TX>
+void add_scaled_row(const TX* row, int64_t stride, int32_t x_zp, int32_t weight, int64_t first, int64_t second,
+                    int32_t* out) {
+  if (stride == 1) {
+    for (int64_t o = first; o < second; ++o) out[o] += (static_cast<int32_t>(row[o]) - x_zp) * weight;
+  } else {
+    for (int64_t o = first; o < second; ++o) out[o] += (static_cast<int32_t>(row[o * stride]) - x_zp) * weight;
+  }
+}
+
+// X of one image and group unrolled for the GEMM (im2col): depth rows (input channel, kernel
+// tap) by output pixels. Taps in the padding read x_zp, so that they add nothing.
+template <class TX>
+void int_im2col(const IntConvPlan& p, const TX* x, TX x_zp, TX* col, const Parallel& parallel) {
+  const auto& [dd, dh, dw] = p.window;
+  const int64_t in_size = dd.in * dh.in * dw.in, out_size = dd.out * dh.out * dw.out;
+  const int64_t taps = dd.kernel * dh.kernel * dw.kernel;
+  parallel.for_range(p.channels / p.group * taps, std::max<int64_t>(1, 4096 / out_size), [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const int64_t e = r % dw.kernel, b = (r / dw.kernel) % dh.kernel, a = (r / (dw.kernel * dh.kernel)) % dd.kernel;
+      const TX* channel = x + r / taps * in_size;
+      const auto [w_first, w_second] = valid_outputs(dw, e);
+      const int64_t tw = e * dw.dilation - dw.pad_begin;
+      TX* dst = col + r * out_size;
+      for (int64_t od = 0; od < dd.out; ++od)
+        for (int64_t oh = 0; oh < dh.out; ++oh, dst += dw.out) {
+          const int64_t id = od * dd.stride - dd.pad_begin + a * dd.dilation;
+          const int64_t ih = oh * dh.stride - dh.pad_begin + b * dh.dilation;
+          if (id < 0 || id >= dd.in || ih < 0 || ih >= dh.in) {
+            std::fill(dst, dst + dw.out, x_zp);
+            continue;
+          }
+          const TX* row = channel + (id * dh.in + ih) * dw.in;
+          std::fill(dst, dst + w_first, x_zp);
+          if (dw.stride == 1) {
+            std::copy(row + w_first + tw, row + w_second + tw, dst + w_first);
+          } else {
+            for (int64_t ow = w_first; ow < w_second; ++ow) dst[ow] = row[ow * dw.stride + tw];
+          }
+          std::fill(dst + w_second, dst + dw.out, x_zp);
+        }
+    }
+  });
+}
+
+// A depthwise convolution (one input channel per group) directly: each output plane adds up
+// its taps' shifted input rows, a vector loop along the rows when the stride is 1.
+template <class TX, class TW>
+void int_depthwise(const IntConvPlan& p, const TX* x, const TW* w, int32_t x_zp, const std::vector<int32_t>& w_zero,
+                   int32_t* y, const Parallel& parallel) {
+  const auto& [dd, dh, dw] = p.window;
+  const int64_t in_size = dd.in * dh.in * dw.in, out_size = dd.out * dh.out * dw.out;
+  const int64_t taps = dd.kernel * dh.kernel * dw.kernel, group_out = p.out_channels / p.group;
+  parallel.for_range(
+      p.batch * p.out_channels, std::max<int64_t>(1, 4096 / (out_size * taps)), [&](int64_t p0, int64_t p1) {
+        for (int64_t plane = p0; plane < p1; ++plane) {
+          const int64_t n = plane / p.out_channels, oc = plane % p.out_channels;
+          const TX* channel = x + (n * p.channels + oc / group_out) * in_size;
+          const int32_t wz = w_zero.empty() ? 0 : w_zero[w_zero.size() == 1 ? 0 : static_cast<std::size_t>(oc)];
+          int32_t* out = y + plane * out_size;
+          std::fill(out, out + out_size, 0);
+          for (int64_t tap = 0; tap < taps; ++tap) {
+            const int64_t e = tap % dw.kernel, b = (tap / dw.kernel) % dh.kernel, a = tap / (dw.kernel * dh.kernel);
+            const int32_t weight = static_cast<int32_t>(w[oc * taps + tap]) - wz;
+            const auto [w_first, w_second] = valid_outputs(dw, e);
+            const int64_t tw = e * dw.dilation - dw.pad_begin;
+            for (int64_t od = 0; od < dd.out; ++od)
+              for (int64_t oh = 0; oh < dh.out; ++oh) {
+                const int64_t id = od * dd.stride - dd.pad_begin + a * dd.dilation;
+                const int64_t ih = oh * dh.stride - dh.pad_begin + b * dh.dilation;
+                if (id < 0 || id >= dd.in || ih < 0 || ih >= dh.in) continue;
+                add_scaled_row(channel + (id * dh.in + ih) * dw.in + tw, dw.stride, x_zp, weight, w_first, w_second,
+                               out + (od * dh.out + oh) * dw.out);
+              }
+          }
+        }
+      });
+}
+
+// Y (int32) = sum over the window of (X - x_zp) * (W - w_zp[oc]); padding adds nothing. Per
+// image and group, a GEMM of W's rows (output channels x taps) by X unrolled (taps x pixels);
+// depthwise convolutions directly. Small groups run side by side, each on one thread.
 template <class TX, class TW>
 void int_conv(const IntConvPlan& p, const TX* x, const TW* w, int32_t x_zp, const TW* w_zp, int64_t w_zp_count,
               int32_t* y, const Parallel& parallel) {
   const auto& [dd, dh, dw] = p.window;
   const int64_t in_size = dd.in * dh.in * dw.in, out_size = dd.out * dh.out * dw.out;
   const int64_t group_in = p.channels / p.group, group_out = p.out_channels / p.group;
-  const int64_t taps = dd.kernel * dh.kernel * dw.kernel;
-  parallel.for_range(p.batch * p.out_channels, 1, [&](int64_t b0, int64_t b1) {
-    for (int64_t job = b0; job < b1; ++job) {
-      const int64_t n = job / p.out_channels, oc = job % p.out_channels, g = oc / group_out;
-      const int32_t wz = w_zp ? w_zp[w_zp_count == 1 ? 0 : oc] : 0;
-      int32_t* out = y + job * out_size;
-      for (int64_t od = 0; od < dd.out; ++od)
-        for (int64_t oh = 0; oh < dh.out; ++oh)
-          for (int64_t ow = 0; ow < dw.out; ++ow) {
-            int32_t sum = 0;
-            for (int64_t ic = 0; ic < group_in; ++ic) {
-              const TX* xc = x + (n * p.channels + g * group_in + ic) * in_size;
-              const TW* wc = w + (oc * group_in + ic) * taps;
-              for (int64_t kd = 0; kd < dd.kernel; ++kd) {
-                const int64_t id = od * dd.stride - dd.pad_begin + kd * dd.dilation;
-                if (id < 0 || id >= dd.in) continue;
-                for (int64_t kh = 0; kh < dh.kernel; ++kh) {
-                  const int64_t ih = oh * dh.stride - dh.pad_begin + kh * dh.dilation;
-                  if (ih < 0 || ih >= dh.in) continue;
-                  for (int64_t kw = 0; kw < dw.kernel; ++kw) {
-                    const int64_t iw = ow * dw.stride - dw.pad_begin + kw * dw.dilation;
-                    if (iw < 0 || iw >= dw.in) continue;
-                    const int32_t xv = static_cast<int32_t>(xc[(id * dh.in + ih) * dw.in + iw]) - x_zp;
-                    const int32_t wv = static_cast<int32_t>(wc[(kd * dh.kernel + kh) * dw.kernel + kw]) - wz;
-                    sum += xv * wv;
-                  }
-                }
-              }
-            }
-            out[(od * dh.out + oh) * dw.out + ow] = sum;
-          }
-    }
+  const int64_t depth = group_in * dd.kernel * dh.kernel * dw.kernel;
+  const bool pointwise = std::ranges::all_of(p.window, [](const WindowDim& d) {
+    return d.kernel == 1 && d.stride == 1 && d.pad_begin == 0 && d.pad_end == 0;
   });
+  std::vector<int32_t> w_zero;
+  if (w_zp) w_zero.assign(w_zp, w_zp + w_zp_count);
+  if (group_in == 1 && p.group > 1) {
+    int_depthwise(p, x, w, x_zp, w_zero, y, parallel);
+    return;
+  }
+  const std::vector<int32_t> x_zero = {x_zp};
+  auto product = [&](int64_t job, const Parallel& par) {
+    const int64_t n = job / p.group, g = job % p.group;
+    thread_local std::vector<TX> col;
+    thread_local PackedIntB packed;
+    std::vector<TX>& columns = col;  // this thread's: inside the loops, `col` would name each worker's own
+    PackedIntB& b = packed;
+    const TX* xg = x + (n * p.channels + g * group_in) * in_size;
+    if (!pointwise) {
+      columns.resize(static_cast<std::size_t>(depth * out_size));
+      int_im2col(p, xg, static_cast<TX>(x_zp), columns.data(), par);
+      xg = columns.data();
+    }
+    b.assign(xg, out_size, false, depth, out_size, par);
+    const IntZeroPoints rows_zero =
+        w_zero.size() > 1 ? IntZeroPoints(w_zero).subspan(g * group_out, group_out) : IntZeroPoints(w_zero);
+    int_gemm(group_out, w + g * group_out * depth, depth, rows_zero, b, x_zero,
+             y + (n * p.out_channels + g * group_out) * out_size, out_size, par);
+  };
+  const int64_t jobs = p.batch * p.group;
+  if (jobs > 1 && static_cast<double>(group_out * depth * out_size) < kSmallGemm) {
+    const SerialParallel serial;
+    parallel.for_range(jobs, 1, [&](int64_t j0, int64_t j1) {
+      for (int64_t job = j0; job < j1; ++job) product(job, serial);
+    });
+    return;
+  }
+  for (int64_t job = 0; job < jobs; ++job) product(job, parallel);
 }
 
 // X, W and the window attributes of ConvInteger and QLinearConv (inputs `x` and `w`).
@@ -345,6 +574,7 @@ class IntConvBase : public Kernel {
  public:
   IntConvBase(const NodeContext& ctx, std::size_t spatial)
       : op_(ctx.node().op_type), attrs_(read_window_attrs(ctx.attrs(), spatial)), group_(ctx.attrs().int_or("group", 1)) {}
+  std::string_view variant() const override { return variant_; }
 
  protected:
   // The int32 sums of inputs x and w with zero points xz and wz, written where
@@ -375,6 +605,7 @@ class IntConvBase : public Kernel {
   std::string op_;
   WindowAttrs attrs_;
   int64_t group_;
+  std::string variant_ = fmt::format("int-gemm:{}", int_gemm_isa());
 };
 
 KernelMatch check_conv_integer(const NodeContext& ctx) {
@@ -397,6 +628,13 @@ class ConvIntegerKernel final : public IntConvBase {
     return {};
   }
 };
+
+// y = saturate(round((acc + bias) * scale + zero)) over one plane of QLinearConv. (A function of
+// its own, so that the loop vectorizes: in a lambda, Q's stores could alias the captures.)
+template <class Q>
+void requantize_plane(const int32_t* acc, Q* y, int64_t count, int32_t bias, float scale, float zero) {
+  for (int64_t i = 0; i < count; ++i) y[i] = saturate_round<Q>(static_cast<float>(acc[i] + bias) * scale + zero);
+}
 
 KernelMatch check_qlinear_conv(const NodeContext& ctx) {
   for (std::size_t i : {1, 4, 6}) NXRT_REQUIRE_MATCH(require_input_dtype(ctx, i, {DType::kFloat32}));
@@ -431,12 +669,17 @@ class QLinearConvKernel final : public IntConvBase {
       const int32_t* bias = ctx.has_input(8) ? ctx.input(8).data_as<int32_t>() : nullptr;
       const int64_t out_size = shape_numel(plan->out) / std::max<int64_t>(1, plan->batch * plan->out_channels);
       Q* out = y->template mut_as<Q>();
-      for (std::size_t i = 0; i < acc->size(); ++i) {
-        const int64_t oc = static_cast<int64_t>(i) / out_size % plan->out_channels;
-        const float scale = x_scale * ws.data_as<float>()[ws.numel() == 1 ? 0 : oc] / y_scale;
-        const int32_t sum = (*acc)[i] + (bias ? bias[oc] : 0);
-        out[i] = saturate_round<Q>(static_cast<float>(sum) * scale + y_zp);
-      }
+      // One (image, output channel) plane at a time: its scale and bias are constant.
+      ctx.parallel().for_range(plan->batch * plan->out_channels, std::max<int64_t>(1, kElementwiseGrain / out_size),
+                               [&](int64_t p0, int64_t p1) {
+                                 for (int64_t plane = p0; plane < p1; ++plane) {
+                                   const int64_t oc = plane % plan->out_channels;
+                                   const float scale =
+                                       x_scale * ws.data_as<float>()[ws.numel() == 1 ? 0 : oc] / y_scale;
+                                   requantize_plane(acc->data() + plane * out_size, out + plane * out_size, out_size,
+                                                    bias ? bias[oc] : 0, scale, y_zp);
+                                 }
+                               });
       return {};
     });
   }
@@ -456,15 +699,25 @@ std::size_t conv_spatial_rank(const NodeContext& ctx, std::size_t w) {
 
 std::vector<KernelDef> quantize_kernels() {
   return {
-      KernelDef{{"", "DynamicQuantizeLinear", 11}, 0, check_dynamic_quantize_linear,
+      KernelDef{{"", "DynamicQuantizeLinear", 11},
+                0,
+                check_dynamic_quantize_linear,
                 [](const NodeContext&) { return make_kernel<DynamicQuantizeLinearKernel>(); }},
-      KernelDef{{"", "MatMulInteger", 10}, 0, check_matmul_integer,
-                [](const NodeContext&) { return make_kernel<MatMulIntegerKernel>(); }},
-      KernelDef{{"", "QLinearMatMul", 10}, 0, check_qlinear_matmul,
-                [](const NodeContext&) { return make_kernel<QLinearMatMulKernel>(); }},
-      KernelDef{{"", "ConvInteger", 10}, 0, check_conv_integer,
+      KernelDef{{"", "MatMulInteger", 10},
+                0,
+                check_matmul_integer,
+                [](const NodeContext& ctx) { return make_kernel<MatMulIntegerKernel>(pack_constant_int_b(ctx, 1)); }},
+      KernelDef{{"", "QLinearMatMul", 10},
+                0,
+                check_qlinear_matmul,
+                [](const NodeContext& ctx) { return make_kernel<QLinearMatMulKernel>(pack_constant_int_b(ctx, 3)); }},
+      KernelDef{{"", "ConvInteger", 10},
+                0,
+                check_conv_integer,
                 [](const NodeContext& ctx) { return make_kernel<ConvIntegerKernel>(ctx, conv_spatial_rank(ctx, 1)); }},
-      KernelDef{{"", "QLinearConv", 10}, 0, check_qlinear_conv,
+      KernelDef{{"", "QLinearConv", 10},
+                0,
+                check_qlinear_conv,
                 [](const NodeContext& ctx) { return make_kernel<QLinearConvKernel>(ctx, conv_spatial_rank(ctx, 3)); }},
   };
 }

@@ -1,0 +1,295 @@
+// The integer GEMM: A rewritten as unsigned bytes with its row sums, then register tiles of
+// up to kMr rows x one packed strip of B, each summed over the whole depth, then the zero
+// points taken out while the tile is stored.
+#include "common/int_gemm.h"
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <type_traits>
+#include <utility>
+
+#if defined(__AVX512VNNI__) && defined(__AVX512BW__)
+#include <immintrin.h>
+#define NXRT_INT_GEMM_VNNI 1
+#elif defined(__AVX2__)
+#include <immintrin.h>
+#define NXRT_INT_GEMM_AVX2 1
+#elif defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+namespace nxrt::cpu {
+namespace {
+
+constexpr int kMr = 8;                          // rows of a register tile
+constexpr int64_t kRowBlock = 8 * kMr;          // rows of A per task, over one strip of B
+constexpr int64_t kStripBytes = kIntStrip * 4;  // one quad of depth across a strip
+
+using Tile = int32_t[kMr][kIntStrip];
+
+#if defined(NXRT_INT_GEMM_VNNI)
+// tile (R x kIntStrip) = A rows (unsigned, `quads` groups of four) . B strip (signed), with
+// vpdpbusd: two vectors of 16 columns per row.
+template <int R>
+void dot_tile(int64_t quads, const uint8_t* a, int64_t lda, const int8_t* b, Tile& tile) {
+  __m512i acc[R][2];
+  for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = _mm512_setzero_si512();
+  for (int64_t q = 0; q < quads; ++q) {
+    const __m512i b0 = _mm512_loadu_si512(b);
+    const __m512i b1 = _mm512_loadu_si512(b + 64);
+    b += kStripBytes;
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) {
+      int32_t quad;
+      std::memcpy(&quad, a + r * lda + q * 4, sizeof quad);
+      const __m512i av = _mm512_set1_epi32(quad);
+      acc[r][0] = _mm512_dpbusd_epi32(acc[r][0], av, b0);
+      acc[r][1] = _mm512_dpbusd_epi32(acc[r][1], av, b1);
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    _mm512_storeu_si512(&tile[r][0], acc[r][0]);
+    _mm512_storeu_si512(&tile[r][16], acc[r][1]);
+  }
+}
+#elif defined(NXRT_INT_GEMM_AVX2)
+// Up to two rows x 16 columns (half a strip) of the tile, with vpmaddwd: each 16-byte chunk
+// of a quad (4 columns x 4 depths) widens to int16 and multiplies a row's quad repeated;
+// each int32 lane gets one column's sum over two depths (exact: no int16 sum saturates).
+// `raw` holds the two partial sums of each column side by side.
+template <int Rows>
+void dot_half_strip(int64_t quads, const uint8_t* a, int64_t lda, const int8_t* b, int32_t (*raw)[kIntStrip * 2]) {
+  __m256i acc[Rows][4];
+  for (int r = 0; r < Rows; ++r)
+    for (int c = 0; c < 4; ++c) acc[r][c] = _mm256_setzero_si256();
+  for (int64_t q = 0; q < quads; ++q) {
+    __m256i bw[4];
+    for (int c = 0; c < 4; ++c)
+      bw[c] = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b + q * kStripBytes + 16 * c)));
+    for (int r = 0; r < Rows; ++r) {
+      int32_t quad;
+      std::memcpy(&quad, a + r * lda + q * 4, sizeof quad);
+      const __m256i av = _mm256_broadcastq_epi64(_mm_cvtepu8_epi16(_mm_cvtsi32_si128(quad)));
+      for (int c = 0; c < 4; ++c) acc[r][c] = _mm256_add_epi32(acc[r][c], _mm256_madd_epi16(av, bw[c]));
+    }
+  }
+  for (int r = 0; r < Rows; ++r)
+    for (int c = 0; c < 4; ++c) _mm256_storeu_si256(reinterpret_cast<__m256i*>(&raw[r][8 * c]), acc[r][c]);
+}
+
+template <int R>
+void dot_tile(int64_t quads, const uint8_t* a, int64_t lda, const int8_t* b, Tile& tile) {
+  alignas(32) int32_t raw[R][kIntStrip * 2];
+  for (int half = 0; half < 2; ++half)
+    for (int r = 0; r < R; r += 2) {
+      int32_t(*out)[kIntStrip * 2] = reinterpret_cast<int32_t(*)[kIntStrip * 2]>(&raw[r][half * kIntStrip]);
+      if (r + 1 < R) {
+        dot_half_strip<2>(quads, a + r * lda, lda, b + half * 64, out);
+      } else {
+        dot_half_strip<1>(quads, a + r * lda, lda, b + half * 64, out);
+      }
+    }
+  for (int r = 0; r < R; ++r)
+    for (int j = 0; j < kIntStrip; ++j) tile[r][j] = raw[r][2 * j] + raw[r][2 * j + 1];
+}
+#else
+// The same sums in plain C++ for machines without AVX2 (the compiler vectorizes the columns).
+// Unsigned accumulators wrap, as the int32 sums of the reference loop do.
+template <int R>
+void dot_tile(int64_t quads, const uint8_t* a, int64_t lda, const int8_t* b, Tile& tile) {
+  uint32_t acc[R][kIntStrip] = {};
+  for (int64_t q = 0; q < quads; ++q) {
+    for (int r = 0; r < R; ++r) {
+      const uint8_t* aq = a + r * lda + q * 4;
+      const int32_t a0 = aq[0], a1 = aq[1], a2 = aq[2], a3 = aq[3];
+      for (int j = 0; j < kIntStrip; ++j) {
+        const int8_t* bq = b + j * 4;
+        acc[r][j] += static_cast<uint32_t>(a0 * bq[0] + a1 * bq[1] + a2 * bq[2] + a3 * bq[3]);
+      }
+    }
+    b += kStripBytes;
+  }
+  for (int r = 0; r < R; ++r)
+    for (int j = 0; j < kIntStrip; ++j) tile[r][j] = static_cast<int32_t>(acc[r][j]);
+}
+#endif
+
+using DotTile = void (*)(int64_t, const uint8_t*, int64_t, const int8_t*, Tile&);
+
+template <int... I>
+constexpr std::array<DotTile, kMr> dot_tile_table(std::integer_sequence<int, I...>) {
+  return {dot_tile<I + 1>...};
+}
+// Indexed by rows - 1: edge tiles do no arithmetic for missing rows.
+constexpr auto kDotTiles = dot_tile_table(std::make_integer_sequence<int, kMr>());
+
+// A's rows as unsigned bytes (int8 moved up by 128), depth zero-padded to whole quads, and
+// the sum of each row; reused by the calling thread's later products.
+struct UnsignedRows {
+  std::vector<uint8_t> bytes;
+  std::vector<int32_t> sums;
+};
+
+template <class TA>
+const UnsignedRows& unsigned_rows(int64_t m, const TA* a, int64_t lda, int64_t k, int64_t depth,
+                                  const Parallel& parallel) {
+  thread_local UnsignedRows mine;
+  UnsignedRows& rows = mine;  // the caller's: inside the loop, `mine` would name each worker's own
+  rows.bytes.resize(static_cast<std::size_t>(m * depth));
+  rows.sums.resize(static_cast<std::size_t>(m));
+  parallel.for_range(m, std::max<int64_t>(1, 16384 / std::max<int64_t>(depth, 1)), [&](int64_t r0, int64_t r1) {
+    for (int64_t i = r0; i < r1; ++i) {
+      const TA* src = a + i * lda;
+      uint8_t* dst = rows.bytes.data() + i * depth;
+      uint32_t sum = 0;
+      for (int64_t p = 0; p < k; ++p) {
+        const auto v = static_cast<uint8_t>(std::is_signed_v<TA> ? static_cast<int32_t>(src[p]) + 128 : src[p]);
+        dst[p] = v;
+        sum += v;
+      }
+      std::fill(dst + k, dst + depth, uint8_t{0});
+      rows.sums[static_cast<std::size_t>(i)] = static_cast<int32_t>(sum);
+    }
+  });
+  return rows;
+}
+
+// out[4 * j + t] = rows[t][j]: four rows of a strip into its quads of depth.
+void interleave_quads(const uint8_t (&rows)[4][kIntStrip], uint8_t* out) {
+#if defined(__SSE2__)
+  for (int64_t j = 0; j < kIntStrip; j += 16) {
+    const auto load = [&](int t) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(&rows[t][j])); };
+    const __m128i r0 = load(0), r1 = load(1), r2 = load(2), r3 = load(3);
+    const __m128i low01 = _mm_unpacklo_epi8(r0, r1), high01 = _mm_unpackhi_epi8(r0, r1);
+    const __m128i low23 = _mm_unpacklo_epi8(r2, r3), high23 = _mm_unpackhi_epi8(r2, r3);
+    auto* o = reinterpret_cast<__m128i*>(out + 4 * j);
+    _mm_storeu_si128(o + 0, _mm_unpacklo_epi16(low01, low23));
+    _mm_storeu_si128(o + 1, _mm_unpackhi_epi16(low01, low23));
+    _mm_storeu_si128(o + 2, _mm_unpacklo_epi16(high01, high23));
+    _mm_storeu_si128(o + 3, _mm_unpackhi_epi16(high01, high23));
+  }
+#else
+  for (int64_t j = 0; j < kIntStrip; ++j)
+    for (int t = 0; t < 4; ++t) out[4 * j + t] = rows[t][j];
+#endif
+}
+
+int32_t zero_point(IntZeroPoints zero, int64_t i) {
+  if (zero.empty()) return 0;
+  return zero[zero.size() == 1 ? 0 : static_cast<std::size_t>(i)];
+}
+
+}  // namespace
+
+template <class TB>
+PackedIntB PackedIntB::pack(const TB* b, int64_t ldb, bool trans, int64_t k, int64_t n) {
+  PackedIntB p;
+  p.assign(b, ldb, trans, k, n, SerialParallel());
+  return p;
+}
+
+template <class TB>
+void PackedIntB::assign(const TB* b, int64_t ldb, bool trans, int64_t k, int64_t n, const Parallel& parallel) {
+  k_ = k;
+  n_ = n;
+  from_unsigned_ = std::is_unsigned_v<TB>;
+  const int64_t quads = this->quads(), strips = (n + kIntStrip - 1) / kIntStrip;
+  data_.resize(static_cast<std::size_t>(strips * quads * kStripBytes));
+  column_sums_.resize(static_cast<std::size_t>(n));
+  const auto flip = static_cast<uint8_t>(from_unsigned_ ? 0x80 : 0);  // v - 128 as int8, for uint8 v
+  parallel.for_range(strips, std::max<int64_t>(1, 4096 / std::max<int64_t>(k, 1)), [&](int64_t s0, int64_t s1) {
+    for (int64_t s = s0; s < s1; ++s) {
+      const int64_t j0 = s * kIntStrip, width = std::min(kIntStrip, n - j0);
+      int8_t* dst = data_.data() + s * quads * kStripBytes;
+      // Four rows of the strip's columns (zeros past k and n), interleaved into quads.
+      uint8_t rows[4][kIntStrip];
+      uint32_t sums[kIntStrip] = {};
+      for (int64_t q = 0; q < quads; ++q) {
+        for (int t = 0; t < 4; ++t) {
+          const int64_t d = q * 4 + t;
+          uint8_t* row = rows[t];
+          if (d >= k) {
+            std::fill(row, row + kIntStrip, uint8_t{0});
+            continue;
+          }
+          if (!trans && width == kIntStrip) {  // the common case, in vector loops
+            const TB* src = b + d * ldb + j0;
+            for (int64_t j = 0; j < kIntStrip; ++j) row[j] = static_cast<uint8_t>(src[j]) ^ flip;
+          } else {
+            for (int64_t j = 0; j < kIntStrip; ++j)
+              row[j] = j < width ? static_cast<uint8_t>(
+                                       static_cast<uint8_t>(trans ? b[(j0 + j) * ldb + d] : b[d * ldb + j0 + j]) ^ flip)
+                                 : uint8_t{0};
+          }
+          for (int64_t j = 0; j < kIntStrip; ++j) sums[j] += static_cast<uint32_t>(static_cast<int8_t>(row[j]));
+        }
+        interleave_quads(rows, reinterpret_cast<uint8_t*>(dst + q * kStripBytes));
+      }
+      for (int64_t j = 0; j < width; ++j)
+        column_sums_[static_cast<std::size_t>(j0 + j)] = static_cast<int32_t>(sums[j]);
+    }
+  });
+}
+
+template <class TA>
+void int_gemm(int64_t m, const TA* a, int64_t lda, IntZeroPoints a_zero, const PackedIntB& b, IntZeroPoints b_zero,
+              int32_t* c, int64_t ldc, const Parallel& parallel) {
+  const int64_t n = b.n(), k = b.k(), quads = b.quads();
+  if (m == 0 || n == 0) return;
+  const UnsignedRows& rows = unsigned_rows(m, a, lda, k, quads * 4, parallel);
+  // (A - az)(B - bz) = (A' - az')(B' - bz') with A' = A (+128 when signed), B' as stored:
+  // = A'.B' - bz' * rowsum(A') - az' * colsum(B') + k * az' * bz', in wrapping arithmetic.
+  const uint32_t a_shift = std::is_signed_v<TA> ? 128u : 0u;
+  const auto b_shift = static_cast<uint32_t>(b.shift());
+  const int32_t* column_sums = b.column_sums();
+  const int64_t strips = (n + kIntStrip - 1) / kIntStrip;
+  const int64_t row_blocks = (m + kRowBlock - 1) / kRowBlock;
+  // Neighbouring tasks share a strip of B, which stays in cache while A's blocks stream.
+  parallel.for_range(strips * row_blocks, 1, [&](int64_t t0, int64_t t1) {
+    alignas(64) Tile tile;
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t s = t / row_blocks, block = t % row_blocks;
+      const int64_t j0 = s * kIntStrip, nr = std::min(kIntStrip, n - j0);
+      const int64_t block_end = std::min(m, (block + 1) * kRowBlock);
+      for (int64_t i0 = block * kRowBlock; i0 < block_end; i0 += kMr) {
+        const int64_t mr = std::min<int64_t>(kMr, block_end - i0);
+        kDotTiles[static_cast<std::size_t>(mr - 1)](quads, rows.bytes.data() + i0 * quads * 4, quads * 4, b.strip(s),
+                                                    tile);
+        for (int64_t r = 0; r < mr; ++r) {
+          const int64_t i = i0 + r;
+          const uint32_t az = static_cast<uint32_t>(zero_point(a_zero, i)) + a_shift;
+          const auto row_sum = static_cast<uint32_t>(rows.sums[static_cast<std::size_t>(i)]);
+          int32_t* out = c + i * ldc + j0;
+          for (int64_t j = 0; j < nr; ++j) {
+            const uint32_t bz = static_cast<uint32_t>(zero_point(b_zero, j0 + j)) + b_shift;
+            const uint32_t v = static_cast<uint32_t>(tile[r][j]) - bz * row_sum -
+                               az * static_cast<uint32_t>(column_sums[j0 + j]) + static_cast<uint32_t>(k) * az * bz;
+            out[j] = static_cast<int32_t>(v);
+          }
+        }
+      }
+    }
+  });
+}
+
+template PackedIntB PackedIntB::pack<uint8_t>(const uint8_t*, int64_t, bool, int64_t, int64_t);
+template PackedIntB PackedIntB::pack<int8_t>(const int8_t*, int64_t, bool, int64_t, int64_t);
+template void PackedIntB::assign<uint8_t>(const uint8_t*, int64_t, bool, int64_t, int64_t, const Parallel&);
+template void PackedIntB::assign<int8_t>(const int8_t*, int64_t, bool, int64_t, int64_t, const Parallel&);
+template void int_gemm<uint8_t>(int64_t, const uint8_t*, int64_t, IntZeroPoints, const PackedIntB&, IntZeroPoints,
+                                int32_t*, int64_t, const Parallel&);
+template void int_gemm<int8_t>(int64_t, const int8_t*, int64_t, IntZeroPoints, const PackedIntB&, IntZeroPoints,
+                               int32_t*, int64_t, const Parallel&);
+
+const char* int_gemm_isa() {
+#if defined(NXRT_INT_GEMM_VNNI)
+  return "avx512-vnni";
+#elif defined(NXRT_INT_GEMM_AVX2)
+  return "avx2";
+#else
+  return "portable";
+#endif
+}
+
+}  // namespace nxrt::cpu

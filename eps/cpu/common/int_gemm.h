@@ -1,0 +1,63 @@
+// Integer GEMM of the quantized products (MatMulInteger, QLinearMatMul): C (int32) =
+// (A - a_zero) * (B - b_zero) for uint8 or int8 operands, exact: the int32 sums wrap as the
+// reference loop's do.
+//
+// B is packed once into strips of kIntStrip columns whose depth runs in groups of four bytes,
+// the layout of AVX-512 VNNI's vpdpbusd (four uint8 x int8 products summed into each int32
+// lane). Operands of other signs are moved there exactly: int8 A becomes A + 128, uint8 B
+// becomes B - 128, and their zero points move with them; the zero points then come out of
+// the product through the row sums of A and the column sums of B.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "nxrt/ep/kernel.h"
+
+namespace nxrt::cpu {
+
+inline constexpr int64_t kIntStrip = 32;  // columns of B per packed strip
+
+// B (k x n, uint8 or int8) in the micro-kernel's layout, with its column sums.
+class PackedIntB {
+ public:
+  // B is k x n with leading dimension ldb or, transposed, n x k.
+  template <class TB>
+  static PackedIntB pack(const TB* b, int64_t ldb, bool trans, int64_t k, int64_t n);
+  // The same into this object, keeping its storage; strips are packed in parallel.
+  template <class TB>
+  void assign(const TB* b, int64_t ldb, bool trans, int64_t k, int64_t n, const Parallel& parallel);
+
+  int64_t k() const { return k_; }
+  int64_t n() const { return n_; }
+  int64_t quads() const { return (k_ + 3) / 4; }  // depth in groups of four, zero-padded
+  // How the stored values relate to B's: stored = B - 128 for uint8 B, else B.
+  int32_t shift() const { return from_unsigned_ ? -128 : 0; }
+  // Strip s: columns [s * kIntStrip, ...), quads() groups of kIntStrip x 4 bytes.
+  const int8_t* strip(int64_t s) const { return data_.data() + s * quads() * kIntStrip * 4; }
+  // Per column, the sum over the depth of the stored values.
+  const int32_t* column_sums() const { return column_sums_.data(); }
+
+ private:
+  int64_t k_ = 0;
+  int64_t n_ = 0;
+  bool from_unsigned_ = false;
+  std::vector<int8_t> data_;
+  std::vector<int32_t> column_sums_;
+};
+
+// A zero point of the product: none (empty), one for every row of A (column of B), or one
+// per row (column).
+using IntZeroPoints = std::span<const int32_t>;
+
+// C (m x n, leading dimension ldc) = (A - a_zero) * (B - b_zero); A is m x k (uint8 or
+// int8, leading dimension lda). Splits the work over `parallel`.
+template <class TA>
+void int_gemm(int64_t m, const TA* a, int64_t lda, IntZeroPoints a_zero, const PackedIntB& b, IntZeroPoints b_zero,
+              int32_t* c, int64_t ldc, const Parallel& parallel);
+
+// "avx512-vnni" or "portable": the micro-kernel compiled in, for kernel variant names.
+const char* int_gemm_isa();
+
+}  // namespace nxrt::cpu

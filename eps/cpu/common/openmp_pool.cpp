@@ -1,0 +1,43 @@
+// The OpenMP team behind OpenMpPool: a dynamic schedule over the chunks.
+#include "common/openmp_pool.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <exception>
+
+namespace nxrt::cpu {
+
+OpenMpPool::OpenMpPool(int threads) : threads_(threads > 0 ? threads : std::max(1, omp_get_num_procs())) {}
+
+void OpenMpPool::for_range(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) const {
+  if (n <= 0) return;
+  grain = std::max<int64_t>(grain, 1);
+  const int64_t max_chunks = static_cast<int64_t>(threads_) * 4;
+  const int64_t chunk = std::max(grain, (n + max_chunks - 1) / max_chunks);
+  if (threads_ == 1 || chunk >= n || omp_in_parallel()) {
+    fn(0, n);
+    return;
+  }
+  const int64_t chunks = (n + chunk - 1) / chunk;
+  std::unique_lock team(team_, std::try_to_lock);
+  if (!team) {
+    for (int64_t c = 0; c < chunks; ++c) fn(c * chunk, std::min(n, (c + 1) * chunk));
+    return;
+  }
+  // An exception may not leave an OpenMP region: the first one is carried out of it.
+  std::exception_ptr failure;
+  const int team_size = static_cast<int>(std::min<int64_t>(threads_, chunks));
+#pragma omp parallel for schedule(dynamic, 1) num_threads(team_size)
+  for (int64_t c = 0; c < chunks; ++c) {
+    try {
+      fn(c * chunk, std::min(n, (c + 1) * chunk));
+    } catch (...) {
+#pragma omp critical(nxrt_openmp_pool_failure)
+      if (!failure) failure = std::current_exception();
+    }
+  }
+  if (failure) std::rethrow_exception(failure);
+}
+
+}  // namespace nxrt::cpu

@@ -1,0 +1,78 @@
+// The cpu EP's pools (make_parallel_pool's, and ThreadPool): every index once, chunks of at
+// least the grain, nested and concurrent callers, and a chunk's exception reaching the caller.
+#include "common/parallel_pool.h"
+
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include "common/thread_pool.h"
+
+using nxrt::Parallel;
+using nxrt::SerialParallel;
+using nxrt::cpu::make_parallel_pool;
+using nxrt::cpu::ThreadPool;
+
+namespace {
+
+// Runs for_range over n items and checks each index was visited exactly once, in chunks of
+// at least `grain` (but the last).
+void check_covers(const Parallel& pool, int64_t n, int64_t grain) {
+  std::vector<std::atomic<int>> visits(static_cast<std::size_t>(n));
+  std::atomic<int> short_chunks = 0;
+  pool.for_range(n, grain, [&](int64_t b, int64_t e) {
+    if (e - b < grain && e != n) ++short_chunks;
+    for (int64_t i = b; i < e; ++i) ++visits[static_cast<std::size_t>(i)];
+  });
+  CHECK(short_chunks == 0);
+  for (int64_t i = 0; i < n; ++i) REQUIRE(visits[static_cast<std::size_t>(i)] == 1);
+}
+
+void check_pool(const Parallel& pool) {
+  for (int64_t n : {0, 1, 7, 100, 10007}) check_covers(pool, n, 1);
+  check_covers(pool, 10007, 1000);
+
+  // A loop inside a chunk runs inline and still covers its range.
+  std::atomic<int64_t> inner = 0;
+  pool.for_range(8, 1, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) pool.for_range(100, 1, [&](int64_t ib, int64_t ie) { inner += ie - ib; });
+  });
+  CHECK(inner == 800);
+
+  // Callers on several threads at once each get all their indices.
+  std::vector<std::thread> callers;
+  std::atomic<int64_t> total = 0;
+  for (int t = 0; t < 4; ++t)
+    callers.emplace_back([&] {
+      for (int r = 0; r < 20; ++r) pool.for_range(1000, 1, [&](int64_t b, int64_t e) { total += e - b; });
+    });
+  for (auto& c : callers) c.join();
+  CHECK(total == 4 * 20 * 1000);
+}
+
+}  // namespace
+
+TEST_CASE("the cpu EP's pool covers every index once, nested and from several threads", "[cpu][parallel]") {
+  const auto pool = make_parallel_pool(3);
+  CHECK(pool->threads() == 3);
+  check_pool(*pool);
+  CHECK(make_parallel_pool(0)->threads() >= 1);
+}
+
+TEST_CASE("ThreadPool covers every index once, nested and from several threads", "[cpu][parallel]") {
+  const ThreadPool pool(3);
+  check_pool(pool);
+}
+
+TEST_CASE("an exception in a chunk of the cpu EP's pool reaches the caller", "[cpu][parallel]") {
+  const auto pool = make_parallel_pool(2);
+  CHECK_THROWS_WITH(pool->for_range(64, 1,
+                                    [](int64_t b, int64_t) {
+                                      if (b >= 32) throw std::runtime_error("chunk failed");
+                                    }),
+                    "chunk failed");
+  // The pool still works afterwards.
+  check_covers(*pool, 1000, 1);
+}
