@@ -78,9 +78,10 @@ void check_sizes(int64_t m, int64_t n, int64_t k, int trial, const Parallel& par
 template <class TA, class TB>
 void check_signs(const Parallel& parallel) {
   std::mt19937 rng(11);
-  // Rows around the register tile (8) and the task block (64); columns around the strip
+  // Rows around the register tile (8 or 12) and the task block (64 or 96); columns around the strip
   // (32); depths around the quad (4), and none.
-  const std::vector<int64_t> ms = {1, 7, 8, 9, 65, 130}, ns = {1, 31, 32, 33, 70}, ks = {0, 1, 3, 4, 5, 67, 300};
+  const std::vector<int64_t> ms = {1, 7, 8, 9, 12, 13, 65, 97, 130}, ns = {1, 31, 32, 33, 70},
+                             ks = {0, 1, 3, 4, 5, 67, 300};
   int trial = 0;
   for (int64_t m : ms)
     for (int64_t n : ns) {

@@ -12,6 +12,11 @@
 #if defined(__AVX512VNNI__) && defined(__AVX512BW__)
 #include <immintrin.h>
 #define NXRT_INT_GEMM_VNNI 1
+#if defined(__AMX_TILE__) && defined(__AMX_INT8__) && defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#define NXRT_INT_GEMM_AMX 1
+#endif
 #elif defined(__AVX2__)
 #include <immintrin.h>
 #define NXRT_INT_GEMM_AVX2 1
@@ -22,44 +27,106 @@
 namespace nxrt::cpu {
 namespace {
 
-constexpr int kMr = 8;                          // rows of a register tile
+// Rows of a register tile: with VNNI, 12 x 2 vectors of accumulators leave registers for the
+// strip's two vectors of B and the broadcast A values.
+#if defined(NXRT_INT_GEMM_VNNI)
+constexpr int kMr = 12;
+#else
+constexpr int kMr = 8;
+#endif
 constexpr int64_t kRowBlock = 8 * kMr;          // rows of A per task, over one strip of B
 constexpr int64_t kStripBytes = kIntStrip * 4;  // one quad of depth across a strip
+#if defined(NXRT_INT_GEMM_AMX)
+constexpr int64_t kQuadAlign = 16;  // an AMX tile's depth: 16 quads (64 bytes a row)
+constexpr int64_t kRowAlign = 32;   // rows of A per AMX step (two tiles)
+#else
+constexpr int64_t kQuadAlign = 1;
+constexpr int64_t kRowAlign = 1;
+#endif
+static_assert(kRowBlock % kRowAlign == 0);
 
 using Tile = int32_t[kMr][kIntStrip];
 
 #if defined(NXRT_INT_GEMM_VNNI)
 // tile (R x kIntStrip) = A rows (unsigned, `quads` groups of four) . B strip (signed), with
-// vpdpbusd: two vectors of 16 columns per row.
+// vpdpbusd: kVectors vectors of 16 columns per row.
+constexpr int kVectors = kIntStrip / 16;
+
 template <int R>
 void dot_tile(int64_t quads, const uint8_t* a, int64_t lda, const int8_t* b, Tile& tile) {
-  __m512i acc[R][2];
-  for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = _mm512_setzero_si512();
+  __m512i acc[R][kVectors];
+  for (int r = 0; r < R; ++r)
+    for (int v = 0; v < kVectors; ++v) acc[r][v] = _mm512_setzero_si512();
   for (int64_t q = 0; q < quads; ++q) {
-    const __m512i b0 = _mm512_loadu_si512(b);
-    const __m512i b1 = _mm512_loadu_si512(b + 64);
+    __m512i bv[kVectors];
+    for (int v = 0; v < kVectors; ++v) bv[v] = _mm512_loadu_si512(b + 64 * v);
     b += kStripBytes;
-#pragma GCC unroll 8
+#pragma GCC unroll 12
     for (int r = 0; r < R; ++r) {
       int32_t quad;
       std::memcpy(&quad, a + r * lda + q * 4, sizeof quad);
       const __m512i av = _mm512_set1_epi32(quad);
-      acc[r][0] = _mm512_dpbusd_epi32(acc[r][0], av, b0);
-      acc[r][1] = _mm512_dpbusd_epi32(acc[r][1], av, b1);
+      for (int v = 0; v < kVectors; ++v) acc[r][v] = _mm512_dpbusd_epi32(acc[r][v], av, bv[v]);
     }
   }
-  for (int r = 0; r < R; ++r) {
-    _mm512_storeu_si512(&tile[r][0], acc[r][0]);
-    _mm512_storeu_si512(&tile[r][16], acc[r][1]);
-  }
+  for (int r = 0; r < R; ++r)
+    for (int v = 0; v < kVectors; ++v) _mm512_storeu_si512(&tile[r][16 * v], acc[r][v]);
 }
+
+#if defined(NXRT_INT_GEMM_AMX)
+// Linux hands AMX's tile registers only to processes that ask for them (arch_prctl).
+bool amx_granted() {
+  static const bool granted = [] {
+    constexpr int kRequestPermission = 0x1023;  // ARCH_REQ_XCOMP_PERM
+    constexpr int kTileData = 18;               // XFEATURE_XTILEDATA
+    return syscall(SYS_arch_prctl, kRequestPermission, kTileData) == 0;
+  }();
+  return granted;
+}
+
+// Tiles 0-3: C, 16 rows x 16 int32 each (a 32 x 32 block); 4-5: A, 16 rows x 64 bytes;
+// 6-7: B, 16 quads x 16 columns (64 bytes a row).
+struct alignas(64) AmxConfig {
+  uint8_t palette = 1;
+  uint8_t start_row = 0;
+  uint8_t reserved[14] = {};
+  uint16_t colsb[16] = {64, 64, 64, 64, 64, 64, 64, 64};
+  uint8_t rows[16] = {16, 16, 16, 16, 16, 16, 16, 16};
+};
+
+// c (32 x kIntStrip, leading dimension kIntStrip) = 32 rows of A (unsigned, lda bytes apart)
+// . a strip of B, over `chunks` tiles of depth. The tiles must be configured (AmxConfig).
+void amx_block(int64_t chunks, const uint8_t* a, int64_t lda, const int8_t* b, int32_t* c) {
+  _tile_zero(0);
+  _tile_zero(1);
+  _tile_zero(2);
+  _tile_zero(3);
+  for (int64_t t = 0; t < chunks; ++t) {
+    const uint8_t* at = a + t * 64;
+    const int8_t* bt = b + t * kQuadAlign * kStripBytes;
+    _tile_loadd(4, at, lda);
+    _tile_loadd(5, at + 16 * lda, lda);
+    _tile_loadd(6, bt, kStripBytes);
+    _tile_loadd(7, bt + 64, kStripBytes);
+    _tile_dpbusd(0, 4, 6);
+    _tile_dpbusd(1, 4, 7);
+    _tile_dpbusd(2, 5, 6);
+    _tile_dpbusd(3, 5, 7);
+  }
+  constexpr int64_t kLd = kIntStrip * sizeof(int32_t);
+  _tile_stored(0, c, kLd);
+  _tile_stored(1, c + 16, kLd);
+  _tile_stored(2, c + 16 * kIntStrip, kLd);
+  _tile_stored(3, c + 16 * kIntStrip + 16, kLd);
+}
+#endif
 #elif defined(NXRT_INT_GEMM_AVX2)
-// Up to two rows x 16 columns (half a strip) of the tile, with vpmaddwd: each 16-byte chunk
+// Up to two rows x 16 columns (a part of the strip) of the tile, with vpmaddwd: each 16-byte chunk
 // of a quad (4 columns x 4 depths) widens to int16 and multiplies a row's quad repeated;
 // each int32 lane gets one column's sum over two depths (exact: no int16 sum saturates).
 // `raw` holds the two partial sums of each column side by side.
 template <int Rows>
-void dot_half_strip(int64_t quads, const uint8_t* a, int64_t lda, const int8_t* b, int32_t (*raw)[kIntStrip * 2]) {
+void dot_part(int64_t quads, const uint8_t* a, int64_t lda, const int8_t* b, int32_t (*raw)[kIntStrip * 2]) {
   __m256i acc[Rows][4];
   for (int r = 0; r < Rows; ++r)
     for (int c = 0; c < 4; ++c) acc[r][c] = _mm256_setzero_si256();
@@ -81,13 +148,13 @@ void dot_half_strip(int64_t quads, const uint8_t* a, int64_t lda, const int8_t* 
 template <int R>
 void dot_tile(int64_t quads, const uint8_t* a, int64_t lda, const int8_t* b, Tile& tile) {
   alignas(32) int32_t raw[R][kIntStrip * 2];
-  for (int half = 0; half < 2; ++half)
+  for (int part = 0; part < kIntStrip / 16; ++part)
     for (int r = 0; r < R; r += 2) {
-      int32_t(*out)[kIntStrip * 2] = reinterpret_cast<int32_t(*)[kIntStrip * 2]>(&raw[r][half * kIntStrip]);
+      int32_t(*out)[kIntStrip * 2] = reinterpret_cast<int32_t(*)[kIntStrip * 2]>(&raw[r][part * 32]);
       if (r + 1 < R) {
-        dot_half_strip<2>(quads, a + r * lda, lda, b + half * 64, out);
+        dot_part<2>(quads, a + r * lda, lda, b + part * 64, out);
       } else {
-        dot_half_strip<1>(quads, a + r * lda, lda, b + half * 64, out);
+        dot_part<1>(quads, a + r * lda, lda, b + part * 64, out);
       }
     }
   for (int r = 0; r < R; ++r)
@@ -131,26 +198,35 @@ struct UnsignedRows {
   std::vector<int32_t> sums;
 };
 
+// dst = src as unsigned bytes (+128 for int8), zeros up to `depth`; returns their sum. (Loops
+// that store bytes sit in functions of their own: in a lambda, a byte store may alias any
+// captured variable, and the loop would not vectorize.)
+template <class TA>
+uint32_t unsigned_row(const TA* src, int64_t k, int64_t depth, uint8_t* dst) {
+  uint32_t sum = 0;
+  for (int64_t p = 0; p < k; ++p) {
+    const auto v = static_cast<uint8_t>(std::is_signed_v<TA> ? static_cast<int32_t>(src[p]) + 128 : src[p]);
+    dst[p] = v;
+    sum += v;
+  }
+  std::fill(dst + k, dst + depth, uint8_t{0});
+  return sum;
+}
+
 template <class TA>
 const UnsignedRows& unsigned_rows(int64_t m, const TA* a, int64_t lda, int64_t k, int64_t depth,
                                   const Parallel& parallel) {
   thread_local UnsignedRows mine;
   UnsignedRows& rows = mine;  // the caller's: inside the loop, `mine` would name each worker's own
-  rows.bytes.resize(static_cast<std::size_t>(m * depth));
+  // Whole AMX steps of rows: the rows past m are zeros, their sums never read.
+  const int64_t padded = (m + kRowAlign - 1) / kRowAlign * kRowAlign;
+  rows.bytes.resize(static_cast<std::size_t>(padded * depth));
+  std::fill(rows.bytes.begin() + m * depth, rows.bytes.end(), uint8_t{0});
   rows.sums.resize(static_cast<std::size_t>(m));
   parallel.for_range(m, std::max<int64_t>(1, 16384 / std::max<int64_t>(depth, 1)), [&](int64_t r0, int64_t r1) {
-    for (int64_t i = r0; i < r1; ++i) {
-      const TA* src = a + i * lda;
-      uint8_t* dst = rows.bytes.data() + i * depth;
-      uint32_t sum = 0;
-      for (int64_t p = 0; p < k; ++p) {
-        const auto v = static_cast<uint8_t>(std::is_signed_v<TA> ? static_cast<int32_t>(src[p]) + 128 : src[p]);
-        dst[p] = v;
-        sum += v;
-      }
-      std::fill(dst + k, dst + depth, uint8_t{0});
-      rows.sums[static_cast<std::size_t>(i)] = static_cast<int32_t>(sum);
-    }
+    for (int64_t i = r0; i < r1; ++i)
+      rows.sums[static_cast<std::size_t>(i)] =
+          static_cast<int32_t>(unsigned_row(a + i * lda, k, depth, rows.bytes.data() + i * depth));
   });
   return rows;
 }
@@ -175,6 +251,45 @@ void interleave_quads(const uint8_t (&rows)[4][kIntStrip], uint8_t* out) {
 #endif
 }
 
+// One strip of B: columns [j0, j0 + width) as `quads` quads of depth (B - 128 for uint8, zeros
+// past k and the width) at dst, and their column sums.
+template <class TB>
+void pack_strip(const TB* b, int64_t ldb, bool trans, int64_t k, int64_t quads, int64_t j0, int64_t width, int8_t* dst,
+                int32_t* column_sums) {
+  const uint8_t flip = std::is_unsigned_v<TB> ? 0x80 : 0;  // v - 128 as int8, for uint8 v
+  uint8_t rows[4][kIntStrip];
+  uint32_t sums[kIntStrip] = {};
+  for (int64_t q = 0; q < quads; ++q) {
+    for (int t = 0; t < 4; ++t) {
+      const int64_t d = q * 4 + t;
+      uint8_t* row = rows[t];
+      if (d >= k) {
+        std::fill(row, row + kIntStrip, uint8_t{0});
+        continue;
+      }
+      if (!trans && width == kIntStrip) {  // the common case, in vector loops
+        const TB* src = b + d * ldb + j0;
+        for (int64_t j = 0; j < kIntStrip; ++j) row[j] = static_cast<uint8_t>(src[j]) ^ flip;
+      } else {
+        for (int64_t j = 0; j < kIntStrip; ++j)
+          row[j] = j < width ? static_cast<uint8_t>(
+                                   static_cast<uint8_t>(trans ? b[(j0 + j) * ldb + d] : b[d * ldb + j0 + j]) ^ flip)
+                             : uint8_t{0};
+      }
+      for (int64_t j = 0; j < kIntStrip; ++j) sums[j] += static_cast<uint32_t>(static_cast<int8_t>(row[j]));
+    }
+    interleave_quads(rows, reinterpret_cast<uint8_t*>(dst + q * kStripBytes));
+  }
+  for (int64_t j = 0; j < width; ++j) column_sums[j] = static_cast<int32_t>(sums[j]);
+}
+
+// out = dot - b_zero * row_sum + a_zero * column_terms over one row of a tile (see int_gemm).
+void store_row(const int32_t* dot, int64_t count, uint32_t row_sum, uint32_t a_zero, const uint32_t* b_zero,
+               const uint32_t* column_terms, int32_t* out) {
+  for (int64_t j = 0; j < count; ++j)
+    out[j] = static_cast<int32_t>(static_cast<uint32_t>(dot[j]) - b_zero[j] * row_sum + a_zero * column_terms[j]);
+}
+
 int32_t zero_point(IntZeroPoints zero, int64_t i) {
   if (zero.empty()) return 0;
   return zero[zero.size() == 1 ? 0 : static_cast<std::size_t>(i)];
@@ -194,41 +309,14 @@ void PackedIntB::assign(const TB* b, int64_t ldb, bool trans, int64_t k, int64_t
   k_ = k;
   n_ = n;
   from_unsigned_ = std::is_unsigned_v<TB>;
-  const int64_t quads = this->quads(), strips = (n + kIntStrip - 1) / kIntStrip;
+  quads_ = ((k + 3) / 4 + kQuadAlign - 1) / kQuadAlign * kQuadAlign;
+  const int64_t quads = quads_, strips = (n + kIntStrip - 1) / kIntStrip;
   data_.resize(static_cast<std::size_t>(strips * quads * kStripBytes));
   column_sums_.resize(static_cast<std::size_t>(n));
-  const auto flip = static_cast<uint8_t>(from_unsigned_ ? 0x80 : 0);  // v - 128 as int8, for uint8 v
   parallel.for_range(strips, std::max<int64_t>(1, 4096 / std::max<int64_t>(k, 1)), [&](int64_t s0, int64_t s1) {
-    for (int64_t s = s0; s < s1; ++s) {
-      const int64_t j0 = s * kIntStrip, width = std::min(kIntStrip, n - j0);
-      int8_t* dst = data_.data() + s * quads * kStripBytes;
-      // Four rows of the strip's columns (zeros past k and n), interleaved into quads.
-      uint8_t rows[4][kIntStrip];
-      uint32_t sums[kIntStrip] = {};
-      for (int64_t q = 0; q < quads; ++q) {
-        for (int t = 0; t < 4; ++t) {
-          const int64_t d = q * 4 + t;
-          uint8_t* row = rows[t];
-          if (d >= k) {
-            std::fill(row, row + kIntStrip, uint8_t{0});
-            continue;
-          }
-          if (!trans && width == kIntStrip) {  // the common case, in vector loops
-            const TB* src = b + d * ldb + j0;
-            for (int64_t j = 0; j < kIntStrip; ++j) row[j] = static_cast<uint8_t>(src[j]) ^ flip;
-          } else {
-            for (int64_t j = 0; j < kIntStrip; ++j)
-              row[j] = j < width ? static_cast<uint8_t>(
-                                       static_cast<uint8_t>(trans ? b[(j0 + j) * ldb + d] : b[d * ldb + j0 + j]) ^ flip)
-                                 : uint8_t{0};
-          }
-          for (int64_t j = 0; j < kIntStrip; ++j) sums[j] += static_cast<uint32_t>(static_cast<int8_t>(row[j]));
-        }
-        interleave_quads(rows, reinterpret_cast<uint8_t*>(dst + q * kStripBytes));
-      }
-      for (int64_t j = 0; j < width; ++j)
-        column_sums_[static_cast<std::size_t>(j0 + j)] = static_cast<int32_t>(sums[j]);
-    }
+    for (int64_t s = s0; s < s1; ++s)
+      pack_strip(b, ldb, trans, k, quads, s * kIntStrip, std::min(kIntStrip, n - s * kIntStrip),
+                 data_.data() + s * quads * kStripBytes, column_sums_.data() + s * kIntStrip);
   });
 }
 
@@ -239,13 +327,50 @@ void int_gemm(int64_t m, const TA* a, int64_t lda, IntZeroPoints a_zero, const P
   if (m == 0 || n == 0) return;
   const UnsignedRows& rows = unsigned_rows(m, a, lda, k, quads * 4, parallel);
   // (A - az)(B - bz) = (A' - az')(B' - bz') with A' = A (+128 when signed), B' as stored:
-  // = A'.B' - bz' * rowsum(A') - az' * colsum(B') + k * az' * bz', in wrapping arithmetic.
+  // = A'.B' - bz' * rowsum(A') + az' * (k * bz' - colsum(B')), in wrapping arithmetic. The
+  // last factor and bz' are per column, computed once here.
   const uint32_t a_shift = std::is_signed_v<TA> ? 128u : 0u;
-  const auto b_shift = static_cast<uint32_t>(b.shift());
-  const int32_t* column_sums = b.column_sums();
+  thread_local std::vector<uint32_t> columns;
+  std::vector<uint32_t>& b_zeros = columns;  // the caller's: inside the loop, `columns` would name each worker's own
+  b_zeros.resize(static_cast<std::size_t>(2 * n));
+  uint32_t* column_terms = b_zeros.data() + n;
+  for (int64_t j = 0; j < n; ++j) {
+    b_zeros[static_cast<std::size_t>(j)] = static_cast<uint32_t>(zero_point(b_zero, j) + b.shift());
+    column_terms[j] =
+        static_cast<uint32_t>(k) * b_zeros[static_cast<std::size_t>(j)] - static_cast<uint32_t>(b.column_sums()[j]);
+  }
   const int64_t strips = (n + kIntStrip - 1) / kIntStrip;
   const int64_t row_blocks = (m + kRowBlock - 1) / kRowBlock;
   // Neighbouring tasks share a strip of B, which stays in cache while A's blocks stream.
+  const int64_t depth = quads * 4;
+#if defined(NXRT_INT_GEMM_AMX)
+  if (m >= 16 && amx_granted()) {
+    static_assert(kIntStrip == 32, "an AMX step covers a strip with two B tiles");
+    parallel.for_range(strips * row_blocks, 1, [&](int64_t t0, int64_t t1) {
+      // The tiles are this thread's until released; another library may configure them
+      // differently between our tasks.
+      static const AmxConfig config;
+      _tile_loadconfig(&config);
+      alignas(64) int32_t block[kRowAlign][kIntStrip];
+      for (int64_t t = t0; t < t1; ++t) {
+        const int64_t s = t / row_blocks, row_block = t % row_blocks;
+        const int64_t j0 = s * kIntStrip, nr = std::min(kIntStrip, n - j0);
+        const int64_t block_end = std::min(m, (row_block + 1) * kRowBlock);
+        for (int64_t i0 = row_block * kRowBlock; i0 < block_end; i0 += kRowAlign) {
+          amx_block(quads / kQuadAlign, rows.bytes.data() + i0 * depth, depth, b.strip(s), &block[0][0]);
+          for (int64_t r = 0; r < std::min(kRowAlign, block_end - i0); ++r) {
+            const int64_t i = i0 + r;
+            store_row(block[r], nr, static_cast<uint32_t>(rows.sums[static_cast<std::size_t>(i)]),
+                      static_cast<uint32_t>(zero_point(a_zero, i)) + a_shift, b_zeros.data() + j0, column_terms + j0,
+                      c + i * ldc + j0);
+          }
+        }
+      }
+      _tile_release();
+    });
+    return;
+  }
+#endif
   parallel.for_range(strips * row_blocks, 1, [&](int64_t t0, int64_t t1) {
     alignas(64) Tile tile;
     for (int64_t t = t0; t < t1; ++t) {
@@ -254,19 +379,12 @@ void int_gemm(int64_t m, const TA* a, int64_t lda, IntZeroPoints a_zero, const P
       const int64_t block_end = std::min(m, (block + 1) * kRowBlock);
       for (int64_t i0 = block * kRowBlock; i0 < block_end; i0 += kMr) {
         const int64_t mr = std::min<int64_t>(kMr, block_end - i0);
-        kDotTiles[static_cast<std::size_t>(mr - 1)](quads, rows.bytes.data() + i0 * quads * 4, quads * 4, b.strip(s),
-                                                    tile);
+        kDotTiles[static_cast<std::size_t>(mr - 1)](quads, rows.bytes.data() + i0 * depth, depth, b.strip(s), tile);
         for (int64_t r = 0; r < mr; ++r) {
           const int64_t i = i0 + r;
-          const uint32_t az = static_cast<uint32_t>(zero_point(a_zero, i)) + a_shift;
-          const auto row_sum = static_cast<uint32_t>(rows.sums[static_cast<std::size_t>(i)]);
-          int32_t* out = c + i * ldc + j0;
-          for (int64_t j = 0; j < nr; ++j) {
-            const uint32_t bz = static_cast<uint32_t>(zero_point(b_zero, j0 + j)) + b_shift;
-            const uint32_t v = static_cast<uint32_t>(tile[r][j]) - bz * row_sum -
-                               az * static_cast<uint32_t>(column_sums[j0 + j]) + static_cast<uint32_t>(k) * az * bz;
-            out[j] = static_cast<int32_t>(v);
-          }
+          store_row(tile[r], nr, static_cast<uint32_t>(rows.sums[static_cast<std::size_t>(i)]),
+                    static_cast<uint32_t>(zero_point(a_zero, i)) + a_shift, b_zeros.data() + j0, column_terms + j0,
+                    c + i * ldc + j0);
         }
       }
     }
@@ -283,7 +401,9 @@ template void int_gemm<int8_t>(int64_t, const int8_t*, int64_t, IntZeroPoints, c
                                int32_t*, int64_t, const Parallel&);
 
 const char* int_gemm_isa() {
-#if defined(NXRT_INT_GEMM_VNNI)
+#if defined(NXRT_INT_GEMM_AMX)
+  return amx_granted() ? "amx" : "avx512-vnni";
+#elif defined(NXRT_INT_GEMM_VNNI)
   return "avx512-vnni";
 #elif defined(NXRT_INT_GEMM_AVX2)
   return "avx2";

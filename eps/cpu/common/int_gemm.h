@@ -4,9 +4,9 @@
 //
 // B is packed once into strips of kIntStrip columns whose depth runs in groups of four bytes,
 // the layout of AVX-512 VNNI's vpdpbusd (four uint8 x int8 products summed into each int32
-// lane). Operands of other signs are moved there exactly: int8 A becomes A + 128, uint8 B
-// becomes B - 128, and their zero points move with them; the zero points then come out of
-// the product through the row sums of A and the column sums of B.
+// lane) and of AMX's tdpbusd (whose B tiles are 16 such groups of 16 columns). Operands of other signs are moved there
+// exactly: int8 A becomes A + 128, uint8 B becomes B - 128, and their zero points move with them; the zero points then
+// come out of the product through the row sums of A and the column sums of B.
 #pragma once
 
 #include <cstdint>
@@ -31,7 +31,8 @@ class PackedIntB {
 
   int64_t k() const { return k_; }
   int64_t n() const { return n_; }
-  int64_t quads() const { return (k_ + 3) / 4; }  // depth in groups of four, zero-padded
+  // Depth in groups of four, zero-padded (to whole AMX tiles of 16 where AMX is built).
+  int64_t quads() const { return quads_; }
   // How the stored values relate to B's: stored = B - 128 for uint8 B, else B.
   int32_t shift() const { return from_unsigned_ ? -128 : 0; }
   // Strip s: columns [s * kIntStrip, ...), quads() groups of kIntStrip x 4 bytes.
@@ -42,6 +43,7 @@ class PackedIntB {
  private:
   int64_t k_ = 0;
   int64_t n_ = 0;
+  int64_t quads_ = 0;
   bool from_unsigned_ = false;
   std::vector<int8_t> data_;
   std::vector<int32_t> column_sums_;
@@ -57,7 +59,8 @@ template <class TA>
 void int_gemm(int64_t m, const TA* a, int64_t lda, IntZeroPoints a_zero, const PackedIntB& b, IntZeroPoints b_zero,
               int32_t* c, int64_t ldc, const Parallel& parallel);
 
-// "avx512-vnni" or "portable": the micro-kernel compiled in, for kernel variant names.
+// "amx", "avx512-vnni", "avx2" or "portable": the micro-kernel products of at least 16 rows
+// run on here, for kernel variant names (AMX where built and the OS grants its tiles).
 const char* int_gemm_isa();
 
 }  // namespace nxrt::cpu
