@@ -320,3 +320,30 @@ TEST_CASE("integer products name a zero point or scale of the wrong length", "[c
   REQUIRE_FALSE(q);
   CHECK_THAT(q.error().render(), Catch::Contains("QLinearMatMul: b_scale (input 4) has 3 values; it needs 1 or 2"));
 }
+
+TEST_CASE("ConvInteger in 1-D and 3-D agrees with the same 2-D convolution", "[cpu][quantize]") {
+  std::mt19937 rng(3);
+  // [1, 6, 1, 20] with a 1x3 kernel, stride 2, two groups: as 1-D [1, 6, 20] and as 3-D
+  // [1, 6, 1, 1, 20] it must give the same sums, reshaped.
+  const IntConvCase c{1, 6, 16, 2, 1, 20, 1, 3, 2, 1, 0};
+  const Tensor x2 = random_ints<uint8_t>({1, 6, 1, 20}, rng);
+  const Tensor w2 = random_ints<int8_t>({16, 3, 1, 3}, rng);
+  const Tensor xz = Tensor::from_vector<uint8_t>({}, {100});
+  const Tensor expected = direct_conv_integer<uint8_t, int8_t>(c, x2, w2, 100, {0});
+  for (const Shape& extra : {Shape{}, Shape{1, 1}}) {
+    Shape xs = {1, 6}, ws = {16, 3};
+    xs.insert(xs.end(), extra.begin(), extra.end());
+    ws.insert(ws.end(), extra.begin(), extra.end());
+    xs.push_back(20);
+    ws.push_back(3);
+    auto y = run_on_cpu({.op_type = "ConvInteger",
+                         .opset = 10,
+                         .inputs = {x2.reshaped(xs), w2.reshaped(ws), xz},
+                         .attrs = attrs({{"group", int64_t{2}}, {"strides", ints(xs.size() - 2, 2)}})});
+    REQUIRE(y);
+    Shape out = {1, 16};
+    out.insert(out.end(), extra.begin(), extra.end());
+    out.push_back(9);
+    check_equal((*y)[0], expected.reshaped(out));
+  }
+}

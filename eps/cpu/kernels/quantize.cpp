@@ -415,15 +415,21 @@ Expected<IntConvPlan> plan_int_conv(std::string_view op, const WindowAttrs& attr
   return p;
 }
 
-// out[o] += (row[o * stride] - x_zp) * weight for o in [first, second). (A function of its
-// own, so that the loop vectorizes: in a lambda, the stores could alias the captures.)
+// One tap of a depthwise convolution over an output plane: out[oh][o] += (x[ih][iw] - x_zp) *
+// weight with ih = oh * sh + th and iw = o * sw + tw, for the output rows [h0, h1) and columns
+// [w0, w1) whose tap lands inside the input. (A function of its own, so that the loops
+// vectorize: in a lambda, the stores could alias the captures.)
 template <class TX>
-void add_scaled_row(const TX* row, int64_t stride, int32_t x_zp, int32_t weight, int64_t first, int64_t second,
-                    int32_t* out) {
-  if (stride == 1) {
-    for (int64_t o = first; o < second; ++o) out[o] += (static_cast<int32_t>(row[o]) - x_zp) * weight;
-  } else {
-    for (int64_t o = first; o < second; ++o) out[o] += (static_cast<int32_t>(row[o * stride]) - x_zp) * weight;
+void add_tap(const TX* x, int64_t in_w, int64_t sh, int64_t th, int64_t sw, int64_t tw, int32_t x_zp, int32_t weight,
+             int64_t h0, int64_t h1, int64_t w0, int64_t w1, int64_t out_w, int32_t* out) {
+  for (int64_t oh = h0; oh < h1; ++oh) {
+    const TX* row = x + (oh * sh + th) * in_w;
+    int32_t* o_row = out + oh * out_w;
+    if (sw == 1) {
+      for (int64_t o = w0; o < w1; ++o) o_row[o] += (static_cast<int32_t>(row[o + tw]) - x_zp) * weight;
+    } else {
+      for (int64_t o = w0; o < w1; ++o) o_row[o] += (static_cast<int32_t>(row[o * sw + tw]) - x_zp) * weight;
+    }
   }
 }
 
@@ -463,7 +469,7 @@ void int_im2col(const IntConvPlan& p, const TX* x, TX x_zp, TX* col, const Paral
 }
 
 // A depthwise convolution (one input channel per group) directly: each output plane adds up
-// its taps' shifted input rows, a vector loop along the rows when the stride is 1.
+// its taps' shifted input planes, vector loops along the rows when the stride is 1.
 template <class TX, class TW>
 void int_depthwise(const IntConvPlan& p, const TX* x, const TW* w, int32_t x_zp, const std::vector<int32_t>& w_zero,
                    int32_t* y, const Parallel& parallel) {
@@ -481,16 +487,15 @@ void int_depthwise(const IntConvPlan& p, const TX* x, const TW* w, int32_t x_zp,
           for (int64_t tap = 0; tap < taps; ++tap) {
             const int64_t e = tap % dw.kernel, b = (tap / dw.kernel) % dh.kernel, a = tap / (dw.kernel * dh.kernel);
             const int32_t weight = static_cast<int32_t>(w[oc * taps + tap]) - wz;
+            const auto [h_first, h_second] = valid_outputs(dh, b);
             const auto [w_first, w_second] = valid_outputs(dw, e);
-            const int64_t tw = e * dw.dilation - dw.pad_begin;
-            for (int64_t od = 0; od < dd.out; ++od)
-              for (int64_t oh = 0; oh < dh.out; ++oh) {
-                const int64_t id = od * dd.stride - dd.pad_begin + a * dd.dilation;
-                const int64_t ih = oh * dh.stride - dh.pad_begin + b * dh.dilation;
-                if (id < 0 || id >= dd.in || ih < 0 || ih >= dh.in) continue;
-                add_scaled_row(channel + (id * dh.in + ih) * dw.in + tw, dw.stride, x_zp, weight, w_first, w_second,
-                               out + (od * dh.out + oh) * dw.out);
-              }
+            for (int64_t od = 0; od < dd.out; ++od) {
+              const int64_t id = od * dd.stride - dd.pad_begin + a * dd.dilation;
+              if (id < 0 || id >= dd.in) continue;
+              add_tap(channel + id * dh.in * dw.in, dw.in, dh.stride, b * dh.dilation - dh.pad_begin, dw.stride,
+                      e * dw.dilation - dw.pad_begin, x_zp, weight, h_first, h_second, w_first, w_second, dw.out,
+                      out + od * dh.out * dw.out);
+            }
           }
         }
       });
