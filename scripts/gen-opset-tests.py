@@ -444,6 +444,7 @@ def cases():
     yield from lowbit_cases()
     yield from llm_cases()
     yield from opset24_cases()
+    yield from int8_cases()
 
 
 def rotary_caches(rows, half, base=10000.0):
@@ -531,6 +532,46 @@ def opset24_cases():
     yield Case("chain_24_topk_squeeze", 24,
                [node("TopK", ["x", "k"], ["v", "i"]), node("Squeeze", ["v", "axes"], ["y"])],
                {"x": rand(1, 6)}, ["y", "i"], {"k": ints(3), "axes": ints(0)})
+
+
+def int8_cases():
+    """The integer products at sizes past the int8 GEMM's register tiles, strips and AMX steps
+    (16 rows or more), every sign of A and B, per-column zero points and scales, and the
+    dynamically quantized MatMul that ONNX Runtime's quantize_dynamic writes."""
+    u8 = lambda *shape: rng.integers(0, 256, shape).astype(np.uint8)  # noqa: E731
+    i8 = lambda *shape: rng.integers(-128, 128, shape).astype(np.int8)  # noqa: E731
+    yield one("matmulinteger_21_u8s8_batched", 21, "MatMulInteger", {"a": u8(2, 40, 70)},
+              {"b": i8(70, 45), "a_zero": np.array(131, np.uint8), "b_zero": i8(45)})
+    yield one("matmulinteger_21_s8u8", 21, "MatMulInteger", {"a": i8(33, 64), "b": u8(64, 20)},
+              {"a_zero": np.array(-5, np.int8), "b_zero": np.array(200, np.uint8)})
+    yield one("qlinearmatmul_21_per_column", 21, "QLinearMatMul", {"a": u8(20, 37)},
+              {"a_scale": np.array(0.02, F), "a_zero": np.array(120, np.uint8), "b": i8(37, 50),
+               "b_scale": rng.uniform(0.001, 0.01, 50).astype(F), "b_zero": np.zeros(50, np.int8),
+               "y_scale": np.array(0.3, F), "y_zero": np.array(128, np.uint8)})
+    conv_consts = lambda w, oc: {"w": w, "w_scale": rng.uniform(0.002, 0.02, oc).astype(F),  # noqa: E731
+                                 "w_zero": np.zeros(oc, np.int8), "y_scale": np.array(0.4, F),
+                                 "y_zero": np.array(100, np.uint8), "bias": rng.integers(-500, 500, oc).astype(np.int32)}
+    yield Case("qlinearconv_21_3x3", 21,
+               node("QLinearConv", ["x", "x_scale", "x_zero", "w", "w_scale", "w_zero", "y_scale", "y_zero", "bias"],
+                    ["y"], pads=[1, 1, 1, 1]),
+               {"x": u8(1, 8, 12, 12)}, ["y"],
+               {"x_scale": np.array(0.05, F), "x_zero": np.array(128, np.uint8), **conv_consts(i8(40, 8, 3, 3), 40)})
+    yield Case("qlinearconv_21_depthwise_strided", 21,
+               node("QLinearConv", ["x", "x_scale", "x_zero", "w", "w_scale", "w_zero", "y_scale", "y_zero", "bias"],
+                    ["y"], pads=[1, 1, 1, 1], strides=[2, 2], group=6),
+               {"x": u8(1, 6, 11, 11)}, ["y"],
+               {"x_scale": np.array(0.05, F), "x_zero": np.array(90, np.uint8), **conv_consts(i8(6, 1, 3, 3), 6)})
+    yield one("convinteger_21_grouped", 21, "ConvInteger", {"x": u8(2, 4, 7, 7)},
+              {"w": u8(8, 2, 3, 3), "x_zero": np.array(17, np.uint8)}, group=2, pads=[1, 0, 1, 0])
+    yield one("dynamicquantizelinear_21_large", 21, "DynamicQuantizeLinear", {"x": rand(70, 300, lo=-3, hi=5)},
+              outputs=("y", "y_scale", "y_zero"))
+    scale = np.array(0.004, F)
+    yield Case("dynamic_matmul_21_quantize_dynamic", 21,
+               [node("DynamicQuantizeLinear", ["x"], ["xq", "xs", "xz"]),
+                node("MatMulInteger", ["xq", "w", "xz", "wz"], ["acc"]),
+                node("Cast", ["acc"], ["f"], to=onnx.TensorProto.FLOAT), node("Mul", ["xs", "ws"], ["s"]),
+                node("Mul", ["f", "s"], ["y"])],
+               {"x": rand(40, 64)}, ["y"], {"w": i8(64, 48), "wz": np.array(0, np.int8), "ws": scale})
 
 
 def ensure_ort():

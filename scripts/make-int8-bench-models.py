@@ -1,0 +1,75 @@
+#!/usr/bin/python3
+"""Writes single-op int8 models to .cache/bench-models/ for `nxrt bench` and
+scripts/bench-vs-ort.sh: the shapes of a quantized CNN's layers and of a decoder's MLP.
+
+  qlinearconv_3x3.onnx        QLinearConv 64 -> 64 channels, 3x3, pads 1, on uint8 [1, 64, 56, 56]
+  qlinearconv_1x1.onnx        QLinearConv 256 -> 64, 1x1, on [1, 256, 56, 56]
+  qlinearconv_depthwise.onnx  QLinearConv depthwise 3x3 (144 groups) on [1, 144, 56, 56]
+  matmulinteger.onnx          MatMulInteger uint8 [128, 512] x int8 [512, 1376], zero points
+  dynamicquantizelinear.onnx  DynamicQuantizeLinear of float [128, 1376]
+
+Weights are int8 with per-channel scales, random (seed 0); run with /usr/bin/python3.
+
+  scripts/make-int8-bench-models.py [--out-dir DIR]
+"""
+import argparse
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def save(out_dir, name, node, inputs, outputs, inits):
+    graph = helper.make_graph([node], name, inputs, outputs, inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], producer_name="nxrt-bench")
+    model.ir_version = 8
+    onnx.save(model, str(out_dir / f"{name}.onnx"))
+    print(f"wrote {out_dir / name}.onnx")
+
+
+def qlinearconv(out_dir, rng, name, channels, out_channels, size, kernel, group=1):
+    weights = rng.integers(-127, 128, (out_channels, channels // group, kernel, kernel)).astype(np.int8)
+    inits = [
+        numpy_helper.from_array(weights, "w"),
+        numpy_helper.from_array(np.array(0.02, np.float32), "x_scale"),
+        numpy_helper.from_array(np.array(128, np.uint8), "x_zero"),
+        numpy_helper.from_array(rng.uniform(0.005, 0.02, out_channels).astype(np.float32), "w_scale"),
+        numpy_helper.from_array(np.zeros(out_channels, np.int8), "w_zero"),
+        numpy_helper.from_array(np.array(0.5, np.float32), "y_scale"),
+        numpy_helper.from_array(np.array(128, np.uint8), "y_zero"),
+        numpy_helper.from_array(rng.integers(-1000, 1000, out_channels).astype(np.int32), "bias"),
+    ]
+    node = helper.make_node("QLinearConv", ["x", "x_scale", "x_zero", "w", "w_scale", "w_zero", "y_scale", "y_zero",
+                                            "bias"], ["y"], pads=[kernel // 2] * 4, group=group)
+    save(out_dir, name, node, [helper.make_tensor_value_info("x", TensorProto.UINT8, [1, channels, size, size])],
+         [helper.make_tensor_value_info("y", TensorProto.UINT8, [1, out_channels, size, size])], inits)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out-dir", type=Path, default=REPO / ".cache" / "bench-models")
+    args = parser.parse_args()
+    args.out_dir.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(0)
+    qlinearconv(args.out_dir, rng, "qlinearconv_3x3", 64, 64, 56, 3)
+    qlinearconv(args.out_dir, rng, "qlinearconv_1x1", 256, 64, 56, 1)
+    qlinearconv(args.out_dir, rng, "qlinearconv_depthwise", 144, 144, 56, 3, group=144)
+    m, k, n = 128, 512, 1376
+    inits = [numpy_helper.from_array(rng.integers(-127, 128, (k, n)).astype(np.int8), "b"),
+             numpy_helper.from_array(np.array(7, np.uint8), "a_zero"),
+             numpy_helper.from_array(np.array(0, np.int8), "b_zero")]
+    save(args.out_dir, "matmulinteger", helper.make_node("MatMulInteger", ["a", "b", "a_zero", "b_zero"], ["y"]),
+         [helper.make_tensor_value_info("a", TensorProto.UINT8, [m, k])],
+         [helper.make_tensor_value_info("y", TensorProto.INT32, [m, n])], inits)
+    save(args.out_dir, "dynamicquantizelinear", helper.make_node("DynamicQuantizeLinear", ["x"], ["y", "s", "z"]),
+         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [m, n])],
+         [helper.make_tensor_value_info("y", TensorProto.UINT8, [m, n]),
+          helper.make_tensor_value_info("s", TensorProto.FLOAT, []),
+          helper.make_tensor_value_info("z", TensorProto.UINT8, [])], [])
+
+
+if __name__ == "__main__":
+    main()

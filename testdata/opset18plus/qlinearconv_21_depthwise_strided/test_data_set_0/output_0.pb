@@ -1,0 +1,1 @@
+ByJØ\KF‡ddi‡Dw‰eb}ƒ|UXsHÇHWm‘E3 [HjJcebjofb`eUbjotefkfchklbk]ZdacgdfclljTªxg”hjIeOXd˜kRJ•PRgm*X{SM`Sd_^j;Œhlajfelgup`ifletnfugigmjqgeihlgjpcihb_g`ff_ga^\diajb\mZ]dlcbfaf`d\`ad_ccj^C7ghNKq]LFx;gHV>RiIUq]o…%IoifŽFSY
