@@ -1,5 +1,5 @@
 // The integer GEMM: A rewritten as unsigned bytes with its row sums, then register tiles of
-// up to kMr rows x one packed strip of B, each summed over the whole depth, then the zero
+// up to kIntMr rows x one packed strip of B, each summed over the whole depth, then the zero
 // points taken out while the tile is stored.
 #include "common/int_gemm.h"
 
@@ -30,11 +30,11 @@ namespace {
 // Rows of a register tile: with VNNI, 12 x 2 vectors of accumulators leave registers for the
 // strip's two vectors of B and the broadcast A values.
 #if defined(NXRT_INT_GEMM_VNNI)
-constexpr int kMr = 12;
+constexpr int kIntMr = 12;
 #else
-constexpr int kMr = 8;
+constexpr int kIntMr = 8;
 #endif
-constexpr int64_t kRowBlock = 8 * kMr;          // rows of A per task, over one strip of B
+constexpr int64_t kIntRowBlock = 8 * kIntMr;    // rows of A per task, over one strip of B
 constexpr int64_t kStripBytes = kIntStrip * 4;  // one quad of depth across a strip
 #if defined(NXRT_INT_GEMM_AMX)
 constexpr int64_t kQuadAlign = 16;  // an AMX tile's depth: 16 quads (64 bytes a row)
@@ -43,9 +43,9 @@ constexpr int64_t kRowAlign = 32;   // rows of A per AMX step (two tiles)
 constexpr int64_t kQuadAlign = 1;
 constexpr int64_t kRowAlign = 1;
 #endif
-static_assert(kRowBlock % kRowAlign == 0);
+static_assert(kIntRowBlock % kRowAlign == 0);
 
-using Tile = int32_t[kMr][kIntStrip];
+using IntTile = int32_t[kIntMr][kIntStrip];
 
 #if defined(NXRT_INT_GEMM_VNNI)
 // tile (R x kIntStrip) = A rows (unsigned, `quads` groups of four) . B strip (signed), with
@@ -53,7 +53,7 @@ using Tile = int32_t[kMr][kIntStrip];
 constexpr int kVectors = kIntStrip / 16;
 
 template <int R>
-void dot_tile(int64_t quads, const uint8_t* a, int64_t lda, const int8_t* b, Tile& tile) {
+void dot_tile(int64_t quads, const uint8_t* a, int64_t lda, const int8_t* b, IntTile& tile) {
   __m512i acc[R][kVectors];
   for (int r = 0; r < R; ++r)
     for (int v = 0; v < kVectors; ++v) acc[r][v] = _mm512_setzero_si512();
@@ -146,7 +146,7 @@ void dot_part(int64_t quads, const uint8_t* a, int64_t lda, const int8_t* b, int
 }
 
 template <int R>
-void dot_tile(int64_t quads, const uint8_t* a, int64_t lda, const int8_t* b, Tile& tile) {
+void dot_tile(int64_t quads, const uint8_t* a, int64_t lda, const int8_t* b, IntTile& tile) {
   alignas(32) int32_t raw[R][kIntStrip * 2];
   for (int part = 0; part < kIntStrip / 16; ++part)
     for (int r = 0; r < R; r += 2) {
@@ -164,7 +164,7 @@ void dot_tile(int64_t quads, const uint8_t* a, int64_t lda, const int8_t* b, Til
 // The same sums in plain C++ for machines without AVX2 (the compiler vectorizes the columns).
 // Unsigned accumulators wrap, as the int32 sums of the reference loop do.
 template <int R>
-void dot_tile(int64_t quads, const uint8_t* a, int64_t lda, const int8_t* b, Tile& tile) {
+void dot_tile(int64_t quads, const uint8_t* a, int64_t lda, const int8_t* b, IntTile& tile) {
   uint32_t acc[R][kIntStrip] = {};
   for (int64_t q = 0; q < quads; ++q) {
     for (int r = 0; r < R; ++r) {
@@ -182,14 +182,14 @@ void dot_tile(int64_t quads, const uint8_t* a, int64_t lda, const int8_t* b, Til
 }
 #endif
 
-using DotTile = void (*)(int64_t, const uint8_t*, int64_t, const int8_t*, Tile&);
+using DotTile = void (*)(int64_t, const uint8_t*, int64_t, const int8_t*, IntTile&);
 
 template <int... I>
-constexpr std::array<DotTile, kMr> dot_tile_table(std::integer_sequence<int, I...>) {
+constexpr std::array<DotTile, kIntMr> dot_tile_table(std::integer_sequence<int, I...>) {
   return {dot_tile<I + 1>...};
 }
 // Indexed by rows - 1: edge tiles do no arithmetic for missing rows.
-constexpr auto kDotTiles = dot_tile_table(std::make_integer_sequence<int, kMr>());
+constexpr auto kDotTiles = dot_tile_table(std::make_integer_sequence<int, kIntMr>());
 
 // A's rows as unsigned bytes (int8 moved up by 128), depth zero-padded to whole quads, and
 // the sum of each row; reused by the calling thread's later products.
@@ -284,13 +284,13 @@ void pack_strip(const TB* b, int64_t ldb, bool trans, int64_t k, int64_t quads, 
 }
 
 // out = dot - b_zero * row_sum + a_zero * column_terms over one row of a tile (see int_gemm).
-void store_row(const int32_t* dot, int64_t count, uint32_t row_sum, uint32_t a_zero, const uint32_t* b_zero,
-               const uint32_t* column_terms, int32_t* out) {
+void store_int_row(const int32_t* dot, int64_t count, uint32_t row_sum, uint32_t a_zero, const uint32_t* b_zero,
+                   const uint32_t* column_terms, int32_t* out) {
   for (int64_t j = 0; j < count; ++j)
     out[j] = static_cast<int32_t>(static_cast<uint32_t>(dot[j]) - b_zero[j] * row_sum + a_zero * column_terms[j]);
 }
 
-int32_t zero_point(IntZeroPoints zero, int64_t i) {
+int32_t zero_point_at(IntZeroPoints zero, int64_t i) {
   if (zero.empty()) return 0;
   return zero[zero.size() == 1 ? 0 : static_cast<std::size_t>(i)];
 }
@@ -335,12 +335,12 @@ void int_gemm(int64_t m, const TA* a, int64_t lda, IntZeroPoints a_zero, const P
   b_zeros.resize(static_cast<std::size_t>(2 * n));
   uint32_t* column_terms = b_zeros.data() + n;
   for (int64_t j = 0; j < n; ++j) {
-    b_zeros[static_cast<std::size_t>(j)] = static_cast<uint32_t>(zero_point(b_zero, j) + b.shift());
+    b_zeros[static_cast<std::size_t>(j)] = static_cast<uint32_t>(zero_point_at(b_zero, j) + b.shift());
     column_terms[j] =
         static_cast<uint32_t>(k) * b_zeros[static_cast<std::size_t>(j)] - static_cast<uint32_t>(b.column_sums()[j]);
   }
   const int64_t strips = (n + kIntStrip - 1) / kIntStrip;
-  const int64_t row_blocks = (m + kRowBlock - 1) / kRowBlock;
+  const int64_t row_blocks = (m + kIntRowBlock - 1) / kIntRowBlock;
   // Neighbouring tasks share a strip of B, which stays in cache while A's blocks stream.
   const int64_t depth = quads * 4;
 #if defined(NXRT_INT_GEMM_AMX)
@@ -355,14 +355,14 @@ void int_gemm(int64_t m, const TA* a, int64_t lda, IntZeroPoints a_zero, const P
       for (int64_t t = t0; t < t1; ++t) {
         const int64_t s = t / row_blocks, row_block = t % row_blocks;
         const int64_t j0 = s * kIntStrip, nr = std::min(kIntStrip, n - j0);
-        const int64_t block_end = std::min(m, (row_block + 1) * kRowBlock);
-        for (int64_t i0 = row_block * kRowBlock; i0 < block_end; i0 += kRowAlign) {
+        const int64_t block_end = std::min(m, (row_block + 1) * kIntRowBlock);
+        for (int64_t i0 = row_block * kIntRowBlock; i0 < block_end; i0 += kRowAlign) {
           amx_block(quads / kQuadAlign, rows.bytes.data() + i0 * depth, depth, b.strip(s), &block[0][0]);
           for (int64_t r = 0; r < std::min(kRowAlign, block_end - i0); ++r) {
             const int64_t i = i0 + r;
-            store_row(block[r], nr, static_cast<uint32_t>(rows.sums[static_cast<std::size_t>(i)]),
-                      static_cast<uint32_t>(zero_point(a_zero, i)) + a_shift, b_zeros.data() + j0, column_terms + j0,
-                      c + i * ldc + j0);
+            store_int_row(block[r], nr, static_cast<uint32_t>(rows.sums[static_cast<std::size_t>(i)]),
+                          static_cast<uint32_t>(zero_point_at(a_zero, i)) + a_shift, b_zeros.data() + j0,
+                          column_terms + j0, c + i * ldc + j0);
           }
         }
       }
@@ -372,19 +372,19 @@ void int_gemm(int64_t m, const TA* a, int64_t lda, IntZeroPoints a_zero, const P
   }
 #endif
   parallel.for_range(strips * row_blocks, 1, [&](int64_t t0, int64_t t1) {
-    alignas(64) Tile tile;
+    alignas(64) IntTile tile;
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t s = t / row_blocks, block = t % row_blocks;
       const int64_t j0 = s * kIntStrip, nr = std::min(kIntStrip, n - j0);
-      const int64_t block_end = std::min(m, (block + 1) * kRowBlock);
-      for (int64_t i0 = block * kRowBlock; i0 < block_end; i0 += kMr) {
-        const int64_t mr = std::min<int64_t>(kMr, block_end - i0);
+      const int64_t block_end = std::min(m, (block + 1) * kIntRowBlock);
+      for (int64_t i0 = block * kIntRowBlock; i0 < block_end; i0 += kIntMr) {
+        const int64_t mr = std::min<int64_t>(kIntMr, block_end - i0);
         kDotTiles[static_cast<std::size_t>(mr - 1)](quads, rows.bytes.data() + i0 * depth, depth, b.strip(s), tile);
         for (int64_t r = 0; r < mr; ++r) {
           const int64_t i = i0 + r;
-          store_row(tile[r], nr, static_cast<uint32_t>(rows.sums[static_cast<std::size_t>(i)]),
-                    static_cast<uint32_t>(zero_point(a_zero, i)) + a_shift, b_zeros.data() + j0, column_terms + j0,
-                    c + i * ldc + j0);
+          store_int_row(tile[r], nr, static_cast<uint32_t>(rows.sums[static_cast<std::size_t>(i)]),
+                        static_cast<uint32_t>(zero_point_at(a_zero, i)) + a_shift, b_zeros.data() + j0,
+                        column_terms + j0, c + i * ldc + j0);
         }
       }
     }

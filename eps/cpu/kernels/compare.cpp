@@ -82,13 +82,13 @@ KernelDef compare_def(const char* op, int64_t since, int64_t until = 0) {
 using BoolTypes = TypeList<bool>;
 
 // Bitwise forms of the logic ops: on bools they equal the logical ones and vectorize.
-struct AndOp {
+struct LogicalAnd {
   bool operator()(bool a, bool b) const { return a & b; }
 };
-struct OrOp {
+struct LogicalOr {
   bool operator()(bool a, bool b) const { return a | b; }
 };
-struct XorOp {
+struct LogicalXor {
   bool operator()(bool a, bool b) const { return a ^ b; }
 };
 
@@ -190,12 +190,12 @@ std::vector<KernelDef> compare_kernels() {
       compare_def<GreaterOp, CompareTypes>("Greater", 7),
       compare_def<LessOrEqualOp, CompareTypes>("LessOrEqual", 12),
       compare_def<GreaterOrEqualOp, CompareTypes>("GreaterOrEqual", 12),
-      compare_def<AndOp, BoolTypes>("And", 1, 6),
-      compare_def<AndOp, BoolTypes>("And", 7),
-      compare_def<OrOp, BoolTypes>("Or", 1, 6),
-      compare_def<OrOp, BoolTypes>("Or", 7),
-      compare_def<XorOp, BoolTypes>("Xor", 1, 6),
-      compare_def<XorOp, BoolTypes>("Xor", 7),
+      compare_def<LogicalAnd, BoolTypes>("And", 1, 6),
+      compare_def<LogicalAnd, BoolTypes>("And", 7),
+      compare_def<LogicalOr, BoolTypes>("Or", 1, 6),
+      compare_def<LogicalOr, BoolTypes>("Or", 7),
+      compare_def<LogicalXor, BoolTypes>("Xor", 1, 6),
+      compare_def<LogicalXor, BoolTypes>("Xor", 7),
       KernelDef{{"", "Not", 1}, 0, check_not, [](const NodeContext&) { return make_kernel<NotKernel>(); }},
       KernelDef{{"", "Where", 9}, 0, check_where, [](const NodeContext&) { return make_kernel<WhereKernel>(); }},
   };
