@@ -29,6 +29,28 @@ TEST_CASE("Relu, Sigmoid and Clip match their definitions", "[cpu][unary]") {
   check_equal((*clip)[0], Tensor::from_vector<float>({2, 3}, {-1, -0.5f, 0, 0.5f, 1, 1}));
 }
 
+TEST_CASE("Sigmoid's float vectors stay within 2 ulp of the formula, in the tails and at NaN", "[cpu][unary]") {
+  // 1001 values from -100 to 100 (vector bodies and a tail), then infinities and NaN.
+  std::vector<float> v;
+  for (int i = 0; i <= 1000; ++i) v.push_back(-100.f + 0.2f * static_cast<float>(i));
+  v.insert(v.end(), {std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(),
+                     std::numeric_limits<float>::quiet_NaN()});
+  const Tensor y = run_one({.op_type = "Sigmoid", .inputs = {Tensor::from_vector<float>({std::ssize(v)}, v)}});
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const float want = 1 / (1 + std::exp(-v[i])), got = y.data_as<float>()[i];
+    INFO("x = " << v[i] << ": " << got << " against " << want);
+    if (std::isnan(want)) {
+      CHECK(std::isnan(got));
+    } else {
+      CHECK(std::abs(got - want) <= 2 * std::numeric_limits<float>::epsilon() * want + 1e-37f);
+    }
+  }
+  // float16 and double keep the formula.
+  const Tensor d = run_one({.op_type = "Sigmoid", .inputs = {Tensor::from_vector<double>({2}, {-1, 3})}});
+  CHECK(d.data_as<double>()[0] == 1 / (1 + std::exp(1.0)));
+  CHECK(d.data_as<double>()[1] == 1 / (1 + std::exp(-3.0)));
+}
+
 TEST_CASE("math and rounding ops match std, Round rounds halves to even", "[cpu][unary][elementwise]") {
   const std::vector<float> v = {-2.5f, -1.5f, -0.5f, 0.5f, 1.5f, 2.5f, 0.4f, 2.6f};
   const Tensor x = Tensor::from_vector<float>({8}, v);

@@ -159,6 +159,15 @@ void exp_shifted(const float* x, const float* shift, float* y, int64_t n) {
   if (i < n) store_tail(y + i, exp_vector(load_tail(x + i, n - i) - load_tail(shift + i, n - i)), n - i);
 }
 
+void sigmoid(const float* x, float* y, int64_t n) {
+  int64_t i = 0;
+  for (; i + kWidth <= n; i += kWidth) {
+    const Floats v = 1.0f / (1.0f + exp_vector(-load(x + i)));
+    std::memcpy(y + i, &v, sizeof v);
+  }
+  if (i < n) store_tail(y + i, 1.0f / (1.0f + exp_vector(-load_tail(x + i, n - i))), n - i);
+}
+
 void exp_shifted(const double* x, double shift, double* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = std::exp(x[i] - shift);
 }
