@@ -347,3 +347,25 @@ TEST_CASE("ConvInteger in 1-D and 3-D agrees with the same 2-D convolution", "[c
     check_equal((*y)[0], expected.reshaped(out));
   }
 }
+
+TEST_CASE("integer products of empty operands", "[cpu][quantize]") {
+  // No rows: an empty result. No depth: every sum is 0, whatever the zero points.
+  auto rows =
+      run_on_cpu({.op_type = "MatMulInteger",
+                  .opset = 10,
+                  .inputs = {Tensor::from_vector<uint8_t>({0, 5}, {}),
+                             Tensor::from_vector<int8_t>({5, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15})},
+                  .constant = {false, true}});
+  REQUIRE(rows);
+  check_equal((*rows)[0], Tensor::from_vector<int32_t>({0, 3}, {}));
+  auto depth = run_on_cpu({.op_type = "MatMulInteger",
+                           .opset = 10,
+                           .inputs = {Tensor::from_vector<uint8_t>({2, 0}, {}), Tensor::from_vector<int8_t>({0, 3}, {}),
+                                      Tensor::from_vector<uint8_t>({}, {9}), Tensor::from_vector<int8_t>({}, {-4})}});
+  REQUIRE(depth);
+  check_equal((*depth)[0], Tensor::from_vector<int32_t>({2, 3}, {0, 0, 0, 0, 0, 0}));
+  auto quantized = run_on_cpu(
+      {.op_type = "DynamicQuantizeLinear", .inputs = {Tensor::from_vector<float>({0, 4}, {})}, .outputs = 3});
+  REQUIRE(quantized);
+  CHECK((*quantized)[0].numel() == 0);
+}
