@@ -1,6 +1,6 @@
 // The integer GEMM: A rewritten as unsigned bytes with its row sums, then register tiles of
-// up to kIntMr rows x one packed strip of B, each summed over the whole depth, then the zero
-// points taken out while the tile is stored.
+// up to kIntMr rows (or AMX steps of 32 rows) x one packed strip of B, each summed over the
+// whole depth, then the zero points taken out while the tile is stored.
 #include "common/int_gemm.h"
 
 #include <algorithm>

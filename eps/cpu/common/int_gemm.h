@@ -1,12 +1,13 @@
-// Integer GEMM of the quantized products (MatMulInteger, QLinearMatMul): C (int32) =
-// (A - a_zero) * (B - b_zero) for uint8 or int8 operands, exact: the int32 sums wrap as the
-// reference loop's do.
+// Integer GEMM of the quantized products (MatMulInteger, QLinearMatMul, and the integer
+// convolutions through im2col): C (int32) = (A - a_zero) * (B - b_zero) for uint8 or int8
+// operands, exact: the int32 sums wrap as the reference loop's do.
 //
 // B is packed once into strips of kIntStrip columns whose depth runs in groups of four bytes,
 // the layout of AVX-512 VNNI's vpdpbusd (four uint8 x int8 products summed into each int32
-// lane) and of AMX's tdpbusd (whose B tiles are 16 such groups of 16 columns). Operands of other signs are moved there
-// exactly: int8 A becomes A + 128, uint8 B becomes B - 128, and their zero points move with them; the zero points then
-// come out of the product through the row sums of A and the column sums of B.
+// lane) and of AMX's tdpbusd (whose B tiles are 16 such groups of 16 columns). Operands of
+// other signs are moved there exactly: int8 A becomes A + 128, uint8 B becomes B - 128, and
+// their zero points move with them; the zero points then come out of the product through the
+// row sums of A and the column sums of B.
 #pragma once
 
 #include <cstdint>
