@@ -259,6 +259,7 @@ TEST_CASE("ConvInteger matches a direct loop for groups, pads, strides and dilat
       {1, 16, 32, 2, 10, 9, 3, 3, 2, 1, 1},  // two groups of 16 outputs, strided
       {2, 8, 8, 8, 12, 12, 3, 3, 1, 2, 2},   // depthwise, dilated: a direct loop
       {1, 4, 8, 4, 9, 9, 3, 3, 2, 1, 1},     // depthwise, two outputs per channel, strided
+      {2, 5, 5, 5, 7, 9, 3, 3, 1, 1, 1},     // depthwise 3x3 "same": one loop over each plane
       {3, 6, 6, 3, 5, 5, 3, 3, 1, 1, 1},     // small groups side by side, one thread each
       {1, 4, 8, 1, 6, 5, 5, 2, 1, 1, 0},     // a kernel wider than tall
       {1, 2, 70, 1, 40, 40, 3, 3, 1, 1, 1},  // rows and pixels beyond one tile and strip

@@ -417,11 +417,24 @@ Expected<IntConvPlan> plan_int_conv(std::string_view op, const WindowAttrs& attr
 
 // One tap of a depthwise convolution over an output plane: out[oh][o] += (x[ih][iw] - x_zp) *
 // weight with ih = oh * sh + th and iw = o * sw + tw, for the output rows [h0, h1) and columns
-// [w0, w1) whose tap lands inside the input. (A function of its own, so that the loops
+// [w0, w1) whose tap lands inside the input; x is the input plane. (A function of its own, so that the loops
 // vectorize: in a lambda, the stores could alias the captures.)
 template <class TX>
 void add_tap(const TX* x, int64_t in_w, int64_t sh, int64_t th, int64_t sw, int64_t tw, int32_t x_zp, int32_t weight,
              int64_t h0, int64_t h1, int64_t w0, int64_t w1, int64_t out_w, int32_t* out) {
+  if (sh == 1 && sw == 1 && in_w == out_w && h0 < h1 && w0 < w1) {
+    // Consecutive rows are consecutive in both planes: one loop over the whole block, then the
+    // columns it took at the row ends (reading the neighbouring row's) given back.
+    const int64_t shift = th * in_w + tw;
+    const auto term = [&](int64_t f) { return (static_cast<int32_t>(x[f + shift]) - x_zp) * weight; };
+    for (int64_t f = h0 * out_w + w0; f < (h1 - 1) * out_w + w1; ++f) out[f] += term(f);
+    for (int64_t oh = h0; oh < h1; ++oh) {
+      const int64_t row = oh * out_w, lo = oh == h0 ? w0 : 0, hi = oh == h1 - 1 ? w1 : out_w;
+      for (int64_t o = lo; o < w0; ++o) out[row + o] -= term(row + o);
+      for (int64_t o = w1; o < hi; ++o) out[row + o] -= term(row + o);
+    }
+    return;
+  }
   for (int64_t oh = h0; oh < h1; ++oh) {
     const TX* row = x + (oh * sh + th) * in_w;
     int32_t* o_row = out + oh * out_w;
