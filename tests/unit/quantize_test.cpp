@@ -320,6 +320,25 @@ TEST_CASE("integer products name a zero point or scale of the wrong length", "[c
                                   Tensor::from_vector<float>({}, {1}), Tensor::from_vector<uint8_t>({}, {0})}});
   REQUIRE_FALSE(q);
   CHECK_THAT(q.error().render(), Catch::Contains("QLinearMatMul: b_scale (input 4) has 3 values; it needs 1 or 2"));
+  CHECK_THAT(q.error().render(), Catch::Contains("give one value, or 2 (one per column of b)"));
+
+  // Convolutions: W's zero point and QLinearConv's w_scale, one per output channel (2 here).
+  const Tensor x = Tensor::from_vector<uint8_t>({1, 1, 2, 2}, {1, 2, 3, 4});
+  const Tensor w = Tensor::from_vector<int8_t>({2, 1, 1, 1}, {1, -1});
+  auto c = run_on_cpu(
+      {.op_type = "ConvInteger",
+       .opset = 10,
+       .inputs = {x, w, Tensor::from_vector<uint8_t>({}, {0}), Tensor::from_vector<int8_t>({3}, {0, 0, 0})}});
+  REQUIRE_FALSE(c);
+  CHECK_THAT(c.error().render(),
+             Catch::Contains("ConvInteger: the zero point of W (input 3) has 3 values; it needs 1 or 2"));
+  auto qc = run_on_cpu({.op_type = "QLinearConv",
+                        .opset = 10,
+                        .inputs = {x, Tensor::from_vector<float>({}, {1}), Tensor::from_vector<uint8_t>({}, {0}), w,
+                                   Tensor::from_vector<float>({3}, {1, 1, 1}), Tensor::from_vector<int8_t>({}, {0}),
+                                   Tensor::from_vector<float>({}, {1}), Tensor::from_vector<uint8_t>({}, {0})}});
+  REQUIRE_FALSE(qc);
+  CHECK_THAT(qc.error().render(), Catch::Contains("QLinearConv: w_scale (input 4) has 3 values; it needs 1 or 2"));
 }
 
 TEST_CASE("ConvInteger in 1-D and 3-D agrees with the same 2-D convolution", "[cpu][quantize]") {

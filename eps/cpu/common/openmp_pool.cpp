@@ -6,15 +6,15 @@
 #include <algorithm>
 #include <exception>
 
+#include "common/parallel_pool.h"
+
 namespace nxrt::cpu {
 
 OpenMpPool::OpenMpPool(int threads) : threads_(threads > 0 ? threads : std::max(1, omp_get_num_procs())) {}
 
 void OpenMpPool::for_range(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) const {
   if (n <= 0) return;
-  grain = std::max<int64_t>(grain, 1);
-  const int64_t max_chunks = static_cast<int64_t>(threads_) * 4;
-  const int64_t chunk = std::max(grain, (n + max_chunks - 1) / max_chunks);
+  const int64_t chunk = pool_chunk_length(n, grain, threads());
   if (threads_ == 1 || chunk >= n || omp_in_parallel()) {
     fn(0, n);
     return;

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "common/parallel_pool.h"
+
 namespace nxrt::cpu {
 namespace {
 // Set while a thread runs a chunk: a nested for_range then runs inline instead of deadlocking.
@@ -59,9 +61,7 @@ void ThreadPool::worker_loop() {
 void ThreadPool::for_range(int64_t n, int64_t grain,
                            const std::function<void(int64_t, int64_t)>& fn) const {
   if (n <= 0) return;
-  grain = std::max<int64_t>(grain, 1);
-  const int64_t max_chunks = static_cast<int64_t>(threads()) * 4;
-  const int64_t chunk = std::max(grain, (n + max_chunks - 1) / max_chunks);
+  const int64_t chunk = pool_chunk_length(n, grain, threads());
   if (workers_.empty() || chunk >= n || tls_in_chunk) {
     fn(0, n);
     return;

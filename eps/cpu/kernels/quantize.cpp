@@ -168,17 +168,24 @@ std::vector<PackedIntB> pack_int_matrices(const TB* b, int64_t numel, int64_t k,
   return packed;
 }
 
+// An error unless input `input` holds 1 value or `count` (one per `per`: "row of A", "output
+// channel"...). Zero points and scales share it.
+Expected<void> require_one_or_per(const Tensor& t, int64_t count, std::string_view op, std::string_view what,
+                                  std::size_t input, std::string_view per) {
+  if (t.numel() == 1 || t.numel() == count) return {};
+  return fail(ErrorCode::kRuntime,
+              fmt::format("{}: {} (input {}) has {} values; it needs 1 or {}", op, what, input, t.numel(), count),
+              fmt::format("it holds one value for every {0}, or one per {0}", per),
+              fmt::format("give one value, or {} (one per {})", count, per));
+}
+
 // A zero point input (or its absence) as int32 values, checked to hold 1 or `count` of them.
 template <class T>
 Expected<std::vector<int32_t>> zero_point_values(KernelContext& ctx, std::size_t input, int64_t count,
-                                                 std::string_view op, std::string_view what) {
+                                                 std::string_view op, std::string_view what, std::string_view per) {
   if (!ctx.has_input(input)) return std::vector<int32_t>{};
   const Tensor& t = ctx.input(input);
-  if (t.numel() != 1 && t.numel() != count)
-    return fail(ErrorCode::kRuntime,
-                fmt::format("{}: {} (input {}) has {} values; it needs 1 or {}", op, what, input, t.numel(), count),
-                "a per-row (A) or per-column (B) zero point has one value per row or column",
-                "give one zero point, or one per row of A / column of B");
+  if (auto r = require_one_or_per(t, count, op, what, input, per); !r) return std::unexpected(r.error());
   return std::vector<int32_t>(t.data_as<T>(), t.data_as<T>() + t.numel());
 }
 
@@ -285,9 +292,9 @@ class IntMatMulBase : public Kernel {
     return dispatch_pair(a.dtype(), b.dtype(), [&](auto ta, auto tb) -> Expected<void> {
       using TA = typename decltype(ta)::type;
       using TB = typename decltype(tb)::type;
-      auto a_zero = zero_point_values<TA>(ctx, az_in, plan.m, op, "the zero point of A");
+      auto a_zero = zero_point_values<TA>(ctx, az_in, plan.m, op, "the zero point of A", "row of A");
       if (!a_zero) return std::unexpected(a_zero.error());
-      auto b_zero = zero_point_values<TB>(ctx, bz_in, plan.n, op, "the zero point of B");
+      auto b_zero = zero_point_values<TB>(ctx, bz_in, plan.n, op, "the zero point of B", "column of B");
       if (!b_zero) return std::unexpected(b_zero.error());
       const std::vector<PackedIntB> packed_now =
           packed_b_.empty() ? pack_int_matrices(b.data_as<TB>(), b.numel(), plan.k, plan.n) : std::vector<PackedIntB>{};
@@ -332,18 +339,6 @@ KernelMatch check_qlinear_matmul(const NodeContext& ctx) {
   return int_matmul_claim(ctx, 0, 3);
 }
 
-// A scale input of QLinearMatMul with 1 or `count` values.
-Expected<const float*> scale_values(KernelContext& ctx, std::size_t input, int64_t count, std::string_view what) {
-  const Tensor& t = ctx.input(input);
-  if (t.numel() != 1 && t.numel() != count)
-    return fail(
-        ErrorCode::kRuntime,
-        fmt::format("QLinearMatMul: {} (input {}) has {} values; it needs 1 or {}", what, input, t.numel(), count),
-        "a per-row (a) or per-column (b) scale has one value per row or column",
-        "give one scale, or one per row of a / column of b");
-  return t.data_as<float>();
-}
-
 class QLinearMatMulKernel final : public IntMatMulBase {
  public:
   using IntMatMulBase::IntMatMulBase;
@@ -353,10 +348,10 @@ class QLinearMatMulKernel final : public IntMatMulBase {
     auto acc = accumulators_.take();
     acc->resize(static_cast<std::size_t>(shape_numel(plan->out)));
     if (auto r = sums(ctx, "QLinearMatMul", *plan, 0, 3, 2, 5, acc->data()); !r) return r;
-    auto a_scale = scale_values(ctx, 1, plan->m, "a_scale");
-    if (!a_scale) return std::unexpected(a_scale.error());
-    auto b_scale = scale_values(ctx, 4, plan->n, "b_scale");
-    if (!b_scale) return std::unexpected(b_scale.error());
+    if (auto r = require_one_or_per(ctx.input(1), plan->m, "QLinearMatMul", "a_scale", 1, "row of a"); !r) return r;
+    if (auto r = require_one_or_per(ctx.input(4), plan->n, "QLinearMatMul", "b_scale", 4, "column of b"); !r) return r;
+    const float* a_scale = ctx.input(1).data_as<float>();
+    const float* b_scale = ctx.input(4).data_as<float>();
     const bool a_per_row = ctx.input(1).numel() > 1, b_per_column = ctx.input(4).numel() > 1;
     return dispatch_dtype(QuantTypes{}, ctx.input(7).dtype(), [&](auto tag) -> Expected<void> {
       using Q = typename decltype(tag)::type;
@@ -370,10 +365,10 @@ class QLinearMatMulKernel final : public IntMatMulBase {
           static_cast<int64_t>(acc->size()) / std::max<int64_t>(n, 1),
           std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(n, 1)), [&](int64_t r0, int64_t r1) {
             for (int64_t r = r0; r < r1; ++r) {
-              const float as = (*a_scale)[a_per_row ? r % plan->m : 0];
+              const float as = a_scale[a_per_row ? r % plan->m : 0];
               const int32_t* in = acc->data() + r * n;
               for (int64_t j = 0; j < n; ++j) {
-                const float scale = as * (*b_scale)[b_per_column ? j : 0] / y_scale;
+                const float scale = as * b_scale[b_per_column ? j : 0] / y_scale;
                 out[r * n + j] = saturate_round<Q>(std::nearbyint(static_cast<float>(in[j]) * scale) + y_zp);
               }
             }
@@ -518,7 +513,7 @@ void int_depthwise(const IntConvPlan& p, const TX* x, const TW* w, int32_t x_zp,
 // image and group, a GEMM of W's rows (output channels x taps) by X unrolled (taps x pixels);
 // depthwise convolutions directly. Small groups run side by side, each on one thread.
 template <class TX, class TW>
-void int_conv(const IntConvPlan& p, const TX* x, const TW* w, int32_t x_zp, const TW* w_zp, int64_t w_zp_count,
+void int_conv(const IntConvPlan& p, const TX* x, const TW* w, int32_t x_zp, const std::vector<int32_t>& w_zero,
               int32_t* y, const Parallel& parallel) {
   const auto& [dd, dh, dw] = p.window;
   const int64_t in_size = dd.in * dh.in * dw.in, out_size = dd.out * dh.out * dw.out;
@@ -527,8 +522,6 @@ void int_conv(const IntConvPlan& p, const TX* x, const TW* w, int32_t x_zp, cons
   const bool pointwise = std::ranges::all_of(p.window, [](const WindowDim& d) {
     return d.kernel == 1 && d.stride == 1 && d.pad_begin == 0 && d.pad_end == 0;
   });
-  std::vector<int32_t> w_zero;
-  if (w_zp) w_zero.assign(w_zp, w_zp + w_zp_count);
   if (group_in == 1 && p.group > 1) {
     int_depthwise(p, x, w, x_zp, w_zero, y, parallel);
     return;
@@ -609,10 +602,10 @@ class IntConvBase : public Kernel {
     auto done = dispatch_pair(xt.dtype(), wt.dtype(), [&](auto tx, auto tw) -> Expected<void> {
       using TX = typename decltype(tx)::type;
       using TW = typename decltype(tw)::type;
-      const bool has_wz = ctx.has_input(wz);
       const int32_t x_zp = ctx.has_input(xz) ? static_cast<int32_t>(*ctx.input(xz).data_as<TX>()) : 0;
-      int_conv<TX, TW>(*plan, xt.data_as<TX>(), wt.data_as<TW>(), x_zp, has_wz ? ctx.input(wz).data_as<TW>() : nullptr,
-                       has_wz ? ctx.input(wz).numel() : 1, *y, ctx.parallel());
+      auto w_zero = zero_point_values<TW>(ctx, wz, plan->out_channels, op_, "the zero point of W", "output channel");
+      if (!w_zero) return std::unexpected(w_zero.error());
+      int_conv<TX, TW>(*plan, xt.data_as<TX>(), wt.data_as<TW>(), x_zp, *w_zero, *y, ctx.parallel());
       return {};
     });
     if (!done) return std::unexpected(done.error());
@@ -676,6 +669,9 @@ class QLinearConvKernel final : public IntConvBase {
       return acc->data();
     });
     if (!plan) return std::unexpected(plan.error());
+    if (auto r = require_one_or_per(ctx.input(4), plan->out_channels, "QLinearConv", "w_scale", 4, "output channel");
+        !r)
+      return r;
     return dispatch_dtype(QuantTypes{}, ctx.input(7).dtype(), [&](auto tag) -> Expected<void> {
       using Q = typename decltype(tag)::type;
       auto y = ctx.output(0, dtype_of<Q>(), plan->out);
