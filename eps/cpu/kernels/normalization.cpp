@@ -388,8 +388,7 @@ class RmsNormKernel final : public Kernel {
       for (int64_t r = begin; r < end; ++r) {
         const T* xr = in + r * len;
         T* yr = out + r * len;
-        double squares = 0;
-        for (int64_t i = 0; i < len; ++i) squares += static_cast<double>(xr[i]) * static_cast<double>(xr[i]);
+        const double squares = lane_squared_deviation<double>(xr, len, 0.0);
         const double inv = 1.0 / std::sqrt((len ? squares / static_cast<double>(len) : 0.0) + epsilon_);
         for (int64_t i = 0; i < len; ++i) {
           const T normalized_value = static_cast<T>(static_cast<double>(xr[i]) * inv);
