@@ -6,6 +6,7 @@
 
 #include "common/parallel_pool.h"
 #include "context_blob.h"
+#include "fusion.h"
 #include "kernels/kernels.h"
 #include "nxrt/ep/epcontext.h"
 #include "nxrt/ep/kernel_partition.h"
@@ -51,7 +52,9 @@ Expected<std::unique_ptr<ExecutionProvider>> CpuProvider::create(const EpConfig&
 KernelMatch CpuProvider::claim(const NodeContext& ctx) const { return registry_.check(ctx, info_.name); }
 
 Expected<std::unique_ptr<CompiledPartition>> CpuProvider::compile(const Partition& partition) {
-  auto kp = KernelPartition::build(partition, registry_, info_.name, pool_);
+  auto fused = find_fusions(partition);
+  if (!fused) return std::unexpected(std::move(fused.error()));
+  auto kp = KernelPartition::build(partition, registry_, info_.name, pool_, {}, std::move(*fused));
   if (!kp) return std::unexpected(kp.error());
   return std::unique_ptr<CompiledPartition>(std::move(*kp));
 }
@@ -125,7 +128,9 @@ Expected<std::unique_ptr<CompiledPartition>> CpuProvider::load_context(const EpC
                 fmt::format("the blob has {} inputs and {} outputs, the node {} and {}", inner.inputs.size(),
                             inner.outputs.size(), partition.inputs.size(), partition.outputs.size()),
                 "recompile the model with nxrt compile-epcontext");
-  auto kp = KernelPartition::build(inner, registry_, info_.name, pool_, blob->packed);
+  auto fused = find_fusions(inner);
+  if (!fused) return forward_error(std::move(fused), fmt::format("restoring {}", where));
+  auto kp = KernelPartition::build(inner, registry_, info_.name, pool_, blob->packed, std::move(*fused));
   if (!kp) return forward_error(std::move(kp), fmt::format("restoring {}", where));
   return std::unique_ptr<CompiledPartition>(std::make_unique<RestoredPartition>(std::move(owned), std::move(*kp)));
 }

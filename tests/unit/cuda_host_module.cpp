@@ -24,10 +24,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Host threads per block for grid-stride kernels, and the most blocks a launch runs: enough
-// for every kernel's loops to take more than one turn, few enough to stay quick.
+// Host threads per block for grid-stride kernels (kMaxHostBlocks: cuda_host_module.h).
 constexpr unsigned kGridStrideThreads = 32;
-constexpr int64_t kMaxHostBlocks = 3;
 
 std::string trim(std::string s) {
   const auto first = s.find_first_not_of(" \n");

@@ -18,6 +18,11 @@
 
 namespace nxrt::test {
 
+// The most blocks a launch runs on the host: enough for every kernel's grid-stride and row
+// loops to take more than one turn (as when the grid is capped on a GPU), few enough to stay
+// quick. The host module and the host driver share it.
+inline constexpr unsigned kMaxHostBlocks = 3;
+
 // One plan's module, compiled for the host.
 class HostModule {
  public:

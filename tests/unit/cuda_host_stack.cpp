@@ -19,10 +19,6 @@
 namespace nxrt::test {
 namespace {
 
-// The most blocks a launch runs on the host: the kernels' grid-stride and row loops take the
-// rest, as they do when the grid is capped on a GPU.
-constexpr unsigned kMaxHostBlocks = 3;
-
 struct Function {
   const HostModule* module;
   std::string name;

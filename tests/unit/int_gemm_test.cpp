@@ -14,6 +14,7 @@
 using nxrt::Parallel;
 using nxrt::SerialParallel;
 using nxrt::cpu::int_gemm;
+using nxrt::cpu::IntGemmOutput;
 using nxrt::cpu::make_parallel_pool;
 using nxrt::cpu::PackedIntB;
 
@@ -65,13 +66,28 @@ void check_sizes(int64_t m, int64_t n, int64_t k, int trial, const Parallel& par
   // A padded leading dimension: rows of C and A must not run into each other.
   const int64_t ldc = n + 3;
   std::vector<int32_t> c(static_cast<std::size_t>(m * ldc), -7);
-  int_gemm(m, a.data(), k, az, packed, bz, c.data(), ldc, parallel);
+  int_gemm(m, a.data(), k, az, packed, bz, IntGemmOutput::int32(c.data(), ldc), parallel);
   const auto expected = naive(m, n, k, a, b, trans_b, az, bz);
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < ldc; ++j) {
       INFO(fmt::format("{}x{}x{} trial {}, C[{}, {}]", m, n, k, trial, i, j));
       const int32_t want = j < n ? expected[static_cast<std::size_t>(i * n + j)] : -7;
       REQUIRE(c[static_cast<std::size_t>(i * ldc + j)] == want);
+    }
+  // The same sums as scaled floats: one scale, or one per column.
+  std::vector<float> scale(static_cast<std::size_t>(n));
+  for (int64_t j = 0; j < n; ++j) scale[static_cast<std::size_t>(j)] = 0.25f + 0.125f * static_cast<float>(j % 5);
+  const bool per_column = trial % 2 == 0;
+  std::vector<float> y(static_cast<std::size_t>(m * ldc), -7.0f);
+  int_gemm(m, a.data(), k, az, packed, bz, IntGemmOutput::scaled_float(y.data(), ldc, scale.data(), per_column),
+           parallel);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < ldc; ++j) {
+      INFO(fmt::format("{}x{}x{} trial {}, scaled Y[{}, {}]", m, n, k, trial, i, j));
+      const float want = j < n ? static_cast<float>(expected[static_cast<std::size_t>(i * n + j)]) *
+                                     scale[per_column ? static_cast<std::size_t>(j) : 0]
+                               : -7.0f;
+      REQUIRE(y[static_cast<std::size_t>(i * ldc + j)] == want);
     }
 }
 
@@ -113,12 +129,12 @@ TEST_CASE("int_gemm wraps int32 sums as the reference loop does", "[cpu][int_gem
   const SerialParallel serial;
   const PackedIntB packed = PackedIntB::pack(b.data(), 1, false, k, 1);
   int32_t c = 0;
-  int_gemm(1, a.data(), k, {}, packed, bz, &c, 1, serial);
+  int_gemm(1, a.data(), k, {}, packed, bz, IntGemmOutput::int32(&c, 1), serial);
   CHECK(c == naive<uint8_t, uint8_t>(1, 1, k, a, b, false, {}, bz)[0]);
   CHECK(c == static_cast<int32_t>(static_cast<uint32_t>(255u * 127u * 70000u) * 0xFFFFFFFFu));
 
   const std::vector<int8_t> sa(k, -128), sb(k, -128);
   const PackedIntB packed_s = PackedIntB::pack(sb.data(), 1, false, k, 1);
-  int_gemm(1, sa.data(), k, {}, packed_s, {}, &c, 1, serial);
+  int_gemm(1, sa.data(), k, {}, packed_s, {}, IntGemmOutput::int32(&c, 1), serial);
   CHECK(c == static_cast<int32_t>(16384u * 70000u));
 }

@@ -290,6 +290,34 @@ void store_int_row(const int32_t* dot, int64_t count, uint32_t row_sum, uint32_t
     out[j] = static_cast<int32_t>(static_cast<uint32_t>(dot[j]) - b_zero[j] * row_sum + a_zero * column_terms[j]);
 }
 
+// The same sums as floats times their column's scale (`scale` per column, else `scale[0]`).
+void store_scaled_row(const int32_t* dot, int64_t count, uint32_t row_sum, uint32_t a_zero, const uint32_t* b_zero,
+                      const uint32_t* column_terms, const float* scale, bool per_column, float* out) {
+  if (per_column) {
+    for (int64_t j = 0; j < count; ++j)
+      out[j] = static_cast<float>(static_cast<int32_t>(static_cast<uint32_t>(dot[j]) - b_zero[j] * row_sum +
+                                                       a_zero * column_terms[j])) *
+               scale[j];
+    return;
+  }
+  const float s = scale[0];
+  for (int64_t j = 0; j < count; ++j)
+    out[j] = static_cast<float>(
+                 static_cast<int32_t>(static_cast<uint32_t>(dot[j]) - b_zero[j] * row_sum + a_zero * column_terms[j])) *
+             s;
+}
+
+// Row i, columns [j0, j0 + count), of the output from a row of a tile.
+void store_row(const IntGemmOutput& c, int64_t i, int64_t j0, const int32_t* dot, int64_t count, uint32_t row_sum,
+               uint32_t a_zero, const uint32_t* b_zero, const uint32_t* column_terms) {
+  if (c.sums) {
+    store_int_row(dot, count, row_sum, a_zero, b_zero + j0, column_terms + j0, c.sums + i * c.ld + j0);
+    return;
+  }
+  store_scaled_row(dot, count, row_sum, a_zero, b_zero + j0, column_terms + j0, c.per_column ? c.scale + j0 : c.scale,
+                   c.per_column, c.scaled + i * c.ld + j0);
+}
+
 int32_t zero_point_at(IntZeroPoints zero, int64_t i) {
   if (zero.empty()) return 0;
   return zero[zero.size() == 1 ? 0 : static_cast<std::size_t>(i)];
@@ -322,7 +350,7 @@ void PackedIntB::assign(const TB* b, int64_t ldb, bool trans, int64_t k, int64_t
 
 template <class TA>
 void int_gemm(int64_t m, const TA* a, int64_t lda, IntZeroPoints a_zero, const PackedIntB& b, IntZeroPoints b_zero,
-              int32_t* c, int64_t ldc, const Parallel& parallel) {
+              const IntGemmOutput& c, const Parallel& parallel) {
   const int64_t n = b.n(), k = b.k(), quads = b.quads();
   if (m == 0 || n == 0) return;
   const UnsignedRows& rows = unsigned_rows(m, a, lda, k, quads * 4, parallel);
@@ -360,9 +388,8 @@ void int_gemm(int64_t m, const TA* a, int64_t lda, IntZeroPoints a_zero, const P
           amx_block(quads / kQuadAlign, rows.bytes.data() + i0 * depth, depth, b.strip(s), &block[0][0]);
           for (int64_t r = 0; r < std::min(kRowAlign, block_end - i0); ++r) {
             const int64_t i = i0 + r;
-            store_int_row(block[r], nr, static_cast<uint32_t>(rows.sums[static_cast<std::size_t>(i)]),
-                          static_cast<uint32_t>(zero_point_at(a_zero, i)) + a_shift, b_zeros.data() + j0,
-                          column_terms + j0, c + i * ldc + j0);
+            store_row(c, i, j0, block[r], nr, static_cast<uint32_t>(rows.sums[static_cast<std::size_t>(i)]),
+                      static_cast<uint32_t>(zero_point_at(a_zero, i)) + a_shift, b_zeros.data(), column_terms);
           }
         }
       }
@@ -382,9 +409,8 @@ void int_gemm(int64_t m, const TA* a, int64_t lda, IntZeroPoints a_zero, const P
         kDotTiles[static_cast<std::size_t>(mr - 1)](quads, rows.bytes.data() + i0 * depth, depth, b.strip(s), tile);
         for (int64_t r = 0; r < mr; ++r) {
           const int64_t i = i0 + r;
-          store_int_row(tile[r], nr, static_cast<uint32_t>(rows.sums[static_cast<std::size_t>(i)]),
-                        static_cast<uint32_t>(zero_point_at(a_zero, i)) + a_shift, b_zeros.data() + j0,
-                        column_terms + j0, c + i * ldc + j0);
+          store_row(c, i, j0, tile[r], nr, static_cast<uint32_t>(rows.sums[static_cast<std::size_t>(i)]),
+                    static_cast<uint32_t>(zero_point_at(a_zero, i)) + a_shift, b_zeros.data(), column_terms);
         }
       }
     }
@@ -396,9 +422,9 @@ template PackedIntB PackedIntB::pack<int8_t>(const int8_t*, int64_t, bool, int64
 template void PackedIntB::assign<uint8_t>(const uint8_t*, int64_t, bool, int64_t, int64_t, const Parallel&);
 template void PackedIntB::assign<int8_t>(const int8_t*, int64_t, bool, int64_t, int64_t, const Parallel&);
 template void int_gemm<uint8_t>(int64_t, const uint8_t*, int64_t, IntZeroPoints, const PackedIntB&, IntZeroPoints,
-                                int32_t*, int64_t, const Parallel&);
+                                const IntGemmOutput&, const Parallel&);
 template void int_gemm<int8_t>(int64_t, const int8_t*, int64_t, IntZeroPoints, const PackedIntB&, IntZeroPoints,
-                               int32_t*, int64_t, const Parallel&);
+                               const IntGemmOutput&, const Parallel&);
 
 const char* int_gemm_isa() {
 #if defined(NXRT_INT_GEMM_AMX)

@@ -54,11 +54,34 @@ class PackedIntB {
 // per row (column).
 using IntZeroPoints = std::span<const int32_t>;
 
-// C (m x n, leading dimension ldc) = (A - a_zero) * (B - b_zero); A is m x k (uint8 or
-// int8, leading dimension lda). Splits the work over `parallel`.
+// Where the product goes: the int32 sums, or floats, each sum times its column's scale
+// (MatMulInteger, Cast and Mul in one pass, the sums never stored). Exactly one of `sums`
+// and `scaled` is set; both have leading dimension `ld`.
+struct IntGemmOutput {
+  int32_t* sums = nullptr;
+  float* scaled = nullptr;
+  const float* scale = nullptr;  // scale[j] per column when per_column, else scale[0]
+  bool per_column = false;
+  int64_t ld = 0;
+
+  static IntGemmOutput int32(int32_t* c, int64_t ld) { return {c, nullptr, nullptr, false, ld}; }
+  static IntGemmOutput scaled_float(float* y, int64_t ld, const float* scale, bool per_column) {
+    return {nullptr, y, scale, per_column, ld};
+  }
+  // The same output, `elements` further on (the next matrix of a batch).
+  IntGemmOutput advanced(int64_t elements) const {
+    IntGemmOutput o = *this;
+    if (o.sums) o.sums += elements;
+    if (o.scaled) o.scaled += elements;
+    return o;
+  }
+};
+
+// C (m x n) = (A - a_zero) * (B - b_zero); A is m x k (uint8 or int8, leading dimension
+// lda). Splits the work over `parallel`.
 template <class TA>
 void int_gemm(int64_t m, const TA* a, int64_t lda, IntZeroPoints a_zero, const PackedIntB& b, IntZeroPoints b_zero,
-              int32_t* c, int64_t ldc, const Parallel& parallel);
+              const IntGemmOutput& c, const Parallel& parallel);
 
 // "amx", "avx512-vnni", "avx2" or "portable": the micro-kernel products of at least 16 rows
 // run on here, for kernel variant names (AMX where built and the OS grants its tiles).

@@ -61,4 +61,9 @@ std::vector<KernelDef> tensor_scatter_kernels();    // TensorScatter
 // Every family's table, best implementation first (the only list of CPU kernels).
 std::vector<KernelDef> all_kernels();
 
+// Kernels of several nodes, built by the cpu EP's fusion step (fusion.h), not registered.
+// MatMulInteger -> Cast -> Mul by a scale: `matmul` is the MatMulInteger node (its B is packed
+// when constant); the kernel reads MatMulInteger's inputs, then the scale.
+Expected<std::unique_ptr<Kernel>> make_matmul_integer_scaled(const NodeContext& matmul);
+
 }  // namespace nxrt::cpu

@@ -189,11 +189,13 @@ Expected<std::vector<int32_t>> zero_point_values(KernelContext& ctx, std::size_t
   return std::vector<int32_t>(t.data_as<T>(), t.data_as<T>() + t.numel());
 }
 
-// Y (int32) = (A - a_zero) * (B - b_zero) for every product of the plan; `packed` holds B's
-// matrices in order. A batch of products that share B is one GEMM over all their rows.
+// Y = (A - a_zero) * (B - b_zero) for every product of the plan, written one matrix after
+// another (`y` is the first); `packed` holds B's matrices in order. A batch of products that
+// share B is one GEMM over all their rows.
 template <class TA>
 void int_products(const IntMatMulPlan& p, const TA* a, std::vector<int32_t> a_zero,
-                  const std::vector<PackedIntB>& packed, IntZeroPoints b_zero, int32_t* y, const Parallel& parallel) {
+                  const std::vector<PackedIntB>& packed, IntZeroPoints b_zero, const IntGemmOutput& y,
+                  const Parallel& parallel) {
   const auto count = static_cast<int64_t>(p.a_offsets.size());
   auto b_of = [&](int64_t i) -> const PackedIntB& {
     const int64_t size = p.k * p.n;
@@ -207,11 +209,11 @@ void int_products(const IntMatMulPlan& p, const TA* a, std::vector<int32_t> a_ze
     std::vector<int32_t> rows_zero;
     for (int64_t i = 0; a_zero.size() > 1 && i < count; ++i)
       rows_zero.insert(rows_zero.end(), a_zero.begin(), a_zero.end());
-    int_gemm(count * p.m, a, p.k, a_zero.size() > 1 ? rows_zero : a_zero, b_of(0), b_zero, y, p.n, parallel);
+    int_gemm(count * p.m, a, p.k, a_zero.size() > 1 ? rows_zero : a_zero, b_of(0), b_zero, y, parallel);
     return;
   }
   for (int64_t i = 0; i < count; ++i)
-    int_gemm(p.m, a + p.a_offsets[static_cast<std::size_t>(i)], p.k, a_zero, b_of(i), b_zero, y + i * p.m * p.n, p.n,
+    int_gemm(p.m, a + p.a_offsets[static_cast<std::size_t>(i)], p.k, a_zero, b_of(i), b_zero, y.advanced(i * p.m * p.n),
              parallel);
 }
 
@@ -286,7 +288,7 @@ class IntMatMulBase : public Kernel {
 
  protected:
   Expected<void> sums(KernelContext& ctx, std::string_view op, const IntMatMulPlan& plan, std::size_t a_in,
-                      std::size_t b_in, std::size_t az_in, std::size_t bz_in, int32_t* y) const {
+                      std::size_t b_in, std::size_t az_in, std::size_t bz_in, const IntGemmOutput& y) const {
     const Tensor& a = ctx.input(a_in);
     const Tensor& b = ctx.input(b_in);
     return dispatch_pair(a.dtype(), b.dtype(), [&](auto ta, auto tb) -> Expected<void> {
@@ -317,8 +319,31 @@ class MatMulIntegerKernel final : public IntMatMulBase {
     if (!plan) return std::unexpected(plan.error());
     auto y = ctx.output(0, DType::kInt32, plan->out);
     if (!y) return std::unexpected(y.error());
-    return sums(ctx, "MatMulInteger", *plan, 0, 1, 2, 3, y->mut_as<int32_t>());
+    return sums(ctx, "MatMulInteger", *plan, 0, 1, 2, 3, IntGemmOutput::int32(y->mut_as<int32_t>(), plan->n));
   }
+};
+
+// MatMulInteger, then Cast to float, then Mul by a scale that is one value or one per column
+// of B, as one step (eps/cpu/fusion.h finds the chain): the int32 sums are never stored.
+// Inputs: MatMulInteger's four, then the Mul's scale; output: the Mul's float Y.
+class MatMulIntegerScaledKernel final : public IntMatMulBase {
+ public:
+  using IntMatMulBase::IntMatMulBase;
+  std::string_view variant() const override { return variant_; }
+  Expected<void> compute(KernelContext& ctx) override {
+    auto plan = plan_int_matmul("MatMulInteger", ctx.input(0).shape(), ctx.input(1).shape());
+    if (!plan) return std::unexpected(plan.error());
+    const Tensor& scale = ctx.input(4);
+    if (auto r = require_one_or_per(scale, plan->n, "MatMulInteger+Cast+Mul", "the Mul's scale", 4, "column of B"); !r)
+      return r;
+    auto y = ctx.output(0, DType::kFloat32, plan->out);
+    if (!y) return std::unexpected(y.error());
+    return sums(ctx, "MatMulInteger", *plan, 0, 1, 2, 3,
+                IntGemmOutput::scaled_float(y->mut_as<float>(), plan->n, scale.data_as<float>(), scale.numel() > 1));
+  }
+
+ private:
+  std::string variant_ = fmt::format("int-gemm:{}+cast+mul", int_gemm_isa());
 };
 
 KernelMatch check_qlinear_matmul(const NodeContext& ctx) {
@@ -347,7 +372,8 @@ class QLinearMatMulKernel final : public IntMatMulBase {
     if (!plan) return std::unexpected(plan.error());
     auto acc = accumulators_.take();
     acc->resize(static_cast<std::size_t>(shape_numel(plan->out)));
-    if (auto r = sums(ctx, "QLinearMatMul", *plan, 0, 3, 2, 5, acc->data()); !r) return r;
+    if (auto r = sums(ctx, "QLinearMatMul", *plan, 0, 3, 2, 5, IntGemmOutput::int32(acc->data(), plan->n)); !r)
+      return r;
     if (auto r = require_one_or_per(ctx.input(1), plan->m, "QLinearMatMul", "a_scale", 1, "row of a"); !r) return r;
     if (auto r = require_one_or_per(ctx.input(4), plan->n, "QLinearMatMul", "b_scale", 4, "column of b"); !r) return r;
     const float* a_scale = ctx.input(1).data_as<float>();
@@ -543,7 +569,7 @@ void int_conv(const IntConvPlan& p, const TX* x, const TW* w, int32_t x_zp, cons
     const IntZeroPoints rows_zero =
         w_zero.size() > 1 ? IntZeroPoints(w_zero).subspan(g * group_out, group_out) : IntZeroPoints(w_zero);
     int_gemm(group_out, w + g * group_out * depth, depth, rows_zero, b, x_zero,
-             y + (n * p.out_channels + g * group_out) * out_size, out_size, par);
+             IntGemmOutput::int32(y + (n * p.out_channels + g * group_out) * out_size, out_size), par);
   };
   const int64_t jobs = p.batch * p.group;
   if (jobs > 1 && static_cast<double>(group_out * depth * out_size) < kSmallGemm) {
@@ -710,6 +736,10 @@ std::size_t conv_spatial_rank(const NodeContext& ctx, std::size_t w) {
 }
 
 }  // namespace
+
+Expected<std::unique_ptr<Kernel>> make_matmul_integer_scaled(const NodeContext& matmul) {
+  return make_kernel<MatMulIntegerScaledKernel>(pack_constant_int_b(matmul, 1));
+}
 
 std::vector<KernelDef> quantize_kernels() {
   return {

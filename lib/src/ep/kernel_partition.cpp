@@ -2,7 +2,9 @@
 #include "nxrt/ep/kernel_partition.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <unordered_map>
@@ -85,9 +87,58 @@ KernelPartition::~KernelPartition() = default;
 
 const std::vector<KernelPartition::Step>& KernelPartition::steps() const { return state_->steps; }
 
-Expected<std::unique_ptr<KernelPartition>> KernelPartition::build(
-    const Partition& partition, const OpRegistry& registry, std::string ep_name,
-    std::shared_ptr<const Parallel> parallel, const PackedStates& packed) {
+namespace {
+
+// An error unless every value a fused step keeps to itself (a member's output that is not the
+// step's) is read by nobody else: no other step, no fused step, no partition output.
+Expected<void> check_fused_values(const Partition& partition, const std::vector<FusedStep>& fused,
+                                  const std::unordered_map<NodeId, std::size_t>& fused_of) {
+  const Graph& graph = *partition.graph;
+  std::unordered_map<ValueId, std::size_t> internal;  // value -> its fused step
+  for (std::size_t f = 0; f < fused.size(); ++f)
+    for (NodeId id : fused[f].nodes)
+      for (ValueId v : graph.node(id).outputs)
+        if (v != kNoValue && std::find(fused[f].outputs.begin(), fused[f].outputs.end(), v) == fused[f].outputs.end())
+          internal.emplace(v, f);
+  auto leaked = [&](ValueId v, const std::string& reader) -> Expected<void> {
+    if (!internal.contains(v)) return {};
+    return fail(ErrorCode::kRuntime,
+                fmt::format("partition '{}': '{}' is kept inside a fused step but {} reads it", partition.name,
+                            graph.value(v).name, reader),
+                "the EP's fusion step grouped nodes whose intermediate value is used elsewhere",
+                "report this as a bug in the EP; run with another EP meanwhile");
+  };
+  for (NodeId id : partition.nodes) {
+    if (fused_of.contains(id)) continue;
+    const Node& node = graph.node(id);
+    for (ValueId v : node.inputs)
+      if (auto r = leaked(v, node.describe()); !r) return r;
+    for (ValueId v : node.implicit_inputs)
+      if (auto r = leaked(v, node.describe()); !r) return r;
+  }
+  for (const FusedStep& f : fused)
+    for (ValueId v : f.inputs)
+      if (auto r = leaked(v, fmt::format("the fused step of {}", graph.node(f.nodes.front()).describe())); !r) return r;
+  for (ValueId v : partition.outputs)
+    if (auto r = leaked(v, "a reader outside the partition"); !r) return r;
+  return {};
+}
+
+// The node a step runs, and the members fused into it.
+std::string describe_step(const KernelPartition::Step& step) {
+  if (step.fused.size() < 2) return step.node->describe();
+  std::vector<std::string> others;
+  for (std::size_t i = 1; i < step.fused.size(); ++i) others.push_back(fmt::format("'{}'", step.fused[i]->name));
+  return fmt::format("{} (fused with {})", step.node->describe(), fmt::join(others, ", "));
+}
+
+}  // namespace
+
+Expected<std::unique_ptr<KernelPartition>> KernelPartition::build(const Partition& partition,
+                                                                  const OpRegistry& registry, std::string ep_name,
+                                                                  std::shared_ptr<const Parallel> parallel,
+                                                                  const PackedStates& packed,
+                                                                  std::vector<FusedStep> fused) {
   const Graph& graph = *partition.graph;
   std::unique_ptr<KernelPartition> kp(new KernelPartition());
   State& st = *kp->state_;
@@ -100,27 +151,50 @@ Expected<std::unique_ptr<KernelPartition>> KernelPartition::build(
     return it->second;
   };
   for (ValueId v : partition.inputs) st.input_slots.push_back(slot(v));
+  // A step's input: its slot, with initializers materialized once.
+  auto read = [&](ValueId v, Step& step) -> Expected<void> {
+    if (v == kNoValue) {
+      step.inputs.push_back(-1);
+      return {};
+    }
+    const bool known = slot_of.contains(v);
+    const int s = slot(v);
+    step.inputs.push_back(s);
+    const Value& val = graph.value(v);
+    if (!known && val.initializer && !val.is_graph_input) {
+      auto t = val.initializer->materialize();
+      if (!t) return forward_error(std::move(t), fmt::format("reading initializer '{}'", val.name));
+      st.constants.emplace_back(s, std::move(*t));
+    }
+    return {};
+  };
+
+  // Fused steps by member; each is built where its last member stands.
+  std::unordered_map<NodeId, std::size_t> fused_of;
+  for (std::size_t f = 0; f < fused.size(); ++f)
+    for (NodeId id : fused[f].nodes) fused_of.emplace(id, f);
+  if (auto r = check_fused_values(partition, fused, fused_of); !r) return std::unexpected(std::move(r.error()));
+  std::vector<std::size_t> members_left(fused.size());
+  for (std::size_t f = 0; f < fused.size(); ++f) members_left[f] = fused[f].nodes.size();
 
   for (NodeId id : partition.nodes) {
     const Node& node = graph.node(id);
-    Step step{&node, nullptr, {}, {}, {}};
-    std::vector<ValueId> reads = node.inputs;
-    reads.insert(reads.end(), node.implicit_inputs.begin(), node.implicit_inputs.end());
-    for (ValueId v : reads) {
-      if (v == kNoValue) {
-        step.inputs.push_back(-1);
-        continue;
-      }
-      const bool known = slot_of.contains(v);
-      const int s = slot(v);
-      step.inputs.push_back(s);
-      const Value& val = graph.value(v);
-      if (!known && val.initializer && !val.is_graph_input) {
-        auto t = val.initializer->materialize();
-        if (!t) return forward_error(std::move(t), fmt::format("reading initializer '{}'", val.name));
-        st.constants.emplace_back(s, std::move(*t));
-      }
+    if (auto f = fused_of.find(id); f != fused_of.end()) {
+      if (--members_left[f->second] > 0) continue;
+      FusedStep& fs = fused[f->second];
+      Step step{&graph.node(fs.nodes.front()), {}, std::move(fs.kernel), {}, {}, {}};
+      for (NodeId member : fs.nodes) step.fused.push_back(&graph.node(member));
+      for (ValueId v : fs.inputs)
+        if (auto r = read(v, step); !r) return std::unexpected(std::move(r.error()));
+      for (ValueId v : fs.outputs) step.outputs.push_back(v == kNoValue ? -1 : slot(v));
+      st.steps.push_back(std::move(step));
+      continue;
     }
+    Step step{&node, {}, nullptr, {}, {}, {}};
+    for (ValueId v : node.inputs)
+      if (auto r = read(v, step); !r) return std::unexpected(std::move(r.error()));
+    for (ValueId v : node.implicit_inputs)
+      if (auto r = read(v, step); !r) return std::unexpected(std::move(r.error()));
     for (ValueId v : node.outputs) step.outputs.push_back(v == kNoValue ? -1 : slot(v));
     NodeContext ctx(graph, node);
     if (auto p = packed.find(node.name); p != packed.end()) ctx.set_packed_state(p->second);
@@ -175,8 +249,7 @@ Expected<std::vector<RuntimeValue>> KernelPartition::run(std::span<const Runtime
       st.step_us[i] = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
       st.step_start[i] = std::chrono::duration<double, std::micro>(start.time_since_epoch()).count();
     }
-    if (!r)
-      return forward_error(std::move(r), fmt::format("running {} on the {} EP", step.node->describe(), st.ep_name));
+    if (!r) return forward_error(std::move(r), fmt::format("running {} on the {} EP", describe_step(step), st.ep_name));
     for (std::size_t o = 0; o < step.outputs.size(); ++o) {
       const int s = step.outputs[o];
       if (s >= 0 && !ctx.written(o))
@@ -200,7 +273,10 @@ std::vector<StepProfile> KernelPartition::profile() const {
   std::vector<StepProfile> out;
   for (std::size_t i = 0; i < st.steps.size(); ++i) {
     const Step& s = st.steps[i];
-    out.push_back({{s.node->name}, s.node->op_type, std::string(s.kernel->variant()),
+    std::vector<std::string> names;
+    for (const Node* n : s.fused) names.push_back(n->name);
+    if (names.empty()) names.push_back(s.node->name);
+    out.push_back({std::move(names), s.node->op_type, std::string(s.kernel->variant()),
                    i < st.step_us.size() ? st.step_us[i] : 0.0, i < st.step_start.size() ? st.step_start[i] : 0.0});
   }
   return out;

@@ -10,19 +10,28 @@
 
 namespace nxrt {
 
-// A kernel per member node, in the partition's order; `parallel` must outlive the result.
-// `packed` optionally supplies each node's pre-packed state (by node name), e.g. from an
-// EPContext blob; kernels that support it skip their packing step.
 // Node name -> the state its kernel saved with save_packed().
 using PackedStates = std::map<std::string, std::vector<std::byte>>;
 
+// One kernel that runs several member nodes of a partition (an EP's fusion). Values that a
+// member produces and another member reads are its own: nothing outside reads them.
+struct FusedStep {
+  std::vector<NodeId> nodes;     // the members, in partition order; the step takes the first's name
+  std::vector<ValueId> inputs;   // what the kernel reads, in its input order (kNoValue: omitted)
+  std::vector<ValueId> outputs;  // what it writes, in its output order
+  std::unique_ptr<Kernel> kernel;
+};
+
+// A kernel per member node, in the partition's order; `parallel` must outlive the result.
+// `packed` optionally supplies each node's pre-packed state (by node name), e.g. from an
+// EPContext blob; kernels that support it skip their packing step. `fused` steps replace
+// their members: each runs where its last member would.
 class KernelPartition final : public CompiledPartition {
  public:
-  static Expected<std::unique_ptr<KernelPartition>> build(const Partition& partition,
-                                                          const OpRegistry& registry,
-                                                          std::string ep_name,
-                                                          std::shared_ptr<const Parallel> parallel,
-                                                          const PackedStates& packed = {});
+  static Expected<std::unique_ptr<KernelPartition>> build(const Partition& partition, const OpRegistry& registry,
+                                                          std::string ep_name, std::shared_ptr<const Parallel> parallel,
+                                                          const PackedStates& packed = {},
+                                                          std::vector<FusedStep> fused = {});
   ~KernelPartition() override;
 
   Expected<std::vector<RuntimeValue>> run(std::span<const RuntimeValue> inputs) override;
@@ -41,7 +50,8 @@ class KernelPartition final : public CompiledPartition {
 };
 
 struct KernelPartition::Step {
-  const Node* node;
+  const Node* node;                // the node it runs; a fused step's first member
+  std::vector<const Node*> fused;  // a fused step's members (node first); empty otherwise
   std::unique_ptr<Kernel> kernel;
   std::vector<int> inputs;   // slots; -1 for omitted inputs
   std::vector<int> outputs;  // slots; -1 for omitted outputs

@@ -1,0 +1,90 @@
+// Finds the cpu EP's fused chains in a partition (see fusion.h).
+#include "fusion.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <optional>
+#include <unordered_set>
+
+#include "kernels/kernels.h"
+
+namespace nxrt::cpu {
+namespace {
+
+bool is_onnx_op(const Node& node, std::string_view op) { return node.domain.empty() && node.op_type == op; }
+
+// The only reader of node output `v` when it is a member of the partition and `v` is not
+// needed elsewhere (a graph output or a second reader); nullopt otherwise.
+std::optional<NodeId> sole_member_reader(const Graph& graph, ValueId v, const std::unordered_set<NodeId>& members) {
+  if (v == kNoValue) return std::nullopt;
+  const Value& value = graph.value(v);
+  if (value.is_graph_output || value.consumers.size() != 1 || !members.contains(value.consumers.front()))
+    return std::nullopt;
+  const Node& reader = graph.node(value.consumers.front());
+  // A value a subgraph reads is an implicit input, not a plain one: leave such chains alone.
+  if (std::find(reader.implicit_inputs.begin(), reader.implicit_inputs.end(), v) != reader.implicit_inputs.end())
+    return std::nullopt;
+  return value.consumers.front();
+}
+
+// Whether `scale` multiplies Y (of rank `rank`, n columns) by one value or one per column
+// without adding dims: shape [] or [..., 1] or [1, ..., n] of rank <= rank.
+bool scales_columns(const Value& scale, int64_t rank, std::optional<int64_t> n) {
+  if (scale.type.dtype != DType::kFloat32) return false;
+  const auto shape = scale.type.static_shape();
+  if (!shape || static_cast<int64_t>(shape->size()) > rank) return false;
+  const int64_t count = shape_numel(*shape);
+  if (count == 1) return true;
+  return n && shape->back() == *n && count == *n;
+}
+
+// MatMulInteger `m` -> Cast (to float) -> Mul by a scale, each link the only reader of the
+// last; the fused step, or nullopt when the chain is not there.
+Expected<std::optional<FusedStep>> scaled_matmul_integer(const Partition& partition, const Node& m,
+                                                         const std::unordered_set<NodeId>& members) {
+  const Graph& graph = *partition.graph;
+  if (!is_onnx_op(m, "MatMulInteger") || m.outputs.size() != 1) return std::nullopt;
+  const auto cast_id = sole_member_reader(graph, m.outputs[0], members);
+  if (!cast_id) return std::nullopt;
+  const Node& cast = graph.node(*cast_id);
+  if (!is_onnx_op(cast, "Cast") || cast.attributes.int_or("to", 0) != 1 || cast.outputs.size() != 1)
+    return std::nullopt;
+  const auto mul_id = sole_member_reader(graph, cast.outputs[0], members);
+  if (!mul_id) return std::nullopt;
+  const Node& mul = graph.node(*mul_id);
+  if (!is_onnx_op(mul, "Mul") || mul.inputs.size() != 2 || mul.inputs[0] == mul.inputs[1]) return std::nullopt;
+  const ValueId scale = mul.inputs[0] == cast.outputs[0] ? mul.inputs[1] : mul.inputs[0];
+  const ValueType& sums = graph.value(m.outputs[0]).type;
+  if (!sums.shape || sums.shape->empty()) return std::nullopt;
+  const ValueType& b = graph.value(m.inputs[1]).type;
+  std::optional<int64_t> n;
+  if (b.shape && b.shape->size() >= 2 && b.shape->back().known()) n = b.shape->back().size;
+  if (!scales_columns(graph.value(scale), static_cast<int64_t>(sums.shape->size()), n)) return std::nullopt;
+
+  auto kernel = make_matmul_integer_scaled(NodeContext(graph, m));
+  if (!kernel) return forward_error(std::move(kernel), fmt::format("fusing {} with its Cast and Mul", m.describe()));
+  FusedStep step;
+  step.nodes = {m.id, cast.id, mul.id};
+  step.inputs = m.inputs;
+  step.inputs.resize(4, kNoValue);
+  step.inputs.push_back(scale);
+  step.outputs = {mul.outputs[0]};
+  step.kernel = std::move(*kernel);
+  return step;
+}
+
+}  // namespace
+
+Expected<std::vector<FusedStep>> find_fusions(const Partition& partition) {
+  const std::unordered_set<NodeId> members(partition.nodes.begin(), partition.nodes.end());
+  std::vector<FusedStep> out;
+  for (NodeId id : partition.nodes) {
+    auto step = scaled_matmul_integer(partition, partition.graph->node(id), members);
+    if (!step) return std::unexpected(std::move(step.error()));
+    if (*step) out.push_back(std::move(**step));
+  }
+  return out;
+}
+
+}  // namespace nxrt::cpu

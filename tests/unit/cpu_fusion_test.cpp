@@ -1,0 +1,169 @@
+// The cpu EP's fusion step: MatMulInteger -> Cast -> Mul runs as one kernel with the same
+// outputs as the three, and only where no other reader needs the intermediates.
+#include <catch2/catch.hpp>
+
+#include "cpu/cpu_provider.h"
+#include "cpu/fusion.h"
+#include "kernel_harness.h"
+#include "lib_test_util.h"
+#include "nxrt/ep/epcontext.h"
+#include "nxrt/ep/kernel_partition.h"
+#include "nxrt/session/claims.h"
+
+namespace {
+
+using nxrt::DType;
+using nxrt::Shape;
+using nxrt::Tensor;
+
+// a (uint8 [3,5]) x W (int8 [5,6], constant) with a zero point -> sums (int32) -> Cast ->
+// floats -> Mul by `scale` -> y. Variations leave out one condition of the fusion.
+struct ScaledMatMulInteger {
+  struct Options {
+    Shape scale_shape = {6};
+    bool scale_first = false;      // Mul(scale, floats) instead of Mul(floats, scale)
+    bool sums_are_output = false;  // the int32 sums are also a graph output
+    int64_t cast_to = 1;           // FLOAT
+  };
+
+  explicit ScaledMatMulInteger(Options o) {
+    auto created = nxrt::cpu::CpuProvider::create(nxrt::EpConfig{1, {}});
+    if (!created) throw std::runtime_error(created.error().render());
+    ep = std::move(*created);
+    b.input("a", DType::kUInt8, {3, 5});
+    b.input("a_zero", DType::kUInt8, {});
+    b.input("scale", DType::kFloat32, o.scale_shape);
+    std::vector<int8_t> w(30);
+    for (std::size_t i = 0; i < w.size(); ++i) w[i] = static_cast<int8_t>(static_cast<int>(i * 37 % 255) - 127);
+    b.constant("W", Tensor::from_vector<int8_t>({5, 6}, w));
+    b.node("mm", "MatMulInteger", {"a", "W", "a_zero"}, {"sums"}, DType::kInt32, {3, 6});
+    b.node("cast", "Cast", {"sums"}, {"floats"}, o.cast_to == 1 ? DType::kFloat32 : DType::kFloat64, {3, 6});
+    b.graph.nodes.back().attributes.set("to", nxrt::Attribute{o.cast_to});
+    if (o.scale_first)
+      b.node("mul", "Mul", {"scale", "floats"}, {"y"}, DType::kFloat32, {3, 6});
+    else
+      b.node("mul", "Mul", {"floats", "scale"}, {"y"}, DType::kFloat32, {3, 6});
+    b.output("y");
+    if (o.sums_are_output) b.output("sums");
+    b.finish();
+    partition.graph = &b.graph;
+    partition.ep = "cpu";
+    partition.name = "cpu_0";
+    partition.nodes = {0, 1, 2};
+    nxrt::compute_boundary(b.graph, partition);
+  }
+
+  std::vector<nxrt::RuntimeValue> inputs(const Shape& scale_shape) const {
+    std::vector<uint8_t> a(15);
+    for (std::size_t i = 0; i < a.size(); ++i) a[i] = static_cast<uint8_t>(i * 53 % 256);
+    std::vector<float> scale(static_cast<std::size_t>(nxrt::shape_numel(scale_shape)));
+    for (std::size_t i = 0; i < scale.size(); ++i) scale[i] = 0.03125f * static_cast<float>(i + 1);
+    std::vector<nxrt::RuntimeValue> out;
+    for (nxrt::ValueId v : partition.inputs) {
+      const std::string& name = b.graph.value(v).name;
+      if (name == "a") out.emplace_back(Tensor::from_vector<uint8_t>({3, 5}, a));
+      if (name == "a_zero") out.emplace_back(Tensor::from_vector<uint8_t>({}, {7}));
+      if (name == "scale") out.emplace_back(Tensor::from_vector<float>(scale_shape, scale));
+    }
+    return out;
+  }
+
+  const nxrt::cpu::CpuProvider& cpu() const { return static_cast<const nxrt::cpu::CpuProvider&>(*ep); }
+
+  std::unique_ptr<nxrt::ExecutionProvider> ep;
+  nxrt::test::GraphBuilder b;
+  nxrt::Partition partition;
+};
+
+// The outputs of the three kernels one by one (no fusion).
+std::vector<nxrt::RuntimeValue> unfused_outputs(const ScaledMatMulInteger& f, const Shape& scale_shape) {
+  auto kp =
+      nxrt::KernelPartition::build(f.partition, f.cpu().registry(), "cpu", std::make_shared<nxrt::SerialParallel>());
+  if (!kp) throw std::runtime_error(kp.error().render());
+  auto out = (*kp)->run(f.inputs(scale_shape));
+  if (!out) throw std::runtime_error(out.error().render());
+  return *out;
+}
+
+std::size_t fusion_count(const ScaledMatMulInteger& f) {
+  auto fused = nxrt::cpu::find_fusions(f.partition);
+  if (!fused) throw std::runtime_error(fused.error().render());
+  return fused->size();
+}
+
+}  // namespace
+
+TEST_CASE("the cpu EP runs MatMulInteger, Cast and Mul as one step with the same outputs", "[cpu][fusion]") {
+  for (const Shape& scale_shape : {Shape{6}, Shape{}, Shape{1}, Shape{1, 6}})
+    for (bool scale_first : {false, true}) {
+      INFO("scale " << nxrt::shape_to_string(scale_shape) << (scale_first ? ", first operand" : ", second operand"));
+      ScaledMatMulInteger f({.scale_shape = scale_shape, .scale_first = scale_first});
+      REQUIRE(fusion_count(f) == 1);
+      auto compiled = f.ep->compile(f.partition);
+      REQUIRE(compiled);
+      auto out = (*compiled)->run(f.inputs(scale_shape));
+      REQUIRE(out);
+      CHECK(nxrt::test::compare_tensors((*out)[0], unfused_outputs(f, scale_shape)[0]) == "");
+      const auto steps = (*compiled)->profile();
+      REQUIRE(steps.size() == 1);
+      CHECK(steps[0].nodes == std::vector<std::string>{"mm", "cast", "mul"});
+      CHECK(steps[0].op_type == "MatMulInteger");
+      CHECK_THAT(steps[0].variant, Catch::Matchers::EndsWith("+cast+mul"));
+    }
+}
+
+TEST_CASE("the cpu EP fuses MatMulInteger, Cast and Mul only where nothing else needs the steps between",
+          "[cpu][fusion]") {
+  SECTION("the int32 sums are also a graph output") {
+    ScaledMatMulInteger f({.sums_are_output = true});
+    CHECK(fusion_count(f) == 0);
+    auto compiled = f.ep->compile(f.partition);
+    REQUIRE(compiled);
+    CHECK((*compiled)->profile().size() == 3);
+  }
+  SECTION("the scale would add a dim to the product") {
+    ScaledMatMulInteger f({.scale_shape = {1, 1, 6}});
+    CHECK(fusion_count(f) == 0);
+  }
+  SECTION("the scale varies along rows") {
+    ScaledMatMulInteger f({.scale_shape = {3, 1}});
+    CHECK(fusion_count(f) == 0);
+  }
+  SECTION("the Cast is to double") {
+    ScaledMatMulInteger f({.cast_to = 11});
+    CHECK(fusion_count(f) == 0);
+  }
+}
+
+TEST_CASE("a restored cpu EPContext runs the fused step too", "[cpu][fusion][epcontext]") {
+  ScaledMatMulInteger f({});
+  auto* capable = dynamic_cast<nxrt::ContextCapable*>(f.ep.get());
+  REQUIRE(capable);
+  auto compiled = f.ep->compile(f.partition);
+  REQUIRE(compiled);
+  auto ctx = capable->save_context(f.partition, **compiled);
+  REQUIRE(ctx);
+  auto restored = capable->load_context(*ctx, f.partition);
+  REQUIRE(restored);
+  CHECK((*restored)->profile().size() == 1);
+  auto out = (*restored)->run(f.inputs({6}));
+  REQUIRE(out);
+  CHECK(nxrt::test::compare_tensors((*out)[0], unfused_outputs(f, {6})[0]) == "");
+}
+
+TEST_CASE("KernelPartition refuses a fused step whose kept value another reader needs", "[lib][kernel_partition]") {
+  ScaledMatMulInteger f({.sums_are_output = true});
+  // A (wrong) fusion of MatMulInteger and Cast that keeps the sums, which the graph outputs.
+  std::vector<nxrt::FusedStep> fused(1);
+  fused[0].nodes = {0, 1};
+  fused[0].inputs = {f.b.id("a"), f.b.id("W"), f.b.id("a_zero")};
+  fused[0].outputs = {f.b.id("floats")};
+  auto kernel = f.cpu().registry().create(nxrt::NodeContext(f.b.graph, f.b.graph.nodes[0]), "cpu");
+  REQUIRE(kernel);
+  fused[0].kernel = std::move(*kernel);
+  auto kp = nxrt::KernelPartition::build(f.partition, f.cpu().registry(), "cpu",
+                                         std::make_shared<nxrt::SerialParallel>(), {}, std::move(fused));
+  REQUIRE_FALSE(kp);
+  CHECK(kp.error().what ==
+        "partition 'cpu_0': 'sums' is kept inside a fused step but a reader outside the partition reads it");
+}
