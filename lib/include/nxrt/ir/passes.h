@@ -29,6 +29,17 @@ class FoldShapeComputations final : public OptimizerPass {
   Expected<std::vector<std::string>> run(Graph& graph) const override;
 };
 
+// Merges nodes that compute the same thing: same op, opset, inputs and attributes (numbers
+// and strings; nodes with tensor or graph attributes, random ops and other domains' ops are
+// left alone). Readers of a merged node's outputs read the kept node's instead; outputs of the
+// graph and values subgraphs read are never merged away. Quantizing exporters repeat a
+// DynamicQuantizeLinear for every MatMul that reads one activation.
+class MergeDuplicateNodes final : public OptimizerPass {
+ public:
+  std::string_view name() const override { return "merge-duplicate-nodes"; }
+  Expected<std::vector<std::string>> run(Graph& graph) const override;
+};
+
 // The passes analyze() runs, in order.
 std::vector<std::unique_ptr<OptimizerPass>> default_passes();
 
