@@ -67,6 +67,7 @@ void quantize_to_uint8(const float* x, uint8_t* y, int64_t count, float scale, f
 // uint8 with a scale and zero point covering [min(x, 0), max(x, 0)].
 class DynamicQuantizeLinearKernel final : public Kernel {
  public:
+  std::string_view variant() const override { return "vector-range-then-quantize"; }
   Expected<void> compute(KernelContext& ctx) override {
     const Tensor& x = ctx.input(0);
     const float* in = x.data_as<float>();
