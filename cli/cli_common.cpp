@@ -32,6 +32,14 @@ void EpFlags::add_to(CLI::App& cmd, bool list_per_flag) {
       ->type_name("NAME=DIMS");
   add_plugin_option(cmd, plugins);
   cmd.add_option("--device", device, "device ordinal of GPU EPs (cuda), default 0")->type_name("N");
+  std::vector<std::string> policies;
+  for (std::string_view name : placement_policy_names()) policies.emplace_back(name);
+  cmd.add_option("--placement", placement,
+                 "first-claim: each node on the first EP that claims it; fewer-partitions: then memory-bound "
+                 "partitions between another EP's nodes move to that EP")
+      ->check(CLI::IsMember(policies))
+      ->type_name("POLICY")
+      ->capture_default_str();
 }
 
 void add_plugin_option(CLI::App& cmd, std::vector<std::string>& plugins) {
@@ -101,6 +109,8 @@ Expected<SessionOptions> EpFlags::session_options() const {
     for (auto& name : default_eps()) o.eps.push_back(name);
   }
   o.config.threads = threads;
+  // --placement's check only lets the policies' names through.
+  o.placement = parse_placement_policy(placement).value_or(kDefaultPlacementPolicy);
   if (!device.empty()) o.config.options["device"] = device;
   if (!target_arch.empty()) o.config.options["target_arch"] = target_arch;
   for (const auto& spec : shapes) {

@@ -20,6 +20,7 @@ struct EpFlags {
   std::vector<std::string> plugins;  // --plugin PATH[:REGISTRATION_NAME], repeatable
   std::string device;                // --device N (GPU EPs' device ordinal)
   std::string target_arch;           // --target-arch A (compile for a GPU that may not be here)
+  std::string placement{placement_policy_name(kDefaultPlacementPolicy)};  // --placement POLICY
   // With `list_per_flag`, each --ep is an EP list of its own (bench compares them):
   // --ep onednn,cpu --ep cpu is two lists, not one.
   void add_to(CLI::App& cmd, bool list_per_flag = false);

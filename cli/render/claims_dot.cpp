@@ -84,6 +84,10 @@ class DotWriter {
                        dot_string(colour_.at(report_.eps[i]))));
     if (view_.summary.unplaced > 0)
       line(fmt::format("  \"legend_unplaced\" [label=\"no EP\", fillcolor={}, style=\"rounded,filled,bold\"];", dot_string(kUnplaced)));
+    if (!placement_notes(view_).empty())
+      line(fmt::format(
+          "  \"legend_moved\" [label={}, style=dashed];",
+          dot_string(fmt::format("EP*: moved there by --placement {}", placement_policy_name(report_.policy)))));
     line("}");
   }
 
@@ -92,11 +96,16 @@ class DotWriter {
     const NodeClaim& c = report_.nodes[claim];
     const Node& n = c.graph->node(c.node);
     const std::string& ep = c.in_subgraph ? report_.nodes[static_cast<std::size_t>(c.owner)].placed_ep : c.placed_ep;
-    const std::string where = fmt::format("{}{}", ep.empty() ? "NONE" : ep, c.in_subgraph ? " (subgraph)" : "");
-    line(fmt::format("{}{} [label={}, fillcolor={}{}];", indent, dot_string(fmt::format("n{}", claim)),
-                     dot_string(fmt::format("{}\n{}\n{}", n.name, op_name(n.domain, n.op_type), where)),
-                     dot_string(ep.empty() ? kUnplaced : colour_.at(ep)),
-                     c.in_subgraph ? ", style=\"rounded,filled,dashed\"" : (ep.empty() ? ", style=\"rounded,filled,bold\"" : "")));
+    const std::string where = c.in_subgraph ? fmt::format("{} (subgraph)", ep.empty() ? "NONE" : ep) : placed_cell(c);
+    // A node the placement policy moved says why when the pointer rests on it.
+    const std::string tooltip =
+        c.placement_note.empty() ? "" : fmt::format(", tooltip={}", dot_string(c.placement_note));
+    line(fmt::format(
+        "{}{} [label={}, fillcolor={}{}{}];", indent, dot_string(fmt::format("n{}", claim)),
+        dot_string(fmt::format("{}\n{}\n{}", n.name, op_name(n.domain, n.op_type), where)),
+        dot_string(ep.empty() ? kUnplaced : colour_.at(ep)),
+        c.in_subgraph ? ", style=\"rounded,filled,dashed\"" : (ep.empty() ? ", style=\"rounded,filled,bold\"" : ""),
+        tooltip));
     for (const auto& [attr, value] : n.attributes.all()) {
       auto* sub = std::get_if<std::shared_ptr<const Graph>>(&value.value);
       if (!sub) continue;

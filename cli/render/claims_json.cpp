@@ -41,7 +41,8 @@ Json node_json(const ClaimsReport& r, const NodeClaim& c) {
           {"placed_ep", optional_string(c.placed_ep)},
           {"partition", partition_json(r, c.partition)},
           {"outputs", output_types(c)},
-          {"verdicts", std::move(verdicts)}};
+          {"verdicts", std::move(verdicts)},
+          {"placement_note", optional_string(c.placement_note)}};
 }
 
 Json names_json(const Graph& g, const std::vector<ValueId>& values) {
@@ -131,6 +132,7 @@ std::string render_claims_json(const ClaimsView& view) {
                     {"ir_version", a.model.ir_version},
                     {"opsets", opsets_json(g)},
                     {"eps", r.eps},
+                    {"placement", std::string(placement_policy_name(r.policy))},
                     {"summary", summary_json(view)},
                     {"declines", declines_json(view)},
                     {"nodes", std::move(nodes)},

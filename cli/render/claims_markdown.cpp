@@ -10,9 +10,10 @@ std::string render_claims_markdown(const ClaimsView& view) {
   const Analysis& a = view.analysis;
   const ClaimsReport& r = a.report;
   const Graph& g = *a.model.graph;
-  std::string out = fmt::format("## nxrt explain-claims: `{}`\n\n**{}** · EPs in priority order: {} · IR {}, {}\n",
-                                a.model.path.filename().string(), summary_line(view), fmt::join(r.eps, ", "),
-                                a.model.ir_version, opset_list(g));
+  std::string out =
+      fmt::format("## nxrt explain-claims: `{}`\n\n**{}** · EPs in priority order: {} · placement: {} · IR {}, {}\n",
+                  a.model.path.filename().string(), summary_line(view), fmt::join(r.eps, ", "),
+                  placement_policy_name(r.policy), a.model.ir_version, opset_list(g));
   const auto missing = r.unclaimed();
   if (!missing.empty()) {
     std::vector<std::string> names;
@@ -30,6 +31,9 @@ std::string render_claims_markdown(const ClaimsView& view) {
   if (const Table b = boundary_table(view); !b.empty()) out += fmt::format("\n{}", b.render_markdown());
   section("Declines", decline_table(view, 20), "No EP declined any of these nodes.\n");
   section("Partitions", partition_table(view), "No partitions.\n");
+  if (const auto notes = placement_notes(view); !notes.empty())
+    out += fmt::format("\n### Moved by --placement {}\n\nNodes marked `*` in the node table:\n\n- {}\n",
+                       placement_policy_name(r.policy), fmt::join(notes, "\n- "));
   if (!r.context_nodes.empty()) section("EPContext nodes", context_table(view), "");
   const Table nodes = node_table(view);
   out += fmt::format("\n<details><summary>Every node's verdicts ({})</summary>\n\n{}\n</details>\n", view.selected.size(),

@@ -2,6 +2,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
+
 #include "cli_common.h"
 #include "render/claims_view.h"
 
@@ -76,6 +78,21 @@ std::string summary_line(const ClaimsView& view) {
   return line;
 }
 
+std::string placed_cell(const NodeClaim& c) {
+  if (c.in_subgraph) return "(by parent)";
+  if (c.placed_ep.empty()) return "NONE";
+  return c.placement_note.empty() ? c.placed_ep : c.placed_ep + "*";
+}
+
+std::vector<std::string> placement_notes(const ClaimsView& view) {
+  std::vector<std::string> notes;
+  for (std::size_t i : view.selected)
+    if (const std::string& note = view.analysis.report.nodes[i].placement_note;
+        !note.empty() && std::find(notes.begin(), notes.end(), note) == notes.end())
+      notes.push_back(note);
+  return notes;
+}
+
 Table node_table(const ClaimsView& view) {
   const ClaimsReport& r = view.analysis.report;
   std::vector<std::string> header = {"NODE", "OP", "PLACED", "PARTITION", "OUTPUTS"};
@@ -85,8 +102,7 @@ Table node_table(const ClaimsView& view) {
     const NodeClaim& c = r.nodes[i];
     const Node& n = c.graph->node(c.node);
     std::vector<std::string> row = {claim_label(c), fmt::format("{}-{}", op_name(n.domain, n.op_type), n.opset),
-                                    c.in_subgraph ? "(by parent)" : (c.placed_ep.empty() ? "NONE" : c.placed_ep),
-                                    partition_name(r, c), output_types(c)};
+                                    placed_cell(c), partition_name(r, c), output_types(c)};
     for (const EpVerdict& v : c.verdicts) row.push_back(verdict_text(v.match));
     t.add(std::move(row));
   }

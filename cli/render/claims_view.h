@@ -34,6 +34,11 @@ std::string tally_text(const BoundaryTally& tally);
 std::string opset_list(const Graph& graph);
 // "11 nodes, 11 placed, 0 unclaimed, 1 partition"
 std::string summary_line(const ClaimsView& view);
+// The PLACED cell: the EP, "cpu*" when the placement policy moved the node there, "NONE"
+// when no EP claims it, "(by parent)" for subgraph nodes.
+std::string placed_cell(const NodeClaim& claim);
+// Why the placement policy moved the selected nodes: each distinct note once, in node order.
+std::vector<std::string> placement_notes(const ClaimsView& view);
 
 Table node_table(const ClaimsView& view);
 Table context_table(const ClaimsView& view);

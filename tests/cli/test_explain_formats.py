@@ -118,7 +118,8 @@ class ExplainFormats(TempDirTest):
             eps = table_with(out, "EP")
             self.assertEqual([e["EP"] for e in eps], re.search(r"EPs in priority order: (.*)", out).group(1).split(", "))
             for e in eps:
-                self.assertEqual(int(e["NODES"]), sum(r["PLACED"] == e["EP"] for r in nodes), f"{model}: {e}")
+                # "cpu*": placed on cpu by the placement policy.
+                self.assertEqual(int(e["NODES"]), sum(r["PLACED"].rstrip("*") == e["EP"] for r in nodes), f"{model}: {e}")
                 self.assertEqual(int(e["PARTITIONS"]), sum(p["EP"] == e["EP"] for p in parts), f"{model}: {e}")
                 self.assertEqual(int(e["NODES"]), sum(int(p["NODES"]) for p in parts if p["EP"] == e["EP"]), model)
             unplaced = sum(r["PLACED"] == "NONE" for r in nodes)
@@ -166,12 +167,13 @@ class ExplainFormats(TempDirTest):
 
     @unittest.skipUnless(HAVE_ONEDNN, "this build has no onednn EP")
     def test_boundaries_between_partitions(self):
-        out = self.explain(self.split_model())
+        # Under the default fewer-partitions policy both Relus move to cpu: one partition.
+        out = self.explain(self.split_model(), "--placement", "first-claim")
         self.assertIn("boundaries: 2 values (48 B) between partitions, 0 values (0 B) copied across devices\n", out)
         self.assertEqual(table_with(out, "VALUE"), [
             {"VALUE": "a", "FROM": "onednn_0", "TO": "cpu_0", "DEVICES": "cpu", "SIZE": "24 B"},
             {"VALUE": "b", "FROM": "cpu_0", "TO": "onednn_1", "DEVICES": "cpu", "SIZE": "24 B"}])
-        s = json.loads(self.explain(self.split_model(), "--json"))["summary"]
+        s = json.loads(self.explain(self.split_model(), "--json", "--placement", "first-claim"))["summary"]
         self.assertEqual(s["between_partitions"], {"values": 2, "bytes": 48, "unknown_size": 0})
         self.assertEqual(s["device_copies"], {"values": 0, "bytes": 0, "unknown_size": 0})
         self.assertEqual([(b["value"], b["from"], b["to"]) for b in s["boundaries"]],
@@ -285,7 +287,8 @@ class ExplainFormats(TempDirTest):
                 ep = node["placed_ep"] or owner.get(node["path"].split("/")[0])
                 owner[node["path"]] = node["placed_ep"]
                 self.assertEqual(colour, legend[ep] if ep else "#fb8072", f"{model}: {node['path']}")
-                self.assertTrue(label.endswith(f"\\n{ep or 'NONE'}" + (" (subgraph)" if node["in_subgraph"] else "")),
+                moved = "*" if node["placement_note"] else ""
+                self.assertTrue(label.endswith(f"\\n{ep or 'NONE'}{moved}" + (" (subgraph)" if node["in_subgraph"] else "")),
                                 label)
             clusters = re.findall(r'subgraph "cluster_p\d+" \{\n\s+label="([^"]+) \(([^)]+)\)"', dot)
             self.assertEqual(clusters, [(p["name"], p["ep"]) for p in r["partitions"]], model)
@@ -365,6 +368,9 @@ class Completion(TempDirTest):
         if HAVE_ONEDNN:
             self.assertEqual(self.complete("bench", "--ep", "cpu,o"), ["cpu,onednn"])
         self.assertEqual(self.complete("explain-claims", "--threads", ""), [])
+        self.assertEqual(self.complete("run", "--placement", ""), ["first-claim", "fewer-partitions"])
+        self.assertEqual(self.complete("bench", "--placement", "f"), ["first-claim", "fewer-partitions"])
+        self.assertEqual(self.complete("compile-epcontext", "--placement", "fe"), ["fewer-partitions"])
 
     def test_files(self):
         case = DATA / "mlp"

@@ -60,7 +60,7 @@ struct Fixture {
     for (const auto& ep : eps.eps()) list.push_back(ep.get());
     auto contexts = build_ep_context_registry(list);
     REQUIRE(contexts);
-    auto r = analyze_claims(model, eps, *contexts);
+    auto r = analyze_claims(model, eps, *contexts, PlacementPolicy::kFirstClaim);
     REQUIRE(r);
     report = std::move(*r);
   }

@@ -15,7 +15,7 @@ namespace {
 void claim_subgraph_nodes(const Graph& graph, const std::string& prefix, NodeId owner, const EpRegistry& eps,
                           std::vector<NodeClaim>& out) {
   for (const Node& node : graph.nodes) {
-    NodeClaim claim{&graph, node.id, fmt::format("{}/{}", prefix, node.name), true, {}, {}, -1, owner};
+    NodeClaim claim{&graph, node.id, fmt::format("{}/{}", prefix, node.name), true, {}, {}, -1, owner, {}};
     claim.verdicts = eps.verdicts(NodeContext(graph, node));
     out.push_back(std::move(claim));
     for (const auto& [attr, value] : node.attributes.all())
@@ -71,9 +71,11 @@ std::string group_rejection(const Graph& graph, const std::vector<NodeId>& group
 
 }  // namespace
 
-Expected<ClaimsReport> analyze_claims(const Model& model, const EpRegistry& eps, const EpContextRegistry& contexts) {
+Expected<ClaimsReport> analyze_claims(const Model& model, const EpRegistry& eps, const EpContextRegistry& contexts,
+                                      PlacementPolicy policy) {
   const Graph& graph = *model.graph;
   ClaimsReport report;
+  report.policy = policy;
   for (const auto& ep : eps.eps()) report.eps.push_back(ep->info().name);
 
   // EPs that answer for the whole graph (GetCapability) name the groups they compile.
@@ -88,7 +90,7 @@ Expected<ClaimsReport> analyze_claims(const Model& model, const EpRegistry& eps,
   std::vector<std::string> placement(graph.nodes.size());
   std::vector<bool> alone(graph.nodes.size(), false);
   for (const Node& node : graph.nodes) {
-    NodeClaim claim{&graph, node.id, node.name, false, {}, {}, -1};
+    NodeClaim claim{&graph, node.id, node.name, false, {}, {}, -1, -1, {}};
     if (node.is_ep_context()) {
       auto info = describe_context_node(graph, node, contexts);
       if (!info) return std::unexpected(info.error());
@@ -145,6 +147,11 @@ Expected<ClaimsReport> analyze_claims(const Model& model, const EpRegistry& eps,
   report.partitions = make_partitions(graph, placement, alone, clusters);
   for (const Partition& p : report.partitions)
     for (NodeId id : p.nodes) report.nodes[static_cast<std::size_t>(id)].partition = p.index;
+  if (policy == PlacementPolicy::kFewerPartitions) {
+    std::set<std::string> group_eps;
+    for (const auto& [name, groups] : groups_of) group_eps.insert(name);
+    move_memory_bound_partitions(graph, alone, clusters, group_eps, report);
+  }
   for (const Node& node : graph.nodes)
     for (const auto& [attr, value] : node.attributes.all())
       if (auto* sub = std::get_if<std::shared_ptr<const Graph>>(&value.value))

@@ -161,7 +161,7 @@ Expected<Analysis> analyze(const std::filesystem::path& model_path, const Sessio
   }
   std::vector<ValueId> exposed;
   if (options.all_values_as_outputs) exposed = mark_node_outputs_as_graph_outputs(*model->graph);
-  auto report = analyze_claims(*model, *eps, *contexts);
+  auto report = analyze_claims(*model, *eps, *contexts, options.placement);
   if (!report) return std::unexpected(report.error());
   return Analysis{std::move(*eps), std::move(*contexts), std::move(*model), std::move(rewrites), std::move(*report),
                   std::move(exposed)};

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -9,6 +10,7 @@
 #include "nxrt/ep/provider.h"
 #include "nxrt/ep/registry.h"
 #include "nxrt/model/model.h"
+#include "nxrt/session/placement_policy.h"
 
 namespace nxrt {
 
@@ -21,6 +23,9 @@ struct NodeClaim {
   std::string placed_ep;         // empty: no EP claims it (or it is inside a subgraph)
   int partition = -1;            // index into ClaimsReport::partitions
   NodeId owner = -1;             // subgraph nodes: the main-graph If/Loop/Scan that runs them
+  // Why the placement policy put the node on another EP than the first that claims it;
+  // empty when it did not move the node.
+  std::string placement_note;
 };
 
 // An EPContext node as the reader sees it (explain-claims shows these).
@@ -34,6 +39,7 @@ struct ContextNodeInfo {
 
 struct ClaimsReport {
   std::vector<std::string> eps;      // priority order
+  PlacementPolicy policy = kDefaultPlacementPolicy;
   std::vector<NodeClaim> nodes;      // main graph first (topological), then subgraph nodes
   std::vector<Partition> partitions; // in execution order
   std::vector<ContextNodeInfo> context_nodes;
@@ -44,11 +50,11 @@ struct ClaimsReport {
   Error unclaimed_error(const std::string& model_path) const;
 };
 
-// Claims, places (first claiming EP in priority order wins) and partitions the model's
-// main graph; records the verdicts of subgraph nodes too. EPContext nodes are placed on the
-// EP that accepts their `source`.
-Expected<ClaimsReport> analyze_claims(const Model& model, const EpRegistry& eps,
-                                      const EpContextRegistry& contexts);
+// Claims, places (first claiming EP in priority order wins, then `policy` may move
+// partitions) and partitions the model's main graph; records the verdicts of subgraph nodes
+// too. EPContext nodes are placed on the EP that accepts their `source`.
+Expected<ClaimsReport> analyze_claims(const Model& model, const EpRegistry& eps, const EpContextRegistry& contexts,
+                                      PlacementPolicy policy);
 
 // Groups placed nodes into convex partitions (no path leaves a group and comes back) and
 // orders them for execution. `placement[node]` is the EP name, empty for unplaced nodes.
@@ -57,6 +63,18 @@ Expected<ClaimsReport> analyze_claims(const Model& model, const EpRegistry& eps,
 // partitions only with nodes of the same cluster.
 std::vector<Partition> make_partitions(const Graph& graph, const std::vector<std::string>& placement,
                                        const std::vector<bool>& alone, const std::vector<int>& clusters = {});
+
+// PlacementPolicy::kFewerPartitions, on a report placed by first claim and partitioned
+// with make_partitions(graph, placement, alone, clusters): a partition whose nodes are all
+// memory-bound on its EP (a known cost of at most 1 FLOP per byte) moves to the EP every
+// neighbouring node is on (producers of its inputs, consumers of its outputs; at least
+// one), when that EP claims all of it. Neighbouring partitions that move to the same EP in
+// the same sweep count as that EP. Partitions holding a node of `alone` or of a cluster
+// never move, nor does a node move to an EP of `group_eps` (those place whole groups).
+// Sweeps repeat while the partition count falls. Sets placed_ep, partition and
+// placement_note of the moved nodes, and the partitions.
+void move_memory_bound_partitions(const Graph& graph, const std::vector<bool>& alone, const std::vector<int>& clusters,
+                                  const std::set<std::string>& group_eps, ClaimsReport& report);
 
 // Why `nodes` cannot run as one partition: a path that leaves the group and comes back
 // ("'Relu_1' -> 'Exp_2' -> 'Add_3'"); empty when the group is convex.

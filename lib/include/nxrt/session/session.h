@@ -22,6 +22,8 @@ struct SessionOptions {
   // Every intermediate value of the main graph becomes a graph output (after the optimizer
   // passes), so a run returns them all; fusions across them are off (run --check-each-node).
   bool all_values_as_outputs = false;
+  // How claimed nodes are placed (--placement).
+  PlacementPolicy placement = kDefaultPlacementPolicy;
 };
 
 // Creates the named EPs from the factory list, in order; unknown names are a usage error
