@@ -74,6 +74,16 @@ void check_sizes(int64_t m, int64_t n, int64_t k, int trial, const Parallel& par
       const int32_t want = j < n ? expected[static_cast<std::size_t>(i * n + j)] : -7;
       REQUIRE(c[static_cast<std::size_t>(i * ldc + j)] == want);
     }
+  // The same sums transposed: column j is row j of the output.
+  const int64_t ldt = m + 2;
+  std::vector<int32_t> t(static_cast<std::size_t>(n * ldt), -7);
+  int_gemm(m, a.data(), k, az, packed, bz, IntGemmOutput::int32_transposed(t.data(), ldt), parallel);
+  for (int64_t j = 0; j < n; ++j)
+    for (int64_t i = 0; i < ldt; ++i) {
+      INFO(fmt::format("{}x{}x{} trial {}, transposed C[{}, {}]", m, n, k, trial, i, j));
+      const int32_t want = i < m ? expected[static_cast<std::size_t>(i * n + j)] : -7;
+      REQUIRE(t[static_cast<std::size_t>(j * ldt + i)] == want);
+    }
   // The same sums as scaled floats: one scale, or one per column.
   std::vector<float> scale(static_cast<std::size_t>(n));
   for (int64_t j = 0; j < n; ++j) scale[static_cast<std::size_t>(j)] = 0.25f + 0.125f * static_cast<float>(j % 5);

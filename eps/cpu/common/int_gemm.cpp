@@ -192,11 +192,30 @@ constexpr std::array<DotTile, kIntMr> dot_tile_table(std::integer_sequence<int, 
 constexpr auto kDotTiles = dot_tile_table(std::make_integer_sequence<int, kIntMr>());
 
 // A's rows as unsigned bytes (int8 moved up by 128), depth zero-padded to whole quads, and
-// the sum of each row; reused by the calling thread's later products.
+// the sum of each row; reused by the calling thread's later products. Row i is at data + i *
+// ld: in `bytes`, or A itself where A is uint8 that needs no padding.
 struct UnsignedRows {
   std::vector<uint8_t> bytes;
   std::vector<int32_t> sums;
+  const uint8_t* data = nullptr;
+  int64_t ld = 0;
 };
+
+// The sum of a row of bytes, 16 at a time with psadbw (sums of absolute differences from 0)
+// where the CPU has SSE2.
+uint32_t byte_sum(const uint8_t* row, int64_t count) {
+  uint32_t sum = 0;
+  int64_t p = 0;
+#if defined(__SSE2__) && defined(__x86_64__)
+  __m128i acc = _mm_setzero_si128();
+  for (; p + 16 <= count; p += 16)
+    acc = _mm_add_epi64(acc,
+                        _mm_sad_epu8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row + p)), _mm_setzero_si128()));
+  sum = static_cast<uint32_t>(_mm_cvtsi128_si64(acc) + _mm_cvtsi128_si64(_mm_unpackhi_epi64(acc, acc)));
+#endif
+  for (; p < count; ++p) sum += row[p];
+  return sum;
+}
 
 // dst = src as unsigned bytes (+128 for int8), zeros up to `depth`; returns their sum. (Loops
 // that store bytes sit in functions of their own: in a lambda, a byte store may alias any
@@ -218,16 +237,31 @@ const UnsignedRows& unsigned_rows(int64_t m, const TA* a, int64_t lda, int64_t k
                                   const Parallel& parallel) {
   thread_local UnsignedRows mine;
   UnsignedRows& rows = mine;  // the caller's: inside the loop, `mine` would name each worker's own
+  const int64_t grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(depth, 1));
+  rows.sums.resize(static_cast<std::size_t>(m));
+  if constexpr (std::is_unsigned_v<TA>) {
+    if (k == depth && m % kRowAlign == 0) {  // A as it is: only the sums to find
+      parallel.for_range(m, grain, [&](int64_t r0, int64_t r1) {
+        for (int64_t i = r0; i < r1; ++i)
+          rows.sums[static_cast<std::size_t>(i)] = static_cast<int32_t>(byte_sum(a + i * lda, k));
+      });
+      rows.data = a;
+      rows.ld = lda;
+      return rows;
+    }
+  }
   // Whole AMX steps of rows: the rows past m are zeros, their sums never read.
   const int64_t padded = (m + kRowAlign - 1) / kRowAlign * kRowAlign;
+  rows.data = nullptr;
+  rows.ld = depth;
   rows.bytes.resize(static_cast<std::size_t>(padded * depth));
   std::fill(rows.bytes.begin() + m * depth, rows.bytes.end(), uint8_t{0});
-  rows.sums.resize(static_cast<std::size_t>(m));
-  parallel.for_range(m, std::max<int64_t>(1, 16384 / std::max<int64_t>(depth, 1)), [&](int64_t r0, int64_t r1) {
+  parallel.for_range(m, grain, [&](int64_t r0, int64_t r1) {
     for (int64_t i = r0; i < r1; ++i)
       rows.sums[static_cast<std::size_t>(i)] =
           static_cast<int32_t>(unsigned_row(a + i * lda, k, depth, rows.bytes.data() + i * depth));
   });
+  rows.data = rows.bytes.data();
   return rows;
 }
 
@@ -323,6 +357,34 @@ int32_t zero_point_at(IntZeroPoints zero, int64_t i) {
   return zero[zero.size() == 1 ? 0 : static_cast<std::size_t>(i)];
 }
 
+// out[r] = column[r * ld] for r in [0, rows): a column of a tile along an output row.
+void copy_column(const int32_t* column, int64_t ld, int64_t rows, int32_t* out) {
+  for (int64_t r = 0; r < rows; ++r) out[r] = column[r * ld];
+}
+
+constexpr int64_t kMaxTileRows = kRowAlign > kIntMr ? kRowAlign : kIntMr;
+
+// Rows [i0, i0 + rows) x columns [j0, j0 + count) of the output from a tile (row r at
+// tile + r * kIntStrip), with the zero points taken out (see int_gemm).
+void store_tile(const IntGemmOutput& c, int64_t i0, int64_t rows, int64_t j0, int64_t count, const int32_t* tile,
+                const int32_t* row_sums, IntZeroPoints a_zero, uint32_t a_shift, const uint32_t* b_zeros,
+                const uint32_t* column_terms) {
+  uint32_t sums[kMaxTileRows], zeros[kMaxTileRows];
+  for (int64_t r = 0; r < rows; ++r) {
+    sums[r] = static_cast<uint32_t>(row_sums[i0 + r]);
+    zeros[r] = static_cast<uint32_t>(zero_point_at(a_zero, i0 + r)) + a_shift;
+  }
+  if (c.transposed) {
+    alignas(64) int32_t corrected[kMaxTileRows][kIntStrip];
+    for (int64_t r = 0; r < rows; ++r)
+      store_int_row(tile + r * kIntStrip, count, sums[r], zeros[r], b_zeros + j0, column_terms + j0, corrected[r]);
+    for (int64_t j = 0; j < count; ++j) copy_column(&corrected[0][j], kIntStrip, rows, c.sums + (j0 + j) * c.ld + i0);
+    return;
+  }
+  for (int64_t r = 0; r < rows; ++r)
+    store_row(c, i0 + r, j0, tile + r * kIntStrip, count, sums[r], zeros[r], b_zeros, column_terms);
+}
+
 }  // namespace
 
 template <class TB>
@@ -370,7 +432,6 @@ void int_gemm(int64_t m, const TA* a, int64_t lda, IntZeroPoints a_zero, const P
   const int64_t strips = (n + kIntStrip - 1) / kIntStrip;
   const int64_t row_blocks = (m + kIntRowBlock - 1) / kIntRowBlock;
   // Neighbouring tasks share a strip of B, which stays in cache while A's blocks stream.
-  const int64_t depth = quads * 4;
 #if defined(NXRT_INT_GEMM_AMX)
   if (m >= 16 && amx_granted()) {
     static_assert(kIntStrip == 32, "an AMX step covers a strip with two B tiles");
@@ -385,12 +446,9 @@ void int_gemm(int64_t m, const TA* a, int64_t lda, IntZeroPoints a_zero, const P
         const int64_t j0 = s * kIntStrip, nr = std::min(kIntStrip, n - j0);
         const int64_t block_end = std::min(m, (row_block + 1) * kIntRowBlock);
         for (int64_t i0 = row_block * kIntRowBlock; i0 < block_end; i0 += kRowAlign) {
-          amx_block(quads / kQuadAlign, rows.bytes.data() + i0 * depth, depth, b.strip(s), &block[0][0]);
-          for (int64_t r = 0; r < std::min(kRowAlign, block_end - i0); ++r) {
-            const int64_t i = i0 + r;
-            store_row(c, i, j0, block[r], nr, static_cast<uint32_t>(rows.sums[static_cast<std::size_t>(i)]),
-                      static_cast<uint32_t>(zero_point_at(a_zero, i)) + a_shift, b_zeros.data(), column_terms);
-          }
+          amx_block(quads / kQuadAlign, rows.data + i0 * rows.ld, rows.ld, b.strip(s), &block[0][0]);
+          store_tile(c, i0, std::min(kRowAlign, block_end - i0), j0, nr, &block[0][0], rows.sums.data(), a_zero,
+                     a_shift, b_zeros.data(), column_terms);
         }
       }
       _tile_release();
@@ -406,12 +464,8 @@ void int_gemm(int64_t m, const TA* a, int64_t lda, IntZeroPoints a_zero, const P
       const int64_t block_end = std::min(m, (block + 1) * kIntRowBlock);
       for (int64_t i0 = block * kIntRowBlock; i0 < block_end; i0 += kIntMr) {
         const int64_t mr = std::min<int64_t>(kIntMr, block_end - i0);
-        kDotTiles[static_cast<std::size_t>(mr - 1)](quads, rows.bytes.data() + i0 * depth, depth, b.strip(s), tile);
-        for (int64_t r = 0; r < mr; ++r) {
-          const int64_t i = i0 + r;
-          store_row(c, i, j0, tile[r], nr, static_cast<uint32_t>(rows.sums[static_cast<std::size_t>(i)]),
-                    static_cast<uint32_t>(zero_point_at(a_zero, i)) + a_shift, b_zeros.data(), column_terms);
-        }
+        kDotTiles[static_cast<std::size_t>(mr - 1)](quads, rows.data + i0 * rows.ld, rows.ld, b.strip(s), tile);
+        store_tile(c, i0, mr, j0, nr, &tile[0][0], rows.sums.data(), a_zero, a_shift, b_zeros.data(), column_terms);
       }
     }
   });

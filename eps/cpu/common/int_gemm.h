@@ -56,17 +56,20 @@ using IntZeroPoints = std::span<const int32_t>;
 
 // Where the product goes: the int32 sums, or floats, each sum times its column's scale
 // (MatMulInteger, Cast and Mul in one pass, the sums never stored). Exactly one of `sums`
-// and `scaled` is set; both have leading dimension `ld`.
+// and `scaled` is set; both have leading dimension `ld`. Transposed int32 sums put element
+// (i, j) at sums[j * ld + i] (a convolution's pixels-by-channels product as channel planes).
 struct IntGemmOutput {
   int32_t* sums = nullptr;
   float* scaled = nullptr;
   const float* scale = nullptr;  // scale[j] per column when per_column, else scale[0]
   bool per_column = false;
   int64_t ld = 0;
+  bool transposed = false;
 
-  static IntGemmOutput int32(int32_t* c, int64_t ld) { return {c, nullptr, nullptr, false, ld}; }
+  static IntGemmOutput int32(int32_t* c, int64_t ld) { return {c, nullptr, nullptr, false, ld, false}; }
+  static IntGemmOutput int32_transposed(int32_t* c, int64_t ld) { return {c, nullptr, nullptr, false, ld, true}; }
   static IntGemmOutput scaled_float(float* y, int64_t ld, const float* scale, bool per_column) {
-    return {nullptr, y, scale, per_column, ld};
+    return {nullptr, y, scale, per_column, ld, false};
   }
   // The same output, `elements` further on (the next matrix of a batch).
   IntGemmOutput advanced(int64_t elements) const {

@@ -1,0 +1,67 @@
+// transpose_bytes: 16 x 16 blocks through four rounds of SSE2 unpacks (bytes, then pairs,
+// quads and halves), the edges one byte at a time.
+#include "common/byte_transpose.h"
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+namespace nxrt::cpu {
+namespace {
+
+void transpose_scalar(const uint8_t* src, int64_t src_ld, int64_t i0, int64_t i1, int64_t j0, int64_t j1, uint8_t* dst,
+                      int64_t dst_ld) {
+  for (int64_t j = j0; j < j1; ++j)
+    for (int64_t i = i0; i < i1; ++i) dst[j * dst_ld + i] = src[i * src_ld + j];
+}
+
+#if defined(__SSE2__)
+// One 16 x 16 block. After round 1 each 16-bit lane holds column j of two rows, after round 2
+// each 32-bit lane column j of four, after round 3 each 64-bit lane column j of eight; round 4
+// joins rows 0-7 and 8-15 of each column.
+void transpose_16x16(const uint8_t* src, int64_t src_ld, uint8_t* dst, int64_t dst_ld) {
+  __m128i r[16];
+  for (int i = 0; i < 16; ++i) r[i] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i * src_ld));
+  __m128i pairs[16];  // [2a]: columns 0-7 of rows 2a, 2a+1; [2a + 1]: columns 8-15
+  for (int a = 0; a < 8; ++a) {
+    pairs[2 * a] = _mm_unpacklo_epi8(r[2 * a], r[2 * a + 1]);
+    pairs[2 * a + 1] = _mm_unpackhi_epi8(r[2 * a], r[2 * a + 1]);
+  }
+  __m128i quads[16];  // [4b + q]: columns 4q to 4q + 3 of rows 4b to 4b + 3
+  for (int b = 0; b < 4; ++b) {
+    const __m128i low0 = pairs[4 * b], high0 = pairs[4 * b + 1], low1 = pairs[4 * b + 2], high1 = pairs[4 * b + 3];
+    quads[4 * b] = _mm_unpacklo_epi16(low0, low1);
+    quads[4 * b + 1] = _mm_unpackhi_epi16(low0, low1);
+    quads[4 * b + 2] = _mm_unpacklo_epi16(high0, high1);
+    quads[4 * b + 3] = _mm_unpackhi_epi16(high0, high1);
+  }
+  __m128i halves[16];  // [8c + m]: columns 2m and 2m + 1 of rows 8c to 8c + 7
+  for (int c = 0; c < 2; ++c)
+    for (int q = 0; q < 4; ++q) {
+      halves[8 * c + 2 * q] = _mm_unpacklo_epi32(quads[8 * c + q], quads[8 * c + 4 + q]);
+      halves[8 * c + 2 * q + 1] = _mm_unpackhi_epi32(quads[8 * c + q], quads[8 * c + 4 + q]);
+    }
+  for (int m = 0; m < 8; ++m) {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + 2 * m * dst_ld), _mm_unpacklo_epi64(halves[m], halves[8 + m]));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + (2 * m + 1) * dst_ld),
+                     _mm_unpackhi_epi64(halves[m], halves[8 + m]));
+  }
+}
+#endif
+
+}  // namespace
+
+void transpose_bytes(const uint8_t* src, int64_t src_ld, int64_t rows, int64_t cols, uint8_t* dst, int64_t dst_ld) {
+#if defined(__SSE2__)
+  const int64_t full_rows = rows / 16 * 16, full_cols = cols / 16 * 16;
+  for (int64_t j = 0; j < full_cols; j += 16)
+    for (int64_t i = 0; i < full_rows; i += 16)
+      transpose_16x16(src + i * src_ld + j, src_ld, dst + j * dst_ld + i, dst_ld);
+  transpose_scalar(src, src_ld, full_rows, rows, 0, cols, dst, dst_ld);
+  transpose_scalar(src, src_ld, 0, full_rows, full_cols, cols, dst, dst_ld);
+#else
+  transpose_scalar(src, src_ld, 0, rows, 0, cols, dst, dst_ld);
+#endif
+}
+
+}  // namespace nxrt::cpu
