@@ -29,11 +29,7 @@ struct ConvPlan {
   // One input channel per group: a direct loop beats im2col.
   bool depthwise() const { return group > 1 && group_in() == 1; }
   // The input already is the GEMM's B matrix.
-  bool pointwise() const {
-    return std::ranges::all_of(window, [](const WindowDim& d) {
-      return d.kernel == 1 && d.stride == 1 && d.pad_begin == 0 && d.pad_end == 0;
-    });
-  }
+  bool pointwise() const { return is_pointwise(window); }
   Shape out_shape() const { return window_output_shape(batch, out_channels, window, spatial); }
 };
 

@@ -582,9 +582,7 @@ void int_conv(const IntConvPlan& p, const TX* x, const TW* w, int32_t x_zp, cons
   const int64_t in_size = dd.in * dh.in * dw.in, out_size = dd.out * dh.out * dw.out;
   const int64_t group_in = p.channels / p.group, group_out = p.out_channels / p.group;
   const int64_t taps = dd.kernel * dh.kernel * dw.kernel, depth = group_in * taps;
-  const bool pointwise = std::ranges::all_of(p.window, [](const WindowDim& d) {
-    return d.kernel == 1 && d.stride == 1 && d.pad_begin == 0 && d.pad_end == 0;
-  });
+  const bool pointwise = is_pointwise(p.window);
   if (group_in == 1 && p.group > 1) {
     int_depthwise(p, x, w, x_zp, w_zero, y, parallel);
     return;

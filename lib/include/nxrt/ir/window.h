@@ -53,6 +53,13 @@ struct WindowDim {
 // so kernels have one loop nest for every spatial rank.
 using Window3 = std::array<WindowDim, 3>;
 
+// Whether each output reads only the input at its own position (kernel 1, stride 1, no
+// padding): a convolution's input then already is its GEMM operand, unrolled.
+inline bool is_pointwise(const Window3& window) {
+  return std::ranges::all_of(
+      window, [](const WindowDim& d) { return d.kernel == 1 && d.stride == 1 && d.pad_begin == 0 && d.pad_end == 0; });
+}
+
 // The outputs [first, second) whose window tap `tap` (0 <= tap < kernel) reads inside the
 // input: o * stride - pad_begin + tap * dilation in [0, in).
 inline std::pair<int64_t, int64_t> valid_outputs(const WindowDim& d, int64_t tap) {
