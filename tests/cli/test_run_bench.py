@@ -416,5 +416,53 @@ class ConformanceBatches(TempDirTest):
         self.assertIn("3 passed, 2 failed", p.stdout)
 
 
+class QuantizedChain(TempDirTest):
+    """What quantize_dynamic writes (DynamicQuantizeLinear -> MatMulInteger -> Cast -> Mul by the
+    product of the scales) runs as one fused cpu step, with ONNX Runtime's outputs; duplicate
+    quantizations of one activation are merged before claiming."""
+
+    CASE = ROOT / "testdata/opset18plus/dynamic_matmul_21_quantize_dynamic"
+
+    def steps(self, *args):
+        rc, out, err = nxrt("bench", self.CASE / "model.onnx", "-n", "2", "--warmup", "0", "--profile", "--json",
+                            "--input", f"x={self.CASE / 'test_data_set_0/input_0.pb'}", *args)
+        self.assertEqual(rc, 0, err)
+        return {tuple(s["nodes"]): s for s in json.loads(out)["steps"]}
+
+    def test_matmul_cast_mul_run_as_one_step(self):
+        steps = self.steps("--ep", "cpu")
+        fused = steps.get(("MatMulInteger_1", "Cast_2", "Mul_4"))
+        self.assertIsNotNone(fused, list(steps))
+        self.assertTrue(fused["variant"].endswith("+cast+mul"), fused["variant"])
+        rc, out, err = nxrt("run", "--test-dir", self.CASE, "--ep", "cpu")
+        self.assertEqual(rc, 0, out + err)
+
+    @unittest.skipUnless("onednn" in available_eps(), "the onednn EP is not available")
+    def test_the_default_placement_keeps_the_chain_on_cpu(self):
+        # First claim gives the final Mul to onednn, which leaves nothing to fuse.
+        self.assertIn(("MatMulInteger_1", "Cast_2", "Mul_4"), self.steps("--ep", "onednn,cpu"))
+        split = self.steps("--ep", "onednn,cpu", "--placement", "first-claim")
+        self.assertEqual(split[("Mul_4",)]["ep"], "onednn")
+        self.assertIn(("MatMulInteger_1",), split)
+
+    def test_repeated_quantizations_are_merged(self):
+        model = onnx.load(str(self.CASE / "model.onnx"))
+        graph = model.graph
+        first = next(n for n in graph.node if n.op_type == "DynamicQuantizeLinear")
+        twin = helper.make_node("DynamicQuantizeLinear", list(first.input), [f"{o}_twin" for o in first.output],
+                                name="twin")
+        graph.node.insert(1, twin)
+        graph.output.append(helper.make_tensor_value_info("x_scale_twice", TensorProto.FLOAT, []))
+        graph.node.append(helper.make_node("Mul", [first.output[1], twin.output[1]], ["x_scale_twice"], name="square"))
+        path = self.tmp / "twice.onnx"
+        onnx.save(model, str(path))
+        rc, out, err = nxrt("explain-claims", path, "--ep", "cpu", "--json")
+        self.assertEqual(rc, 0, err)
+        report = json.loads(out)
+        self.assertIn("merge-duplicate-nodes: merged DynamicQuantizeLinear 'twin' into "
+                      "'DynamicQuantizeLinear_0': the same inputs and attributes", report["rewrites"])
+        self.assertNotIn("twin", [n["name"] for n in report["nodes"]])
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)
