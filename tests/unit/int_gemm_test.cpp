@@ -114,6 +114,9 @@ void check_signs(const Parallel& parallel) {
       const int64_t k = ks[static_cast<std::size_t>(trial) % ks.size()];
       check_sizes<TA, TB>(m, n, k, trial++, parallel, rng);
     }
+  // Whole AMX steps of rows and tiles of depth: uint8 A is used where it is, not copied.
+  check_sizes<TA, TB>(64, 33, 128, trial++, parallel, rng);
+  check_sizes<TA, TB>(96, 70, 576, trial++, parallel, rng);
 }
 
 }  // namespace

@@ -230,7 +230,7 @@ Tensor direct_conv_integer(const IntConvCase& c, const Tensor& x, const Tensor& 
 }
 
 template <class TX, class TW>
-void check_conv_integer(const IntConvCase& c, bool per_channel, std::mt19937& rng) {
+void check_conv_integer(const IntConvCase& c, bool per_channel, std::mt19937& rng, bool constant_w = true) {
   const Tensor x = random_ints<TX>({c.batch, c.channels, c.h, c.w}, rng);
   const Tensor w = random_ints<TW>({c.out_channels, c.channels / c.group, c.kh, c.kw}, rng);
   const Tensor xz = random_ints<TX>({}, rng);
@@ -239,7 +239,7 @@ void check_conv_integer(const IntConvCase& c, bool per_channel, std::mt19937& rn
   auto y = run_on_cpu({.op_type = "ConvInteger",
                        .opset = 10,
                        .inputs = {x, w, xz, wz},
-                       .constant = {false, true, false, true},
+                       .constant = {false, constant_w, false, true},
                        .attrs = attrs({{"group", c.group},
                                        {"strides", ints{c.stride, c.stride}},
                                        {"dilations", ints{c.dilation, c.dilation}},
@@ -254,20 +254,23 @@ TEST_CASE("ConvInteger matches a direct loop for groups, pads, strides and dilat
   std::mt19937 rng(5);
   const std::vector<IntConvCase> cases = {
       // batch, channels, out, group, h, w, kh, kw, stride, dilation, pad
-      {1, 3, 16, 1, 9, 11, 3, 3, 1, 1, 1},   // im2col, one image
-      {2, 5, 40, 1, 7, 7, 1, 1, 1, 1, 0},    // pointwise: X is the GEMM's operand
-      {1, 16, 32, 2, 10, 9, 3, 3, 2, 1, 1},  // two groups of 16 outputs, strided
-      {2, 8, 8, 8, 12, 12, 3, 3, 1, 2, 2},   // depthwise, dilated: a direct loop
-      {1, 4, 8, 4, 9, 9, 3, 3, 2, 1, 1},     // depthwise, two outputs per channel, strided
-      {2, 5, 5, 5, 7, 9, 3, 3, 1, 1, 1},     // depthwise 3x3 "same": one loop over each plane
-      {3, 6, 6, 3, 5, 5, 3, 3, 1, 1, 1},     // small groups side by side, one thread each
-      {1, 4, 8, 1, 6, 5, 5, 2, 1, 1, 0},     // a kernel wider than tall
-      {1, 2, 70, 1, 40, 40, 3, 3, 1, 1, 1},  // rows and pixels beyond one tile and strip
+      {1, 3, 16, 1, 9, 11, 3, 3, 1, 1, 1},    // im2col, one image
+      {2, 5, 40, 1, 7, 7, 1, 1, 1, 1, 0},     // pointwise: X is the GEMM's operand
+      {1, 16, 32, 2, 10, 9, 3, 3, 2, 1, 1},   // two groups of 16 outputs, strided
+      {2, 8, 8, 8, 12, 12, 3, 3, 1, 2, 2},    // depthwise, dilated: a direct loop
+      {1, 4, 8, 4, 9, 9, 3, 3, 2, 1, 1},      // depthwise, two outputs per channel, strided
+      {2, 5, 5, 5, 7, 9, 3, 3, 1, 1, 1},      // depthwise 3x3 "same": one loop over each plane
+      {3, 6, 6, 3, 5, 5, 3, 3, 1, 1, 1},      // small groups side by side, one thread each
+      {1, 4, 8, 1, 6, 5, 5, 2, 1, 1, 0},      // a kernel wider than tall
+      {1, 2, 70, 1, 40, 40, 3, 3, 1, 1, 1},   // rows and pixels beyond one tile and strip
+      {1, 64, 16, 1, 16, 16, 3, 3, 1, 1, 1},  // a whole chunk of 256 pixels of 576 bytes each
   };
   for (std::size_t i = 0; i < cases.size(); ++i) {
     INFO("case " << i);
     check_conv_integer<uint8_t, int8_t>(cases[i], i % 2 == 0, rng);
     check_conv_integer<int8_t, uint8_t>(cases[i], i % 2 == 1, rng);
+    // W computed at run time: packed on every run instead of once.
+    check_conv_integer<uint8_t, uint8_t>(cases[i], i % 2 == 0, rng, false);
   }
 }
 
