@@ -74,15 +74,45 @@ Expected<std::optional<FusedStep>> scaled_matmul_integer(const Partition& partit
   return step;
 }
 
+// Sigmoid `s` of a float x -> Mul of x by it (either order), the Mul the Sigmoid's only
+// reader; the fused step, or nullopt when the chain is not there.
+Expected<std::optional<FusedStep>> times_sigmoid(const Partition& partition, const Node& s,
+                                                 const std::unordered_set<NodeId>& members) {
+  const Graph& graph = *partition.graph;
+  if (!is_onnx_op(s, "Sigmoid") || s.inputs.size() != 1 || s.outputs.size() != 1) return std::nullopt;
+  const ValueId x = s.inputs[0];
+  if (x == kNoValue || graph.value(x).type.dtype != DType::kFloat32) return std::nullopt;
+  const auto mul_id = sole_member_reader(graph, s.outputs[0], members);
+  if (!mul_id) return std::nullopt;
+  const Node& mul = graph.node(*mul_id);
+  if (!is_onnx_op(mul, "Mul") || mul.inputs.size() != 2) return std::nullopt;
+  const bool reads_x_and_s =
+      (mul.inputs[0] == x && mul.inputs[1] == s.outputs[0]) || (mul.inputs[0] == s.outputs[0] && mul.inputs[1] == x);
+  if (!reads_x_and_s) return std::nullopt;
+  auto kernel = make_times_sigmoid();
+  if (!kernel) return forward_error(std::move(kernel), fmt::format("fusing {} with its Mul", s.describe()));
+  FusedStep step;
+  step.nodes = {s.id, mul.id};
+  step.inputs = {x};
+  step.outputs = {mul.outputs[0]};
+  step.kernel = std::move(*kernel);
+  return step;
+}
+
 }  // namespace
 
 Expected<std::vector<FusedStep>> find_fusions(const Partition& partition) {
   const std::unordered_set<NodeId> members(partition.nodes.begin(), partition.nodes.end());
+  std::unordered_set<NodeId> fused;  // members already in a step
   std::vector<FusedStep> out;
   for (NodeId id : partition.nodes) {
-    auto step = scaled_matmul_integer(partition, partition.graph->node(id), members);
-    if (!step) return std::unexpected(std::move(step.error()));
-    if (*step) out.push_back(std::move(**step));
+    for (auto* find : {&scaled_matmul_integer, &times_sigmoid}) {
+      auto step = find(partition, partition.graph->node(id), members);
+      if (!step) return std::unexpected(std::move(step.error()));
+      if (!*step || std::ranges::any_of((*step)->nodes, [&](NodeId n) { return fused.contains(n); })) continue;
+      fused.insert((*step)->nodes.begin(), (*step)->nodes.end());
+      out.push_back(std::move(**step));
+    }
   }
   return out;
 }

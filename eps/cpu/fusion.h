@@ -8,10 +8,12 @@
 
 namespace nxrt::cpu {
 
-// The fused steps of `partition`. Today one chain, as ONNX Runtime's quantize_dynamic writes
-// it (ORT fuses it as MatMulIntegerToFloat): MatMulInteger -> Cast to float -> Mul by a scale
-// of one value or one per column of B, where each intermediate has no other reader. The
-// int32 sums then go straight to scaled floats, without two passes over two buffers.
+// The fused steps of `partition`, chains whose intermediates have no other reader:
+//  * MatMulInteger -> Cast to float -> Mul by a scale of one value or one per column of B, as
+//    ONNX Runtime's quantize_dynamic writes it (ORT fuses it as MatMulIntegerToFloat): the
+//    int32 sums go straight to scaled floats, without two passes over two buffers;
+//  * Sigmoid of a float x -> Mul by x (SiLU, as Llama's MLP writes it): the sigmoids are
+//    never stored.
 Expected<std::vector<FusedStep>> find_fusions(const Partition& partition);
 
 }  // namespace nxrt::cpu

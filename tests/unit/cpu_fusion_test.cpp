@@ -167,3 +167,76 @@ TEST_CASE("KernelPartition refuses a fused step whose kept value another reader 
   CHECK(kp.error().what ==
         "partition 'cpu_0': 'sums' is kept inside a fused step but a reader outside the partition reads it");
 }
+
+namespace {
+
+// x -> Sigmoid -> s, then Mul(x, s) (or Mul(s, x)) -> y, as one cpu partition; `s_is_output`
+// also makes the sigmoids a graph output.
+struct TimesSigmoid {
+  TimesSigmoid(bool s_first, bool s_is_output, DType dtype = DType::kFloat32) {
+    auto created = nxrt::cpu::CpuProvider::create(nxrt::EpConfig{1, {}});
+    if (!created) throw std::runtime_error(created.error().render());
+    ep = std::move(*created);
+    b.input("x", dtype, {2, 37});
+    b.node("sigmoid", "Sigmoid", {"x"}, {"s"}, dtype, {2, 37});
+    if (s_first)
+      b.node("mul", "Mul", {"s", "x"}, {"y"}, dtype, {2, 37});
+    else
+      b.node("mul", "Mul", {"x", "s"}, {"y"}, dtype, {2, 37});
+    b.output("y");
+    if (s_is_output) b.output("s");
+    b.finish();
+    partition.graph = &b.graph;
+    partition.ep = "cpu";
+    partition.name = "cpu_0";
+    partition.nodes = {0, 1};
+    nxrt::compute_boundary(b.graph, partition);
+  }
+  std::unique_ptr<nxrt::ExecutionProvider> ep;
+  nxrt::test::GraphBuilder b;
+  nxrt::Partition partition;
+};
+
+Tensor sigmoid_inputs() {
+  std::vector<float> x(74);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = -30.0f + 0.8f * static_cast<float>(i);
+  return Tensor::from_vector<float>({2, 37}, x);
+}
+
+}  // namespace
+
+TEST_CASE("the cpu EP runs x * Sigmoid(x) as one step with the outputs of the two", "[cpu][fusion]") {
+  for (bool s_first : {false, true}) {
+    TimesSigmoid f(s_first, false);
+    const auto& cpu = static_cast<const nxrt::cpu::CpuProvider&>(*f.ep);
+    auto fused = nxrt::cpu::find_fusions(f.partition);
+    REQUIRE(fused);
+    REQUIRE(fused->size() == 1);
+    auto compiled = f.ep->compile(f.partition);
+    REQUIRE(compiled);
+    const std::vector<nxrt::RuntimeValue> in = {sigmoid_inputs()};
+    auto out = (*compiled)->run(in);
+    REQUIRE(out);
+    auto unfused =
+        nxrt::KernelPartition::build(f.partition, cpu.registry(), "cpu", std::make_shared<nxrt::SerialParallel>());
+    REQUIRE(unfused);
+    auto expected = (*unfused)->run(in);
+    REQUIRE(expected);
+    CHECK(nxrt::test::compare_tensors((*out)[0], (*expected)[0]) == "");
+    const auto steps = (*compiled)->profile();
+    REQUIRE(steps.size() == 1);
+    CHECK(steps[0].nodes == std::vector<std::string>{"sigmoid", "mul"});
+    CHECK(steps[0].variant == "vector-exp*x");
+  }
+}
+
+TEST_CASE("the cpu EP leaves Sigmoid and Mul apart where the sigmoids are needed or not float", "[cpu][fusion]") {
+  TimesSigmoid needed(false, true);
+  auto fused = nxrt::cpu::find_fusions(needed.partition);
+  REQUIRE(fused);
+  CHECK(fused->empty());
+  TimesSigmoid wide(false, false, DType::kFloat64);
+  fused = nxrt::cpu::find_fusions(wide.partition);
+  REQUIRE(fused);
+  CHECK(fused->empty());
+}

@@ -65,5 +65,7 @@ std::vector<KernelDef> all_kernels();
 // MatMulInteger -> Cast -> Mul by a scale: `matmul` is the MatMulInteger node (its B is packed
 // when constant); the kernel reads MatMulInteger's inputs, then the scale.
 Expected<std::unique_ptr<Kernel>> make_matmul_integer_scaled(const NodeContext& matmul);
+// Sigmoid -> Mul by the Sigmoid's input (SiLU), float: reads x, writes x * sigmoid(x).
+Expected<std::unique_ptr<Kernel>> make_times_sigmoid();
 
 }  // namespace nxrt::cpu
