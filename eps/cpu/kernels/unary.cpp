@@ -123,6 +123,19 @@ X sign(X x) {
   return x;  // 0, and NaN stays NaN
 }
 
+// Output 0 (float, input 0's shape) from float input 0, a chunk at a time in parallel:
+// chunk(in, out, count).
+template <class Chunk>
+Expected<void> map_float_chunks(KernelContext& ctx, Chunk chunk) {
+  const Tensor& x = ctx.input(0);
+  auto y = ctx.output(0, DType::kFloat32, x.shape());
+  if (!y) return std::unexpected(std::move(y.error()));
+  const float* in = x.data_as<float>();
+  float* out = y->mut_as<float>();
+  ctx.parallel().for_range(x.numel(), kElementwiseGrain, [&](int64_t b, int64_t e) { chunk(in + b, out + b, e - b); });
+  return {};
+}
+
 // Sigmoid: float in SIMD vectors (vector_math's exp), double and float16 by the formula.
 class SigmoidKernel final : public Kernel {
  public:
@@ -130,14 +143,7 @@ class SigmoidKernel final : public Kernel {
     return dispatch_dtype(FloatHalfTypes{}, ctx.input(0).dtype(), [&](auto tag) -> Expected<void> {
       using T = typename decltype(tag)::type;
       if constexpr (std::is_same_v<T, float>) {
-        const Tensor& x = ctx.input(0);
-        auto y = ctx.output(0, DType::kFloat32, x.shape());
-        if (!y) return std::unexpected(std::move(y.error()));
-        const float* in = x.data_as<float>();
-        float* out = y->mut_as<float>();
-        ctx.parallel().for_range(x.numel(), kElementwiseGrain,
-                                 [&](int64_t b, int64_t e) { sigmoid(in + b, out + b, e - b); });
-        return {};
+        return map_float_chunks(ctx, [](const float* in, float* out, int64_t n) { sigmoid(in, out, n); });
       } else {
         return map_elements<T>(ctx, [](auto v) { return decltype(v)(1) / (decltype(v)(1) + std::exp(-v)); });
       }
@@ -157,16 +163,7 @@ void times_sigmoid(const float* x, float* y, int64_t n) {
 // built by the cpu EP's fusion step (fusion.h): the sigmoids are never stored.
 class TimesSigmoidKernel final : public Kernel {
  public:
-  Expected<void> compute(KernelContext& ctx) override {
-    const Tensor& x = ctx.input(0);
-    auto y = ctx.output(0, DType::kFloat32, x.shape());
-    if (!y) return std::unexpected(std::move(y.error()));
-    const float* in = x.data_as<float>();
-    float* out = y->mut_as<float>();
-    ctx.parallel().for_range(x.numel(), kElementwiseGrain,
-                             [&](int64_t b, int64_t e) { times_sigmoid(in + b, out + b, e - b); });
-    return {};
-  }
+  Expected<void> compute(KernelContext& ctx) override { return map_float_chunks(ctx, times_sigmoid); }
   std::string_view variant() const override { return "vector-exp*x"; }
 };
 
