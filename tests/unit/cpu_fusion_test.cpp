@@ -240,3 +240,17 @@ TEST_CASE("the cpu EP leaves Sigmoid and Mul apart where the sigmoids are needed
   REQUIRE(fused);
   CHECK(fused->empty());
 }
+
+TEST_CASE("the fused MatMulInteger step names a scale of the wrong length", "[cpu][fusion]") {
+  // Declared [6] (so the chain is fused), but 4 values arrive when the partition runs.
+  ScaledMatMulInteger f({});
+  auto compiled = f.ep->compile(f.partition);
+  REQUIRE(compiled);
+  auto out = (*compiled)->run(f.inputs({4}));
+  REQUIRE_FALSE(out);
+  const std::string text = out.error().render();
+  CHECK_THAT(text, Catch::Matchers::Contains("MatMulInteger+Cast+Mul: the Mul's scale (input 4) has 4 values; it "
+                                             "needs 1 or 6"));
+  CHECK_THAT(text, Catch::Matchers::Contains("give one value, or 6 (one per column of B)"));
+  CHECK_THAT(text, Catch::Matchers::Contains("'mm' (ai.onnx::MatMulInteger, opset 17) (fused with 'cast', 'mul')"));
+}

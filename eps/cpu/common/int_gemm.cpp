@@ -252,7 +252,6 @@ const UnsignedRows& unsigned_rows(int64_t m, const TA* a, int64_t lda, int64_t k
   }
   // Whole AMX steps of rows: the rows past m are zeros, their sums never read.
   const int64_t padded = (m + kRowAlign - 1) / kRowAlign * kRowAlign;
-  rows.data = nullptr;
   rows.ld = depth;
   rows.bytes.resize(static_cast<std::size_t>(padded * depth));
   std::fill(rows.bytes.begin() + m * depth, rows.bytes.end(), uint8_t{0});
@@ -317,11 +316,17 @@ void pack_strip(const TB* b, int64_t ldb, bool trans, int64_t k, int64_t quads, 
   for (int64_t j = 0; j < width; ++j) column_sums[j] = static_cast<int32_t>(sums[j]);
 }
 
-// out = dot - b_zero * row_sum + a_zero * column_terms over one row of a tile (see int_gemm).
+// A sum of the tile with the zero points taken out: dot - b_zero * row_sum + a_zero *
+// column_term, in wrapping arithmetic (see int_gemm).
+inline int32_t without_zero_points(int32_t dot, uint32_t b_zero, uint32_t row_sum, uint32_t a_zero,
+                                   uint32_t column_term) {
+  return static_cast<int32_t>(static_cast<uint32_t>(dot) - b_zero * row_sum + a_zero * column_term);
+}
+
+// One row of a tile as int32 sums.
 void store_int_row(const int32_t* dot, int64_t count, uint32_t row_sum, uint32_t a_zero, const uint32_t* b_zero,
                    const uint32_t* column_terms, int32_t* out) {
-  for (int64_t j = 0; j < count; ++j)
-    out[j] = static_cast<int32_t>(static_cast<uint32_t>(dot[j]) - b_zero[j] * row_sum + a_zero * column_terms[j]);
+  for (int64_t j = 0; j < count; ++j) out[j] = without_zero_points(dot[j], b_zero[j], row_sum, a_zero, column_terms[j]);
 }
 
 // The same sums as floats times their column's scale (`scale` per column, else `scale[0]`).
@@ -329,16 +334,12 @@ void store_scaled_row(const int32_t* dot, int64_t count, uint32_t row_sum, uint3
                       const uint32_t* column_terms, const float* scale, bool per_column, float* out) {
   if (per_column) {
     for (int64_t j = 0; j < count; ++j)
-      out[j] = static_cast<float>(static_cast<int32_t>(static_cast<uint32_t>(dot[j]) - b_zero[j] * row_sum +
-                                                       a_zero * column_terms[j])) *
-               scale[j];
+      out[j] = static_cast<float>(without_zero_points(dot[j], b_zero[j], row_sum, a_zero, column_terms[j])) * scale[j];
     return;
   }
   const float s = scale[0];
   for (int64_t j = 0; j < count; ++j)
-    out[j] = static_cast<float>(
-                 static_cast<int32_t>(static_cast<uint32_t>(dot[j]) - b_zero[j] * row_sum + a_zero * column_terms[j])) *
-             s;
+    out[j] = static_cast<float>(without_zero_points(dot[j], b_zero[j], row_sum, a_zero, column_terms[j])) * s;
 }
 
 // Row i, columns [j0, j0 + count), of the output from a row of a tile.

@@ -285,7 +285,9 @@ std::vector<PackedIntB> pack_constant_int_b(const NodeContext& ctx, std::size_t 
 // The int32 sums of an integer product: inputs a, b and their zero points az, bz.
 class IntMatMulBase : public Kernel {
  public:
-  explicit IntMatMulBase(std::vector<PackedIntB> packed_b) : packed_b_(std::move(packed_b)) {}
+  // `fused` names what the kernel does after the product, for its variant ("+cast+mul").
+  explicit IntMatMulBase(std::vector<PackedIntB> packed_b, std::string_view fused = {})
+      : packed_b_(std::move(packed_b)), variant_(fmt::format("int-gemm:{}{}", int_gemm_isa(), fused)) {}
   std::string_view variant() const override { return variant_; }
 
  protected:
@@ -310,7 +312,7 @@ class IntMatMulBase : public Kernel {
 
  private:
   std::vector<PackedIntB> packed_b_;
-  std::string variant_ = fmt::format("int-gemm:{}", int_gemm_isa());
+  std::string variant_;
 };
 
 class MatMulIntegerKernel final : public IntMatMulBase {
@@ -330,8 +332,8 @@ class MatMulIntegerKernel final : public IntMatMulBase {
 // Inputs: MatMulInteger's four, then the Mul's scale; output: the Mul's float Y.
 class MatMulIntegerScaledKernel final : public IntMatMulBase {
  public:
-  using IntMatMulBase::IntMatMulBase;
-  std::string_view variant() const override { return variant_; }
+  explicit MatMulIntegerScaledKernel(std::vector<PackedIntB> packed_b)
+      : IntMatMulBase(std::move(packed_b), "+cast+mul") {}
   Expected<void> compute(KernelContext& ctx) override {
     auto plan = plan_int_matmul("MatMulInteger", ctx.input(0).shape(), ctx.input(1).shape());
     if (!plan) return std::unexpected(plan.error());
@@ -343,9 +345,6 @@ class MatMulIntegerScaledKernel final : public IntMatMulBase {
     return sums(ctx, "MatMulInteger", *plan, 0, 1, 2, 3,
                 IntGemmOutput::scaled_float(y->mut_as<float>(), plan->n, scale.data_as<float>(), scale.numel() > 1));
   }
-
- private:
-  std::string variant_ = fmt::format("int-gemm:{}+cast+mul", int_gemm_isa());
 };
 
 KernelMatch check_qlinear_matmul(const NodeContext& ctx) {

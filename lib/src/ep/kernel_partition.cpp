@@ -8,6 +8,7 @@
 #include <chrono>
 #include <map>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "buffer_pool.h"
 
@@ -94,12 +95,11 @@ namespace {
 Expected<void> check_fused_values(const Partition& partition, const std::vector<FusedStep>& fused,
                                   const std::unordered_map<NodeId, std::size_t>& fused_of) {
   const Graph& graph = *partition.graph;
-  std::unordered_map<ValueId, std::size_t> internal;  // value -> its fused step
-  for (std::size_t f = 0; f < fused.size(); ++f)
-    for (NodeId id : fused[f].nodes)
+  std::unordered_set<ValueId> internal;
+  for (const FusedStep& f : fused)
+    for (NodeId id : f.nodes)
       for (ValueId v : graph.node(id).outputs)
-        if (v != kNoValue && std::find(fused[f].outputs.begin(), fused[f].outputs.end(), v) == fused[f].outputs.end())
-          internal.emplace(v, f);
+        if (v != kNoValue && std::find(f.outputs.begin(), f.outputs.end(), v) == f.outputs.end()) internal.insert(v);
   auto leaked = [&](ValueId v, const std::string& reader) -> Expected<void> {
     if (!internal.contains(v)) return {};
     return fail(ErrorCode::kRuntime,
