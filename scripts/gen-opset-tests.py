@@ -54,6 +54,10 @@ class Case:
         self.consts = consts or {}
         self.expected = expected  # outputs known exactly without ONNX Runtime (it cannot run the case)
 
+    def with_expected(self, expected):
+        self.expected = expected
+        return self
+
     def model(self):
         ins = [helper.make_tensor_value_info(n, onnx.mapping.NP_TYPE_TO_TENSOR_TYPE[a.dtype], a.shape)
                for n, a in self.inputs.items()]
@@ -80,16 +84,19 @@ def one(name, opset, op, inputs, consts=None, outputs=("y",), **attrs):
 
 # TensorProto codes of the types numpy (and Debian's ONNX 1.12) lack.
 FLOAT8 = {"float8e4m3fn": 17, "float8e4m3fnuz": 18, "float8e5m2": 19, "float8e5m2fnuz": 20}
-UINT4, INT4 = 21, 22
+UINT4, INT4, FLOAT4E2M1, FLOAT8E8M0, UINT2, INT2 = 21, 22, 23, 24, 25, 26
 
 
 def narrow_tensor(name, code, values, shape, int32_data=False):
-    """An initializer of float8 bit patterns (one byte each) or of int4/uint4 values packed two per
-    byte, low nibble first, in raw_data (or, with int32_data, one packed byte per int32)."""
+    """An initializer of float8 (or float8e8m0) bit patterns, one byte each, or of sub-byte
+    values packed low bits first: int4, uint4 and float4e2m1 bit patterns two per byte, int2 and
+    uint2 four per byte; in raw_data (or, with int32_data, one packed byte per int32)."""
     values = list(values)
-    if code in (UINT4, INT4):
-        nibbles = [v & 0xF for v in values] + [0] * (len(values) % 2)
-        data = [nibbles[i] | nibbles[i + 1] << 4 for i in range(0, len(nibbles), 2)]
+    bits = {UINT4: 4, INT4: 4, FLOAT4E2M1: 4, UINT2: 2, INT2: 2}.get(code)
+    if bits:
+        per_byte = 8 // bits
+        fields = [v & ((1 << bits) - 1) for v in values] + [0] * (-len(values) % per_byte)
+        data = [sum(fields[i + k] << (k * bits) for k in range(per_byte)) for i in range(0, len(fields), per_byte)]
     else:
         data = values
     t = onnx.TensorProto(name=name, data_type=code, dims=list(shape))
@@ -445,6 +452,7 @@ def cases():
     yield from llm_cases()
     yield from opset24_cases()
     yield from int8_cases()
+    yield from mx_and_2bit_cases()
 
 
 def rotary_caches(rows, half, base=10000.0):
@@ -572,6 +580,115 @@ def int8_cases():
                 node("Cast", ["acc"], ["f"], to=onnx.TensorProto.FLOAT), node("Mul", ["xs", "ws"], ["s"]),
                 node("Mul", ["f", "s"], ["y"])],
                {"x": rand(40, 64)}, ["y"], {"w": i8(64, 48), "wz": np.array(0, np.int8), "ws": scale})
+
+
+FLOAT4_VALUES = np.array([0, 0.5, 1, 1.5, 2, 3, 4, 6], F)
+
+
+def to_float4e2m1(x):
+    """ONNX's float4e2m1 conversion (its reference's thresholds): round to nearest even, saturate
+    at +-6, NaN to +6; -0 keeps its sign. Returns the 4-bit patterns."""
+    x = np.asarray(x, np.float64)
+    magnitude = np.abs(x)
+    bounds = [(0.25, False), (0.75, True), (1.25, False), (1.75, True), (2.5, False), (3.5, True), (5.0, False)]
+    code = np.zeros(x.shape, np.uint8)
+    for k, (bound, inclusive) in enumerate(bounds):
+        code[(magnitude >= bound) if inclusive else (magnitude > bound)] = k + 1
+    code |= np.where(np.signbit(x), 0x8, 0).astype(np.uint8)
+    code[np.isnan(x)] = 0x7
+    return code
+
+
+def float4e2m1_value(code):
+    code = np.asarray(code)
+    return np.where(code & 0x8, -1, 1).astype(F) * FLOAT4_VALUES[code & 0x7]
+
+
+def mx_and_2bit_cases():
+    """float8e8m0 (opset 24), int2 and uint2 (25) through Cast, CastLike, Q/DQ and Transpose,
+    checked against ONNX Runtime 1.30; float4e2m1 (23), which ONNX Runtime 1.30 has no kernel
+    for, and the data movement ONNX Runtime lacks for int2, against numpy."""
+    T = onnx.TensorProto
+    local = np.random.default_rng(25)
+    # float8e8m0: ONNX leaves negative inputs unspecified; ONNX Runtime and nxrt treat them as
+    # below the smallest value (2^-127 with saturate, NaN without).
+    e8 = np.array([0.5, 1.5, 2.5, 3, 0.3, 100, 1e-40, 2.0**-127 * 1.5, 2.0**-127, 2.0**-126 * 1.25, 2.0**127 * 1.5,
+                   3e38, np.inf, -np.inf, np.nan, 0, -0.0, -2.6], F)
+    for mode in ("up", "down", "nearest"):
+        for saturate in (1, 0):
+            yield wrapped(f"cast_24_float8e8m0_{mode}_saturate{saturate}", 24,
+                          [node("Cast", ["x"], ["yq"], to=FLOAT8E8M0, round_mode=mode, saturate=saturate)], e8, T.FLOAT)
+    # Integers round from their exact value (ONNX Runtime 1.30 goes through float first, so it
+    # gives 2^30 for 2^30 + 1 rounded up; the unit tests check that case).
+    yield wrapped("cast_24_float8e8m0_from_int32", 24, [node("Cast", ["x"], ["yq"], to=FLOAT8E8M0)],
+                  np.array([1, 2, 3, 1000, 0, -5, 2**30], np.int32), T.FLOAT)
+    # ONNX Runtime 1.30's CastLike ignores round_mode (it rounds up), so numpy gives this one:
+    # 0.7, 6, 1e6 and 2^-120 rounded down to powers of two.
+    case = wrapped("castlike_24_float8e8m0_down", 24, [node("CastLike", ["x", "like"], ["yq"], round_mode="down")],
+                   np.array([0.7, 6, 1e6, 2.0**-120], F), T.DOUBLE,
+                   consts={"like": narrow_tensor("like", FLOAT8E8M0, [127], [1])})
+    yield case.with_expected({"y": np.array([0.5, 4, 2.0**19, 2.0**-120], np.float64)})
+    # int2 and uint2: integers keep their low 2 bits, floats round half away from zero first.
+    ints32 = np.array([-3, -2, -1, 0, 1, 2, 3, 4, 5, -100, 7], np.int32)
+    halves = np.array([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 3.7, -1.2, 12.6, np.nan, np.inf], F)
+    for name, code in (("int2", INT2), ("uint2", UINT2)):
+        yield wrapped(f"cast_25_{name}_from_int32", 25, [node("Cast", ["x"], ["yq"], to=code)], ints32, T.INT32)
+        yield wrapped(f"cast_25_{name}_from_float", 25, [node("Cast", ["x"], ["yq"], to=code)], halves, T.FLOAT)
+    yield wrapped("castlike_25_uint2", 25, [node("CastLike", ["x", "like"], ["yq"])], ints32, T.INT32,
+                  consts={"like": narrow_tensor("like", UINT2, [0], [1])})
+    x5 = np.arange(-7, 8, dtype=np.int32).reshape(3, 5)
+    for name, code in (("int2", INT2), ("uint2", UINT2)):
+        yield Case(f"transpose_25_{name}", 25, [node("Cast", ["x"], ["xq"], to=code),
+                                                node("Transpose", ["xq"], ["t"], perm=[1, 0]),
+                                                node("Cast", ["t"], ["y"], to=T.INT32)], {"x": x5}, ["y"])
+    # ONNX Runtime 1.30 moves int2 only through Transpose; the chain is exact data movement.
+    chain = [node("Reshape", ["xq", "shape"], ["r"]), node("Flatten", ["r"], ["f"], axis=1),
+             node("Unsqueeze", ["f", "axes"], ["u"]), node("Squeeze", ["u", "axes"], ["yq"])]
+    held = (x5 + 2) % 4 - 2  # the values int2 holds, as Cast from int32 leaves them
+    yield Case("movement_25_int2", 25, [node("Cast", ["x"], ["xq"], to=INT2)] + chain +
+               [node("Cast", ["yq"], ["y"], to=T.INT32)], {"x": x5}, ["y"], {"shape": ints(5, 1, 3), "axes": ints(0)},
+               expected={"y": held.reshape(5, 3).copy()})
+    xq = local.uniform(-4, 4, (3, 5)).astype(F)
+    yield wrapped("quantizelinear_25_int2", 25, [node("QuantizeLinear", ["x", "scale", "zp"], ["yq"])], xq, T.INT32,
+                  consts={"scale": np.array(1.5, F), "zp": narrow_tensor("zp", INT2, [-1], [])})
+    yield wrapped("quantizelinear_25_output_dtype_uint2", 25,
+                  [node("QuantizeLinear", ["x", "scale"], ["yq"], output_dtype=UINT2)], xq, T.INT32,
+                  consts={"scale": np.array(0.75, F)})
+    yield wrapped("quantizelinear_25_blocked_int2_axis1", 25,
+                  [node("QuantizeLinear", ["x", "scale", "zp"], ["yq"], axis=1, block_size=2)], xq, T.INT32,
+                  consts={"scale": local.uniform(0.5, 2, (3, 3)).astype(F),
+                          "zp": narrow_tensor("zp", INT2, [0, 1, -1, -2, 0, 1, 1, 0, -1], [3, 3])})
+    yield one("dequantizelinear_25_int2_raw_data", 25, "DequantizeLinear", {},
+              {"x": narrow_tensor("x", INT2, [-2, -1, 0, 1, 1, -2, 0], [7]), "scale": np.array(0.5, F),
+               "zp": narrow_tensor("zp", INT2, [1], [])})
+    yield one("dequantizelinear_25_uint2_int32_data_per_axis", 25, "DequantizeLinear", {},
+              {"x": narrow_tensor("x", UINT2, [0, 3, 1, 2, 3, 0], [2, 3], int32_data=True),
+               "scale": np.array([0.5, 1, 2], F), "zp": narrow_tensor("zp", UINT2, [2, 0, 1], [3], int32_data=True)},
+              axis=1)
+    # float4e2m1, against the conversion above.
+    f4 = np.array([0, -0.0, 0.25, 0.26, 0.75, 1.25, 1.75, 2.5, 3.5, 5, 5.1, -2.6, 100, -np.inf, np.nan, 0.1], F)
+    yield wrapped("cast_23_float4e2m1", 23, [node("Cast", ["x"], ["yq"], to=FLOAT4E2M1)], f4, T.FLOAT) \
+        .with_expected({"y": float4e2m1_value(to_float4e2m1(f4))})
+    scale = np.array(0.5, F)
+    yield Case("quantizelinear_23_float4e2m1", 23,
+               [node("QuantizeLinear", ["x", "scale"], ["q"], output_dtype=FLOAT4E2M1),
+                node("DequantizeLinear", ["q", "scale"], ["y"])], {"x": xq}, ["y"], {"scale": scale},
+               expected={"y": float4e2m1_value(to_float4e2m1(xq / scale)) * scale})
+    q4 = [0x1, 0x9, 0x7, 0xf, 0x4, 0x3, 0xa]
+    yield Case("dequantizelinear_23_float4e2m1_raw_data", 23, node("DequantizeLinear", ["q", "scale"], ["y"]), {},
+               ["y"], {"q": narrow_tensor("q", FLOAT4E2M1, q4, [7]), "scale": np.array(0.25, F)},
+               expected={"y": float4e2m1_value(q4) * F(0.25)})
+    x4 = local.uniform(-6, 6, (3, 5)).astype(F)
+    yield Case("movement_23_float4e2m1", 23, [node("Cast", ["x"], ["xq"], to=FLOAT4E2M1),
+                                              node("Transpose", ["xq"], ["t"], perm=[1, 0]),
+                                              node("Reshape", ["t", "shape"], ["r"]), node("Identity", ["r"], ["i"]),
+                                              node("Cast", ["i"], ["y"], to=T.FLOAT)],
+               {"x": x4}, ["y"], {"shape": ints(3, 5)},
+               expected={"y": float4e2m1_value(to_float4e2m1(x4)).T.reshape(3, 5).copy()})
+    yield Case("constant_23_float4e2m1", 23,
+               [node("Constant", [], ["c"], value=narrow_tensor("v", FLOAT4E2M1, [0x2, 0xb, 0x7], [3])),
+                node("Cast", ["c"], ["cq"], to=T.FLOAT), node("Add", ["cq", "x"], ["y"])],
+               {"x": np.array([1, 1, 1], F)}, ["y"], expected={"y": np.array([2, -0.5, 7], F)})
 
 
 def ensure_ort():

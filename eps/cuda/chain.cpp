@@ -5,6 +5,7 @@
 #include <fmt/ranges.h>
 
 #include "index_space.h"
+#include "nxrt/ep/subbyte.h"
 #include "ops/op_util.h"
 #include "runtime.h"
 
@@ -150,15 +151,20 @@ Expected<void> ChainFuser::emit(PlanBuilder& builder, const std::vector<const No
     const DType dtype = graph_.value(n.outputs.front()).type.dtype;
     const std::string_view type = chain_value_type(dtype);
     std::string expr = def.expr(n, args);
-    // A node making int4 or uint4 (Cast, CastLike) keeps the low 4 bits, rounding a float first.
-    if (is_4bit(dtype))
-      expr = fmt::format("{}({}, {})", is_floating(graph_.value(n.inputs[0]).type.dtype) ? "float_to_4bit" : "wrap_4bit", expr,
-                         dtype == DType::kInt4 ? 1 : 0);
+    // A node making int4, uint4, int2 or uint2 (Cast, CastLike) keeps the low bits, rounding a
+    // float first.
+    if (is_subbyte_integer(dtype))
+      expr = fmt::format("{}({}, {}, {})",
+                         is_floating(graph_.value(n.inputs[0]).type.dtype) ? "float_to_subbyte" : "wrap_subbyte", expr,
+                         subbyte_bits(dtype), subbyte_min(dtype) < 0 ? 1 : 0);
+    // A node making a bit-pattern float (Cast, CastLike) rounds the exact value as its saturate
+    // and round_mode attributes say.
+    if (is_byte_float(dtype)) {
+      const std::string mode = n.attributes.string_or("round_mode", "up");
+      expr = fmt::format("round_byte_float((double)({}), {}, {}, {})", expr, byte_float_code(dtype),
+                         n.attributes.int_or("saturate", 1) != 0 ? 1 : 0, mode == "up" ? 0 : mode == "down" ? 1 : 2);
+    }
     body += fmt::format("    {0} {1} = ({0})({2});  // {3} {4}\n", type, var, expr, n.op_type, n.name);
-    // A node making float8 (Cast, CastLike) rounds as its saturate attribute says.
-    if (is_float8(dtype))
-      body += fmt::format("    {0} = round_f8({0}, {1}, {2});\n", var, float8_code(dtype),
-                          n.attributes.int_or("saturate", 1) != 0 ? 1 : 0);
     // A float16, bfloat16 or 8- or 16-bit integer value inside the chain is rounded or wrapped
     // as the unfused graph would store it.
     if (k + 1 < chain.size() && dtype == DType::kFloat16)

@@ -130,34 +130,42 @@ __device__ __forceinline__ float inf_f() { return __int_as_float(0x7f800000); }
 __device__ __forceinline__ bool is_nan(float v) { return v != v; }
 __device__ __forceinline__ bool is_inf(float v) { return fabsf(v) == inf_f(); }
 
-// int4 and uint4, held one per byte (int4 sign-extended), computed in int. Cast to them keeps
-// an integer's low 4 bits, and rounds a float half away from zero first (NaN gives 0), as the
-// cpu EP and ONNX Runtime do.
-__device__ __forceinline__ int wrap_4bit(i64 v, int is_signed) {
-  const int k = (int)(v & 15);
-  return is_signed && (k & 8) ? k - 16 : k;
+// int4, uint4, int2 and uint2, held one per byte (the signed ones sign-extended), computed in
+// int. Cast to them keeps an integer's low `bits`, and rounds a float half away from zero first
+// (NaN gives 0), as the cpu EP and ONNX Runtime do.
+__device__ __forceinline__ int wrap_subbyte(i64 v, int bits, int is_signed) {
+  const int k = (int)(v & ((1 << bits) - 1));
+  return is_signed && (k >> (bits - 1)) ? k - (1 << bits) : k;
 }
-__device__ __forceinline__ int float_to_4bit(double v, int is_signed) {
+__device__ __forceinline__ int float_to_subbyte(double v, int bits, int is_signed) {
   if (v != v) return 0;
   const double r = fmin(fmax(round(v), -9223372036854775808.0), 9223372036854774784.0);
-  return wrap_4bit((i64)r, is_signed);
+  return wrap_subbyte((i64)r, bits, is_signed);
 }
 
-// float8: ONNX's four formats by code (0 E4M3FN, 1 E4M3FNUZ, 2 E5M2, 3 E5M2FNUZ), held as their
-// bit patterns. A chain computes them in float: ld decodes; a node making float8 (Cast,
-// CastLike) rounds its value with round_f8 (chain.cpp), so st only encodes a value the format
-// holds (or an infinity or NaN, which it keeps: E5M2's infinity, the others' NaN).
+// Floats held as bit patterns, by format code: the float8 types (0 E4M3FN, 1 E4M3FNUZ, 2 E5M2,
+// 3 E5M2FNUZ), 4 float4e2m1 (held one per byte), 5 float8e8m0. A chain computes them in float:
+// ld decodes; a node making one (Cast, CastLike) rounds its value with round_byte_float
+// (chain.cpp) from the exact value, so st only encodes a value the format holds (or an infinity
+// or NaN, which it keeps: E5M2's infinity, the others' NaN).
 struct f8e4m3fn { unsigned char x; };
 struct f8e4m3fnuz { unsigned char x; };
 struct f8e5m2 { unsigned char x; };
 struct f8e5m2fnuz { unsigned char x; };
-__device__ __forceinline__ int f8_mantissa_bits(int f) { return f < 2 ? 3 : 2; }
-__device__ __forceinline__ int f8_bias(int f) { return f == 0 ? 7 : f == 1 ? 8 : f == 2 ? 15 : 16; }
+struct f4e2m1 { unsigned char x; };
+struct f8e8m0 { unsigned char x; };
+__device__ __forceinline__ int f8_mantissa_bits(int f) { return f < 2 ? 3 : f == 4 ? 1 : 2; }
+__device__ __forceinline__ int f8_bias(int f) { return f == 0 ? 7 : f == 1 ? 8 : f == 2 ? 15 : f == 3 ? 16 : 1; }
 __device__ __forceinline__ bool f8_fnuz(int f) { return f == 1 || f == 3; }  // NaN 0x80, no -0, no infinity
-__device__ float f8_decode(unsigned b, int f) {
+// float8e8m0: 2^(b - 127), 0xFF NaN.
+__device__ __forceinline__ float e8m0_decode(unsigned b) {
+  return b == 0xffu ? __int_as_float(0x7fc00000) : ldexpf(1.f, (int)b - 127);
+}
+__device__ float byte_float_decode(unsigned b, int f) {
+  if (f == 5) return e8m0_decode(b);
   const int mant = f8_mantissa_bits(f), bias = f8_bias(f);
-  const unsigned m = b & 0x7fu;
-  const float sign = (b & 0x80u) ? -1.f : 1.f;
+  const unsigned sign_bit = f == 4 ? 0x8u : 0x80u, m = b & (sign_bit - 1u);
+  const float sign = (b & sign_bit) ? -1.f : 1.f;
   const float nan = __int_as_float((int)(0x7fc00000u | (f8_fnuz(f) ? 0u : (b & 0x80u) << 24)));  // keeps its sign
   if (f8_fnuz(f) && b == 0x80u) return nan;
   if (f == 0 && m == 0x7fu) return nan;
@@ -166,18 +174,31 @@ __device__ float f8_decode(unsigned b, int f) {
   const float v = e == 0 ? ldexpf((float)q, 1 - bias - mant) : ldexpf((float)(q + (1 << mant)), e - bias - mant);
   return sign * v;
 }
+// float8e8m0 per Cast-24 (the cpu EP's float_to_float8e8m0): NaN stays NaN; above 2^127 the
+// largest with `saturate`, else NaN; below 2^-127 (zero and negatives included) the smallest
+// with `saturate`, else NaN; between, the power of two `mode` picks (0 up, 1 down, 2 nearest).
+__device__ unsigned e8m0_encode(double v, int saturate, int mode) {
+  if (v != v) return 0xffu;
+  if (v > 1.7014118346046923e38) return saturate ? 0xfeu : 0xffu;  // 2^127
+  if (!(v >= 5.877471754111438e-39)) return saturate ? 0x00u : 0xffu;  // 2^-127
+  int e = 0;
+  const double fraction = 2 * frexp(v, &e);
+  const bool next = mode == 0 ? fraction > 1 : mode == 1 ? false : fraction >= 1.5;
+  return (unsigned)(e - 1 + (next ? 1 : 0) + 127);
+}
 // The bits of v in format f, rounded to nearest even (in integer arithmetic on the double, so
 // with no double rounding). Past the largest finite value, infinities included: the largest
-// with `saturate`, else E5M2's infinity or the other formats' NaN.
-__device__ unsigned f8_encode(double v, int f, int saturate) {
+// with `saturate` (float4e2m1 always), else E5M2's infinity or the other formats' NaN;
+// float4e2m1 has no NaN and gives +6 for one.
+__device__ unsigned byte_float_encode(double v, int f, int saturate, int e8m0_mode = 0) {
+  if (f == 5) return e8m0_encode(v, saturate, e8m0_mode);
   const int mant = f8_mantissa_bits(f), bias = f8_bias(f);
-  const bool fnuz = f8_fnuz(f);
-  const unsigned max_finite = f == 0 ? 0x7eu : f == 2 ? 0x7bu : 0x7fu;
+  const bool fnuz = f8_fnuz(f), f4 = f == 4;
+  const unsigned max_finite = f == 0 ? 0x7eu : f == 2 ? 0x7bu : f4 ? 0x7u : 0x7fu;
   const unsigned long long x = (unsigned long long)__double_as_longlong(v);
-  const unsigned sign = (x >> 63) ? 0x80u : 0u;
-  const unsigned nan = fnuz ? 0x80u : (sign | 0x7fu);
-  if (v != v) return nan;
-  const unsigned overflow = saturate ? (sign | max_finite) : f == 2 ? (sign | 0x7cu) : nan;
+  const unsigned sign = (x >> 63) ? (f4 ? 0x8u : 0x80u) : 0u;
+  if (v != v) return f4 ? 0x7u : fnuz ? 0x80u : (sign | 0x7fu);
+  const unsigned overflow = saturate || f4 ? (sign | max_finite) : f == 2 ? (sign | 0x7cu) : fnuz ? 0x80u : (sign | 0x7fu);
   const unsigned long long magnitude = x & 0x7fffffffffffffffull;
   if (magnitude >= 0x7ff0000000000000ull) return overflow;
   const unsigned zero = fnuz ? 0u : sign;
@@ -193,15 +214,21 @@ __device__ unsigned f8_encode(double v, int f, int saturate) {
   if (bits > max_finite) return overflow;
   return bits == 0 ? zero : (sign | (unsigned)bits);
 }
-__device__ __forceinline__ float round_f8(double v, int f, int saturate) { return f8_decode(f8_encode(v, f, saturate), f); }
-__device__ __forceinline__ float ld(const f8e4m3fn* p, i64 i) { return f8_decode(p[i].x, 0); }
-__device__ __forceinline__ float ld(const f8e4m3fnuz* p, i64 i) { return f8_decode(p[i].x, 1); }
-__device__ __forceinline__ float ld(const f8e5m2* p, i64 i) { return f8_decode(p[i].x, 2); }
-__device__ __forceinline__ float ld(const f8e5m2fnuz* p, i64 i) { return f8_decode(p[i].x, 3); }
-__device__ __forceinline__ void st(f8e4m3fn* p, i64 i, float v) { p[i].x = (unsigned char)f8_encode(v, 0, 0); }
-__device__ __forceinline__ void st(f8e4m3fnuz* p, i64 i, float v) { p[i].x = (unsigned char)f8_encode(v, 1, 0); }
-__device__ __forceinline__ void st(f8e5m2* p, i64 i, float v) { p[i].x = (unsigned char)f8_encode(v, 2, 0); }
-__device__ __forceinline__ void st(f8e5m2fnuz* p, i64 i, float v) { p[i].x = (unsigned char)f8_encode(v, 3, 0); }
+__device__ __forceinline__ float round_byte_float(double v, int f, int saturate, int e8m0_mode) {
+  return byte_float_decode(byte_float_encode(v, f, saturate, e8m0_mode), f);
+}
+__device__ __forceinline__ float ld(const f8e4m3fn* p, i64 i) { return byte_float_decode(p[i].x, 0); }
+__device__ __forceinline__ float ld(const f8e4m3fnuz* p, i64 i) { return byte_float_decode(p[i].x, 1); }
+__device__ __forceinline__ float ld(const f8e5m2* p, i64 i) { return byte_float_decode(p[i].x, 2); }
+__device__ __forceinline__ float ld(const f8e5m2fnuz* p, i64 i) { return byte_float_decode(p[i].x, 3); }
+__device__ __forceinline__ float ld(const f4e2m1* p, i64 i) { return byte_float_decode(p[i].x, 4); }
+__device__ __forceinline__ float ld(const f8e8m0* p, i64 i) { return byte_float_decode(p[i].x, 5); }
+__device__ __forceinline__ void st(f8e4m3fn* p, i64 i, float v) { p[i].x = (unsigned char)byte_float_encode(v, 0, 0); }
+__device__ __forceinline__ void st(f8e4m3fnuz* p, i64 i, float v) { p[i].x = (unsigned char)byte_float_encode(v, 1, 0); }
+__device__ __forceinline__ void st(f8e5m2* p, i64 i, float v) { p[i].x = (unsigned char)byte_float_encode(v, 2, 0); }
+__device__ __forceinline__ void st(f8e5m2fnuz* p, i64 i, float v) { p[i].x = (unsigned char)byte_float_encode(v, 3, 0); }
+__device__ __forceinline__ void st(f4e2m1* p, i64 i, float v) { p[i].x = (unsigned char)byte_float_encode(v, 4, 1); }
+__device__ __forceinline__ void st(f8e8m0* p, i64 i, float v) { p[i].x = (unsigned char)byte_float_encode(v, 5, 0); }
 __device__ __forceinline__ i64 global_index() { return (i64)blockIdx.x * blockDim.x + threadIdx.x; }
 __device__ __forceinline__ i64 global_stride() { return (i64)gridDim.x * blockDim.x; }
 
@@ -771,20 +798,21 @@ __device__ void dequantize(i64 n, ScaleMap m, const Q* x, const S* scale, const 
   }
 }
 
-// QuantizeLinear to float8 (format f, opset 19): y = x / scale + zero_point rounded as Cast
-// rounds, saturating with `saturate`.
+// QuantizeLinear to float8 (opset 19) or float4e2m1 (23), format f: y = x / scale + zero_point
+// rounded as Cast rounds, saturating with `saturate` (float4e2m1 always).
 template <class X, class Q>
-__device__ void quantize_f8(i64 n, ScaleMap m, const X* x, const X* scale, const Q* zero_point, int f, int saturate, Q* y) {
+__device__ void quantize_byte_float(i64 n, ScaleMap m, const X* x, const X* scale, const Q* zero_point, int f,
+                                    int saturate, Q* y) {
   for (i64 i = global_index(); i < n; i += global_stride()) {
     const i64 c = scale_index(m, i);
     const float v = ld(x, i) / ld(scale, c) + (zero_point ? ld(zero_point, c) : 0.f);
-    y[i].x = (unsigned char)f8_encode(v, f, saturate);
+    y[i].x = (unsigned char)byte_float_encode(v, f, saturate);
   }
 }
 
-// DequantizeLinear of float8: y = (x - zero_point) * scale, the float8 values decoded.
+// DequantizeLinear of float8 or float4e2m1: y = (x - zero_point) * scale, the values decoded.
 template <class Q, class S, class Y>
-__device__ void dequantize_f8(i64 n, ScaleMap m, const Q* x, const S* scale, const Q* zero_point, Y* y) {
+__device__ void dequantize_byte_float(i64 n, ScaleMap m, const Q* x, const S* scale, const Q* zero_point, Y* y) {
   for (i64 i = global_index(); i < n; i += global_stride()) {
     const i64 c = scale_index(m, i);
     st(y, i, (ld(x, i) - (zero_point ? ld(zero_point, c) : 0.f)) * ld(scale, c));

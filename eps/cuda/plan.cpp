@@ -50,8 +50,14 @@ std::string_view float_type(DType t) { return t == DType::kFloat16 ? "h16" : t =
 
 std::string_view chain_storage_type(DType t) {
   switch (t) {
-    case DType::kInt8: case DType::kInt4: return "signed char";
-    case DType::kUInt8: case DType::kUInt4: return "unsigned char";
+    case DType::kInt8:
+    case DType::kInt4:
+    case DType::kInt2:
+      return "signed char";
+    case DType::kUInt8:
+    case DType::kUInt4:
+    case DType::kUInt2:
+      return "unsigned char";
     case DType::kInt16: return "short";
     case DType::kUInt16: return "unsigned short";
     case DType::kFloat64: return "double";
@@ -65,22 +71,26 @@ std::string_view chain_storage_type(DType t) {
     case DType::kFloat8E4M3FNUZ: return "f8e4m3fnuz";
     case DType::kFloat8E5M2: return "f8e5m2";
     case DType::kFloat8E5M2FNUZ: return "f8e5m2fnuz";
+    case DType::kFloat4E2M1: return "f4e2m1";
+    case DType::kFloat8E8M0: return "f8e8m0";
     default: return float_type(t);
   }
 }
 
-int float8_code(DType t) {
+int byte_float_code(DType t) {
   switch (t) {
     case DType::kFloat8E4M3FNUZ: return 1;
     case DType::kFloat8E5M2: return 2;
     case DType::kFloat8E5M2FNUZ: return 3;
+    case DType::kFloat4E2M1: return 4;
+    case DType::kFloat8E8M0: return 5;
     default: return 0;
   }
 }
 
 std::string_view chain_value_type(DType t) {
-  if (t == DType::kFloat16 || t == DType::kBFloat16 || is_float8(t)) return "float";
-  if (is_narrow_integer(t) || is_4bit(t)) return "int";
+  if (t == DType::kFloat16 || t == DType::kBFloat16 || is_byte_float(t)) return "float";
+  if (is_narrow_integer(t) || is_subbyte_integer(t)) return "int";
   return chain_storage_type(t);
 }
 

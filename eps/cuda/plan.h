@@ -76,11 +76,13 @@ std::string_view float_type(DType t);               // f32 -> "float", f16 -> "h
 // Elementwise chains: how a tensor of `t` is stored, and the type its values are computed in.
 std::string_view chain_storage_type(DType t);  // f32 "float", f16 "h16", bf16 "b16", f64 "double", int8 "signed char",
                                                // uint8 "unsigned char", int16 "short", int32 "int", int64 "i64",
-                                               // unsigned ones likewise, bool, float8 "f8e4m3fn"..., int4 and
-                                               // uint4 (held one per byte) as int8 and uint8
-std::string_view chain_value_type(DType t);    // f32, f16, bf16 and float8 "float", f64 "double", 4- to 16-bit
-                                               // integers and int32 "int", the others their storage type
-int float8_code(DType t);                      // the kernels' float8 format code (round_f8): E4M3FN 0 ... E5M2FNUZ 3
+                                               // unsigned ones likewise, bool, float8 "f8e4m3fn"..., float4e2m1
+                                               // "f4e2m1", float8e8m0 "f8e8m0", int4, uint4, int2 and uint2
+                                               // (held one per byte) as int8 and uint8
+std::string_view chain_value_type(DType t);    // f32, f16, bf16 and the bit-pattern floats "float", f64 "double",
+                                               // 2- to 16-bit integers and int32 "int", the others their storage type
+int byte_float_code(DType t);  // the kernels' format code of a bit-pattern float (round_byte_float): E4M3FN 0 ...
+                               // E5M2FNUZ 3, float4e2m1 4, float8e8m0 5
 // 8- and 16-bit integers: computed in int, wrapped to their type where the unfused graph stores.
 inline bool is_narrow_integer(DType t) {
   return t == DType::kInt8 || t == DType::kUInt8 || t == DType::kInt16 || t == DType::kUInt16;

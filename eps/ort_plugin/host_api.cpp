@@ -123,11 +123,12 @@ Expected<DType> dtype_of_element(ONNXTensorElementDataType type) {
   auto d = dtype_from_onnx(static_cast<int32_t>(type));
   if (!d || *d == DType::kString || *d == DType::kUndefined)
     return fail(ErrorCode::kRuntime, fmt::format("element type {} is not supported by the nxrt host", static_cast<int>(type)));
-  // ONNX Runtime packs them two per byte; nxrt holds one per byte, so a plugin would misread them.
-  if (is_4bit(*d))
+  // ONNX Runtime packs them two or four per byte; nxrt holds one per byte, so a plugin would misread them.
+  if (is_subbyte(*d))
     return fail(ErrorCode::kRuntime,
-                fmt::format("element type {} ({}) is not supported by the nxrt host: nxrt holds 4-bit elements one per "
-                            "byte, ONNX Runtime plugins expect two per byte", static_cast<int>(type), dtype_name(*d)));
+                fmt::format("element type {} ({}) is not supported by the nxrt host: nxrt holds {}-bit elements one "
+                            "per byte, ONNX Runtime plugins expect {} per byte",
+                            static_cast<int>(type), dtype_name(*d), subbyte_bits(*d), 8 / subbyte_bits(*d)));
   return *d;
 }
 

@@ -220,7 +220,8 @@ class CudaTargetArch(TempDirTest):
         report = explain_json(cast_to_string(self.tmp / "strings.onnx"), "--ep", "cuda,cpu", "--target-arch", "sm_90")
         self.assertEqual(cuda_verdicts(report)["cast"]["reason"],
                          "Cast: from float to string; the cuda EP casts among float, float16, bfloat16, double, 8- to "
-                         "64-bit integers, bool, from opset 19 the float8 types and from 21 int4 and uint4")
+                         "64-bit integers, bool, from opset 19 the float8 types, from 21 int4 and uint4, from 23 "
+                         "float4e2m1, from 24 float8e8m0, from 25 int2 and uint2")
         self.assertEqual(report["nodes"][0]["placed_ep"], "cpu")
 
     def test_unknown_or_unsupported_architectures_are_usage_errors(self):

@@ -80,23 +80,42 @@ class Loading(TempDirTest):
         self.assertIn("? (unknown until run)", out)
         self.assertExit(nxrt("run", model, "--ep", "cpu"), 4)
 
-    def test_inputs_and_weights_of_the_types_opsets_23_to_25_added_are_refused_naming_the_type(self):
-        # int2 (ONNX 1.20) as a graph input, float8e8m0 (1.19) as a weight: neither is a type nxrt has.
-        for name, code, ir, made in (("int2", 26, 13, "26 (INT2, ONNX 1.20)"), ("e8m0", 24, 12, "24 (FLOAT8E8M0, ONNX 1.19)")):
+    def test_inputs_and_weights_of_the_complex_types_are_refused_naming_the_type(self):
+        for name, code, made in (("complex64", 14, "14 (COMPLEX64)"), ("complex128", 15, "15 (COMPLEX128)")):
             with self.subTest(type=name):
-                weight = onnx.TensorProto(name="w", data_type=code, dims=[2], raw_data=b"\x01\x02")
-                as_input = name == "int2"
-                x = helper.make_tensor_value_info("x", code if as_input else TensorProto.FLOAT, [2])
+                weight = onnx.TensorProto(name="w", data_type=code, dims=[1], raw_data=bytes(8 if code == 14 else 16))
+                as_input = name == "complex64"
+                x = helper.make_tensor_value_info("x", code if as_input else TensorProto.FLOAT, [1])
                 nodes = [helper.make_node("Identity", ["x" if as_input else "w"], ["y"])]
                 graph = helper.make_graph(nodes, "g", [x], [helper.make_empty_tensor_value_info("y")],
                                           [] if as_input else [weight])
                 model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 25)])
-                model.ir_version = ir
+                model.ir_version = 13
                 onnx.save(model, str(self.tmp / f"{name}.onnx"))
                 rc, out, err = nxrt("explain-claims", self.tmp / f"{name}.onnx")
                 self.assertExit((rc, out, err), 3)
                 self.assertIn(f"element type {made}", err)
                 self.assertIn("not supported", err)
+
+    def test_int2_inputs_read_from_npy_int8_within_their_range(self):
+        # An int2 graph input comes from an int8 .npy file; Cast-25 widens it to int32.
+        import numpy as np
+        x = helper.make_tensor_value_info("x", 26, [4])
+        graph = helper.make_graph([helper.make_node("Cast", ["x"], ["y"], to=TensorProto.INT32)], "g", [x],
+                                  [helper.make_tensor_value_info("y", TensorProto.INT32, [4])])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 25)])
+        model.ir_version = 13
+        onnx.save(model, str(self.tmp / "int2.onnx"))
+        np.save(self.tmp / "x.npy", np.array([-2, -1, 0, 1], np.int8))
+        rc, out, err = nxrt("run", self.tmp / "int2.onnx", "--input", f"x={self.tmp / 'x.npy'}",
+                            "--output-dir", self.tmp / "out")
+        self.assertExit((rc, out, err), 0)
+        self.assertEqual(np.load(self.tmp / "out" / "y.npy").tolist(), [-2, -1, 0, 1])
+        np.save(self.tmp / "x.npy", np.array([-2, 2, 0, 1], np.int8))
+        rc, out, err = nxrt("run", self.tmp / "int2.onnx", "--input", f"x={self.tmp / 'x.npy'}")
+        self.assertExit((rc, out, err), 3)
+        self.assertIn("element 1 is 2, outside the range of int2 [-2, 1]", err)
+        self.assertIn("the model declares a 2-bit input; nxrt reads it from 8-bit elements", err)
 
     def test_an_attribute_that_became_an_input_is_declined(self):
         model = save_model(self.tmp / "dft20.onnx", [helper.make_node("DFT", ["x"], ["y"], axis=1)], 20)
@@ -231,7 +250,7 @@ class LowBitTypes(TempDirTest):
         rc, out, err = nxrt("run", model, "--ep", "cpu", "--input", f"x={self.tmp / 'x.npy'}")
         self.assertExit((rc, out, err), 3)
         self.assertIn(f"file '{self.tmp / 'x.npy'}' cannot hold the float8e4m3fn the model expects", err)
-        self.assertIn("NumPy has no float8 types", err)
+        self.assertIn("NumPy has no float8e4m3fn type", err)
         pb = onnx.TensorProto(name="x", data_type=17, dims=[2], raw_data=bytes([0x38, 0xb8]))
         (self.tmp / "x.pb").write_bytes(pb.SerializeToString())
         rc, out, err = nxrt("run", model, "--ep", "cpu", "--input", f"x={self.tmp / 'x.pb'}")

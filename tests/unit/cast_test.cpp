@@ -1,4 +1,5 @@
-// Cast between numeric types, bool, float16/bfloat16 (bit-exact rounding) and string.
+// Cast between numeric types, bool, float16/bfloat16 (bit-exact rounding), the float8, float4
+// and sub-byte integer types, and string.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -139,10 +140,11 @@ TEST_CASE("Cast declines what it does not convert", "[cpu][cast][claim]") {
   REQUIRE_FALSE(to_string);
   CHECK(to_string.reason() == "Cast: bool to string is not supported by the cpu EP; string converts only to and "
                               "from float, double, int8, uint8, int16, uint16, int32, uint32, int64, uint64");
-  auto unknown = claim_on_cpu({.op_type = "Cast", .inputs = {Tensor::from_vector<float>({1}, {1})},
-                               .attrs = attrs({{"to", int64_t{23}}})});  // float4e2m1 (opset 23)
+  auto unknown = claim_on_cpu({.op_type = "Cast",
+                               .inputs = {Tensor::from_vector<float>({1}, {1})},
+                               .attrs = attrs({{"to", int64_t{14}}})});  // complex64
   REQUIRE_FALSE(unknown);
-  CHECK(unknown.reason() == "Cast: target type 23 is unknown to nxrt");
+  CHECK(unknown.reason() == "Cast: target type 14 is unknown to nxrt");
   auto like = claim_on_cpu({.op_type = "CastLike", .opset = 15, .inputs = {bools({1}), strings({"1"})}});
   REQUIRE_FALSE(like);
   CHECK(like.reason() == "CastLike: bool to string is not supported by the cpu EP; string converts only to and "
@@ -224,4 +226,77 @@ TEST_CASE("Cast declines float8 before opset 19, int4 before 21 and string to in
                             .attrs = attrs({{"to", static_cast<int64_t>(DType::kInt4)}})});
   REQUIRE_FALSE(text);
   CHECK_THAT(text.reason(), Catch::StartsWith("Cast: string to int4 is not supported by the cpu EP"));
+}
+
+namespace {
+
+Tensor cast_e8m0(const Tensor& x, const std::string& round_mode, int64_t saturate) {
+  auto r = run_on_cpu(
+      {.op_type = "Cast",
+       .opset = 24,
+       .inputs = {x},
+       .attrs = attrs(
+           {{"to", static_cast<int64_t>(DType::kFloat8E8M0)}, {"saturate", saturate}, {"round_mode", round_mode}})});
+  if (!r) FAIL(r.error().render());
+  return (*r)[0];
+}
+
+}  // namespace
+
+TEST_CASE("Cast to float4e2m1 rounds to nearest even and saturates; back to float is exact", "[cpu][cast][float4]") {
+  const Tensor x = Tensor::from_vector<float>({8}, {0.25f, 0.75f, 2.5f, -2.6f, 5.0f, 100.f, -0.f, NAN});
+  const Tensor f4 = cast(x, DType::kFloat4E2M1, 23);
+  CHECK(f4.dtype() == DType::kFloat4E2M1);
+  CHECK(bytes_of(f4) == std::vector<uint8_t>{0x0, 0x2, 0x4, 0xd, 0x6, 0x7, 0x8, 0x7});
+  const Tensor back = cast(f4, DType::kFloat32, 23);
+  CHECK(compare_tensors(back, Tensor::from_vector<float>({8}, {0, 1, 2, -3, 4, 6, -0.f, 6})).empty());
+  // Between float4 and the other narrow types, through float.
+  CHECK(bytes_of(cast(f4, DType::kFloat8E4M3FN, 23))[5] == 0x4c);  // 6
+  CHECK(cast(f4, DType::kInt4, 23).to_int64_vector() == std::vector<int64_t>{0, 1, 2, -3, 4, 6, 0, 6});
+}
+
+TEST_CASE("Cast to float8e8m0 rounds as round_mode says and saturates unless told not to", "[cpu][cast][e8m0]") {
+  const Tensor x = Tensor::from_vector<float>({7}, {1.5f, 2.5f, 3.f, 0.f, -2.f, INFINITY, 0x1.8p127f});
+  CHECK(bytes_of(cast_e8m0(x, "up", 1)) == std::vector<uint8_t>{128, 129, 129, 0, 0, 254, 254});
+  CHECK(bytes_of(cast_e8m0(x, "down", 1)) == std::vector<uint8_t>{127, 128, 128, 0, 0, 254, 254});
+  CHECK(bytes_of(cast_e8m0(x, "nearest", 1)) == std::vector<uint8_t>{128, 128, 129, 0, 0, 254, 254});
+  CHECK(bytes_of(cast_e8m0(x, "nearest", 0)) == std::vector<uint8_t>{128, 128, 129, 255, 255, 255, 255});
+  // The default round_mode is up; integers round from their exact value (2^30 + 1 up is 2^31,
+  // where rounding through float would give 2^30); back to float exact.
+  const Tensor ints = Tensor::from_vector<int32_t>({4}, {1, 3, 1024, (1 << 30) + 1});
+  const Tensor e8 = cast(ints, DType::kFloat8E8M0, 24);
+  CHECK(bytes_of(e8) == std::vector<uint8_t>{127, 129, 137, 158});
+  CHECK(compare_tensors(cast(e8, DType::kFloat32, 24), Tensor::from_vector<float>({4}, {1, 4, 1024, 0x1p31f})).empty());
+  auto bad = claim_on_cpu({.op_type = "Cast",
+                           .opset = 24,
+                           .inputs = {x},
+                           .attrs = attrs({{"to", static_cast<int64_t>(DType::kFloat8E8M0)}, {"round_mode", "even"}})});
+  REQUIRE_FALSE(bad);
+  CHECK(bad.reason() == "Cast: round_mode 'even' is not one of 'up', 'down', 'nearest'");
+}
+
+TEST_CASE("Cast to int2 and uint2 wraps integers and rounds floats half away from zero", "[cpu][cast][int2]") {
+  const Tensor i = Tensor::from_vector<int32_t>({5}, {-3, 2, 5, -1, 1});
+  CHECK(cast(i, DType::kInt2, 25).to_int64_vector() == std::vector<int64_t>{1, -2, 1, -1, 1});
+  CHECK(cast(i, DType::kUInt2, 25).to_int64_vector() == std::vector<int64_t>{1, 2, 1, 3, 1});
+  const Tensor f = Tensor::from_vector<float>({5}, {0.5f, 1.5f, 2.5f, -0.5f, NAN});
+  CHECK(cast(f, DType::kInt2, 25).to_int64_vector() == std::vector<int64_t>{1, -2, -1, -1, 0});
+  CHECK(cast(f, DType::kUInt2, 25).to_int64_vector() == std::vector<int64_t>{1, 2, 3, 3, 0});
+  const Tensor i2 = cast(i, DType::kInt2, 25);
+  CHECK(cast(i2, DType::kInt32, 25).to_int64_vector() == std::vector<int64_t>{1, -2, 1, -1, 1});
+  CHECK(cast(i2, DType::kUInt4, 25).to_int64_vector() == std::vector<int64_t>{1, 14, 1, 15, 1});
+}
+
+TEST_CASE("Cast declines float4e2m1 before opset 23, float8e8m0 before 24 and int2 before 25", "[cpu][cast][claim]") {
+  const Tensor x = Tensor::from_vector<float>({1}, {1});
+  for (auto [type, opset, name, since] :
+       {std::tuple{DType::kFloat4E2M1, 22, "float4e2m1", 23}, std::tuple{DType::kFloat8E8M0, 23, "float8e8m0", 24},
+        std::tuple{DType::kUInt2, 24, "uint2", 25}}) {
+    auto m = claim_on_cpu(
+        {.op_type = "Cast", .opset = opset, .inputs = {x}, .attrs = attrs({{"to", static_cast<int64_t>(type)}})});
+    REQUIRE_FALSE(m);
+    CHECK(m.reason() == fmt::format("Cast: type {} needs opset {} or later (Cast-{} added it); the model imports "
+                                    "opset {}",
+                                    name, since, since, opset));
+  }
 }

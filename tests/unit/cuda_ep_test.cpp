@@ -409,7 +409,8 @@ TEST_CASE("cuda claims for a target architecture name the missing dtype or attri
   CHECK(claim_reason(*ep, b.graph, reshape_h) == "Reshape: input 1 (shape) is float16; the cuda EP reads int32 or int64");
   CHECK(claim_reason(*ep, b.graph, cast) ==
         "Cast: from float to string; the cuda EP casts among float, float16, bfloat16, double, 8- to 64-bit integers, bool, "
-        "from opset 19 the float8 types and from 21 int4 and uint4");
+        "from opset 19 the float8 types, from 21 int4 and uint4, from 23 float4e2m1, from 24 float8e8m0, from 25 "
+        "int2 and uint2");
   CHECK(claim_reason(*ep, b.graph, bn) == "claimed");
   CHECK(claim_reason(*ep, b.graph, bn13) ==
         "BatchNormalization: output 1 (batch statistics) is used at opset 13; the cuda EP computes batch statistics "

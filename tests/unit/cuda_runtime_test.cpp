@@ -1586,6 +1586,38 @@ TEST_CASE("cuda Cast-21 to int4 and uint4 keeps the low 4 bits, rounding floats 
   checks.run();
 }
 
+TEST_CASE("cuda Cast to float4e2m1, float8e8m0 (each round_mode) and int2 matches the cpu EP bit for bit", "[cuda]") {
+  HostChecks checks;
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  // float4e2m1's ties (0.25, 0.75 ... 5), float8e8m0's (1.5 * 2^k), subnormals, the ends, the specials.
+  const Tensor floats = Tensor::from_vector<float>(
+      {22}, {0.f, -0.f, 0.25f, 0.26f, 0.75f, 1.25f, 1.75f, 2.5f, 3.5f, 5.f, 5.5f, -2.6f, 1.5f, 3.f, 0x1.8p-127f,
+             0x1p-127f, 1e-40f, 0x1.8p127f, 3e38f, inf, -inf, nan});
+  const Tensor ints = cast(test::int64s({-3, -2, -1, 0, 1, 2, 3, 5, 1000, (1 << 30) + 1}), DType::kInt32);
+  for (const Tensor& x : {floats, ints}) {
+    checks.add({.op_type = "Cast", .opset = 23, .inputs = {x}, .attrs = attrs({{"to", int64_t{23}}}),
+                .output_dtypes = {DType::kFloat4E2M1}}, 0, 0);
+    for (const char* mode : {"up", "down", "nearest"})
+      for (int64_t saturate : {0, 1})
+        checks.add({.op_type = "Cast", .opset = 24, .inputs = {x},
+                    .attrs = attrs({{"to", int64_t{24}}, {"round_mode", std::string(mode)}, {"saturate", saturate}}),
+                    .output_dtypes = {DType::kFloat8E8M0}}, 0, 0);
+    for (DType t : {DType::kInt2, DType::kUInt2})
+      checks.add({.op_type = "Cast", .opset = 25, .inputs = {x}, .attrs = attrs({{"to", static_cast<int64_t>(t)}}),
+                  .output_dtypes = {t}}, 0, 0);
+  }
+  // And back: every pattern decoded.
+  std::vector<uint8_t> patterns(256);
+  for (unsigned i = 0; i < 256; ++i) patterns[i] = static_cast<uint8_t>(i);
+  const Tensor e8 = Tensor::from_bytes(DType::kFloat8E8M0, {256}, std::as_bytes(std::span<const uint8_t>(patterns)));
+  const Tensor f4 = Tensor::from_bytes(DType::kFloat4E2M1, {16},
+                                       std::as_bytes(std::span<const uint8_t>(patterns).subspan(0, 16)));
+  for (const Tensor& x : {e8, f4})
+    checks.add({.op_type = "Cast", .opset = 25, .inputs = {x}, .attrs = attrs({{"to", int64_t{1}}}),
+                .output_dtypes = {DType::kFloat32}}, 0, 0);
+  checks.run();
+}
+
 TEST_CASE("cuda QuantizeLinear and DequantizeLinear: float8 (opset 19), 16- and 4-bit integers and blocked scales (21)",
           "[cuda]") {
   HostChecks checks;

@@ -121,9 +121,10 @@ TEST_CASE("the host refuses to create int4 tensors, which plugins expect packed"
   OrtValue* value = nullptr;
   OrtStatus* s = host_api()->CreateTensorAsOrtValue(allocator, shape, 1, ONNX_TENSOR_ELEMENT_DATA_TYPE_INT4, &value);
   REQUIRE(s != nullptr);
-  CHECK(take_status(s) == "OrtApi::CreateTensorAsOrtValue: element type 22 (int4) is not supported by the nxrt host: "
-                          "nxrt holds 4-bit elements one per "
-                          "byte, ONNX Runtime plugins expect two per byte");
+  CHECK(take_status(s) ==
+        "OrtApi::CreateTensorAsOrtValue: element type 22 (int4) is not supported by the nxrt host: "
+        "nxrt holds 4-bit elements one per "
+        "byte, ONNX Runtime plugins expect 2 per byte");
   CHECK(value == nullptr);
 }
 

@@ -148,6 +148,47 @@ TEST_CASE("QuantizeLinear and DequantizeLinear with float8, saturate and int4", 
   CHECK((*u4)[0].to_int64_vector() == std::vector<int64_t>{1, 15, 0});
 }
 
+TEST_CASE("QuantizeLinear and DequantizeLinear with int2, uint2 and float4e2m1", "[cpu][quantize][int2][float4]") {
+  const Tensor x = Tensor::from_vector<float>({5}, {0.5f, 100, -3, 1.25f, 0.75f});
+  const Tensor scale = Tensor::from_vector<float>({}, {0.5f});
+  // x / 0.5 = 1, 200, -6, 2.5, 1.5: int2 with zero point -1 gives 0, 1 (saturated), -2, 1 (2 ties
+  // to even, +(-1)), 1; uint2 without one 1, 3, 0, 2, 2.
+  auto q2 = run_on_cpu(
+      {.op_type = "QuantizeLinear", .opset = 25, .inputs = {x, scale, bytes_tensor(DType::kInt2, {}, {0xff})}});
+  REQUIRE(q2);
+  CHECK((*q2)[0].dtype() == DType::kInt2);
+  CHECK((*q2)[0].to_int64_vector() == std::vector<int64_t>{0, 1, -2, 1, 1});
+  auto back2 = run_on_cpu({.op_type = "DequantizeLinear",
+                           .opset = 25,
+                           .inputs = {(*q2)[0], scale, bytes_tensor(DType::kInt2, {}, {0xff})}});
+  REQUIRE(back2);
+  CHECK(compare_tensors((*back2)[0], Tensor::from_vector<float>({5}, {0.5f, 1, -0.5f, 1, 1})).empty());
+  auto u2 = run_on_cpu({.op_type = "QuantizeLinear",
+                        .opset = 25,
+                        .inputs = {x, scale},
+                        .attrs = attrs({{"output_dtype", static_cast<int64_t>(DType::kUInt2)}})});
+  REQUIRE(u2);
+  CHECK((*u2)[0].to_int64_vector() == std::vector<int64_t>{1, 3, 0, 2, 2});
+  // float4e2m1 rounds x / scale as Cast does: 1, 6 (saturated), -6, 2 (2.5 ties to even), 1.5.
+  auto f4 = run_on_cpu({.op_type = "QuantizeLinear",
+                        .opset = 23,
+                        .inputs = {x, scale},
+                        .attrs = attrs({{"output_dtype", static_cast<int64_t>(DType::kFloat4E2M1)}})});
+  REQUIRE(f4);
+  CHECK((*f4)[0].dtype() == DType::kFloat4E2M1);
+  auto back4 = run_on_cpu({.op_type = "DequantizeLinear", .opset = 23, .inputs = {(*f4)[0], scale}});
+  REQUIRE(back4);
+  CHECK(compare_tensors((*back4)[0], Tensor::from_vector<float>({5}, {0.5f, 3, -3, 1, 0.75f})).empty());
+  auto early = claim_on_cpu({.op_type = "QuantizeLinear",
+                             .opset = 24,
+                             .inputs = {x, scale},
+                             .attrs = attrs({{"output_dtype", static_cast<int64_t>(DType::kInt2)}})});
+  REQUIRE_FALSE(early);
+  CHECK(early.reason() ==
+        "QuantizeLinear: output type int2 is not supported by the cpu EP at opset 24; it quantizes "
+        "to uint8, int8, uint16, int16, uint4, int4, the float8 types and float4e2m1");
+}
+
 TEST_CASE("blocked quantization applies one scale per block of the axis", "[cpu][quantize]") {
   // x [2, 5], axis 1, block 2: scales [2, 3] cover columns {0,1}, {2,3}, {4}.
   const Tensor q = Tensor::from_vector<int8_t>({2, 5}, {1, 2, 3, 4, 5, -1, -2, -3, -4, -5});

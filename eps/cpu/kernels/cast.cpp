@@ -1,5 +1,6 @@
 // Cast between float, double, the integer types, bool, float16, bfloat16, the float8 types,
-// int4 and uint4, and between string and the float and integer types.
+// float4e2m1, float8e8m0, int4, uint4, int2 and uint2, and between string and the float and
+// integer types.
 #include <algorithm>
 #include <bit>
 #include <cctype>
@@ -12,10 +13,10 @@
 #include "common/broadcast.h"
 #include "common/kernel_util.h"
 #include "common/vector_math.h"
-#include "nxrt/ep/float8.h"
-#include "nxrt/ep/int4.h"
-#include "nxrt/ep/narrow_float.h"
 #include "kernels/kernels.h"
+#include "nxrt/ep/mx_float.h"
+#include "nxrt/ep/narrow_float.h"
+#include "nxrt/ep/subbyte.h"
 
 namespace nxrt::cpu {
 namespace {
@@ -133,13 +134,31 @@ std::string list_names(TypeList<Ts...>) {
   return dtype_list({ElementDType<Ts>::kValue...});
 }
 
-// float8 and 4-bit types convert through the CastTypes (see CastKernel).
-bool is_narrow(DType t) { return is_float8(t) || is_4bit(t); }
+// Floats held as bit patterns and sub-byte integers convert through the CastTypes (see
+// CastKernel).
+bool is_narrow(DType t) { return is_byte_float(t) || is_subbyte_integer(t); }
 
 bool castable(DType t) { return in_list(CastTypes{}, t) || t == DType::kString || is_narrow(t); }
 
-// The Cast (and CastLike) version that added type t: 19 for float8, 21 for int4 and uint4.
-int64_t first_opset_of(DType t) { return is_float8(t) ? 19 : is_4bit(t) ? 21 : 1; }
+constexpr std::string_view kNarrowAndTextNames = "the float8 types, float4e2m1, float8e8m0, int4, uint4, int2, uint2, string";
+
+// The Cast (and CastLike) version that added type t.
+int64_t first_opset_of(DType t) {
+  switch (t) {
+    case DType::kInt4:
+    case DType::kUInt4:
+      return 21;
+    case DType::kFloat4E2M1:
+      return 23;
+    case DType::kFloat8E8M0:
+      return 24;
+    case DType::kInt2:
+    case DType::kUInt2:
+      return 25;
+    default:
+      return is_float8(t) ? 19 : 1;
+  }
+}
 
 // Integers print exactly, floats in the shortest text that reads back to the same value
 // (numpy's str() for values of moderate size), specials as "nan", "inf", "-inf".
@@ -172,10 +191,10 @@ bool parse_element(const std::string& text, T& out) {
 
 // The conversions this EP implements from `from` to `to`, named for `op`.
 KernelMatch check_cast_types(const std::string& op, DType from, DType to) {
-  NXRT_REQUIRE(castable(to), "{}: target type {} is not supported by the cpu EP; it casts between {}, the float8 "
-               "types, int4, uint4, string", op, dtype_name(to), list_names(CastTypes{}));
-  NXRT_REQUIRE(castable(from), "{}: input type {} is not supported by the cpu EP; it casts between {}, the float8 "
-               "types, int4, uint4, string", op, dtype_name(from), list_names(CastTypes{}));
+  NXRT_REQUIRE(castable(to), "{}: target type {} is not supported by the cpu EP; it casts between {}, {}", op,
+               dtype_name(to), list_names(CastTypes{}), kNarrowAndTextNames);
+  NXRT_REQUIRE(castable(from), "{}: input type {} is not supported by the cpu EP; it casts between {}, {}", op,
+               dtype_name(from), list_names(CastTypes{}), kNarrowAndTextNames);
   NXRT_REQUIRE(from == to || (from != DType::kString && to != DType::kString) ||
                    in_list(TextTypes{}, from == DType::kString ? to : from),
                "{}: {} to {} is not supported by the cpu EP; string converts only to and from {}", op,
@@ -193,11 +212,21 @@ std::optional<DType> cast_target(const Attribute& to) {
   return dtype_from_name(name);
 }
 
-// float8 types arrived in opset 19, int4 and uint4 in 21.
+// float8 types arrived in opset 19, int4 and uint4 in 21, float4e2m1 in 23, float8e8m0 in 24,
+// int2 and uint2 in 25.
 KernelMatch check_type_opset(const NodeContext& ctx, DType t) {
   NXRT_REQUIRE(ctx.opset() >= first_opset_of(t), "{}: type {} needs opset {} or later ({}-{} added it); the model "
                "imports opset {}", ctx.node().op_type, dtype_name(t), first_opset_of(t), ctx.node().op_type,
                first_opset_of(t), ctx.opset());
+  return KernelMatch::supported();
+}
+
+// Cast-24's round_mode (for float8e8m0 targets) must name a rounding.
+KernelMatch check_round_mode(const NodeContext& ctx) {
+  if (ctx.opset() < 24) return KernelMatch::supported();
+  const std::string mode = ctx.attrs().string_or("round_mode", "up");
+  NXRT_REQUIRE(e8m0_rounding_from_name(mode).has_value(), "{}: round_mode '{}' is not one of 'up', 'down', 'nearest'",
+               ctx.node().op_type, mode);
   return KernelMatch::supported();
 }
 
@@ -219,6 +248,7 @@ KernelMatch check_cast(const NodeContext& ctx) {
   NXRT_REQUIRE_MATCH(check_cast_types("Cast", from, *to));
   NXRT_REQUIRE_MATCH(check_type_opset(ctx, from));
   NXRT_REQUIRE_MATCH(check_type_opset(ctx, *to));
+  NXRT_REQUIRE_MATCH(check_round_mode(ctx));
   return KernelMatch::supported(elementwise_cost(ctx, 1));
 }
 
@@ -231,21 +261,23 @@ KernelMatch check_cast_like(const NodeContext& ctx) {
   NXRT_REQUIRE_MATCH(check_cast_types("CastLike", ctx.input_dtype(0), ctx.input_dtype(1)));
   NXRT_REQUIRE_MATCH(check_type_opset(ctx, ctx.input_dtype(0)));
   NXRT_REQUIRE_MATCH(check_type_opset(ctx, ctx.input_dtype(1)));
+  NXRT_REQUIRE_MATCH(check_round_mode(ctx));
   return KernelMatch::supported(elementwise_cost(ctx, 1));
 }
 
-// x as a tensor of the CastTypes holding the same values: float8 widened to float (exact),
-// int4 and uint4 read as the int8 and uint8 they are held in.
+// x as a tensor of the CastTypes holding the same values: floats held as bit patterns widened
+// to float (exact), sub-byte integers read as the int8 and uint8 they are held in.
 Tensor widened(const Tensor& x) {
   if (!is_narrow(x.dtype())) return x;
   const Tensor c = x.view().is_contiguous() ? x : copy_to_contiguous(x.view());
-  if (is_4bit(c.dtype()))
-    return Tensor(c.storage(), c.dtype() == DType::kInt4 ? DType::kInt8 : DType::kUInt8, c.shape(),
-                  c.view().byte_offset);
+  if (is_subbyte_integer(c.dtype())) {
+    const bool is_signed = subbyte_min(c.dtype()) < 0;
+    return Tensor(c.storage(), is_signed ? DType::kInt8 : DType::kUInt8, c.shape(), c.view().byte_offset);
+  }
   Tensor wide = Tensor::empty(DType::kFloat32, c.shape());
   const uint8_t* in = c.data_as<uint8_t>();
   float* out = wide.mut_as<float>();
-  for (int64_t i = 0; i < c.numel(); ++i) out[i] = float8_to_float(c.dtype(), in[i]);
+  for (int64_t i = 0; i < c.numel(); ++i) out[i] = byte_float_to_float(c.dtype(), in[i]);
   return wide;
 }
 
@@ -268,16 +300,23 @@ Tensor converted(const Tensor& x, DType to, const Parallel& parallel) {
 }
 
 // A float rounded to the nearest integer (halves away from zero, as ONNX Runtime's Cast to
-// int4 does), then wrapped to 4 bits; NaN gives 0 and the int64 range bounds the rest.
-uint8_t float_to_4bit(DType t, double v) {
+// int4 and int2 does), then wrapped to the sub-byte type; NaN gives 0 and the int64 range
+// bounds the rest.
+uint8_t float_to_subbyte(DType t, double v) {
   if (std::isnan(v)) return 0;
   const double r = std::clamp(std::round(v), -0x1p63, 0x1p63 - 1024);
-  return wrap_to_4bit(t, static_cast<int64_t>(r));
+  return wrap_to_subbyte(t, static_cast<int64_t>(r));
 }
+
+// How a Cast rounds into a float held as bit patterns.
+struct ByteFloatRounding {
+  bool saturate;      // Cast-19's attribute: out-of-range values saturate (default) or not
+  E8M0Rounding e8m0;  // Cast-24's round_mode, for float8e8m0
+};
 
 class CastKernel final : public Kernel {
  public:
-  CastKernel(DType to, bool saturate) : to_(to), saturate_(saturate) {}
+  CastKernel(DType to, ByteFloatRounding rounding) : to_(to), rounding_(rounding) {}
 
   Expected<void> compute(KernelContext& ctx) override {
     const Tensor& x = ctx.input(0);
@@ -299,8 +338,8 @@ class CastKernel final : public Kernel {
   std::string_view variant() const override { return "elementwise"; }
 
  private:
-  // Casts from or to float8, int4 and uint4: `wide` holds x's values in one of the CastTypes.
-  // float8 targets round from double; int4 targets take integers' low bits and round floats.
+  // Casts from or to the narrow types: `wide` holds x's values in one of the CastTypes. Float
+  // targets round from double; sub-byte integer targets take integers' low bits and round floats.
   Expected<void> convert_narrow(KernelContext& ctx, const Tensor& wide) const {
     if (!is_narrow(to_)) {
       ctx.set_output(0, wide.dtype() == to_ ? wide : converted(wide, to_, ctx.parallel()));
@@ -310,12 +349,16 @@ class CastKernel final : public Kernel {
     if (!y) return std::unexpected(std::move(y.error()));
     uint8_t* out = y->mut_as<uint8_t>();
     const bool from_integer = !is_floating(wide.dtype());
-    const Tensor values = converted(wide, is_4bit(to_) && from_integer ? DType::kInt64 : DType::kFloat64, ctx.parallel());
+    const bool to_integer = is_subbyte_integer(to_);
+    const Tensor values = converted(wide, to_integer && from_integer ? DType::kInt64 : DType::kFloat64, ctx.parallel());
     ctx.parallel().for_range(values.numel(), kElementwiseGrain, [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) {
-        if (is_float8(to_)) out[i] = float_to_float8(to_, values.data_as<double>()[i], saturate_);
-        else if (from_integer) out[i] = wrap_to_4bit(to_, values.data_as<int64_t>()[i]);
-        else out[i] = float_to_4bit(to_, values.data_as<double>()[i]);
+        if (!to_integer)
+          out[i] = float_to_byte_float(to_, values.data_as<double>()[i], rounding_.saturate, rounding_.e8m0);
+        else if (from_integer)
+          out[i] = wrap_to_subbyte(to_, values.data_as<int64_t>()[i]);
+        else
+          out[i] = float_to_subbyte(to_, values.data_as<double>()[i]);
       }
     });
     return {};
@@ -363,22 +406,26 @@ class CastKernel final : public Kernel {
   }
 
   DType to_;
-  bool saturate_;  // Cast-19's attribute: out-of-range values to float8 saturate (default) or not
+  ByteFloatRounding rounding_;
 };
 
-bool saturate_of(const NodeContext& ctx) { return ctx.opset() < 19 || ctx.attrs().int_or("saturate", 1) != 0; }
+ByteFloatRounding rounding_of(const NodeContext& ctx) {
+  const bool saturate = ctx.opset() < 19 || ctx.attrs().int_or("saturate", 1) != 0;
+  const std::string mode = ctx.opset() >= 24 ? ctx.attrs().string_or("round_mode", "up") : "up";
+  return {saturate, e8m0_rounding_from_name(mode).value_or(E8M0Rounding::kUp)};
+}
 
 }  // namespace
 
 std::vector<KernelDef> cast_kernels() {
   auto create_cast = [](const NodeContext& ctx) {
-    return make_kernel<CastKernel>(*cast_target(*ctx.attrs().find("to")), saturate_of(ctx));
+    return make_kernel<CastKernel>(*cast_target(*ctx.attrs().find("to")), rounding_of(ctx));
   };
   return {
       KernelDef{{"", "Cast", 1}, 5, check_cast, create_cast},
       KernelDef{{"", "Cast", 6}, 0, check_cast, create_cast},
       KernelDef{{"", "CastLike", 15}, 0, check_cast_like,
-                [](const NodeContext& ctx) { return make_kernel<CastKernel>(ctx.input_dtype(1), saturate_of(ctx)); }},
+                [](const NodeContext& ctx) { return make_kernel<CastKernel>(ctx.input_dtype(1), rounding_of(ctx)); }},
   };
 }
 

@@ -1,6 +1,6 @@
 // QuantizeLinear and DequantizeLinear: per-tensor, per-axis and (opset 21) blocked scales,
-// to and from uint8, int8, uint16, int16, int4, uint4 and the float8 types (dequantize also
-// from int32).
+// to and from uint8, int8, uint16, int16, int4, uint4, int2, uint2, the float8 types and
+// float4e2m1 (dequantize also from int32).
 #include <algorithm>
 #include <cmath>
 #include <type_traits>
@@ -8,21 +8,37 @@
 #include "common/broadcast.h"
 #include "common/kernel_util.h"
 #include "kernels/kernels.h"
-#include "nxrt/ep/float8.h"
+#include "nxrt/ep/mx_float.h"
 #include "nxrt/ep/quantize_scale.h"
 
 namespace nxrt::cpu {
 namespace {
 
 // The quantized types a version accepts: 8-bit integers from 10, float8 from 19, 16-bit and
-// 4-bit integers from 21.
+// 4-bit integers from 21, float4e2m1 from 23, 2-bit integers from 25.
 bool quantized_type_at(DType t, int64_t opset) {
-  if (t == DType::kUInt8 || t == DType::kInt8) return true;
-  if (is_float8(t)) return opset >= 19;
-  return opset >= 21 && (t == DType::kUInt16 || t == DType::kInt16 || is_4bit(t));
+  switch (t) {
+    case DType::kUInt8:
+    case DType::kInt8:
+      return true;
+    case DType::kUInt16:
+    case DType::kInt16:
+    case DType::kUInt4:
+    case DType::kInt4:
+      return opset >= 21;
+    case DType::kFloat4E2M1:
+      return opset >= 23;
+    case DType::kUInt2:
+    case DType::kInt2:
+      return opset >= 25;
+    default:
+      return is_float8(t) && opset >= 19;
+  }
 }
 
 std::string quantized_types_at(int64_t opset) {
+  if (opset >= 25) return "uint8, int8, uint16, int16, uint4, int4, uint2, int2, the float8 types and float4e2m1";
+  if (opset >= 23) return "uint8, int8, uint16, int16, uint4, int4, the float8 types and float4e2m1";
   if (opset >= 21) return "uint8, int8, uint16, int16, uint4, int4 and the float8 types";
   if (opset >= 19) return "uint8, int8 and the float8 types";
   return "uint8 and int8";
@@ -33,19 +49,22 @@ template <class Fn>
 Expected<void> visit_quantized(DType t, Fn&& fn) {
   switch (t) {
     case DType::kInt8:
-    case DType::kInt4: return fn(std::type_identity<int8_t>{});
+    case DType::kInt4:
+    case DType::kInt2:
+      return fn(std::type_identity<int8_t>{});
     case DType::kUInt16: return fn(std::type_identity<uint16_t>{});
     case DType::kInt16: return fn(std::type_identity<int16_t>{});
     case DType::kInt32: return fn(std::type_identity<int32_t>{});
-    default: return fn(std::type_identity<uint8_t>{});  // uint8, uint4, float8 bits
+    default:
+      return fn(std::type_identity<uint8_t>{});  // uint8, uint4, uint2, float bit patterns
   }
 }
 
-// Element i of a quantized tensor as a float (float8 decoded).
+// Element i of a quantized tensor as a float (float bit patterns decoded).
 template <class Q>
 float quantized_value(DType t, const Q* data, int64_t i) {
   if constexpr (std::is_same_v<Q, uint8_t>)
-    if (is_float8(t)) return float8_to_float(t, data[i]);
+    if (is_byte_float(t)) return byte_float_to_float(t, data[i]);
   return static_cast<float>(data[i]);
 }
 
@@ -125,7 +144,7 @@ KernelMatch check_quantize_linear_23(const NodeContext& ctx) {
 struct QuantAttrs {
   int64_t axis = 1;
   int64_t block = 0;
-  bool saturate = true;  // float8 outputs: out-of-range values saturate (opset 19's default)
+  bool saturate = true;  // float8 outputs: out-of-range values saturate (opset 19's default); float4e2m1 always does
 };
 
 QuantAttrs quant_attrs(const NodeContext& ctx) {
@@ -136,8 +155,8 @@ QuantAttrs quant_attrs(const NodeContext& ctx) {
   return a;
 }
 
-// y = saturate(round(x / scale) + zero_point), rounding half to even; float8 outputs round
-// x / scale + zero_point as Cast does.
+// y = saturate(round(x / scale) + zero_point), rounding half to even; float outputs (float8,
+// float4e2m1) round x / scale + zero_point as Cast does.
 class QuantizeLinearKernel final : public Kernel {
  public:
   QuantizeLinearKernel(QuantAttrs attrs, DType q) : attrs_(attrs), q_(q) {}
@@ -165,7 +184,8 @@ class QuantizeLinearKernel final : public Kernel {
           const int64_t c = map->index(i);
           const float z = zp ? quantized_value(q_, zp, zp_per_element ? c : 0) : 0.f;
           const float v = static_cast<float>(in[i]) / s[c];
-          if (is_float8(q_)) out[i] = static_cast<Q>(float_to_float8(q_, v + z, attrs_.saturate));
+          if (is_byte_float(q_))
+            out[i] = static_cast<Q>(float_to_byte_float(q_, v + z, attrs_.saturate));
           else out[i] = static_cast<Q>(std::clamp(std::nearbyint(v) + z, lo, hi));
         }
       });
@@ -226,7 +246,7 @@ class DequantizeLinearKernel final : public Kernel {
     ctx.parallel().for_range(x.numel(), kElementwiseGrain, [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) {
         const int64_t c = map->index(i);
-        if (is_float8(t)) {
+        if (is_byte_float(t)) {
           const float z = zp ? quantized_value(t, zp, zp_per_element ? c : 0) : 0.f;
           out[i] = (quantized_value(t, in, i) - z) * s[c];
           continue;

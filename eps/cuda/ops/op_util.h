@@ -28,8 +28,8 @@ inline bool is_cuda_number(DType t) {
   return is_cuda_float(t) || t == DType::kFloat64 || t == DType::kInt32 || t == DType::kInt64;
 }
 inline constexpr std::string_view kCudaNumbers = "float, float16, bfloat16, double, int32 and int64";
-// 8- to 64-bit integers, signed or unsigned (not the 4-bit ones).
-inline bool is_whole_byte_integer(DType t) { return is_integer(t) && !is_4bit(t); }
+// 8- to 64-bit integers, signed or unsigned (not the 4- and 2-bit ones).
+inline bool is_whole_byte_integer(DType t) { return is_integer(t) && !is_subbyte(t); }
 
 // Declines unless the present inputs among `inputs` have dtypes `allowed` accepts (`kinds`
 // names them in the reason: kCudaFloats), all one dtype when `same` is set.

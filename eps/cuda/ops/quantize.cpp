@@ -1,11 +1,11 @@
 // QuantizeLinear and DequantizeLinear (opsets 10 to 23): float or float16 to int8 or uint8
 // and back (DequantizeLinear also reads int32), from opset 19 the float8 types (rounded as Cast
 // rounds, saturating as the saturate attribute says), from 21 int16, uint16, int4 and uint4,
-// with a scale and zero point per tensor, from opset 13 per index of `axis`, and from 21 per
-// block of it (block_size; lib's ScaleMap, nxrt/ep/quantize_scale.h). Opset 23 adds
-// QuantizeLinear's precision (the cuda EP divides in float) and DequantizeLinear's
-// output_dtype; its float4e2m1 type is declined. DynamicQuantizeLinear finds its uint8 scale
-// and zero point on the device.
+// from 23 float4e2m1, from 25 int2 and uint2, with a scale and zero point per tensor, from
+// opset 13 per index of `axis`, and from 21 per block of it (block_size; lib's ScaleMap,
+// nxrt/ep/quantize_scale.h). Opset 23 adds QuantizeLinear's precision (the cuda EP divides in
+// float) and DequantizeLinear's output_dtype. DynamicQuantizeLinear finds its uint8 scale and
+// zero point on the device.
 #include <fmt/format.h>
 
 #include "nxrt/ep/quantize_scale.h"
@@ -17,14 +17,19 @@ namespace nxrt::cuda {
 namespace {
 
 // The quantized types of a version: int8 and uint8, the float8 types from opset 19, int16,
-// uint16, int4 and uint4 (held one per byte) from 21.
+// uint16, int4 and uint4 (held one per byte) from 21, float4e2m1 from 23, int2 and uint2 from 25.
 bool is_quantized(DType q, int64_t opset) {
-  if (q == DType::kInt8 || q == DType::kUInt8) return true;
-  if (is_float8(q)) return opset >= 19;
-  return opset >= 21 && (q == DType::kInt16 || q == DType::kUInt16 || is_4bit(q));
+  switch (q) {
+    case DType::kInt8: case DType::kUInt8: return true;
+    case DType::kInt16: case DType::kUInt16: case DType::kInt4: case DType::kUInt4: return opset >= 21;
+    case DType::kFloat4E2M1: return opset >= 23;
+    case DType::kInt2: case DType::kUInt2: return opset >= 25;
+    default: return is_float8(q) && opset >= 19;
+  }
 }
 constexpr std::string_view kQuantizedTypes =
-    "int8, uint8, from opset 19 the float8 types, from 21 int16, uint16, int4 and uint4";
+    "int8, uint8, from opset 19 the float8 types, from 21 int16, uint16, int4 and uint4, from 23 float4e2m1, from "
+    "25 int2 and uint2";
 
 // The axis the scale runs along (an attribute from opset 13; 1 before), and opset 21's block_size.
 int64_t scale_axis(const NodeContext& ctx) { return ctx.opset() >= 13 ? ctx.attrs().int_or("axis", 1) : 1; }
@@ -144,14 +149,14 @@ Expected<void> build_quantize_linear(PlanBuilder& b, const Node& node) {
   const DType x_type = g.value(node.inputs[0]).type.dtype;
   const DType q = quantize_output_type(NodeContext(g, node));
   const std::string x(float_type(x_type)), qt(chain_storage_type(q));
-  if (is_float8(q)) {
+  if (is_byte_float(q)) {
     const std::string kernel = b.instantiate(
-        "quantize_f8", fmt::format("{}, {}", x, qt),
+        "quantize_byte_float", fmt::format("{}, {}", x, qt),
         fmt::format("i64 n, ScaleMap m, const {0}* x, const {0}* scale, const {1}* zero_point, int f, int saturate, {1}* y",
                     x, qt),
         "n, m, x, scale, zero_point, f, saturate, y");
     const int saturate = node.attributes.int_or("saturate", 1) != 0 ? 1 : 0;
-    add_scaled_step(b, node, kernel, q, std::pair(float8_code(q), saturate));
+    add_scaled_step(b, node, kernel, q, std::pair(byte_float_code(q), saturate));
     return {};
   }
   const std::string kernel =
@@ -169,7 +174,7 @@ Expected<void> build_dequantize_linear(PlanBuilder& b, const Node& node) {
   const DType y_type = dequantize_output_type(node, scale_type);
   const std::string qt(chain_storage_type(x_type)), s(float_type(scale_type)), y(float_type(y_type));
   const std::string kernel = b.instantiate(
-      is_float8(x_type) ? "dequantize_f8" : "dequantize", fmt::format("{}, {}, {}", qt, s, y),
+      is_byte_float(x_type) ? "dequantize_byte_float" : "dequantize", fmt::format("{}, {}, {}", qt, s, y),
       fmt::format("i64 n, ScaleMap m, const {0}* x, const {1}* scale, const {0}* zero_point, {2}* y", qt, s, y),
       "n, m, x, scale, zero_point, y");
   add_scaled_step(b, node, kernel, y_type, std::nullopt);

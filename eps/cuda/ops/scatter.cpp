@@ -33,7 +33,7 @@ KernelMatch check_scatter(const NodeContext& ctx, bool int32_too) {
   const std::string& op = ctx.node().op_type;
   const std::string reduction = ctx.attrs().string_or("reduction", "none");
   const DType t = ctx.input_dtype(0);
-  NXRT_REQUIRE(reduction == "none" || ((is_floating(t) || is_integer(t)) && !is_float8(t) && !is_4bit(t)),
+  NXRT_REQUIRE(reduction == "none" || ((is_floating(t) || is_integer(t)) && !is_byte_float(t) && !is_subbyte(t)),
                "{}: reduction '{}' on {} data; the cuda EP reduces float16, bfloat16, float, double and 8- to 64-bit "
                "integers",
                op, reduction, dtype_name(t));

@@ -168,7 +168,7 @@ Expected<void> build_nms(PlanBuilder& b, const Node& node) {
 
 KernelMatch check_unique(const NodeContext& ctx) {
   NXRT_REQUIRE_MATCH(require_fixed_size(ctx, 0));
-  NXRT_REQUIRE(!is_4bit(ctx.input_dtype(0)), "Unique: input 0 is {}; the cuda EP takes whole-byte types",
+  NXRT_REQUIRE(!is_subbyte(ctx.input_dtype(0)), "Unique: input 0 is {}; the cuda EP takes whole-byte types",
                dtype_name(ctx.input_dtype(0)));
   return KernelMatch::supported();
 }

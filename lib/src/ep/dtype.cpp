@@ -38,6 +38,10 @@ constexpr std::array kInfos = {
     DTypeInfo{DType::kFloat8E5M2FNUZ, 1, "float8e5m2fnuz", "float8_e5m2fnuz", "f8e5m2fnuz"},
     DTypeInfo{DType::kUInt4, 1, "uint4", "uint4", "u4"},
     DTypeInfo{DType::kInt4, 1, "int4", "int4", "i4"},
+    DTypeInfo{DType::kFloat4E2M1, 1, "float4e2m1", "float4_e2m1fn", "f4e2m1"},
+    DTypeInfo{DType::kFloat8E8M0, 1, "float8e8m0", "float8_e8m0fnu", "f8e8m0"},
+    DTypeInfo{DType::kUInt2, 1, "uint2", "uint2", "u2"},
+    DTypeInfo{DType::kInt2, 1, "int2", "int2", "i2"},
 };
 
 const DTypeInfo* find_info(DType t) {
@@ -54,8 +58,25 @@ std::size_t dtype_size(DType t) {
 }
 
 std::size_t dtype_packed_bytes(DType t, std::size_t n) {
-  if (is_4bit(t)) return n / 2 + n % 2;
+  if (const int bits = subbyte_bits(t)) {
+    const std::size_t per_byte = 8 / static_cast<std::size_t>(bits);
+    return (n + per_byte - 1) / per_byte;
+  }
   return n * dtype_size(t);
+}
+
+int subbyte_bits(DType t) {
+  switch (t) {
+    case DType::kInt4:
+    case DType::kUInt4:
+    case DType::kFloat4E2M1:
+      return 4;
+    case DType::kInt2:
+    case DType::kUInt2:
+      return 2;
+    default:
+      return 0;
+  }
 }
 
 std::string_view dtype_name(DType t) {
@@ -78,32 +99,36 @@ std::string describe_onnx_type(int32_t code) {
   if (const auto t = dtype_from_onnx(code)) return std::string(dtype_name(*t));
   switch (code) {
     case 14: return "14 (COMPLEX64)";
-    case 15: return "15 (COMPLEX128)";
-    case 23: return "23 (FLOAT4E2M1, ONNX 1.18)";
-    case 24: return "24 (FLOAT8E8M0, ONNX 1.19)";
-    case 25: return "25 (UINT2, ONNX 1.20)";
-    case 26: return "26 (INT2, ONNX 1.20)";
+    case 15:
+      return "15 (COMPLEX128)";
     default: return std::to_string(code);
   }
 }
 
 bool is_floating(DType t) {
-  return t == DType::kFloat32 || t == DType::kFloat64 || t == DType::kFloat16 ||
-         t == DType::kBFloat16 || is_float8(t);
+  return t == DType::kFloat32 || t == DType::kFloat64 || t == DType::kFloat16 || t == DType::kBFloat16 ||
+         is_byte_float(t);
 }
+
+bool is_byte_float(DType t) { return is_float8(t) || t == DType::kFloat4E2M1 || t == DType::kFloat8E8M0; }
 
 bool is_float8(DType t) {
   return t == DType::kFloat8E4M3FN || t == DType::kFloat8E4M3FNUZ || t == DType::kFloat8E5M2 ||
          t == DType::kFloat8E5M2FNUZ;
 }
 
-bool is_4bit(DType t) { return t == DType::kInt4 || t == DType::kUInt4; }
+bool is_subbyte(DType t) { return subbyte_bits(t) != 0; }
+
+bool is_subbyte_integer(DType t) { return is_subbyte(t) && t != DType::kFloat4E2M1; }
 
 bool is_integer(DType t) {
   switch (t) {
     case DType::kUInt8: case DType::kInt8: case DType::kUInt16: case DType::kInt16:
     case DType::kInt32: case DType::kInt64: case DType::kUInt32: case DType::kUInt64:
-    case DType::kInt4: case DType::kUInt4:
+    case DType::kInt4:
+    case DType::kUInt4:
+    case DType::kInt2:
+    case DType::kUInt2:
       return true;
     default:
       return false;

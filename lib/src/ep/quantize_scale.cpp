@@ -47,6 +47,10 @@ std::pair<int32_t, int32_t> quantized_integer_range(DType t) {
     case DType::kInt16: return {-32768, 32767};
     case DType::kInt4: return {-8, 7};
     case DType::kUInt4: return {0, 15};
+    case DType::kInt2:
+      return {-2, 1};
+    case DType::kUInt2:
+      return {0, 3};
     default: return {0, 255};
   }
 }

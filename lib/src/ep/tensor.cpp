@@ -196,8 +196,10 @@ std::vector<int64_t> Tensor::to_int64_vector() const {
       case DType::kInt64: out[i] = v.data_as<int64_t>()[i]; break;
       case DType::kInt32: out[i] = v.data_as<int32_t>()[i]; break;
       case DType::kInt16: out[i] = v.data_as<int16_t>()[i]; break;
+      case DType::kInt2:
       case DType::kInt4:
       case DType::kInt8: out[i] = v.data_as<int8_t>()[i]; break;
+      case DType::kUInt2:
       case DType::kUInt4:
       case DType::kUInt8: out[i] = v.data_as<uint8_t>()[i]; break;
       case DType::kUInt16: out[i] = v.data_as<uint16_t>()[i]; break;

@@ -8,7 +8,7 @@
 #include <cstring>
 #include <limits>
 
-#include "nxrt/ep/float8.h"
+#include "nxrt/ep/mx_float.h"
 
 namespace nxrt {
 
@@ -115,9 +115,14 @@ double element_as_double(const TensorView& v, int64_t i) {
     case DType::kFloat8E4M3FN:
     case DType::kFloat8E4M3FNUZ:
     case DType::kFloat8E5M2:
-    case DType::kFloat8E5M2FNUZ: return float8_to_float(v.dtype, v.data_as<uint8_t>()[i]);
+    case DType::kFloat8E5M2FNUZ:
+    case DType::kFloat4E2M1:
+    case DType::kFloat8E8M0:
+      return byte_float_to_float(v.dtype, v.data_as<uint8_t>()[i]);
+    case DType::kInt2:
     case DType::kInt4:
     case DType::kInt8: return v.data_as<int8_t>()[i];
+    case DType::kUInt2:
     case DType::kUInt4:
     case DType::kUInt8: return v.data_as<uint8_t>()[i];
     case DType::kInt16: return v.data_as<int16_t>()[i];

@@ -4,13 +4,13 @@
 #include <fmt/format.h>
 #include <onnx/onnx-data_pb.h>
 #include <onnx/onnx_pb.h>
-
 #include <unistd.h>
 
 #include <random>
 
 #include "nxrt/ep/float8.h"
-#include "nxrt/ep/int4.h"
+#include "nxrt/ep/mx_float.h"
+#include "nxrt/ep/subbyte.h"
 #include "nxrt/ep/weight.h"
 #include "nxrt/io/atomic_file.h"
 #include "nxrt/io/npy.h"
@@ -69,26 +69,28 @@ Expected<void> parse_pb_file(const std::filesystem::path& path, google::protobuf
 }
 
 // The same bits read as bfloat16 when the file says uint16 and the model bfloat16, and as
-// int4 (uint4) when the file says int8 (uint8) and the model int4 (uint4): NumPy has neither.
+// a sub-byte integer when the file says int8 (uint8) and the model int4 or int2 (uint4 or
+// uint2): NumPy has none of them.
 Tensor as_declared(Tensor t, const ValueType& type) {
   const bool bits16 = t.dtype() == DType::kUInt16 && type.dtype == DType::kBFloat16;
-  const bool bits4 = (t.dtype() == DType::kInt8 && type.dtype == DType::kInt4) ||
-                     (t.dtype() == DType::kUInt8 && type.dtype == DType::kUInt4);
-  if (!bits16 && !bits4) return t;
+  const bool signed_narrow = type.dtype == DType::kInt4 || type.dtype == DType::kInt2;
+  const bool narrow = is_subbyte_integer(type.dtype) && t.dtype() == (signed_narrow ? DType::kInt8 : DType::kUInt8);
+  if (!bits16 && !narrow) return t;
   return Tensor(t.storage(), type.dtype, t.shape(), t.view().byte_offset);
 }
 
-// An int4/uint4 tensor read from 8-bit elements must hold values of its range.
-Expected<void> check_4bit_range(const Tensor& t, const std::string& where) {
-  if (!is_4bit(t.dtype())) return {};
+// A sub-byte integer tensor read from 8-bit elements must hold values of its range.
+Expected<void> check_subbyte_range(const Tensor& t, const std::string& where) {
+  if (!is_subbyte_integer(t.dtype())) return {};
   const std::vector<int64_t> values = t.to_int64_vector();
   for (std::size_t i = 0; i < values.size(); ++i)
-    if (values[i] < min_4bit(t.dtype()) || values[i] > max_4bit(t.dtype()))
-      return fail(ErrorCode::kInvalidInput,
-                  fmt::format("{}: element {} is {}, outside the range of {} [{}, {}]", where, i, values[i],
-                              dtype_name(t.dtype()), min_4bit(t.dtype()), max_4bit(t.dtype())),
-                  "the model declares a 4-bit input; nxrt reads it from 8-bit elements",
-                  "clip the values to the range");
+    if (values[i] < subbyte_min(t.dtype()) || values[i] > subbyte_max(t.dtype()))
+      return fail(
+          ErrorCode::kInvalidInput,
+          fmt::format("{}: element {} is {}, outside the range of {} [{}, {}]", where, i, values[i],
+                      dtype_name(t.dtype()), subbyte_min(t.dtype()), subbyte_max(t.dtype())),
+          fmt::format("the model declares a {}-bit input; nxrt reads it from 8-bit elements", subbyte_bits(t.dtype())),
+          "clip the values to the range");
   return {};
 }
 
@@ -139,15 +141,16 @@ Expected<RuntimeValue> read_value_file(const std::filesystem::path& path, const 
     if (name) *name = proto.name();
     return sequence_from_proto(proto, type, where);
   }
-  if (path.extension() == ".npy" && is_float8(type.dtype))
+  if (path.extension() == ".npy" && is_byte_float(type.dtype))
     return fail(ErrorCode::kInvalidInput,
                 fmt::format("{} cannot hold the {} the model expects", where, dtype_name(type.dtype)),
-                "NumPy has no float8 types, so .npy files cannot hold float8 tensors",
+                fmt::format("NumPy has no {} type, so .npy files cannot hold {} tensors", dtype_name(type.dtype),
+                            dtype_name(type.dtype)),
                 "give the input as an ONNX TensorProto (.pb) file, or feed float and Cast it inside the model");
   auto t = read_tensor_file(path, name);
   if (!t) return std::unexpected(t.error());
   Tensor declared = as_declared(std::move(*t), type);
-  if (auto in_range = check_4bit_range(declared, where); !in_range) return std::unexpected(in_range.error());
+  if (auto in_range = check_subbyte_range(declared, where); !in_range) return std::unexpected(in_range.error());
   return RuntimeValue(std::move(declared));
 }
 
@@ -204,6 +207,18 @@ Expected<Tensor> random_tensor(DType dtype, const Shape& shape, uint64_t seed) {
     case DType::kBool: fill(t.mut_as<bool>(), [&] { return small(rng) < 5; }); break;
     case DType::kInt4: fill(t.mut_as<int8_t>(), [&] { return static_cast<int8_t>(small(rng) - 5); }); break;
     case DType::kUInt4: fill(t.mut_as<uint8_t>(), [&] { return static_cast<uint8_t>(small(rng)); }); break;
+    case DType::kInt2:
+      fill(t.mut_as<int8_t>(), [&] { return static_cast<int8_t>(small(rng) % 4 - 2); });
+      break;
+    case DType::kUInt2:
+      fill(t.mut_as<uint8_t>(), [&] { return static_cast<uint8_t>(small(rng) % 4); });
+      break;
+    case DType::kFloat4E2M1:
+      fill(t.mut_as<uint8_t>(), [&] { return float_to_float4e2m1(real(rng)); });
+      break;
+    case DType::kFloat8E8M0:
+      fill(t.mut_as<uint8_t>(), [&] { return float_to_float8e8m0(std::abs(real(rng)), true, E8M0Rounding::kUp); });
+      break;
     case DType::kFloat8E4M3FN:
     case DType::kFloat8E4M3FNUZ:
     case DType::kFloat8E5M2:

@@ -8,7 +8,7 @@
 #include <cstring>
 #include <limits>
 
-#include "nxrt/ep/int4.h"
+#include "nxrt/ep/subbyte.h"
 #include "nxrt/model/model.h"
 
 namespace nxrt {
@@ -45,20 +45,21 @@ Expected<Header> read_header(const onnx::TensorProto& proto, const std::string& 
   return Header{*dtype, std::move(shape), numel, dtype_packed_bytes(*dtype, static_cast<std::size_t>(numel))};
 }
 
-// A tensor of `h` from its int4/uint4 elements packed two per byte.
+// A tensor of `h` from its sub-byte elements packed two or four per byte.
 Tensor unpack_tensor(const Header& h, std::span<const uint8_t> packed) {
   Tensor t = Tensor::empty(h.dtype, h.shape);
-  unpack_4bit(h.dtype, packed.data(), static_cast<std::size_t>(h.numel), t.mut_as<uint8_t>());
+  unpack_subbyte(h.dtype, packed.data(), static_cast<std::size_t>(h.numel), t.mut_as<uint8_t>());
   return t;
 }
 
-// int4/uint4 in int32_data: one packed byte (two elements) per value.
+// Sub-byte elements in int32_data: one packed byte (two or four elements) per value.
 Expected<Tensor> from_packed_field(const Header& h, const google::protobuf::RepeatedField<int32_t>& field,
                                    const std::string& context) {
   if (static_cast<std::size_t>(field.size()) != h.bytes)
-    return bad_tensor(context, fmt::format("holds {} int32_data values for shape {} of {}; {} elements packed two "
-                                           "per value need {}", field.size(), shape_to_string(h.shape),
-                                           dtype_name(h.dtype), h.numel, h.bytes));
+    return bad_tensor(context, fmt::format("holds {} int32_data values for shape {} of {}; {} elements packed {} "
+                                           "per value need {}",
+                                           field.size(), shape_to_string(h.shape), dtype_name(h.dtype), h.numel,
+                                           8 / subbyte_bits(h.dtype), h.bytes));
   std::vector<uint8_t> packed(field.begin(), field.end());
   return unpack_tensor(h, packed);
 }
@@ -95,7 +96,8 @@ Expected<Tensor> tensor_from_proto(const onnx::TensorProto& proto, const std::st
     if (raw.size() != h->bytes)
       return bad_tensor(context, fmt::format("raw_data has {} bytes; shape {} of {} needs {}", raw.size(),
                                              shape_to_string(h->shape), dtype_name(h->dtype), h->bytes));
-    if (is_4bit(h->dtype)) return unpack_tensor(*h, std::span(reinterpret_cast<const uint8_t*>(raw.data()), raw.size()));
+    if (is_subbyte(h->dtype))
+      return unpack_tensor(*h, std::span(reinterpret_cast<const uint8_t*>(raw.data()), raw.size()));
     return Tensor::from_bytes(h->dtype, h->shape, std::as_bytes(std::span(raw.data(), raw.size())));
   }
   switch (h->dtype) {
@@ -113,13 +115,19 @@ Expected<Tensor> tensor_from_proto(const onnx::TensorProto& proto, const std::st
     // float16 and bfloat16 travel as their 16-bit patterns in int32_data.
     case DType::kFloat16:
     case DType::kBFloat16: return from_field(*h, proto.int32_data(), context, store_as<uint16_t>());
-    // float8 travels as its 8-bit patterns in int32_data.
+    // float8 and float8e8m0 travel as their 8-bit patterns in int32_data.
     case DType::kFloat8E4M3FN:
     case DType::kFloat8E4M3FNUZ:
     case DType::kFloat8E5M2:
-    case DType::kFloat8E5M2FNUZ: return from_field(*h, proto.int32_data(), context, store_as<uint8_t>());
+    case DType::kFloat8E5M2FNUZ:
+    case DType::kFloat8E8M0:
+      return from_field(*h, proto.int32_data(), context, store_as<uint8_t>());
     case DType::kInt4:
-    case DType::kUInt4: return from_packed_field(*h, proto.int32_data(), context);
+    case DType::kUInt4:
+    case DType::kFloat4E2M1:
+    case DType::kInt2:
+    case DType::kUInt2:
+      return from_packed_field(*h, proto.int32_data(), context);
     default: break;
   }
   return bad_tensor(context, fmt::format("has no data for element type {}", dtype_name(h->dtype)));
@@ -168,8 +176,8 @@ Expected<WeightHandle> weight_from_proto(const onnx::TensorProto& proto, const s
                       fmt::format("external data '{}' has {} bytes; the tensor asks for {} bytes from offset {}",
                                   location, file->size(), needed, offset),
                       "the weights file does not belong to this model or is truncated; re-export it");
-  // int4 is held one element per byte, so its packed bytes are unpacked instead of mapped.
-  if (is_4bit(h->dtype))
+  // Sub-byte types are held one element per byte, so their packed bytes are unpacked instead of mapped.
+  if (is_subbyte(h->dtype))
     return WeightHandle::resident(unpack_tensor(
         *h, std::span(reinterpret_cast<const uint8_t*>(file->data()) + offset, needed)));
   return WeightHandle::mapped(file, static_cast<std::size_t>(offset), needed, h->dtype, h->shape);
@@ -184,9 +192,10 @@ void tensor_to_proto(const Tensor& tensor, onnx::TensorProto& proto) {
     for (int64_t i = 0; i < t.numel(); ++i) proto.add_string_data(t.data_as<std::string>()[i]);
     return;
   }
-  if (is_4bit(t.dtype())) {
+  if (is_subbyte(t.dtype())) {
     std::string packed(dtype_packed_bytes(t.dtype(), static_cast<std::size_t>(t.numel())), '\0');
-    pack_4bit(t.data_as<uint8_t>(), static_cast<std::size_t>(t.numel()), reinterpret_cast<uint8_t*>(packed.data()));
+    pack_subbyte(t.dtype(), t.data_as<uint8_t>(), static_cast<std::size_t>(t.numel()),
+                 reinterpret_cast<uint8_t*>(packed.data()));
     proto.set_raw_data(std::move(packed));
     return;
   }

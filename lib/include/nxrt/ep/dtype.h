@@ -31,17 +31,25 @@ enum class DType : int32_t {
   kFloat8E5M2FNUZ = 20,
   kUInt4 = 21,
   kInt4 = 22,
+  kFloat4E2M1 = 23,
+  kFloat8E8M0 = 24,
+  kUInt2 = 25,
+  kInt2 = 26,
 };
 
 // Bytes per element in memory; std::string's size for kString; 0 for kUndefined or unknown
-// codes. float8 elements are their bit patterns (one byte). int4 and uint4 are held one
-// element per byte (int4 sign-extended), so that views, strides and every kernel that moves
-// bytes work on them unchanged; ONNX's two-per-byte packing exists only in files
-// (dtype_packed_bytes, pack_4bit, unpack_4bit).
+// codes. The float8 types, float4e2m1 and float8e8m0 are held as their bit patterns, one per
+// byte. The sub-byte types (int4, uint4, float4e2m1, int2, uint2) are held one element per
+// byte (the signed integers sign-extended), so that views, strides and every kernel that moves
+// bytes work on them unchanged; ONNX's packing (two or four per byte) exists only in files
+// (dtype_packed_bytes, pack_subbyte, unpack_subbyte).
 std::size_t dtype_size(DType t);
 // Bytes `n` elements take in an ONNX TensorProto's raw_data or external data: ceil(n/2) for
-// int4 and uint4, n * dtype_size otherwise.
+// the 4-bit types, ceil(n/4) for the 2-bit ones, n * dtype_size otherwise.
 std::size_t dtype_packed_bytes(DType t, std::size_t n);
+// Bits per element in ONNX's packing: 4 for int4, uint4 and float4e2m1, 2 for int2 and uint2,
+// 0 for every type of whole bytes.
+int subbyte_bits(DType t);
 // ONNX's spelling: "float", "int64", "bool", "float16", "string"...
 std::string_view dtype_name(DType t);
 // Accepts ONNX spellings and numpy-like ones ("float32", "f32", "i64").
@@ -49,13 +57,15 @@ std::optional<DType> dtype_from_name(std::string_view name);
 // Maps an ONNX TensorProto.DataType code; nullopt for codes nxrt does not know.
 std::optional<DType> dtype_from_onnx(int32_t code);
 // A code for messages: the type's name when nxrt has it, else the code with ONNX's name for it
-// where ONNX defines one ("25 (UINT2, ONNX 1.20)").
+// where ONNX defines one ("14 (COMPLEX64)").
 std::string describe_onnx_type(int32_t code);
 
-bool is_floating(DType t);  // float8 types included
-bool is_integer(DType t);   // signed or unsigned (int4 and uint4 included), not bool
-bool is_float8(DType t);
-bool is_4bit(DType t);      // int4 or uint4
+bool is_floating(DType t);         // float8 types, float4e2m1 and float8e8m0 included
+bool is_integer(DType t);          // signed or unsigned (int4, uint4, int2, uint2 included), not bool
+bool is_float8(DType t);           // E4M3FN, E4M3FNUZ, E5M2, E5M2FNUZ: sign, exponent, mantissa
+bool is_byte_float(DType t);       // float8 types, float4e2m1, float8e8m0: bit patterns, no C++ type
+bool is_subbyte(DType t);          // int4, uint4, float4e2m1, int2, uint2
+bool is_subbyte_integer(DType t);  // int4, uint4, int2, uint2
 
 // The C++ type of a DType, for kernels: dtype_of<float>() == DType::kFloat32.
 template <class T>

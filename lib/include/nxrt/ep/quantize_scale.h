@@ -32,8 +32,8 @@ Shape blocked_scale_shape(const Shape& x, std::size_t axis, int64_t block);
 // `op` names the node in the error when the scale does not fit.
 Expected<ScaleMap> scale_map(std::string_view op, const Shape& x, const Shape& scale, int64_t axis, int64_t block);
 
-// The values an integer quantized type holds (int8, uint8, int16, uint16, int4, uint4; uint8's
-// for any other type).
+// The values an integer quantized type holds (int8, uint8, int16, uint16, int4, uint4, int2,
+// uint2; uint8's for any other type).
 std::pair<int32_t, int32_t> quantized_integer_range(DType t);
 
 }  // namespace nxrt
