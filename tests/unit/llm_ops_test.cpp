@@ -55,9 +55,10 @@ TEST_CASE("Attention's plan reads packed heads, groups query heads and broadcast
   CHECK(with_past->total_seq == 7);
   CHECK(with_past->present_value_shape == Shape{1, 2, 7, 3});
   CHECK(with_past->mask_strides == std::array<int64_t, 4>{0, 0, 0, 1});  // one row for every query
-  CHECK(with_past->hidden_key(true, 7, 0, 5));
-  CHECK_FALSE(with_past->hidden_key(true, 7, 0, 4));  // query 0 follows the 4 past keys
-  CHECK_FALSE(with_past->hidden_key(false, 7, 0, 6));
+  CHECK(with_past->visible_keys(true, 7, 0) == 5);  // query 0 follows the 4 past keys
+  CHECK(with_past->visible_keys(true, 7, 2) == 7);
+  CHECK(with_past->visible_keys(false, 7, 0) == 7);
+  CHECK(with_past->visible_keys(false, 6, 0) == 6);  // padding from key 6 on
 
   const Shape bad_mask{2, 3, 6};
   auto misfit = plan_attention(a, {1, 2, 3, 8}, {1, 2, 3, 8}, {1, 2, 3, 3}, &bad_mask, &past_k, &past_v);

@@ -230,14 +230,32 @@ class AttentionKernel final : public Kernel {
         if (mask) {
           const auto& ms = p.mask_strides;
           const C* mb = mask + b * ms[0] + h * ms[1];
-          each([&](int64_t r, int64_t t, C& v) { v += mb[r * ms[2] + t * ms[3]]; });
+          for (int64_t r = r0; r < r1; ++r) {
+            C* row = s + r * keys;
+            const C* mask_row = mb + r * ms[2];
+            if (ms[3] == 1)
+              for (int64_t t = 0; t < cols; ++t) row[t] += mask_row[t];
+            else
+              for (int64_t t = 0; t < cols; ++t) row[t] += mask_row[t * ms[3]];
+          }
         }
-        if (attrs_.causal || valid < keys)
-          each([&](int64_t r, int64_t t, C& v) {
-            if (p.hidden_key(attrs_.causal, valid, r, t)) v = -std::numeric_limits<C>::infinity();
-          });
+        // The keys hidden from query r (causal, padding) are the suffix from visible_keys(r):
+        // -inf there, and the softmax runs over the prefix only (the suffix's weights are 0).
+        const bool hides = attrs_.causal || valid < keys;
+        auto visible = [&](int64_t r) { return hides ? std::min(cols, p.visible_keys(attrs_.causal, valid, r)) : cols; };
+        for (int64_t r = r0; r < r1; ++r)
+          std::fill(s + r * keys + visible(r), s + r * keys + cols, -std::numeric_limits<C>::infinity());
         end_stage(2);
-        for (int64_t r = r0; r < r1; ++r) softmax_row(s + r * keys, cols);
+        for (int64_t r = r0; r < r1; ++r) {
+          C* row = s + r * keys;
+          const int64_t n = visible(r);
+          if (n == 0) {  // softmax over no finite score
+            std::fill(row, row + cols, std::numeric_limits<C>::quiet_NaN());
+            continue;
+          }
+          softmax_row(row, n);
+          std::fill(row + n, row + cols, C(0));
+        }
         end_stage(3);
         product<C>(r1 - r0, p.v_head_size, cols, C(1), s + r0 * keys, keys, v.at(b, kh), v.strides.seq, false,
                    y_pair + r0 * p.y.seq, p.y.seq, par);

@@ -7,7 +7,7 @@
 // ...]) go before K and V, giving present_key and present_value of total_seq = past_seq + kv_seq
 // rows. Query head h reads key/value head h / (q_heads / kv_heads) (grouped-query attention).
 // Per (batch, head): scores = scale * Q K^T; softcap * tanh(scores / softcap) when softcap > 0;
-// + attn_mask (a bool mask adds 0 or -inf) and -inf on the keys hidden_key() names; softmax over
+// + attn_mask (a bool mask adds 0 or -inf) and -inf on the keys after visible_keys(); softmax over
 // the keys; Y = probabilities V. qk_matmul_output_mode picks which of the scores (0: scaled
 // product, 1: after softcap, 2: after the mask, 3: after softmax) output 3 holds. Attention-24's
 // nonpad_kv_seqlen (an external cache, [batch] valid key counts) hides each entry's padding keys
@@ -68,14 +68,10 @@ struct AttentionPlan {
   // Present key/value rows are [batch, kv_heads, total_seq, size] (contiguous).
   HeadStrides present_strides(int64_t size) const { return {kv_heads * total_seq * size, total_seq * size, size}; }
 
-  // Whether key `t` is hidden from query `s` of a batch entry with `valid` keys (its
-  // nonpad_kv_seqlen, else total_seq): padding keys from `valid` on, and with is_causal the keys
-  // after the query's own position (past_seq + s, or valid - q_seq + s with nonpad_kv_seqlen).
-  bool hidden_key(bool causal, int64_t valid, int64_t s, int64_t t) const {
-    if (t >= valid) return true;
-    return causal && t > s + (nonpad_lengths ? valid - q_seq : past_seq);
-  }
-  // The keys hidden_key leaves to query `s` are a prefix: how many.
+  // How many keys query `s` of a batch entry with `valid` keys (its nonpad_kv_seqlen, else
+  // total_seq) sees: they are a prefix. Hidden are the padding keys from `valid` on, and with
+  // is_causal the keys after the query's own position (past_seq + s, or valid - q_seq + s with
+  // nonpad_kv_seqlen).
   int64_t visible_keys(bool causal, int64_t valid, int64_t s) const {
     const int64_t seen = causal ? s + (nonpad_lengths ? valid - q_seq : past_seq) + 1 : valid;
     return std::clamp<int64_t>(std::min(valid, seen), 0, total_seq);
