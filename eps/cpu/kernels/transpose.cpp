@@ -1,9 +1,11 @@
 // Transpose of any dtype: axes that stay adjacent are merged, the data moves in cache-sized
 // 2-D tiles (or whole rows when the last axis stays last), in parallel over the outer axes.
+// Tiles of one-byte elements move 16 x 16 at a time in vector registers (transpose_bytes).
 #include <algorithm>
 #include <numeric>
 #include <type_traits>
 
+#include "common/byte_transpose.h"
 #include "common/kernel_util.h"
 #include "common/layout_util.h"
 #include "kernels/kernels.h"
@@ -98,6 +100,11 @@ void transpose_rows(const Plan& plan, const T* in, T* out, const Parallel& paral
 template <class T>
 void move_tile(const T* in, T* out, int64_t b_stride, int64_t a_stride, int64_t a0, int64_t a1, int64_t b0,
                int64_t b1) {
+  if constexpr (sizeof(T) == 1 && std::is_trivially_copyable_v<T>) {
+    transpose_bytes(reinterpret_cast<const uint8_t*>(in + b0 * b_stride + a0), b_stride, b1 - b0, a1 - a0,
+                    reinterpret_cast<uint8_t*>(out + a0 * a_stride + b0), a_stride);
+    return;
+  }
   int64_t a = a0;
   if constexpr (std::is_trivially_copyable_v<T>) {
     // kMicro x kMicro blocks stay in registers, so loads and stores are both kMicro wide
