@@ -27,7 +27,7 @@ struct ConvPlan {
   int64_t group_in() const { return channels / group; }
   int64_t group_out() const { return out_channels / group; }
   // One input channel per group: a direct loop beats im2col.
-  bool depthwise() const { return group > 1 && group_in() == 1; }
+  bool depthwise() const { return is_depthwise(group, group_in()); }
   // The input already is the GEMM's B matrix.
   bool pointwise() const { return is_pointwise(window); }
   Shape out_shape() const { return window_output_shape(batch, out_channels, window, spatial); }
@@ -306,7 +306,7 @@ class ConvKernel final : public Kernel {
 
 // The implementation a node gets, from what is static: weights' shape, strides and pads.
 std::string conv_variant(const Shape& w, const WindowAttrs& a, int64_t group, bool packed) {
-  if (w.size() >= 3 && group > 1 && w[1] == 1) return "conv-depthwise-direct";
+  if (w.size() >= 3 && is_depthwise(group, w[1])) return "conv-depthwise-direct";
   const std::string suffix = packed ? "-gemm-packed" : "-gemm";
   const bool unit = w.size() >= 3 && std::all_of(w.begin() + 2, w.end(), [](int64_t k) { return k == 1; }) &&
                     std::ranges::all_of(a.strides, [](int64_t s) { return s == 1; }) &&
@@ -326,7 +326,7 @@ Expected<std::unique_ptr<Kernel>> create_conv(const NodeContext& ctx) {
   const Shape ws = wh ? wh->shape() : ctx.input_static_shape(1).value_or(Shape{});
   // Depthwise weights are used as they are; inconsistent shapes are reported when run.
   if (wh && wh->dtype() == DType::kFloat32 && ws.size() >= 3 && ws[0] > 0 && ws[0] % group == 0 &&
-      !(group > 1 && ws[1] == 1)) {
+      !is_depthwise(group, ws[1])) {
     auto groups = pack_weight_groups(ctx, *wh, group, ws[0] / group, shape_numel(ws) / ws[0], false);
     if (!groups) return std::unexpected(std::move(groups.error()));
     packed = std::move(*groups);

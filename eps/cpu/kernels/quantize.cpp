@@ -582,7 +582,7 @@ void int_conv(const IntConvPlan& p, const TX* x, const TW* w, int32_t x_zp, cons
   const int64_t group_in = p.channels / p.group, group_out = p.out_channels / p.group;
   const int64_t taps = dd.kernel * dh.kernel * dw.kernel, depth = group_in * taps;
   const bool pointwise = is_pointwise(p.window);
-  if (group_in == 1 && p.group > 1) {
+  if (is_depthwise(p.group, group_in)) {
     int_depthwise(p, x, w, x_zp, w_zero, y, parallel);
     return;
   }
@@ -666,7 +666,7 @@ std::vector<PackedIntB> pack_constant_conv_weights(const NodeContext& ctx, std::
   if (!weights || weights->shape().size() < 3 || group < 1) return {};
   const Shape& s = weights->shape();
   const int64_t taps = shape_numel(std::span(s).subspan(2));
-  if (s[0] % group != 0 || (s[1] == 1 && group > 1) || taps == 1) return {};
+  if (s[0] % group != 0 || is_depthwise(group, s[1]) || taps == 1) return {};
   auto t = weights->materialize();
   if (!t) return {};  // packed at run time instead, where a read error reaches the user
   std::vector<PackedIntB> packed;

@@ -60,6 +60,10 @@ inline bool is_pointwise(const Window3& window) {
       window, [](const WindowDim& d) { return d.kernel == 1 && d.stride == 1 && d.pad_begin == 0 && d.pad_end == 0; });
 }
 
+// Whether a convolution of `group` groups reads one input channel per group (weights
+// [M, 1, kernel...]): each output channel then slides over a single input plane.
+inline bool is_depthwise(int64_t group, int64_t group_in_channels) { return group > 1 && group_in_channels == 1; }
+
 // The outputs [first, second) whose window tap `tap` (0 <= tap < kernel) reads inside the
 // input: o * stride - pad_begin + tap * dilation in [0, in).
 inline std::pair<int64_t, int64_t> valid_outputs(const WindowDim& d, int64_t tap) {
