@@ -323,34 +323,63 @@ inline int32_t without_zero_points(int32_t dot, uint32_t b_zero, uint32_t row_su
   return static_cast<int32_t>(static_cast<uint32_t>(dot) - b_zero * row_sum + a_zero * column_term);
 }
 
+// The per-column terms of the zero point correction (see int_gemm), found once per product.
+// With one zero point of A for all rows, a_zero * column_term is one column offset; with every
+// zero point of B zero (symmetric weights, as quantize_dynamic writes them), the row term
+// vanishes and a sum is the dot product plus its column's offset.
+struct ZeroPointTerms {
+  const uint32_t* b_zeros = nullptr;         // per column, with B's shift
+  const uint32_t* column_terms = nullptr;    // k * b_zero - column sum of B as stored
+  const uint32_t* column_offsets = nullptr;  // a_zero * column_terms when A has one zero point
+  bool b_zeros_all_zero = false;
+};
+
+// Calls store(j, sum) for the sums of one row of a tile, columns [j0, j0 + count), through the
+// cheapest form of the correction the terms allow.
+template <class Store>
+inline void for_each_sum(const int32_t* dot, int64_t count, int64_t j0, uint32_t row_sum, uint32_t a_zero,
+                         const ZeroPointTerms& z, Store store) {
+  const uint32_t* offsets = z.column_offsets ? z.column_offsets + j0 : nullptr;
+  const uint32_t* b_zeros = z.b_zeros + j0;
+  if (offsets && z.b_zeros_all_zero) {
+    for (int64_t j = 0; j < count; ++j) store(j, static_cast<int32_t>(static_cast<uint32_t>(dot[j]) + offsets[j]));
+  } else if (offsets) {
+    for (int64_t j = 0; j < count; ++j)
+      store(j, static_cast<int32_t>(static_cast<uint32_t>(dot[j]) - b_zeros[j] * row_sum + offsets[j]));
+  } else {
+    const uint32_t* terms = z.column_terms + j0;
+    for (int64_t j = 0; j < count; ++j) store(j, without_zero_points(dot[j], b_zeros[j], row_sum, a_zero, terms[j]));
+  }
+}
+
 // One row of a tile as int32 sums.
-void store_int_row(const int32_t* dot, int64_t count, uint32_t row_sum, uint32_t a_zero, const uint32_t* b_zero,
-                   const uint32_t* column_terms, int32_t* out) {
-  for (int64_t j = 0; j < count; ++j) out[j] = without_zero_points(dot[j], b_zero[j], row_sum, a_zero, column_terms[j]);
+void store_int_row(const int32_t* dot, int64_t count, int64_t j0, uint32_t row_sum, uint32_t a_zero,
+                   const ZeroPointTerms& z, int32_t* out) {
+  for_each_sum(dot, count, j0, row_sum, a_zero, z, [out](int64_t j, int32_t sum) { out[j] = sum; });
 }
 
 // The same sums as floats times their column's scale (`scale` per column, else `scale[0]`).
-void store_scaled_row(const int32_t* dot, int64_t count, uint32_t row_sum, uint32_t a_zero, const uint32_t* b_zero,
-                      const uint32_t* column_terms, const float* scale, bool per_column, float* out) {
+void store_scaled_row(const int32_t* dot, int64_t count, int64_t j0, uint32_t row_sum, uint32_t a_zero,
+                      const ZeroPointTerms& z, const float* scale, bool per_column, float* out) {
   if (per_column) {
-    for (int64_t j = 0; j < count; ++j)
-      out[j] = static_cast<float>(without_zero_points(dot[j], b_zero[j], row_sum, a_zero, column_terms[j])) * scale[j];
+    for_each_sum(dot, count, j0, row_sum, a_zero, z,
+                 [out, scale](int64_t j, int32_t sum) { out[j] = static_cast<float>(sum) * scale[j]; });
     return;
   }
   const float s = scale[0];
-  for (int64_t j = 0; j < count; ++j)
-    out[j] = static_cast<float>(without_zero_points(dot[j], b_zero[j], row_sum, a_zero, column_terms[j])) * s;
+  for_each_sum(dot, count, j0, row_sum, a_zero, z,
+               [out, s](int64_t j, int32_t sum) { out[j] = static_cast<float>(sum) * s; });
 }
 
 // Row i, columns [j0, j0 + count), of the output from a row of a tile.
 void store_row(const IntGemmOutput& c, int64_t i, int64_t j0, const int32_t* dot, int64_t count, uint32_t row_sum,
-               uint32_t a_zero, const uint32_t* b_zero, const uint32_t* column_terms) {
+               uint32_t a_zero, const ZeroPointTerms& z) {
   if (c.sums) {
-    store_int_row(dot, count, row_sum, a_zero, b_zero + j0, column_terms + j0, c.sums + i * c.ld + j0);
+    store_int_row(dot, count, j0, row_sum, a_zero, z, c.sums + i * c.ld + j0);
     return;
   }
-  store_scaled_row(dot, count, row_sum, a_zero, b_zero + j0, column_terms + j0, c.per_column ? c.scale + j0 : c.scale,
-                   c.per_column, c.scaled + i * c.ld + j0);
+  store_scaled_row(dot, count, j0, row_sum, a_zero, z, c.per_column ? c.scale + j0 : c.scale, c.per_column,
+                   c.scaled + i * c.ld + j0);
 }
 
 int32_t zero_point_at(IntZeroPoints zero, int64_t i) {
@@ -368,8 +397,7 @@ constexpr int64_t kMaxTileRows = kRowAlign > kIntMr ? kRowAlign : kIntMr;
 // Rows [i0, i0 + rows) x columns [j0, j0 + count) of the output from a tile (row r at
 // tile + r * kIntStrip), with the zero points taken out (see int_gemm).
 void store_tile(const IntGemmOutput& c, int64_t i0, int64_t rows, int64_t j0, int64_t count, const int32_t* tile,
-                const int32_t* row_sums, IntZeroPoints a_zero, uint32_t a_shift, const uint32_t* b_zeros,
-                const uint32_t* column_terms) {
+                const int32_t* row_sums, IntZeroPoints a_zero, uint32_t a_shift, const ZeroPointTerms& z) {
   uint32_t sums[kMaxTileRows], zeros[kMaxTileRows];
   for (int64_t r = 0; r < rows; ++r) {
     sums[r] = static_cast<uint32_t>(row_sums[i0 + r]);
@@ -377,13 +405,11 @@ void store_tile(const IntGemmOutput& c, int64_t i0, int64_t rows, int64_t j0, in
   }
   if (c.transposed) {
     alignas(64) int32_t corrected[kMaxTileRows][kIntStrip];
-    for (int64_t r = 0; r < rows; ++r)
-      store_int_row(tile + r * kIntStrip, count, sums[r], zeros[r], b_zeros + j0, column_terms + j0, corrected[r]);
+    for (int64_t r = 0; r < rows; ++r) store_int_row(tile + r * kIntStrip, count, j0, sums[r], zeros[r], z, corrected[r]);
     for (int64_t j = 0; j < count; ++j) copy_column(&corrected[0][j], kIntStrip, rows, c.sums + (j0 + j) * c.ld + i0);
     return;
   }
-  for (int64_t r = 0; r < rows; ++r)
-    store_row(c, i0 + r, j0, tile + r * kIntStrip, count, sums[r], zeros[r], b_zeros, column_terms);
+  for (int64_t r = 0; r < rows; ++r) store_row(c, i0 + r, j0, tile + r * kIntStrip, count, sums[r], zeros[r], z);
 }
 
 }  // namespace
@@ -422,13 +448,21 @@ void int_gemm(int64_t m, const TA* a, int64_t lda, IntZeroPoints a_zero, const P
   // last factor and bz' are per column, computed once here.
   const uint32_t a_shift = std::is_signed_v<TA> ? 128u : 0u;
   thread_local std::vector<uint32_t> columns;
-  std::vector<uint32_t>& b_zeros = columns;  // the caller's: inside the loop, `columns` would name each worker's own
-  b_zeros.resize(static_cast<std::size_t>(2 * n));
-  uint32_t* column_terms = b_zeros.data() + n;
+  std::vector<uint32_t>& terms = columns;  // the caller's: inside the loop, `columns` would name each worker's own
+  terms.resize(static_cast<std::size_t>(3 * n));
+  uint32_t* b_zeros = terms.data();
+  uint32_t* column_terms = b_zeros + n;
+  ZeroPointTerms z{b_zeros, column_terms, nullptr, true};
   for (int64_t j = 0; j < n; ++j) {
-    b_zeros[static_cast<std::size_t>(j)] = static_cast<uint32_t>(zero_point_at(b_zero, j) + b.shift());
-    column_terms[j] =
-        static_cast<uint32_t>(k) * b_zeros[static_cast<std::size_t>(j)] - static_cast<uint32_t>(b.column_sums()[j]);
+    b_zeros[j] = static_cast<uint32_t>(zero_point_at(b_zero, j) + b.shift());
+    column_terms[j] = static_cast<uint32_t>(k) * b_zeros[j] - static_cast<uint32_t>(b.column_sums()[j]);
+    z.b_zeros_all_zero = z.b_zeros_all_zero && b_zeros[j] == 0;
+  }
+  if (a_zero.size() <= 1) {
+    uint32_t* offsets = column_terms + n;
+    const uint32_t a_zero_all = static_cast<uint32_t>(zero_point_at(a_zero, 0)) + a_shift;
+    for (int64_t j = 0; j < n; ++j) offsets[j] = a_zero_all * column_terms[j];
+    z.column_offsets = offsets;
   }
   const int64_t strips = (n + kIntStrip - 1) / kIntStrip;
   const int64_t row_blocks = (m + kIntRowBlock - 1) / kIntRowBlock;
@@ -449,7 +483,7 @@ void int_gemm(int64_t m, const TA* a, int64_t lda, IntZeroPoints a_zero, const P
         for (int64_t i0 = row_block * kIntRowBlock; i0 < block_end; i0 += kRowAlign) {
           amx_block(quads / kQuadAlign, rows.data + i0 * rows.ld, rows.ld, b.strip(s), &block[0][0]);
           store_tile(c, i0, std::min(kRowAlign, block_end - i0), j0, nr, &block[0][0], rows.sums.data(), a_zero,
-                     a_shift, b_zeros.data(), column_terms);
+                     a_shift, z);
         }
       }
       _tile_release();
@@ -466,7 +500,7 @@ void int_gemm(int64_t m, const TA* a, int64_t lda, IntZeroPoints a_zero, const P
       for (int64_t i0 = block * kIntRowBlock; i0 < block_end; i0 += kIntMr) {
         const int64_t mr = std::min<int64_t>(kIntMr, block_end - i0);
         kDotTiles[static_cast<std::size_t>(mr - 1)](quads, rows.data + i0 * rows.ld, rows.ld, b.strip(s), tile);
-        store_tile(c, i0, mr, j0, nr, &tile[0][0], rows.sums.data(), a_zero, a_shift, b_zeros.data(), column_terms);
+        store_tile(c, i0, mr, j0, nr, &tile[0][0], rows.sums.data(), a_zero, a_shift, z);
       }
     }
   });
