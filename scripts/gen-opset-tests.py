@@ -453,6 +453,7 @@ def cases():
     yield from opset24_cases()
     yield from int8_cases()
     yield from mx_and_2bit_cases()
+    yield from deform_conv_cases()
 
 
 def rotary_caches(rows, half, base=10000.0):
@@ -689,6 +690,30 @@ def mx_and_2bit_cases():
                [node("Constant", [], ["c"], value=narrow_tensor("v", FLOAT4E2M1, [0x2, 0xb, 0x7], [3])),
                 node("Cast", ["c"], ["cq"], to=T.FLOAT), node("Add", ["cq", "x"], ["y"])],
                {"x": np.array([1, 1, 1], F)}, ["y"], expected={"y": np.array([2, -0.5, 7], F)})
+
+
+def deform_conv_cases():
+    """DeformConv-19 and -22 (2-D): offsets that move taps between pixels and off the image,
+    groups, offset groups, pads, strides, dilations, a bias and a mask."""
+    local = np.random.default_rng(19)
+
+    def uniform(lo, hi, *shape):
+        return local.uniform(lo, hi, shape).astype(F)
+
+    yield Case("deformconv_19", 19, node("DeformConv", ["x", "w", "offset"], ["y"], kernel_shape=[3, 3]),
+               {"x": uniform(-2, 2, 1, 2, 5, 5), "w": uniform(-1, 1, 3, 2, 3, 3), "offset": uniform(-1.5, 1.5, 1, 18, 3, 3)},
+               ["y"])
+    yield Case("deformconv_19_groups_bias_mask", 19,
+               node("DeformConv", ["x", "w", "offset", "b", "mask"], ["y"], group=2, offset_group=2, pads=[1, 0, 1, 1],
+                    strides=[2, 1], dilations=[1, 2]),
+               {"x": uniform(-2, 2, 2, 4, 6, 7), "w": uniform(-1, 1, 4, 2, 3, 2), "offset": uniform(-2, 2, 2, 24, 3, 6),
+                "b": uniform(-1, 1, 4), "mask": uniform(0, 1, 2, 12, 3, 6)}, ["y"])
+    # Offsets past the image: samples with every neighbour outside read 0, those straddling the
+    # edge blend with zeros.
+    yield Case("deformconv_22_offsets_off_the_image", 22,
+               node("DeformConv", ["x", "w", "offset"], ["y"], pads=[1, 1, 1, 1]),
+               {"x": uniform(-2, 2, 1, 3, 4, 4), "w": uniform(-1, 1, 2, 3, 2, 2), "offset": uniform(-4, 4, 1, 8, 5, 5)},
+               ["y"])
 
 
 def ensure_ort():

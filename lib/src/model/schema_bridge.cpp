@@ -171,6 +171,17 @@ std::map<std::pair<std::string, int64_t>, InferenceFunction> rules() {
     onnx::getOutputShape(ctx, 0)->add_dim();
     if (counts) *onnx::getOutputShape(ctx, 1) = in;
   };
+  // DeformConv: [N, oC, oH, oW] from X, W and the offset's spatial dims.
+  r[{"DeformConv", 19}] = r[{"DeformConv", 22}] = [](InferenceContext& ctx) {
+    if (!has_input(ctx, 0)) return;
+    onnx::propagateElemTypeFromInputToOutput(ctx, 0, 0);
+    auto* y = onnx::getOutputShape(ctx, 0);
+    y->clear_dim();
+    add_dim(y, input_dim(ctx, 0, 0));
+    add_dim(y, input_dim(ctx, 1, 0));
+    add_dim(y, input_dim(ctx, 2, 2));
+    add_dim(y, input_dim(ctx, 2, 3));
+  };
   r[{"AffineGrid", 20}] = [](InferenceContext& ctx) {
     if (has_input(ctx, 0)) onnx::propagateElemTypeFromInputToOutput(ctx, 0, 0);
   };
