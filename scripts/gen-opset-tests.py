@@ -454,6 +454,7 @@ def cases():
     yield from int8_cases()
     yield from mx_and_2bit_cases()
     yield from deform_conv_cases()
+    yield from max_roi_pool_cases()
 
 
 def rotary_caches(rows, half, base=10000.0):
@@ -714,6 +715,19 @@ def deform_conv_cases():
                node("DeformConv", ["x", "w", "offset"], ["y"], pads=[1, 1, 1, 1]),
                {"x": uniform(-2, 2, 1, 3, 4, 4), "w": uniform(-1, 1, 2, 3, 2, 2), "offset": uniform(-4, 4, 1, 8, 5, 5)},
                ["y"])
+
+
+def max_roi_pool_cases():
+    """MaxRoiPool (the one op of ONNX 1.12 without a backend test case): regions inside, past
+    the edges, inverted (one pixel), of the second image, and spatial_scale."""
+    local = np.random.default_rng(22)
+    x = local.uniform(-3, 3, (2, 3, 8, 10)).astype(F)
+    rois = np.array([[0, 1, 1, 6, 5], [1, 0, 0, 9, 7], [0, 7, 4, 14, 12], [1, 5, 6, 2, 3], [0, 2.4, 3.6, 8.5, 6.5]], F)
+    yield one("maxroipool_17", 17, "MaxRoiPool", {"x": x, "rois": rois}, pooled_shape=[3, 2])
+    # ONNX Runtime 1.30 has no MaxRoiPool-22 (which only adds bfloat16), so this one is at 21.
+    scaled = rois * np.array([1, 2, 2, 2, 2], F)
+    yield one("maxroipool_21_spatial_scale", 21, "MaxRoiPool", {"x": x, "rois": scaled}, pooled_shape=[2, 4],
+              spatial_scale=0.5)
 
 
 def ensure_ort():

@@ -53,6 +53,7 @@ std::vector<KernelDef> control_flow_kernels();      // If Loop Scan
 std::vector<KernelDef> group_normalization_kernels();  // GroupNormalization
 std::vector<KernelDef> col2im_kernels();            // Col2Im
 std::vector<KernelDef> deform_conv_kernels();       // DeformConv
+std::vector<KernelDef> max_roi_pool_kernels();      // MaxRoiPool
 std::vector<KernelDef> center_crop_pad_kernels();   // CenterCropPad
 std::vector<KernelDef> affine_grid_kernels();       // AffineGrid
 std::vector<KernelDef> rotary_embedding_kernels();  // RotaryEmbedding
