@@ -26,6 +26,15 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 
 float round_trip(DType t, double v, bool saturate = true) { return float8_to_float(t, float_to_float8(t, v, saturate)); }
 
+// A 1-D TensorProto of ONNX type `code` holding `n` elements as the bytes `raw`.
+onnx::TensorProto raw_proto(int32_t code, int64_t n, std::string raw) {
+  onnx::TensorProto proto;
+  proto.set_data_type(code);
+  proto.add_dims(n);
+  proto.set_raw_data(std::move(raw));
+  return proto;
+}
+
 }  // namespace
 
 TEST_CASE("the low-bit types have ONNX's codes, names and sizes", "[lib][dtype]") {
@@ -220,11 +229,7 @@ TEST_CASE("2-bit elements pack four per byte, lowest bits first", "[lib][int2]")
 
 TEST_CASE("int2, uint2, float4e2m1 and float8e8m0 TensorProtos read and write ONNX's layout",
           "[lib][int2][tensor_proto]") {
-  onnx::TensorProto raw;
-  raw.set_data_type(26);
-  raw.add_dims(5);
-  raw.set_raw_data(std::string("\x36\x01", 2));
-  auto t = tensor_from_proto(raw, "test");
+  auto t = tensor_from_proto(raw_proto(26, 5, std::string("\x36\x01", 2)), "test");
   REQUIRE(t);
   CHECK(t->dtype() == DType::kInt2);
   CHECK(t->to_int64_vector() == std::vector<int64_t>{-2, 1, -1, 0, 1});
@@ -246,11 +251,7 @@ TEST_CASE("int2, uint2, float4e2m1 and float8e8m0 TensorProtos read and write ON
   REQUIRE(u);
   CHECK(u->to_int64_vector() == std::vector<int64_t>{2, 1, 3, 0, 1});
 
-  onnx::TensorProto f4;
-  f4.set_data_type(23);
-  f4.add_dims(3);
-  f4.set_raw_data(std::string("\xb2\x0f", 2));  // 1, -1.5, -6
-  auto f = tensor_from_proto(f4, "test");
+  auto f = tensor_from_proto(raw_proto(23, 3, std::string("\xb2\x0f", 2)), "test");  // 1, -1.5, -6
   REQUIRE(f);
   CHECK(float4e2m1_to_float(f->data_as<uint8_t>()[0]) == 1.f);
   CHECK(float4e2m1_to_float(f->data_as<uint8_t>()[1]) == -1.5f);
@@ -268,10 +269,7 @@ TEST_CASE("int2, uint2, float4e2m1 and float8e8m0 TensorProtos read and write ON
 }
 
 TEST_CASE("int4 TensorProtos read from raw_data and int32_data and write packed", "[lib][int4][tensor_proto]") {
-  onnx::TensorProto raw;
-  raw.set_data_type(22);
-  raw.add_dims(3);
-  raw.set_raw_data(std::string("\x78\x0f", 2));
+  onnx::TensorProto raw = raw_proto(22, 3, std::string("\x78\x0f", 2));
   auto t = tensor_from_proto(raw, "test");
   REQUIRE(t);
   CHECK(t->dtype() == DType::kInt4);

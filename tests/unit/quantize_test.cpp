@@ -117,6 +117,12 @@ Tensor bytes_tensor(DType t, Shape shape, std::vector<uint8_t> bytes) {
   return Tensor::from_bytes(t, std::move(shape), std::as_bytes(std::span<const uint8_t>(bytes)));
 }
 
+// QuantizeLinear of x by scale into `type`, named by output_dtype, at `opset`.
+NodeSpec quantize_to(const Tensor& x, const Tensor& scale, DType type, int64_t opset) {
+  return {.op_type = "QuantizeLinear", .opset = opset, .inputs = {x, scale},
+          .attrs = attrs({{"output_dtype", static_cast<int64_t>(type)}})};
+}
+
 }  // namespace
 
 TEST_CASE("QuantizeLinear and DequantizeLinear with float8, saturate and int4", "[cpu][quantize][float8][int4]") {
@@ -163,26 +169,17 @@ TEST_CASE("QuantizeLinear and DequantizeLinear with int2, uint2 and float4e2m1",
                            .inputs = {(*q2)[0], scale, bytes_tensor(DType::kInt2, {}, {0xff})}});
   REQUIRE(back2);
   CHECK(compare_tensors((*back2)[0], Tensor::from_vector<float>({5}, {0.5f, 1, -0.5f, 1, 1})).empty());
-  auto u2 = run_on_cpu({.op_type = "QuantizeLinear",
-                        .opset = 25,
-                        .inputs = {x, scale},
-                        .attrs = attrs({{"output_dtype", static_cast<int64_t>(DType::kUInt2)}})});
+  auto u2 = run_on_cpu(quantize_to(x, scale, DType::kUInt2, 25));
   REQUIRE(u2);
   CHECK((*u2)[0].to_int64_vector() == std::vector<int64_t>{1, 3, 0, 2, 2});
   // float4e2m1 rounds x / scale as Cast does: 1, 6 (saturated), -6, 2 (2.5 ties to even), 1.5.
-  auto f4 = run_on_cpu({.op_type = "QuantizeLinear",
-                        .opset = 23,
-                        .inputs = {x, scale},
-                        .attrs = attrs({{"output_dtype", static_cast<int64_t>(DType::kFloat4E2M1)}})});
+  auto f4 = run_on_cpu(quantize_to(x, scale, DType::kFloat4E2M1, 23));
   REQUIRE(f4);
   CHECK((*f4)[0].dtype() == DType::kFloat4E2M1);
   auto back4 = run_on_cpu({.op_type = "DequantizeLinear", .opset = 23, .inputs = {(*f4)[0], scale}});
   REQUIRE(back4);
   CHECK(compare_tensors((*back4)[0], Tensor::from_vector<float>({5}, {0.5f, 3, -3, 1, 0.75f})).empty());
-  auto early = claim_on_cpu({.op_type = "QuantizeLinear",
-                             .opset = 24,
-                             .inputs = {x, scale},
-                             .attrs = attrs({{"output_dtype", static_cast<int64_t>(DType::kInt2)}})});
+  auto early = claim_on_cpu(quantize_to(x, scale, DType::kInt2, 24));
   REQUIRE_FALSE(early);
   CHECK(early.reason() ==
         "QuantizeLinear: output type int2 is not supported by the cpu EP at opset 24; it quantizes "
