@@ -1625,6 +1625,38 @@ __device__ void det(i64 batch, i64 n, const T* x, double* a, T* y) {
 // bins) per side), averaged, or for max the largest weighted corner of any sample (ONNX
 // Runtime's definition). A sample more than a pixel outside the map counts zero; others clamp
 // to the border. A batch index out of range gives 0 (the cpu EP reports it).
+// MaxRoiPool: output (r, c, ph, pw) is the maximum of its bin of roi r (batch index, x1, y1, x2,
+// y2: scaled, rounded to pixels, at least one pixel each way), 0 for an empty bin or a batch
+// index that is not an image of X.
+template <class T>
+__device__ void max_roi_pool(i64 n, i64 batch_size, i64 channels, i64 height, i64 width, i64 pooled_h, i64 pooled_w,
+                             float scale, const T* x, const T* rois, T* y) {
+  for (i64 i = global_index(); i < n; i += global_stride()) {
+    const i64 pw = i % pooled_w, ph = i / pooled_w % pooled_h, c = i / (pooled_w * pooled_h) % channels;
+    const i64 r = i / (pooled_w * pooled_h * channels);
+    const float b = ld(rois, r * 5);
+    if (!(b >= 0.f && b < (float)batch_size) || b != floorf(b)) {
+      st(y, i, 0.0f);
+      continue;
+    }
+    const i64 x1 = (i64)roundf(ld(rois, r * 5 + 1) * scale), y1 = (i64)roundf(ld(rois, r * 5 + 2) * scale);
+    const i64 x2 = (i64)roundf(ld(rois, r * 5 + 3) * scale), y2 = (i64)roundf(ld(rois, r * 5 + 4) * scale);
+    const double bin_h = (double)(y2 - y1 + 1 > 1 ? y2 - y1 + 1 : 1) / (double)pooled_h;
+    const double bin_w = (double)(x2 - x1 + 1 > 1 ? x2 - x1 + 1 : 1) / (double)pooled_w;
+    auto clamp = [](i64 v, i64 hi) { return v < 0 ? (i64)0 : v > hi ? hi : v; };
+    const i64 h0 = clamp(y1 + (i64)floor((double)ph * bin_h), height), h1 = clamp(y1 + (i64)ceil((double)(ph + 1) * bin_h), height);
+    const i64 w0 = clamp(x1 + (i64)floor((double)pw * bin_w), width), w1 = clamp(x1 + (i64)ceil((double)(pw + 1) * bin_w), width);
+    const T* in = x + ((i64)b * channels + c) * height * width;
+    float best = 0.f;
+    if (h1 > h0 && w1 > w0) {
+      best = ld(in, h0 * width + w0);
+      for (i64 h = h0; h < h1; ++h)
+        for (i64 w = w0; w < w1; ++w) best = fmaxf(best, ld(in, h * width + w));
+    }
+    st(y, i, best);
+  }
+}
+
 template <class T>
 __device__ void roi_align(i64 n, i64 channels, i64 height, i64 width, i64 out_h, i64 out_w, i64 ratio, double scale,
                           int half_pixel, int is_max, const T* x, const T* rois, const i64* batch, i64 batch_size, T* y) {

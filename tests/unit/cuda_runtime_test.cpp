@@ -1303,6 +1303,19 @@ TEST_CASE("cuda RoiAlign runs on the host: avg and max, both coordinate modes, a
   checks.run();
 }
 
+TEST_CASE("cuda MaxRoiPool runs on the host: bins inside, over the edge, past the image, one pixel, scaled", "[cuda]") {
+  HostChecks checks;
+  const Tensor x = random_tensor({2, 3, 10, 8}, 465);
+  const Tensor rois = Tensor::from_vector<float>(
+      {5, 5}, {0, 1, 1, 6, 5, 1, 0.3f, 2.2f, 7.9f, 9.6f, 1, -3, -2, 4, 3, 0, 6, 8, 14, 12, 1, 5, 6, 2, 3});
+  for (float scale : {1.f, 0.5f})
+    checks.add({.op_type = "MaxRoiPool", .inputs = {x, rois},
+                .attrs = attrs({{"pooled_shape", ints{3, 2}}, {"spatial_scale", scale}})},
+               0, 0);
+  checks.add_f16({.op_type = "MaxRoiPool", .inputs = {x, rois}, .attrs = attrs({{"pooled_shape", ints{2, 2}}})});
+  checks.run();
+}
+
 TEST_CASE("cuda ReverseSequence runs on the host: time-major and batch-major, any dtype", "[cuda]") {
   HostChecks checks;
   const Tensor x = random_tensor({4, 3, 2}, 470);

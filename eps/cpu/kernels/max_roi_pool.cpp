@@ -1,12 +1,12 @@
-// MaxRoiPool-1/22 (Fast R-CNN's RoI pooling): each region of interest, scaled and rounded to
-// input pixels, is cut into a pooled_shape grid of bins, and each bin takes the maximum of its
-// pixels (0 for a bin that holds none).
+// MaxRoiPool-1/22 in float and double (nxrt/ep/max_roi_pool.h): one task per roi and channel,
+// bins as Caffe and ONNX Runtime place them. A batch index that is not an image of X is an error.
 #include <algorithm>
 #include <cmath>
 
 #include "common/elementwise.h"
 #include "common/kernel_util.h"
 #include "kernels/kernels.h"
+#include "nxrt/ep/max_roi_pool.h"
 
 namespace nxrt::cpu {
 namespace {
@@ -14,27 +14,15 @@ namespace {
 using RoiPoolTypes = TypeList<float, double>;
 
 KernelMatch check_max_roi_pool(const NodeContext& ctx) {
-  NXRT_REQUIRE(ctx.input_count() == 2 && ctx.has_input(1), "MaxRoiPool: expected inputs X and rois, got {}",
-               ctx.input_count());
   NXRT_REQUIRE_MATCH(require_input_dtype_in(ctx, 0, RoiPoolTypes{}));
-  NXRT_REQUIRE(ctx.input_dtype(1) == ctx.input_dtype(0), "MaxRoiPool: rois are {} and X {}; they must match",
-               dtype_name(ctx.input_dtype(1)), dtype_name(ctx.input_dtype(0)));
-  const std::vector<int64_t> pooled = ctx.attrs().ints_or("pooled_shape", {});
-  NXRT_REQUIRE(pooled.size() == 2 && pooled[0] > 0 && pooled[1] > 0,
-               "MaxRoiPool: pooled_shape is [{}]; it must be two positive sizes [height, width]", fmt::join(pooled, ","));
-  NXRT_REQUIRE(ctx.input_rank(0).value_or(4) == 4, "MaxRoiPool: X has rank {}; it must be [N, C, H, W]",
-               ctx.input_rank(0).value_or(4));
-  const auto rois = ctx.input_static_shape(1);
-  NXRT_REQUIRE(!rois || (rois->size() == 2 && (*rois)[1] == 5),
-               "MaxRoiPool: rois have shape {}; they must be [num_rois, 5] (batch index, x1, y1, x2, y2)",
-               shape_to_string(rois.value_or(Shape{})));
+  NXRT_REQUIRE_MATCH(check_max_roi_pool_node(ctx));
   return KernelMatch::supported(elementwise_cost(ctx, 1));
 }
 
 class MaxRoiPoolKernel final : public Kernel {
  public:
-  MaxRoiPoolKernel(int64_t pooled_h, int64_t pooled_w, float spatial_scale)
-      : pooled_h_(pooled_h), pooled_w_(pooled_w), scale_(spatial_scale) {}
+  explicit MaxRoiPoolKernel(MaxRoiPoolAttrs attrs)
+      : pooled_h_(attrs.pooled_h), pooled_w_(attrs.pooled_w), scale_(attrs.spatial_scale) {}
 
   Expected<void> compute(KernelContext& ctx) override {
     return dispatch_dtype(RoiPoolTypes{}, ctx.input(0).dtype(),
@@ -47,12 +35,7 @@ class MaxRoiPoolKernel final : public Kernel {
   Expected<void> run(KernelContext& ctx) const {
     const Tensor& x = ctx.input(0);
     const Tensor& rois = ctx.input(1);
-    if (x.shape().size() != 4 || rois.shape().size() != 2 || rois.shape()[1] != 5)
-      return fail(ErrorCode::kRuntime,
-                  fmt::format("MaxRoiPool: X {} and rois {} are not [N, C, H, W] and [num_rois, 5]",
-                              shape_to_string(x.shape()), shape_to_string(rois.shape())),
-                  "each roi is (batch index, x1, y1, x2, y2) in the input's coordinates before spatial_scale",
-                  "fix the model's inputs");
+    if (auto shapes = check_max_roi_pool_shapes(x.shape(), rois.shape()); !shapes) return shapes;
     const int64_t channels = x.shape()[1], height = x.shape()[2], width = x.shape()[3];
     const int64_t count = rois.shape()[0];
     const T* box = rois.data_as<T>();
@@ -106,9 +89,7 @@ class MaxRoiPoolKernel final : public Kernel {
 
 std::vector<KernelDef> max_roi_pool_kernels() {
   return {KernelDef{{"", "MaxRoiPool", 1}, 0, check_max_roi_pool, [](const NodeContext& ctx) {
-                      const std::vector<int64_t> pooled = ctx.attrs().ints_or("pooled_shape", {});
-                      return make_kernel<MaxRoiPoolKernel>(pooled[0], pooled[1],
-                                                           ctx.attrs().float_or("spatial_scale", 1.f));
+                      return make_kernel<MaxRoiPoolKernel>(read_max_roi_pool_attrs(ctx.attrs()));
                     }}};
 }
 
