@@ -117,6 +117,20 @@ class Loading(TempDirTest):
         self.assertIn("element 1 is 2, outside the range of int2 [-2, 1]", err)
         self.assertIn("the model declares a 2-bit input; nxrt reads it from 8-bit elements", err)
 
+    def test_a_deformconv_offset_that_does_not_fit_is_declined_while_the_mask_shape_is_unknown(self):
+        f = TensorProto.FLOAT
+        inputs = [helper.make_tensor_value_info("x", f, [1, 1, 4, 4]), helper.make_tensor_value_info("w", f, [2, 1, 2, 2]),
+                  helper.make_tensor_value_info("offset", f, [1, 8, 4, 4]),
+                  helper.make_tensor_value_info("mask", f, ["n", "taps", "h", "w"])]
+        node = helper.make_node("DeformConv", ["x", "w", "offset", "", "mask"], ["y"])
+        graph = helper.make_graph([node], "g", inputs, [helper.make_empty_tensor_value_info("y")])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)])
+        model.ir_version = 9
+        onnx.save(model, str(self.tmp / "deform.onnx"))
+        rc, out, err = nxrt("explain-claims", self.tmp / "deform.onnx", "--ep", "cpu")
+        self.assertExit((rc, out, err), 4)
+        self.assertIn("declined: DeformConv: offset has shape [1,8,4,4]; it must be [1,8,3,3]", out)
+
     def test_an_attribute_that_became_an_input_is_declined(self):
         model = save_model(self.tmp / "dft20.onnx", [helper.make_node("DFT", ["x"], ["y"], axis=1)], 20)
         rc, out, err = nxrt("explain-claims", model, "--ep", "cpu")

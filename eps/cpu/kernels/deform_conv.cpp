@@ -23,7 +23,7 @@ KernelMatch check_deform_conv(const NodeContext& ctx) {
   const auto x = ctx.input_static_shape(0), w = ctx.input_static_shape(1), offset = ctx.input_static_shape(2);
   if (!x || !w || !offset) return KernelMatch::supported();
   auto plan = plan_deform_conv(read_deform_conv_attrs(ctx.attrs()), *x, *w, *offset, nullptr, nullptr);
-  if (!plan) return KernelMatch::supported();  // B or mask unknown: check_deform_conv_node let it through
+  if (!plan) return declined_by(plan.error());  // check_deform_conv_node planned these shapes already
   // Two FLOPs per multiply-add and about ten per bilinear sample.
   const double samples = static_cast<double>(plan->batch * plan->channels * plan->taps() * plan->pixels());
   const double macs = samples * static_cast<double>(plan->out_channels / plan->group);

@@ -94,10 +94,10 @@ KernelMatch check_deform_conv_node(const NodeContext& ctx) {
       NXRT_REQUIRE(ctx.input_dtype(i) == ctx.input_dtype(0), "DeformConv: input {} is {} and X {}; they must match", i,
                    dtype_name(ctx.input_dtype(i)), dtype_name(ctx.input_dtype(0)));
   const auto x = ctx.input_static_shape(0), w = ctx.input_static_shape(1), offset = ctx.input_static_shape(2);
+  // B and mask are checked where their shapes are known; X, W and offset need each other.
   const auto bias = ctx.has_input(3) ? ctx.input_static_shape(3) : std::nullopt;
   const auto mask = ctx.has_input(4) ? ctx.input_static_shape(4) : std::nullopt;
-  const bool bias_known = !ctx.has_input(3) || bias, mask_known = !ctx.has_input(4) || mask;
-  if (x && w && offset && bias_known && mask_known) {
+  if (x && w && offset) {
     auto plan = plan_deform_conv(read_deform_conv_attrs(ctx.attrs()), *x, *w, *offset, bias ? &*bias : nullptr,
                                  mask ? &*mask : nullptr);
     if (!plan) return declined_by(plan.error());

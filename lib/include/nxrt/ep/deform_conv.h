@@ -41,8 +41,9 @@ Expected<DeformConvPlan> plan_deform_conv(const DeformConvAttrs& attrs, const Sh
                                           const Shape& offset, const Shape* bias, const Shape* mask);
 
 // Declines X of a rank other than 4 (nxrt implements the 2-D form), inputs other than X, W,
-// offset[, B[, mask]], attributes of the wrong length or sign, and, where the shapes are
-// static, shapes plan_deform_conv refuses.
+// offset[, B[, mask]], attributes of the wrong length or sign, and, where X's, W's and
+// offset's shapes are static, shapes plan_deform_conv refuses (B and mask among them where
+// theirs are static too).
 KernelMatch check_deform_conv_node(const NodeContext& ctx);
 
 }  // namespace nxrt
