@@ -5,6 +5,7 @@
 #include <fmt/ranges.h>
 
 #include "index_space.h"
+#include "nxrt/ep/cast_rounding.h"
 #include "nxrt/ep/subbyte.h"
 #include "ops/op_util.h"
 #include "runtime.h"
@@ -160,9 +161,9 @@ Expected<void> ChainFuser::emit(PlanBuilder& builder, const std::vector<const No
     // A node making a bit-pattern float (Cast, CastLike) rounds the exact value as its saturate
     // and round_mode attributes say.
     if (is_byte_float(dtype)) {
-      const std::string mode = n.attributes.string_or("round_mode", "up");
+      const CastRounding rounding = read_cast_rounding(n.attributes, n.opset);
       expr = fmt::format("round_byte_float((double)({}), {}, {}, {})", expr, byte_float_code(dtype),
-                         n.attributes.int_or("saturate", 1) != 0 ? 1 : 0, mode == "up" ? 0 : mode == "down" ? 1 : 2);
+                         rounding.saturate ? 1 : 0, e8m0_mode_code(rounding.e8m0));
     }
     body += fmt::format("    {0} {1} = ({0})({2});  // {3} {4}\n", type, var, expr, n.op_type, n.name);
     // A float16, bfloat16 or 8- or 16-bit integer value inside the chain is rounded or wrapped

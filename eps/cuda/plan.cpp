@@ -77,6 +77,14 @@ std::string_view chain_storage_type(DType t) {
   }
 }
 
+int e8m0_mode_code(E8M0Rounding r) {
+  switch (r) {
+    case E8M0Rounding::kDown: return 1;
+    case E8M0Rounding::kNearest: return 2;
+    default: return 0;
+  }
+}
+
 int byte_float_code(DType t) {
   switch (t) {
     case DType::kFloat8E4M3FNUZ: return 1;

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "nxrt/ep/mx_float.h"
 #include "nxrt/ep/provider.h"
 
 namespace nxrt::cuda {
@@ -81,6 +82,7 @@ std::string_view chain_storage_type(DType t);  // f32 "float", f16 "h16", bf16 "
                                                // (held one per byte) as int8 and uint8
 std::string_view chain_value_type(DType t);    // f32, f16, bf16 and the bit-pattern floats "float", f64 "double",
                                                // 2- to 16-bit integers and int32 "int", the others their storage type
+int e8m0_mode_code(E8M0Rounding r);  // the kernels' float8e8m0 rounding code (e8m0_encode): up 0, down 1, nearest 2
 int byte_float_code(DType t);  // the kernels' format code of a bit-pattern float (round_byte_float): E4M3FN 0 ...
                                // E5M2FNUZ 3, float4e2m1 4, float8e8m0 5
 // 8- and 16-bit integers: computed in int, wrapped to their type where the unfused graph stores.

@@ -14,6 +14,7 @@
 #include "common/kernel_util.h"
 #include "common/vector_math.h"
 #include "kernels/kernels.h"
+#include "nxrt/ep/cast_rounding.h"
 #include "nxrt/ep/mx_float.h"
 #include "nxrt/ep/narrow_float.h"
 #include "nxrt/ep/subbyte.h"
@@ -142,24 +143,6 @@ bool castable(DType t) { return in_list(CastTypes{}, t) || t == DType::kString |
 
 constexpr std::string_view kNarrowAndTextNames = "the float8 types, float4e2m1, float8e8m0, int4, uint4, int2, uint2, string";
 
-// The Cast (and CastLike) version that added type t.
-int64_t first_opset_of(DType t) {
-  switch (t) {
-    case DType::kInt4:
-    case DType::kUInt4:
-      return 21;
-    case DType::kFloat4E2M1:
-      return 23;
-    case DType::kFloat8E8M0:
-      return 24;
-    case DType::kInt2:
-    case DType::kUInt2:
-      return 25;
-    default:
-      return is_float8(t) ? 19 : 1;
-  }
-}
-
 // Integers print exactly, floats in the shortest text that reads back to the same value
 // (numpy's str() for values of moderate size), specials as "nan", "inf", "-inf".
 template <class T>
@@ -212,21 +195,11 @@ std::optional<DType> cast_target(const Attribute& to) {
   return dtype_from_name(name);
 }
 
-// float8 types arrived in opset 19, int4 and uint4 in 21, float4e2m1 in 23, float8e8m0 in 24,
-// int2 and uint2 in 25.
+// The narrow types arrived in opsets 19 to 25 (first_opset_with).
 KernelMatch check_type_opset(const NodeContext& ctx, DType t) {
-  NXRT_REQUIRE(ctx.opset() >= first_opset_of(t), "{}: type {} needs opset {} or later ({}-{} added it); the model "
-               "imports opset {}", ctx.node().op_type, dtype_name(t), first_opset_of(t), ctx.node().op_type,
-               first_opset_of(t), ctx.opset());
-  return KernelMatch::supported();
-}
-
-// Cast-24's round_mode (for float8e8m0 targets) must name a rounding.
-KernelMatch check_round_mode(const NodeContext& ctx) {
-  if (ctx.opset() < 24) return KernelMatch::supported();
-  const std::string mode = ctx.attrs().string_or("round_mode", "up");
-  NXRT_REQUIRE(e8m0_rounding_from_name(mode).has_value(), "{}: round_mode '{}' is not one of 'up', 'down', 'nearest'",
-               ctx.node().op_type, mode);
+  NXRT_REQUIRE(ctx.opset() >= first_opset_with(t), "{}: type {} needs opset {} or later ({}-{} added it); the model "
+               "imports opset {}", ctx.node().op_type, dtype_name(t), first_opset_with(t), ctx.node().op_type,
+               first_opset_with(t), ctx.opset());
   return KernelMatch::supported();
 }
 
@@ -248,7 +221,7 @@ KernelMatch check_cast(const NodeContext& ctx) {
   NXRT_REQUIRE_MATCH(check_cast_types("Cast", from, *to));
   NXRT_REQUIRE_MATCH(check_type_opset(ctx, from));
   NXRT_REQUIRE_MATCH(check_type_opset(ctx, *to));
-  NXRT_REQUIRE_MATCH(check_round_mode(ctx));
+  NXRT_REQUIRE_MATCH(check_cast_rounding(ctx));
   return KernelMatch::supported(elementwise_cost(ctx, 1));
 }
 
@@ -261,7 +234,7 @@ KernelMatch check_cast_like(const NodeContext& ctx) {
   NXRT_REQUIRE_MATCH(check_cast_types("CastLike", ctx.input_dtype(0), ctx.input_dtype(1)));
   NXRT_REQUIRE_MATCH(check_type_opset(ctx, ctx.input_dtype(0)));
   NXRT_REQUIRE_MATCH(check_type_opset(ctx, ctx.input_dtype(1)));
-  NXRT_REQUIRE_MATCH(check_round_mode(ctx));
+  NXRT_REQUIRE_MATCH(check_cast_rounding(ctx));
   return KernelMatch::supported(elementwise_cost(ctx, 1));
 }
 
@@ -308,15 +281,9 @@ uint8_t float_to_subbyte(DType t, double v) {
   return wrap_to_subbyte(t, static_cast<int64_t>(r));
 }
 
-// How a Cast rounds into a float held as bit patterns.
-struct ByteFloatRounding {
-  bool saturate;      // Cast-19's attribute: out-of-range values saturate (default) or not
-  E8M0Rounding e8m0;  // Cast-24's round_mode, for float8e8m0
-};
-
 class CastKernel final : public Kernel {
  public:
-  CastKernel(DType to, ByteFloatRounding rounding) : to_(to), rounding_(rounding) {}
+  CastKernel(DType to, CastRounding rounding) : to_(to), rounding_(rounding) {}
 
   Expected<void> compute(KernelContext& ctx) override {
     const Tensor& x = ctx.input(0);
@@ -406,14 +373,10 @@ class CastKernel final : public Kernel {
   }
 
   DType to_;
-  ByteFloatRounding rounding_;
+  CastRounding rounding_;
 };
 
-ByteFloatRounding rounding_of(const NodeContext& ctx) {
-  const bool saturate = ctx.opset() < 19 || ctx.attrs().int_or("saturate", 1) != 0;
-  const std::string mode = ctx.opset() >= 24 ? ctx.attrs().string_or("round_mode", "up") : "up";
-  return {saturate, e8m0_rounding_from_name(mode).value_or(E8M0Rounding::kUp)};
-}
+CastRounding rounding_of(const NodeContext& ctx) { return read_cast_rounding(ctx.attrs(), ctx.opset()); }
 
 }  // namespace
 

@@ -14,28 +14,6 @@
 namespace nxrt::cpu {
 namespace {
 
-// The quantized types a version accepts: 8-bit integers from 10, float8 from 19, 16-bit and
-// 4-bit integers from 21, float4e2m1 from 23, 2-bit integers from 25.
-bool quantized_type_at(DType t, int64_t opset) {
-  switch (t) {
-    case DType::kUInt8:
-    case DType::kInt8:
-      return true;
-    case DType::kUInt16:
-    case DType::kInt16:
-    case DType::kUInt4:
-    case DType::kInt4:
-      return opset >= 21;
-    case DType::kFloat4E2M1:
-      return opset >= 23;
-    case DType::kUInt2:
-    case DType::kInt2:
-      return opset >= 25;
-    default:
-      return is_float8(t) && opset >= 19;
-  }
-}
-
 std::string quantized_types_at(int64_t opset) {
   if (opset >= 25) return "uint8, int8, uint16, int16, uint4, int4, uint2, int2, the float8 types and float4e2m1";
   if (opset >= 23) return "uint8, int8, uint16, int16, uint4, int4, the float8 types and float4e2m1";
@@ -119,7 +97,7 @@ KernelMatch check_quantize_linear(const NodeContext& ctx) {
   NXRT_REQUIRE_MATCH(require_input_dtype(ctx, 0, {DType::kFloat32, DType::kInt32}));
   const int64_t code = ctx.opset() >= 21 ? ctx.attrs().int_or("output_dtype", 0) : 0;
   const auto q = quantized_type(ctx);
-  NXRT_REQUIRE(q && quantized_type_at(*q, ctx.opset()),
+  NXRT_REQUIRE(q && is_quantized_type(*q, ctx.opset()),
                "QuantizeLinear: output type {} is not supported by the cpu EP at opset {}; it quantizes to {}",
                q ? std::string(dtype_name(*q)) : std::to_string(code), ctx.opset(), quantized_types_at(ctx.opset()));
   NXRT_REQUIRE(code == 0 || !ctx.has_input(2) || dtype_from_onnx(static_cast<int32_t>(code)) == ctx.input_dtype(2),
@@ -202,7 +180,7 @@ class QuantizeLinearKernel final : public Kernel {
 
 KernelMatch check_dequantize_linear(const NodeContext& ctx) {
   const DType x = ctx.input_dtype(0);
-  NXRT_REQUIRE(x == DType::kInt32 || quantized_type_at(x, ctx.opset()),
+  NXRT_REQUIRE(x == DType::kInt32 || is_quantized_type(x, ctx.opset()),
                "DequantizeLinear: input type {} is not supported by the cpu EP at opset {}; it dequantizes {} and "
                "int32", dtype_name(x), ctx.opset(), quantized_types_at(ctx.opset()));
   NXRT_REQUIRE_MATCH(check_scales(ctx, x));

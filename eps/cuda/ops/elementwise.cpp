@@ -7,6 +7,7 @@
 // bfloat16 only.
 #include <fmt/format.h>
 
+#include "nxrt/ep/cast_rounding.h"
 #include "nxrt/ep/prelu.h"
 #include "ops/op_util.h"
 #include "ops/ops.h"
@@ -216,22 +217,8 @@ constexpr std::string_view kCastTypes =
     "float, float16, bfloat16, double, 8- to 64-bit integers, bool, from opset 19 the float8 types, from 21 int4 and "
     "uint4, from 23 float4e2m1, from 24 float8e8m0, from 25 int2 and uint2";
 bool is_cast_type(DType t, int64_t opset) {
-  if (is_chain_type_or_bool(t)) return true;
-  switch (t) {
-    case DType::kInt4: case DType::kUInt4: return opset >= 21;
-    case DType::kFloat4E2M1: return opset >= 23;
-    case DType::kFloat8E8M0: return opset >= 24;
-    case DType::kInt2: case DType::kUInt2: return opset >= 25;
-    default: return is_float8(t) && opset >= 19;
-  }
-}
-
-// Cast-24's round_mode, for float8e8m0 targets: up, down or nearest.
-KernelMatch check_round_mode(const NodeContext& ctx) {
-  const std::string mode = ctx.opset() >= 24 ? ctx.attrs().string_or("round_mode", "up") : "up";
-  NXRT_REQUIRE(mode == "up" || mode == "down" || mode == "nearest",
-               "{}: round_mode '{}' is not one of 'up', 'down', 'nearest'", ctx.node().op_type, mode);
-  return KernelMatch::supported();
+  const bool narrow = is_byte_float(t) || is_subbyte_integer(t);
+  return is_chain_type_or_bool(t) || (narrow && opset >= first_opset_with(t));
 }
 
 KernelMatch check_cast(const NodeContext& ctx) {
@@ -242,7 +229,7 @@ KernelMatch check_cast(const NodeContext& ctx) {
   NXRT_REQUIRE(is_cast_type(from, ctx.opset()) && to_dtype && is_cast_type(*to_dtype, ctx.opset()),
                "Cast: from {} to {}; the cuda EP casts among {}", dtype_name(from),
                to_dtype ? dtype_name(*to_dtype) : "an unknown type", kCastTypes);
-  return check_round_mode(ctx);
+  return check_cast_rounding(ctx);
 }
 
 // CastLike: Cast to input 1's dtype (its values are not read).
@@ -251,7 +238,7 @@ KernelMatch check_cast_like(const NodeContext& ctx) {
   const DType from = ctx.input_dtype(0), to = ctx.input_dtype(1);
   NXRT_REQUIRE(is_cast_type(from, ctx.opset()) && is_cast_type(to, ctx.opset()),
                "CastLike: from {} to {}; the cuda EP casts among {}", dtype_name(from), dtype_name(to), kCastTypes);
-  return check_round_mode(ctx);
+  return check_cast_rounding(ctx);
 }
 
 // Inference (the running statistics) fuses into chains; training_mode=1 runs a kernel of its own

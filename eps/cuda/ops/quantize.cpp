@@ -16,17 +16,7 @@
 namespace nxrt::cuda {
 namespace {
 
-// The quantized types of a version: int8 and uint8, the float8 types from opset 19, int16,
-// uint16, int4 and uint4 (held one per byte) from 21, float4e2m1 from 23, int2 and uint2 from 25.
-bool is_quantized(DType q, int64_t opset) {
-  switch (q) {
-    case DType::kInt8: case DType::kUInt8: return true;
-    case DType::kInt16: case DType::kUInt16: case DType::kInt4: case DType::kUInt4: return opset >= 21;
-    case DType::kFloat4E2M1: return opset >= 23;
-    case DType::kInt2: case DType::kUInt2: return opset >= 25;
-    default: return is_float8(q) && opset >= 19;
-  }
-}
+// The quantized types of a version (lib's is_quantized_type), for the declines.
 constexpr std::string_view kQuantizedTypes =
     "int8, uint8, from opset 19 the float8 types, from 21 int16, uint16, int4 and uint4, from 23 float4e2m1, from "
     "25 int2 and uint2";
@@ -84,7 +74,7 @@ KernelMatch check_quantize(const NodeContext& ctx) {
                "precision or set it to 1)",
                precision, dtype_name(dtype_from_onnx(static_cast<int32_t>(precision)).value_or(DType::kUndefined)));
   const DType q = quantize_output_type(ctx);
-  NXRT_REQUIRE(is_quantized(q, ctx.opset()), "QuantizeLinear: quantizing to {} at opset {} is not implemented by the cuda EP "
+  NXRT_REQUIRE(is_quantized_type(q, ctx.opset()), "QuantizeLinear: quantizing to {} at opset {} is not implemented by the cuda EP "
                "(it takes {})", dtype_name(q), ctx.opset(), kQuantizedTypes);
   return check_scale_and_zero_point(ctx, ctx.input_dtype(0), q);
 }
@@ -97,7 +87,7 @@ DType dequantize_output_type(const Node& node, DType scale) {
 
 KernelMatch check_dequantize(const NodeContext& ctx) {
   const DType x = ctx.input_dtype(0);
-  NXRT_REQUIRE(is_quantized(x, ctx.opset()) || x == DType::kInt32,
+  NXRT_REQUIRE(is_quantized_type(x, ctx.opset()) || x == DType::kInt32,
                "DequantizeLinear: input 0 is {} at opset {}; the cuda EP dequantizes int32, {}", dtype_name(x), ctx.opset(),
                kQuantizedTypes);
   NXRT_REQUIRE(is_cuda_float(ctx.input_dtype(1)), "DequantizeLinear: the scale is {}; the cuda EP takes {}",

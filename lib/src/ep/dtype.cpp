@@ -121,6 +121,16 @@ bool is_subbyte(DType t) { return subbyte_bits(t) != 0; }
 
 bool is_subbyte_integer(DType t) { return is_subbyte(t) && t != DType::kFloat4E2M1; }
 
+int64_t first_opset_with(DType t) {
+  switch (t) {
+    case DType::kInt4: case DType::kUInt4: return 21;
+    case DType::kFloat4E2M1: return 23;
+    case DType::kFloat8E8M0: return 24;
+    case DType::kInt2: case DType::kUInt2: return 25;
+    default: return is_float8(t) ? 19 : 1;
+  }
+}
+
 bool is_integer(DType t) {
   switch (t) {
     case DType::kUInt8: case DType::kInt8: case DType::kUInt16: case DType::kInt16:

@@ -40,6 +40,13 @@ Expected<ScaleMap> scale_map(std::string_view op, const Shape& x, const Shape& s
   return m;
 }
 
+bool is_quantized_type(DType t, int64_t opset) {
+  if (t == DType::kInt8 || t == DType::kUInt8) return true;
+  if (t == DType::kInt16 || t == DType::kUInt16) return opset >= 21;
+  const bool narrow = is_float8(t) || t == DType::kFloat4E2M1 || is_subbyte_integer(t);
+  return narrow && opset >= first_opset_with(t);
+}
+
 std::pair<int32_t, int32_t> quantized_integer_range(DType t) {
   switch (t) {
     case DType::kInt8: return {-128, 127};

@@ -67,6 +67,11 @@ bool is_byte_float(DType t);       // float8 types, float4e2m1, float8e8m0: bit 
 bool is_subbyte(DType t);          // int4, uint4, float4e2m1, int2, uint2
 bool is_subbyte_integer(DType t);  // int4, uint4, int2, uint2
 
+// The ai.onnx opset that introduced element type t (Cast and the data movement ops take it from
+// there): 19 for the float8 types, 21 for int4 and uint4, 23 for float4e2m1, 24 for float8e8m0,
+// 25 for int2 and uint2; 1 for the others.
+int64_t first_opset_with(DType t);
+
 // The C++ type of a DType, for kernels: dtype_of<float>() == DType::kFloat32.
 template <class T>
 constexpr DType dtype_of();

@@ -32,6 +32,11 @@ Shape blocked_scale_shape(const Shape& x, std::size_t axis, int64_t block);
 // `op` names the node in the error when the scale does not fit.
 Expected<ScaleMap> scale_map(std::string_view op, const Shape& x, const Shape& scale, int64_t axis, int64_t block);
 
+// Whether QuantizeLinear and DequantizeLinear of `opset` take quantized type t: int8 and uint8
+// from opset 10, int16 and uint16 from 21, and the float8 types, int4, uint4, float4e2m1, int2
+// and uint2 from the opset that introduced them (float8e8m0 is not a quantized type).
+bool is_quantized_type(DType t, int64_t opset);
+
 // The values an integer quantized type holds (int8, uint8, int16, uint16, int4, uint4, int2,
 // uint2; uint8's for any other type).
 std::pair<int32_t, int32_t> quantized_integer_range(DType t);
