@@ -1,4 +1,9 @@
 // Linear quantization ops and integer products against hand-computed values.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <random>
+
 #include <catch2/catch.hpp>
 
 #include "kernel_harness.h"
@@ -309,6 +314,72 @@ TEST_CASE("ConvInteger matches a direct loop for groups, pads, strides and dilat
     check_conv_integer<int8_t, uint8_t>(cases[i], i % 2 == 1, rng);
     // W computed at run time: packed on every run instead of once.
     check_conv_integer<uint8_t, uint8_t>(cases[i], i % 2 == 0, rng, false);
+  }
+}
+
+namespace {
+
+// QLinearConv of one case against requantizing the direct sums: per-channel w_scale and bias,
+// W's zero points all zero (symmetric weights) or random, uint8 or int8 Y.
+template <class TX, class TW, class Q>
+void check_qlinear_conv(const IntConvCase& c, bool symmetric_w, std::mt19937& rng) {
+  const Tensor x = random_ints<TX>({c.batch, c.channels, c.h, c.w}, rng);
+  const Tensor w = random_ints<TW>({c.out_channels, c.channels / c.group, c.kh, c.kw}, rng);
+  const Tensor xz = random_ints<TX>({}, rng);
+  const Tensor wz = symmetric_w ? Tensor::from_vector<TW>({c.out_channels}, std::vector<TW>(c.out_channels))
+                                : random_ints<TW>({c.out_channels}, rng);
+  std::uniform_real_distribution<float> w_scale_dist(0.001f, 0.01f);
+  std::vector<float> w_scale(static_cast<std::size_t>(c.out_channels));
+  for (float& v : w_scale) v = w_scale_dist(rng);
+  std::uniform_int_distribution<int32_t> bias_dist(-5000, 5000);
+  std::vector<int32_t> bias(static_cast<std::size_t>(c.out_channels));
+  for (int32_t& v : bias) v = bias_dist(rng);
+  const float x_scale = 0.02f, y_scale = 0.25f;
+  const Tensor yz = random_ints<Q>({}, rng);
+  auto y = run_on_cpu({.op_type = "QLinearConv",
+                       .opset = 10,
+                       .inputs = {x, Tensor::from_vector<float>({}, {x_scale}), xz, w,
+                                  Tensor::from_vector<float>({c.out_channels}, w_scale), wz,
+                                  Tensor::from_vector<float>({}, {y_scale}), yz,
+                                  Tensor::from_vector<int32_t>({c.out_channels}, bias)},
+                       .constant = {false, true, true, true, true, true, true, true, true},
+                       .attrs = attrs({{"group", c.group},
+                                       {"strides", ints{c.stride, c.stride}},
+                                       {"dilations", ints{c.dilation, c.dilation}},
+                                       {"pads", ints{c.pad, c.pad, c.pad, c.pad}}})});
+  REQUIRE(y);
+  const std::vector<int32_t> w_zp(wz.data_as<TW>(), wz.data_as<TW>() + wz.numel());
+  const Tensor sums = direct_conv_integer<TX, TW>(c, x, w, *xz.data_as<TX>(), w_zp);
+  const int64_t plane = sums.numel() / (c.batch * c.out_channels);
+  std::vector<Q> expected(static_cast<std::size_t>(sums.numel()));
+  for (int64_t i = 0; i < sums.numel(); ++i) {
+    const auto oc = static_cast<std::size_t>(i / plane % c.out_channels);
+    const float scale = x_scale * w_scale[oc] / y_scale;
+    const float v = std::nearbyint(static_cast<float>(sums.data_as<int32_t>()[i] + bias[oc]) * scale +
+                                   static_cast<float>(*yz.data_as<Q>()));
+    expected[static_cast<std::size_t>(i)] = static_cast<Q>(
+        std::clamp<float>(v, std::numeric_limits<Q>::lowest(), std::numeric_limits<Q>::max()));
+  }
+  check_equal((*y)[0], Tensor::from_vector<Q>(sums.shape(), std::move(expected)));
+}
+
+}  // namespace
+
+TEST_CASE("QLinearConv requantizes the sums of a direct loop, in the GEMM's epilogue or after it", "[cpu][quantize]") {
+  std::mt19937 rng(11);
+  const std::vector<IntConvCase> cases = {
+      // batch, channels, out, group, h, w, kh, kw, stride, dilation, pad
+      {1, 64, 64, 1, 20, 19, 3, 3, 1, 1, 1},  // the unrolled GEMM: chunks of 256 pixels, a partial one
+      {2, 16, 40, 2, 9, 7, 3, 3, 2, 1, 1},    // two images, two groups of 20 outputs (a partial strip)
+      {1, 8, 24, 1, 6, 6, 1, 1, 1, 1, 0},     // pointwise: requantized after the sums
+      {1, 6, 6, 6, 8, 8, 3, 3, 1, 1, 1},      // depthwise: requantized after the sums
+  };
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    INFO("case " << i);
+    check_qlinear_conv<uint8_t, int8_t, uint8_t>(cases[i], true, rng);
+    check_qlinear_conv<uint8_t, int8_t, int8_t>(cases[i], false, rng);
+    check_qlinear_conv<int8_t, uint8_t, uint8_t>(cases[i], false, rng);
+    check_qlinear_conv<int8_t, int8_t, int8_t>(cases[i], true, rng);
   }
 }
 

@@ -207,15 +207,6 @@ void scale_c(int64_t m, int64_t n, float beta, float* c, int64_t ldc) {
 
 }  // namespace
 
-void AlignedFloats::resize(std::size_t count) {
-  size_ = count;
-  if (count <= capacity_) return;
-  const std::size_t bytes = (count * sizeof(float) + 63) / 64 * 64;
-  data_.reset(static_cast<float*>(std::aligned_alloc(64, bytes)));
-  if (!data_) throw std::bad_alloc();
-  capacity_ = bytes / sizeof(float);
-}
-
 PackedMatrix::PackedMatrix(GemmSide side, int64_t outer, int64_t depth) : side_(side), outer_(outer), depth_(depth) {
   data_.resize(static_cast<std::size_t>(ceil_div(outer, strip_width()) * strip_width() * depth));
 }

@@ -10,29 +10,13 @@
 #include <span>
 #include <vector>
 
+#include "common/aligned_buffer.h"
 #include "nxrt/ep/kernel.h"
 #include "nxrt/ep/weight.h"
 
 namespace nxrt::cpu {
 
-// Growable 64-byte aligned float storage; contents are undefined after a resize.
-class AlignedFloats {
- public:
-  AlignedFloats() = default;
-  explicit AlignedFloats(std::size_t count) { resize(count); }
-  // Keeps the allocation when it is large enough already.
-  void resize(std::size_t count);
-  float* data() const { return data_.get(); }
-  std::size_t size() const { return size_; }
-
- private:
-  struct Free {
-    void operator()(float* p) const { std::free(p); }
-  };
-  std::unique_ptr<float[], Free> data_;
-  std::size_t size_ = 0;
-  std::size_t capacity_ = 0;
-};
+using AlignedFloats = AlignedBuffer<float>;
 
 // Which operand of the product a packed matrix is: A (rows x depth) or B (depth x cols).
 enum class GemmSide : uint32_t { kA = 0, kB = 1 };

@@ -9,6 +9,8 @@
 #include <type_traits>
 #include <utility>
 
+#include "common/byte_transpose.h"
+
 #if defined(__AVX512VNNI__) && defined(__AVX512BW__)
 #include <immintrin.h>
 #define NXRT_INT_GEMM_VNNI 1
@@ -195,7 +197,7 @@ constexpr auto kDotTiles = dot_tile_table(std::make_integer_sequence<int, kIntMr
 // the sum of each row; reused by the calling thread's later products. Row i is at data + i *
 // ld: in `bytes`, or A itself where A is uint8 that needs no padding.
 struct UnsignedRows {
-  std::vector<uint8_t> bytes;
+  AlignedBuffer<uint8_t> bytes;
   std::vector<int32_t> sums;
   const uint8_t* data = nullptr;
   int64_t ld = 0;
@@ -232,8 +234,10 @@ uint32_t unsigned_row(const TA* src, int64_t k, int64_t depth, uint8_t* dst) {
   return sum;
 }
 
+// Without `need_sums`, the sums of rows that need no rewriting are left unset: the caller's
+// zero points do not read them (every zero point of B is zero).
 template <class TA>
-const UnsignedRows& unsigned_rows(int64_t m, const TA* a, int64_t lda, int64_t k, int64_t depth,
+const UnsignedRows& unsigned_rows(int64_t m, const TA* a, int64_t lda, int64_t k, int64_t depth, bool need_sums,
                                   const Parallel& parallel) {
   thread_local UnsignedRows mine;
   UnsignedRows& rows = mine;  // the caller's: inside the loop, `mine` would name each worker's own
@@ -241,10 +245,12 @@ const UnsignedRows& unsigned_rows(int64_t m, const TA* a, int64_t lda, int64_t k
   rows.sums.resize(static_cast<std::size_t>(m));
   if constexpr (std::is_unsigned_v<TA>) {
     if (k == depth && m % kRowAlign == 0) {  // A as it is: only the sums to find
-      parallel.for_range(m, grain, [&](int64_t r0, int64_t r1) {
-        for (int64_t i = r0; i < r1; ++i)
-          rows.sums[static_cast<std::size_t>(i)] = static_cast<int32_t>(byte_sum(a + i * lda, k));
-      });
+      if (need_sums) {
+        parallel.for_range(m, grain, [&](int64_t r0, int64_t r1) {
+          for (int64_t i = r0; i < r1; ++i)
+            rows.sums[static_cast<std::size_t>(i)] = static_cast<int32_t>(byte_sum(a + i * lda, k));
+        });
+      }
       rows.data = a;
       rows.ld = lda;
       return rows;
@@ -392,6 +398,49 @@ void copy_column(const int32_t* column, int64_t ld, int64_t rows, int32_t* out) 
   for (int64_t r = 0; r < rows; ++r) out[r] = column[r * ld];
 }
 
+// A tile's rows [0, rows) and columns [0, count), bytes[r][j] = saturate(round((sums[r][j] +
+// bias[j]) * scale[j] + zero)) as Q: saturate_round's values. Whole strips go sixteen columns at
+// a time, the columns' scales and biases loaded once: clamped first (to whole numbers, so the
+// order does not matter), then rounded half to even by adding and taking away 1.5 * 2^23,
+// exact below 2^22.
+template <class Q>
+void requantize_tile(const int32_t (*sums)[kIntStrip], int64_t rows, int64_t count, const float* scale,
+                     const int32_t* bias, float zero, uint8_t (*bytes)[kIntStrip]) {
+  if (count < kIntStrip) {
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t j = 0; j < count; ++j) {
+        const auto sum = static_cast<int32_t>(static_cast<uint32_t>(sums[r][j]) + static_cast<uint32_t>(bias[j]));
+        bytes[r][j] = static_cast<uint8_t>(saturate_round<Q>(static_cast<float>(sum) * scale[j] + zero));
+      }
+    return;
+  }
+  using Floats = float __attribute__((vector_size(64)));
+  using Ints = int32_t __attribute__((vector_size(64)));
+  using Words = uint32_t __attribute__((vector_size(64)));
+  using SignedBytes = int8_t __attribute__((vector_size(16)));
+  using UnsignedBytes = uint8_t __attribute__((vector_size(16)));
+  using Bytes = std::conditional_t<std::is_signed_v<Q>, SignedBytes, UnsignedBytes>;
+  constexpr int64_t kLanes = 16, kGroups = kIntStrip / kLanes;
+  constexpr float kRound = 12582912.f;
+  const Floats lo = Floats{} + static_cast<float>(std::numeric_limits<Q>::lowest());
+  const Floats hi = Floats{} + static_cast<float>(std::numeric_limits<Q>::max());
+  Floats scales[kGroups];
+  Words biases[kGroups];
+  std::memcpy(scales, scale, sizeof scales);
+  std::memcpy(biases, bias, sizeof biases);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t g = 0; g < kGroups; ++g) {
+      Words s;
+      std::memcpy(&s, &sums[r][g * kLanes], sizeof s);
+      Floats v = __builtin_convertvector(reinterpret_cast<Ints>(s + biases[g]), Floats) * scales[g] + zero;
+      v = v < lo ? lo : v;
+      v = v > hi ? hi : v;
+      v = (v + kRound) - kRound;
+      const Bytes q = __builtin_convertvector(__builtin_convertvector(v, Ints), Bytes);
+      std::memcpy(&bytes[r][g * kLanes], &q, sizeof q);
+    }
+}
+
 constexpr int64_t kMaxTileRows = kRowAlign > kIntMr ? kRowAlign : kIntMr;
 
 // Rows [i0, i0 + rows) x columns [j0, j0 + count) of the output from a tile (row r at
@@ -406,6 +455,18 @@ void store_tile(const IntGemmOutput& c, int64_t i0, int64_t rows, int64_t j0, in
   if (c.transposed) {
     alignas(64) int32_t corrected[kMaxTileRows][kIntStrip];
     for (int64_t r = 0; r < rows; ++r) store_int_row(tile + r * kIntStrip, count, j0, sums[r], zeros[r], z, corrected[r]);
+    if (c.quantized) {  // requantized row by row (vectors along the columns), then turned as bytes
+      static constexpr int32_t kNoBias[kIntStrip] = {};
+      const int32_t* bias = c.bias ? c.bias + j0 : kNoBias;
+      alignas(64) uint8_t bytes[kMaxTileRows][kIntStrip];
+      if (c.quantized_signed) {
+        requantize_tile<int8_t>(corrected, rows, count, c.scale + j0, bias, c.zero, bytes);
+      } else {
+        requantize_tile<uint8_t>(corrected, rows, count, c.scale + j0, bias, c.zero, bytes);
+      }
+      transpose_bytes(&bytes[0][0], kIntStrip, rows, count, static_cast<uint8_t*>(c.quantized) + j0 * c.ld + i0, c.ld);
+      return;
+    }
     for (int64_t j = 0; j < count; ++j) copy_column(&corrected[0][j], kIntStrip, rows, c.sums + (j0 + j) * c.ld + i0);
     return;
   }
@@ -442,7 +503,6 @@ void int_gemm(int64_t m, const TA* a, int64_t lda, IntZeroPoints a_zero, const P
               const IntGemmOutput& c, const Parallel& parallel) {
   const int64_t n = b.n(), k = b.k(), quads = b.quads();
   if (m == 0 || n == 0) return;
-  const UnsignedRows& rows = unsigned_rows(m, a, lda, k, quads * 4, parallel);
   // (A - az)(B - bz) = (A' - az')(B' - bz') with A' = A (+128 when signed), B' as stored:
   // = A'.B' - bz' * rowsum(A') + az' * (k * bz' - colsum(B')), in wrapping arithmetic. The
   // last factor and bz' are per column, computed once here.
@@ -464,6 +524,8 @@ void int_gemm(int64_t m, const TA* a, int64_t lda, IntZeroPoints a_zero, const P
     for (int64_t j = 0; j < n; ++j) offsets[j] = a_zero_all * column_terms[j];
     z.column_offsets = offsets;
   }
+  // A's row sums meet only B's zero points.
+  const UnsignedRows& rows = unsigned_rows(m, a, lda, k, quads * 4, !z.b_zeros_all_zero, parallel);
   const int64_t strips = (n + kIntStrip - 1) / kIntStrip;
   const int64_t row_blocks = (m + kIntRowBlock - 1) / kIntRowBlock;
   // Neighbouring tasks share a strip of B, which stays in cache while A's blocks stream.

@@ -10,10 +10,15 @@
 // row sums of A and the column sums of B.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <span>
+#include <type_traits>
 #include <vector>
 
+#include "common/aligned_buffer.h"
 #include "nxrt/ep/kernel.h"
 
 namespace nxrt::cpu {
@@ -46,7 +51,7 @@ class PackedIntB {
   int64_t n_ = 0;
   int64_t quads_ = 0;
   bool from_unsigned_ = false;
-  std::vector<int8_t> data_;
+  AlignedBuffer<int8_t> data_;  // 64-byte rows of AMX tiles start on cache lines
   std::vector<int32_t> column_sums_;
 };
 
@@ -54,31 +59,53 @@ class PackedIntB {
 // per row (column).
 using IntZeroPoints = std::span<const int32_t>;
 
-// Where the product goes: the int32 sums, or floats, each sum times its column's scale
-// (MatMulInteger, Cast and Mul in one pass, the sums never stored). Exactly one of `sums`
-// and `scaled` is set; both have leading dimension `ld`. Transposed int32 sums put element
-// (i, j) at sums[j * ld + i] (a convolution's pixels-by-channels product as channel planes).
+// Where the product goes: the int32 sums; floats, each sum times its column's scale
+// (MatMulInteger, Cast and Mul in one pass, the sums never stored); or, transposed, uint8 or
+// int8 values requantized per column (a QLinearConv's output planes). Exactly one of `sums`,
+// `scaled` and `quantized` is set, with leading dimension `ld`. Transposed outputs put element
+// (i, j) at [j * ld + i] (a convolution's pixels-by-channels product as channel planes).
 struct IntGemmOutput {
   int32_t* sums = nullptr;
   float* scaled = nullptr;
+  void* quantized = nullptr;  // uint8_t or int8_t, as quantized_signed says
   const float* scale = nullptr;  // scale[j] per column when per_column, else scale[0]
   bool per_column = false;
   int64_t ld = 0;
   bool transposed = false;
+  bool quantized_signed = false;
+  const int32_t* bias = nullptr;  // requantized: added to column j's sums first, when set
+  float zero = 0;                 // requantized: the output's zero point
 
-  static IntGemmOutput int32(int32_t* c, int64_t ld) { return {c, nullptr, nullptr, false, ld, false}; }
-  static IntGemmOutput int32_transposed(int32_t* c, int64_t ld) { return {c, nullptr, nullptr, false, ld, true}; }
+  static IntGemmOutput int32(int32_t* c, int64_t ld) { return {.sums = c, .ld = ld}; }
+  static IntGemmOutput int32_transposed(int32_t* c, int64_t ld) { return {.sums = c, .ld = ld, .transposed = true}; }
   static IntGemmOutput scaled_float(float* y, int64_t ld, const float* scale, bool per_column) {
-    return {nullptr, y, scale, per_column, ld, false};
+    return {.scaled = y, .scale = scale, .per_column = per_column, .ld = ld};
+  }
+  // y[j * ld + i] = saturate(round_half_even((sum(i, j) + bias[j]) * scale[j] + zero)).
+  template <class Q>
+  static IntGemmOutput requantized_transposed(Q* y, int64_t ld, const float* scale, const int32_t* bias, float zero) {
+    static_assert(sizeof(Q) == 1);
+    return {.quantized = y, .scale = scale, .per_column = true, .ld = ld, .transposed = true,
+            .quantized_signed = std::is_signed_v<Q>, .bias = bias, .zero = zero};
   }
   // The same output, `elements` further on (the next matrix of a batch).
   IntGemmOutput advanced(int64_t elements) const {
     IntGemmOutput o = *this;
     if (o.sums) o.sums += elements;
     if (o.scaled) o.scaled += elements;
+    if (o.quantized) o.quantized = static_cast<uint8_t*>(o.quantized) + elements;
     return o;
   }
 };
+
+// v rounded half to even (the default rounding mode), then clamped to Q's range: how
+// QLinearConv, QLinearMatMul and DynamicQuantizeLinear requantize.
+template <class Q>
+Q saturate_round(float v) {
+  const float r = std::nearbyint(v);
+  const float lo = std::numeric_limits<Q>::lowest(), hi = std::numeric_limits<Q>::max();
+  return static_cast<Q>(std::clamp(r, lo, hi));
+}
 
 // C (m x n) = (A - a_zero) * (B - b_zero); A is m x k (uint8 or int8, leading dimension
 // lda). Splits the work over `parallel`.

@@ -19,14 +19,6 @@ namespace {
 
 using QuantTypes = TypeList<uint8_t, int8_t>;
 
-// round(v) half to even (the default rounding mode), then clamped to Q's range.
-template <class Q>
-Q saturate_round(float v) {
-  const float r = std::nearbyint(v);
-  const float lo = std::numeric_limits<Q>::lowest(), hi = std::numeric_limits<Q>::max();
-  return static_cast<Q>(std::clamp(r, lo, hi));
-}
-
 // ---- DynamicQuantizeLinear ----
 
 KernelMatch check_dynamic_quantize_linear(const NodeContext& ctx) {
@@ -477,8 +469,8 @@ void to_channels_last(const TX* x, int64_t channels, int64_t pixels, int64_t p0,
                   reinterpret_cast<uint8_t*>(xt) + p0 * channels, channels);
 }
 
-// dst[c] = src[c] for c in [0, count): one tap's channels (a loop the compiler turns into a few
-// vector moves; a call to memcpy per tap costs more than the copy).
+// dst[c] = src[c] for c in [0, count): one tap's channels, or a kernel row's (a loop the compiler
+// turns into a few vector moves; a call to memcpy per tap costs more than the copy).
 template <class TX>
 void copy_channels(const TX* src, int64_t count, TX* dst) {
   for (int64_t c = 0; c < count; ++c) dst[c] = src[c];
@@ -486,27 +478,47 @@ void copy_channels(const TX* src, int64_t count, TX* dst) {
 
 // X unrolled for the GEMM (im2col) for the output pixels [p0, p1), one row each from `rows` on:
 // the pixel's window tap by tap, each tap the group's channels from xt (channels-last). Taps
-// in the padding read x_zp, so that they add nothing.
+// in the padding read x_zp, so that they add nothing. Where a kernel row lies inside the
+// input without dilation, its taps are neighbours in xt and move as one run of bytes.
 template <class TX>
 void int_im2col_rows(const IntConvPlan& p, const TX* xt, TX x_zp, int64_t p0, int64_t p1, TX* rows) {
   const auto& [dd, dh, dw] = p.window;
   const int64_t channels = p.channels / p.group;
-  const int64_t depth = channels * dd.kernel * dh.kernel * dw.kernel;
+  const int64_t row_bytes = channels * dw.kernel;  // one kernel row of a window
+  const int64_t depth = row_bytes * dd.kernel * dh.kernel;
+  int64_t ow = p0 % dw.out, oh = p0 / dw.out % dh.out, od = p0 / (dw.out * dh.out);
   for (int64_t px = p0; px < p1; ++px) {
-    const int64_t ow = px % dw.out, oh = px / dw.out % dh.out, od = px / (dw.out * dh.out);
     TX* dst = rows + (px - p0) * depth;
+    const int64_t iw0 = ow * dw.stride - dw.pad_begin;
+    const bool row_inside = dw.dilation == 1 && iw0 >= 0 && iw0 + dw.kernel <= dw.in;
     for (int64_t a = 0; a < dd.kernel; ++a) {
       const int64_t id = od * dd.stride - dd.pad_begin + a * dd.dilation;
-      for (int64_t b = 0; b < dh.kernel; ++b) {
+      for (int64_t b = 0; b < dh.kernel; ++b, dst += row_bytes) {
         const int64_t ih = oh * dh.stride - dh.pad_begin + b * dh.dilation;
-        for (int64_t e = 0; e < dw.kernel; ++e, dst += channels) {
-          const int64_t iw = ow * dw.stride - dw.pad_begin + e * dw.dilation;
-          if (id < 0 || id >= dd.in || ih < 0 || ih >= dh.in || iw < 0 || iw >= dw.in) {
-            std::fill(dst, dst + channels, x_zp);
-            continue;
-          }
-          copy_channels(xt + ((id * dh.in + ih) * dw.in + iw) * channels, channels, dst);
+        if (id < 0 || id >= dd.in || ih < 0 || ih >= dh.in) {
+          std::fill(dst, dst + row_bytes, x_zp);
+          continue;
         }
+        const TX* line = xt + (id * dh.in + ih) * dw.in * channels;
+        if (row_inside) {
+          copy_channels(line + iw0 * channels, row_bytes, dst);
+          continue;
+        }
+        for (int64_t e = 0; e < dw.kernel; ++e) {
+          const int64_t iw = iw0 + e * dw.dilation;
+          if (iw < 0 || iw >= dw.in) {
+            std::fill(dst + e * channels, dst + (e + 1) * channels, x_zp);
+          } else {
+            copy_channels(line + iw * channels, channels, dst + e * channels);
+          }
+        }
+      }
+    }
+    if (++ow == dw.out) {
+      ow = 0;
+      if (++oh == dh.out) {
+        oh = 0;
+        ++od;
       }
     }
   }
@@ -565,15 +577,39 @@ void int_depthwise(const IntConvPlan& p, const TX* x, const TW* w, int32_t x_zp,
       });
 }
 
+// QLinearConv's Y from the sums: y = saturate(round((sum + bias[oc]) * scale[oc] + zero)) as
+// uint8 or int8, per output channel oc.
+struct ConvRequantization {
+  void* y = nullptr;  // Y's first element, of Q
+  bool is_signed = false;  // Q is int8, else uint8
+  const float* scale = nullptr;  // per output channel
+  const int32_t* bias = nullptr;  // per output channel, or none
+  float zero = 0;
+
+  // Y's planes from `plane` on (image n's output channel `channel` is plane n * channels +
+  // channel; planes are `out_size` apart), pixels from `pixel` on: for the unrolled GEMM's
+  // epilogue.
+  IntGemmOutput gemm_output(int64_t plane, int64_t channel, int64_t pixel, int64_t out_size) const {
+    const int64_t offset = plane * out_size + pixel;
+    const int32_t* b = bias ? bias + channel : nullptr;
+    if (is_signed)
+      return IntGemmOutput::requantized_transposed(static_cast<int8_t*>(y) + offset, out_size, scale + channel, b, zero);
+    return IntGemmOutput::requantized_transposed(static_cast<uint8_t*>(y) + offset, out_size, scale + channel, b, zero);
+  }
+};
+
 // Y (int32) = sum over the window of (X - x_zp) * (W - w_zp[oc]); padding adds nothing.
 // Depthwise convolutions run directly. Pointwise ones, per image and group, are a GEMM of W's
 // rows (output channels) by X's planes (channels x pixels), packed. The rest are a GEMM of X
 // unrolled (one row of window values per output pixel, from X made channels-last) by W packed
 // once (`packed_w`, one matrix per group; packed here when empty), written back as channel
-// planes. Small groups run side by side, each on one thread.
+// planes: as the int32 sums in `y`, or, given `requantize`, as QLinearConv's Y itself (the
+// sums never stored). Small groups run side by side, each on one thread. Returns whether Y
+// was requantized.
 template <class TX, class TW>
-void int_conv(const IntConvPlan& p, const TX* x, const TW* w, int32_t x_zp, const std::vector<int32_t>& w_zero,
-              const std::vector<PackedIntB>& packed_w, int32_t* y, const Parallel& parallel) {
+bool int_conv(const IntConvPlan& p, const TX* x, const TW* w, int32_t x_zp, const std::vector<int32_t>& w_zero,
+              const std::vector<PackedIntB>& packed_w, int32_t* y, const ConvRequantization* requantize,
+              const Parallel& parallel) {
   // Output pixels unrolled at a time: for a 3 x 3 kernel over 64 channels, 144 KiB of rows, which
   // stay in the second-level cache for the product.
   constexpr int64_t kPixelChunk = 256;
@@ -584,7 +620,7 @@ void int_conv(const IntConvPlan& p, const TX* x, const TW* w, int32_t x_zp, cons
   const bool pointwise = is_pointwise(p.window);
   if (is_depthwise(p.group, group_in)) {
     int_depthwise(p, x, w, x_zp, w_zero, y, parallel);
-    return;
+    return false;
   }
   const std::vector<PackedIntB> packed_now = pointwise || !packed_w.empty()
                                                  ? std::vector<PackedIntB>{}
@@ -613,14 +649,17 @@ void int_conv(const IntConvPlan& p, const TX* x, const TW* w, int32_t x_zp, cons
     // Chunks of output pixels, each unrolled and multiplied while its rows are in cache.
     const int64_t chunks = (out_size + kPixelChunk - 1) / kPixelChunk;
     par.for_range(chunks, 1, [&](int64_t c0, int64_t c1) {
-      thread_local std::vector<TX> unrolled;  // each worker's own
+      thread_local AlignedBuffer<TX> unrolled;  // each worker's own; rows of a whole number of lines start on one
       unrolled.resize(static_cast<std::size_t>(kPixelChunk * depth));
       const SerialParallel serial;
       for (int64_t chunk = c0; chunk < c1; ++chunk) {
         const int64_t p0 = chunk * kPixelChunk, p1 = std::min(out_size, p0 + kPixelChunk);
         int_im2col_rows(p, xt.data(), static_cast<TX>(x_zp), p0, p1, unrolled.data());
+        const int64_t plane = n * p.out_channels + g * group_out;
         int_gemm(p1 - p0, unrolled.data(), depth, x_zero, weights[static_cast<std::size_t>(g)], w_zero_g,
-                 IntGemmOutput::int32_transposed(yg + p0, out_size), serial);
+                 requantize ? requantize->gemm_output(plane, g * group_out, p0, out_size)
+                            : IntGemmOutput::int32_transposed(yg + p0, out_size),
+                 serial);
       }
     });
   };
@@ -630,9 +669,10 @@ void int_conv(const IntConvPlan& p, const TX* x, const TW* w, int32_t x_zp, cons
     parallel.for_range(jobs, 1, [&](int64_t j0, int64_t j1) {
       for (int64_t job = j0; job < j1; ++job) product(job, serial);
     });
-    return;
+  } else {
+    for (int64_t job = 0; job < jobs; ++job) product(job, parallel);
   }
-  for (int64_t job = 0; job < jobs; ++job) product(job, parallel);
+  return requantize && !pointwise;
 }
 
 // X, W and the window attributes of ConvInteger and QLinearConv (inputs `x` and `w`).
@@ -690,28 +730,30 @@ class IntConvBase : public Kernel {
   std::string_view variant() const override { return variant_; }
 
  protected:
-  // The int32 sums of inputs x and w with zero points xz and wz, written where
-  // alloc(output shape) -> Expected<int32_t*> says.
-  template <class Alloc>
-  Expected<IntConvPlan> sums(KernelContext& ctx, std::size_t x, std::size_t w, std::size_t xz, std::size_t wz,
-                             Alloc alloc) {
+  // The convolution of inputs x and w, from their shapes.
+  Expected<IntConvPlan> plan(KernelContext& ctx, std::size_t x, std::size_t w) const {
+    return plan_int_conv(op_, attrs_, group_, ctx.input(x).shape(), ctx.input(w).shape());
+  }
+  // The int32 sums of inputs x and w with zero points xz and wz into `y`, or, given
+  // `requantize`, QLinearConv's Y where the convolution runs as the unrolled GEMM. Returns
+  // whether Y was requantized (see int_conv).
+  Expected<bool> sums(KernelContext& ctx, const IntConvPlan& plan, std::size_t x, std::size_t w, std::size_t xz,
+                      std::size_t wz, int32_t* y, const ConvRequantization* requantize = nullptr) {
     const Tensor& xt = ctx.input(x);
     const Tensor& wt = ctx.input(w);
-    auto plan = plan_int_conv(op_, attrs_, group_, xt.shape(), wt.shape());
-    if (!plan) return plan;
-    Expected<int32_t*> y = alloc(plan->out);
-    if (!y) return std::unexpected(y.error());
+    bool requantized = false;
     auto done = dispatch_pair(xt.dtype(), wt.dtype(), [&](auto tx, auto tw) -> Expected<void> {
       using TX = typename decltype(tx)::type;
       using TW = typename decltype(tw)::type;
       const int32_t x_zp = ctx.has_input(xz) ? static_cast<int32_t>(*ctx.input(xz).data_as<TX>()) : 0;
-      auto w_zero = zero_point_values<TW>(ctx, wz, plan->out_channels, op_, "the zero point of W", "output channel");
+      auto w_zero = zero_point_values<TW>(ctx, wz, plan.out_channels, op_, "the zero point of W", "output channel");
       if (!w_zero) return std::unexpected(w_zero.error());
-      int_conv<TX, TW>(*plan, xt.data_as<TX>(), wt.data_as<TW>(), x_zp, *w_zero, packed_w_, *y, ctx.parallel());
+      requantized = int_conv<TX, TW>(plan, xt.data_as<TX>(), wt.data_as<TW>(), x_zp, *w_zero, packed_w_, y,
+                                     requantize, ctx.parallel());
       return {};
     });
     if (!done) return std::unexpected(done.error());
-    return plan;
+    return requantized;
   }
 
  private:
@@ -733,12 +775,12 @@ class ConvIntegerKernel final : public IntConvBase {
  public:
   using IntConvBase::IntConvBase;
   Expected<void> compute(KernelContext& ctx) override {
-    auto plan = sums(ctx, 0, 1, 2, 3, [&](const Shape& shape) -> Expected<int32_t*> {
-      auto y = ctx.output(0, DType::kInt32, shape);
-      if (!y) return std::unexpected(y.error());
-      return y->mut_as<int32_t>();
-    });
+    auto plan = this->plan(ctx, 0, 1);
     if (!plan) return std::unexpected(plan.error());
+    auto y = ctx.output(0, DType::kInt32, plan->out);
+    if (!y) return std::unexpected(y.error());
+    auto done = sums(ctx, *plan, 0, 1, 2, 3, y->mut_as<int32_t>());
+    if (!done) return std::unexpected(done.error());
     return {};
   }
 };
@@ -766,15 +808,17 @@ class QLinearConvKernel final : public IntConvBase {
  public:
   using IntConvBase::IntConvBase;
   Expected<void> compute(KernelContext& ctx) override {
-    auto acc = accumulators_.take();
-    auto plan = sums(ctx, 0, 3, 2, 5, [&](const Shape& shape) -> Expected<int32_t*> {
-      acc->resize(static_cast<std::size_t>(shape_numel(shape)));
-      return acc->data();
-    });
+    auto plan = this->plan(ctx, 0, 3);
     if (!plan) return std::unexpected(plan.error());
-    if (auto r = require_one_or_per(ctx.input(4), plan->out_channels, "QLinearConv", "w_scale", 4, "output channel");
-        !r)
+    const int64_t channels = plan->out_channels;
+    if (auto r = require_one_or_per(ctx.input(4), channels, "QLinearConv", "w_scale", 4, "output channel"); !r)
       return r;
+    if (ctx.has_input(8) && ctx.input(8).numel() != channels)
+      return fail(ErrorCode::kRuntime,
+                  fmt::format("QLinearConv: the bias (input 8) has {} values; it needs {}", ctx.input(8).numel(),
+                              channels),
+                  "it holds one value per output channel (W's first dimension)",
+                  fmt::format("give a bias of shape [{}]", channels));
     return dispatch_dtype(QuantTypes{}, ctx.input(7).dtype(), [&](auto tag) -> Expected<void> {
       using Q = typename decltype(tag)::type;
       auto y = ctx.output(0, dtype_of<Q>(), plan->out);
@@ -782,19 +826,26 @@ class QLinearConvKernel final : public IntConvBase {
       const float x_scale = *ctx.input(1).data_as<float>();
       const Tensor& ws = ctx.input(4);
       const float y_scale = *ctx.input(6).data_as<float>();
+      std::vector<float> scales(static_cast<std::size_t>(channels));
+      for (int64_t oc = 0; oc < channels; ++oc)
+        scales[static_cast<std::size_t>(oc)] = x_scale * ws.data_as<float>()[ws.numel() == 1 ? 0 : oc] / y_scale;
       const float y_zp = static_cast<float>(*ctx.input(7).data_as<Q>());
       const int32_t* bias = ctx.has_input(8) ? ctx.input(8).data_as<int32_t>() : nullptr;
-      const int64_t out_size = shape_numel(plan->out) / std::max<int64_t>(1, plan->batch * plan->out_channels);
       Q* out = y->template mut_as<Q>();
+      const ConvRequantization requantize{out, std::is_signed_v<Q>, scales.data(), bias, y_zp};
+      auto acc = accumulators_.take();
+      acc->resize(static_cast<std::size_t>(shape_numel(plan->out)));
+      auto requantized = sums(ctx, *plan, 0, 3, 2, 5, acc->data(), &requantize);
+      if (!requantized) return std::unexpected(requantized.error());
+      if (*requantized) return {};
       // One (image, output channel) plane at a time: its scale and bias are constant.
-      ctx.parallel().for_range(plan->batch * plan->out_channels, std::max<int64_t>(1, kElementwiseGrain / out_size),
+      const int64_t out_size = shape_numel(plan->out) / std::max<int64_t>(1, plan->batch * channels);
+      ctx.parallel().for_range(plan->batch * channels, std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, out_size)),
                                [&](int64_t p0, int64_t p1) {
                                  for (int64_t plane = p0; plane < p1; ++plane) {
-                                   const int64_t oc = plane % plan->out_channels;
-                                   const float scale =
-                                       x_scale * ws.data_as<float>()[ws.numel() == 1 ? 0 : oc] / y_scale;
+                                   const auto oc = static_cast<std::size_t>(plane % channels);
                                    requantize_plane(acc->data() + plane * out_size, out + plane * out_size, out_size,
-                                                    bias ? bias[oc] : 0, scale, y_zp);
+                                                    bias ? bias[oc] : 0, scales[oc], y_zp);
                                  }
                                });
       return {};
@@ -802,7 +853,7 @@ class QLinearConvKernel final : public IntConvBase {
   }
 
  private:
-  ScratchPool<std::vector<int32_t>> accumulators_;  // the int32 sums, reused between runs
+  ScratchPool<std::vector<int32_t>> accumulators_;  // the int32 sums where Y is not requantized by the GEMM
 };
 
 // Spatial rank of a claimed convolution: from X's or W's rank, else from kernel_shape.
