@@ -371,7 +371,9 @@ TEST_CASE("QLinearConv requantizes the sums of a direct loop, in the GEMM's epil
       // batch, channels, out, group, h, w, kh, kw, stride, dilation, pad
       {1, 64, 64, 1, 20, 19, 3, 3, 1, 1, 1},  // the unrolled GEMM: chunks of 256 pixels, a partial one
       {2, 16, 40, 2, 9, 7, 3, 3, 2, 1, 1},    // two images, two groups of 20 outputs (a partial strip)
-      {1, 8, 24, 1, 6, 6, 1, 1, 1, 1, 0},     // pointwise: requantized after the sums
+      {1, 8, 24, 1, 6, 6, 1, 1, 1, 1, 0},     // pointwise: X's channels-last rows, depth padded
+      {1, 64, 40, 1, 20, 20, 1, 1, 1, 1, 0},  // pointwise: X's channels-last rows as they are, two chunks
+      {1, 16, 8, 1, 9, 9, 1, 1, 2, 1, 0},     // 1x1, strided: unrolled
       {1, 6, 6, 6, 8, 8, 3, 3, 1, 1, 1},      // depthwise: requantized after the sums
   };
   for (std::size_t i = 0; i < cases.size(); ++i) {

@@ -599,13 +599,13 @@ struct ConvRequantization {
 };
 
 // Y (int32) = sum over the window of (X - x_zp) * (W - w_zp[oc]); padding adds nothing.
-// Depthwise convolutions run directly. Pointwise ones, per image and group, are a GEMM of W's
-// rows (output channels) by X's planes (channels x pixels), packed. The rest are a GEMM of X
-// unrolled (one row of window values per output pixel, from X made channels-last) by W packed
-// once (`packed_w`, one matrix per group; packed here when empty), written back as channel
-// planes: as the int32 sums in `y`, or, given `requantize`, as QLinearConv's Y itself (the
-// sums never stored). Small groups run side by side, each on one thread. Returns whether Y
-// was requantized.
+// Depthwise convolutions run directly. Pointwise ones that keep their int32 sums are, per image
+// and group, a GEMM of W's rows (output channels) by X's planes (channels x pixels), packed.
+// The rest are a GEMM of X made channels-last (a pointwise convolution's rows as they are,
+// others unrolled: one row of window values per output pixel) by W packed once (`packed_w`,
+// one matrix per group; packed here when empty), written back as channel planes: as the int32
+// sums in `y`, or, given `requantize`, as QLinearConv's Y itself (the sums never stored).
+// Small groups run side by side, each on one thread. Returns whether Y was requantized.
 template <class TX, class TW>
 bool int_conv(const IntConvPlan& p, const TX* x, const TW* w, int32_t x_zp, const std::vector<int32_t>& w_zero,
               const std::vector<PackedIntB>& packed_w, int32_t* y, const ConvRequantization* requantize,
@@ -622,7 +622,8 @@ bool int_conv(const IntConvPlan& p, const TX* x, const TW* w, int32_t x_zp, cons
     int_depthwise(p, x, w, x_zp, w_zero, y, parallel);
     return false;
   }
-  const std::vector<PackedIntB> packed_now = pointwise || !packed_w.empty()
+  const bool w_by_planes = pointwise && !requantize;
+  const std::vector<PackedIntB> packed_now = w_by_planes || !packed_w.empty()
                                                  ? std::vector<PackedIntB>{}
                                                  : pack_conv_weights(w, p.group, group_out, group_in, taps);
   const std::vector<PackedIntB>& weights = packed_w.empty() ? packed_now : packed_w;
@@ -633,7 +634,7 @@ bool int_conv(const IntConvPlan& p, const TX* x, const TW* w, int32_t x_zp, cons
         w_zero.size() > 1 ? IntZeroPoints(w_zero).subspan(g * group_out, group_out) : IntZeroPoints(w_zero);
     const TX* xg = x + (n * p.channels + g * group_in) * in_size;
     int32_t* yg = y + (n * p.out_channels + g * group_out) * out_size;
-    if (pointwise) {
+    if (w_by_planes) {
       thread_local PackedIntB packed;
       PackedIntB& b = packed;  // this thread's: inside the loops, `packed` would name each worker's own
       b.assign(xg, out_size, false, depth, out_size, par);
@@ -641,8 +642,8 @@ bool int_conv(const IntConvPlan& p, const TX* x, const TW* w, int32_t x_zp, cons
                par);
       return;
     }
-    thread_local std::vector<TX> channels_last;
-    std::vector<TX>& xt = channels_last;  // this thread's (see above)
+    thread_local AlignedBuffer<TX> channels_last;
+    AlignedBuffer<TX>& xt = channels_last;  // this thread's (see above)
     xt.resize(static_cast<std::size_t>(in_size * group_in));
     par.for_range(in_size, std::max<int64_t>(1, 4096 / group_in),
                   [&](int64_t p0, int64_t p1) { to_channels_last(xg, group_in, in_size, p0, p1, xt.data()); });
@@ -654,9 +655,13 @@ bool int_conv(const IntConvPlan& p, const TX* x, const TW* w, int32_t x_zp, cons
       const SerialParallel serial;
       for (int64_t chunk = c0; chunk < c1; ++chunk) {
         const int64_t p0 = chunk * kPixelChunk, p1 = std::min(out_size, p0 + kPixelChunk);
-        int_im2col_rows(p, xt.data(), static_cast<TX>(x_zp), p0, p1, unrolled.data());
+        const TX* rows = xt.data() + p0 * group_in;  // a pointwise window is its pixel's channels
+        if (!pointwise) {
+          int_im2col_rows(p, xt.data(), static_cast<TX>(x_zp), p0, p1, unrolled.data());
+          rows = unrolled.data();
+        }
         const int64_t plane = n * p.out_channels + g * group_out;
-        int_gemm(p1 - p0, unrolled.data(), depth, x_zero, weights[static_cast<std::size_t>(g)], w_zero_g,
+        int_gemm(p1 - p0, rows, depth, x_zero, weights[static_cast<std::size_t>(g)], w_zero_g,
                  requantize ? requantize->gemm_output(plane, g * group_out, p0, out_size)
                             : IntGemmOutput::int32_transposed(yg + p0, out_size),
                  serial);
@@ -672,7 +677,7 @@ bool int_conv(const IntConvPlan& p, const TX* x, const TW* w, int32_t x_zp, cons
   } else {
     for (int64_t job = 0; job < jobs; ++job) product(job, parallel);
   }
-  return requantize && !pointwise;
+  return requantize != nullptr;
 }
 
 // X, W and the window attributes of ConvInteger and QLinearConv (inputs `x` and `w`).
@@ -699,14 +704,19 @@ KernelMatch check_int_conv(const NodeContext& ctx, std::size_t x, std::size_t w)
   return KernelMatch::supported(cost);
 }
 
-// A constant W of a convolution that runs as the unrolled GEMM (a kernel larger than 1 x 1, not
-// depthwise), packed per group; empty otherwise (int_conv then packs W, or needs no packing).
-std::vector<PackedIntB> pack_constant_conv_weights(const NodeContext& ctx, std::size_t w, int64_t group) {
+// A constant W of a convolution that int_conv runs as a GEMM of X channels-last by W (not
+// depthwise; pointwise only when `requantized`), packed per group; empty otherwise (int_conv
+// then packs W, or needs no packing).
+std::vector<PackedIntB> pack_constant_conv_weights(const NodeContext& ctx, std::size_t w, int64_t group,
+                                                   const WindowAttrs& attrs, bool requantized) {
   const WeightHandle* weights = ctx.constant_input(w);
   if (!weights || weights->shape().size() < 3 || group < 1) return {};
   const Shape& s = weights->shape();
   const int64_t taps = shape_numel(std::span(s).subspan(2));
-  if (s[0] % group != 0 || is_depthwise(group, s[1]) || taps == 1) return {};
+  if (s[0] % group != 0 || is_depthwise(group, s[1])) return {};
+  const bool pointwise = taps == 1 && std::ranges::all_of(attrs.strides, [](int64_t v) { return v == 1; }) &&
+                         std::ranges::all_of(attrs.pads, [](int64_t v) { return v == 0; });
+  if (pointwise && !requantized) return {};
   auto t = weights->materialize();
   if (!t) return {};  // packed at run time instead, where a read error reaches the user
   std::vector<PackedIntB> packed;
@@ -721,12 +731,13 @@ std::vector<PackedIntB> pack_constant_conv_weights(const NodeContext& ctx, std::
 // ConvInteger and QLinearConv share the int32 sums; they differ in what happens to them.
 class IntConvBase : public Kernel {
  public:
-  // `w` is W's input index; a constant W is packed here for the unrolled GEMM.
+  // `w` is W's input index; a constant W is packed here for the GEMM. QLinearConv's kernel
+  // requantizes: int_conv then multiplies every convolution but a depthwise one by W packed.
   IntConvBase(const NodeContext& ctx, std::size_t spatial, std::size_t w)
       : op_(ctx.node().op_type),
         attrs_(read_window_attrs(ctx.attrs(), spatial)),
         group_(ctx.attrs().int_or("group", 1)),
-        packed_w_(pack_constant_conv_weights(ctx, w, group_)) {}
+        packed_w_(pack_constant_conv_weights(ctx, w, group_, attrs_, op_ == "QLinearConv")) {}
   std::string_view variant() const override { return variant_; }
 
  protected:
