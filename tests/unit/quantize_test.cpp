@@ -303,6 +303,7 @@ TEST_CASE("ConvInteger matches a direct loop for groups, pads, strides and dilat
       {2, 8, 8, 8, 12, 12, 3, 3, 1, 2, 2},    // depthwise, dilated: a direct loop
       {1, 4, 8, 4, 9, 9, 3, 3, 2, 1, 1},      // depthwise, two outputs per channel, strided
       {2, 5, 5, 5, 7, 9, 3, 3, 1, 1, 1},      // depthwise 3x3 "same": one loop over each plane
+      {1, 4, 4, 4, 7, 8, 2, 5, 1, 1, 1},      // depthwise 2x5: one loop over the plane per tap
       {3, 6, 6, 3, 5, 5, 3, 3, 1, 1, 1},      // small groups side by side, one thread each
       {1, 4, 8, 1, 6, 5, 5, 2, 1, 1, 0},      // a kernel wider than tall
       {1, 2, 70, 1, 40, 40, 3, 3, 1, 1, 1},   // rows and pixels beyond one tile and strip
@@ -457,28 +458,32 @@ TEST_CASE("integer products name a zero point or scale of the wrong length", "[c
 
 TEST_CASE("ConvInteger in 1-D and 3-D agrees with the same 2-D convolution", "[cpu][quantize]") {
   std::mt19937 rng(3);
-  // [1, 6, 1, 20] with a 1x3 kernel, stride 2, two groups: as 1-D [1, 6, 20] and as 3-D
-  // [1, 6, 1, 1, 20] it must give the same sums, reshaped.
-  const IntConvCase c{1, 6, 16, 2, 1, 20, 1, 3, 2, 1, 0};
-  const Tensor x2 = random_ints<uint8_t>({1, 6, 1, 20}, rng);
-  const Tensor w2 = random_ints<int8_t>({16, 3, 1, 3}, rng);
-  const Tensor xz = Tensor::from_vector<uint8_t>({}, {100});
-  const Tensor expected = direct_conv_integer<uint8_t, int8_t>(c, x2, w2, 100, {0});
-  for (const Shape& extra : {Shape{}, Shape{1, 1}}) {
-    Shape xs = {1, 6}, ws = {16, 3};
-    xs.insert(xs.end(), extra.begin(), extra.end());
-    ws.insert(ws.end(), extra.begin(), extra.end());
-    xs.push_back(20);
-    ws.push_back(3);
-    auto y = run_on_cpu({.op_type = "ConvInteger",
-                         .opset = 10,
-                         .inputs = {x2.reshaped(xs), w2.reshaped(ws), xz},
-                         .attrs = attrs({{"group", int64_t{2}}, {"strides", ints(xs.size() - 2, 2)}})});
-    REQUIRE(y);
-    Shape out = {1, 16};
-    out.insert(out.end(), extra.begin(), extra.end());
-    out.push_back(9);
-    check_equal((*y)[0], expected.reshaped(out));
+  // [1, 6, 1, 20] with a 1x3 kernel, stride 2, in two groups (the unrolled GEMM) or six
+  // (depthwise): as 1-D [1, 6, 20] and as 3-D [1, 6, 1, 1, 20] it must give the same sums,
+  // reshaped.
+  for (const auto& [group, out_channels] : {std::pair<int64_t, int64_t>{2, 16}, {6, 12}}) {
+    INFO("group " << group);
+    const IntConvCase c{1, 6, out_channels, group, 1, 20, 1, 3, 2, 1, 0};
+    const Tensor x2 = random_ints<uint8_t>({1, 6, 1, 20}, rng);
+    const Tensor w2 = random_ints<int8_t>({out_channels, 6 / group, 1, 3}, rng);
+    const Tensor xz = Tensor::from_vector<uint8_t>({}, {100});
+    const Tensor expected = direct_conv_integer<uint8_t, int8_t>(c, x2, w2, 100, {0});
+    for (const Shape& extra : {Shape{}, Shape{1, 1}}) {
+      Shape xs = {1, 6}, ws = {out_channels, 6 / group};
+      xs.insert(xs.end(), extra.begin(), extra.end());
+      ws.insert(ws.end(), extra.begin(), extra.end());
+      xs.push_back(20);
+      ws.push_back(3);
+      auto y = run_on_cpu({.op_type = "ConvInteger",
+                           .opset = 10,
+                           .inputs = {x2.reshaped(xs), w2.reshaped(ws), xz},
+                           .attrs = attrs({{"group", group}, {"strides", ints(xs.size() - 2, 2)}})});
+      REQUIRE(y);
+      Shape out = {1, out_channels};
+      out.insert(out.end(), extra.begin(), extra.end());
+      out.push_back(9);
+      check_equal((*y)[0], expected.reshaped(out));
+    }
   }
 }
 

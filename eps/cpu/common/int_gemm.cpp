@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "common/byte_transpose.h"
+#include "common/requantize.h"
 
 #if defined(__AVX512VNNI__) && defined(__AVX512BW__)
 #include <immintrin.h>
@@ -398,14 +399,13 @@ void copy_column(const int32_t* column, int64_t ld, int64_t rows, int32_t* out) 
   for (int64_t r = 0; r < rows; ++r) out[r] = column[r * ld];
 }
 
-// A tile's rows [0, rows) and columns [0, count), bytes[r][j] = saturate(round((sums[r][j] +
-// bias[j]) * scale[j] + zero)) as Q: saturate_round's values. Whole strips go sixteen columns at
-// a time, the columns' scales and biases loaded once: clamped first (to whole numbers, so the
-// order does not matter), then rounded half to even by adding and taking away 1.5 * 2^23,
-// exact below 2^22.
+// A tile's rows [0, rows) and columns [0, count), requantized: bytes[r][j] =
+// saturate_round<Q>((sums[r][j] + bias[j]) * scale[j] + zero). Whole strips go sixteen columns
+// at a time.
 template <class Q>
 void requantize_tile(const int32_t (*sums)[kIntStrip], int64_t rows, int64_t count, const float* scale,
                      const int32_t* bias, float zero, uint8_t (*bytes)[kIntStrip]) {
+  static_assert(kIntStrip % kRequantizeLanes == 0);
   if (count < kIntStrip) {
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t j = 0; j < count; ++j) {
@@ -414,31 +414,9 @@ void requantize_tile(const int32_t (*sums)[kIntStrip], int64_t rows, int64_t cou
       }
     return;
   }
-  using Floats = float __attribute__((vector_size(64)));
-  using Ints = int32_t __attribute__((vector_size(64)));
-  using Words = uint32_t __attribute__((vector_size(64)));
-  using SignedBytes = int8_t __attribute__((vector_size(16)));
-  using UnsignedBytes = uint8_t __attribute__((vector_size(16)));
-  using Bytes = std::conditional_t<std::is_signed_v<Q>, SignedBytes, UnsignedBytes>;
-  constexpr int64_t kLanes = 16, kGroups = kIntStrip / kLanes;
-  constexpr float kRound = 12582912.f;
-  const Floats lo = Floats{} + static_cast<float>(std::numeric_limits<Q>::lowest());
-  const Floats hi = Floats{} + static_cast<float>(std::numeric_limits<Q>::max());
-  Floats scales[kGroups];
-  Words biases[kGroups];
-  std::memcpy(scales, scale, sizeof scales);
-  std::memcpy(biases, bias, sizeof biases);
   for (int64_t r = 0; r < rows; ++r)
-    for (int64_t g = 0; g < kGroups; ++g) {
-      Words s;
-      std::memcpy(&s, &sums[r][g * kLanes], sizeof s);
-      Floats v = __builtin_convertvector(reinterpret_cast<Ints>(s + biases[g]), Floats) * scales[g] + zero;
-      v = v < lo ? lo : v;
-      v = v > hi ? hi : v;
-      v = (v + kRound) - kRound;
-      const Bytes q = __builtin_convertvector(__builtin_convertvector(v, Ints), Bytes);
-      std::memcpy(&bytes[r][g * kLanes], &q, sizeof q);
-    }
+    for (int64_t j = 0; j < kIntStrip; j += kRequantizeLanes)
+      requantize_lanes(&sums[r][j], bias + j, scale + j, zero, reinterpret_cast<Q*>(&bytes[r][j]));
 }
 
 constexpr int64_t kMaxTileRows = kRowAlign > kIntMr ? kRowAlign : kIntMr;

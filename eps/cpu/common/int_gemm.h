@@ -10,10 +10,7 @@
 // row sums of A and the column sums of B.
 #pragma once
 
-#include <algorithm>
-#include <cmath>
 #include <cstdint>
-#include <limits>
 #include <span>
 #include <type_traits>
 #include <vector>
@@ -97,15 +94,6 @@ struct IntGemmOutput {
     return o;
   }
 };
-
-// v rounded half to even (the default rounding mode), then clamped to Q's range: how
-// QLinearConv, QLinearMatMul and DynamicQuantizeLinear requantize.
-template <class Q>
-Q saturate_round(float v) {
-  const float r = std::nearbyint(v);
-  const float lo = std::numeric_limits<Q>::lowest(), hi = std::numeric_limits<Q>::max();
-  return static_cast<Q>(std::clamp(r, lo, hi));
-}
 
 // C (m x n) = (A - a_zero) * (B - b_zero); A is m x k (uint8 or int8, leading dimension
 // lda). Splits the work over `parallel`.

@@ -1,6 +1,7 @@
 // DynamicQuantizeLinear and the integer products QLinearMatMul, MatMulInteger, QLinearConv,
 // ConvInteger (uint8/int8, int32 sums). QuantizeLinear and DequantizeLinear: quantize_linear.cpp.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -10,6 +11,7 @@
 #include "common/gemm.h"
 #include "common/int_gemm.h"
 #include "common/kernel_util.h"
+#include "common/requantize.h"
 #include "common/scratch_pool.h"
 #include "kernels/kernels.h"
 #include "nxrt/ir/window.h"
@@ -429,37 +431,6 @@ Expected<IntConvPlan> plan_int_conv(std::string_view op, const WindowAttrs& attr
   return p;
 }
 
-// One tap of a depthwise convolution over an output plane: out[oh][o] += (x[ih][iw] - x_zp) *
-// weight with ih = oh * sh + th and iw = o * sw + tw, for the output rows [h0, h1) and columns
-// [w0, w1) whose tap lands inside the input; x is the input plane. (A function of its own, so that the loops
-// vectorize: in a lambda, the stores could alias the captures.)
-template <class TX>
-void add_tap(const TX* x, int64_t in_w, int64_t sh, int64_t th, int64_t sw, int64_t tw, int32_t x_zp, int32_t weight,
-             int64_t h0, int64_t h1, int64_t w0, int64_t w1, int64_t out_w, int32_t* out) {
-  if (sh == 1 && sw == 1 && in_w == out_w && h0 < h1 && w0 < w1) {
-    // Consecutive rows are consecutive in both planes: one loop over the whole block, then the
-    // columns it took at the row ends (reading the neighbouring row's) given back.
-    const int64_t shift = th * in_w + tw;
-    const auto term = [&](int64_t f) { return (static_cast<int32_t>(x[f + shift]) - x_zp) * weight; };
-    for (int64_t f = h0 * out_w + w0; f < (h1 - 1) * out_w + w1; ++f) out[f] += term(f);
-    for (int64_t oh = h0; oh < h1; ++oh) {
-      const int64_t row = oh * out_w, lo = oh == h0 ? w0 : 0, hi = oh == h1 - 1 ? w1 : out_w;
-      for (int64_t o = lo; o < w0; ++o) out[row + o] -= term(row + o);
-      for (int64_t o = w1; o < hi; ++o) out[row + o] -= term(row + o);
-    }
-    return;
-  }
-  for (int64_t oh = h0; oh < h1; ++oh) {
-    const TX* row = x + (oh * sh + th) * in_w;
-    int32_t* o_row = out + oh * out_w;
-    if (sw == 1) {
-      for (int64_t o = w0; o < w1; ++o) o_row[o] += (static_cast<int32_t>(row[o + tw]) - x_zp) * weight;
-    } else {
-      for (int64_t o = w0; o < w1; ++o) o_row[o] += (static_cast<int32_t>(row[o * sw + tw]) - x_zp) * weight;
-    }
-  }
-}
-
 // xt[px * channels + c] = x[c * pixels + px] for the pixels [p0, p1): X of one image and group
 // channels-last.
 template <class TX>
@@ -544,39 +515,6 @@ std::vector<PackedIntB> pack_conv_weights(const TW* w, int64_t group, int64_t gr
   return packed;
 }
 
-// A depthwise convolution (one input channel per group) directly: each output plane adds up
-// its taps' shifted input planes, vector loops along the rows when the stride is 1.
-template <class TX, class TW>
-void int_depthwise(const IntConvPlan& p, const TX* x, const TW* w, int32_t x_zp, const std::vector<int32_t>& w_zero,
-                   int32_t* y, const Parallel& parallel) {
-  const auto& [dd, dh, dw] = p.window;
-  const int64_t in_size = dd.in * dh.in * dw.in, out_size = dd.out * dh.out * dw.out;
-  const int64_t taps = dd.kernel * dh.kernel * dw.kernel, group_out = p.out_channels / p.group;
-  parallel.for_range(
-      p.batch * p.out_channels, std::max<int64_t>(1, 4096 / (out_size * taps)), [&](int64_t p0, int64_t p1) {
-        for (int64_t plane = p0; plane < p1; ++plane) {
-          const int64_t n = plane / p.out_channels, oc = plane % p.out_channels;
-          const TX* channel = x + (n * p.channels + oc / group_out) * in_size;
-          const int32_t wz = w_zero.empty() ? 0 : w_zero[w_zero.size() == 1 ? 0 : static_cast<std::size_t>(oc)];
-          int32_t* out = y + plane * out_size;
-          std::fill(out, out + out_size, 0);
-          for (int64_t tap = 0; tap < taps; ++tap) {
-            const int64_t e = tap % dw.kernel, b = (tap / dw.kernel) % dh.kernel, a = tap / (dw.kernel * dh.kernel);
-            const int32_t weight = static_cast<int32_t>(w[oc * taps + tap]) - wz;
-            const auto [h_first, h_second] = valid_outputs(dh, b);
-            const auto [w_first, w_second] = valid_outputs(dw, e);
-            for (int64_t od = 0; od < dd.out; ++od) {
-              const int64_t id = od * dd.stride - dd.pad_begin + a * dd.dilation;
-              if (id < 0 || id >= dd.in) continue;
-              add_tap(channel + id * dh.in * dw.in, dw.in, dh.stride, b * dh.dilation - dh.pad_begin, dw.stride,
-                      e * dw.dilation - dw.pad_begin, x_zp, weight, h_first, h_second, w_first, w_second, dw.out,
-                      out + od * dh.out * dw.out);
-            }
-          }
-        }
-      });
-}
-
 // QLinearConv's Y from the sums: y = saturate(round((sum + bias[oc]) * scale[oc] + zero)) as
 // uint8 or int8, per output channel oc.
 struct ConvRequantization {
@@ -598,16 +536,146 @@ struct ConvRequantization {
   }
 };
 
+// dst[i] = src[i] - zero as int16 for i in [0, count). (Its own function, with restrict: a byte
+// store could alias the source, and the loop would not vectorize.)
+template <class TX>
+void minus_zero_point(const TX* __restrict src, int64_t count, int32_t zero, int16_t* __restrict dst) {
+  for (int64_t i = 0; i < count; ++i) dst[i] = static_cast<int16_t>(static_cast<int32_t>(src[i]) - zero);
+}
+
+// One input plane (or volume) of a depthwise convolution as int16 values minus the zero point,
+// with zeros where the window reaches into the padding: `padded` is the extent the taps read
+// along each axis, input index i at padded index i + pad_begin.
+template <class TX>
+void pad_plane(const Window3& win, const TX* x, int32_t x_zp, const std::array<int64_t, 3>& padded, int16_t* out) {
+  const auto& [dd, dh, dw] = win;
+  std::fill(out, out + padded[0] * padded[1] * padded[2], int16_t{0});
+  const int64_t w_first = std::max<int64_t>(0, -dw.pad_begin), w_last = std::min(dw.in, padded[2] - dw.pad_begin);
+  for (int64_t id = std::max<int64_t>(0, -dd.pad_begin); id < std::min(dd.in, padded[0] - dd.pad_begin); ++id)
+    for (int64_t ih = std::max<int64_t>(0, -dh.pad_begin); ih < std::min(dh.in, padded[1] - dh.pad_begin); ++ih) {
+      const TX* src = x + (id * dh.in + ih) * dw.in;
+      int16_t* dst = out + ((id + dd.pad_begin) * padded[1] + ih + dh.pad_begin) * padded[2] + dw.pad_begin;
+      if (w_first < w_last) minus_zero_point(src + w_first, w_last - w_first, x_zp, dst + w_first);
+    }
+}
+
+// acc[o] += src[o * stride] * weight for o in [0, count): one tap along the outputs.
+inline void add_tap(const int16_t* src, int64_t stride, int32_t weight, int64_t count, int32_t* acc) {
+  if (stride == 1) {
+    for (int64_t o = 0; o < count; ++o) acc[o] += static_cast<int32_t>(src[o]) * weight;
+  } else {
+    for (int64_t o = 0; o < count; ++o) acc[o] += static_cast<int32_t>(src[o * stride]) * weight;
+  }
+}
+
+// The same for a kernel row of taps `dilation` apart (weights[e] for tap e), in one pass over
+// the outputs for the common row of three at stride 1.
+inline void add_kernel_row(const int16_t* src, int64_t stride, int64_t dilation, const int32_t* weights, int64_t taps,
+                           int64_t count, int32_t* acc) {
+  if (taps == 3 && stride == 1) {
+    const int32_t w0 = weights[0], w1 = weights[1], w2 = weights[2];
+    const int16_t *s0 = src, *s1 = src + dilation, *s2 = src + 2 * dilation;
+    for (int64_t o = 0; o < count; ++o)
+      acc[o] += static_cast<int32_t>(s0[o]) * w0 + static_cast<int32_t>(s1[o]) * w1 + static_cast<int32_t>(s2[o]) * w2;
+    return;
+  }
+  for (int64_t e = 0; e < taps; ++e) add_tap(src + e * dilation, stride, weights[e], count, acc);
+}
+
+// A depthwise convolution (one input channel per group) directly: each input plane is padded
+// (pad_plane), then the outputs add up their taps, one pass over them per tap. With every stride
+// 1, a pass is one vector loop over the whole plane: output (od, oh, ow) sits at the padded
+// input's offset of (od, oh, ow), and each tap reads a fixed distance further on (the sums
+// between the rows, at the padded columns, are left unused). Otherwise each output row adds
+// its taps' rows. The sums go to `y`, or, given `requantize` instead, requantized to
+// QLinearConv's Y.
+template <class TX, class TW>
+void int_depthwise(const IntConvPlan& p, const TX* x, const TW* w, int32_t x_zp, const std::vector<int32_t>& w_zero,
+                   int32_t* y, const ConvRequantization* requantize, const Parallel& parallel) {
+  const auto& [dd, dh, dw] = p.window;
+  const int64_t in_size = dd.in * dh.in * dw.in, out_size = dd.out * dh.out * dw.out;
+  if (out_size == 0) return;
+  const int64_t taps = dd.kernel * dh.kernel * dw.kernel, group_out = p.out_channels / p.group;
+  const auto extent = [](const WindowDim& d) { return (d.out - 1) * d.stride + (d.kernel - 1) * d.dilation + 1; };
+  const std::array<int64_t, 3> padded = {extent(dd), extent(dh), extent(dw)};
+  const int64_t padded_row = padded[2], padded_plane = padded[1] * padded[2];
+  const bool flat = dd.stride == 1 && dh.stride == 1 && dw.stride == 1;
+  // Output (od, oh) row's first sum in `sums`, and how many sums a pass covers.
+  const auto row_at = [&](int64_t od, int64_t oh) { return flat ? od * padded_plane + oh * padded_row : 0; };
+  const int64_t pass = flat ? row_at(dd.out - 1, dh.out - 1) + dw.out : dw.out;
+  parallel.for_range(
+      p.batch * p.out_channels, std::max<int64_t>(1, 4096 / (out_size * taps)), [&](int64_t p0, int64_t p1) {
+        thread_local std::vector<int16_t> plane_buffer;
+        thread_local std::vector<int32_t> sum_buffer;
+        thread_local std::vector<uint8_t> byte_buffer;  // a flat pass requantized, rows then picked out
+        std::vector<int32_t> weights(static_cast<std::size_t>(taps));  // one output channel's, minus its zero point
+        plane_buffer.resize(static_cast<std::size_t>(padded[0] * padded_plane));
+        sum_buffer.resize(static_cast<std::size_t>(pass));
+        byte_buffer.resize(static_cast<std::size_t>(flat && requantize ? pass : 0));
+        int16_t* xp = plane_buffer.data();
+        int32_t* sums = sum_buffer.data();
+        for (int64_t plane = p0; plane < p1; ++plane) {
+          const int64_t n = plane / p.out_channels, oc = plane % p.out_channels;
+          // Output channels of one group read the same plane: padded once for all of them.
+          if (plane == p0 || oc % group_out == 0)
+            pad_plane(p.window, x + (n * p.channels + oc / group_out) * in_size, x_zp, padded, xp);
+          const int32_t wz = w_zero.empty() ? 0 : w_zero[w_zero.size() == 1 ? 0 : static_cast<std::size_t>(oc)];
+          for (int64_t tap = 0; tap < taps; ++tap)
+            weights[static_cast<std::size_t>(tap)] = static_cast<int32_t>(w[oc * taps + tap]) - wz;
+          // The taps over the outputs from (od, oh) on (one row, or the whole plane when flat),
+          // a kernel row at a time.
+          const auto add_taps = [&](int64_t od, int64_t oh) {
+            std::fill(sums, sums + pass, 0);
+            for (int64_t a = 0; a < dd.kernel; ++a)
+              for (int64_t b = 0; b < dh.kernel; ++b) {
+                const int64_t start =
+                    (od * dd.stride + a * dd.dilation) * padded_plane + (oh * dh.stride + b * dh.dilation) * padded_row;
+                add_kernel_row(xp + start, dw.stride, dw.dilation, weights.data() + (a * dh.kernel + b) * dw.kernel,
+                               dw.kernel, pass, sums);
+              }
+          };
+          const int32_t bias = requantize && requantize->bias ? requantize->bias[oc] : 0;
+          const float scale = requantize ? requantize->scale[oc] : 0.f;
+          // Sums (count of them) requantized into `out`, Y's bytes or the byte buffer.
+          const auto requantize_to = [&](const int32_t* from, int64_t count, uint8_t* out) {
+            if (requantize->is_signed) {
+              requantize_channel(from, count, bias, scale, requantize->zero, reinterpret_cast<int8_t*>(out));
+            } else {
+              requantize_channel(from, count, bias, scale, requantize->zero, out);
+            }
+          };
+          if (flat) {
+            add_taps(0, 0);
+            if (requantize) requantize_to(sums, pass, byte_buffer.data());
+          }
+          for (int64_t od = 0; od < dd.out; ++od)
+            for (int64_t oh = 0; oh < dh.out; ++oh) {
+              if (!flat) add_taps(od, oh);
+              const int32_t* row = sums + row_at(od, oh);
+              const int64_t at = plane * out_size + (od * dh.out + oh) * dw.out;
+              if (!requantize) {
+                std::copy(row, row + dw.out, y + at);
+              } else if (flat) {
+                const uint8_t* bytes = byte_buffer.data() + row_at(od, oh);
+                std::copy(bytes, bytes + dw.out, static_cast<uint8_t*>(requantize->y) + at);
+              } else {
+                requantize_to(row, dw.out, static_cast<uint8_t*>(requantize->y) + at);
+              }
+            }
+        }
+      });
+}
+
 // Y (int32) = sum over the window of (X - x_zp) * (W - w_zp[oc]); padding adds nothing.
 // Depthwise convolutions run directly. Pointwise ones that keep their int32 sums are, per image
 // and group, a GEMM of W's rows (output channels) by X's planes (channels x pixels), packed.
 // The rest are a GEMM of X made channels-last (a pointwise convolution's rows as they are,
 // others unrolled: one row of window values per output pixel) by W packed once (`packed_w`,
-// one matrix per group; packed here when empty), written back as channel planes: as the int32
-// sums in `y`, or, given `requantize`, as QLinearConv's Y itself (the sums never stored).
-// Small groups run side by side, each on one thread. Returns whether Y was requantized.
+// one matrix per group; packed here when empty), written back as channel planes. The results
+// go to `y` as int32 sums, or, given `requantize` instead (y null), to QLinearConv's Y, the
+// sums never stored. Small groups run side by side, each on one thread.
 template <class TX, class TW>
-bool int_conv(const IntConvPlan& p, const TX* x, const TW* w, int32_t x_zp, const std::vector<int32_t>& w_zero,
+void int_conv(const IntConvPlan& p, const TX* x, const TW* w, int32_t x_zp, const std::vector<int32_t>& w_zero,
               const std::vector<PackedIntB>& packed_w, int32_t* y, const ConvRequantization* requantize,
               const Parallel& parallel) {
   // Output pixels unrolled at a time: for a 3 x 3 kernel over 64 channels, 144 KiB of rows, which
@@ -619,8 +687,8 @@ bool int_conv(const IntConvPlan& p, const TX* x, const TW* w, int32_t x_zp, cons
   const int64_t taps = dd.kernel * dh.kernel * dw.kernel, depth = group_in * taps;
   const bool pointwise = is_pointwise(p.window);
   if (is_depthwise(p.group, group_in)) {
-    int_depthwise(p, x, w, x_zp, w_zero, y, parallel);
-    return false;
+    int_depthwise(p, x, w, x_zp, w_zero, y, requantize, parallel);
+    return;
   }
   const bool w_by_planes = pointwise && !requantize;
   const std::vector<PackedIntB> packed_now = w_by_planes || !packed_w.empty()
@@ -633,13 +701,13 @@ bool int_conv(const IntConvPlan& p, const TX* x, const TW* w, int32_t x_zp, cons
     const IntZeroPoints w_zero_g =
         w_zero.size() > 1 ? IntZeroPoints(w_zero).subspan(g * group_out, group_out) : IntZeroPoints(w_zero);
     const TX* xg = x + (n * p.channels + g * group_in) * in_size;
-    int32_t* yg = y + (n * p.out_channels + g * group_out) * out_size;
+    const int64_t plane = n * p.out_channels + g * group_out;  // Y's first plane of this image and group
     if (w_by_planes) {
       thread_local PackedIntB packed;
       PackedIntB& b = packed;  // this thread's: inside the loops, `packed` would name each worker's own
       b.assign(xg, out_size, false, depth, out_size, par);
-      int_gemm(group_out, w + g * group_out * depth, depth, w_zero_g, b, x_zero, IntGemmOutput::int32(yg, out_size),
-               par);
+      int_gemm(group_out, w + g * group_out * depth, depth, w_zero_g, b, x_zero,
+               IntGemmOutput::int32(y + plane * out_size, out_size), par);
       return;
     }
     thread_local AlignedBuffer<TX> channels_last;
@@ -660,10 +728,9 @@ bool int_conv(const IntConvPlan& p, const TX* x, const TW* w, int32_t x_zp, cons
           int_im2col_rows(p, xt.data(), static_cast<TX>(x_zp), p0, p1, unrolled.data());
           rows = unrolled.data();
         }
-        const int64_t plane = n * p.out_channels + g * group_out;
         int_gemm(p1 - p0, rows, depth, x_zero, weights[static_cast<std::size_t>(g)], w_zero_g,
                  requantize ? requantize->gemm_output(plane, g * group_out, p0, out_size)
-                            : IntGemmOutput::int32_transposed(yg + p0, out_size),
+                            : IntGemmOutput::int32_transposed(y + plane * out_size + p0, out_size),
                  serial);
       }
     });
@@ -677,7 +744,6 @@ bool int_conv(const IntConvPlan& p, const TX* x, const TW* w, int32_t x_zp, cons
   } else {
     for (int64_t job = 0; job < jobs; ++job) product(job, parallel);
   }
-  return requantize != nullptr;
 }
 
 // X, W and the window attributes of ConvInteger and QLinearConv (inputs `x` and `w`).
@@ -745,26 +811,22 @@ class IntConvBase : public Kernel {
   Expected<IntConvPlan> plan(KernelContext& ctx, std::size_t x, std::size_t w) const {
     return plan_int_conv(op_, attrs_, group_, ctx.input(x).shape(), ctx.input(w).shape());
   }
-  // The int32 sums of inputs x and w with zero points xz and wz into `y`, or, given
-  // `requantize`, QLinearConv's Y where the convolution runs as the unrolled GEMM. Returns
-  // whether Y was requantized (see int_conv).
-  Expected<bool> sums(KernelContext& ctx, const IntConvPlan& plan, std::size_t x, std::size_t w, std::size_t xz,
-                      std::size_t wz, int32_t* y, const ConvRequantization* requantize = nullptr) {
+  // The convolution of inputs x and w with zero points xz and wz: int32 sums into `y`, or,
+  // given `requantize` instead, QLinearConv's Y (see int_conv).
+  Expected<void> convolve(KernelContext& ctx, const IntConvPlan& plan, std::size_t x, std::size_t w, std::size_t xz,
+                          std::size_t wz, int32_t* y, const ConvRequantization* requantize) {
     const Tensor& xt = ctx.input(x);
     const Tensor& wt = ctx.input(w);
-    bool requantized = false;
-    auto done = dispatch_pair(xt.dtype(), wt.dtype(), [&](auto tx, auto tw) -> Expected<void> {
+    return dispatch_pair(xt.dtype(), wt.dtype(), [&](auto tx, auto tw) -> Expected<void> {
       using TX = typename decltype(tx)::type;
       using TW = typename decltype(tw)::type;
       const int32_t x_zp = ctx.has_input(xz) ? static_cast<int32_t>(*ctx.input(xz).data_as<TX>()) : 0;
       auto w_zero = zero_point_values<TW>(ctx, wz, plan.out_channels, op_, "the zero point of W", "output channel");
       if (!w_zero) return std::unexpected(w_zero.error());
-      requantized = int_conv<TX, TW>(plan, xt.data_as<TX>(), wt.data_as<TW>(), x_zp, *w_zero, packed_w_, y,
-                                     requantize, ctx.parallel());
+      int_conv<TX, TW>(plan, xt.data_as<TX>(), wt.data_as<TW>(), x_zp, *w_zero, packed_w_, y, requantize,
+                       ctx.parallel());
       return {};
     });
-    if (!done) return std::unexpected(done.error());
-    return requantized;
   }
 
  private:
@@ -790,18 +852,9 @@ class ConvIntegerKernel final : public IntConvBase {
     if (!plan) return std::unexpected(plan.error());
     auto y = ctx.output(0, DType::kInt32, plan->out);
     if (!y) return std::unexpected(y.error());
-    auto done = sums(ctx, *plan, 0, 1, 2, 3, y->mut_as<int32_t>());
-    if (!done) return std::unexpected(done.error());
-    return {};
+    return convolve(ctx, *plan, 0, 1, 2, 3, y->mut_as<int32_t>(), nullptr);
   }
 };
-
-// y = saturate(round((acc + bias) * scale + zero)) over one plane of QLinearConv. (A function of
-// its own, so that the loop vectorizes: in a lambda, Q's stores could alias the captures.)
-template <class Q>
-void requantize_plane(const int32_t* acc, Q* y, int64_t count, int32_t bias, float scale, float zero) {
-  for (int64_t i = 0; i < count; ++i) y[i] = saturate_round<Q>(static_cast<float>(acc[i] + bias) * scale + zero);
-}
 
 KernelMatch check_qlinear_conv(const NodeContext& ctx) {
   for (std::size_t i : {1, 4, 6}) NXRT_REQUIRE_MATCH(require_input_dtype(ctx, i, {DType::kFloat32}));
@@ -842,29 +895,10 @@ class QLinearConvKernel final : public IntConvBase {
         scales[static_cast<std::size_t>(oc)] = x_scale * ws.data_as<float>()[ws.numel() == 1 ? 0 : oc] / y_scale;
       const float y_zp = static_cast<float>(*ctx.input(7).data_as<Q>());
       const int32_t* bias = ctx.has_input(8) ? ctx.input(8).data_as<int32_t>() : nullptr;
-      Q* out = y->template mut_as<Q>();
-      const ConvRequantization requantize{out, std::is_signed_v<Q>, scales.data(), bias, y_zp};
-      auto acc = accumulators_.take();
-      acc->resize(static_cast<std::size_t>(shape_numel(plan->out)));
-      auto requantized = sums(ctx, *plan, 0, 3, 2, 5, acc->data(), &requantize);
-      if (!requantized) return std::unexpected(requantized.error());
-      if (*requantized) return {};
-      // One (image, output channel) plane at a time: its scale and bias are constant.
-      const int64_t out_size = shape_numel(plan->out) / std::max<int64_t>(1, plan->batch * channels);
-      ctx.parallel().for_range(plan->batch * channels, std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, out_size)),
-                               [&](int64_t p0, int64_t p1) {
-                                 for (int64_t plane = p0; plane < p1; ++plane) {
-                                   const auto oc = static_cast<std::size_t>(plane % channels);
-                                   requantize_plane(acc->data() + plane * out_size, out + plane * out_size, out_size,
-                                                    bias ? bias[oc] : 0, scales[oc], y_zp);
-                                 }
-                               });
-      return {};
+      const ConvRequantization requantize{y->template mut_as<Q>(), std::is_signed_v<Q>, scales.data(), bias, y_zp};
+      return convolve(ctx, *plan, 0, 3, 2, 5, nullptr, &requantize);
     });
   }
-
- private:
-  ScratchPool<std::vector<int32_t>> accumulators_;  // the int32 sums where Y is not requantized by the GEMM
 };
 
 // Spatial rank of a claimed convolution: from X's or W's rank, else from kernel_shape.

@@ -1,0 +1,69 @@
+// Requantization: int32 sums of an integer product back to uint8 or int8, as QLinearConv,
+// QLinearMatMul and DynamicQuantizeLinear define it: saturate(round_half_even(v)), with
+// v = (sum + bias) * scale + zero_point.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+
+namespace nxrt::cpu {
+
+// v rounded half to even (the default rounding mode), then clamped to Q's range.
+template <class Q>
+Q saturate_round(float v) {
+  const float r = std::nearbyint(v);
+  const float lo = std::numeric_limits<Q>::lowest(), hi = std::numeric_limits<Q>::max();
+  return static_cast<Q>(std::clamp(r, lo, hi));
+}
+
+inline constexpr int64_t kRequantizeLanes = 16;
+
+// out[l] = saturate_round<Q>((sums[l] + bias[l]) * scale[l] + zero) for the 16 lanes l, in
+// vector registers: clamped first (to whole numbers, so the order does not matter), then
+// rounded half to even by adding and taking away 1.5 * 2^23, exact below 2^22.
+template <class Q>
+inline void requantize_lanes(const int32_t* sums, const int32_t* bias, const float* scale, float zero, Q* out) {
+  using Floats = float __attribute__((vector_size(64)));
+  using Ints = int32_t __attribute__((vector_size(64)));
+  using Words = uint32_t __attribute__((vector_size(64)));
+  using SignedBytes = int8_t __attribute__((vector_size(16)));
+  using UnsignedBytes = uint8_t __attribute__((vector_size(16)));
+  using Bytes = std::conditional_t<std::is_signed_v<Q>, SignedBytes, UnsignedBytes>;
+  static_assert(sizeof(Floats) / sizeof(float) == kRequantizeLanes && sizeof(Q) == 1);
+  constexpr float kRound = 12582912.f;
+  const Floats lo = Floats{} + static_cast<float>(std::numeric_limits<Q>::lowest());
+  const Floats hi = Floats{} + static_cast<float>(std::numeric_limits<Q>::max());
+  Words s, b;
+  Floats sc;
+  std::memcpy(&s, sums, sizeof s);
+  std::memcpy(&b, bias, sizeof b);
+  std::memcpy(&sc, scale, sizeof sc);
+  Floats v = __builtin_convertvector(reinterpret_cast<Ints>(s + b), Floats) * sc + zero;  // wrapping sum
+  v = v < lo ? lo : v;
+  v = v > hi ? hi : v;
+  v = (v + kRound) - kRound;
+  const Bytes q = __builtin_convertvector(__builtin_convertvector(v, Ints), Bytes);
+  std::memcpy(out, &q, sizeof q);
+}
+
+// out[i] = saturate_round<Q>((sums[i] + bias) * scale + zero) for i in [0, count): one output
+// channel's sums.
+template <class Q>
+void requantize_channel(const int32_t* sums, int64_t count, int32_t bias, float scale, float zero, Q* out) {
+  int32_t biases[kRequantizeLanes];
+  float scales[kRequantizeLanes];
+  std::fill_n(biases, kRequantizeLanes, bias);
+  std::fill_n(scales, kRequantizeLanes, scale);
+  int64_t i = 0;
+  for (; i + kRequantizeLanes <= count; i += kRequantizeLanes) requantize_lanes(sums + i, biases, scales, zero, out + i);
+  for (; i < count; ++i) {
+    const auto sum = static_cast<int32_t>(static_cast<uint32_t>(sums[i]) + static_cast<uint32_t>(bias));
+    out[i] = saturate_round<Q>(static_cast<float>(sum) * scale + zero);
+  }
+}
+
+}  // namespace nxrt::cpu
