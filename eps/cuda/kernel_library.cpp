@@ -1620,11 +1620,6 @@ __device__ void det(i64 batch, i64 n, const T* x, double* a, T* y) {
   }
 }
 
-// RoiAlign, one thread per output element (roi, channel, bin), in double as the cpu EP: the
-// bilinear samples of a grid_h x grid_w grid in the bin (sampling_ratio, or ceil(roi size /
-// bins) per side), averaged, or for max the largest weighted corner of any sample (ONNX
-// Runtime's definition). A sample more than a pixel outside the map counts zero; others clamp
-// to the border. A batch index out of range gives 0 (the cpu EP reports it).
 // MaxRoiPool: output (r, c, ph, pw) is the maximum of its bin of roi r (batch index, x1, y1, x2,
 // y2: scaled, rounded to pixels, at least one pixel each way), 0 for an empty bin or a batch
 // index that is not an image of X.
@@ -1657,6 +1652,48 @@ __device__ void max_roi_pool(i64 n, i64 batch_size, i64 channels, i64 height, i6
   }
 }
 
+// DeformConv's columns for image `img`: cols[(c * taps + tap) * pixels + p] is channel c
+// sampled for kernel tap `tap` of output pixel p at the tap's place moved by its offset,
+// bilinear between the four neighbours (one outside the image reads 0), times the tap's mask
+// when there is one (mask null otherwise). The cpu EP's unrolling, one thread per column entry.
+template <class T>
+__device__ void deform_columns(i64 n, i64 img, i64 channels, i64 height, i64 width, i64 out_w, i64 kernel_w, i64 taps,
+                               i64 stride_h, i64 stride_w, i64 pad_top, i64 pad_left, i64 dilation_h, i64 dilation_w,
+                               i64 offset_groups, const T* x, const T* offset, const T* mask, T* cols) {
+  const i64 pixels = n / (channels * taps), per_offset_group = channels / offset_groups;
+  for (i64 i = global_index(); i < n; i += global_stride()) {
+    const i64 p = i % pixels, tap = i / pixels % taps, c = i / (pixels * taps);
+    const i64 oh = p / out_w, ow = p % out_w, ki = tap / kernel_w, kj = tap % kernel_w;
+    const i64 tap_at = (img * offset_groups + c / per_offset_group) * taps + tap;  // the tap's offset pair and mask
+    const float h = (float)(oh * stride_h - pad_top + ki * dilation_h) + ld(offset, 2 * tap_at * pixels + p);
+    const float w = (float)(ow * stride_w - pad_left + kj * dilation_w) + ld(offset, (2 * tap_at + 1) * pixels + p);
+    const T* plane = x + (img * channels + c) * height * width;
+    float v = 0.f;
+    if (h > -1.f && h < (float)height && w > -1.f && w < (float)width) {
+      const float h_floor = floorf(h), w_floor = floorf(w);
+      const i64 h0 = (i64)h_floor, w0 = (i64)w_floor;
+      const float dh = h - h_floor, dw = w - w_floor;
+      auto at = [&](i64 r, i64 q) { return r >= 0 && r < height && q >= 0 && q < width ? ld(plane, r * width + q) : 0.f; };
+      v = (1 - dh) * ((1 - dw) * at(h0, w0) + dw * at(h0, w0 + 1)) + dh * ((1 - dw) * at(h0 + 1, w0) + dw * at(h0 + 1, w0 + 1));
+    }
+    if (mask) v *= ld(mask, tap_at * pixels + p);
+    st(cols, i, v);
+  }
+}
+
+// y[i] = (y[i] when `accumulate`, else 0) + bias[channel of i] (0 when bias is null), over
+// planes of `pixels` elements, `channels` planes an image.
+template <class T>
+__device__ void add_channel_bias(i64 n, i64 channels, i64 pixels, int accumulate, const T* bias, T* y) {
+  for (i64 i = global_index(); i < n; i += global_stride())
+    st(y, i, (accumulate ? ld(y, i) : 0.f) + (bias ? ld(bias, i / pixels % channels) : 0.f));
+}
+
+// RoiAlign, one thread per output element (roi, channel, bin), in double as the cpu EP: the
+// bilinear samples of a grid_h x grid_w grid in the bin (sampling_ratio, or ceil(roi size /
+// bins) per side), averaged, or for max the largest weighted corner of any sample (ONNX
+// Runtime's definition). A sample more than a pixel outside the map counts zero; others clamp
+// to the border. A batch index out of range gives 0 (the cpu EP reports it).
 template <class T>
 __device__ void roi_align(i64 n, i64 channels, i64 height, i64 width, i64 out_h, i64 out_w, i64 ratio, double scale,
                           int half_pixel, int is_max, const T* x, const T* rois, const i64* batch, i64 batch_size, T* y) {

@@ -1316,6 +1316,30 @@ TEST_CASE("cuda MaxRoiPool runs on the host: bins inside, over the edge, past th
   checks.run();
 }
 
+TEST_CASE("cuda DeformConv runs on the host: groups, offset groups, mask, bias, strides, samples off the image",
+          "[cuda]") {
+  HostChecks checks;
+  // X [2, 4, 7, 6], W [6, 2, 3, 3] in two groups, two offset groups; offsets up to two and a
+  // half pixels, so that samples fall between pixels and some off the image.
+  const Tensor x = random_tensor({2, 4, 7, 6}, 480);
+  const Tensor w = random_tensor({6, 2, 3, 3}, 481);
+  const Tensor bias = random_tensor({6}, 482);
+  // Strides 1, pads 1: output 7 x 6; 2 offset groups x 9 taps.
+  const Tensor offset = random_tensor({2, 36, 7, 6}, 483, -2.5f, 2.5f);
+  const Tensor mask = random_tensor({2, 18, 7, 6}, 484);
+  const AttributeMap same = attrs({{"group", int64_t{2}}, {"offset_group", int64_t{2}}, {"pads", ints{1, 1, 1, 1}}});
+  checks.add({.op_type = "DeformConv", .opset = 19, .inputs = {x, w, offset, bias, mask}, .attrs = same});
+  checks.add({.op_type = "DeformConv", .opset = 22, .inputs = {x, w, offset}, .attrs = same});
+  // Strides 2 and dilation 2, no pads, one group: output 2 x 1 of 3 x 3 taps, 2 offset groups.
+  const Tensor w1 = random_tensor({3, 4, 3, 3}, 485);
+  checks.add({.op_type = "DeformConv", .opset = 19,
+              .inputs = {x, w1, random_tensor({2, 36, 2, 1}, 486, -2.5f, 2.5f), random_tensor({3}, 487)},
+              .attrs = attrs({{"strides", ints{2, 2}}, {"dilations", ints{2, 2}}, {"offset_group", int64_t{2}}})});
+  checks.add_f16({.op_type = "DeformConv", .opset = 19, .inputs = {x, w, offset, bias, mask}, .attrs = same}, 2e-2, 2e-2);
+  checks.add_bf16({.op_type = "DeformConv", .opset = 22, .inputs = {x, w, offset, bias, mask}, .attrs = same}, 6e-2, 6e-2);
+  checks.run();
+}
+
 TEST_CASE("cuda ReverseSequence runs on the host: time-major and batch-major, any dtype", "[cuda]") {
   HostChecks checks;
   const Tensor x = random_tensor({4, 3, 2}, 470);

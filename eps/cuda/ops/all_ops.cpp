@@ -11,7 +11,7 @@ Expected<std::shared_ptr<const OpTable>> make_op_table() {
                       gather_ops, pool_ops, shape_ops, pad_tile_ops, cumsum_ops, trilu_ops, resize_ops, depth_space_ops,
                       col2im_ops, scatter_ops, generator_ops, signal_ops, topk_ops, einsum_ops,
                       quantize_ops, grid_sample_ops, select_ops, recurrent_ops, loss_ops,
-                      integer_matmul_ops, integer_conv_ops, det_ops, roi_align_ops, max_roi_pool_ops,
+                      integer_matmul_ops, integer_conv_ops, det_ops, roi_align_ops, max_roi_pool_ops, deform_conv_ops,
                       reverse_sequence_ops, training_ops, random_ops, transformer_ops})
     for (CudaOpDef& op : family()) {
       const OpKey key = op.def.key;

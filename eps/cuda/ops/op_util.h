@@ -82,6 +82,13 @@ std::optional<int64_t> static_rank(const Graph& graph, const Node& node, std::si
 inline int64_t dims_product(const Shape& s, std::size_t from, std::size_t to) {
   return shape_numel(std::span<const int64_t>(s).subspan(from, to - from));
 }
+// A device pointer `elements` elements of `dtype` past `p`.
+inline const void* advance(const void* p, int64_t elements, DType dtype) {
+  return static_cast<const char*>(p) + elements * static_cast<int64_t>(dtype_size(dtype));
+}
+inline void* advance(void* p, int64_t elements, DType dtype) {
+  return static_cast<char*>(p) + elements * static_cast<int64_t>(dtype_size(dtype));
+}
 // axis in [-rank, rank) -> [0, rank).
 inline int64_t normalize_axis(int64_t axis, int64_t rank) { return axis < 0 ? axis + rank : axis; }
 

@@ -102,6 +102,7 @@ std::vector<CudaOpDef> integer_conv_ops();  // ConvInteger, QLinearConv
 std::vector<CudaOpDef> det_ops();           // Det
 std::vector<CudaOpDef> roi_align_ops();     // RoiAlign
 std::vector<CudaOpDef> max_roi_pool_ops();  // MaxRoiPool
+std::vector<CudaOpDef> deform_conv_ops();   // DeformConv (2-D)
 std::vector<CudaOpDef> random_ops();        // RandomUniform/Normal(Like), Bernoulli, Multinomial, Dropout
 std::vector<CudaOpDef> reverse_sequence_ops(); // ReverseSequence
 std::vector<CudaOpDef> grid_sample_ops();   // GridSample, AffineGrid

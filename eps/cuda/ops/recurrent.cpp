@@ -120,14 +120,6 @@ std::string direction_code(const RecurrentAttrs& attrs, int64_t dir, const std::
   return code;
 }
 
-// A device pointer `elements` elements of `dtype` past `p`.
-const void* advance(const void* p, int64_t elements, DType dtype) {
-  return static_cast<const char*>(p) + elements * static_cast<int64_t>(dtype_size(dtype));
-}
-void* advance(void* p, int64_t elements, DType dtype) {
-  return static_cast<char*>(p) + elements * static_cast<int64_t>(dtype_size(dtype));
-}
-
 Expected<void> build_recurrent(PlanBuilder& b, const Node& node, RecurrentCell cell) {
   auto read = read_recurrent_attrs(node.attributes, cell);
   if (!read) return fail(ErrorCode::kInvalidInput, fmt::format("{}: {}", node.describe(), read.error()));
