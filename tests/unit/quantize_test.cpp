@@ -454,6 +454,16 @@ TEST_CASE("integer products name a zero point or scale of the wrong length", "[c
                                    Tensor::from_vector<float>({}, {1}), Tensor::from_vector<uint8_t>({}, {0})}});
   REQUIRE_FALSE(qc);
   CHECK_THAT(qc.error().render(), Catch::Contains("QLinearConv: w_scale (input 4) has 3 values; it needs 1 or 2"));
+  // The bias has one value per output channel, never one for all.
+  auto qb = run_on_cpu({.op_type = "QLinearConv",
+                        .opset = 10,
+                        .inputs = {x, Tensor::from_vector<float>({}, {1}), Tensor::from_vector<uint8_t>({}, {0}), w,
+                                   Tensor::from_vector<float>({}, {1}), Tensor::from_vector<int8_t>({}, {0}),
+                                   Tensor::from_vector<float>({}, {1}), Tensor::from_vector<uint8_t>({}, {0}),
+                                   Tensor::from_vector<int32_t>({1}, {5})}});
+  REQUIRE_FALSE(qb);
+  CHECK_THAT(qb.error().render(), Catch::Contains("QLinearConv: the bias (input 8) has 1 value; it needs 2"));
+  CHECK_THAT(qb.error().render(), Catch::Contains("give a bias of shape [2]"));
 }
 
 TEST_CASE("ConvInteger in 1-D and 3-D agrees with the same 2-D convolution", "[cpu][quantize]") {

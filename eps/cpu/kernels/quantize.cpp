@@ -879,8 +879,8 @@ class QLinearConvKernel final : public IntConvBase {
       return r;
     if (ctx.has_input(8) && ctx.input(8).numel() != channels)
       return fail(ErrorCode::kRuntime,
-                  fmt::format("QLinearConv: the bias (input 8) has {} values; it needs {}", ctx.input(8).numel(),
-                              channels),
+                  fmt::format("QLinearConv: the bias (input 8) has {} value{}; it needs {}", ctx.input(8).numel(),
+                              ctx.input(8).numel() == 1 ? "" : "s", channels),
                   "it holds one value per output channel (W's first dimension)",
                   fmt::format("give a bias of shape [{}]", channels));
     return dispatch_dtype(QuantTypes{}, ctx.input(7).dtype(), [&](auto tag) -> Expected<void> {
