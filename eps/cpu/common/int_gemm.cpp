@@ -9,7 +9,7 @@
 #include <type_traits>
 #include <utility>
 
-#include "common/byte_transpose.h"
+#include "common/block_transpose.h"
 #include "common/requantize.h"
 
 #if defined(__AVX512VNNI__) && defined(__AVX512BW__)
@@ -396,11 +396,6 @@ int32_t zero_point_at(IntZeroPoints zero, int64_t i) {
   return zero[zero.size() == 1 ? 0 : static_cast<std::size_t>(i)];
 }
 
-// out[r] = column[r * ld] for r in [0, rows): a column of a tile along an output row.
-void copy_column(const int32_t* column, int64_t ld, int64_t rows, int32_t* out) {
-  for (int64_t r = 0; r < rows; ++r) out[r] = column[r * ld];
-}
-
 // A tile's rows [0, rows) and columns [0, count), requantized: bytes[r][j] =
 // saturate_round<Q>((sums[r][j] + bias[j]) * scale[j] + zero). Whole strips go sixteen columns
 // at a time.
@@ -447,7 +442,8 @@ void store_tile(const IntGemmOutput& c, int64_t i0, int64_t rows, int64_t j0, in
       transpose_bytes(&bytes[0][0], kIntStrip, rows, count, static_cast<uint8_t*>(c.quantized) + j0 * c.ld + i0, c.ld);
       return;
     }
-    for (int64_t j = 0; j < count; ++j) copy_column(&corrected[0][j], kIntStrip, rows, c.sums + (j0 + j) * c.ld + i0);
+    transpose_words(reinterpret_cast<const uint32_t*>(&corrected[0][0]), kIntStrip, rows, count,
+                    reinterpret_cast<uint32_t*>(c.sums + j0 * c.ld + i0), c.ld);
     return;
   }
   for (int64_t r = 0; r < rows; ++r) store_row(c, i0 + r, j0, tile + r * kIntStrip, count, sums[r], zeros[r], z);

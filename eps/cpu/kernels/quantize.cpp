@@ -7,7 +7,7 @@
 #include <limits>
 
 #include "common/broadcast.h"
-#include "common/byte_transpose.h"
+#include "common/block_transpose.h"
 #include "common/gemm.h"
 #include "common/int_gemm.h"
 #include "common/kernel_util.h"

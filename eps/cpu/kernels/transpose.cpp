@@ -1,11 +1,12 @@
 // Transpose of any dtype: axes that stay adjacent are merged, the data moves in cache-sized
 // 2-D tiles (or whole rows when the last axis stays last), in parallel over the outer axes.
-// Tiles of one-byte elements move 16 x 16 at a time in vector registers (transpose_bytes).
+// Tiles of one-byte elements move 16 x 16 at a time in vector registers (transpose_bytes), of
+// four-byte ones 4 x 4 (transpose_words).
 #include <algorithm>
 #include <numeric>
 #include <type_traits>
 
-#include "common/byte_transpose.h"
+#include "common/block_transpose.h"
 #include "common/kernel_util.h"
 #include "common/layout_util.h"
 #include "kernels/kernels.h"
@@ -103,6 +104,11 @@ void move_tile(const T* in, T* out, int64_t b_stride, int64_t a_stride, int64_t 
   if constexpr (sizeof(T) == 1 && std::is_trivially_copyable_v<T>) {
     transpose_bytes(reinterpret_cast<const uint8_t*>(in + b0 * b_stride + a0), b_stride, b1 - b0, a1 - a0,
                     reinterpret_cast<uint8_t*>(out + a0 * a_stride + b0), a_stride);
+    return;
+  }
+  if constexpr (sizeof(T) == 4 && std::is_trivially_copyable_v<T>) {
+    transpose_words(reinterpret_cast<const uint32_t*>(in + b0 * b_stride + a0), b_stride, b1 - b0, a1 - a0,
+                    reinterpret_cast<uint32_t*>(out + a0 * a_stride + b0), a_stride);
     return;
   }
   int64_t a = a0;

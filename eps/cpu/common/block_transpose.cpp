@@ -1,6 +1,7 @@
 // transpose_bytes: 16 x 16 blocks through four rounds of SSE2 unpacks (bytes, then pairs,
-// quads and halves), the edges one byte at a time.
-#include "common/byte_transpose.h"
+// quads and halves), the edges one byte at a time. transpose_words: 4 x 4 blocks through two
+// rounds (words, then pairs), the edges one word at a time.
+#include "common/block_transpose.h"
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -9,7 +10,8 @@
 namespace nxrt::cpu {
 namespace {
 
-void transpose_scalar(const uint8_t* src, int64_t src_ld, int64_t i0, int64_t i1, int64_t j0, int64_t j1, uint8_t* dst,
+template <class T>
+void transpose_scalar(const T* src, int64_t src_ld, int64_t i0, int64_t i1, int64_t j0, int64_t j1, T* dst,
                       int64_t dst_ld) {
   for (int64_t j = j0; j < j1; ++j)
     for (int64_t i = i0; i < i1; ++i) dst[j * dst_ld + i] = src[i * src_ld + j];
@@ -47,18 +49,46 @@ void transpose_16x16(const uint8_t* src, int64_t src_ld, uint8_t* dst, int64_t d
                      _mm_unpackhi_epi64(halves[m], halves[8 + m]));
   }
 }
+
+// One 4 x 4 block of words: after round 1 each 64-bit lane holds column j of two rows; round 2
+// joins rows 0-1 and 2-3 of each column.
+void transpose_4x4(const uint32_t* src, int64_t src_ld, uint32_t* dst, int64_t dst_ld) {
+  const auto load = [&](int i) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i * src_ld)); };
+  const __m128i r0 = load(0), r1 = load(1), r2 = load(2), r3 = load(3);
+  const __m128i low01 = _mm_unpacklo_epi32(r0, r1), low23 = _mm_unpacklo_epi32(r2, r3);    // columns 0, 1
+  const __m128i high01 = _mm_unpackhi_epi32(r0, r1), high23 = _mm_unpackhi_epi32(r2, r3);  // columns 2, 3
+  const auto store = [&](int j, __m128i v) { _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + j * dst_ld), v); };
+  store(0, _mm_unpacklo_epi64(low01, low23));
+  store(1, _mm_unpackhi_epi64(low01, low23));
+  store(2, _mm_unpacklo_epi64(high01, high23));
+  store(3, _mm_unpackhi_epi64(high01, high23));
+}
 #endif
+
+// Full blocks of `block` x `block` elements by `move`, then the edges one element at a time.
+template <class T, class Move>
+void transpose_blocks(const T* src, int64_t src_ld, int64_t rows, int64_t cols, T* dst, int64_t dst_ld, int64_t block,
+                      Move move) {
+  const int64_t full_rows = rows / block * block, full_cols = cols / block * block;
+  for (int64_t j = 0; j < full_cols; j += block)
+    for (int64_t i = 0; i < full_rows; i += block) move(src + i * src_ld + j, src_ld, dst + j * dst_ld + i, dst_ld);
+  transpose_scalar(src, src_ld, full_rows, rows, 0, cols, dst, dst_ld);
+  transpose_scalar(src, src_ld, 0, full_rows, full_cols, cols, dst, dst_ld);
+}
 
 }  // namespace
 
 void transpose_bytes(const uint8_t* src, int64_t src_ld, int64_t rows, int64_t cols, uint8_t* dst, int64_t dst_ld) {
 #if defined(__SSE2__)
-  const int64_t full_rows = rows / 16 * 16, full_cols = cols / 16 * 16;
-  for (int64_t j = 0; j < full_cols; j += 16)
-    for (int64_t i = 0; i < full_rows; i += 16)
-      transpose_16x16(src + i * src_ld + j, src_ld, dst + j * dst_ld + i, dst_ld);
-  transpose_scalar(src, src_ld, full_rows, rows, 0, cols, dst, dst_ld);
-  transpose_scalar(src, src_ld, 0, full_rows, full_cols, cols, dst, dst_ld);
+  transpose_blocks(src, src_ld, rows, cols, dst, dst_ld, 16, transpose_16x16);
+#else
+  transpose_scalar(src, src_ld, 0, rows, 0, cols, dst, dst_ld);
+#endif
+}
+
+void transpose_words(const uint32_t* src, int64_t src_ld, int64_t rows, int64_t cols, uint32_t* dst, int64_t dst_ld) {
+#if defined(__SSE2__)
+  transpose_blocks(src, src_ld, rows, cols, dst, dst_ld, 4, transpose_4x4);
 #else
   transpose_scalar(src, src_ld, 0, rows, 0, cols, dst, dst_ld);
 #endif
