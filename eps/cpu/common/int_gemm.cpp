@@ -382,7 +382,8 @@ inline void for_each_sum(const int32_t* dot, int64_t count, int64_t j0, uint32_t
 
 // Row i, columns [j0, j0 + count), of the output from a row of a tile.
 [[gnu::always_inline]] inline void store_row(const IntGemmOutput& c, int64_t i, int64_t j0, const int32_t* dot,
-                                             int64_t count, uint32_t row_sum, uint32_t a_zero, const ZeroPointTerms& z) {
+                                             int64_t count, uint32_t row_sum, uint32_t a_zero,
+                                             const ZeroPointTerms& z) {
   if (c.sums) {
     store_int_row(dot, count, j0, row_sum, a_zero, z, c.sums + i * c.ld + j0);
     return;
@@ -429,7 +430,8 @@ void store_tile(const IntGemmOutput& c, int64_t i0, int64_t rows, int64_t j0, in
   }
   if (c.transposed) {
     alignas(64) int32_t corrected[kMaxTileRows][kIntStrip];
-    for (int64_t r = 0; r < rows; ++r) store_int_row(tile + r * kIntStrip, count, j0, sums[r], zeros[r], z, corrected[r]);
+    for (int64_t r = 0; r < rows; ++r)
+      store_int_row(tile + r * kIntStrip, count, j0, sums[r], zeros[r], z, corrected[r]);
     if (c.quantized) {  // requantized row by row (vectors along the columns), then turned as bytes
       static constexpr int32_t kNoBias[kIntStrip] = {};
       const int32_t* bias = c.bias ? c.bias + j0 : kNoBias;

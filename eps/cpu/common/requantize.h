@@ -59,7 +59,8 @@ void requantize_channel(const int32_t* sums, int64_t count, int32_t bias, float 
   std::fill_n(biases, kRequantizeLanes, bias);
   std::fill_n(scales, kRequantizeLanes, scale);
   int64_t i = 0;
-  for (; i + kRequantizeLanes <= count; i += kRequantizeLanes) requantize_lanes(sums + i, biases, scales, zero, out + i);
+  for (; i + kRequantizeLanes <= count; i += kRequantizeLanes)
+    requantize_lanes(sums + i, biases, scales, zero, out + i);
   for (; i < count; ++i) {
     const auto sum = static_cast<int32_t>(static_cast<uint32_t>(sums[i]) + static_cast<uint32_t>(bias));
     out[i] = saturate_round<Q>(static_cast<float>(sum) * scale + zero);

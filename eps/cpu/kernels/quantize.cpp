@@ -530,9 +530,9 @@ struct ConvRequantization {
   IntGemmOutput gemm_output(int64_t plane, int64_t channel, int64_t pixel, int64_t out_size) const {
     const int64_t offset = plane * out_size + pixel;
     const int32_t* b = bias ? bias + channel : nullptr;
-    if (is_signed)
-      return IntGemmOutput::requantized_transposed(static_cast<int8_t*>(y) + offset, out_size, scale + channel, b, zero);
-    return IntGemmOutput::requantized_transposed(static_cast<uint8_t*>(y) + offset, out_size, scale + channel, b, zero);
+    const float* s = scale + channel;
+    if (is_signed) return IntGemmOutput::requantized_transposed(static_cast<int8_t*>(y) + offset, out_size, s, b, zero);
+    return IntGemmOutput::requantized_transposed(static_cast<uint8_t*>(y) + offset, out_size, s, b, zero);
   }
 };
 
