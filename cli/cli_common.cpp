@@ -13,6 +13,7 @@
 #include "builtin_eps.h"
 #include "plugin_library.h"
 #include "nxrt/io/tensor_file.h"
+#include "nxrt/ir/passes.h"
 
 namespace nxrt::cli {
 
@@ -40,6 +41,16 @@ void EpFlags::add_to(CLI::App& cmd, bool list_per_flag) {
       ->check(CLI::IsMember(policies))
       ->type_name("POLICY")
       ->capture_default_str();
+  std::vector<std::string> passes;
+  for (const auto& pass : default_passes()) passes.emplace_back(pass->name());
+  cmd.add_option("--skip-pass", skipped_passes,
+                 fmt::format("leave out a graph rewrite (repeatable): {}; fuse-qdq runs DequantizeLinear -> Conv or "
+                             "MatMul -> QuantizeLinear as QLinearConv or QLinearMatMul, whose outputs can differ "
+                             "from the float ops' by one quantization step",
+                             fmt::join(passes, ", ")))
+      ->check(CLI::IsMember(passes))
+      ->allow_extra_args(false)
+      ->type_name("NAME");
 }
 
 void add_plugin_option(CLI::App& cmd, std::vector<std::string>& plugins) {
@@ -111,6 +122,7 @@ Expected<SessionOptions> EpFlags::session_options() const {
   o.config.threads = threads;
   // --placement's check only lets the policies' names through.
   o.placement = parse_placement_policy(placement).value_or(kDefaultPlacementPolicy);
+  o.skipped_passes = skipped_passes;
   if (!device.empty()) o.config.options["device"] = device;
   if (!target_arch.empty()) o.config.options["target_arch"] = target_arch;
   for (const auto& spec : shapes) {

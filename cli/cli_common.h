@@ -21,6 +21,7 @@ struct EpFlags {
   std::string device;                // --device N (GPU EPs' device ordinal)
   std::string target_arch;           // --target-arch A (compile for a GPU that may not be here)
   std::string placement{placement_policy_name(kDefaultPlacementPolicy)};  // --placement POLICY
+  std::vector<std::string> skipped_passes;  // --skip-pass NAME, repeatable
   // With `list_per_flag`, each --ep is an EP list of its own (bench compares them):
   // --ep onednn,cpu --ep cpu is two lists, not one.
   void add_to(CLI::App& cmd, bool list_per_flag = false);

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <set>
 
 #include "epcontext_node.h"
@@ -155,6 +156,7 @@ Expected<Analysis> analyze(const std::filesystem::path& model_path, const Sessio
   if (!model) return std::unexpected(model.error());
   std::vector<std::string> rewrites;
   for (const auto& pass : default_passes()) {
+    if (std::ranges::find(options.skipped_passes, pass->name()) != options.skipped_passes.end()) continue;
     auto changes = pass->run(*model->graph);
     if (!changes) return forward_error(std::move(changes), fmt::format("running pass '{}'", pass->name()));
     for (auto& c : *changes) rewrites.push_back(fmt::format("{}: {}", pass->name(), c));

@@ -40,6 +40,20 @@ class MergeDuplicateNodes final : public OptimizerPass {
   Expected<std::vector<std::string>> run(Graph& graph) const override;
 };
 
+// Runs the integer product a quantized model's QDQ form stands for, as ONNX Runtime does:
+// DequantizeLinear (uint8/int8, per tensor) -> Conv -> QuantizeLinear becomes QLinearConv (W
+// per tensor or per output channel, a bias dequantized from int32 at x_scale * w_scale), and
+// DequantizeLinear -> MatMul (2-D B, per tensor or per column) -> QuantizeLinear becomes
+// QLinearMatMul. Scales and zero points must be initializers; the Conv's or MatMul's output
+// must be read by the QuantizeLinear alone, or by a Relu alone when the QuantizeLinear's zero
+// point is its type's lowest value (it then clamps as the Relu does). Outputs can differ from
+// the float ops' by one quantization step, where a sum rounds the other way.
+class FuseQdqNodeGroups final : public OptimizerPass {
+ public:
+  std::string_view name() const override { return "fuse-qdq"; }
+  Expected<std::vector<std::string>> run(Graph& graph) const override;
+};
+
 // The passes analyze() runs, in order.
 std::vector<std::unique_ptr<OptimizerPass>> default_passes();
 

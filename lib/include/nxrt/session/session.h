@@ -24,6 +24,8 @@ struct SessionOptions {
   bool all_values_as_outputs = false;
   // How claimed nodes are placed (--placement).
   PlacementPolicy placement = kDefaultPlacementPolicy;
+  // Optimizer passes (default_passes) left out, by name (--skip-pass).
+  std::vector<std::string> skipped_passes;
 };
 
 // Creates the named EPs from the factory list, in order; unknown names are a usage error

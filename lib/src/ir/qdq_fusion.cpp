@@ -1,0 +1,249 @@
+// FuseQdqNodeGroups: DequantizeLinear -> Conv / MatMul -> QuantizeLinear as one QLinearConv /
+// QLinearMatMul, the integer product the quantized model stands for.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+#include <set>
+
+#include "nxrt/ir/passes.h"
+
+namespace nxrt {
+namespace {
+
+bool is_onnx(const Node& node, std::string_view op) { return node.domain.empty() && node.op_type == op; }
+
+bool is_byte_quantized(DType t) { return t == DType::kUInt8 || t == DType::kInt8; }
+
+// The node that produces `v`, when it is a node of this graph.
+const Node* producer_of(const Graph& graph, ValueId v) {
+  if (v == kNoValue) return nullptr;
+  const NodeId p = graph.value(v).producer;
+  return p < 0 ? nullptr : &graph.node(p);
+}
+
+// The values of an initializer of T's dtype (a scale, a zero point), or nullopt.
+template <class T>
+std::optional<std::vector<T>> constant_values(const Graph& graph, ValueId v) {
+  if (v == kNoValue) return std::nullopt;
+  const Value& value = graph.value(v);
+  if (!value.initializer || value.type.dtype != dtype_of<T>()) return std::nullopt;
+  auto t = value.initializer->materialize();
+  if (!t) return std::nullopt;
+  return std::vector<T>(t->data_as<T>(), t->data_as<T>() + t->numel());
+}
+
+// Whether `v` is an initializer of `dtype` whose shape is [] or [1] (or 1-D of `count` when a
+// count is given).
+bool is_constant_of(const Graph& graph, ValueId v, DType dtype, std::optional<int64_t> count = std::nullopt) {
+  if (v == kNoValue) return false;
+  const Value& value = graph.value(v);
+  const auto shape = value.type.static_shape();
+  if (!value.initializer || value.type.dtype != dtype || !shape) return false;
+  if (shape_numel(*shape) == 1 && shape->size() <= 1) return true;
+  return count && shape->size() == 1 && (*shape)[0] == *count;
+}
+
+// A DequantizeLinear of uint8 or int8 with a float scale and a zero point, both initializers,
+// and nothing that QLinearConv or QLinearMatMul cannot say (blocks, another output type).
+struct Dequantized {
+  const Node* node = nullptr;
+  ValueId quantized = kNoValue, scale = kNoValue, zero_point = kNoValue;
+};
+
+// Input `i` of `node` as a Dequantized whose scale covers one value, or `per_axis` values
+// along axis `axis` of a tensor of rank `rank` (per channel, per column).
+std::optional<Dequantized> dequantized_input(const Graph& graph, const Node& node, std::size_t i,
+                                             std::optional<int64_t> per_axis = std::nullopt, int64_t axis = 0,
+                                             int64_t rank = 0) {
+  if (i >= node.inputs.size()) return std::nullopt;
+  const Node* dq = producer_of(graph, node.inputs[i]);
+  if (!dq || !is_onnx(*dq, "DequantizeLinear") || dq->inputs.size() != 3 || dq->outputs.size() != 1)
+    return std::nullopt;
+  if (dq->attributes.int_or("block_size", 0) != 0) return std::nullopt;
+  if (const auto out = dq->attributes.get_int("output_dtype"); out && *out != static_cast<int64_t>(DType::kFloat32))
+    return std::nullopt;
+  const Dequantized d{dq, dq->inputs[0], dq->inputs[1], dq->inputs[2]};
+  const DType q = graph.value(d.quantized).type.dtype;
+  if (!is_byte_quantized(q) || graph.value(d.zero_point).type.dtype != q) return std::nullopt;
+  std::optional<int64_t> count;
+  if (per_axis) {
+    int64_t a = dq->attributes.int_or("axis", 1);
+    if (a < 0) a += rank;
+    if (a == axis) count = per_axis;
+  }
+  if (!is_constant_of(graph, d.scale, DType::kFloat32, count) || !is_constant_of(graph, d.zero_point, q, count))
+    return std::nullopt;
+  return d;
+}
+
+// The only reader of `v`, when `v` is not a graph output.
+const Node* sole_reader(const Graph& graph, ValueId v) {
+  const Value& value = graph.value(v);
+  if (value.is_graph_output || value.consumers.size() != 1) return nullptr;
+  return &graph.node(value.consumers.front());
+}
+
+// The QuantizeLinear that is the only reader of `v` (not a graph output), to uint8 or int8
+// with a scalar scale and zero point, both initializers.
+const Node* quantized_output(const Graph& graph, ValueId v) {
+  const Node* reader = sole_reader(graph, v);
+  if (!reader) return nullptr;
+  const Node& q = *reader;
+  if (!is_onnx(q, "QuantizeLinear") || q.inputs.size() != 3 || q.inputs[0] != v || q.outputs.size() != 1)
+    return nullptr;
+  if (q.attributes.int_or("block_size", 0) != 0) return nullptr;
+  const DType t = graph.value(q.inputs[2]).type.dtype;
+  if (!is_byte_quantized(t) || !is_constant_of(graph, q.inputs[1], DType::kFloat32) ||
+      !is_constant_of(graph, q.inputs[2], t))
+    return nullptr;
+  if (const auto out = q.attributes.get_int("output_dtype"); out && *out != static_cast<int64_t>(t)) return nullptr;
+  return &q;
+}
+
+// Conv's bias, when it is a DequantizeLinear of int32 that QLinearConv's bias says the same as:
+// scale x_scale * w_scale (per output channel, to a float's rounding) and zero point 0.
+std::optional<Dequantized> dequantized_bias(const Graph& graph, const Node& conv, const Dequantized& x,
+                                            const Dequantized& w, int64_t channels) {
+  const Node* dq = producer_of(graph, conv.inputs[2]);
+  if (!dq || !is_onnx(*dq, "DequantizeLinear") || dq->inputs.size() < 2 || dq->outputs.size() != 1 ||
+      dq->attributes.int_or("block_size", 0) != 0)
+    return std::nullopt;
+  const Dequantized bias{dq, dq->inputs[0], dq->inputs[1], dq->inputs.size() > 2 ? dq->inputs[2] : kNoValue};
+  const auto b_shape = graph.value(bias.quantized).type.static_shape();
+  if (graph.value(bias.quantized).type.dtype != DType::kInt32 || !b_shape || shape_numel(*b_shape) != channels)
+    return std::nullopt;
+  const auto b_scale = constant_values<float>(graph, bias.scale), x_scale = constant_values<float>(graph, x.scale);
+  const auto w_scale = constant_values<float>(graph, w.scale);
+  if (!b_scale || !x_scale || !w_scale) return std::nullopt;
+  const auto one_or_all = [&](std::size_t n) { return n == 1 || n == static_cast<std::size_t>(channels); };
+  if (!one_or_all(b_scale->size()) || !one_or_all(w_scale->size())) return std::nullopt;
+  if (bias.zero_point != kNoValue) {
+    const auto zero = constant_values<int32_t>(graph, bias.zero_point);
+    if (!zero || std::ranges::any_of(*zero, [](int32_t z) { return z != 0; })) return std::nullopt;
+  }
+  for (int64_t c = 0; c < channels; ++c) {
+    const float want = (*x_scale)[0] * (*w_scale)[w_scale->size() == 1 ? 0 : static_cast<std::size_t>(c)];
+    const float have = (*b_scale)[b_scale->size() == 1 ? 0 : static_cast<std::size_t>(c)];
+    if (std::fabs(have - want) > 1e-6f * std::fabs(want)) return std::nullopt;
+  }
+  return bias;
+}
+
+// Whether the zero point of QuantizeLinear `q` is the lowest value of its type: then it clamps
+// what a Relu before it would have, and the Relu can go.
+bool clamps_like_relu(const Graph& graph, const Node& q) {
+  const ValueId zp = q.inputs[2];
+  if (graph.value(zp).type.dtype == DType::kUInt8) {
+    const auto v = constant_values<uint8_t>(graph, zp);
+    return v && v->front() == 0;
+  }
+  const auto v = constant_values<int8_t>(graph, zp);
+  return v && v->front() == -128;
+}
+
+// The QuantizeLinear after `node`'s output `v`: read by it alone, or by a Relu alone that it
+// alone reads when its zero point clamps as the Relu does (returned in `relu`).
+const Node* quantized_result(const Graph& graph, ValueId v, const Node*& relu) {
+  relu = nullptr;
+  if (const Node* q = quantized_output(graph, v)) return q;
+  const Node* r = sole_reader(graph, v);
+  if (!r || !is_onnx(*r, "Relu") || r->outputs.size() != 1) return nullptr;
+  const Node* q = quantized_output(graph, r->outputs[0]);
+  if (!q || !clamps_like_relu(graph, *q)) return nullptr;
+  relu = r;
+  return q;
+}
+
+// The QLinear form of `node` (Conv or MatMul) and the nodes it replaces, or nullopt.
+struct Fusion {
+  std::vector<ValueId> inputs;
+  const Node* quantize = nullptr;
+  const Node* relu = nullptr;  // between the node and the QuantizeLinear, when there is one
+  std::vector<const Node*> dequantizes;  // its inputs' (they stay where other nodes read them)
+};
+
+std::optional<Fusion> conv_fusion(const Graph& graph, const Node& conv) {
+  if (conv.inputs.size() < 2 || conv.outputs.size() != 1) return std::nullopt;
+  const auto w_shape = graph.value(conv.inputs[1]).type.static_shape();
+  if (!w_shape || w_shape->size() < 3) return std::nullopt;
+  const int64_t channels = (*w_shape)[0];
+  const auto x = dequantized_input(graph, conv, 0);
+  const auto w = dequantized_input(graph, conv, 1, channels, 0, static_cast<int64_t>(w_shape->size()));
+  const Node* relu = nullptr;
+  const Node* q = quantized_result(graph, conv.outputs[0], relu);
+  if (!x || !w || !q) return std::nullopt;
+  Fusion f{{x->quantized, x->scale, x->zero_point, w->quantized, w->scale, w->zero_point, q->inputs[1], q->inputs[2]},
+           q,
+           relu,
+           {x->node, w->node}};
+  if (conv.inputs.size() > 2 && conv.inputs[2] != kNoValue) {
+    const auto bias = dequantized_bias(graph, conv, *x, *w, channels);
+    if (!bias) return std::nullopt;
+    f.inputs.push_back(bias->quantized);
+    f.dequantizes.push_back(bias->node);
+  }
+  return f;
+}
+
+std::optional<Fusion> matmul_fusion(const Graph& graph, const Node& matmul) {
+  if (matmul.inputs.size() != 2 || matmul.outputs.size() != 1) return std::nullopt;
+  const auto b_shape = graph.value(matmul.inputs[1]).type.static_shape();
+  if (!b_shape || b_shape->size() != 2) return std::nullopt;
+  const auto a = dequantized_input(graph, matmul, 0);
+  const auto b = dequantized_input(graph, matmul, 1, (*b_shape)[1], 1, 2);  // per column of B
+  const Node* relu = nullptr;
+  const Node* q = quantized_result(graph, matmul.outputs[0], relu);
+  if (!a || !b || !q) return std::nullopt;
+  return Fusion{
+      {a->quantized, a->scale, a->zero_point, b->quantized, b->scale, b->zero_point, q->inputs[1], q->inputs[2]},
+      q,
+      relu,
+      {a->node, b->node}};
+}
+
+}  // namespace
+
+Expected<std::vector<std::string>> FuseQdqNodeGroups::run(Graph& graph) const {
+  std::vector<std::string> changes;
+  std::set<NodeId> fused;  // the QuantizeLinear (and Relu) nodes the fused nodes replace
+  std::set<ValueId> dequantized;  // outputs of the DequantizeLinear nodes the fused nodes read
+  for (Node& node : graph.nodes) {
+    const bool conv = is_onnx(node, "Conv");
+    if (!conv && !is_onnx(node, "MatMul")) continue;
+    const auto fusion = conv ? conv_fusion(graph, node) : matmul_fusion(graph, node);
+    if (!fusion) continue;
+    std::vector<std::string> names;
+    for (const Node* dq : fusion->dequantizes) {
+      dequantized.insert(dq->outputs[0]);
+      names.push_back(fmt::format("'{}'", dq->name));
+    }
+    fused.insert(fusion->quantize->id);
+    if (fusion->relu) fused.insert(fusion->relu->id);
+    changes.push_back(fmt::format("fused {} '{}' with DequantizeLinear {}{} and QuantizeLinear '{}' into {}",
+                                  node.op_type, node.name, fmt::join(names, ", "),
+                                  fusion->relu ? fmt::format(", Relu '{}' (the zero point clamps as it does)",
+                                                             fusion->relu->name)
+                                               : "",
+                                  fusion->quantize->name, conv ? "QLinearConv" : "QLinearMatMul"));
+    // The node becomes the integer op in place: its attributes (Conv's window) carry over, and
+    // it writes the QuantizeLinear's output, which only nodes after that one read.
+    node.op_type = conv ? "QLinearConv" : "QLinearMatMul";
+    node.inputs = fusion->inputs;
+    node.outputs = fusion->quantize->outputs;
+  }
+  if (fused.empty()) return changes;
+  remove_nodes(graph, std::vector<NodeId>(fused.begin(), fused.end()));  // renumbers the nodes
+  // Those DequantizeLinear nodes that no other node reads go too.
+  std::vector<NodeId> unread;
+  for (const Node& node : graph.nodes) {
+    if (node.outputs.empty() || !dequantized.contains(node.outputs[0])) continue;
+    const Value& out = graph.value(node.outputs[0]);
+    if (out.consumers.empty() && !out.is_graph_output) unread.push_back(node.id);
+  }
+  if (!unread.empty()) remove_nodes(graph, unread);
+  return changes;
+}
+
+}  // namespace nxrt

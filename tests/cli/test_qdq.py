@@ -1,0 +1,95 @@
+"""CLI tests for quantized models in QDQ form: the fuse-qdq pass runs DequantizeLinear -> Conv
+(-> Relu) -> QuantizeLinear as QLinearConv, explain-claims says so, the outputs stay within a
+quantization step of the float ops' (--skip-pass fuse-qdq), and --skip-pass names its passes."""
+import unittest
+
+import numpy as np
+import onnx.numpy_helper
+from onnx import TensorProto, helper
+
+from test_cli import DATA, TempDirTest, nxrt
+from test_control_flow import save_model
+
+PASSES = ["constant-to-initializer", "fold-shape-computations", "merge-duplicate-nodes", "fuse-qdq"]
+Y_SCALE = 0.1
+
+
+def qdq_conv_model(path, layers=2, channels=8, size=10):
+    """X quantized, then `layers` of DequantizeLinear -> Conv 3x3 (int8 weights per channel, an
+    int32 bias) -> Relu -> QuantizeLinear (zero point 0), then Y dequantized: what a static
+    quantizer writes."""
+    rng = np.random.default_rng(3)
+    inits, nodes = [], []
+
+    def init(name, array):
+        inits.append(onnx.numpy_helper.from_array(array, name))
+
+    init("xs", np.array(0.05, np.float32))
+    init("xz", np.array(128, np.uint8))
+    nodes.append(helper.make_node("QuantizeLinear", ["x", "xs", "xz"], ["q_in"], name="quantize_x"))
+    previous, x_scale = ("q_in", "xs", "xz"), 0.05
+    for i in range(layers):
+        w_scale = (rng.random(channels) * 0.02 + 0.005).astype(np.float32)
+        init(f"w{i}", rng.integers(-127, 128, (channels, channels, 3, 3)).astype(np.int8))
+        init(f"ws{i}", w_scale)
+        init(f"wz{i}", np.zeros(channels, np.int8))
+        init(f"b{i}", rng.integers(-500, 500, channels).astype(np.int32))
+        init(f"bs{i}", (np.float32(x_scale) * w_scale).astype(np.float32))
+        init(f"ys{i}", np.array(Y_SCALE, np.float32))
+        init(f"yz{i}", np.array(0, np.uint8))
+        nodes += [
+            helper.make_node("DequantizeLinear", list(previous), [f"x{i}"], name=f"dq_x{i}"),
+            helper.make_node("DequantizeLinear", [f"w{i}", f"ws{i}", f"wz{i}"], [f"wf{i}"], name=f"dq_w{i}", axis=0),
+            helper.make_node("DequantizeLinear", [f"b{i}", f"bs{i}"], [f"bf{i}"], name=f"dq_b{i}", axis=0),
+            helper.make_node("Conv", [f"x{i}", f"wf{i}", f"bf{i}"], [f"c{i}"], name=f"conv{i}", pads=[1, 1, 1, 1]),
+            helper.make_node("Relu", [f"c{i}"], [f"r{i}"], name=f"relu{i}"),
+            helper.make_node("QuantizeLinear", [f"r{i}", f"ys{i}", f"yz{i}"], [f"q{i}"], name=f"quantize{i}"),
+        ]
+        previous, x_scale = (f"q{i}", f"ys{i}", f"yz{i}"), Y_SCALE
+    nodes.append(helper.make_node("DequantizeLinear", list(previous), ["y"], name="dequantize_y"))
+    shape = [1, channels, size, size]
+    return save_model(path, nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+                      [helper.make_tensor_value_info("y", TensorProto.FLOAT, shape)], inits, opset=13)
+
+
+class FuseQdq(TempDirTest):
+    def test_explain_claims_shows_the_fusion_and_the_qlinearconv_nodes(self):
+        model = qdq_conv_model(self.tmp / "qdq.onnx")
+        rc, out, err = nxrt("explain-claims", model, "--ep", "cpu")
+        self.assertEqual(rc, 0, err)
+        self.assertIn("fuse-qdq: fused Conv 'conv0' with DequantizeLinear 'dq_x0', 'dq_w0', 'dq_b0', Relu 'relu0' "
+                      "(the zero point clamps as it does) and QuantizeLinear 'quantize0' into QLinearConv", out)
+        self.assertIn("QLinearConv", out)
+        for gone in ("relu0", "quantize1", "dq_w1"):
+            self.assertNotIn(f"\n{gone} ", out)
+        rc, out, err = nxrt("explain-claims", model, "--ep", "cpu", "--skip-pass", "fuse-qdq")
+        self.assertEqual(rc, 0, err)
+        self.assertNotIn("fuse-qdq", out)
+        self.assertNotIn("QLinearConv", out)
+
+    def test_outputs_stay_within_a_quantization_step_of_the_float_ops(self):
+        model = qdq_conv_model(self.tmp / "qdq.onnx")
+        x = (np.random.default_rng(5).standard_normal((1, 8, 10, 10)) * 3).astype(np.float32)
+        np.save(self.tmp / "x.npy", x)
+        outputs = {}
+        for name, extra in (("fused", []), ("float", ["--skip-pass", "fuse-qdq"])):
+            rc, _, err = nxrt("run", model, "--ep", "cpu", "--input", f"x={self.tmp / 'x.npy'}", "--output-dir",
+                              self.tmp / name, "-q", *extra)
+            self.assertEqual(rc, 0, err)
+            outputs[name] = np.load(self.tmp / name / "y.npy")
+        steps = np.abs(outputs["fused"] - outputs["float"]) / Y_SCALE
+        self.assertGreater(outputs["float"].max(), 1.0, "the model should not saturate to zeros")
+        self.assertLessEqual(steps.max(), 2.0 + 1e-4)
+        self.assertLess(np.count_nonzero(steps > 1e-4), steps.size // 50)
+
+    def test_an_unknown_pass_is_a_usage_error_naming_the_passes(self):
+        for sub in (["explain-claims"], ["run"], ["bench"]):
+            rc, out, err = nxrt(*sub, DATA / "mlp/model.onnx", "--skip-pass", "fuse-everything")
+            self.assertEqual((rc, out), (2, ""), f"{sub}: {err}")
+            self.assertIn("fuse-everything", err, sub)
+            for name in PASSES:
+                self.assertIn(name, err, sub)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,134 @@
+// FuseQdqNodeGroups: DequantizeLinear -> Conv / MatMul -> QuantizeLinear groups become
+// QLinearConv / QLinearMatMul; groups whose integer form would say something else stay.
+#include <catch2/catch.hpp>
+
+#include "lib_test_util.h"
+#include "nxrt/ir/passes.h"
+
+namespace {
+
+using nxrt::DType;
+using nxrt::Graph;
+using nxrt::Tensor;
+using nxrt::test::GraphBuilder;
+
+std::vector<std::string> fuse_qdq(Graph& g) {
+  auto changes = nxrt::FuseQdqNodeGroups().run(g);
+  REQUIRE(changes);
+  return *changes;
+}
+
+std::vector<std::string> ops_of(const Graph& g) {
+  std::vector<std::string> ops;
+  for (const auto& n : g.nodes) ops.push_back(n.op_type);
+  return ops;
+}
+
+std::vector<std::string> input_names(const Graph& g, const std::string& node) {
+  std::vector<std::string> names;
+  for (nxrt::ValueId v : g.node(*g.find_node(node)).inputs) names.push_back(g.value(v).name);
+  return names;
+}
+
+// What a quantizer writes for one convolution of 2 output channels: X dequantized per tensor,
+// W per output channel, the int32 bias at x_scale * w_scale, then (optionally) a Relu and the
+// QuantizeLinear of Y, whose zero point is `y_zero`.
+struct ConvGroup {
+  float bias_scale_factor = 1;  // 1: the bias's scale is x_scale * w_scale
+  bool relu = false;
+  uint8_t y_zero = 0;
+};
+
+GraphBuilder conv_group(const ConvGroup& c) {
+  GraphBuilder b;
+  b.input("xq", DType::kUInt8, {1, 1, 4, 4});
+  b.constant("xs", Tensor::from_vector<float>({}, {0.5f}));
+  b.constant("xz", Tensor::from_vector<uint8_t>({}, {128}));
+  b.constant("w", Tensor::from_vector<int8_t>({2, 1, 1, 1}, {3, -5}));
+  b.constant("ws", Tensor::from_vector<float>({2}, {0.25f, 0.125f}));
+  b.constant("wz", Tensor::from_vector<int8_t>({2}, {0, 0}));
+  b.constant("b", Tensor::from_vector<int32_t>({2}, {7, -9}));
+  b.constant("bs", Tensor::from_vector<float>({2}, {0.125f * c.bias_scale_factor, 0.0625f}));
+  b.constant("ys", Tensor::from_vector<float>({}, {0.2f}));
+  b.constant("yz", Tensor::from_vector<uint8_t>({}, {c.y_zero}));
+  b.node("dq_x", "DequantizeLinear", {"xq", "xs", "xz"}, {"x"}, DType::kFloat32, {1, 1, 4, 4});
+  b.node("dq_w", "DequantizeLinear", {"w", "ws", "wz"}, {"wf"}, DType::kFloat32, {2, 1, 1, 1});
+  b.graph.nodes.back().attributes.set("axis", nxrt::Attribute{int64_t{0}});
+  b.node("dq_b", "DequantizeLinear", {"b", "bs"}, {"bf"}, DType::kFloat32, {2});
+  b.graph.nodes.back().attributes.set("axis", nxrt::Attribute{int64_t{0}});
+  b.node("conv", "Conv", {"x", "wf", "bf"}, {"y"}, DType::kFloat32, {1, 2, 4, 4});
+  b.graph.nodes.back().attributes.set("kernel_shape", nxrt::Attribute{std::vector<int64_t>{1, 1}});
+  if (c.relu) b.node("relu", "Relu", {"y"}, {"r"}, DType::kFloat32, {1, 2, 4, 4});
+  b.node("q_y", "QuantizeLinear", {c.relu ? "r" : "y", "ys", "yz"}, {"yq"}, DType::kUInt8, {1, 2, 4, 4});
+  b.output("yq");
+  return b;
+}
+
+}  // namespace
+
+TEST_CASE("fuse-qdq: DequantizeLinear, Conv, Relu and QuantizeLinear become one QLinearConv", "[passes]") {
+  GraphBuilder b = conv_group({.relu = true});
+  Graph& g = b.finish();
+  const auto changes = fuse_qdq(g);
+  REQUIRE(changes.size() == 1);
+  CHECK(changes[0] ==
+        "fused Conv 'conv' with DequantizeLinear 'dq_x', 'dq_w', 'dq_b', Relu 'relu' (the zero point clamps as it "
+        "does) and QuantizeLinear 'q_y' into QLinearConv");
+  CHECK(ops_of(g) == std::vector<std::string>{"QLinearConv"});
+  CHECK(input_names(g, "conv") == std::vector<std::string>{"xq", "xs", "xz", "w", "ws", "wz", "ys", "yz", "b"});
+  const nxrt::Node& conv = g.node(*g.find_node("conv"));
+  CHECK(g.value(conv.outputs[0]).name == "yq");
+  CHECK(g.value(conv.outputs[0]).producer == conv.id);
+  CHECK(conv.attributes.get_ints("kernel_shape") == std::vector<int64_t>{1, 1});
+}
+
+TEST_CASE("fuse-qdq: groups whose integer form would differ are left as they are", "[passes]") {
+  SECTION("a Relu before a zero point that does not clamp at zero") {
+    GraphBuilder b = conv_group({.relu = true, .y_zero = 128});
+    Graph& g = b.finish();
+    CHECK(fuse_qdq(g).empty());
+    CHECK(ops_of(g).size() == 6);
+  }
+  SECTION("a bias at another scale than x_scale * w_scale") {
+    GraphBuilder b = conv_group({.bias_scale_factor = 1.01f});
+    Graph& g = b.finish();
+    CHECK(fuse_qdq(g).empty());
+  }
+  SECTION("Conv's float output read by another node too") {
+    GraphBuilder b = conv_group({});
+    b.output("y");
+    Graph& g = b.finish();
+    CHECK(fuse_qdq(g).empty());
+  }
+}
+
+TEST_CASE("fuse-qdq: a DequantizeLinear that other nodes read stays for them", "[passes]") {
+  GraphBuilder b = conv_group({.y_zero = 128});
+  b.node("other", "Relu", {"x"}, {"x_relu"}, DType::kFloat32, {1, 1, 4, 4});
+  b.output("x_relu");
+  Graph& g = b.finish();
+  REQUIRE(fuse_qdq(g).size() == 1);
+  CHECK(ops_of(g) == std::vector<std::string>{"DequantizeLinear", "QLinearConv", "Relu"});
+  CHECK(g.value(*g.find_value("x")).consumers.size() == 1);
+}
+
+TEST_CASE("fuse-qdq: DequantizeLinear, MatMul and QuantizeLinear become QLinearMatMul, B per column", "[passes]") {
+  GraphBuilder b;
+  b.input("aq", DType::kUInt8, {3, 4});
+  b.constant("as", Tensor::from_vector<float>({}, {0.5f}));
+  b.constant("az", Tensor::from_vector<uint8_t>({}, {100}));
+  b.constant("bq", Tensor::from_vector<int8_t>({4, 2}, {1, 2, 3, 4, 5, 6, 7, 8}));
+  b.constant("bs", Tensor::from_vector<float>({2}, {0.25f, 0.5f}));
+  b.constant("bz", Tensor::from_vector<int8_t>({2}, {0, 1}));
+  b.constant("ys", Tensor::from_vector<float>({}, {0.3f}));
+  b.constant("yz", Tensor::from_vector<int8_t>({}, {-3}));
+  b.node("dq_a", "DequantizeLinear", {"aq", "as", "az"}, {"a"}, DType::kFloat32, {3, 4});
+  b.node("dq_b", "DequantizeLinear", {"bq", "bs", "bz"}, {"bf"}, DType::kFloat32, {4, 2});
+  b.node("mm", "MatMul", {"a", "bf"}, {"y"}, DType::kFloat32, {3, 2});
+  b.node("q", "QuantizeLinear", {"y", "ys", "yz"}, {"yq"}, DType::kInt8, {3, 2});
+  b.output("yq");
+  Graph& g = b.finish();
+  REQUIRE(fuse_qdq(g).size() == 1);
+  CHECK(ops_of(g) == std::vector<std::string>{"QLinearMatMul"});
+  CHECK(input_names(g, "mm") == std::vector<std::string>{"aq", "as", "az", "bq", "bs", "bz", "ys", "yz"});
+}
