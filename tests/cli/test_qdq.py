@@ -9,6 +9,7 @@ from onnx import TensorProto, helper
 
 from test_cli import DATA, TempDirTest, nxrt
 from test_control_flow import save_model
+from test_cuda import BUILT
 
 PASSES = ["constant-to-initializer", "fold-shape-computations", "merge-duplicate-nodes", "fuse-qdq"]
 Y_SCALE = 0.1
@@ -66,6 +67,15 @@ class FuseQdq(TempDirTest):
         self.assertEqual(rc, 0, err)
         self.assertNotIn("fuse-qdq", out)
         self.assertNotIn("QLinearConv", out)
+
+    @unittest.skipUnless(BUILT, "the cuda EP is not built here")
+    def test_the_float_ops_stay_when_the_cuda_ep_is_listed(self):
+        model = qdq_conv_model(self.tmp / "qdq.onnx")
+        rc, out, err = nxrt("explain-claims", model, "--ep", "cuda,cpu")
+        self.assertEqual(rc, 0, err)
+        self.assertNotIn("fuse-qdq", out)
+        self.assertNotIn("QLinearConv", out)
+        self.assertIn("conv0", out)
 
     def test_outputs_stay_within_a_quantization_step_of_the_float_ops(self):
         model = qdq_conv_model(self.tmp / "qdq.onnx")

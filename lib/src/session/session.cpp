@@ -155,8 +155,12 @@ Expected<Analysis> analyze(const std::filesystem::path& model_path, const Sessio
   auto model = load_model(model_path, options.load);
   if (!model) return std::unexpected(model.error());
   std::vector<std::string> rewrites;
+  // The cuda EP runs Conv and MatMul on cuDNN and cuBLASLt in float, and its QLinearConv is a
+  // direct loop: a QDQ model keeps its float ops when the cuda EP may take them.
+  const bool keeps_float_ops = std::ranges::find(options.eps, "cuda") != options.eps.end();
   for (const auto& pass : default_passes()) {
     if (std::ranges::find(options.skipped_passes, pass->name()) != options.skipped_passes.end()) continue;
+    if (keeps_float_ops && pass->name() == "fuse-qdq") continue;
     auto changes = pass->run(*model->graph);
     if (!changes) return forward_error(std::move(changes), fmt::format("running pass '{}'", pass->name()));
     for (auto& c : *changes) rewrites.push_back(fmt::format("{}: {}", pass->name(), c));

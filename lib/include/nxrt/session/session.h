@@ -24,7 +24,8 @@ struct SessionOptions {
   bool all_values_as_outputs = false;
   // How claimed nodes are placed (--placement).
   PlacementPolicy placement = kDefaultPlacementPolicy;
-  // Optimizer passes (default_passes) left out, by name (--skip-pass).
+  // Optimizer passes (default_passes) left out, by name (--skip-pass). fuse-qdq is also left
+  // out when `eps` lists the cuda EP.
   std::vector<std::string> skipped_passes;
 };
 
