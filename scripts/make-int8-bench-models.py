@@ -1,12 +1,17 @@
 #!/usr/bin/python3
-"""Writes single-op int8 models to .cache/bench-models/ for `nxrt bench` and
-scripts/bench-vs-ort.sh: the shapes of a quantized CNN's layers and of a decoder's MLP.
+"""Writes int8 models to .cache/bench-models/ for `nxrt bench` and scripts/bench-vs-ort.sh:
+single ops of the shapes of a quantized CNN's layers and of a decoder's MLP, and a ResNet block
+in the QDQ form a static quantizer writes.
 
   qlinearconv_3x3.onnx        QLinearConv 64 -> 64 channels, 3x3, pads 1, on uint8 [1, 64, 56, 56]
   qlinearconv_1x1.onnx        QLinearConv 256 -> 64, 1x1, on [1, 256, 56, 56]
   qlinearconv_depthwise.onnx  QLinearConv depthwise 3x3 (144 groups) on [1, 144, 56, 56]
   matmulinteger.onnx          MatMulInteger uint8 [128, 512] x int8 [512, 1376], zero points
   dynamicquantizelinear.onnx  DynamicQuantizeLinear of float [128, 1376]
+  qdq_basic_block.onnx        ResNet's basic block (64 channels, 56x56) in QDQ form: float X
+                              quantized, two 3x3 convolutions between DequantizeLinear and
+                              QuantizeLinear (the first with its Relu), the float residual Add
+                              and Relu, Y quantized and dequantized
 
 Weights are int8 with per-channel scales, random (seed 0); run with /usr/bin/python3.
 
@@ -23,7 +28,11 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 def save(out_dir, name, node, inputs, outputs, inits):
-    graph = helper.make_graph([node], name, inputs, outputs, inits)
+    save_graph(out_dir, name, [node], inputs, outputs, inits)
+
+
+def save_graph(out_dir, name, nodes, inputs, outputs, inits):
+    graph = helper.make_graph(nodes, name, inputs, outputs, inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], producer_name="nxrt-bench")
     model.ir_version = 8
     onnx.save(model, str(out_dir / f"{name}.onnx"))
@@ -48,6 +57,48 @@ def qlinearconv(out_dir, rng, name, channels, out_channels, size, kernel, group=
          [helper.make_tensor_value_info("y", TensorProto.UINT8, [1, out_channels, size, size])], inits)
 
 
+def qdq_basic_block(out_dir, rng, channels=64, size=56):
+    inits, nodes = [], []
+
+    def init(name, array):
+        inits.append(numpy_helper.from_array(array, name))
+
+    def quantize(x, scale, zero, name):
+        init(f"{name}_s", np.array(scale, np.float32))
+        init(f"{name}_z", np.array(zero, np.uint8))
+        nodes.append(helper.make_node("QuantizeLinear", [x, f"{name}_s", f"{name}_z"], [name]))
+        nodes.append(helper.make_node("DequantizeLinear", [name, f"{name}_s", f"{name}_z"], [f"{name}_f"]))
+        return f"{name}_f", scale
+
+    def conv(x, x_scale, name, relu):
+        w_scale = rng.uniform(0.002, 0.006, channels).astype(np.float32)
+        init(f"{name}_w", rng.integers(-127, 128, (channels, channels, 3, 3)).astype(np.int8))
+        init(f"{name}_ws", w_scale)
+        init(f"{name}_wz", np.zeros(channels, np.int8))
+        init(f"{name}_b", rng.integers(-1000, 1000, channels).astype(np.int32))
+        init(f"{name}_bs", (np.float32(x_scale) * w_scale).astype(np.float32))
+        nodes.append(helper.make_node("DequantizeLinear", [f"{name}_w", f"{name}_ws", f"{name}_wz"], [f"{name}_wf"],
+                                      axis=0))
+        nodes.append(helper.make_node("DequantizeLinear", [f"{name}_b", f"{name}_bs"], [f"{name}_bf"], axis=0))
+        nodes.append(helper.make_node("Conv", [x, f"{name}_wf", f"{name}_bf"], [f"{name}_y"], pads=[1, 1, 1, 1],
+                                      name=name))
+        if not relu:
+            return quantize(f"{name}_y", 0.1, 128, f"{name}_q")
+        nodes.append(helper.make_node("Relu", [f"{name}_y"], [f"{name}_r"]))
+        return quantize(f"{name}_r", 0.05, 0, f"{name}_q")
+
+    x, x_scale = quantize("x", 0.05, 128, "x_q")
+    h, h_scale = conv(x, x_scale, "conv1", relu=True)
+    h, _ = conv(h, h_scale, "conv2", relu=False)
+    nodes.append(helper.make_node("Add", [h, x], ["sum"]))
+    nodes.append(helper.make_node("Relu", ["sum"], ["out"]))
+    y, _ = quantize("out", 0.05, 0, "y_q")
+    nodes.append(helper.make_node("Identity", [y], ["y"]))
+    shape = [1, channels, size, size]
+    save_graph(out_dir, "qdq_basic_block", nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+               [helper.make_tensor_value_info("y", TensorProto.FLOAT, shape)], inits)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out-dir", type=Path, default=REPO / ".cache" / "bench-models")
@@ -57,6 +108,7 @@ def main():
     qlinearconv(args.out_dir, rng, "qlinearconv_3x3", 64, 64, 56, 3)
     qlinearconv(args.out_dir, rng, "qlinearconv_1x1", 256, 64, 56, 1)
     qlinearconv(args.out_dir, rng, "qlinearconv_depthwise", 144, 144, 56, 3, group=144)
+    qdq_basic_block(args.out_dir, np.random.default_rng(1))
     m, k, n = 128, 512, 1376
     inits = [numpy_helper.from_array(rng.integers(-127, 128, (k, n)).astype(np.int8), "b"),
              numpy_helper.from_array(np.array(7, np.uint8), "a_zero"),

@@ -170,6 +170,11 @@ class QuantizeLinearKernel final : public Kernel {
   Expected<void> compute(KernelContext& ctx) override {
     return visit_quantized(q_, [&](auto tag) { return run<typename decltype(tag)::type>(ctx); });
   }
+  // Float inputs to integer types of up to 16 bits run in vectors, a run of one scale at a time.
+  std::string_view variant() const override {
+    return attrs_.block == 0 && !is_byte_float(q_) && quantized_integer_range(q_).second <= 65535 ? "scale-runs"
+                                                                                                  : "per-element";
+  }
 
  private:
   template <class Q>
@@ -240,7 +245,14 @@ KernelMatch check_dequantize_linear_23(const NodeContext& ctx) {
 // y = (x - zero_point) * scale.
 class DequantizeLinearKernel final : public Kernel {
  public:
-  explicit DequantizeLinearKernel(QuantAttrs attrs) : attrs_(attrs) {}
+  // `x` is the quantized input's type, when the claim knew it.
+  DequantizeLinearKernel(QuantAttrs attrs, DType x) : attrs_(attrs), x_(x) {}
+  // Integer types of up to 16 bits run in vectors, a run of one scale at a time (when not
+  // blocked); int32 and the float bit patterns element by element.
+  std::string_view variant() const override {
+    const bool runs = attrs_.block == 0 && is_integer(x_) && x_ != DType::kInt32;
+    return runs ? "scale-runs" : "per-element";
+  }
   Expected<void> compute(KernelContext& ctx) override {
     return visit_quantized(ctx.input(0).dtype(), [&](auto tag) { return run<typename decltype(tag)::type>(ctx); });
   }
@@ -285,6 +297,7 @@ class DequantizeLinearKernel final : public Kernel {
     return {};
   }
   QuantAttrs attrs_;
+  DType x_;
 };
 
 }  // namespace
@@ -293,7 +306,9 @@ std::vector<KernelDef> quantize_linear_kernels() {
   auto quantize = [](const NodeContext& ctx) {
     return make_kernel<QuantizeLinearKernel>(quant_attrs(ctx), *quantized_type(ctx));
   };
-  auto dequantize = [](const NodeContext& ctx) { return make_kernel<DequantizeLinearKernel>(quant_attrs(ctx)); };
+  auto dequantize = [](const NodeContext& ctx) {
+    return make_kernel<DequantizeLinearKernel>(quant_attrs(ctx), ctx.input_dtype(0));
+  };
   return {
       KernelDef{{"", "QuantizeLinear", 10}, 12, check_quantize_linear, quantize},
       // Opsets 19 and 21 add types, saturate, blocked quantization and output_dtype, all
