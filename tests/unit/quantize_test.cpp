@@ -420,6 +420,42 @@ TEST_CASE("MatMulInteger batches, broadcasts and per-row zero points match a dir
   }
 }
 
+TEST_CASE("QLinearMatMul requantizes with per-row scales of A and per-column scales of B", "[cpu][quantize]") {
+  std::mt19937 rng(13);
+  // A [3, 20, 37] (three matrices) by a constant B [37, 40]: scales and zero points per row of A
+  // and per column of B, Y int8.
+  const int64_t batches = 3, m = 20, k = 37, n = 40;
+  const Tensor a = random_ints<uint8_t>({batches, m, k}, rng);
+  const Tensor b = random_ints<int8_t>({k, n}, rng);
+  const Tensor az = random_ints<uint8_t>({m}, rng);
+  const Tensor bz = random_ints<int8_t>({n}, rng);
+  std::uniform_real_distribution<float> scale_dist(0.001f, 0.01f);
+  std::vector<float> as(static_cast<std::size_t>(m)), bs(static_cast<std::size_t>(n));
+  for (float& v : as) v = scale_dist(rng);
+  for (float& v : bs) v = scale_dist(rng);
+  const float ys = 0.05f;
+  const int8_t yz = -7;
+  auto y = run_on_cpu({.op_type = "QLinearMatMul",
+                       .opset = 10,
+                       .inputs = {a, Tensor::from_vector<float>({m}, as), az, b, Tensor::from_vector<float>({n}, bs), bz,
+                                  Tensor::from_vector<float>({}, {ys}), Tensor::from_vector<int8_t>({}, {yz})},
+                       .constant = {false, true, true, true, true, true, true, true}});
+  REQUIRE(y);
+  std::vector<int8_t> expected;
+  for (int64_t bi = 0; bi < batches; ++bi)
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        int32_t sum = 0;
+        for (int64_t p = 0; p < k; ++p)
+          sum += (a.data_as<uint8_t>()[(bi * m + i) * k + p] - az.data_as<uint8_t>()[i]) *
+                 (b.data_as<int8_t>()[p * n + j] - bz.data_as<int8_t>()[j]);
+        const float scale = as[static_cast<std::size_t>(i)] * bs[static_cast<std::size_t>(j)] / ys;
+        const float v = std::nearbyint(static_cast<float>(sum) * scale) + static_cast<float>(yz);
+        expected.push_back(static_cast<int8_t>(std::clamp(v, -128.f, 127.f)));
+      }
+  check_equal((*y)[0], Tensor::from_vector<int8_t>({batches, m, n}, std::move(expected)));
+}
+
 TEST_CASE("integer products name a zero point or scale of the wrong length", "[cpu][quantize]") {
   const Tensor a = Tensor::from_vector<uint8_t>({2, 3}, {1, 2, 3, 4, 5, 6});
   const Tensor b = Tensor::from_vector<int8_t>({3, 2}, {1, 2, 3, 4, 5, 6});

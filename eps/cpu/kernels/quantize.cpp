@@ -359,6 +359,14 @@ KernelMatch check_qlinear_matmul(const NodeContext& ctx) {
   return int_matmul_claim(ctx, 0, 3);
 }
 
+// out[j] = saturate(round(sums[j] * scales[j]) + zero) for one row of QLinearMatMul. (A function
+// of its own, so that the loop vectorizes: in a lambda, Q's stores could alias the captures.)
+template <class Q>
+void requantize_matmul_row(const int32_t* sums, const float* scales, int64_t count, float zero, Q* out) {
+  for (int64_t j = 0; j < count; ++j)
+    out[j] = saturate_round<Q>(std::nearbyint(static_cast<float>(sums[j]) * scales[j]) + zero);
+}
+
 class QLinearMatMulKernel final : public IntMatMulBase {
  public:
   using IntMatMulBase::IntMatMulBase;
@@ -382,16 +390,20 @@ class QLinearMatMulKernel final : public IntMatMulBase {
       const float y_zp = static_cast<float>(*ctx.input(7).data_as<Q>());
       Q* out = y->template mut_as<Q>();
       const int64_t n = plan->n;
+      // Each row's scales, a_scale * b_scale / y_scale per column, found once per row of A's scale.
+      const auto row_scales = [&](int64_t r, std::vector<float>& scales) {
+        const float as = a_scale[a_per_row ? r % plan->m : 0];
+        for (int64_t j = 0; j < n; ++j)
+          scales[static_cast<std::size_t>(j)] = as * b_scale[b_per_column ? j : 0] / y_scale;
+      };
       ctx.parallel().for_range(
           static_cast<int64_t>(acc->size()) / std::max<int64_t>(n, 1),
           std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(n, 1)), [&](int64_t r0, int64_t r1) {
+            std::vector<float> scales(static_cast<std::size_t>(n));
+            if (!a_per_row) row_scales(0, scales);
             for (int64_t r = r0; r < r1; ++r) {
-              const float as = a_scale[a_per_row ? r % plan->m : 0];
-              const int32_t* in = acc->data() + r * n;
-              for (int64_t j = 0; j < n; ++j) {
-                const float scale = as * b_scale[b_per_column ? j : 0] / y_scale;
-                out[r * n + j] = saturate_round<Q>(std::nearbyint(static_cast<float>(in[j]) * scale) + y_zp);
-              }
+              if (a_per_row) row_scales(r, scales);
+              requantize_matmul_row(acc->data() + r * n, scales.data(), n, y_zp, out + r * n);
             }
           });
       return {};
