@@ -12,6 +12,8 @@ in the QDQ form a static quantizer writes.
                               quantized, two 3x3 convolutions between DequantizeLinear and
                               QuantizeLinear (the first with its Relu), the float residual Add
                               and Relu, Y quantized and dequantized
+  qdq_matmul.onnx             float [128, 512] quantized, by int8 [512, 1376] (per column) in
+                              QDQ form, Y quantized and dequantized
 
 Weights are int8 with per-channel scales, random (seed 0); run with /usr/bin/python3.
 
@@ -99,6 +101,24 @@ def qdq_basic_block(out_dir, rng, channels=64, size=56):
                [helper.make_tensor_value_info("y", TensorProto.FLOAT, shape)], inits)
 
 
+def qdq_matmul(out_dir, rng, m=128, k=512, n=1376):
+    inits = [numpy_helper.from_array(np.array(0.05, np.float32), "a_s"),
+             numpy_helper.from_array(np.array(128, np.uint8), "a_z"),
+             numpy_helper.from_array(rng.integers(-127, 128, (k, n)).astype(np.int8), "b"),
+             numpy_helper.from_array(rng.uniform(0.002, 0.006, n).astype(np.float32), "b_s"),
+             numpy_helper.from_array(np.zeros(n, np.int8), "b_z"),
+             numpy_helper.from_array(np.array(0.2, np.float32), "y_s"),
+             numpy_helper.from_array(np.array(128, np.uint8), "y_z")]
+    nodes = [helper.make_node("QuantizeLinear", ["x", "a_s", "a_z"], ["a_q"]),
+             helper.make_node("DequantizeLinear", ["a_q", "a_s", "a_z"], ["a"]),
+             helper.make_node("DequantizeLinear", ["b", "b_s", "b_z"], ["b_f"], axis=1),
+             helper.make_node("MatMul", ["a", "b_f"], ["y_f"]),
+             helper.make_node("QuantizeLinear", ["y_f", "y_s", "y_z"], ["y_q"]),
+             helper.make_node("DequantizeLinear", ["y_q", "y_s", "y_z"], ["y"])]
+    save_graph(out_dir, "qdq_matmul", nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [m, k])],
+               [helper.make_tensor_value_info("y", TensorProto.FLOAT, [m, n])], inits)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out-dir", type=Path, default=REPO / ".cache" / "bench-models")
@@ -109,6 +129,7 @@ def main():
     qlinearconv(args.out_dir, rng, "qlinearconv_1x1", 256, 64, 56, 1)
     qlinearconv(args.out_dir, rng, "qlinearconv_depthwise", 144, 144, 56, 3, group=144)
     qdq_basic_block(args.out_dir, np.random.default_rng(1))
+    qdq_matmul(args.out_dir, np.random.default_rng(2))
     m, k, n = 128, 512, 1376
     inits = [numpy_helper.from_array(rng.integers(-127, 128, (k, n)).astype(np.int8), "b"),
              numpy_helper.from_array(np.array(7, np.uint8), "a_zero"),

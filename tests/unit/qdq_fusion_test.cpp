@@ -94,6 +94,18 @@ TEST_CASE("fuse-qdq: groups whose integer form would differ are left as they are
     Graph& g = b.finish();
     CHECK(fuse_qdq(g).empty());
   }
+  SECTION("a DequantizeLinear without a zero point (QLinearConv needs one)") {
+    GraphBuilder b = conv_group({});
+    b.graph.nodes[static_cast<std::size_t>(*b.graph.find_node("dq_x"))].inputs[2] = nxrt::kNoValue;
+    Graph& g = b.finish();
+    CHECK(fuse_qdq(g).empty());
+  }
+  SECTION("a QuantizeLinear without a zero point") {
+    GraphBuilder b = conv_group({});
+    b.graph.nodes[static_cast<std::size_t>(*b.graph.find_node("q_y"))].inputs[2] = nxrt::kNoValue;
+    Graph& g = b.finish();
+    CHECK(fuse_qdq(g).empty());
+  }
   SECTION("Conv's float output read by another node too") {
     GraphBuilder b = conv_group({});
     b.output("y");

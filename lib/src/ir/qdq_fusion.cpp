@@ -65,6 +65,7 @@ std::optional<Dequantized> dequantized_input(const Graph& graph, const Node& nod
   if (const auto out = dq->attributes.get_int("output_dtype"); out && *out != static_cast<int64_t>(DType::kFloat32))
     return std::nullopt;
   const Dequantized d{dq, dq->inputs[0], dq->inputs[1], dq->inputs[2]};
+  if (d.quantized == kNoValue || d.zero_point == kNoValue) return std::nullopt;  // QLinear ops need zero points
   const DType q = graph.value(d.quantized).type.dtype;
   if (!is_byte_quantized(q) || graph.value(d.zero_point).type.dtype != q) return std::nullopt;
   std::optional<int64_t> count;
@@ -80,6 +81,7 @@ std::optional<Dequantized> dequantized_input(const Graph& graph, const Node& nod
 
 // The only reader of `v`, when `v` is not a graph output.
 const Node* sole_reader(const Graph& graph, ValueId v) {
+  if (v == kNoValue) return nullptr;
   const Value& value = graph.value(v);
   if (value.is_graph_output || value.consumers.size() != 1) return nullptr;
   return &graph.node(value.consumers.front());
@@ -93,7 +95,7 @@ const Node* quantized_output(const Graph& graph, ValueId v) {
   const Node& q = *reader;
   if (!is_onnx(q, "QuantizeLinear") || q.inputs.size() != 3 || q.inputs[0] != v || q.outputs.size() != 1)
     return nullptr;
-  if (q.attributes.int_or("block_size", 0) != 0) return nullptr;
+  if (q.attributes.int_or("block_size", 0) != 0 || q.inputs[2] == kNoValue) return nullptr;
   const DType t = graph.value(q.inputs[2]).type.dtype;
   if (!is_byte_quantized(t) || !is_constant_of(graph, q.inputs[1], DType::kFloat32) ||
       !is_constant_of(graph, q.inputs[2], t))
@@ -111,6 +113,7 @@ std::optional<Dequantized> dequantized_bias(const Graph& graph, const Node& conv
       dq->attributes.int_or("block_size", 0) != 0)
     return std::nullopt;
   const Dequantized bias{dq, dq->inputs[0], dq->inputs[1], dq->inputs.size() > 2 ? dq->inputs[2] : kNoValue};
+  if (bias.quantized == kNoValue) return std::nullopt;
   const auto b_shape = graph.value(bias.quantized).type.static_shape();
   if (graph.value(bias.quantized).type.dtype != DType::kInt32 || !b_shape || shape_numel(*b_shape) != channels)
     return std::nullopt;
@@ -165,7 +168,7 @@ struct Fusion {
 };
 
 std::optional<Fusion> conv_fusion(const Graph& graph, const Node& conv) {
-  if (conv.inputs.size() < 2 || conv.outputs.size() != 1) return std::nullopt;
+  if (conv.inputs.size() < 2 || conv.inputs[1] == kNoValue || conv.outputs.size() != 1) return std::nullopt;
   const auto w_shape = graph.value(conv.inputs[1]).type.static_shape();
   if (!w_shape || w_shape->size() < 3) return std::nullopt;
   const int64_t channels = (*w_shape)[0];
@@ -188,7 +191,7 @@ std::optional<Fusion> conv_fusion(const Graph& graph, const Node& conv) {
 }
 
 std::optional<Fusion> matmul_fusion(const Graph& graph, const Node& matmul) {
-  if (matmul.inputs.size() != 2 || matmul.outputs.size() != 1) return std::nullopt;
+  if (matmul.inputs.size() != 2 || matmul.inputs[1] == kNoValue || matmul.outputs.size() != 1) return std::nullopt;
   const auto b_shape = graph.value(matmul.inputs[1]).type.static_shape();
   if (!b_shape || b_shape->size() != 2) return std::nullopt;
   const auto a = dequantized_input(graph, matmul, 0);
