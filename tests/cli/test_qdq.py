@@ -1,6 +1,7 @@
 """CLI tests for quantized models in QDQ form: the fuse-qdq pass runs DequantizeLinear -> Conv
-(-> Relu) -> QuantizeLinear as QLinearConv, explain-claims says so, the outputs stay within a
-quantization step of the float ops' (--skip-pass fuse-qdq), and --skip-pass names its passes."""
+(-> Relu) -> QuantizeLinear as QLinearConv, and ops that move values on the quantized values;
+explain-claims says so, the outputs stay within a quantization step of the float ops' (exactly
+the same for moved values; --skip-pass fuse-qdq), and --skip-pass names its passes."""
 import unittest
 
 import numpy as np
@@ -91,6 +92,35 @@ class FuseQdq(TempDirTest):
         self.assertGreater(outputs["float"].max(), 1.0, "the model should not saturate to zeros")
         self.assertLessEqual(steps.max(), 2.0 + 1e-4)
         self.assertLess(np.count_nonzero(steps > 1e-4), steps.size // 50)
+
+    def test_ops_that_move_values_give_exactly_the_float_ops_outputs(self):
+        """X quantized, then DequantizeLinear -> MaxPool -> QuantizeLinear -> DequantizeLinear ->
+        Transpose -> QuantizeLinear with one scale and zero point, then Y dequantized."""
+        inits = [onnx.numpy_helper.from_array(np.array(0.1, np.float32), "s"),
+                 onnx.numpy_helper.from_array(np.array(3, np.int8), "z")]
+        nodes = [helper.make_node("QuantizeLinear", ["x", "s", "z"], ["xq"]),
+                 helper.make_node("DequantizeLinear", ["xq", "s", "z"], ["xf"]),
+                 helper.make_node("MaxPool", ["xf"], ["p"], name="pool", kernel_shape=[3, 3], strides=[2, 2]),
+                 helper.make_node("QuantizeLinear", ["p", "s", "z"], ["pq"]),
+                 helper.make_node("DequantizeLinear", ["pq", "s", "z"], ["pf"]),
+                 helper.make_node("Transpose", ["pf"], ["t"], name="turn", perm=[0, 2, 3, 1]),
+                 helper.make_node("QuantizeLinear", ["t", "s", "z"], ["tq"]),
+                 helper.make_node("DequantizeLinear", ["tq", "s", "z"], ["y"])]
+        model = save_model(self.tmp / "moves.onnx", nodes,
+                           [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 9, 9])],
+                           [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 4, 4])], inits, opset=13)
+        rc, out, err = nxrt("explain-claims", model, "--ep", "cpu")
+        self.assertEqual(rc, 0, err)
+        self.assertIn("fuse-qdq: MaxPool 'pool' runs on the quantized values of DequantizeLinear", out)
+        self.assertIn("fuse-qdq: Transpose 'turn' runs on the quantized values of DequantizeLinear", out)
+        np.save(self.tmp / "x.npy", (np.random.default_rng(7).standard_normal((1, 4, 9, 9)) * 5).astype(np.float32))
+        outputs = {}
+        for name, extra in (("fused", []), ("float", ["--skip-pass", "fuse-qdq"])):
+            rc, _, err = nxrt("run", model, "--ep", "cpu", "--input", f"x={self.tmp / 'x.npy'}", "--output-dir",
+                              self.tmp / name, "-q", *extra)
+            self.assertEqual(rc, 0, err)
+            outputs[name] = np.load(self.tmp / name / "y.npy")
+        np.testing.assert_array_equal(outputs["fused"], outputs["float"])
 
     def test_an_unknown_pass_is_a_usage_error_naming_the_passes(self):
         for sub in (["explain-claims"], ["run"], ["bench"]):

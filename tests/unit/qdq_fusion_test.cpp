@@ -144,3 +144,33 @@ TEST_CASE("fuse-qdq: DequantizeLinear, MatMul and QuantizeLinear become QLinearM
   CHECK(ops_of(g) == std::vector<std::string>{"QLinearMatMul"});
   CHECK(input_names(g, "mm") == std::vector<std::string>{"aq", "as", "az", "bq", "bs", "bz", "ys", "yz"});
 }
+
+TEST_CASE("fuse-qdq: ops that only move values run on the quantized values between equal quantizations",
+          "[passes]") {
+  for (const float y_scale : {0.5f, 0.25f}) {
+    INFO("QuantizeLinear scale " << y_scale);
+    GraphBuilder b;
+    b.input("xq", DType::kUInt8, {1, 2, 4, 4});
+    b.constant("xs", Tensor::from_vector<float>({}, {0.5f}));
+    b.constant("xz", Tensor::from_vector<uint8_t>({}, {10}));
+    b.constant("ys", Tensor::from_vector<float>({}, {y_scale}));
+    b.constant("yz", Tensor::from_vector<uint8_t>({}, {10}));
+    b.node("dq", "DequantizeLinear", {"xq", "xs", "xz"}, {"x"}, DType::kFloat32, {1, 2, 4, 4});
+    b.node("pool", "MaxPool", {"x"}, {"p"}, DType::kFloat32, {1, 2, 2, 2});
+    b.graph.nodes.back().attributes.set("kernel_shape", nxrt::Attribute{std::vector<int64_t>{2, 2}});
+    b.node("q", "QuantizeLinear", {"p", "ys", "yz"}, {"pq"}, DType::kUInt8, {1, 2, 2, 2});
+    b.output("pq");
+    Graph& g = b.finish();
+    const auto changes = fuse_qdq(g);
+    if (y_scale != 0.5f) {  // another scale: the QuantizeLinear rescales, and stays
+      CHECK(changes.empty());
+      continue;
+    }
+    REQUIRE(changes.size() == 1);
+    CHECK(changes[0] == "MaxPool 'pool' runs on the quantized values of DequantizeLinear 'dq': QuantizeLinear 'q' "
+                        "has the same scale and zero point");
+    CHECK(ops_of(g) == std::vector<std::string>{"MaxPool"});
+    CHECK(input_names(g, "pool") == std::vector<std::string>{"xq"});
+    CHECK(g.value(g.node(*g.find_node("pool")).outputs[0]).name == "pq");
+  }
+}

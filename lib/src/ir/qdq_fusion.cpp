@@ -206,6 +206,44 @@ std::optional<Fusion> matmul_fusion(const Graph& graph, const Node& matmul) {
       {a->node, b->node}};
 }
 
+// Ops that only move or pick values (MaxPool from opset 12, when it takes 8-bit integers): on
+// the quantized values they give what DequantizeLinear -> op -> QuantizeLinear gives, when
+// both use one scale and zero point.
+bool moves_values(const Node& node) {
+  static const std::set<std::string, std::less<>> kMoving = {"Reshape", "Transpose", "Flatten", "Squeeze", "Unsqueeze"};
+  if (!node.domain.empty() || node.outputs.size() != 1 || node.inputs.empty()) return false;
+  if (node.op_type == "MaxPool") return node.opset >= 12;
+  return kMoving.contains(node.op_type);
+}
+
+// Whether scales (float) and zero points `a` and `b` hold the same single value.
+template <class T>
+bool same_value(const Graph& graph, ValueId a, ValueId b) {
+  const auto x = constant_values<T>(graph, a), y = constant_values<T>(graph, b);
+  return x && y && x->size() == 1 && y->size() == 1 && x->front() == y->front();
+}
+
+// DequantizeLinear -> `node` (moves_values) -> QuantizeLinear with the same scale and zero
+// point: the QuantizeLinear, and the DequantizeLinear's input, or nullopt.
+struct DroppedQdq {
+  Dequantized input;
+  const Node* quantize = nullptr;
+};
+
+std::optional<DroppedQdq> dropped_qdq(const Graph& graph, const Node& node) {
+  if (!moves_values(node)) return std::nullopt;
+  const auto x = dequantized_input(graph, node, 0);
+  const Node* q = quantized_output(graph, node.outputs[0]);
+  if (!x || !q || graph.value(q->inputs[2]).type.dtype != graph.value(x->zero_point).type.dtype ||
+      !same_value<float>(graph, x->scale, q->inputs[1]))
+    return std::nullopt;
+  const bool same_zero = graph.value(x->zero_point).type.dtype == DType::kUInt8
+                             ? same_value<uint8_t>(graph, x->zero_point, q->inputs[2])
+                             : same_value<int8_t>(graph, x->zero_point, q->inputs[2]);
+  if (!same_zero) return std::nullopt;
+  return DroppedQdq{*x, q};
+}
+
 }  // namespace
 
 Expected<std::vector<std::string>> FuseQdqNodeGroups::run(Graph& graph) const {
@@ -213,6 +251,16 @@ Expected<std::vector<std::string>> FuseQdqNodeGroups::run(Graph& graph) const {
   std::set<NodeId> fused;  // the QuantizeLinear (and Relu) nodes the fused nodes replace
   std::set<ValueId> dequantized;  // outputs of the DequantizeLinear nodes the fused nodes read
   for (Node& node : graph.nodes) {
+    if (const auto drop = dropped_qdq(graph, node)) {
+      dequantized.insert(drop->input.node->outputs[0]);
+      fused.insert(drop->quantize->id);
+      changes.push_back(fmt::format("{} '{}' runs on the quantized values of DequantizeLinear '{}': QuantizeLinear "
+                                    "'{}' has the same scale and zero point",
+                                    node.op_type, node.name, drop->input.node->name, drop->quantize->name));
+      node.inputs[0] = drop->input.quantized;
+      node.outputs = drop->quantize->outputs;
+      continue;
+    }
     const bool conv = is_onnx(node, "Conv");
     if (!conv && !is_onnx(node, "MatMul")) continue;
     const auto fusion = conv ? conv_fusion(graph, node) : matmul_fusion(graph, node);

@@ -47,7 +47,10 @@ class MergeDuplicateNodes final : public OptimizerPass {
 // QLinearMatMul. Scales and zero points must be initializers; the Conv's or MatMul's output
 // must be read by the QuantizeLinear alone, or by a Relu alone when the QuantizeLinear's zero
 // point is its type's lowest value (it then clamps as the Relu does). Outputs can differ from
-// the float ops' by one quantization step, where a sum rounds the other way.
+// the float ops' by one quantization step, where a sum rounds the other way. Ops that only move
+// values (Reshape, Transpose, Flatten, Squeeze, Unsqueeze, MaxPool from opset 12) between a
+// DequantizeLinear and a QuantizeLinear of one scale and zero point run on the quantized values
+// instead, with the same outputs.
 class FuseQdqNodeGroups final : public OptimizerPass {
  public:
   std::string_view name() const override { return "fuse-qdq"; }
