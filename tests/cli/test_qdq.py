@@ -55,6 +55,17 @@ def qdq_conv_model(path, layers=2, channels=8, size=10):
 
 
 class FuseQdq(TempDirTest):
+    def run_with_and_without_pass(self, model, x):
+        """Output y of `model` on input x, "fused" as nxrt runs it and "float" with --skip-pass fuse-qdq."""
+        np.save(self.tmp / "x.npy", x.astype(np.float32))
+        outputs = {}
+        for name, extra in (("fused", []), ("float", ["--skip-pass", "fuse-qdq"])):
+            rc, _, err = nxrt("run", model, "--ep", "cpu", "--input", f"x={self.tmp / 'x.npy'}", "--output-dir",
+                              self.tmp / name, "-q", *extra)
+            self.assertEqual(rc, 0, err)
+            outputs[name] = np.load(self.tmp / name / "y.npy")
+        return outputs
+
     def test_explain_claims_shows_the_fusion_and_the_qlinearconv_nodes(self):
         model = qdq_conv_model(self.tmp / "qdq.onnx")
         rc, out, err = nxrt("explain-claims", model, "--ep", "cpu")
@@ -80,14 +91,7 @@ class FuseQdq(TempDirTest):
 
     def test_outputs_stay_within_a_quantization_step_of_the_float_ops(self):
         model = qdq_conv_model(self.tmp / "qdq.onnx")
-        x = (np.random.default_rng(5).standard_normal((1, 8, 10, 10)) * 3).astype(np.float32)
-        np.save(self.tmp / "x.npy", x)
-        outputs = {}
-        for name, extra in (("fused", []), ("float", ["--skip-pass", "fuse-qdq"])):
-            rc, _, err = nxrt("run", model, "--ep", "cpu", "--input", f"x={self.tmp / 'x.npy'}", "--output-dir",
-                              self.tmp / name, "-q", *extra)
-            self.assertEqual(rc, 0, err)
-            outputs[name] = np.load(self.tmp / name / "y.npy")
+        outputs = self.run_with_and_without_pass(model, np.random.default_rng(5).standard_normal((1, 8, 10, 10)) * 3)
         steps = np.abs(outputs["fused"] - outputs["float"]) / Y_SCALE
         self.assertGreater(outputs["float"].max(), 1.0, "the model should not saturate to zeros")
         self.assertLessEqual(steps.max(), 2.0 + 1e-4)
@@ -113,13 +117,7 @@ class FuseQdq(TempDirTest):
         self.assertEqual(rc, 0, err)
         self.assertIn("fuse-qdq: MaxPool 'pool' runs on the quantized values of DequantizeLinear", out)
         self.assertIn("fuse-qdq: Transpose 'turn' runs on the quantized values of DequantizeLinear", out)
-        np.save(self.tmp / "x.npy", (np.random.default_rng(7).standard_normal((1, 4, 9, 9)) * 5).astype(np.float32))
-        outputs = {}
-        for name, extra in (("fused", []), ("float", ["--skip-pass", "fuse-qdq"])):
-            rc, _, err = nxrt("run", model, "--ep", "cpu", "--input", f"x={self.tmp / 'x.npy'}", "--output-dir",
-                              self.tmp / name, "-q", *extra)
-            self.assertEqual(rc, 0, err)
-            outputs[name] = np.load(self.tmp / name / "y.npy")
+        outputs = self.run_with_and_without_pass(model, np.random.default_rng(7).standard_normal((1, 4, 9, 9)) * 5)
         np.testing.assert_array_equal(outputs["fused"], outputs["float"])
 
     def test_an_unknown_pass_is_a_usage_error_naming_the_passes(self):
