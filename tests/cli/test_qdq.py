@@ -98,10 +98,14 @@ class FuseQdq(TempDirTest):
         self.assertLess(np.count_nonzero(steps > 1e-4), steps.size // 50)
 
     def test_ops_that_move_values_give_exactly_the_float_ops_outputs(self):
-        """X quantized, then DequantizeLinear -> MaxPool -> QuantizeLinear -> DequantizeLinear ->
-        Transpose -> QuantizeLinear with one scale and zero point, then Y dequantized."""
+        """X quantized, then MaxPool, Transpose, Gather and Slice, each between DequantizeLinear
+        and QuantizeLinear with one scale and zero point, then Y dequantized."""
         inits = [onnx.numpy_helper.from_array(np.array(0.1, np.float32), "s"),
-                 onnx.numpy_helper.from_array(np.array(3, np.int8), "z")]
+                 onnx.numpy_helper.from_array(np.array(3, np.int8), "z"),
+                 onnx.numpy_helper.from_array(np.array([3, 0, 2], np.int64), "picked"),
+                 onnx.numpy_helper.from_array(np.array([1], np.int64), "start"),
+                 onnx.numpy_helper.from_array(np.array([4], np.int64), "end"),
+                 onnx.numpy_helper.from_array(np.array([2], np.int64), "axis")]
         nodes = [helper.make_node("QuantizeLinear", ["x", "s", "z"], ["xq"]),
                  helper.make_node("DequantizeLinear", ["xq", "s", "z"], ["xf"]),
                  helper.make_node("MaxPool", ["xf"], ["p"], name="pool", kernel_shape=[3, 3], strides=[2, 2]),
@@ -109,14 +113,21 @@ class FuseQdq(TempDirTest):
                  helper.make_node("DequantizeLinear", ["pq", "s", "z"], ["pf"]),
                  helper.make_node("Transpose", ["pf"], ["t"], name="turn", perm=[0, 2, 3, 1]),
                  helper.make_node("QuantizeLinear", ["t", "s", "z"], ["tq"]),
-                 helper.make_node("DequantizeLinear", ["tq", "s", "z"], ["y"])]
+                 helper.make_node("DequantizeLinear", ["tq", "s", "z"], ["tf"]),
+                 helper.make_node("Gather", ["tf", "picked"], ["g"], name="pick", axis=3),
+                 helper.make_node("QuantizeLinear", ["g", "s", "z"], ["gq"]),
+                 helper.make_node("DequantizeLinear", ["gq", "s", "z"], ["gf"]),
+                 helper.make_node("Slice", ["gf", "start", "end", "axis"], ["c"], name="cut"),
+                 helper.make_node("QuantizeLinear", ["c", "s", "z"], ["cq"]),
+                 helper.make_node("DequantizeLinear", ["cq", "s", "z"], ["y"])]
         model = save_model(self.tmp / "moves.onnx", nodes,
                            [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 9, 9])],
-                           [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 4, 4])], inits, opset=13)
+                           [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 3, 3])], inits, opset=13)
         rc, out, err = nxrt("explain-claims", model, "--ep", "cpu")
         self.assertEqual(rc, 0, err)
         self.assertIn("fuse-qdq: MaxPool 'pool' runs on the quantized values of DequantizeLinear", out)
-        self.assertIn("fuse-qdq: Transpose 'turn' runs on the quantized values of DequantizeLinear", out)
+        for op, name in (("Transpose", "turn"), ("Gather", "pick"), ("Slice", "cut")):
+            self.assertIn(f"fuse-qdq: {op} '{name}' runs on the quantized values of DequantizeLinear", out)
         outputs = self.run_with_and_without_pass(model, np.random.default_rng(7).standard_normal((1, 4, 9, 9)) * 5)
         np.testing.assert_array_equal(outputs["fused"], outputs["float"])
 

@@ -206,11 +206,13 @@ std::optional<Fusion> matmul_fusion(const Graph& graph, const Node& matmul) {
       {a->node, b->node}};
 }
 
-// Ops that only move or pick values (MaxPool from opset 12, when it takes 8-bit integers): on
-// the quantized values they give what DequantizeLinear -> op -> QuantizeLinear gives, when
-// both use one scale and zero point.
+// Ops that only move or pick the values of their first input (MaxPool from opset 12, when it
+// takes 8-bit integers): on the quantized values they give what DequantizeLinear -> op ->
+// QuantizeLinear gives, when both use one scale and zero point.
 bool moves_values(const Node& node) {
-  static const std::set<std::string, std::less<>> kMoving = {"Reshape", "Transpose", "Flatten", "Squeeze", "Unsqueeze"};
+  static const std::set<std::string, std::less<>> kMoving = {
+      "Reshape", "Transpose", "Flatten", "Squeeze", "Unsqueeze", "Slice", "Gather", "GatherElements",
+      "GatherND", "Tile", "Expand", "DepthToSpace", "SpaceToDepth"};
   if (!node.domain.empty() || node.outputs.size() != 1 || node.inputs.empty()) return false;
   if (node.op_type == "MaxPool") return node.opset >= 12;
   return kMoving.contains(node.op_type);

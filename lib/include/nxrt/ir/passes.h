@@ -48,7 +48,8 @@ class MergeDuplicateNodes final : public OptimizerPass {
 // must be read by the QuantizeLinear alone, or by a Relu alone when the QuantizeLinear's zero
 // point is its type's lowest value (it then clamps as the Relu does). Outputs can differ from
 // the float ops' by one quantization step, where a sum rounds the other way. Ops that only move
-// values (Reshape, Transpose, Flatten, Squeeze, Unsqueeze, MaxPool from opset 12) between a
+// the values of their first input (Reshape, Transpose, Flatten, Squeeze, Unsqueeze, Slice, the
+// Gathers, Tile, Expand, DepthToSpace, SpaceToDepth, MaxPool from opset 12) between a
 // DequantizeLinear and a QuantizeLinear of one scale and zero point run on the quantized values
 // instead, with the same outputs.
 class FuseQdqNodeGroups final : public OptimizerPass {
