@@ -406,10 +406,8 @@ void requantize_tile(const int32_t (*sums)[kIntStrip], int64_t rows, int64_t cou
   static_assert(kIntStrip % kRequantizeLanes == 0);
   if (count < kIntStrip) {
     for (int64_t r = 0; r < rows; ++r)
-      for (int64_t j = 0; j < count; ++j) {
-        const auto sum = static_cast<int32_t>(static_cast<uint32_t>(sums[r][j]) + static_cast<uint32_t>(bias[j]));
-        bytes[r][j] = static_cast<uint8_t>(saturate_round<Q>(static_cast<float>(sum) * scale[j] + zero));
-      }
+      for (int64_t j = 0; j < count; ++j)
+        bytes[r][j] = static_cast<uint8_t>(requantize_value<Q>(sums[r][j], bias[j], scale[j], zero));
     return;
   }
   for (int64_t r = 0; r < rows; ++r)

@@ -1,6 +1,6 @@
-// Requantization: int32 sums of an integer product back to uint8 or int8, as QLinearConv,
-// QLinearMatMul and DynamicQuantizeLinear define it: saturate(round_half_even(v)), with
-// v = (sum + bias) * scale + zero_point.
+// Requantization: int32 sums of an integer product back to uint8 or int8. saturate_round is
+// every quantizing op's last step; the rest is QLinearConv's form, saturate(round_half_even(v))
+// with v = (sum + bias) * scale + zero_point.
 #pragma once
 
 #include <algorithm>
@@ -18,6 +18,14 @@ Q saturate_round(float v) {
   const float r = std::nearbyint(v);
   const float lo = std::numeric_limits<Q>::lowest(), hi = std::numeric_limits<Q>::max();
   return static_cast<Q>(std::clamp(r, lo, hi));
+}
+
+// saturate_round<Q>((sum + bias) * scale + zero), the sum wrapping as int32 does: one value of
+// requantize_lanes.
+template <class Q>
+Q requantize_value(int32_t sum, int32_t bias, float scale, float zero) {
+  const auto biased = static_cast<int32_t>(static_cast<uint32_t>(sum) + static_cast<uint32_t>(bias));
+  return saturate_round<Q>(static_cast<float>(biased) * scale + zero);
 }
 
 inline constexpr int64_t kRequantizeLanes = 16;
@@ -61,10 +69,7 @@ void requantize_channel(const int32_t* sums, int64_t count, int32_t bias, float 
   int64_t i = 0;
   for (; i + kRequantizeLanes <= count; i += kRequantizeLanes)
     requantize_lanes(sums + i, biases, scales, zero, out + i);
-  for (; i < count; ++i) {
-    const auto sum = static_cast<int32_t>(static_cast<uint32_t>(sums[i]) + static_cast<uint32_t>(bias));
-    out[i] = saturate_round<Q>(static_cast<float>(sum) * scale + zero);
-  }
+  for (; i < count; ++i) out[i] = requantize_value<Q>(sums[i], bias, scale, zero);
 }
 
 }  // namespace nxrt::cpu

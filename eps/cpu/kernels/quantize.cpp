@@ -546,6 +546,15 @@ struct ConvRequantization {
     if (is_signed) return IntGemmOutput::requantized_transposed(static_cast<int8_t*>(y) + offset, out_size, s, b, zero);
     return IntGemmOutput::requantized_transposed(static_cast<uint8_t*>(y) + offset, out_size, s, b, zero);
   }
+  // out[i] (bytes of Q) from `count` sums of output channel `channel`.
+  void requantize_sums(const int32_t* sums, int64_t count, int64_t channel, uint8_t* out) const {
+    const int32_t b = bias ? bias[channel] : 0;
+    if (is_signed) {
+      requantize_channel(sums, count, b, scale[channel], zero, reinterpret_cast<int8_t*>(out));
+    } else {
+      requantize_channel(sums, count, b, scale[channel], zero, out);
+    }
+  }
 };
 
 // dst[i] = src[i] - zero as int16 for i in [0, count). (Its own function, with restrict: a byte
@@ -646,19 +655,9 @@ void int_depthwise(const IntConvPlan& p, const TX* x, const TW* w, int32_t x_zp,
                                dw.kernel, pass, sums);
               }
           };
-          const int32_t bias = requantize && requantize->bias ? requantize->bias[oc] : 0;
-          const float scale = requantize ? requantize->scale[oc] : 0.f;
-          // Sums (count of them) requantized into `out`, Y's bytes or the byte buffer.
-          const auto requantize_to = [&](const int32_t* from, int64_t count, uint8_t* out) {
-            if (requantize->is_signed) {
-              requantize_channel(from, count, bias, scale, requantize->zero, reinterpret_cast<int8_t*>(out));
-            } else {
-              requantize_channel(from, count, bias, scale, requantize->zero, out);
-            }
-          };
           if (flat) {
             add_taps(0, 0);
-            if (requantize) requantize_to(sums, pass, byte_buffer.data());
+            if (requantize) requantize->requantize_sums(sums, pass, oc, byte_buffer.data());
           }
           for (int64_t od = 0; od < dd.out; ++od)
             for (int64_t oh = 0; oh < dh.out; ++oh) {
@@ -671,7 +670,7 @@ void int_depthwise(const IntConvPlan& p, const TX* x, const TW* w, int32_t x_zp,
                 const uint8_t* bytes = byte_buffer.data() + row_at(od, oh);
                 std::copy(bytes, bytes + dw.out, static_cast<uint8_t*>(requantize->y) + at);
               } else {
-                requantize_to(row, dw.out, static_cast<uint8_t*>(requantize->y) + at);
+                requantize->requantize_sums(row, dw.out, oc, static_cast<uint8_t*>(requantize->y) + at);
               }
             }
         }
@@ -731,7 +730,7 @@ void int_conv(const IntConvPlan& p, const TX* x, const TW* w, int32_t x_zp, cons
     const int64_t chunks = (out_size + kPixelChunk - 1) / kPixelChunk;
     par.for_range(chunks, 1, [&](int64_t c0, int64_t c1) {
       thread_local AlignedBuffer<TX> unrolled;  // each worker's own; rows of a whole number of lines start on one
-      unrolled.resize(static_cast<std::size_t>(kPixelChunk * depth));
+      if (!pointwise) unrolled.resize(static_cast<std::size_t>(kPixelChunk * depth));
       const SerialParallel serial;
       for (int64_t chunk = c0; chunk < c1; ++chunk) {
         const int64_t p0 = chunk * kPixelChunk, p1 = std::min(out_size, p0 + kPixelChunk);

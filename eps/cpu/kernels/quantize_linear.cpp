@@ -133,6 +133,12 @@ QuantAttrs quant_attrs(const NodeContext& ctx) {
   return a;
 }
 
+// Whether `quantized` values run in vector loops over runs of one scale: the integer types but
+// int32 (4-bit and 2-bit ones are held a byte each), without blocks.
+bool runs_by_scale(DType quantized, const QuantAttrs& attrs) {
+  return attrs.block == 0 && is_integer(quantized) && quantized != DType::kInt32;
+}
+
 // Calls run(begin, end, c) over the elements [0, count) in runs that share scale c (per tensor
 // or per axis, not blocked), split over `parallel`.
 template <class Run>
@@ -166,14 +172,13 @@ void dequantize_run(const Q* x, int64_t count, int32_t zero, float scale, float*
 // float4e2m1) round x / scale + zero_point as Cast does.
 class QuantizeLinearKernel final : public Kernel {
  public:
-  QuantizeLinearKernel(QuantAttrs attrs, DType q) : attrs_(attrs), q_(q) {}
+  // `x` is the input's type, when the claim knew it.
+  QuantizeLinearKernel(QuantAttrs attrs, DType q, DType x) : attrs_(attrs), q_(q), x_(x) {}
   Expected<void> compute(KernelContext& ctx) override {
     return visit_quantized(q_, [&](auto tag) { return run<typename decltype(tag)::type>(ctx); });
   }
-  // Float inputs to integer types of up to 16 bits run in vectors, a run of one scale at a time.
   std::string_view variant() const override {
-    return attrs_.block == 0 && !is_byte_float(q_) && quantized_integer_range(q_).second <= 65535 ? "scale-runs"
-                                                                                                  : "per-element";
+    return runs_by_scale(q_, attrs_) && x_ == DType::kFloat32 ? "scale-runs" : "per-element";
   }
 
  private:
@@ -190,8 +195,8 @@ class QuantizeLinearKernel final : public Kernel {
     const bool zp_per_element = zp && ctx.input(2).numel() > 1;
     const auto [lo, hi] = std::pair<float, float>(quantized_integer_range(q_));
     Q* out = y->template mut_as<Q>();
-    if constexpr (std::is_integral_v<Q> && sizeof(Q) <= 2) {
-      if (attrs_.block == 0 && !is_byte_float(q_) && x.dtype() == DType::kFloat32) {  // runs of one scale, in vectors
+    if constexpr (std::is_integral_v<Q> && sizeof(Q) <= 2) {  // the storage of runs_by_scale's types
+      if (runs_by_scale(q_, attrs_) && x.dtype() == DType::kFloat32) {
         const float* in = x.data_as<float>();
         for_each_scale_run(*map, x.numel(), ctx.parallel(), [&](int64_t b, int64_t e, int64_t c) {
           const float z = zp ? static_cast<float>(zp[zp_per_element ? c : 0]) : 0.f;
@@ -218,6 +223,7 @@ class QuantizeLinearKernel final : public Kernel {
   }
   QuantAttrs attrs_;
   DType q_;
+  DType x_;
 };
 
 // ---- DequantizeLinear ----
@@ -247,12 +253,7 @@ class DequantizeLinearKernel final : public Kernel {
  public:
   // `x` is the quantized input's type, when the claim knew it.
   DequantizeLinearKernel(QuantAttrs attrs, DType x) : attrs_(attrs), x_(x) {}
-  // Integer types of up to 16 bits run in vectors, a run of one scale at a time (when not
-  // blocked); int32 and the float bit patterns element by element.
-  std::string_view variant() const override {
-    const bool runs = attrs_.block == 0 && is_integer(x_) && x_ != DType::kInt32;
-    return runs ? "scale-runs" : "per-element";
-  }
+  std::string_view variant() const override { return runs_by_scale(x_, attrs_) ? "scale-runs" : "per-element"; }
   Expected<void> compute(KernelContext& ctx) override {
     return visit_quantized(ctx.input(0).dtype(), [&](auto tag) { return run<typename decltype(tag)::type>(ctx); });
   }
@@ -272,8 +273,8 @@ class DequantizeLinearKernel final : public Kernel {
     const bool zp_per_element = zp && ctx.input(2).numel() > 1;
     const Q* in = x.data_as<Q>();
     float* out = y->mut_as<float>();
-    if constexpr (std::is_integral_v<Q> && sizeof(Q) <= 2) {
-      if (attrs_.block == 0 && !is_byte_float(t)) {  // runs of one scale, in vectors
+    if constexpr (std::is_integral_v<Q> && sizeof(Q) <= 2) {  // the storage of runs_by_scale's types
+      if (runs_by_scale(t, attrs_)) {
         for_each_scale_run(*map, x.numel(), ctx.parallel(), [&](int64_t b, int64_t e, int64_t c) {
           const int32_t z = zp ? static_cast<int32_t>(zp[zp_per_element ? c : 0]) : 0;
           dequantize_run(in + b, e - b, z, s[c], out + b);
@@ -304,7 +305,7 @@ class DequantizeLinearKernel final : public Kernel {
 
 std::vector<KernelDef> quantize_linear_kernels() {
   auto quantize = [](const NodeContext& ctx) {
-    return make_kernel<QuantizeLinearKernel>(quant_attrs(ctx), *quantized_type(ctx));
+    return make_kernel<QuantizeLinearKernel>(quant_attrs(ctx), *quantized_type(ctx), ctx.input_dtype(0));
   };
   auto dequantize = [](const NodeContext& ctx) {
     return make_kernel<DequantizeLinearKernel>(quant_attrs(ctx), ctx.input_dtype(0));
