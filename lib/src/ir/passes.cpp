@@ -76,6 +76,7 @@ Expected<std::vector<std::string>> ConstantToInitializer::run(Graph& graph) cons
 std::vector<std::unique_ptr<OptimizerPass>> default_passes() {
   std::vector<std::unique_ptr<OptimizerPass>> passes;
   passes.push_back(std::make_unique<ConstantToInitializer>());
+  passes.push_back(std::make_unique<EliminateIdentity>());
   passes.push_back(std::make_unique<FoldShapeComputations>());
   passes.push_back(std::make_unique<MergeDuplicateNodes>());
   passes.push_back(std::make_unique<FuseQdqNodeGroups>());

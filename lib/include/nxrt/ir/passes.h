@@ -17,6 +17,16 @@ class ConstantToInitializer final : public OptimizerPass {
   Expected<std::vector<std::string>> run(Graph& graph) const override;
 };
 
+// Removes Identity nodes, which exporters leave where a value is renamed or returned: readers
+// of an internal output read the input instead, and an output of the graph is written by the
+// input's producer directly (the name stays). Identities of graph inputs or initializers that
+// are outputs of the graph, and values subgraphs read by name, are left as they are.
+class EliminateIdentity final : public OptimizerPass {
+ public:
+  std::string_view name() const override { return "eliminate-identity"; }
+  Expected<std::vector<std::string>> run(Graph& graph) const override;
+};
+
 // Computes, once at load time, the small integer tensors exporters build shapes from: Shape
 // and Size of values whose shape is static, then Gather, Unsqueeze, Squeeze, Concat, Cast,
 // Slice and integer Add/Sub/Mul/Div over such values and initializers (at most 64 elements).
