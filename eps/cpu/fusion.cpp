@@ -99,6 +99,89 @@ Expected<std::optional<FusedStep>> times_sigmoid(const Partition& partition, con
   return step;
 }
 
+// Whether `v` is a value of `dtype` that holds one element.
+bool single_value_of(const Graph& graph, ValueId v, DType dtype) {
+  if (v == kNoValue) return false;
+  const ValueType& type = graph.value(v).type;
+  const auto shape = type.static_shape();
+  return type.dtype == dtype && shape && shape_numel(*shape) == 1;
+}
+
+bool is_byte_quantized(DType t) { return t == DType::kUInt8 || t == DType::kInt8; }
+
+// Whether the two shapes are the same whatever the model is run with: equal ranks, and each
+// pair of dims the same size or the same symbol.
+bool always_same_shape(const ValueType& a, const ValueType& b) {
+  if (!a.shape || !b.shape || a.shape->size() != b.shape->size()) return false;
+  for (std::size_t d = 0; d < a.shape->size(); ++d) {
+    const Dim& x = (*a.shape)[d];
+    const Dim& y = (*b.shape)[d];
+    if (x.known() ? x != y : (x.symbol.empty() || x.symbol != y.symbol || y.known())) return false;
+  }
+  return true;
+}
+
+// A DequantizeLinear of uint8 or int8 to float with one scale (and one zero point, when it has
+// one): its inputs, padded to three.
+std::optional<std::vector<ValueId>> per_tensor_dequantize(const Graph& graph, const Node& dq) {
+  if (!is_onnx_op(dq, "DequantizeLinear") || dq.inputs.size() < 2 || dq.outputs.size() != 1 ||
+      dq.attributes.int_or("block_size", 0) != 0 || dq.attributes.int_or("output_dtype", 1) != 1)
+    return std::nullopt;
+  std::vector<ValueId> in = dq.inputs;
+  in.resize(3, kNoValue);
+  const DType q = in[0] == kNoValue ? DType::kUndefined : graph.value(in[0]).type.dtype;
+  if (!is_byte_quantized(q) || !single_value_of(graph, in[1], DType::kFloat32)) return std::nullopt;
+  if (in[2] != kNoValue && !single_value_of(graph, in[2], q)) return std::nullopt;
+  return in;
+}
+
+// Float Add `add` of two DequantizeLinear outputs of one shape (-> Relu) -> QuantizeLinear to
+// uint8 or int8, every scale and zero point one value, each link the only reader of the last
+// (a DequantizeLinear that others read stays for them); the fused step, or nullopt.
+Expected<std::optional<FusedStep>> quantized_add(const Partition& partition, const Node& add,
+                                                 const std::unordered_set<NodeId>& members) {
+  const Graph& graph = *partition.graph;
+  if (!is_onnx_op(add, "Add") || add.inputs.size() != 2 || add.outputs.size() != 1) return std::nullopt;
+  FusedStep step;
+  for (ValueId v : add.inputs) {
+    const NodeId p = v == kNoValue ? -1 : graph.value(v).producer;
+    if (p < 0 || !members.contains(p)) return std::nullopt;
+    const auto dq = per_tensor_dequantize(graph, graph.node(p));
+    if (!dq) return std::nullopt;
+    if (sole_member_reader(graph, v, members) == add.id) step.nodes.push_back(p);
+    step.inputs.insert(step.inputs.end(), dq->begin(), dq->end());
+  }
+  if (!always_same_shape(graph.value(step.inputs[0]).type, graph.value(step.inputs[3]).type)) return std::nullopt;
+  step.nodes.push_back(add.id);
+  auto next = sole_member_reader(graph, add.outputs[0], members);
+  const bool relu = next && is_onnx_op(graph.node(*next), "Relu");
+  if (relu) {
+    step.nodes.push_back(*next);
+    next = sole_member_reader(graph, graph.node(*next).outputs[0], members);
+  }
+  if (!next) return std::nullopt;
+  const Node& q = graph.node(*next);
+  if (!is_onnx_op(q, "QuantizeLinear") || q.inputs.size() < 2 || q.outputs.size() != 1 ||
+      q.attributes.int_or("block_size", 0) != 0)
+    return std::nullopt;
+  const DType y = graph.value(q.outputs[0]).type.dtype;
+  const ValueId y_zero = q.inputs.size() > 2 ? q.inputs[2] : kNoValue;
+  if (!is_byte_quantized(y) || !single_value_of(graph, q.inputs[1], DType::kFloat32) ||
+      (y_zero != kNoValue && !single_value_of(graph, y_zero, y)))
+    return std::nullopt;
+  auto kernel = make_qdq_add(y, relu);
+  if (!kernel) return forward_error(std::move(kernel), fmt::format("fusing {} with its quantizations", add.describe()));
+  step.nodes.push_back(q.id);
+  std::ranges::sort(step.nodes, [&](NodeId x, NodeId z) {
+    return std::ranges::find(partition.nodes, x) < std::ranges::find(partition.nodes, z);
+  });
+  step.inputs.push_back(q.inputs[1]);
+  step.inputs.push_back(y_zero);
+  step.outputs = {q.outputs[0]};
+  step.kernel = std::move(*kernel);
+  return step;
+}
+
 }  // namespace
 
 Expected<std::vector<FusedStep>> find_fusions(const Partition& partition) {
@@ -106,7 +189,7 @@ Expected<std::vector<FusedStep>> find_fusions(const Partition& partition) {
   std::unordered_set<NodeId> fused;  // members already in a step
   std::vector<FusedStep> out;
   for (NodeId id : partition.nodes) {
-    for (auto* find : {&scaled_matmul_integer, &times_sigmoid}) {
+    for (auto* find : {&scaled_matmul_integer, &times_sigmoid, &quantized_add}) {
       auto step = find(partition, partition.graph->node(id), members);
       if (!step) return std::unexpected(std::move(step.error()));
       if (!*step || std::ranges::any_of((*step)->nodes, [&](NodeId n) { return fused.contains(n); })) continue;

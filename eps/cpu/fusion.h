@@ -13,7 +13,10 @@ namespace nxrt::cpu {
 //    ONNX Runtime's quantize_dynamic writes it (ORT fuses it as MatMulIntegerToFloat): the
 //    int32 sums go straight to scaled floats, without two passes over two buffers;
 //  * Sigmoid of a float x -> Mul by x (SiLU, as Llama's MLP writes it): the sigmoids are
-//    never stored.
+//    never stored;
+//  * DequantizeLinear of two uint8/int8 tensors -> Add (-> Relu) -> QuantizeLinear, each with
+//    one scale (a QDQ model's residual connection, ONNX Runtime's QLinearAdd): the same bits as
+//    the nodes, without their float tensors.
 Expected<std::vector<FusedStep>> find_fusions(const Partition& partition);
 
 }  // namespace nxrt::cpu

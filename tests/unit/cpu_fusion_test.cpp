@@ -2,6 +2,8 @@
 // outputs as the three, and only where no other reader needs the intermediates.
 #include <catch2/catch.hpp>
 
+#include <set>
+
 #include "cpu/cpu_provider.h"
 #include "cpu/fusion.h"
 #include "kernel_harness.h"
@@ -253,4 +255,153 @@ TEST_CASE("the fused MatMulInteger step names a scale of the wrong length", "[cp
                                              "needs 1 or 6"));
   CHECK_THAT(text, Catch::Matchers::Contains("give one value, or 6 (one per column of B)"));
   CHECK_THAT(text, Catch::Matchers::Contains("'mm' (ai.onnx::MatMulInteger, opset 17) (fused with 'cast', 'mul')"));
+}
+
+namespace {
+
+// DequantizeLinear of a and of b -> Add (-> Relu) -> QuantizeLinear -> y as one cpu partition,
+// every scale and zero point a constant of one value. Variations leave out one condition of
+// the fusion or change the types.
+struct QdqAdd {
+  struct Options {
+    DType a_type = DType::kUInt8, b_type = DType::kUInt8, y_type = DType::kUInt8;
+    bool relu = false;
+    bool y_zero = true;             // the QuantizeLinear has a zero point
+    bool a_read_elsewhere = false;  // a's float values are also a graph output
+    Shape b_shape = {2, 3, 50};     // [2, 3, 50] like a, or one that broadcasts
+    Shape a_scale_shape = {};       // [] or one per channel ([3], with axis 1)
+  };
+
+  explicit QdqAdd(Options o) : options(o) {
+    auto created = nxrt::cpu::CpuProvider::create(nxrt::EpConfig{1, {}});
+    if (!created) throw std::runtime_error(created.error().render());
+    ep = std::move(*created);
+    const Shape shape = {2, 3, 50};
+    b.input("a", o.a_type, shape);
+    b.input("b", o.b_type, o.b_shape);
+    std::vector<float> a_scales(static_cast<std::size_t>(nxrt::shape_numel(o.a_scale_shape)), 0.043f);
+    b.constant("a_scale", Tensor::from_vector<float>(o.a_scale_shape, a_scales));
+    b.constant("a_zero", zero_point(o.a_type, o.a_scale_shape, 131, -3));
+    b.constant("b_scale", Tensor::from_vector<float>({}, {0.027f}));
+    b.constant("b_zero", zero_point(o.b_type, {}, 120, 7));
+    b.constant("y_scale", Tensor::from_vector<float>({}, {0.061f}));
+    b.constant("y_zero", zero_point(o.y_type, {}, 20, -90));
+    b.node("dq_a", "DequantizeLinear", {"a", "a_scale", "a_zero"}, {"fa"}, DType::kFloat32, shape);
+    b.node("dq_b", "DequantizeLinear", {"b", "b_scale", "b_zero"}, {"fb"}, DType::kFloat32, o.b_shape);
+    b.node("add", "Add", {"fa", "fb"}, {"sum"}, DType::kFloat32, shape);
+    if (o.relu) b.node("relu", "Relu", {"sum"}, {"pos"}, DType::kFloat32, shape);
+    b.node("q", "QuantizeLinear", {o.relu ? "pos" : "sum", "y_scale", o.y_zero ? "y_zero" : ""}, {"y"}, o.y_type,
+           shape);
+    b.output("y");
+    if (o.a_read_elsewhere) b.output("fa");
+    b.finish();
+    partition.graph = &b.graph;
+    partition.ep = "cpu";
+    partition.name = "cpu_0";
+    for (const auto& n : b.graph.nodes) partition.nodes.push_back(n.id);
+    nxrt::compute_boundary(b.graph, partition);
+  }
+
+  static Tensor zero_point(DType t, const Shape& shape, uint8_t unsigned_zero, int8_t signed_zero) {
+    const auto n = static_cast<std::size_t>(nxrt::shape_numel(shape));
+    if (t == DType::kInt8) return Tensor::from_vector<int8_t>(shape, std::vector<int8_t>(n, signed_zero));
+    return Tensor::from_vector<uint8_t>(shape, std::vector<uint8_t>(n, unsigned_zero));
+  }
+
+  // Every byte value in both inputs, in differing orders: sums that saturate both ways and
+  // quotients that fall on halves.
+  static Tensor bytes(DType t, const Shape& shape, std::size_t step) {
+    const auto n = static_cast<std::size_t>(nxrt::shape_numel(shape));
+    std::vector<uint8_t> v(n);
+    for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<uint8_t>(i * step % 256);
+    if (t == DType::kUInt8) return Tensor::from_vector<uint8_t>(shape, v);
+    return Tensor::from_vector<int8_t>(shape, std::vector<int8_t>(v.begin(), v.end()));
+  }
+
+  std::vector<nxrt::RuntimeValue> inputs() const {
+    std::vector<nxrt::RuntimeValue> out;
+    for (nxrt::ValueId v : partition.inputs) {
+      const std::string& name = b.graph.value(v).name;
+      if (name == "a") out.emplace_back(bytes(options.a_type, {2, 3, 50}, 7));
+      if (name == "b") out.emplace_back(bytes(options.b_type, options.b_shape, 13));
+    }
+    return out;
+  }
+
+  std::vector<nxrt::RuntimeValue> run(bool fused) const {
+    const auto& cpu = static_cast<const nxrt::cpu::CpuProvider&>(*ep);
+    auto kp = fused ? ep->compile(partition)
+                    : nxrt::KernelPartition::build(partition, cpu.registry(), "cpu",
+                                                   std::make_shared<nxrt::SerialParallel>());
+    if (!kp) throw std::runtime_error(kp.error().render());
+    auto out = (*kp)->run(inputs());
+    if (!out) throw std::runtime_error(out.error().render());
+    return *out;
+  }
+
+  std::vector<nxrt::FusedStep> fusions() const {
+    auto fused = nxrt::cpu::find_fusions(partition);
+    if (!fused) throw std::runtime_error(fused.error().render());
+    return std::move(*fused);
+  }
+
+  Options options;
+  std::unique_ptr<nxrt::ExecutionProvider> ep;
+  nxrt::test::GraphBuilder b;
+  nxrt::Partition partition;
+};
+
+}  // namespace
+
+TEST_CASE("the cpu EP runs DequantizeLinear, Add, Relu and QuantizeLinear as one step with the same bits",
+          "[cpu][fusion]") {
+  for (DType a : {DType::kUInt8, DType::kInt8})
+    for (DType y : {DType::kUInt8, DType::kInt8})
+      for (bool relu : {false, true})
+        for (bool y_zero : {true, false}) {
+          if (!y_zero && y != DType::kUInt8) continue;  // without a zero point, QuantizeLinear writes uint8
+          INFO(nxrt::dtype_name(a) << " + uint8 -> " << nxrt::dtype_name(y) << (relu ? ", relu" : "")
+                                   << (y_zero ? "" : ", no y zero point"));
+          QdqAdd f({.a_type = a, .y_type = y, .relu = relu, .y_zero = y_zero});
+          const auto steps = f.fusions();
+          REQUIRE(steps.size() == 1);
+          CHECK(steps[0].nodes.size() == (relu ? 5u : 4u));
+          const auto fused = f.run(true);
+          CHECK(nxrt::test::compare_tensors(fused[0], f.run(false)[0], 0, 0) == "");
+          // Not a constant: the outputs span the range, saturating at one end or both.
+          const Tensor& t = fused[0].tensor();
+          std::set<int> seen;
+          for (int64_t i = 0; i < t.numel(); ++i)
+            seen.insert(y == DType::kInt8 ? t.data_as<int8_t>()[i] : t.data_as<uint8_t>()[i]);
+          CHECK(seen.size() > 100);
+        }
+  QdqAdd f({.relu = true});
+  auto compiled = f.ep->compile(f.partition);
+  REQUIRE(compiled);
+  const auto profile = (*compiled)->profile();
+  REQUIRE(profile.size() == 1);
+  CHECK(profile[0].nodes == std::vector<std::string>{"dq_a", "dq_b", "add", "relu", "q"});
+  CHECK(profile[0].variant == "dq+add+relu+q");
+}
+
+TEST_CASE("the cpu EP fuses a quantized Add only with one scale per tensor and operands of one shape",
+          "[cpu][fusion]") {
+  SECTION("a's float values are also read elsewhere: its DequantizeLinear stays, the rest is fused") {
+    QdqAdd f({.a_read_elsewhere = true});
+    const auto steps = f.fusions();
+    REQUIRE(steps.size() == 1);
+    CHECK(steps[0].nodes == std::vector<nxrt::NodeId>{1, 2, 3});
+    const auto fused = f.run(true), unfused = f.run(false);
+    CHECK(nxrt::test::compare_tensors(fused[0], unfused[0], 0, 0) == "");
+    CHECK(nxrt::test::compare_tensors(fused[1], unfused[1], 0, 0) == "");
+  }
+  SECTION("b broadcasts") {
+    QdqAdd f({.b_shape = {3, 1}});
+    CHECK(f.fusions().empty());
+  }
+  SECTION("a is dequantized per channel") {
+    QdqAdd f({.a_scale_shape = {3}});
+    f.b.graph.nodes[0].attributes.set("axis", nxrt::Attribute{int64_t{1}});
+    CHECK(f.fusions().empty());
+  }
 }

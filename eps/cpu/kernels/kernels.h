@@ -69,5 +69,9 @@ std::vector<KernelDef> all_kernels();
 Expected<std::unique_ptr<Kernel>> make_matmul_integer_scaled(const NodeContext& matmul);
 // Sigmoid -> Mul by the Sigmoid's input (SiLU), float: reads x, writes x * sigmoid(x).
 Expected<std::unique_ptr<Kernel>> make_times_sigmoid();
+// DequantizeLinear of A and of B (uint8 or int8, one scale each) -> Add (-> Relu when `relu`)
+// -> QuantizeLinear to `y_type`: reads A, its scale and zero point, the same of B, then Y's
+// scale and zero point (zero points may be omitted); writes Y, the same bits as the nodes.
+Expected<std::unique_ptr<Kernel>> make_qdq_add(DType y_type, bool relu);
 
 }  // namespace nxrt::cpu
