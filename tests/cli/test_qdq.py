@@ -98,7 +98,7 @@ class FuseQdq(TempDirTest):
         self.assertLess(np.count_nonzero(steps > 1e-4), steps.size // 50)
 
     def test_ops_that_move_values_give_exactly_the_float_ops_outputs(self):
-        """X quantized, then MaxPool, Transpose, Gather and Slice, each between DequantizeLinear
+        """X quantized, then MaxPool, Transpose, Gather, Slice and Concat, each between DequantizeLinear
         and QuantizeLinear with one scale and zero point, then Y dequantized."""
         inits = [onnx.numpy_helper.from_array(np.array(0.1, np.float32), "s"),
                  onnx.numpy_helper.from_array(np.array(3, np.int8), "z"),
@@ -119,14 +119,17 @@ class FuseQdq(TempDirTest):
                  helper.make_node("DequantizeLinear", ["gq", "s", "z"], ["gf"]),
                  helper.make_node("Slice", ["gf", "start", "end", "axis"], ["c"], name="cut"),
                  helper.make_node("QuantizeLinear", ["c", "s", "z"], ["cq"]),
-                 helper.make_node("DequantizeLinear", ["cq", "s", "z"], ["y"])]
+                 helper.make_node("DequantizeLinear", ["cq", "s", "z"], ["cf"]),
+                 helper.make_node("Concat", ["cf", "gf", "cf"], ["j"], name="join", axis=2),
+                 helper.make_node("QuantizeLinear", ["j", "s", "z"], ["jq"]),
+                 helper.make_node("DequantizeLinear", ["jq", "s", "z"], ["y"])]
         model = save_model(self.tmp / "moves.onnx", nodes,
                            [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 9, 9])],
-                           [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 3, 3])], inits, opset=13)
+                           [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 10, 3])], inits, opset=13)
         rc, out, err = nxrt("explain-claims", model, "--ep", "cpu")
         self.assertEqual(rc, 0, err)
         self.assertIn("fuse-qdq: MaxPool 'pool' runs on the quantized values of DequantizeLinear", out)
-        for op, name in (("Transpose", "turn"), ("Gather", "pick"), ("Slice", "cut")):
+        for op, name in (("Transpose", "turn"), ("Gather", "pick"), ("Slice", "cut"), ("Concat", "join")):
             self.assertIn(f"fuse-qdq: {op} '{name}' runs on the quantized values of DequantizeLinear", out)
         outputs = self.run_with_and_without_pass(model, np.random.default_rng(7).standard_normal((1, 4, 9, 9)) * 5)
         np.testing.assert_array_equal(outputs["fused"], outputs["float"])

@@ -174,3 +174,34 @@ TEST_CASE("fuse-qdq: ops that only move values run on the quantized values betwe
     CHECK(g.value(g.node(*g.find_node("pool")).outputs[0]).name == "pq");
   }
 }
+
+TEST_CASE("fuse-qdq: Concat runs on the quantized values when every input has the QuantizeLinear's quantization",
+          "[passes]") {
+  for (float b_scale : {0.5f, 0.25f}) {
+    nxrt::test::GraphBuilder b;
+    b.input("aq", DType::kUInt8, {1, 2, 4});
+    b.input("bq", DType::kUInt8, {1, 3, 4});
+    b.constant("s", Tensor::from_vector<float>({}, {0.5f}));
+    b.constant("bs", Tensor::from_vector<float>({}, {b_scale}));
+    b.constant("z", Tensor::from_vector<uint8_t>({}, {10}));
+    b.node("dq_a", "DequantizeLinear", {"aq", "s", "z"}, {"a"}, DType::kFloat32, {1, 2, 4});
+    b.node("dq_b", "DequantizeLinear", {"bq", "bs", "z"}, {"b"}, DType::kFloat32, {1, 3, 4});
+    b.node("cat", "Concat", {"a", "b", "a"}, {"c"}, DType::kFloat32, {1, 7, 4});
+    b.graph.nodes.back().attributes.set("axis", nxrt::Attribute{int64_t{1}});
+    b.node("q", "QuantizeLinear", {"c", "s", "z"}, {"cq"}, DType::kUInt8, {1, 7, 4});
+    b.output("cq");
+    Graph& g = b.finish();
+    const auto changes = fuse_qdq(g);
+    if (b_scale != 0.5f) {  // one input at another scale: its values change, and the nodes stay
+      CHECK(changes.empty());
+      CHECK(g.nodes.size() == 4);
+      continue;
+    }
+    REQUIRE(changes.size() == 1);
+    CHECK(changes[0] == "Concat 'cat' runs on the quantized values of DequantizeLinear 'dq_a', 'dq_b', 'dq_a': "
+                        "QuantizeLinear 'q' has the same scale and zero point");
+    CHECK(ops_of(g) == std::vector<std::string>{"Concat"});
+    CHECK(input_names(g, "cat") == std::vector<std::string>{"aq", "bq", "aq"});
+    CHECK(g.value(g.node(*g.find_node("cat")).outputs[0]).name == "cq");
+  }
+}

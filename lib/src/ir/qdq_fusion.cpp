@@ -206,17 +206,20 @@ std::optional<Fusion> matmul_fusion(const Graph& graph, const Node& matmul) {
       {a->node, b->node}};
 }
 
-// Ops that only move or pick the values of their first input (MaxPool from opset 12, when it
-// takes 8-bit integers): on the quantized values they give what DequantizeLinear -> op ->
-// QuantizeLinear gives, when both use one scale and zero point.
+// Ops that only move or pick the values of their first input (of every input, for Concat;
+// MaxPool from opset 12, when it takes 8-bit integers): on the quantized values they give what
+// DequantizeLinear -> op -> QuantizeLinear gives, when all use one scale and zero point.
 bool moves_values(const Node& node) {
   static const std::set<std::string, std::less<>> kMoving = {
       "Reshape", "Transpose", "Flatten", "Squeeze", "Unsqueeze", "Slice", "Gather", "GatherElements",
-      "GatherND", "Tile", "Expand", "DepthToSpace", "SpaceToDepth"};
+      "GatherND", "Tile", "Expand", "DepthToSpace", "SpaceToDepth", "Concat"};
   if (!node.domain.empty() || node.outputs.size() != 1 || node.inputs.empty()) return false;
   if (node.op_type == "MaxPool") return node.opset >= 12;
   return kMoving.contains(node.op_type);
 }
+
+// How many of `node`'s first inputs hold the values it moves (moves_values).
+std::size_t moved_inputs(const Node& node) { return node.op_type == "Concat" ? node.inputs.size() : 1; }
 
 // Whether scales (float) and zero points `a` and `b` hold the same single value.
 template <class T>
@@ -226,24 +229,29 @@ bool same_value(const Graph& graph, ValueId a, ValueId b) {
 }
 
 // DequantizeLinear -> `node` (moves_values) -> QuantizeLinear with the same scale and zero
-// point: the QuantizeLinear, and the DequantizeLinear's input, or nullopt.
+// point: the QuantizeLinear, and the DequantizeLinear of each moved input, or nullopt.
 struct DroppedQdq {
-  Dequantized input;
+  std::vector<Dequantized> inputs;
   const Node* quantize = nullptr;
 };
 
 std::optional<DroppedQdq> dropped_qdq(const Graph& graph, const Node& node) {
   if (!moves_values(node)) return std::nullopt;
-  const auto x = dequantized_input(graph, node, 0);
   const Node* q = quantized_output(graph, node.outputs[0]);
-  if (!x || !q || graph.value(q->inputs[2]).type.dtype != graph.value(x->zero_point).type.dtype ||
-      !same_value<float>(graph, x->scale, q->inputs[1]))
-    return std::nullopt;
-  const bool same_zero = graph.value(x->zero_point).type.dtype == DType::kUInt8
-                             ? same_value<uint8_t>(graph, x->zero_point, q->inputs[2])
-                             : same_value<int8_t>(graph, x->zero_point, q->inputs[2]);
-  if (!same_zero) return std::nullopt;
-  return DroppedQdq{*x, q};
+  if (!q) return std::nullopt;
+  DroppedQdq drop{{}, q};
+  for (std::size_t i = 0; i < moved_inputs(node); ++i) {
+    const auto x = dequantized_input(graph, node, i);
+    if (!x || graph.value(q->inputs[2]).type.dtype != graph.value(x->zero_point).type.dtype ||
+        !same_value<float>(graph, x->scale, q->inputs[1]))
+      return std::nullopt;
+    const bool same_zero = graph.value(x->zero_point).type.dtype == DType::kUInt8
+                               ? same_value<uint8_t>(graph, x->zero_point, q->inputs[2])
+                               : same_value<int8_t>(graph, x->zero_point, q->inputs[2]);
+    if (!same_zero) return std::nullopt;
+    drop.inputs.push_back(*x);
+  }
+  return drop;
 }
 
 }  // namespace
@@ -254,12 +262,17 @@ Expected<std::vector<std::string>> FuseQdqNodeGroups::run(Graph& graph) const {
   std::set<ValueId> dequantized;  // outputs of the DequantizeLinear nodes the fused nodes read
   for (Node& node : graph.nodes) {
     if (const auto drop = dropped_qdq(graph, node)) {
-      dequantized.insert(drop->input.node->outputs[0]);
+      std::vector<std::string> names;
+      for (std::size_t i = 0; i < drop->inputs.size(); ++i) {
+        const Dequantized& x = drop->inputs[i];
+        dequantized.insert(x.node->outputs[0]);
+        names.push_back(fmt::format("'{}'", x.node->name));
+        node.inputs[i] = x.quantized;
+      }
       fused.insert(drop->quantize->id);
-      changes.push_back(fmt::format("{} '{}' runs on the quantized values of DequantizeLinear '{}': QuantizeLinear "
+      changes.push_back(fmt::format("{} '{}' runs on the quantized values of DequantizeLinear {}: QuantizeLinear "
                                     "'{}' has the same scale and zero point",
-                                    node.op_type, node.name, drop->input.node->name, drop->quantize->name));
-      node.inputs[0] = drop->input.quantized;
+                                    node.op_type, node.name, fmt::join(names, ", "), drop->quantize->name));
       node.outputs = drop->quantize->outputs;
       continue;
     }

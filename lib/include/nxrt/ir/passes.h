@@ -61,7 +61,7 @@ class MergeDuplicateNodes final : public OptimizerPass {
 // the values of their first input (Reshape, Transpose, Flatten, Squeeze, Unsqueeze, Slice, the
 // Gathers, Tile, Expand, DepthToSpace, SpaceToDepth, MaxPool from opset 12) between a
 // DequantizeLinear and a QuantizeLinear of one scale and zero point run on the quantized values
-// instead, with the same outputs.
+// instead, with the same outputs; so does a Concat of inputs all dequantized that way.
 class FuseQdqNodeGroups final : public OptimizerPass {
  public:
   std::string_view name() const override { return "fuse-qdq"; }
