@@ -14,6 +14,11 @@ in the QDQ form a static quantizer writes.
                               and Relu, Y quantized and dequantized
   qdq_matmul.onnx             float [128, 512] quantized, by int8 [512, 1376] (per column) in
                               QDQ form, Y quantized and dequantized
+  qdq_resnet18.onnx           ResNet-18 (1x3x224x224, 1000 classes) in the QDQ form of
+                              ONNX Runtime's quantize_static: every Conv and the Gemm between
+                              DequantizeLinear and QuantizeLinear, the residual Adds, MaxPool,
+                              GlobalAveragePool and Flatten each between their own
+                              quantizations, the logits quantized and dequantized
 
 Weights are int8 with per-channel scales, random (seed 0); run with /usr/bin/python3.
 
@@ -101,6 +106,93 @@ def qdq_basic_block(out_dir, rng, channels=64, size=56):
                [helper.make_tensor_value_info("y", TensorProto.FLOAT, shape)], inits)
 
 
+class QdqGraph:
+    """Builds a QDQ model: activations quantized to uint8 per tensor, weights int8 per output
+    channel, biases int32 at input scale x weight scale, each float op between DequantizeLinear
+    and QuantizeLinear nodes as ONNX Runtime's quantize_static writes them."""
+
+    def __init__(self, rng):
+        self.rng, self.inits, self.nodes, self.count = rng, [], [], 0
+
+    def name(self, stem):
+        self.count += 1
+        return f"{stem}{self.count}"
+
+    def init(self, name, array):
+        self.inits.append(numpy_helper.from_array(array, name))
+        return name
+
+    def quantize(self, x, scale, zero):
+        """x (float) -> QuantizeLinear -> DequantizeLinear: the float value a quantized op reads."""
+        q = self.name("q")
+        self.init(f"{q}_s", np.array(scale, np.float32))
+        self.init(f"{q}_z", np.array(zero, np.uint8))
+        self.nodes.append(helper.make_node("QuantizeLinear", [x, f"{q}_s", f"{q}_z"], [q], name=f"{q}_quantize"))
+        self.nodes.append(helper.make_node("DequantizeLinear", [q, f"{q}_s", f"{q}_z"], [f"{q}_f"],
+                                           name=f"{q}_dequantize"))
+        return f"{q}_f", scale
+
+    def weights(self, stem, shape, x_scale):
+        """Dequantized int8 weights of `shape` (scaled so outputs keep the inputs' spread) and
+        their int32 bias."""
+        fan_in = int(np.prod(shape[1:]))
+        w_scale = (np.sqrt(3.0 / fan_in) / 127 * self.rng.uniform(0.8, 1.2, shape[0])).astype(np.float32)
+        self.init(f"{stem}_w", self.rng.integers(-127, 128, shape).astype(np.int8))
+        self.init(f"{stem}_ws", w_scale)
+        self.init(f"{stem}_wz", np.zeros(shape[0], np.int8))
+        self.init(f"{stem}_b", self.rng.integers(-200, 200, shape[0]).astype(np.int32))
+        self.init(f"{stem}_bs", (np.float32(x_scale) * w_scale).astype(np.float32))
+        self.nodes.append(helper.make_node("DequantizeLinear", [f"{stem}_w", f"{stem}_ws", f"{stem}_wz"],
+                                           [f"{stem}_wf"], axis=0))
+        self.nodes.append(helper.make_node("DequantizeLinear", [f"{stem}_b", f"{stem}_bs"], [f"{stem}_bf"], axis=0))
+        return f"{stem}_wf", f"{stem}_bf"
+
+    def conv(self, x, x_scale, channels, out_channels, kernel, stride=1, relu=True):
+        stem = self.name("conv")
+        w, b = self.weights(stem, (out_channels, channels, kernel, kernel), x_scale)
+        self.nodes.append(helper.make_node("Conv", [x, w, b], [f"{stem}_y"], name=stem, kernel_shape=[kernel] * 2,
+                                           strides=[stride] * 2, pads=[kernel // 2] * 4))
+        if not relu:
+            return self.quantize(f"{stem}_y", 0.08, 128)
+        self.nodes.append(helper.make_node("Relu", [f"{stem}_y"], [f"{stem}_r"], name=f"{stem}_relu"))
+        return self.quantize(f"{stem}_r", 0.04, 0)
+
+    def op(self, op_type, inputs, scale, zero, **attrs):
+        stem = self.name(op_type.lower())
+        self.nodes.append(helper.make_node(op_type, inputs, [f"{stem}_y"], name=stem, **attrs))
+        return self.quantize(f"{stem}_y", scale, zero)
+
+
+def qdq_resnet18(out_dir, rng):
+    g = QdqGraph(rng)
+    x, s = g.quantize("x", 0.03, 128)
+    x, s = g.conv(x, s, 3, 64, 7, stride=2)
+    x, s = g.op("MaxPool", [x], s, 0, kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
+    channels = 64
+    for stage, width in enumerate((64, 128, 256, 512)):
+        for block in range(2):
+            stride = 2 if stage > 0 and block == 0 else 1
+            h, hs = g.conv(x, s, channels, width, 3, stride)
+            h, hs = g.conv(h, hs, width, width, 3, relu=False)
+            shortcut = x
+            if stride != 1 or channels != width:
+                shortcut, _ = g.conv(x, s, channels, width, 1, stride, relu=False)
+            stem = g.name("add")
+            g.nodes.append(helper.make_node("Add", [h, shortcut], [f"{stem}_y"], name=stem))
+            g.nodes.append(helper.make_node("Relu", [f"{stem}_y"], [f"{stem}_r"], name=f"{stem}_relu"))
+            x, s = g.quantize(f"{stem}_r", 0.04, 0)
+            channels = width
+    x, s = g.op("GlobalAveragePool", [x], s, 0)
+    x, s = g.op("Flatten", [x], s, 0)
+    w, b = g.weights("fc", (1000, 512), s)
+    g.nodes.append(helper.make_node("Gemm", [x, w, b], ["logits_f"], name="fc", transB=1))
+    y, _ = g.quantize("logits_f", 0.1, 128)
+    g.nodes.append(helper.make_node("Identity", [y], ["logits"], name="output"))
+    save_graph(out_dir, "qdq_resnet18", g.nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT,
+                                                                                [1, 3, 224, 224])],
+               [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [1, 1000])], g.inits)
+
+
 def qdq_matmul(out_dir, rng, m=128, k=512, n=1376):
     inits = [numpy_helper.from_array(np.array(0.05, np.float32), "a_s"),
              numpy_helper.from_array(np.array(128, np.uint8), "a_z"),
@@ -130,6 +222,7 @@ def main():
     qlinearconv(args.out_dir, rng, "qlinearconv_depthwise", 144, 144, 56, 3, group=144)
     qdq_basic_block(args.out_dir, np.random.default_rng(1))
     qdq_matmul(args.out_dir, np.random.default_rng(2))
+    qdq_resnet18(args.out_dir, np.random.default_rng(3))
     m, k, n = 128, 512, 1376
     inits = [numpy_helper.from_array(rng.integers(-127, 128, (k, n)).astype(np.int8), "b"),
              numpy_helper.from_array(np.array(7, np.uint8), "a_zero"),

@@ -245,6 +245,31 @@ TEST_CASE("MaxPool and AveragePool match a reference loop for random windows, 1-
   }
 }
 
+TEST_CASE("MaxPool of int8 and uint8 without Indices (by rows) matches the reference loop, 1-D and 2-D",
+          "[cpu][pool]") {
+  std::mt19937 rng(23);
+  for (int i = 0; i < 120; ++i) {
+    const PoolCase c = random_pool_case(rng, static_cast<std::size_t>(1 + i % 2));
+    const bool is_signed = i % 4 < 2;
+    std::uniform_int_distribution<int> dist(is_signed ? -128 : 0, is_signed ? 127 : 255);
+    std::vector<float> v(static_cast<std::size_t>(shape_numel(c.x)));
+    for (float& f : v) f = static_cast<float>(dist(rng));
+    const Tensor x = Tensor::from_vector<float>(c.x, v);
+    const Tensor want = reference_pool(c, x)[0];
+    INFO(fmt::format("{} x {} kernel {} strides {} dilations {} pads {} auto_pad {} ceil {}",
+                     is_signed ? "int8" : "uint8", shape_to_string(c.x), c.kernel, c.strides, c.dilations, c.pads,
+                     c.auto_pad, c.ceil_mode));
+    auto as_bytes = [&](const Tensor& t) {
+      const float* f = t.data_as<float>();
+      if (is_signed) return Tensor::from_vector<int8_t>(t.shape(), std::vector<int8_t>(f, f + t.numel()));
+      return Tensor::from_vector<uint8_t>(t.shape(), std::vector<uint8_t>(f, f + t.numel()));
+    };
+    auto y = pool("MaxPool", as_bytes(x), pool_attrs(c), 1, 12);
+    REQUIRE(y);
+    CHECK(compare_tensors((*y)[0], as_bytes(want)).empty());
+  }
+}
+
 TEST_CASE("MaxPool runs double and, from opset 12, int8 and uint8", "[cpu][pool]") {
   const Tensor x = Tensor::from_vector<int8_t>({1, 1, 4}, {-5, 3, -1, 7});
   auto y = pool("MaxPool", x, attrs({{"kernel_shape", ints{2}}, {"strides", ints{2}}}));

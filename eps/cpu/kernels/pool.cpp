@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <type_traits>
 #include <vector>
 
 #include "common/broadcast.h"
@@ -127,9 +128,61 @@ KernelMatch check_max_pool(const NodeContext& ctx) {
   return window;
 }
 
+// MaxPool of 8-bit integers over 1-D and 2-D windows, without Indices: per output row, the
+// element-wise maximum of the window's input rows (in vectors), then each output's maximum
+// over its columns of that. Integers have no NaN, so the order of the taps cannot matter.
+// (Bytes may alias anything: in functions of their own, with restrict, the loops below keep
+// their pointers in registers and run in vectors.)
+template <class T>
+void max_into(T* __restrict acc, const T* __restrict row, int64_t count) {
+  for (int64_t i = 0; i < count; ++i) acc[i] = std::max(acc[i], row[i]);
+}
+
+// y[o] = the maximum of row_max over output column o's taps (`columns`, located in dim 2).
+template <class T>
+void max_over_columns(const T* __restrict row_max, const Window* __restrict columns, int64_t dilation, int64_t count,
+                      T* __restrict y) {
+  for (int64_t o = 0; o < count; ++o) {
+    const Window& c = columns[o];
+    T best = std::numeric_limits<T>::lowest();
+    for (int64_t e = c.first[2]; e < c.second[2]; ++e) best = std::max(best, row_max[c.start[2] + e * dilation]);
+    y[o] = best;
+  }
+}
+
+template <class T>
+void max_pool_rows(const T* x, const PoolRun& run, const Parallel& parallel, T* y) {
+  const auto& [dd, dh, dw] = run.w;
+  std::vector<Window> columns(static_cast<std::size_t>(dw.out));  // each output column's taps
+  for (int64_t ow = 0; ow < dw.out; ++ow) locate(dw, ow, 2, columns[static_cast<std::size_t>(ow)]);
+  const int64_t grain = std::max<int64_t>(1, 4096 / std::max<int64_t>(run.out, 1));
+  parallel.for_range(run.planes, grain, [&](int64_t p0, int64_t p1) {
+    std::vector<T> row_max(static_cast<std::size_t>(dw.in));
+    Window rows{};
+    for (int64_t plane = p0; plane < p1; ++plane) {
+      const T* xp = x + plane * run.in;
+      T* yp = y + plane * run.out;
+      for (int64_t oh = 0; oh < dh.out; ++oh, yp += dw.out) {
+        locate(dh, oh, 1, rows);
+        if (rows.first[1] == rows.second[1]) {  // the window lies in the padding
+          std::fill_n(yp, dw.out, std::numeric_limits<T>::lowest());
+          continue;
+        }
+        const T* first = xp + (rows.start[1] + rows.first[1] * dh.dilation) * dw.in;
+        std::copy_n(first, dw.in, row_max.begin());
+        for (int64_t a = rows.first[1] + 1; a < rows.second[1]; ++a)
+          max_into(row_max.data(), xp + (rows.start[1] + a * dh.dilation) * dw.in, dw.in);
+        max_over_columns(row_max.data(), columns.data(), dw.dilation, dw.out, yp);
+      }
+    }
+  });
+}
+
 class MaxPoolKernel final : public Kernel {
  public:
-  MaxPoolKernel(WindowAttrs attrs, bool column_major) : attrs_(std::move(attrs)), column_major_(column_major) {}
+  // `by_rows`: X is claimed as 8-bit integers of at most 2 spatial dims, Indices not wanted.
+  MaxPoolKernel(WindowAttrs attrs, bool column_major, bool by_rows)
+      : attrs_(std::move(attrs)), column_major_(column_major), by_rows_(by_rows) {}
 
   Expected<void> compute(KernelContext& ctx) override {
     switch (ctx.input(0).dtype()) {
@@ -143,22 +196,28 @@ class MaxPoolKernel final : public Kernel {
         return run<float>(ctx);
     }
   }
-  std::string_view variant() const override { return "maxpool-direct"; }
+  std::string_view variant() const override { return by_rows_ ? "maxpool-rows" : "maxpool-direct"; }
 
  private:
   template <class T>
   Expected<void> run(KernelContext& ctx) const {
     auto run = plan_pool(ctx, attrs_, "MaxPool");
     if (!run) return std::unexpected(run.error());
+    const auto& [dd, dh, dw] = run->w;
+    const T* x = ctx.input(0).data_as<T>();
+    T* y = run->y.mut_as<T>();
+    if constexpr (std::is_integral_v<T>) {
+      if (by_rows_ && !ctx.wants_output(1) && dd.in == 1 && dd.out == 1 && dd.kernel == 1) {
+        max_pool_rows(x, *run, ctx.parallel(), y);
+        return {};
+      }
+    }
     int64_t* indices = nullptr;
     if (ctx.wants_output(1)) {
       auto i = ctx.output(1, DType::kInt64, run->y.shape());
       if (!i) return std::unexpected(i.error());
       indices = i->mut_as<int64_t>();
     }
-    const auto& [dd, dh, dw] = run->w;
-    const T* x = ctx.input(0).data_as<T>();
-    T* y = run->y.mut_as<T>();
     for_each_window(*run, ctx.parallel(), [&](int64_t plane, int64_t o, const Window& win) {
       const T* xp = x + plane * run->in;
       T best = std::numeric_limits<T>::lowest();
@@ -177,12 +236,17 @@ class MaxPoolKernel final : public Kernel {
 
   WindowAttrs attrs_;
   bool column_major_;
+  bool by_rows_;
 };
 
 Expected<std::unique_ptr<Kernel>> create_max_pool(const NodeContext& ctx) {
   const std::size_t spatial = ctx.attrs().ints_or("kernel_shape", {}).size();
+  const DType x = ctx.input_dtype(0);
+  const auto& outputs = ctx.node().outputs;
+  const bool indices = outputs.size() > 1 && outputs[1] != kNoValue;
+  const bool by_rows = (x == DType::kUInt8 || x == DType::kInt8) && !indices && spatial <= 2;
   return make_kernel<MaxPoolKernel>(read_window_attrs(ctx.attrs(), spatial),
-                                    ctx.attrs().int_or("storage_order", 0) == 1);
+                                    ctx.attrs().int_or("storage_order", 0) == 1, by_rows);
 }
 
 // The pools that add term(x) over a window's taps inside the input, then write
