@@ -376,6 +376,8 @@ TEST_CASE("QLinearConv requantizes the sums of a direct loop, in the GEMM's epil
       {1, 64, 40, 1, 20, 20, 1, 1, 1, 1, 0},  // pointwise: X's channels-last rows as they are, two chunks
       {1, 16, 8, 1, 9, 9, 1, 1, 2, 1, 0},     // 1x1, strided: unrolled
       {1, 6, 6, 6, 8, 8, 3, 3, 1, 1, 1},      // depthwise: requantized after the sums
+      {1, 3, 16, 1, 23, 21, 7, 7, 2, 1, 3},   // ResNet's stem: kernel rows of 21 bytes, some in the padding
+      {1, 2, 8, 1, 9, 9, 3, 3, 1, 1, 1},      // kernel rows of 6 bytes; 2-byte taps at the edges
   };
   for (std::size_t i = 0; i < cases.size(); ++i) {
     INFO("case " << i);

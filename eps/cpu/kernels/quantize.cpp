@@ -452,11 +452,26 @@ void to_channels_last(const TX* x, int64_t channels, int64_t pixels, int64_t p0,
                   reinterpret_cast<uint8_t*>(xt) + p0 * channels, channels);
 }
 
-// dst[c] = src[c] for c in [0, count): one tap's channels, or a kernel row's (a loop the compiler
-// turns into a few vector moves; a call to memcpy per tap costs more than the copy).
+// dst[c] = src[c] for c in [0, count) bytes: one tap's channels, or a kernel row's. A call to
+// memcpy per tap costs more than the copy, and a byte loop runs its tail (a 7-tap row of 3
+// channels is 21 bytes) one byte at a time: runs of 16, 8 or 4 bytes, the last one ending at
+// `count` (overlapping the one before), move any count of at least 4 in a few moves.
 template <class TX>
-void copy_channels(const TX* src, int64_t count, TX* dst) {
-  for (int64_t c = 0; c < count; ++c) dst[c] = src[c];
+void copy_channels(const TX* __restrict src, int64_t count, TX* __restrict dst) {
+  static_assert(sizeof(TX) == 1);
+  auto runs = [&]<int64_t kRun>() {
+    for (int64_t c = 0; c + kRun < count; c += kRun) std::memcpy(dst + c, src + c, kRun);
+    std::memcpy(dst + count - kRun, src + count - kRun, kRun);
+  };
+  if (count >= 16) {
+    runs.template operator()<16>();
+  } else if (count >= 8) {
+    runs.template operator()<8>();
+  } else if (count >= 4) {
+    runs.template operator()<4>();
+  } else {
+    for (int64_t c = 0; c < count; ++c) dst[c] = src[c];
+  }
 }
 
 // X unrolled for the GEMM (im2col) for the output pixels [p0, p1), one row each from `rows` on:
