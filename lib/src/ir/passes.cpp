@@ -80,6 +80,7 @@ std::vector<std::unique_ptr<OptimizerPass>> default_passes() {
   passes.push_back(std::make_unique<FoldShapeComputations>());
   passes.push_back(std::make_unique<MergeDuplicateNodes>());
   passes.push_back(std::make_unique<FuseQdqNodeGroups>());
+  passes.push_back(std::make_unique<DequantizeConstants>());
   return passes;
 }
 

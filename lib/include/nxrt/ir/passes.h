@@ -68,6 +68,17 @@ class FuseQdqNodeGroups final : public OptimizerPass {
   Expected<std::vector<std::string>> run(Graph& graph) const override;
 };
 
+// Computes, once at load time, each DequantizeLinear whose inputs are all initializers (x of
+// an integer type of up to 32 bits, float scales per tensor or per axis, no blocks) and that
+// fuse-qdq left for a float op: its output becomes a float initializer, which EPs can pack
+// once, instead of weights dequantized on every run. Outputs over 64 MiB, outputs of the graph
+// and values subgraphs read stay nodes.
+class DequantizeConstants final : public OptimizerPass {
+ public:
+  std::string_view name() const override { return "dequantize-constants"; }
+  Expected<std::vector<std::string>> run(Graph& graph) const override;
+};
+
 // The passes analyze() runs, in order.
 std::vector<std::unique_ptr<OptimizerPass>> default_passes();
 
