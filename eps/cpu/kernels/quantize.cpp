@@ -743,22 +743,34 @@ void int_conv(const IntConvPlan& p, const TX* x, const TW* w, int32_t x_zp, cons
                   [&](int64_t p0, int64_t p1) { to_channels_last(xg, group_in, in_size, p0, p1, xt.data()); });
     // Chunks of output pixels, each unrolled and multiplied while its rows are in cache.
     const int64_t chunks = (out_size + kPixelChunk - 1) / kPixelChunk;
-    par.for_range(chunks, 1, [&](int64_t c0, int64_t c1) {
-      thread_local AlignedBuffer<TX> unrolled;  // each worker's own; rows of a whole number of lines start on one
-      if (!pointwise) unrolled.resize(static_cast<std::size_t>(kPixelChunk * depth));
-      const SerialParallel serial;
-      for (int64_t chunk = c0; chunk < c1; ++chunk) {
-        const int64_t p0 = chunk * kPixelChunk, p1 = std::min(out_size, p0 + kPixelChunk);
-        const TX* rows = xt.data() + p0 * group_in;  // a pointwise window is its pixel's channels
-        if (!pointwise) {
-          int_im2col_rows(p, xt.data(), static_cast<TX>(x_zp), p0, p1, unrolled.data());
-          rows = unrolled.data();
-        }
-        int_gemm(p1 - p0, rows, depth, x_zero, weights[static_cast<std::size_t>(g)], w_zero_g,
-                 requantize ? requantize->gemm_output(plane, g * group_out, p0, out_size)
-                            : IntGemmOutput::int32_transposed(y + plane * out_size + p0, out_size),
-                 serial);
+    // Unrolls chunk `chunk` into `unrolled` (split over `chunk_par`) and multiplies it by W.
+    auto run_chunk = [&](int64_t chunk, TX* unrolled, const Parallel& chunk_par) {
+      const int64_t p0 = chunk * kPixelChunk, p1 = std::min(out_size, p0 + kPixelChunk);
+      const TX* rows = xt.data() + p0 * group_in;  // a pointwise window is its pixel's channels
+      if (!pointwise) {
+        chunk_par.for_range(p1 - p0, 16, [&](int64_t q0, int64_t q1) {
+          int_im2col_rows(p, xt.data(), static_cast<TX>(x_zp), p0 + q0, p0 + q1, unrolled + q0 * depth);
+        });
+        rows = unrolled;
       }
+      int_gemm(p1 - p0, rows, depth, x_zero, weights[static_cast<std::size_t>(g)], w_zero_g,
+               requantize ? requantize->gemm_output(plane, g * group_out, p0, out_size)
+                          : IntGemmOutput::int32_transposed(y + plane * out_size + p0, out_size),
+               chunk_par);
+    };
+    thread_local AlignedBuffer<TX> unrolled;  // each worker's own; rows of a whole number of lines start on one
+    if (chunks < par.threads()) {
+      // Fewer chunks than threads (a 14x14 or 7x7 layer): one chunk after the other, each
+      // split over the threads (the GEMM by strips of W's columns).
+      if (!pointwise) unrolled.resize(static_cast<std::size_t>(kPixelChunk * depth));
+      for (int64_t chunk = 0; chunk < chunks; ++chunk) run_chunk(chunk, unrolled.data(), par);
+      return;
+    }
+    par.for_range(chunks, 1, [&](int64_t c0, int64_t c1) {
+      AlignedBuffer<TX>& mine = unrolled;  // this worker's (see above)
+      if (!pointwise) mine.resize(static_cast<std::size_t>(kPixelChunk * depth));
+      const SerialParallel serial;
+      for (int64_t chunk = c0; chunk < c1; ++chunk) run_chunk(chunk, mine.data(), serial);
     });
   };
   const int64_t jobs = p.batch * p.group;
