@@ -463,7 +463,7 @@ void PackedIntB::assign(const TB* b, int64_t ldb, bool trans, int64_t k, int64_t
   k_ = k;
   n_ = n;
   from_unsigned_ = std::is_unsigned_v<TB>;
-  quads_ = ((k + 3) / 4 + kQuadAlign - 1) / kQuadAlign * kQuadAlign;
+  quads_ = padded_depth(k) / 4;
   const int64_t quads = quads_, strips = (n + kIntStrip - 1) / kIntStrip;
   data_.resize(static_cast<std::size_t>(strips * quads * kStripBytes));
   column_sums_.resize(static_cast<std::size_t>(n));
@@ -473,6 +473,8 @@ void PackedIntB::assign(const TB* b, int64_t ldb, bool trans, int64_t k, int64_t
                  data_.data() + s * quads * kStripBytes, column_sums_.data() + s * kIntStrip);
   });
 }
+
+int64_t PackedIntB::padded_depth(int64_t k) { return ((k + 3) / 4 + kQuadAlign - 1) / kQuadAlign * kQuadAlign * 4; }
 
 template <class TA>
 void int_gemm(int64_t m, const TA* a, int64_t lda, IntZeroPoints a_zero, const PackedIntB& b, IntZeroPoints b_zero,

@@ -32,6 +32,10 @@ class PackedIntB {
   template <class TB>
   void assign(const TB* b, int64_t ldb, bool trans, int64_t k, int64_t n, const Parallel& parallel);
 
+  // The depth a B of depth k is stored with (quads() * 4 for it): where A's rows are laid out
+  // that long, with the zero point of A past k, and B is packed with zero rows to it, the GEMM
+  // reads A as it is instead of copying every row.
+  static int64_t padded_depth(int64_t k);
   int64_t k() const { return k_; }
   int64_t n() const { return n_; }
   // Depth in groups of four, zero-padded (to whole AMX tiles of 16 where AMX is built).

@@ -454,39 +454,47 @@ void to_channels_last(const TX* x, int64_t channels, int64_t pixels, int64_t p0,
 
 // dst[c] = src[c] for c in [0, count) bytes: one tap's channels, or a kernel row's. A call to
 // memcpy per tap costs more than the copy, and a byte loop runs its tail (a 7-tap row of 3
-// channels is 21 bytes) one byte at a time: runs of 16, 8 or 4 bytes, the last one ending at
-// `count` (overlapping the one before), move any count of at least 4 in a few moves.
+// channels is 21 bytes) one byte at a time: up to 64 bytes move in runs of 16, 8 or 4, the
+// last one ending at `count` (overlapping the one before). (No loop over the runs: the
+// compiler would turn it back into a call to memcpy.)
 template <class TX>
-void copy_channels(const TX* __restrict src, int64_t count, TX* __restrict dst) {
+[[gnu::always_inline]] inline void copy_channels(const TX* __restrict src, int64_t count, TX* __restrict dst) {
   static_assert(sizeof(TX) == 1);
-  auto runs = [&]<int64_t kRun>() {
-    for (int64_t c = 0; c + kRun < count; c += kRun) std::memcpy(dst + c, src + c, kRun);
-    std::memcpy(dst + count - kRun, src + count - kRun, kRun);
-  };
-  if (count >= 16) {
-    runs.template operator()<16>();
+  auto run = [&]<int64_t kRun>(int64_t at) { std::memcpy(dst + at, src + at, kRun); };
+  if (count > 64) {
+    std::memcpy(dst, src, static_cast<std::size_t>(count));
+  } else if (count >= 16) {
+    run.template operator()<16>(0);
+    if (count > 32) run.template operator()<16>(16);
+    if (count > 48) run.template operator()<16>(32);
+    run.template operator()<16>(count - 16);
   } else if (count >= 8) {
-    runs.template operator()<8>();
+    run.template operator()<8>(0);
+    run.template operator()<8>(count - 8);
   } else if (count >= 4) {
-    runs.template operator()<4>();
+    run.template operator()<4>(0);
+    run.template operator()<4>(count - 4);
   } else {
     for (int64_t c = 0; c < count; ++c) dst[c] = src[c];
   }
 }
 
-// X unrolled for the GEMM (im2col) for the output pixels [p0, p1), one row each from `rows` on:
-// the pixel's window tap by tap, each tap the group's channels from xt (channels-last). Taps
-// in the padding read x_zp, so that they add nothing. Where a kernel row lies inside the
+// X unrolled for the GEMM (im2col) for the output pixels [p0, p1), one row of `row_depth` each
+// from `rows` on: the pixel's window tap by tap, each tap the group's channels from xt
+// (channels-last), then x_zp up to row_depth (the packed W's depth, at least the window's).
+// Taps in the padding read x_zp, so that they add nothing. Where a kernel row lies inside the
 // input without dilation, its taps are neighbours in xt and move as one run of bytes.
 template <class TX>
-void int_im2col_rows(const IntConvPlan& p, const TX* xt, TX x_zp, int64_t p0, int64_t p1, TX* rows) {
+void int_im2col_rows(const IntConvPlan& p, const TX* xt, TX x_zp, int64_t p0, int64_t p1, int64_t row_depth,
+                     TX* rows) {
   const auto& [dd, dh, dw] = p.window;
   const int64_t channels = p.channels / p.group;
   const int64_t row_bytes = channels * dw.kernel;  // one kernel row of a window
   const int64_t depth = row_bytes * dd.kernel * dh.kernel;
   int64_t ow = p0 % dw.out, oh = p0 / dw.out % dh.out, od = p0 / (dw.out * dh.out);
   for (int64_t px = p0; px < p1; ++px) {
-    TX* dst = rows + (px - p0) * depth;
+    TX* dst = rows + (px - p0) * row_depth;
+    std::fill(dst + depth, dst + row_depth, x_zp);
     const int64_t iw0 = ow * dw.stride - dw.pad_begin;
     const bool row_inside = dw.dilation == 1 && iw0 >= 0 && iw0 + dw.kernel <= dw.in;
     for (int64_t a = 0; a < dd.kernel; ++a) {
@@ -523,21 +531,23 @@ void int_im2col_rows(const IntConvPlan& p, const TX* xt, TX x_zp, int64_t p0, in
 }
 
 // W as the GEMM's B, one matrix per group: depth (kernel tap, then input channel, as
-// int_im2col_rows lays out X) by the group's output channels.
+// int_im2col_rows lays out X) by the group's output channels. Unrolled X's rows are read as
+// they are when W is packed `padded` (zero rows up to PackedIntB::padded_depth); X's own
+// channels-last rows (a pointwise convolution's) have the window's depth, and W must too.
 template <class TW>
 std::vector<PackedIntB> pack_conv_weights(const TW* w, int64_t group, int64_t group_out, int64_t channels,
-                                          int64_t taps) {
-  const int64_t depth = channels * taps;
-  std::vector<TW> reordered(static_cast<std::size_t>(group_out * depth));
+                                          int64_t taps, bool padded) {
+  const int64_t depth = channels * taps, row_depth = padded ? PackedIntB::padded_depth(depth) : depth;
+  std::vector<TW> reordered(static_cast<std::size_t>(group_out * row_depth));
   std::vector<PackedIntB> packed;
   for (int64_t g = 0; g < group; ++g) {
     // W[oc][c][tap] -> reordered[oc][tap][c]: each output channel's row of B^T.
     for (int64_t oc = 0; oc < group_out; ++oc)
       for (int64_t c = 0; c < channels; ++c)
         for (int64_t t = 0; t < taps; ++t)
-          reordered[static_cast<std::size_t>(oc * depth + t * channels + c)] =
+          reordered[static_cast<std::size_t>(oc * row_depth + t * channels + c)] =
               w[((g * group_out + oc) * channels + c) * taps + t];
-    packed.push_back(PackedIntB::pack(reordered.data(), depth, true, depth, group_out));
+    packed.push_back(PackedIntB::pack(reordered.data(), row_depth, true, row_depth, group_out));
   }
   return packed;
 }
@@ -719,8 +729,13 @@ void int_conv(const IntConvPlan& p, const TX* x, const TW* w, int32_t x_zp, cons
   const bool w_by_planes = pointwise && !requantize;
   const std::vector<PackedIntB> packed_now = w_by_planes || !packed_w.empty()
                                                  ? std::vector<PackedIntB>{}
-                                                 : pack_conv_weights(w, p.group, group_out, group_in, taps);
+                                                 : pack_conv_weights(w, p.group, group_out, group_in, taps, !pointwise);
   const std::vector<PackedIntB>& weights = packed_w.empty() ? packed_now : packed_w;
+  // The unrolled rows' depth: W's as packed (padded past the window, unless packed at load
+  // time for a window predicted pointwise). X's channels-last rows serve a pointwise window
+  // only where W has the window's depth.
+  const int64_t row_depth = w_by_planes ? depth : weights.front().k();
+  const bool rows_are_x = pointwise && row_depth == depth;
   const std::vector<int32_t> x_zero = {x_zp};
   auto product = [&](int64_t job, const Parallel& par) {
     const int64_t n = job / p.group, g = job % p.group;
@@ -747,13 +762,13 @@ void int_conv(const IntConvPlan& p, const TX* x, const TW* w, int32_t x_zp, cons
     auto run_chunk = [&](int64_t chunk, TX* unrolled, const Parallel& chunk_par) {
       const int64_t p0 = chunk * kPixelChunk, p1 = std::min(out_size, p0 + kPixelChunk);
       const TX* rows = xt.data() + p0 * group_in;  // a pointwise window is its pixel's channels
-      if (!pointwise) {
+      if (!rows_are_x) {
         chunk_par.for_range(p1 - p0, 16, [&](int64_t q0, int64_t q1) {
-          int_im2col_rows(p, xt.data(), static_cast<TX>(x_zp), p0 + q0, p0 + q1, unrolled + q0 * depth);
+          int_im2col_rows(p, xt.data(), static_cast<TX>(x_zp), p0 + q0, p0 + q1, row_depth, unrolled + q0 * row_depth);
         });
         rows = unrolled;
       }
-      int_gemm(p1 - p0, rows, depth, x_zero, weights[static_cast<std::size_t>(g)], w_zero_g,
+      int_gemm(p1 - p0, rows, row_depth, x_zero, weights[static_cast<std::size_t>(g)], w_zero_g,
                requantize ? requantize->gemm_output(plane, g * group_out, p0, out_size)
                           : IntGemmOutput::int32_transposed(y + plane * out_size + p0, out_size),
                chunk_par);
@@ -762,13 +777,13 @@ void int_conv(const IntConvPlan& p, const TX* x, const TW* w, int32_t x_zp, cons
     if (chunks < par.threads()) {
       // Fewer chunks than threads (a 14x14 or 7x7 layer): one chunk after the other, each
       // split over the threads (the GEMM by strips of W's columns).
-      if (!pointwise) unrolled.resize(static_cast<std::size_t>(kPixelChunk * depth));
+      if (!rows_are_x) unrolled.resize(static_cast<std::size_t>(kPixelChunk * row_depth));
       for (int64_t chunk = 0; chunk < chunks; ++chunk) run_chunk(chunk, unrolled.data(), par);
       return;
     }
     par.for_range(chunks, 1, [&](int64_t c0, int64_t c1) {
       AlignedBuffer<TX>& mine = unrolled;  // this worker's (see above)
-      if (!pointwise) mine.resize(static_cast<std::size_t>(kPixelChunk * depth));
+      if (!rows_are_x) mine.resize(static_cast<std::size_t>(kPixelChunk * row_depth));
       const SerialParallel serial;
       for (int64_t chunk = c0; chunk < c1; ++chunk) run_chunk(chunk, mine.data(), serial);
     });
@@ -826,7 +841,7 @@ std::vector<PackedIntB> pack_constant_conv_weights(const NodeContext& ctx, std::
   std::vector<PackedIntB> packed;
   (void)dispatch_dtype(QuantTypes{}, t->dtype(), [&](auto tag) -> Expected<void> {
     using TW = typename decltype(tag)::type;
-    packed = pack_conv_weights(t->data_as<TW>(), group, s[0] / group, s[1], taps);
+    packed = pack_conv_weights(t->data_as<TW>(), group, s[0] / group, s[1], taps, !pointwise);
     return {};
   });
   return packed;
