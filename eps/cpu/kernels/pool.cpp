@@ -140,9 +140,9 @@ void max_into(T* __restrict acc, const T* __restrict row, int64_t count) {
 
 // y[o] = the maximum of row_max over output column o's taps (`columns`, located in dim 2).
 template <class T>
-void max_over_columns(const T* __restrict row_max, const Window* __restrict columns, int64_t dilation, int64_t count,
-                      T* __restrict y) {
-  for (int64_t o = 0; o < count; ++o) {
+void max_over_columns(const T* __restrict row_max, const Window* __restrict columns, int64_t dilation, int64_t begin,
+                      int64_t end, T* __restrict y) {
+  for (int64_t o = begin; o < end; ++o) {
     const Window& c = columns[o];
     T best = std::numeric_limits<T>::lowest();
     for (int64_t e = c.first[2]; e < c.second[2]; ++e) best = std::max(best, row_max[c.start[2] + e * dilation]);
@@ -150,14 +150,73 @@ void max_over_columns(const T* __restrict row_max, const Window* __restrict colu
   }
 }
 
+// even[j] = row[2j], odd[j] = row[2j + 1]: a row's columns by parity, for stride 2.
+template <class T>
+void split_by_parity(const T* __restrict row, int64_t count, T* __restrict even, T* __restrict odd) {
+  for (int64_t j = 0; j < count / 2; ++j) {
+    even[j] = row[2 * j];
+    odd[j] = row[2 * j + 1];
+  }
+  if (count % 2 != 0) even[count / 2] = row[count - 1];
+}
+
+// How output columns read a row's maxima. Each column's taps (`columns`) serve the edges; the
+// outputs [inner_begin, inner_end), whose taps all lie inside the row, are found as whole
+// vectors at strides 1 and 2: tap e of output o reads phase r_e's element o + d_e, where phase
+// r holds the columns r, r + stride, ... (the row itself at stride 1), so each tap is one
+// vector maximum over a run of outputs.
+struct ColumnPlan {
+  std::vector<Window> columns;
+  int64_t inner_begin = 0, inner_end = 0;
+  int64_t phase_size = 0;                      // elements per phase
+  std::vector<std::pair<int64_t, int64_t>> taps;  // (r_e, d_e) per tap
+
+  explicit ColumnPlan(const WindowDim& dw) : columns(static_cast<std::size_t>(dw.out)) {
+    for (int64_t o = 0; o < dw.out; ++o) locate(dw, o, 2, columns[static_cast<std::size_t>(o)]);
+    if (dw.stride > 2) return;  // every output by its taps
+    const int64_t s = dw.stride, span = (dw.kernel - 1) * dw.dilation;
+    const int64_t last = dw.in - 1 + dw.pad_begin - span;  // the interior's last o * s
+    inner_begin = std::min(dw.out, (dw.pad_begin + s - 1) / s);
+    inner_end = last < 0 ? inner_begin : std::clamp(last / s + 1, inner_begin, dw.out);
+    phase_size = (dw.in + s - 1) / s;
+    for (int64_t e = 0; e < dw.kernel; ++e) {
+      const int64_t c = e * dw.dilation - dw.pad_begin;  // output o reads column o * s + c
+      const int64_t d = c >= 0 ? c / s : -((-c + s - 1) / s);
+      taps.emplace_back(c - d * s, d);
+    }
+  }
+};
+
+// One output row from the row's maxima: the interior in vectors, the edges tap by tap.
+// `phases` holds 2 * plan.phase_size elements of scratch.
+template <class T>
+void max_pool_columns(const T* row_max, const WindowDim& dw, const ColumnPlan& plan, T* phases, T* y) {
+  max_over_columns(row_max, plan.columns.data(), dw.dilation, 0, plan.inner_begin, y);
+  max_over_columns(row_max, plan.columns.data(), dw.dilation, plan.inner_end, dw.out, y);
+  const int64_t n = plan.inner_end - plan.inner_begin;
+  if (n <= 0) return;
+  const T* phase[2] = {row_max, nullptr};
+  if (dw.stride == 2) {
+    split_by_parity(row_max, dw.in, phases, phases + plan.phase_size);
+    phase[0] = phases;
+    phase[1] = phases + plan.phase_size;
+  }
+  T* out = y + plan.inner_begin;
+  const auto [r0, d0] = plan.taps.front();
+  std::copy_n(phase[r0] + plan.inner_begin + d0, n, out);
+  for (std::size_t e = 1; e < plan.taps.size(); ++e) {
+    const auto [r, d] = plan.taps[e];
+    max_into(out, phase[r] + plan.inner_begin + d, n);
+  }
+}
+
 template <class T>
 void max_pool_rows(const T* x, const PoolRun& run, const Parallel& parallel, T* y) {
   const auto& [dd, dh, dw] = run.w;
-  std::vector<Window> columns(static_cast<std::size_t>(dw.out));  // each output column's taps
-  for (int64_t ow = 0; ow < dw.out; ++ow) locate(dw, ow, 2, columns[static_cast<std::size_t>(ow)]);
+  const ColumnPlan plan(dw);
   const int64_t grain = std::max<int64_t>(1, 4096 / std::max<int64_t>(run.out, 1));
   parallel.for_range(run.planes, grain, [&](int64_t p0, int64_t p1) {
-    std::vector<T> row_max(static_cast<std::size_t>(dw.in));
+    std::vector<T> row_max(static_cast<std::size_t>(dw.in)), phases(static_cast<std::size_t>(2 * plan.phase_size));
     Window rows{};
     for (int64_t plane = p0; plane < p1; ++plane) {
       const T* xp = x + plane * run.in;
@@ -172,7 +231,7 @@ void max_pool_rows(const T* x, const PoolRun& run, const Parallel& parallel, T* 
         std::copy_n(first, dw.in, row_max.begin());
         for (int64_t a = rows.first[1] + 1; a < rows.second[1]; ++a)
           max_into(row_max.data(), xp + (rows.start[1] + a * dh.dilation) * dw.in, dw.in);
-        max_over_columns(row_max.data(), columns.data(), dw.dilation, dw.out, yp);
+        max_pool_columns(row_max.data(), dw, plan, phases.data(), yp);
       }
     }
   });
