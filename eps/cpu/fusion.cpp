@@ -172,9 +172,12 @@ Expected<std::optional<FusedStep>> quantized_add(const Partition& partition, con
   auto kernel = make_qdq_add(y, relu);
   if (!kernel) return forward_error(std::move(kernel), fmt::format("fusing {} with its quantizations", add.describe()));
   step.nodes.push_back(q.id);
+  // Named after the Add (what profiles and messages show), the rest in partition order.
+  std::erase(step.nodes, add.id);
   std::ranges::sort(step.nodes, [&](NodeId x, NodeId z) {
     return std::ranges::find(partition.nodes, x) < std::ranges::find(partition.nodes, z);
   });
+  step.nodes.insert(step.nodes.begin(), add.id);
   step.inputs.push_back(q.inputs[1]);
   step.inputs.push_back(y_zero);
   step.outputs = {q.outputs[0]};
