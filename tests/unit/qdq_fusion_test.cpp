@@ -2,6 +2,9 @@
 // QLinearConv / QLinearMatMul; groups whose integer form would say something else stay.
 #include <catch2/catch.hpp>
 
+#include <optional>
+#include <tuple>
+
 #include "lib_test_util.h"
 #include "nxrt/ir/passes.h"
 
@@ -37,6 +40,7 @@ struct ConvGroup {
   float bias_scale_factor = 1;  // 1: the bias's scale is x_scale * w_scale
   bool relu = false;
   uint8_t y_zero = 0;
+  std::optional<std::pair<float, float>> clip = std::nullopt;  // a Clip (min, max) instead of the Relu
 };
 
 GraphBuilder conv_group(const ConvGroup& c) {
@@ -59,7 +63,12 @@ GraphBuilder conv_group(const ConvGroup& c) {
   b.node("conv", "Conv", {"x", "wf", "bf"}, {"y"}, DType::kFloat32, {1, 2, 4, 4});
   b.graph.nodes.back().attributes.set("kernel_shape", nxrt::Attribute{std::vector<int64_t>{1, 1}});
   if (c.relu) b.node("relu", "Relu", {"y"}, {"r"}, DType::kFloat32, {1, 2, 4, 4});
-  b.node("q_y", "QuantizeLinear", {c.relu ? "r" : "y", "ys", "yz"}, {"yq"}, DType::kUInt8, {1, 2, 4, 4});
+  if (c.clip) {
+    b.constant("lo", Tensor::from_vector<float>({}, {c.clip->first}));
+    b.constant("hi", Tensor::from_vector<float>({}, {c.clip->second}));
+    b.node("clip", "Clip", {"y", "lo", "hi"}, {"r"}, DType::kFloat32, {1, 2, 4, 4});
+  }
+  b.node("q_y", "QuantizeLinear", {c.relu || c.clip ? "r" : "y", "ys", "yz"}, {"yq"}, DType::kUInt8, {1, 2, 4, 4});
   b.output("yq");
   return b;
 }
@@ -80,6 +89,26 @@ TEST_CASE("fuse-qdq: DequantizeLinear, Conv, Relu and QuantizeLinear become one 
   CHECK(g.value(conv.outputs[0]).name == "yq");
   CHECK(g.value(conv.outputs[0]).producer == conv.id);
   CHECK(conv.attributes.get_ints("kernel_shape") == std::vector<int64_t>{1, 1});
+}
+
+TEST_CASE("fuse-qdq: a Clip goes with the Conv where the QuantizeLinear saturates at its bounds", "[passes]") {
+  // y_scale 0.2, zero point 0: the QuantizeLinear's outputs stand for 0 to 51 (0.1 rounds to 0).
+  for (const auto& [lo, hi, fused] : {std::tuple{0.f, 60.f, true}, std::tuple{-1.f, 100.f, true},
+                                      std::tuple{0.1f, 51.f, true}, std::tuple{0.f, 6.f, false},
+                                      std::tuple{0.3f, 60.f, false}}) {
+    INFO("Clip(" << lo << ", " << hi << ")");
+    GraphBuilder b = conv_group({.clip = std::pair{lo, hi}});
+    Graph& g = b.finish();
+    const auto changes = fuse_qdq(g);
+    if (!fused) {
+      CHECK(changes.empty());
+      continue;
+    }
+    REQUIRE(changes.size() == 1);
+    CHECK(changes[0] == "fused Conv 'conv' with DequantizeLinear 'dq_x', 'dq_w', 'dq_b', Clip 'clip' (the quantized "
+                        "range lies within its bounds) and QuantizeLinear 'q_y' into QLinearConv");
+    CHECK(ops_of(g) == std::vector<std::string>{"QLinearConv"});
+  }
 }
 
 TEST_CASE("fuse-qdq: groups whose integer form would differ are left as they are", "[passes]") {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <optional>
 #include <set>
 
@@ -134,28 +135,60 @@ std::optional<Dequantized> dequantized_bias(const Graph& graph, const Node& conv
   return bias;
 }
 
-// Whether the zero point of QuantizeLinear `q` is the lowest value of its type: then it clamps
-// what a Relu before it would have, and the Relu can go.
-bool clamps_like_relu(const Graph& graph, const Node& q) {
-  const ValueId zp = q.inputs[2];
-  if (graph.value(zp).type.dtype == DType::kUInt8) {
-    const auto v = constant_values<uint8_t>(graph, zp);
-    return v && v->front() == 0;
+// The bounds a Relu or Clip clamps to (-inf or +inf where it has none), or nullopt when they
+// are not known at load time.
+std::optional<std::pair<float, float>> clamp_bounds(const Graph& graph, const Node& clamp) {
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  if (is_onnx(clamp, "Relu")) return std::pair{0.f, kInf};
+  if (!is_onnx(clamp, "Clip")) return std::nullopt;
+  if (clamp.opset < 11) {
+    return std::pair{clamp.attributes.get_float("min").value_or(-kInf), clamp.attributes.get_float("max").value_or(kInf)};
   }
-  const auto v = constant_values<int8_t>(graph, zp);
-  return v && v->front() == -128;
+  std::pair<float, float> bounds{-kInf, kInf};
+  for (std::size_t i : {std::size_t{1}, std::size_t{2}}) {
+    if (i >= clamp.inputs.size() || clamp.inputs[i] == kNoValue) continue;
+    const auto v = constant_values<float>(graph, clamp.inputs[i]);
+    if (!v || v->size() != 1) return std::nullopt;
+    (i == 1 ? bounds.first : bounds.second) = v->front();
+  }
+  return bounds;
 }
 
-// The QuantizeLinear after `node`'s output `v`: read by it alone, or by a Relu alone that it
-// alone reads when its zero point clamps as the Relu does (returned in `relu`).
-const Node* quantized_result(const Graph& graph, ValueId v, const Node*& relu) {
-  relu = nullptr;
+// Whether QuantizeLinear `q` saturates wherever the Relu or Clip `clamp` before it clamps: its
+// lowest value already at the lower bound and its highest at the upper one (a Relu: the zero
+// point is the type's lowest value). The clamp then changes no output and can go.
+bool quantization_clamps_like(const Graph& graph, const Node& clamp, const Node& q) {
+  const auto bounds = clamp_bounds(graph, clamp);
+  const auto scale = constant_values<float>(graph, q.inputs[1]);
+  if (!bounds || !scale) return false;
+  const bool is_unsigned = graph.value(q.inputs[2]).type.dtype == DType::kUInt8;
+  float zero = 0;
+  if (is_unsigned) {
+    const auto z = constant_values<uint8_t>(graph, q.inputs[2]);
+    if (!z) return false;
+    zero = z->front();
+  } else {
+    const auto z = constant_values<int8_t>(graph, q.inputs[2]);
+    if (!z) return false;
+    zero = z->front();
+  }
+  const float lo = is_unsigned ? 0.f : -128.f, hi = is_unsigned ? 255.f : 127.f;
+  // As QuantizeLinear computes it: round(v / scale) + zero, before saturating.
+  auto quantized = [&](float v) { return std::nearbyint(v / scale->front()) + zero; };
+  return quantized(bounds->first) <= lo && quantized(bounds->second) >= hi;
+}
+
+// The QuantizeLinear after `node`'s output `v`: read by it alone, or by a Relu or Clip alone
+// that it alone reads when it saturates where that clamps (returned in `clamp`).
+const Node* quantized_result(const Graph& graph, ValueId v, const Node*& clamp) {
+  clamp = nullptr;
   if (const Node* q = quantized_output(graph, v)) return q;
-  const Node* r = sole_reader(graph, v);
-  if (!r || !is_onnx(*r, "Relu") || r->outputs.size() != 1) return nullptr;
-  const Node* q = quantized_output(graph, r->outputs[0]);
-  if (!q || !clamps_like_relu(graph, *q)) return nullptr;
-  relu = r;
+  const Node* c = sole_reader(graph, v);
+  if (!c || (!is_onnx(*c, "Relu") && !is_onnx(*c, "Clip")) || c->outputs.size() != 1 || c->inputs[0] != v)
+    return nullptr;
+  const Node* q = quantized_output(graph, c->outputs[0]);
+  if (!q || !quantization_clamps_like(graph, *c, *q)) return nullptr;
+  clamp = c;
   return q;
 }
 
@@ -163,7 +196,7 @@ const Node* quantized_result(const Graph& graph, ValueId v, const Node*& relu) {
 struct Fusion {
   std::vector<ValueId> inputs;
   const Node* quantize = nullptr;
-  const Node* relu = nullptr;  // between the node and the QuantizeLinear, when there is one
+  const Node* clamp = nullptr;  // a Relu or Clip between the node and the QuantizeLinear, when there is one
   std::vector<const Node*> dequantizes;  // its inputs' (they stay where other nodes read them)
 };
 
@@ -174,12 +207,12 @@ std::optional<Fusion> conv_fusion(const Graph& graph, const Node& conv) {
   const int64_t channels = (*w_shape)[0];
   const auto x = dequantized_input(graph, conv, 0);
   const auto w = dequantized_input(graph, conv, 1, channels, 0, static_cast<int64_t>(w_shape->size()));
-  const Node* relu = nullptr;
-  const Node* q = quantized_result(graph, conv.outputs[0], relu);
+  const Node* clamp = nullptr;
+  const Node* q = quantized_result(graph, conv.outputs[0], clamp);
   if (!x || !w || !q) return std::nullopt;
   Fusion f{{x->quantized, x->scale, x->zero_point, w->quantized, w->scale, w->zero_point, q->inputs[1], q->inputs[2]},
            q,
-           relu,
+           clamp,
            {x->node, w->node}};
   if (conv.inputs.size() > 2 && conv.inputs[2] != kNoValue) {
     const auto bias = dequantized_bias(graph, conv, *x, *w, channels);
@@ -196,13 +229,13 @@ std::optional<Fusion> matmul_fusion(const Graph& graph, const Node& matmul) {
   if (!b_shape || b_shape->size() != 2) return std::nullopt;
   const auto a = dequantized_input(graph, matmul, 0);
   const auto b = dequantized_input(graph, matmul, 1, (*b_shape)[1], 1, 2);  // per column of B
-  const Node* relu = nullptr;
-  const Node* q = quantized_result(graph, matmul.outputs[0], relu);
+  const Node* clamp = nullptr;
+  const Node* q = quantized_result(graph, matmul.outputs[0], clamp);
   if (!a || !b || !q) return std::nullopt;
   return Fusion{
       {a->quantized, a->scale, a->zero_point, b->quantized, b->scale, b->zero_point, q->inputs[1], q->inputs[2]},
       q,
-      relu,
+      clamp,
       {a->node, b->node}};
 }
 
@@ -286,13 +319,16 @@ Expected<std::vector<std::string>> FuseQdqNodeGroups::run(Graph& graph) const {
       names.push_back(fmt::format("'{}'", dq->name));
     }
     fused.insert(fusion->quantize->id);
-    if (fusion->relu) fused.insert(fusion->relu->id);
+    std::string clamp;
+    if (const Node* c = fusion->clamp) {
+      fused.insert(c->id);
+      clamp = fmt::format(", {} '{}' ({})", c->op_type, c->name,
+                          c->op_type == "Relu" ? "the zero point clamps as it does"
+                                               : "the quantized range lies within its bounds");
+    }
     changes.push_back(fmt::format("fused {} '{}' with DequantizeLinear {}{} and QuantizeLinear '{}' into {}",
-                                  node.op_type, node.name, fmt::join(names, ", "),
-                                  fusion->relu ? fmt::format(", Relu '{}' (the zero point clamps as it does)",
-                                                             fusion->relu->name)
-                                               : "",
-                                  fusion->quantize->name, conv ? "QLinearConv" : "QLinearMatMul"));
+                                  node.op_type, node.name, fmt::join(names, ", "), clamp, fusion->quantize->name,
+                                  conv ? "QLinearConv" : "QLinearMatMul"));
     // The node becomes the integer op in place: its attributes (Conv's window) carry over, and
     // it writes the QuantizeLinear's output, which only nodes after that one read.
     node.op_type = conv ? "QLinearConv" : "QLinearMatMul";

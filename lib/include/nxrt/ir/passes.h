@@ -55,13 +55,14 @@ class MergeDuplicateNodes final : public OptimizerPass {
 // per tensor or per output channel, a bias dequantized from int32 at x_scale * w_scale), and
 // DequantizeLinear -> MatMul (2-D B, per tensor or per column) -> QuantizeLinear becomes
 // QLinearMatMul. Scales and zero points must be initializers; the Conv's or MatMul's output
-// must be read by the QuantizeLinear alone, or by a Relu alone when the QuantizeLinear's zero
-// point is its type's lowest value (it then clamps as the Relu does). Outputs can differ from
-// the float ops' by one quantization step, where a sum rounds the other way. Ops that only move
-// the values of their first input (Reshape, Transpose, Flatten, Squeeze, Unsqueeze, Slice, the
-// Gathers, Tile, Expand, DepthToSpace, SpaceToDepth, MaxPool from opset 12) between a
-// DequantizeLinear and a QuantizeLinear of one scale and zero point run on the quantized values
-// instead, with the same outputs; so does a Concat of inputs all dequantized that way.
+// must be read by the QuantizeLinear alone, or by a Relu or Clip alone when the QuantizeLinear
+// saturates wherever that clamps (a Relu: its zero point is its type's lowest value). Outputs
+// can differ from the float ops' by one quantization step, where a sum rounds the other way.
+// Ops that only move the values of their first input (Reshape, Transpose, Flatten, Squeeze,
+// Unsqueeze, Slice, the Gathers, Tile, Expand, DepthToSpace, SpaceToDepth, MaxPool from opset
+// 12) between a DequantizeLinear and a QuantizeLinear of one scale and zero point run on the
+// quantized values instead, with the same outputs; so does a Concat of inputs all dequantized
+// that way.
 class FuseQdqNodeGroups final : public OptimizerPass {
  public:
   std::string_view name() const override { return "fuse-qdq"; }
