@@ -19,6 +19,9 @@ in the QDQ form a static quantizer writes.
                               DequantizeLinear and QuantizeLinear, the residual Adds, MaxPool,
                               GlobalAveragePool and Flatten each between their own
                               quantizations, the logits quantized and dequantized
+  qdq_mobilenet_v2.onnx       MobileNetV2 (1x3x224x224, 1000 classes) the same way: depthwise
+                              convolutions, Clip(0, 6) after each expanding and depthwise
+                              Conv, the residual Adds between their quantizations
 
 Weights are int8 with per-channel scales, random (seed 0); run with /usr/bin/python3.
 
@@ -111,8 +114,8 @@ class QdqGraph:
     channel, biases int32 at input scale x weight scale, each float op between DequantizeLinear
     and QuantizeLinear nodes as ONNX Runtime's quantize_static writes them."""
 
-    def __init__(self, rng):
-        self.rng, self.inits, self.nodes, self.count = rng, [], [], 0
+    def __init__(self, out_dir, rng):
+        self.out_dir, self.rng, self.inits, self.nodes, self.count = out_dir, rng, [], [], 0
 
     def name(self, stem):
         self.count += 1
@@ -133,10 +136,10 @@ class QdqGraph:
         return f"{q}_f", scale
 
     def weights(self, stem, shape, x_scale):
-        """Dequantized int8 weights of `shape` (scaled so outputs keep the inputs' spread) and
-        their int32 bias."""
+        """Dequantized int8 weights of `shape` (scaled as He's initialization: outputs after a Relu
+        keep the inputs' spread) and their int32 bias."""
         fan_in = int(np.prod(shape[1:]))
-        w_scale = (np.sqrt(3.0 / fan_in) / 127 * self.rng.uniform(0.8, 1.2, shape[0])).astype(np.float32)
+        w_scale = (np.sqrt(6.0 / fan_in) / 127 * self.rng.uniform(0.8, 1.2, shape[0])).astype(np.float32)
         self.init(f"{stem}_w", self.rng.integers(-127, 128, shape).astype(np.int8))
         self.init(f"{stem}_ws", w_scale)
         self.init(f"{stem}_wz", np.zeros(shape[0], np.int8))
@@ -147,11 +150,16 @@ class QdqGraph:
         self.nodes.append(helper.make_node("DequantizeLinear", [f"{stem}_b", f"{stem}_bs"], [f"{stem}_bf"], axis=0))
         return f"{stem}_wf", f"{stem}_bf"
 
-    def conv(self, x, x_scale, channels, out_channels, kernel, stride=1, relu=True):
+    def conv(self, x, x_scale, channels, out_channels, kernel, stride=1, relu=True, group=1, relu6=False):
+        """A Conv with its Relu (or, `relu6`, a Clip to [0, 6]) or none, its output quantized."""
         stem = self.name("conv")
-        w, b = self.weights(stem, (out_channels, channels, kernel, kernel), x_scale)
+        w, b = self.weights(stem, (out_channels, channels // group, kernel, kernel), x_scale)
         self.nodes.append(helper.make_node("Conv", [x, w, b], [f"{stem}_y"], name=stem, kernel_shape=[kernel] * 2,
-                                           strides=[stride] * 2, pads=[kernel // 2] * 4))
+                                           strides=[stride] * 2, pads=[kernel // 2] * 4, group=group))
+        if relu6:
+            lo, hi = self.init(f"{stem}_lo", np.array(0, np.float32)), self.init(f"{stem}_hi", np.array(6, np.float32))
+            self.nodes.append(helper.make_node("Clip", [f"{stem}_y", lo, hi], [f"{stem}_r"], name=f"{stem}_clip"))
+            return self.quantize(f"{stem}_r", 6 / 255, 0)
         if not relu:
             return self.quantize(f"{stem}_y", 0.08, 128)
         self.nodes.append(helper.make_node("Relu", [f"{stem}_y"], [f"{stem}_r"], name=f"{stem}_relu"))
@@ -164,7 +172,7 @@ class QdqGraph:
 
 
 def qdq_resnet18(out_dir, rng):
-    g = QdqGraph(rng)
+    g = QdqGraph(out_dir, rng)
     x, s = g.quantize("x", 0.03, 128)
     x, s = g.conv(x, s, 3, 64, 7, stride=2)
     x, s = g.op("MaxPool", [x], s, 0, kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
@@ -182,15 +190,43 @@ def qdq_resnet18(out_dir, rng):
             g.nodes.append(helper.make_node("Relu", [f"{stem}_y"], [f"{stem}_r"], name=f"{stem}_relu"))
             x, s = g.quantize(f"{stem}_r", 0.04, 0)
             channels = width
+    classifier(g, x, s, 512, "qdq_resnet18")
+
+
+def classifier(g, x, s, channels, name):
+    """GlobalAveragePool, Flatten and the 1000-class Gemm, the logits quantized and dequantized."""
     x, s = g.op("GlobalAveragePool", [x], s, 0)
     x, s = g.op("Flatten", [x], s, 0)
-    w, b = g.weights("fc", (1000, 512), s)
+    w, b = g.weights("fc", (1000, channels), s)
     g.nodes.append(helper.make_node("Gemm", [x, w, b], ["logits_f"], name="fc", transB=1))
     y, _ = g.quantize("logits_f", 0.1, 128)
     g.nodes.append(helper.make_node("Identity", [y], ["logits"], name="output"))
-    save_graph(out_dir, "qdq_resnet18", g.nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT,
-                                                                                [1, 3, 224, 224])],
+    save_graph(g.out_dir, name, g.nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 224, 224])],
                [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [1, 1000])], g.inits)
+
+
+def qdq_mobilenet_v2(out_dir, rng):
+    g = QdqGraph(out_dir, rng)
+    x, s = g.quantize("x", 0.03, 128)
+    x, s = g.conv(x, s, 3, 32, 3, stride=2, relu6=True)
+    channels = 32
+    for expand, width, repeats, first_stride in ((1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2),
+                                                 (6, 96, 3, 1), (6, 160, 3, 2), (6, 320, 1, 1)):
+        for i in range(repeats):
+            stride = first_stride if i == 0 else 1
+            hidden = channels * expand
+            h, hs = x, s
+            if expand != 1:
+                h, hs = g.conv(h, hs, channels, hidden, 1, relu6=True)
+            h, hs = g.conv(h, hs, hidden, hidden, 3, stride, group=hidden, relu6=True)
+            h, hs = g.conv(h, hs, hidden, width, 1, relu=False)
+            if stride == 1 and channels == width:
+                stem = g.name("add")
+                g.nodes.append(helper.make_node("Add", [h, x], [f"{stem}_y"], name=stem))
+                h, hs = g.quantize(f"{stem}_y", 0.08, 128)
+            x, s, channels = h, hs, width
+    x, s = g.conv(x, s, channels, 1280, 1, relu6=True)
+    classifier(g, x, s, 1280, "qdq_mobilenet_v2")
 
 
 def qdq_matmul(out_dir, rng, m=128, k=512, n=1376):
@@ -223,6 +259,7 @@ def main():
     qdq_basic_block(args.out_dir, np.random.default_rng(1))
     qdq_matmul(args.out_dir, np.random.default_rng(2))
     qdq_resnet18(args.out_dir, np.random.default_rng(3))
+    qdq_mobilenet_v2(args.out_dir, np.random.default_rng(4))
     m, k, n = 128, 512, 1376
     inits = [numpy_helper.from_array(rng.integers(-127, 128, (k, n)).astype(np.int8), "b"),
              numpy_helper.from_array(np.array(7, np.uint8), "a_zero"),

@@ -443,13 +443,16 @@ Expected<IntConvPlan> plan_int_conv(std::string_view op, const WindowAttrs& attr
   return p;
 }
 
-// xt[px * channels + c] = x[c * pixels + px] for the pixels [p0, p1): X of one image and group
-// channels-last.
+// xt[px * ld + c] = x[c * pixels + px] for the pixels [p0, p1): X of one image and group
+// channels-last, each pixel's row `ld` long, x_zp past its channels.
 template <class TX>
-void to_channels_last(const TX* x, int64_t channels, int64_t pixels, int64_t p0, int64_t p1, TX* xt) {
+void to_channels_last(const TX* x, int64_t channels, int64_t pixels, int64_t p0, int64_t p1, int64_t ld, TX x_zp,
+                      TX* xt) {
   static_assert(sizeof(TX) == 1);
   transpose_bytes(reinterpret_cast<const uint8_t*>(x) + p0, pixels, channels, p1 - p0,
-                  reinterpret_cast<uint8_t*>(xt) + p0 * channels, channels);
+                  reinterpret_cast<uint8_t*>(xt) + p0 * ld, ld);
+  if (ld > channels)
+    for (int64_t px = p0; px < p1; ++px) std::fill(xt + px * ld + channels, xt + (px + 1) * ld, x_zp);
 }
 
 // dst[c] = src[c] for c in [0, count) bytes: one tap's channels, or a kernel row's. A call to
@@ -531,13 +534,12 @@ void int_im2col_rows(const IntConvPlan& p, const TX* xt, TX x_zp, int64_t p0, in
 }
 
 // W as the GEMM's B, one matrix per group: depth (kernel tap, then input channel, as
-// int_im2col_rows lays out X) by the group's output channels. Unrolled X's rows are read as
-// they are when W is packed `padded` (zero rows up to PackedIntB::padded_depth); X's own
-// channels-last rows (a pointwise convolution's) have the window's depth, and W must too.
+// int_im2col_rows lays out X) by the group's output channels, with zero rows up to
+// PackedIntB::padded_depth, so that X's rows, laid out that long, are read as they are.
 template <class TW>
 std::vector<PackedIntB> pack_conv_weights(const TW* w, int64_t group, int64_t group_out, int64_t channels,
-                                          int64_t taps, bool padded) {
-  const int64_t depth = channels * taps, row_depth = padded ? PackedIntB::padded_depth(depth) : depth;
+                                          int64_t taps) {
+  const int64_t depth = channels * taps, row_depth = PackedIntB::padded_depth(depth);
   std::vector<TW> reordered(static_cast<std::size_t>(group_out * row_depth));
   std::vector<PackedIntB> packed;
   for (int64_t g = 0; g < group; ++g) {
@@ -729,13 +731,12 @@ void int_conv(const IntConvPlan& p, const TX* x, const TW* w, int32_t x_zp, cons
   const bool w_by_planes = pointwise && !requantize;
   const std::vector<PackedIntB> packed_now = w_by_planes || !packed_w.empty()
                                                  ? std::vector<PackedIntB>{}
-                                                 : pack_conv_weights(w, p.group, group_out, group_in, taps, !pointwise);
+                                                 : pack_conv_weights(w, p.group, group_out, group_in, taps);
   const std::vector<PackedIntB>& weights = packed_w.empty() ? packed_now : packed_w;
-  // The unrolled rows' depth: W's as packed (padded past the window, unless packed at load
-  // time for a window predicted pointwise). X's channels-last rows serve a pointwise window
-  // only where W has the window's depth.
+  // The GEMM's rows: X channels-last (a pointwise window's), or unrolled, each W's packed depth
+  // long (padded past the window), as the GEMM reads them without a copy.
   const int64_t row_depth = w_by_planes ? depth : weights.front().k();
-  const bool rows_are_x = pointwise && row_depth == depth;
+  const int64_t xt_ld = pointwise ? row_depth : group_in;
   const std::vector<int32_t> x_zero = {x_zp};
   auto product = [&](int64_t job, const Parallel& par) {
     const int64_t n = job / p.group, g = job % p.group;
@@ -753,16 +754,17 @@ void int_conv(const IntConvPlan& p, const TX* x, const TW* w, int32_t x_zp, cons
     }
     thread_local AlignedBuffer<TX> channels_last;
     AlignedBuffer<TX>& xt = channels_last;  // this thread's (see above)
-    xt.resize(static_cast<std::size_t>(in_size * group_in));
-    par.for_range(in_size, std::max<int64_t>(1, 4096 / group_in),
-                  [&](int64_t p0, int64_t p1) { to_channels_last(xg, group_in, in_size, p0, p1, xt.data()); });
+    xt.resize(static_cast<std::size_t>(in_size * xt_ld));
+    par.for_range(in_size, std::max<int64_t>(1, 4096 / group_in), [&](int64_t p0, int64_t p1) {
+      to_channels_last(xg, group_in, in_size, p0, p1, xt_ld, static_cast<TX>(x_zp), xt.data());
+    });
     // Chunks of output pixels, each unrolled and multiplied while its rows are in cache.
     const int64_t chunks = (out_size + kPixelChunk - 1) / kPixelChunk;
     // Unrolls chunk `chunk` into `unrolled` (split over `chunk_par`) and multiplies it by W.
     auto run_chunk = [&](int64_t chunk, TX* unrolled, const Parallel& chunk_par) {
       const int64_t p0 = chunk * kPixelChunk, p1 = std::min(out_size, p0 + kPixelChunk);
-      const TX* rows = xt.data() + p0 * group_in;  // a pointwise window is its pixel's channels
-      if (!rows_are_x) {
+      const TX* rows = xt.data() + p0 * xt_ld;  // a pointwise window is its pixel's channels
+      if (!pointwise) {
         chunk_par.for_range(p1 - p0, 16, [&](int64_t q0, int64_t q1) {
           int_im2col_rows(p, xt.data(), static_cast<TX>(x_zp), p0 + q0, p0 + q1, row_depth, unrolled + q0 * row_depth);
         });
@@ -777,13 +779,13 @@ void int_conv(const IntConvPlan& p, const TX* x, const TW* w, int32_t x_zp, cons
     if (chunks < par.threads()) {
       // Fewer chunks than threads (a 14x14 or 7x7 layer): one chunk after the other, each
       // split over the threads (the GEMM by strips of W's columns).
-      if (!rows_are_x) unrolled.resize(static_cast<std::size_t>(kPixelChunk * row_depth));
+      if (!pointwise) unrolled.resize(static_cast<std::size_t>(kPixelChunk * row_depth));
       for (int64_t chunk = 0; chunk < chunks; ++chunk) run_chunk(chunk, unrolled.data(), par);
       return;
     }
     par.for_range(chunks, 1, [&](int64_t c0, int64_t c1) {
       AlignedBuffer<TX>& mine = unrolled;  // this worker's (see above)
-      if (!rows_are_x) mine.resize(static_cast<std::size_t>(kPixelChunk * row_depth));
+      if (!pointwise) mine.resize(static_cast<std::size_t>(kPixelChunk * row_depth));
       const SerialParallel serial;
       for (int64_t chunk = c0; chunk < c1; ++chunk) run_chunk(chunk, mine.data(), serial);
     });
@@ -841,7 +843,7 @@ std::vector<PackedIntB> pack_constant_conv_weights(const NodeContext& ctx, std::
   std::vector<PackedIntB> packed;
   (void)dispatch_dtype(QuantTypes{}, t->dtype(), [&](auto tag) -> Expected<void> {
     using TW = typename decltype(tag)::type;
-    packed = pack_conv_weights(t->data_as<TW>(), group, s[0] / group, s[1], taps, !pointwise);
+    packed = pack_conv_weights(t->data_as<TW>(), group, s[0] / group, s[1], taps);
     return {};
   });
   return packed;
