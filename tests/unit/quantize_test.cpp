@@ -308,6 +308,9 @@ TEST_CASE("ConvInteger matches a direct loop for groups, pads, strides and dilat
       {1, 4, 8, 1, 6, 5, 5, 2, 1, 1, 0},      // a kernel wider than tall
       {1, 2, 70, 1, 40, 40, 3, 3, 1, 1, 1},   // rows and pixels beyond one tile and strip
       {1, 64, 16, 1, 16, 16, 3, 3, 1, 1, 1},  // a whole chunk of 256 pixels of 576 bytes each
+      {1, 3, 3, 3, 11, 10, 3, 3, 2, 2, 1},    // depthwise, stride 2 and dilation 2: every tap in one phase
+      {2, 4, 4, 4, 9, 12, 2, 5, 2, 1, 2},     // depthwise 2x5 at stride 2: taps in both phases
+      {1, 2, 2, 2, 10, 10, 3, 3, 3, 1, 1},    // depthwise at stride 3: one output row at a time
   };
   for (std::size_t i = 0; i < cases.size(); ++i) {
     INFO("case " << i);
@@ -378,6 +381,7 @@ TEST_CASE("QLinearConv requantizes the sums of a direct loop, in the GEMM's epil
       {1, 6, 6, 6, 8, 8, 3, 3, 1, 1, 1},      // depthwise: requantized after the sums
       {1, 3, 16, 1, 23, 21, 7, 7, 2, 1, 3},   // ResNet's stem: kernel rows of 21 bytes, some in the padding
       {1, 2, 8, 1, 9, 9, 3, 3, 1, 1, 1},      // kernel rows of 6 bytes; 2-byte taps at the edges
+      {1, 8, 8, 8, 15, 15, 3, 3, 2, 1, 1},    // depthwise at stride 2 (MobileNet's), requantized by phases
   };
   for (std::size_t i = 0; i < cases.size(); ++i) {
     INFO("case " << i);

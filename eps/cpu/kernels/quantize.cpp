@@ -591,19 +591,71 @@ void minus_zero_point(const TX* __restrict src, int64_t count, int32_t zero, int
   for (int64_t i = 0; i < count; ++i) dst[i] = static_cast<int16_t>(static_cast<int32_t>(src[i]) - zero);
 }
 
-// One input plane (or volume) of a depthwise convolution as int16 values minus the zero point,
-// with zeros where the window reaches into the padding: `padded` is the extent the taps read
-// along each axis, input index i at padded index i + pad_begin.
+// dst0[j] = src[2j] - zero and dst1[j] = src[2j + 1] - zero, as int16, for the `count` values
+// of src: a row's values to the two column phases of a stride-2 window.
 template <class TX>
-void pad_plane(const Window3& win, const TX* x, int32_t x_zp, const std::array<int64_t, 3>& padded, int16_t* out) {
+void minus_zero_point_by_parity(const TX* __restrict src, int64_t count, int32_t zero, int16_t* __restrict dst0,
+                                int16_t* __restrict dst1) {
+  for (int64_t j = 0; j < count / 2; ++j) {
+    dst0[j] = static_cast<int16_t>(static_cast<int32_t>(src[2 * j]) - zero);
+    dst1[j] = static_cast<int16_t>(static_cast<int32_t>(src[2 * j + 1]) - zero);
+  }
+  if (count % 2 != 0) dst0[count / 2] = static_cast<int16_t>(static_cast<int32_t>(src[count - 1]) - zero);
+}
+
+// How a depthwise convolution lays out one input plane (or volume): as int16 values minus the
+// zero point, zeros where the window reaches into the padding, split into the phases of its
+// strides. An axis of stride 2 has two phases, its even and its odd (padded) positions, each
+// half as long; an axis of stride 1 has one. Output (od, oh, ow) then sits at phase offset
+// (od * rows + oh) * row + ow, and tap (a, b, e) reads a fixed distance from there in one
+// phase, so each tap is one vector pass over all the outputs of a plane (the sums at the
+// positions past each output row are left unused). Strides over 2 keep the padded plane as it
+// is (one phase), and each output row adds its taps at their stride.
+struct DepthwiseLayout {
+  std::array<int64_t, 3> stride{}, padded{}, extent{};  // per axis (d, h, w): phases, padded and phase lengths
+  int64_t phase_size = 0;
+  bool by_phases = true;  // every stride at most 2: one pass over a plane per tap
+
+  explicit DepthwiseLayout(const Window3& win) {
+    for (std::size_t a = 0; a < 3; ++a) {
+      const WindowDim& d = win[a];
+      padded[a] = (d.out - 1) * d.stride + (d.kernel - 1) * d.dilation + 1;
+      by_phases = by_phases && d.stride <= 2;
+    }
+    for (std::size_t a = 0; a < 3; ++a) {
+      stride[a] = by_phases ? win[a].stride : 1;
+      extent[a] = (padded[a] + stride[a] - 1) / stride[a];
+    }
+    phase_size = extent[0] * extent[1] * extent[2];
+  }
+  int64_t size() const { return stride[0] * stride[1] * stride[2] * phase_size; }
+  // Where padded position (d, h, w) lies.
+  int64_t at(int64_t d, int64_t h, int64_t w) const {
+    const int64_t phase = ((d % stride[0]) * stride[1] + h % stride[1]) * stride[2] + w % stride[2];
+    return phase * phase_size + ((d / stride[0]) * extent[1] + h / stride[1]) * extent[2] + w / stride[2];
+  }
+  // Output row (od, oh)'s first sum in a pass (by phases; a row pass starts at 0).
+  int64_t row_at(int64_t od, int64_t oh) const { return by_phases ? (od * extent[1] + oh) * extent[2] : 0; }
+};
+
+// Input plane `x` laid out as `layout` says into `out`.
+template <class TX>
+void pad_plane(const Window3& win, const DepthwiseLayout& layout, const TX* x, int32_t x_zp, int16_t* out) {
   const auto& [dd, dh, dw] = win;
-  std::fill(out, out + padded[0] * padded[1] * padded[2], int16_t{0});
+  std::fill(out, out + layout.size(), int16_t{0});
+  const auto& padded = layout.padded;
   const int64_t w_first = std::max<int64_t>(0, -dw.pad_begin), w_last = std::min(dw.in, padded[2] - dw.pad_begin);
+  if (w_first >= w_last) return;
   for (int64_t id = std::max<int64_t>(0, -dd.pad_begin); id < std::min(dd.in, padded[0] - dd.pad_begin); ++id)
     for (int64_t ih = std::max<int64_t>(0, -dh.pad_begin); ih < std::min(dh.in, padded[1] - dh.pad_begin); ++ih) {
-      const TX* src = x + (id * dh.in + ih) * dw.in;
-      int16_t* dst = out + ((id + dd.pad_begin) * padded[1] + ih + dh.pad_begin) * padded[2] + dw.pad_begin;
-      if (w_first < w_last) minus_zero_point(src + w_first, w_last - w_first, x_zp, dst + w_first);
+      const TX* src = x + (id * dh.in + ih) * dw.in + w_first;
+      const int64_t d = id + dd.pad_begin, h = ih + dh.pad_begin, w = w_first + dw.pad_begin;
+      const int64_t count = w_last - w_first;
+      if (layout.stride[2] == 1 || count == 1) {
+        minus_zero_point(src, count, x_zp, out + layout.at(d, h, w));
+      } else {
+        minus_zero_point_by_parity(src, count, x_zp, out + layout.at(d, h, w), out + layout.at(d, h, w + 1));
+      }
     }
 }
 
@@ -616,27 +668,23 @@ inline void add_tap(const int16_t* src, int64_t stride, int32_t weight, int64_t 
   }
 }
 
-// The same for a kernel row of taps `dilation` apart (weights[e] for tap e), in one pass over
-// the outputs for the common row of three at stride 1.
-inline void add_kernel_row(const int16_t* src, int64_t stride, int64_t dilation, const int32_t* weights, int64_t taps,
-                           int64_t count, int32_t* acc) {
-  if (taps == 3 && stride == 1) {
+// acc[o] += sum over taps e of srcs[e][o] * weights[e] for o in [0, count): taps whose values
+// for consecutive outputs are neighbours, in one pass over the outputs for a row of three.
+inline void add_neighbour_taps(const int16_t* const* srcs, const int32_t* weights, int64_t taps, int64_t count,
+                               int32_t* acc) {
+  if (taps == 3) {
     const int32_t w0 = weights[0], w1 = weights[1], w2 = weights[2];
-    const int16_t *s0 = src, *s1 = src + dilation, *s2 = src + 2 * dilation;
+    const int16_t *s0 = srcs[0], *s1 = srcs[1], *s2 = srcs[2];
     for (int64_t o = 0; o < count; ++o)
       acc[o] += static_cast<int32_t>(s0[o]) * w0 + static_cast<int32_t>(s1[o]) * w1 + static_cast<int32_t>(s2[o]) * w2;
     return;
   }
-  for (int64_t e = 0; e < taps; ++e) add_tap(src + e * dilation, stride, weights[e], count, acc);
+  for (int64_t e = 0; e < taps; ++e) add_tap(srcs[e], 1, weights[e], count, acc);
 }
 
-// A depthwise convolution (one input channel per group) directly: each input plane is padded
-// (pad_plane), then the outputs add up their taps, one pass over them per tap. With every stride
-// 1, a pass is one vector loop over the whole plane: output (od, oh, ow) sits at the padded
-// input's offset of (od, oh, ow), and each tap reads a fixed distance further on (the sums
-// between the rows, at the padded columns, are left unused). Otherwise each output row adds
-// its taps' rows. The sums go to `y`, or, given `requantize` instead, requantized to
-// QLinearConv's Y.
+// A depthwise convolution (one input channel per group) directly: each input plane is laid out
+// once (DepthwiseLayout), then the outputs add up their taps, a kernel row at a time. The sums
+// go to `y`, or, given `requantize` instead, requantized to QLinearConv's Y.
 template <class TX, class TW>
 void int_depthwise(const IntConvPlan& p, const TX* x, const TW* w, int32_t x_zp, const std::vector<int32_t>& w_zero,
                    int32_t* y, const ConvRequantization* requantize, const Parallel& parallel) {
@@ -644,29 +692,27 @@ void int_depthwise(const IntConvPlan& p, const TX* x, const TW* w, int32_t x_zp,
   const int64_t in_size = dd.in * dh.in * dw.in, out_size = dd.out * dh.out * dw.out;
   if (out_size == 0) return;
   const int64_t taps = dd.kernel * dh.kernel * dw.kernel, group_out = p.out_channels / p.group;
-  const auto extent = [](const WindowDim& d) { return (d.out - 1) * d.stride + (d.kernel - 1) * d.dilation + 1; };
-  const std::array<int64_t, 3> padded = {extent(dd), extent(dh), extent(dw)};
-  const int64_t padded_row = padded[2], padded_plane = padded[1] * padded[2];
-  const bool flat = dd.stride == 1 && dh.stride == 1 && dw.stride == 1;
-  // Output (od, oh) row's first sum in `sums`, and how many sums a pass covers.
-  const auto row_at = [&](int64_t od, int64_t oh) { return flat ? od * padded_plane + oh * padded_row : 0; };
-  const int64_t pass = flat ? row_at(dd.out - 1, dh.out - 1) + dw.out : dw.out;
+  const DepthwiseLayout layout(p.window);
+  const bool flat = layout.by_phases;
+  // How many sums a pass covers: a whole plane's outputs, or one row's.
+  const int64_t pass = flat ? layout.row_at(dd.out - 1, dh.out - 1) + dw.out : dw.out;
   parallel.for_range(
       p.batch * p.out_channels, std::max<int64_t>(1, 4096 / (out_size * taps)), [&](int64_t p0, int64_t p1) {
         thread_local std::vector<int16_t> plane_buffer;
         thread_local std::vector<int32_t> sum_buffer;
         thread_local std::vector<uint8_t> byte_buffer;  // a flat pass requantized, rows then picked out
         std::vector<int32_t> weights(static_cast<std::size_t>(taps));  // one output channel's, minus its zero point
-        plane_buffer.resize(static_cast<std::size_t>(padded[0] * padded_plane));
+        std::vector<const int16_t*> sources(static_cast<std::size_t>(dw.kernel));  // a kernel row's, for output 0
+        plane_buffer.resize(static_cast<std::size_t>(layout.size()));
         sum_buffer.resize(static_cast<std::size_t>(pass));
         byte_buffer.resize(static_cast<std::size_t>(flat && requantize ? pass : 0));
         int16_t* xp = plane_buffer.data();
         int32_t* sums = sum_buffer.data();
         for (int64_t plane = p0; plane < p1; ++plane) {
           const int64_t n = plane / p.out_channels, oc = plane % p.out_channels;
-          // Output channels of one group read the same plane: padded once for all of them.
+          // Output channels of one group read the same plane: laid out once for all of them.
           if (plane == p0 || oc % group_out == 0)
-            pad_plane(p.window, x + (n * p.channels + oc / group_out) * in_size, x_zp, padded, xp);
+            pad_plane(p.window, layout, x + (n * p.channels + oc / group_out) * in_size, x_zp, xp);
           const int32_t wz = w_zero.empty() ? 0 : w_zero[w_zero.size() == 1 ? 0 : static_cast<std::size_t>(oc)];
           for (int64_t tap = 0; tap < taps; ++tap)
             weights[static_cast<std::size_t>(tap)] = static_cast<int32_t>(w[oc * taps + tap]) - wz;
@@ -676,10 +722,16 @@ void int_depthwise(const IntConvPlan& p, const TX* x, const TW* w, int32_t x_zp,
             std::fill(sums, sums + pass, 0);
             for (int64_t a = 0; a < dd.kernel; ++a)
               for (int64_t b = 0; b < dh.kernel; ++b) {
-                const int64_t start =
-                    (od * dd.stride + a * dd.dilation) * padded_plane + (oh * dh.stride + b * dh.dilation) * padded_row;
-                add_kernel_row(xp + start, dw.stride, dw.dilation, weights.data() + (a * dh.kernel + b) * dw.kernel,
-                               dw.kernel, pass, sums);
+                const int32_t* row_weights = weights.data() + (a * dh.kernel + b) * dw.kernel;
+                const int64_t d = od * dd.stride + a * dd.dilation, h = oh * dh.stride + b * dh.dilation;
+                if (!flat) {
+                  for (int64_t e = 0; e < dw.kernel; ++e)
+                    add_tap(xp + layout.at(d, h, e * dw.dilation), dw.stride, row_weights[e], pass, sums);
+                  continue;
+                }
+                for (int64_t e = 0; e < dw.kernel; ++e)
+                  sources[static_cast<std::size_t>(e)] = xp + layout.at(d, h, e * dw.dilation);
+                add_neighbour_taps(sources.data(), row_weights, dw.kernel, pass, sums);
               }
           };
           if (flat) {
@@ -689,12 +741,12 @@ void int_depthwise(const IntConvPlan& p, const TX* x, const TW* w, int32_t x_zp,
           for (int64_t od = 0; od < dd.out; ++od)
             for (int64_t oh = 0; oh < dh.out; ++oh) {
               if (!flat) add_taps(od, oh);
-              const int32_t* row = sums + row_at(od, oh);
+              const int32_t* row = sums + layout.row_at(od, oh);
               const int64_t at = plane * out_size + (od * dh.out + oh) * dw.out;
               if (!requantize) {
                 std::copy(row, row + dw.out, y + at);
               } else if (flat) {
-                const uint8_t* bytes = byte_buffer.data() + row_at(od, oh);
+                const uint8_t* bytes = byte_buffer.data() + layout.row_at(od, oh);
                 std::copy(bytes, bytes + dw.out, static_cast<uint8_t*>(requantize->y) + at);
               } else {
                 requantize->requantize_sums(row, dw.out, oc, static_cast<uint8_t*>(requantize->y) + at);
