@@ -901,6 +901,14 @@ std::vector<PackedIntB> pack_constant_conv_weights(const NodeContext& ctx, std::
   return packed;
 }
 
+// What profiles call the convolution's path: "depthwise-direct" where W's shape says depthwise,
+// else the GEMM's.
+std::string int_conv_variant(const NodeContext& ctx, std::size_t w, int64_t group) {
+  const auto ws = ctx.input_static_shape(w);
+  if (ws && ws->size() >= 3 && is_depthwise(group, (*ws)[1])) return "depthwise-direct";
+  return fmt::format("int-gemm:{}", int_gemm_isa());
+}
+
 // ConvInteger and QLinearConv share the int32 sums; they differ in what happens to them.
 class IntConvBase : public Kernel {
  public:
@@ -910,7 +918,8 @@ class IntConvBase : public Kernel {
       : op_(ctx.node().op_type),
         attrs_(read_window_attrs(ctx.attrs(), spatial)),
         group_(ctx.attrs().int_or("group", 1)),
-        packed_w_(pack_constant_conv_weights(ctx, w, group_, attrs_, op_ == "QLinearConv")) {}
+        packed_w_(pack_constant_conv_weights(ctx, w, group_, attrs_, op_ == "QLinearConv")),
+        variant_(int_conv_variant(ctx, w, group_)) {}
   std::string_view variant() const override { return variant_; }
 
  protected:
@@ -941,7 +950,7 @@ class IntConvBase : public Kernel {
   WindowAttrs attrs_;
   int64_t group_;
   std::vector<PackedIntB> packed_w_;  // per group, when W is constant and its kernel larger than 1
-  std::string variant_ = fmt::format("int-gemm:{}", int_gemm_isa());
+  std::string variant_;
 };
 
 KernelMatch check_conv_integer(const NodeContext& ctx) {
