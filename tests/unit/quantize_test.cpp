@@ -300,17 +300,19 @@ TEST_CASE("ConvInteger matches a direct loop for groups, pads, strides and dilat
       {1, 3, 16, 1, 9, 11, 3, 3, 1, 1, 1},    // im2col, one image
       {2, 5, 40, 1, 7, 7, 1, 1, 1, 1, 0},     // pointwise: X is the GEMM's operand
       {1, 16, 32, 2, 10, 9, 3, 3, 2, 1, 1},   // two groups of 16 outputs, strided
-      {2, 8, 8, 8, 12, 12, 3, 3, 1, 2, 2},    // depthwise, dilated: a direct loop
+      {2, 8, 8, 8, 30, 30, 3, 3, 1, 2, 2},    // depthwise, dilated, on planes over 28x28 outputs: by phases
       {1, 4, 8, 4, 9, 9, 3, 3, 2, 1, 1},      // depthwise, two outputs per channel, strided
-      {2, 5, 5, 5, 7, 9, 3, 3, 1, 1, 1},      // depthwise 3x3 "same": one loop over each plane
-      {1, 4, 4, 4, 7, 8, 2, 5, 1, 1, 1},      // depthwise 2x5: one loop over the plane per tap
+      {2, 5, 5, 5, 29, 29, 3, 3, 1, 1, 1},    // depthwise 3x3 "same": one loop over each plane
+      {1, 4, 4, 4, 30, 33, 2, 5, 1, 1, 1},    // depthwise 2x5: one loop over the plane per tap
       {3, 6, 6, 3, 5, 5, 3, 3, 1, 1, 1},      // small groups side by side, one thread each
       {1, 4, 8, 1, 6, 5, 5, 2, 1, 1, 0},      // a kernel wider than tall
       {1, 2, 70, 1, 40, 40, 3, 3, 1, 1, 1},   // rows and pixels beyond one tile and strip
       {1, 64, 16, 1, 16, 16, 3, 3, 1, 1, 1},  // a whole chunk of 256 pixels of 576 bytes each
-      {1, 3, 3, 3, 11, 10, 3, 3, 2, 2, 1},    // depthwise, stride 2 and dilation 2: every tap in one phase
-      {2, 4, 4, 4, 9, 12, 2, 5, 2, 1, 2},     // depthwise 2x5 at stride 2: taps in both phases
-      {1, 2, 2, 2, 10, 10, 3, 3, 3, 1, 1},    // depthwise at stride 3: one output row at a time
+      {1, 3, 3, 3, 61, 60, 3, 3, 2, 2, 1},    // depthwise, stride 2 and dilation 2: every tap in one phase
+      {2, 4, 4, 4, 60, 64, 2, 5, 2, 1, 2},    // depthwise 2x5 at stride 2: taps in both phases
+      {1, 2, 2, 2, 90, 90, 3, 3, 3, 1, 1},    // depthwise at stride 3: one output row at a time
+      {2, 24, 24, 24, 9, 9, 3, 3, 1, 1, 1},   // depthwise on small planes: channels-last, a vector and a tail
+      {1, 17, 17, 17, 14, 14, 3, 3, 2, 2, 2},  // the same, strided and dilated
   };
   for (std::size_t i = 0; i < cases.size(); ++i) {
     INFO("case " << i);
@@ -381,7 +383,9 @@ TEST_CASE("QLinearConv requantizes the sums of a direct loop, in the GEMM's epil
       {1, 6, 6, 6, 8, 8, 3, 3, 1, 1, 1},      // depthwise: requantized after the sums
       {1, 3, 16, 1, 23, 21, 7, 7, 2, 1, 3},   // ResNet's stem: kernel rows of 21 bytes, some in the padding
       {1, 2, 8, 1, 9, 9, 3, 3, 1, 1, 1},      // kernel rows of 6 bytes; 2-byte taps at the edges
-      {1, 8, 8, 8, 15, 15, 3, 3, 2, 1, 1},    // depthwise at stride 2 (MobileNet's), requantized by phases
+      {1, 8, 8, 8, 15, 15, 3, 3, 2, 1, 1},    // depthwise on a small plane: channels-last
+      {1, 3, 3, 3, 61, 61, 3, 3, 2, 1, 1},    // depthwise at stride 2 on a larger plane: by stride phases
+      {2, 20, 20, 20, 30, 30, 3, 3, 1, 1, 1},  // depthwise at stride 1, one flat pass per plane
   };
   for (std::size_t i = 0; i < cases.size(); ++i) {
     INFO("case " << i);

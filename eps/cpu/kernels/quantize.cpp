@@ -582,6 +582,24 @@ struct ConvRequantization {
       requantize_channel(sums, count, b, scale[channel], zero, out);
     }
   }
+  // out[c] (bytes of Q) from sums[c] of output channel c, for the `channels` channels of one
+  // pixel (channels-last); `zero_bias` holds `channels` zeros, for a convolution without bias.
+  void requantize_pixel(const int32_t* sums, int64_t channels, const int32_t* zero_bias, uint8_t* out) const {
+    if (is_signed) {
+      requantize_across(sums, channels, bias ? bias : zero_bias, reinterpret_cast<int8_t*>(out));
+    } else {
+      requantize_across(sums, channels, bias ? bias : zero_bias, out);
+    }
+  }
+
+ private:
+  template <class Q>
+  void requantize_across(const int32_t* sums, int64_t channels, const int32_t* b, Q* out) const {
+    int64_t c = 0;
+    for (; c + kRequantizeLanes <= channels; c += kRequantizeLanes)
+      requantize_lanes(sums + c, b + c, scale + c, zero, out + c);
+    for (; c < channels; ++c) out[c] = requantize_value<Q>(sums[c], b[c], scale[c], zero);
+  }
 };
 
 // dst[i] = src[i] - zero as int16 for i in [0, count). (Its own function, with restrict: a byte
@@ -682,15 +700,89 @@ inline void add_neighbour_taps(const int16_t* const* srcs, const int32_t* weight
   for (int64_t e = 0; e < taps; ++e) add_tap(srcs[e], 1, weights[e], count, acc);
 }
 
+// acc[c] += (x[c] - zero) * w[c] for the `count` channels of one pixel and tap.
+template <class TX>
+void add_pixel_tap(const TX* __restrict x, int32_t zero, const int32_t* __restrict w, int64_t count,
+                   int32_t* __restrict acc) {
+  for (int64_t c = 0; c < count; ++c) acc[c] += (static_cast<int32_t>(x[c]) - zero) * w[c];
+}
+
+// Planes of at most this many outputs are convolved channels-last (see int_depthwise).
+constexpr int64_t kSmallDepthwisePlane = 28 * 28;
+
+// A depthwise convolution of one output channel per input channel on small planes,
+// channels-last: X of an image is turned channels-last once, then every output pixel adds its
+// taps across all channels in vectors, where per plane the passes would be a few dozen
+// outputs long. Each pixel's sums go to `y` (int32 planes), or, given `requantize`, are
+// requantized across the channels and turned back into Y's planes.
+template <class TX, class TW>
+void int_depthwise_channels_last(const IntConvPlan& p, const TX* x, const TW* w, int32_t x_zp,
+                                 const std::vector<int32_t>& w_zero, int32_t* y, const ConvRequantization* requantize,
+                                 const Parallel& parallel) {
+  const auto& [dd, dh, dw] = p.window;
+  const int64_t in_size = dd.in * dh.in * dw.in, out_size = dd.out * dh.out * dw.out;
+  const int64_t channels = p.channels, taps = dd.kernel * dh.kernel * dw.kernel;
+  // W by tap, then channel, minus its zero points.
+  std::vector<int32_t> wt(static_cast<std::size_t>(taps * channels));
+  for (int64_t c = 0; c < channels; ++c) {
+    const int32_t wz = w_zero.empty() ? 0 : w_zero[w_zero.size() == 1 ? 0 : static_cast<std::size_t>(c)];
+    for (int64_t t = 0; t < taps; ++t)
+      wt[static_cast<std::size_t>(t * channels + c)] = static_cast<int32_t>(w[c * taps + t]) - wz;
+  }
+  const std::vector<int32_t> zero_bias(static_cast<std::size_t>(channels), 0);
+  AlignedBuffer<TX> xt(static_cast<std::size_t>(in_size * channels));
+  AlignedBuffer<uint8_t> yt(static_cast<std::size_t>(requantize ? out_size * channels : 0));
+  for (int64_t n = 0; n < p.batch; ++n) {
+    parallel.for_range(in_size, std::max<int64_t>(1, 4096 / channels), [&](int64_t p0, int64_t p1) {
+      to_channels_last(x + n * channels * in_size, channels, in_size, p0, p1, channels, TX{}, xt.data());
+    });
+    parallel.for_range(out_size, std::max<int64_t>(1, 16384 / (channels * taps)), [&](int64_t o0, int64_t o1) {
+      std::vector<int32_t> acc(static_cast<std::size_t>(channels));
+      for (int64_t o = o0; o < o1; ++o) {
+        const int64_t ow = o % dw.out, oh = o / dw.out % dh.out, od = o / (dw.out * dh.out);
+        std::fill(acc.begin(), acc.end(), 0);
+        for (int64_t a = 0; a < dd.kernel; ++a) {
+          const int64_t id = od * dd.stride - dd.pad_begin + a * dd.dilation;
+          if (id < 0 || id >= dd.in) continue;
+          for (int64_t b = 0; b < dh.kernel; ++b) {
+            const int64_t ih = oh * dh.stride - dh.pad_begin + b * dh.dilation;
+            if (ih < 0 || ih >= dh.in) continue;
+            for (int64_t e = 0; e < dw.kernel; ++e) {
+              const int64_t iw = ow * dw.stride - dw.pad_begin + e * dw.dilation;
+              if (iw < 0 || iw >= dw.in) continue;  // the padding adds nothing
+              const int64_t tap = (a * dh.kernel + b) * dw.kernel + e;
+              add_pixel_tap(xt.data() + ((id * dh.in + ih) * dw.in + iw) * channels, x_zp,
+                            wt.data() + tap * channels, channels, acc.data());
+            }
+          }
+        }
+        if (requantize) {
+          requantize->requantize_pixel(acc.data(), channels, zero_bias.data(), yt.data() + o * channels);
+        } else {
+          for (int64_t c = 0; c < channels; ++c) y[(n * channels + c) * out_size + o] = acc[static_cast<std::size_t>(c)];
+        }
+      }
+    });
+    if (requantize)
+      transpose_bytes(yt.data(), channels, out_size, channels,
+                      static_cast<uint8_t*>(requantize->y) + n * channels * out_size, out_size);
+  }
+}
+
 // A depthwise convolution (one input channel per group) directly: each input plane is laid out
 // once (DepthwiseLayout), then the outputs add up their taps, a kernel row at a time. The sums
-// go to `y`, or, given `requantize` instead, requantized to QLinearConv's Y.
+// go to `y`, or, given `requantize` instead, requantized to QLinearConv's Y. Small planes of one
+// output channel per input channel go channels-last instead.
 template <class TX, class TW>
 void int_depthwise(const IntConvPlan& p, const TX* x, const TW* w, int32_t x_zp, const std::vector<int32_t>& w_zero,
                    int32_t* y, const ConvRequantization* requantize, const Parallel& parallel) {
   const auto& [dd, dh, dw] = p.window;
   const int64_t in_size = dd.in * dh.in * dw.in, out_size = dd.out * dh.out * dw.out;
   if (out_size == 0) return;
+  if (out_size <= kSmallDepthwisePlane && p.out_channels == p.channels) {
+    int_depthwise_channels_last(p, x, w, x_zp, w_zero, y, requantize, parallel);
+    return;
+  }
   const int64_t taps = dd.kernel * dh.kernel * dw.kernel, group_out = p.out_channels / p.group;
   const DepthwiseLayout layout(p.window);
   const bool flat = layout.by_phases;
