@@ -759,7 +759,8 @@ void int_depthwise_channels_last(const IntConvPlan& p, const TX* x, const TW* w,
         if (requantize) {
           requantize->requantize_pixel(acc.data(), channels, zero_bias.data(), yt.data() + o * channels);
         } else {
-          for (int64_t c = 0; c < channels; ++c) y[(n * channels + c) * out_size + o] = acc[static_cast<std::size_t>(c)];
+          for (int64_t c = 0; c < channels; ++c)
+            y[(n * channels + c) * out_size + o] = acc[static_cast<std::size_t>(c)];
         }
       }
     });
