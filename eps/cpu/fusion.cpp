@@ -143,6 +143,7 @@ Expected<std::optional<FusedStep>> quantized_add(const Partition& partition, con
   const Graph& graph = *partition.graph;
   if (!is_onnx_op(add, "Add") || add.inputs.size() != 2 || add.outputs.size() != 1) return std::nullopt;
   FusedStep step;
+  step.nodes = {add.id};  // named after the Add (what profiles and messages show)
   for (ValueId v : add.inputs) {
     const NodeId p = v == kNoValue ? -1 : graph.value(v).producer;
     if (p < 0 || !members.contains(p)) return std::nullopt;
@@ -152,7 +153,6 @@ Expected<std::optional<FusedStep>> quantized_add(const Partition& partition, con
     step.inputs.insert(step.inputs.end(), dq->begin(), dq->end());
   }
   if (!always_same_shape(graph.value(step.inputs[0]).type, graph.value(step.inputs[3]).type)) return std::nullopt;
-  step.nodes.push_back(add.id);
   auto next = sole_member_reader(graph, add.outputs[0], members);
   const bool relu = next && is_onnx_op(graph.node(*next), "Relu");
   if (relu) {
@@ -172,12 +172,6 @@ Expected<std::optional<FusedStep>> quantized_add(const Partition& partition, con
   auto kernel = make_qdq_add(y, relu);
   if (!kernel) return forward_error(std::move(kernel), fmt::format("fusing {} with its quantizations", add.describe()));
   step.nodes.push_back(q.id);
-  // Named after the Add (what profiles and messages show), the rest in partition order.
-  std::erase(step.nodes, add.id);
-  std::ranges::sort(step.nodes, [&](NodeId x, NodeId z) {
-    return std::ranges::find(partition.nodes, x) < std::ranges::find(partition.nodes, z);
-  });
-  step.nodes.insert(step.nodes.begin(), add.id);
   step.inputs.push_back(q.inputs[1]);
   step.inputs.push_back(y_zero);
   step.outputs = {q.outputs[0]};

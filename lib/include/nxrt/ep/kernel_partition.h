@@ -16,7 +16,7 @@ using PackedStates = std::map<std::string, std::vector<std::byte>>;
 // One kernel that runs several member nodes of a partition (an EP's fusion). Values that a
 // member produces and another member reads are its own: nothing outside reads them.
 struct FusedStep {
-  std::vector<NodeId> nodes;     // the members: first the one the step is named after, the rest in partition order
+  std::vector<NodeId> nodes;     // the members; the step takes the first's name
   std::vector<ValueId> inputs;   // what the kernel reads, in its input order (kNoValue: omitted)
   std::vector<ValueId> outputs;  // what it writes, in its output order
   std::unique_ptr<Kernel> kernel;
