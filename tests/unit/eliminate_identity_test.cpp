@@ -7,25 +7,14 @@
 namespace {
 
 using nxrt::Graph;
+using nxrt::test::input_name;
+using nxrt::test::node_names;
+using nxrt::test::output_name;
 
 std::vector<std::string> eliminate_identity(Graph& g) {
   auto changes = nxrt::EliminateIdentity().run(g);
   REQUIRE(changes);
   return *changes;
-}
-
-std::vector<std::string> node_names(const Graph& g) {
-  std::vector<std::string> names;
-  for (const auto& n : g.nodes) names.push_back(n.name);
-  return names;
-}
-
-std::string input_name(const Graph& g, const std::string& node, std::size_t i) {
-  return g.value(g.node(*g.find_node(node)).inputs[i]).name;
-}
-
-std::string output_name(const Graph& g, const std::string& node, std::size_t i) {
-  return g.value(g.node(*g.find_node(node)).outputs[i]).name;
 }
 
 }  // namespace

@@ -105,6 +105,21 @@ class GraphBuilder {
   }
 };
 
+// The graph's node names, in order (what a pass kept, and where).
+inline std::vector<std::string> node_names(const Graph& g) {
+  std::vector<std::string> names;
+  for (const auto& n : g.nodes) names.push_back(n.name);
+  return names;
+}
+
+// The name of the value that node `node`'s input (output) `i` is.
+inline std::string input_name(const Graph& g, const std::string& node, std::size_t i) {
+  return g.value(g.node(*g.find_node(node)).inputs[i]).name;
+}
+inline std::string output_name(const Graph& g, const std::string& node, std::size_t i) {
+  return g.value(g.node(*g.find_node(node)).outputs[i]).name;
+}
+
 // A graph of one node of `op` at `opset` in `domain` ("" for ai.onnx): x -> op -> y.
 struct OneNode {
   OneNode(const std::string& op, int64_t opset, std::string domain = "") {

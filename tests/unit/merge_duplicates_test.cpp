@@ -9,22 +9,13 @@ namespace {
 
 using nxrt::DType;
 using nxrt::Graph;
+using nxrt::test::input_name;
+using nxrt::test::node_names;
 
 std::vector<std::string> merge_duplicates(Graph& g) {
   auto changes = nxrt::MergeDuplicateNodes().run(g);
   REQUIRE(changes);
   return *changes;
-}
-
-std::vector<std::string> node_names(const Graph& g) {
-  std::vector<std::string> names;
-  for (const auto& n : g.nodes) names.push_back(n.name);
-  return names;
-}
-
-// The name of the value node `node`'s input `i` reads.
-std::string input_name(const Graph& g, const std::string& node, std::size_t i) {
-  return g.value(g.node(*g.find_node(node)).inputs[i]).name;
 }
 
 }  // namespace
