@@ -295,11 +295,7 @@ struct QdqAdd {
     b.output("y");
     if (o.a_read_elsewhere) b.output("fa");
     b.finish();
-    partition.graph = &b.graph;
-    partition.ep = "cpu";
-    partition.name = "cpu_0";
-    for (const auto& n : b.graph.nodes) partition.nodes.push_back(n.id);
-    nxrt::compute_boundary(b.graph, partition);
+    partition = nxrt::test::whole_graph(b.graph, "cpu");
   }
 
   static Tensor zero_point(DType t, const Shape& shape, uint8_t unsigned_zero, int8_t signed_zero) {
