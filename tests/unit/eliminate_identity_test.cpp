@@ -88,3 +88,19 @@ TEST_CASE("eliminate-identity: a chain of Identities ending in a graph output le
   CHECK(output_name(g, "relu", 0) == "y");
   CHECK(input_name(g, "third", 0) == "y");
 }
+
+TEST_CASE("eliminate-identity: readers moved by one removal follow the next", "[passes]") {
+  nxrt::test::GraphBuilder b;
+  b.input("x");
+  b.node("relu", "Relu", {"x"}, {"r"});
+  b.node("copy", "Identity", {"r"}, {"r1"});  // internal: neg comes to read r
+  b.node("neg", "Neg", {"r1"}, {"n"});
+  b.node("out", "Identity", {"r"}, {"y"});    // then relu writes y, and neg reads y
+  b.output("y");
+  b.output("n");
+  Graph& g = b.finish();
+  CHECK(eliminate_identity(g).size() == 2);
+  CHECK(node_names(g) == std::vector<std::string>{"relu", "neg"});
+  CHECK(output_name(g, "relu", 0) == "y");
+  CHECK(input_name(g, "neg", 0) == "y");
+}

@@ -14,11 +14,16 @@ bool is_plain_identity(const Node& node) {
          node.inputs[0] != kNoValue && node.outputs[0] != kNoValue && node.implicit_inputs.empty();
 }
 
-// Replaces every read of `from` by the graph's nodes with `to`.
-void redirect_readers(Graph& graph, ValueId from, ValueId to) {
-  for (Node& node : graph.nodes)
-    for (ValueId& v : node.inputs)
+// `from`'s readers read `to` instead; the consumer lists follow. (A reader that reads `from`
+// twice is listed twice: replacing its inputs again finds nothing left to replace.)
+void move_readers(Graph& graph, ValueId from, ValueId to) {
+  std::vector<NodeId> readers = std::move(graph.value(from).consumers);
+  graph.value(from).consumers.clear();
+  for (NodeId reader : readers)
+    for (ValueId& v : graph.nodes[static_cast<std::size_t>(reader)].inputs)
       if (v == from) v = to;
+  auto& consumers = graph.value(to).consumers;
+  consumers.insert(consumers.end(), readers.begin(), readers.end());
 }
 
 }  // namespace
@@ -38,7 +43,7 @@ Expected<std::vector<std::string>> EliminateIdentity::run(Graph& graph) const {
     const Value& out = graph.value(y);
     if (!out.is_graph_output) {
       // y is internal: its readers take x as it is.
-      redirect_readers(graph, y, x);
+      move_readers(graph, y, x);
       changes.push_back(fmt::format("removed Identity '{}': its readers read '{}' instead of '{}'", identity.name,
                                     in.name, out.name));
     } else if (in.producer >= 0 && !in.is_graph_output) {
@@ -47,17 +52,19 @@ Expected<std::vector<std::string>> EliminateIdentity::run(Graph& graph) const {
       for (ValueId& v : producer.outputs)
         if (v == x) v = y;
       if (!out.type.shape && in.type.shape) graph.value(y).type = graph.value(x).type;
-      redirect_readers(graph, x, y);
+      move_readers(graph, x, y);
       changes.push_back(fmt::format("removed Identity '{}': '{}' writes the graph output '{}' directly",
                                     identity.name, producer.name, out.name));
     } else {
       continue;  // a graph input or initializer copied to an output: the copy is the node's work
     }
-    // Drop the node's links now, so later Identities see the graph as it will be.
+    // The consumer lists move with the readers (a later Identity's move_readers needs them);
+    // producers and the removed nodes' entries are set right by remove_nodes, which rebuilds
+    // the links. (No later Identity reads a producer this changed: x has no readers left, and
+    // y is an output of the graph.)
     identity.inputs.clear();
     identity.outputs.clear();
     removed.push_back(identity.id);
-    graph.rebuild_links();
   }
   if (!removed.empty()) remove_nodes(graph, removed);
   return changes;
