@@ -23,25 +23,30 @@ std::optional<Tensor> fixed_initializer(const Graph& graph, ValueId v) {
   return std::move(*t);
 }
 
-template <class T>
-int64_t element(const Tensor& t, int64_t i) {
-  return static_cast<int64_t>(t.data_as<T>()[i]);
+// Calls fn with a value of `t` as a tag for the integer types DequantizeLinear's run-time
+// kernel subtracts exactly; false for the others.
+template <class Fn>
+bool visit_dequantizable(DType t, Fn&& fn) {
+  switch (t) {
+    case DType::kUInt8: fn(uint8_t{}); return true;
+    case DType::kInt8: fn(int8_t{}); return true;
+    case DType::kUInt16: fn(uint16_t{}); return true;
+    case DType::kInt16: fn(int16_t{}); return true;
+    case DType::kInt32: fn(int32_t{}); return true;
+    default: return false;
+  }
 }
 
-// x as int64 values, for the integer types DequantizeLinear's run-time kernel subtracts exactly.
-std::optional<std::vector<int64_t>> integers(const Tensor& t) {
-  std::vector<int64_t> out(static_cast<std::size_t>(t.numel()));
-  for (int64_t i = 0; i < t.numel(); ++i) {
-    switch (t.dtype()) {
-      case DType::kUInt8: out[static_cast<std::size_t>(i)] = element<uint8_t>(t, i); break;
-      case DType::kInt8: out[static_cast<std::size_t>(i)] = element<int8_t>(t, i); break;
-      case DType::kUInt16: out[static_cast<std::size_t>(i)] = element<uint16_t>(t, i); break;
-      case DType::kInt16: out[static_cast<std::size_t>(i)] = element<int16_t>(t, i); break;
-      case DType::kInt32: out[static_cast<std::size_t>(i)] = element<int32_t>(t, i); break;
-      default: return std::nullopt;
-    }
+// y[i] = (x[i] - zero[c]) * scale[c] for the n elements of x, c = i / inner % count (zero may
+// be null: 0), the difference exact in int64 as the run-time kernel takes it.
+template <class T>
+void dequantize_into(const T* x, const T* zero, const float* scale, int64_t inner, int64_t count, int64_t n,
+                     float* y) {
+  for (int64_t start = 0, c = 0; start < n; start += inner, c = (c + 1) % count) {
+    const int64_t z = zero ? static_cast<int64_t>(zero[c]) : 0;
+    for (int64_t i = start; i < start + inner; ++i)
+      y[i] = static_cast<float>(static_cast<int64_t>(x[i]) - z) * scale[c];
   }
-  return out;
 }
 
 // y = (x - zero_point) * scale of a DequantizeLinear whose inputs are all fixed initializers:
@@ -72,16 +77,13 @@ std::optional<Tensor> dequantized(const Graph& graph, const Node& dq) {
     inner = 1;
     for (int64_t d = axis + 1; d < rank; ++d) inner *= x->shape()[static_cast<std::size_t>(d)];
   }
-  const auto xs = integers(*x);
-  const auto zs = zero ? integers(*zero) : std::vector<int64_t>(static_cast<std::size_t>(count), 0);
-  if (!xs || !zs) return std::nullopt;
-  Tensor y = Tensor::empty(DType::kFloat32, x->shape());
-  float* out = y.mut_as<float>();
-  const float* s = scale->data_as<float>();
-  for (int64_t i = 0; i < x->numel(); ++i) {
-    const auto c = static_cast<std::size_t>(i / inner % count);
-    out[i] = static_cast<float>((*xs)[static_cast<std::size_t>(i)] - (*zs)[c]) * s[c];
-  }
+  std::optional<Tensor> y;
+  visit_dequantizable(x->dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    y = Tensor::empty(DType::kFloat32, x->shape());
+    dequantize_into(x->data_as<T>(), zero ? zero->data_as<T>() : nullptr, scale->data_as<float>(), inner, count,
+                    x->numel(), y->mut_as<float>());
+  });
   return y;
 }
 
