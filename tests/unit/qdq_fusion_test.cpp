@@ -176,14 +176,15 @@ TEST_CASE("fuse-qdq: DequantizeLinear, MatMul and QuantizeLinear become QLinearM
 
 TEST_CASE("fuse-qdq: ops that only move values run on the quantized values between equal quantizations",
           "[passes]") {
-  for (const float y_scale : {0.5f, 0.25f}) {
-    INFO("QuantizeLinear scale " << y_scale);
+  for (const auto& [y_scale, y_zero] : {std::pair{0.5f, uint8_t{10}}, std::pair{0.25f, uint8_t{10}},
+                                        std::pair{0.5f, uint8_t{11}}}) {
+    INFO("QuantizeLinear scale " << y_scale << ", zero point " << int{y_zero});
     GraphBuilder b;
     b.input("xq", DType::kUInt8, {1, 2, 4, 4});
     b.constant("xs", Tensor::from_vector<float>({}, {0.5f}));
     b.constant("xz", Tensor::from_vector<uint8_t>({}, {10}));
     b.constant("ys", Tensor::from_vector<float>({}, {y_scale}));
-    b.constant("yz", Tensor::from_vector<uint8_t>({}, {10}));
+    b.constant("yz", Tensor::from_vector<uint8_t>({}, {y_zero}));
     b.node("dq", "DequantizeLinear", {"xq", "xs", "xz"}, {"x"}, DType::kFloat32, {1, 2, 4, 4});
     b.node("pool", "MaxPool", {"x"}, {"p"}, DType::kFloat32, {1, 2, 2, 2});
     b.graph.nodes.back().attributes.set("kernel_shape", nxrt::Attribute{std::vector<int64_t>{2, 2}});
@@ -191,7 +192,7 @@ TEST_CASE("fuse-qdq: ops that only move values run on the quantized values betwe
     b.output("pq");
     Graph& g = b.finish();
     const auto changes = fuse_qdq(g);
-    if (y_scale != 0.5f) {  // another scale: the QuantizeLinear rescales, and stays
+    if (y_scale != 0.5f || y_zero != 10) {  // another scale or zero point: the QuantizeLinear changes values
       CHECK(changes.empty());
       continue;
     }

@@ -35,6 +35,16 @@ std::optional<std::vector<T>> constant_values(const Graph& graph, ValueId v) {
   return std::vector<T>(t->data_as<T>(), t->data_as<T>() + t->numel());
 }
 
+// The one value of a uint8 or int8 initializer (a zero point), or nullopt.
+std::optional<int32_t> zero_point_value(const Graph& graph, ValueId v) {
+  const auto one = [](const auto& values) -> std::optional<int32_t> {
+    if (!values || values->size() != 1) return std::nullopt;
+    return values->front();
+  };
+  if (graph.value(v).type.dtype == DType::kUInt8) return one(constant_values<uint8_t>(graph, v));
+  return one(constant_values<int8_t>(graph, v));
+}
+
 // Whether `v` is an initializer of `dtype` whose shape is [] or [1] (or 1-D of `count` when a
 // count is given).
 bool is_constant_of(const Graph& graph, ValueId v, DType dtype, std::optional<int64_t> count = std::nullopt) {
@@ -141,9 +151,8 @@ std::optional<std::pair<float, float>> clamp_bounds(const Graph& graph, const No
   constexpr float kInf = std::numeric_limits<float>::infinity();
   if (is_onnx(clamp, "Relu")) return std::pair{0.f, kInf};
   if (!is_onnx(clamp, "Clip")) return std::nullopt;
-  if (clamp.opset < 11) {
-    return std::pair{clamp.attributes.get_float("min").value_or(-kInf), clamp.attributes.get_float("max").value_or(kInf)};
-  }
+  const AttributeMap& attrs = clamp.attributes;
+  if (clamp.opset < 11) return std::pair{attrs.get_float("min").value_or(-kInf), attrs.get_float("max").value_or(kInf)};
   std::pair<float, float> bounds{-kInf, kInf};
   for (std::size_t i : {std::size_t{1}, std::size_t{2}}) {
     if (i >= clamp.inputs.size() || clamp.inputs[i] == kNoValue) continue;
@@ -160,21 +169,12 @@ std::optional<std::pair<float, float>> clamp_bounds(const Graph& graph, const No
 bool quantization_clamps_like(const Graph& graph, const Node& clamp, const Node& q) {
   const auto bounds = clamp_bounds(graph, clamp);
   const auto scale = constant_values<float>(graph, q.inputs[1]);
-  if (!bounds || !scale) return false;
+  const auto zero = zero_point_value(graph, q.inputs[2]);
+  if (!bounds || !scale || !zero) return false;
   const bool is_unsigned = graph.value(q.inputs[2]).type.dtype == DType::kUInt8;
-  float zero = 0;
-  if (is_unsigned) {
-    const auto z = constant_values<uint8_t>(graph, q.inputs[2]);
-    if (!z) return false;
-    zero = z->front();
-  } else {
-    const auto z = constant_values<int8_t>(graph, q.inputs[2]);
-    if (!z) return false;
-    zero = z->front();
-  }
   const float lo = is_unsigned ? 0.f : -128.f, hi = is_unsigned ? 255.f : 127.f;
   // As QuantizeLinear computes it: round(v / scale) + zero, before saturating.
-  auto quantized = [&](float v) { return std::nearbyint(v / scale->front()) + zero; };
+  auto quantized = [&](float v) { return std::nearbyint(v / scale->front()) + static_cast<float>(*zero); };
   return quantized(bounds->first) <= lo && quantized(bounds->second) >= hi;
 }
 
@@ -278,10 +278,8 @@ std::optional<DroppedQdq> dropped_qdq(const Graph& graph, const Node& node) {
     if (!x || graph.value(q->inputs[2]).type.dtype != graph.value(x->zero_point).type.dtype ||
         !same_value<float>(graph, x->scale, q->inputs[1]))
       return std::nullopt;
-    const bool same_zero = graph.value(x->zero_point).type.dtype == DType::kUInt8
-                               ? same_value<uint8_t>(graph, x->zero_point, q->inputs[2])
-                               : same_value<int8_t>(graph, x->zero_point, q->inputs[2]);
-    if (!same_zero) return std::nullopt;
+    const auto zero = zero_point_value(graph, x->zero_point);
+    if (!zero || zero != zero_point_value(graph, q->inputs[2])) return std::nullopt;
     drop.inputs.push_back(*x);
   }
   return drop;
@@ -291,7 +289,7 @@ std::optional<DroppedQdq> dropped_qdq(const Graph& graph, const Node& node) {
 
 Expected<std::vector<std::string>> FuseQdqNodeGroups::run(Graph& graph) const {
   std::vector<std::string> changes;
-  std::set<NodeId> fused;  // the QuantizeLinear (and Relu) nodes the fused nodes replace
+  std::set<NodeId> fused;  // the QuantizeLinear (and Relu or Clip) nodes the fused nodes replace
   std::set<ValueId> dequantized;  // outputs of the DequantizeLinear nodes the fused nodes read
   for (Node& node : graph.nodes) {
     if (const auto drop = dropped_qdq(graph, node)) {
