@@ -239,7 +239,8 @@ void max_pool_rows(const T* x, const PoolRun& run, const Parallel& parallel, T* 
 
 class MaxPoolKernel final : public Kernel {
  public:
-  // `by_rows`: X is claimed as 8-bit integers of at most 2 spatial dims, Indices not wanted.
+  // `by_rows`: X is claimed as 8-bit integers of at most 2 spatial dims (the depth of the
+  // window then has one tap), Indices not wanted.
   MaxPoolKernel(WindowAttrs attrs, bool column_major, bool by_rows)
       : attrs_(std::move(attrs)), column_major_(column_major), by_rows_(by_rows) {}
 
@@ -266,7 +267,7 @@ class MaxPoolKernel final : public Kernel {
     const T* x = ctx.input(0).data_as<T>();
     T* y = run->y.mut_as<T>();
     if constexpr (std::is_integral_v<T>) {
-      if (by_rows_ && !ctx.wants_output(1) && dd.in == 1 && dd.out == 1 && dd.kernel == 1) {
+      if (by_rows_) {
         max_pool_rows(x, *run, ctx.parallel(), y);
         return {};
       }
