@@ -325,10 +325,10 @@ TEST_CASE("ConvInteger matches a direct loop for groups, pads, strides and dilat
 
 namespace {
 
-// QLinearConv of one case against requantizing the direct sums: per-channel w_scale and bias,
-// W's zero points all zero (symmetric weights) or random, uint8 or int8 Y.
+// QLinearConv of one case against requantizing the direct sums: per-channel w_scale and bias
+// (or none), W's zero points all zero (symmetric weights) or random, uint8 or int8 Y.
 template <class TX, class TW, class Q>
-void check_qlinear_conv(const IntConvCase& c, bool symmetric_w, std::mt19937& rng) {
+void check_qlinear_conv(const IntConvCase& c, bool symmetric_w, std::mt19937& rng, bool with_bias = true) {
   const Tensor x = random_ints<TX>({c.batch, c.channels, c.h, c.w}, rng);
   const Tensor w = random_ints<TW>({c.out_channels, c.channels / c.group, c.kh, c.kw}, rng);
   const Tensor xz = random_ints<TX>({}, rng);
@@ -339,16 +339,20 @@ void check_qlinear_conv(const IntConvCase& c, bool symmetric_w, std::mt19937& rn
   for (float& v : w_scale) v = w_scale_dist(rng);
   std::uniform_int_distribution<int32_t> bias_dist(-5000, 5000);
   std::vector<int32_t> bias(static_cast<std::size_t>(c.out_channels));
-  for (int32_t& v : bias) v = bias_dist(rng);
+  if (with_bias)
+    for (int32_t& v : bias) v = bias_dist(rng);
   const float x_scale = 0.02f, y_scale = 0.25f;
   const Tensor yz = random_ints<Q>({}, rng);
+  std::vector<Tensor> inputs = {x, Tensor::from_vector<float>({}, {x_scale}), xz, w,
+                                Tensor::from_vector<float>({c.out_channels}, w_scale), wz,
+                                Tensor::from_vector<float>({}, {y_scale}), yz};
+  if (with_bias) inputs.push_back(Tensor::from_vector<int32_t>({c.out_channels}, bias));
+  std::vector<bool> constant(inputs.size(), true);
+  constant[0] = false;  // X is fed at run time
   auto y = run_on_cpu({.op_type = "QLinearConv",
                        .opset = 10,
-                       .inputs = {x, Tensor::from_vector<float>({}, {x_scale}), xz, w,
-                                  Tensor::from_vector<float>({c.out_channels}, w_scale), wz,
-                                  Tensor::from_vector<float>({}, {y_scale}), yz,
-                                  Tensor::from_vector<int32_t>({c.out_channels}, bias)},
-                       .constant = {false, true, true, true, true, true, true, true, true},
+                       .inputs = inputs,
+                       .constant = constant,
                        .attrs = attrs({{"group", c.group},
                                        {"strides", ints{c.stride, c.stride}},
                                        {"dilations", ints{c.dilation, c.dilation}},
@@ -384,6 +388,7 @@ TEST_CASE("QLinearConv requantizes the sums of a direct loop, in the GEMM's epil
       {1, 3, 16, 1, 23, 21, 7, 7, 2, 1, 3},   // ResNet's stem: kernel rows of 21 bytes, some in the padding
       {1, 2, 8, 1, 9, 9, 3, 3, 1, 1, 1},      // kernel rows of 6 bytes; 2-byte taps at the edges
       {1, 8, 8, 8, 15, 15, 3, 3, 2, 1, 1},    // depthwise on a small plane: channels-last
+      {1, 20, 20, 20, 9, 9, 3, 3, 1, 1, 1},   // the same, requantized a vector of channels and a tail
       {1, 3, 3, 3, 61, 61, 3, 3, 2, 1, 1},    // depthwise at stride 2 on a larger plane: by stride phases
       {2, 20, 20, 20, 30, 30, 3, 3, 1, 1, 1},  // depthwise at stride 1, one flat pass per plane
   };
@@ -393,6 +398,7 @@ TEST_CASE("QLinearConv requantizes the sums of a direct loop, in the GEMM's epil
     check_qlinear_conv<uint8_t, int8_t, int8_t>(cases[i], false, rng);
     check_qlinear_conv<int8_t, uint8_t, uint8_t>(cases[i], false, rng);
     check_qlinear_conv<int8_t, int8_t, int8_t>(cases[i], true, rng);
+    check_qlinear_conv<uint8_t, int8_t, uint8_t>(cases[i], false, rng, false);  // without a bias
   }
 }
 

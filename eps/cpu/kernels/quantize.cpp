@@ -583,22 +583,23 @@ struct ConvRequantization {
     }
   }
   // out[c] (bytes of Q) from sums[c] of output channel c, for the `channels` channels of one
-  // pixel (channels-last); `zero_bias` holds `channels` zeros, for a convolution without bias.
-  void requantize_pixel(const int32_t* sums, int64_t channels, const int32_t* zero_bias, uint8_t* out) const {
+  // pixel (channels-last).
+  void requantize_pixel(const int32_t* sums, int64_t channels, uint8_t* out) const {
     if (is_signed) {
-      requantize_across(sums, channels, bias ? bias : zero_bias, reinterpret_cast<int8_t*>(out));
+      requantize_across(sums, channels, reinterpret_cast<int8_t*>(out));
     } else {
-      requantize_across(sums, channels, bias ? bias : zero_bias, out);
+      requantize_across(sums, channels, out);
     }
   }
 
  private:
   template <class Q>
-  void requantize_across(const int32_t* sums, int64_t channels, const int32_t* b, Q* out) const {
+  void requantize_across(const int32_t* sums, int64_t channels, Q* out) const {
+    static constexpr int32_t kNoBias[kRequantizeLanes] = {};
     int64_t c = 0;
     for (; c + kRequantizeLanes <= channels; c += kRequantizeLanes)
-      requantize_lanes(sums + c, b + c, scale + c, zero, out + c);
-    for (; c < channels; ++c) out[c] = requantize_value<Q>(sums[c], b[c], scale[c], zero);
+      requantize_lanes(sums + c, bias ? bias + c : kNoBias, scale + c, zero, out + c);
+    for (; c < channels; ++c) out[c] = requantize_value<Q>(sums[c], bias ? bias[c] : 0, scale[c], zero);
   }
 };
 
@@ -729,7 +730,6 @@ void int_depthwise_channels_last(const IntConvPlan& p, const TX* x, const TW* w,
     for (int64_t t = 0; t < taps; ++t)
       wt[static_cast<std::size_t>(t * channels + c)] = static_cast<int32_t>(w[c * taps + t]) - wz;
   }
-  const std::vector<int32_t> zero_bias(static_cast<std::size_t>(channels), 0);
   AlignedBuffer<TX> xt(static_cast<std::size_t>(in_size * channels));
   AlignedBuffer<uint8_t> yt(static_cast<std::size_t>(requantize ? out_size * channels : 0));
   for (int64_t n = 0; n < p.batch; ++n) {
@@ -757,7 +757,7 @@ void int_depthwise_channels_last(const IntConvPlan& p, const TX* x, const TW* w,
           }
         }
         if (requantize) {
-          requantize->requantize_pixel(acc.data(), channels, zero_bias.data(), yt.data() + o * channels);
+          requantize->requantize_pixel(acc.data(), channels, yt.data() + o * channels);
         } else {
           for (int64_t c = 0; c < channels; ++c)
             y[(n * channels + c) * out_size + o] = acc[static_cast<std::size_t>(c)];
