@@ -402,3 +402,18 @@ TEST_CASE("the cpu EP fuses a quantized Add only with one scale per tensor and o
     CHECK(f.fusions().empty());
   }
 }
+
+TEST_CASE("the fused quantized Add names inputs of other shapes than the model declares", "[cpu][fusion]") {
+  QdqAdd f({});
+  auto compiled = f.ep->compile(f.partition);
+  REQUIRE(compiled);
+  std::vector<nxrt::RuntimeValue> in = f.inputs();
+  in[1] = QdqAdd::bytes(DType::kUInt8, {1, 3, 50}, 13);  // b: one image where a has two
+  auto out = (*compiled)->run(in);
+  REQUIRE_FALSE(out);
+  const std::string text = out.error().render();
+  CHECK_THAT(text, Catch::Matchers::Contains(
+                       "DequantizeLinear+Add+QuantizeLinear: the two quantized inputs are [2,3,50] and [1,3,50]"));
+  CHECK_THAT(text, Catch::Matchers::Contains("give inputs of the shapes the model declares"));
+  CHECK_THAT(text, Catch::Matchers::Contains("'add' (ai.onnx::Add, opset 17) (fused with"));
+}
