@@ -4,9 +4,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <iterator>
+
 #include "common/parallel_pool.h"
 #include "context_blob.h"
 #include "fusion.h"
+#include "layout.h"
 #include "kernels/kernels.h"
 #include "nxrt/ep/epcontext.h"
 #include "nxrt/ep/kernel_partition.h"
@@ -51,8 +55,23 @@ Expected<std::unique_ptr<ExecutionProvider>> CpuProvider::create(const EpConfig&
 
 KernelMatch CpuProvider::claim(const NodeContext& ctx) const { return registry_.check(ctx, info_.name); }
 
+namespace {
+
+// The steps the cpu EP builds itself for `partition`: its fused chains (fusion.h), then its
+// convolutions in another layout (layout.h).
+Expected<std::vector<FusedStep>> own_steps(const Partition& partition) {
+  auto steps = find_fusions(partition);
+  if (!steps) return steps;
+  auto channels_last = channels_last_steps(partition, *steps);
+  if (!channels_last) return std::unexpected(std::move(channels_last.error()));
+  std::ranges::move(*channels_last, std::back_inserter(*steps));
+  return steps;
+}
+
+}  // namespace
+
 Expected<std::unique_ptr<CompiledPartition>> CpuProvider::compile(const Partition& partition) {
-  auto fused = find_fusions(partition);
+  auto fused = own_steps(partition);
   if (!fused) return std::unexpected(std::move(fused.error()));
   auto kp = KernelPartition::build(partition, registry_, info_.name, pool_, {}, std::move(*fused));
   if (!kp) return std::unexpected(kp.error());
@@ -128,7 +147,7 @@ Expected<std::unique_ptr<CompiledPartition>> CpuProvider::load_context(const EpC
                 fmt::format("the blob has {} inputs and {} outputs, the node {} and {}", inner.inputs.size(),
                             inner.outputs.size(), partition.inputs.size(), partition.outputs.size()),
                 "recompile the model with nxrt compile-epcontext");
-  auto fused = find_fusions(inner);
+  auto fused = own_steps(inner);
   if (!fused) return forward_error(std::move(fused), fmt::format("restoring {}", where));
   auto kp = KernelPartition::build(inner, registry_, info_.name, pool_, blob->packed, std::move(*fused));
   if (!kp) return forward_error(std::move(kp), fmt::format("restoring {}", where));

@@ -181,6 +181,12 @@ Expected<std::optional<FusedStep>> quantized_add(const Partition& partition, con
 
 }  // namespace
 
+bool is_quantized_add(const Graph& graph, const FusedStep& step) {
+  return !step.nodes.empty() && is_onnx_op(graph.node(step.nodes.front()), "Add") &&
+         is_onnx_op(graph.node(step.nodes.back()), "QuantizeLinear") && step.inputs.size() == 8 &&
+         step.outputs.size() == 1;
+}
+
 Expected<std::vector<FusedStep>> find_fusions(const Partition& partition) {
   const std::unordered_set<NodeId> members(partition.nodes.begin(), partition.nodes.end());
   std::unordered_set<NodeId> fused;  // members already in a step

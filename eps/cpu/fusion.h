@@ -19,4 +19,8 @@ namespace nxrt::cpu {
 //    the nodes, without their float tensors.
 Expected<std::vector<FusedStep>> find_fusions(const Partition& partition);
 
+// Whether `step` is a quantized Add of find_fusions: its inputs 0 and 3 (A and B) and its output
+// are of one shape, and it works element by element, whatever their layout.
+bool is_quantized_add(const Graph& graph, const FusedStep& step);
+
 }  // namespace nxrt::cpu

@@ -6,7 +6,11 @@
 
 #include <catch2/catch.hpp>
 
+#include "common/parallel_pool.h"
+#include "common/subgraph.h"
 #include "kernel_harness.h"
+#include "kernels/kernels.h"
+#include "nxrt/ep/kernel_partition.h"
 
 using namespace nxrt;
 using namespace nxrt::test;
@@ -325,10 +329,56 @@ TEST_CASE("ConvInteger matches a direct loop for groups, pads, strides and dilat
 
 namespace {
 
+// Bytes of an N x C x H x W tensor moved channels-last (N x H x W x C), or, `back`, the reverse.
+Tensor turned_bytes(const Tensor& t, bool back) {
+  const Shape s = back ? cpu::channels_first_shape(t.shape()) : t.shape();
+  const int64_t n = s[0], c = s[1], plane = s[2] * s[3];
+  Tensor out = Tensor::empty(t.dtype(), back ? s : cpu::channels_last_shape(s));
+  const auto* src = static_cast<const uint8_t*>(t.data());
+  auto* dst = static_cast<uint8_t*>(out.mut_data());
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t ch = 0; ch < c; ++ch)
+      for (int64_t p = 0; p < plane; ++p) {
+        const int64_t planar = (i * c + ch) * plane + p, last = (i * plane + p) * c + ch;
+        if (back) {
+          dst[planar] = src[last];
+        } else {
+          dst[last] = src[planar];
+        }
+      }
+  return out;
+}
+
+// Runs QLinearConv `spec` with X and Y stored as `layout` says (the cpu EP's layout step builds
+// such a kernel), on two threads; X is given and Y returned as ONNX lays them out.
+Expected<std::vector<Tensor>> run_qlinear_conv_in_layout(const NodeSpec& spec, cpu::ChannelsLast layout) {
+  return run_partition_with(spec, "cpu", [&](const Partition& p, const std::vector<Tensor>& inputs)
+                                             -> Expected<std::vector<Tensor>> {
+    const Node& conv = p.graph->node(p.nodes.front());
+    auto kernel = cpu::make_qlinear_conv(NodeContext(*p.graph, conv), layout);
+    if (!kernel) return std::unexpected(kernel.error());
+    std::vector<FusedStep> steps(1);
+    steps[0].nodes = {conv.id};
+    steps[0].inputs = conv.inputs;
+    steps[0].outputs = conv.outputs;
+    steps[0].kernel = std::move(*kernel);
+    auto kp = KernelPartition::build(p, cpu::cpu_kernel_registry(), "cpu", cpu::make_parallel_pool(2), {},
+                                     std::move(steps));
+    if (!kp) return std::unexpected(kp.error());
+    const Tensor x = layout.x ? turned_bytes(inputs.at(0), false) : inputs.at(0);
+    auto out = (*kp)->run(std::vector<RuntimeValue>{x});
+    if (!out) return std::unexpected(out.error());
+    const Tensor& y = out->at(0).tensor();
+    return std::vector<Tensor>{layout.y ? turned_bytes(y, true) : y};
+  });
+}
+
 // QLinearConv of one case against requantizing the direct sums: per-channel w_scale and bias
-// (or none), W's zero points all zero (symmetric weights) or random, uint8 or int8 Y.
+// (or none), W's zero points all zero (symmetric weights) or random, uint8 or int8 Y; X and Y
+// stored as `layout` says.
 template <class TX, class TW, class Q>
-void check_qlinear_conv(const IntConvCase& c, bool symmetric_w, std::mt19937& rng, bool with_bias = true) {
+void check_qlinear_conv(const IntConvCase& c, bool symmetric_w, std::mt19937& rng, bool with_bias = true,
+                        cpu::ChannelsLast layout = {}) {
   const Tensor x = random_ints<TX>({c.batch, c.channels, c.h, c.w}, rng);
   const Tensor w = random_ints<TW>({c.out_channels, c.channels / c.group, c.kh, c.kw}, rng);
   const Tensor xz = random_ints<TX>({}, rng);
@@ -349,26 +399,36 @@ void check_qlinear_conv(const IntConvCase& c, bool symmetric_w, std::mt19937& rn
   if (with_bias) inputs.push_back(Tensor::from_vector<int32_t>({c.out_channels}, bias));
   std::vector<bool> constant(inputs.size(), true);
   constant[0] = false;  // X is fed at run time
-  auto y = run_on_cpu({.op_type = "QLinearConv",
-                       .opset = 10,
-                       .inputs = inputs,
-                       .constant = constant,
-                       .attrs = attrs({{"group", c.group},
-                                       {"strides", ints{c.stride, c.stride}},
-                                       {"dilations", ints{c.dilation, c.dilation}},
-                                       {"pads", ints{c.pad, c.pad, c.pad, c.pad}}})});
-  REQUIRE(y);
+  const NodeSpec spec{.op_type = "QLinearConv",
+                      .opset = 10,
+                      .inputs = inputs,
+                      .constant = constant,
+                      .attrs = attrs({{"group", c.group},
+                                      {"strides", ints{c.stride, c.stride}},
+                                      {"dilations", ints{c.dilation, c.dilation}},
+                                      {"pads", ints{c.pad, c.pad, c.pad, c.pad}}})};
+  auto y = layout.any() ? run_qlinear_conv_in_layout(spec, layout) : run_on_cpu(spec);
+  if (!y) FAIL(y.error().render());
   const std::vector<int32_t> w_zp(wz.data_as<TW>(), wz.data_as<TW>() + wz.numel());
   const Tensor sums = direct_conv_integer<TX, TW>(c, x, w, *xz.data_as<TX>(), w_zp);
   const int64_t plane = sums.numel() / (c.batch * c.out_channels);
   std::vector<Q> expected(static_cast<std::size_t>(sums.numel()));
-  for (int64_t i = 0; i < sums.numel(); ++i) {
+  const Q* got = (*y)[0].data_as<Q>();
+  auto saturated = [](float v) {
+    return static_cast<Q>(std::clamp<float>(std::nearbyint(v), std::numeric_limits<Q>::lowest(),
+                                            std::numeric_limits<Q>::max()));
+  };
+  for (int64_t i = 0; i < sums.numel() && (*y)[0].numel() == sums.numel(); ++i) {
     const auto oc = static_cast<std::size_t>(i / plane % c.out_channels);
     const float scale = x_scale * w_scale[oc] / y_scale;
-    const float v = std::nearbyint(static_cast<float>(sums.data_as<int32_t>()[i] + bias[oc]) * scale +
-                                   static_cast<float>(*yz.data_as<Q>()));
-    expected[static_cast<std::size_t>(i)] = static_cast<Q>(
-        std::clamp<float>(v, std::numeric_limits<Q>::lowest(), std::numeric_limits<Q>::max()));
+    const float biased = static_cast<float>(sums.data_as<int32_t>()[i] + bias[oc]);
+    const auto zero = static_cast<float>(*yz.data_as<Q>());
+    // The product and the zero point's sum rounded once (a fused multiply-add, where the kernel
+    // has one) or twice: at a tie either is right.
+    const Q fused = saturated(std::fma(biased, scale, zero));
+    const float product = biased * scale;
+    const Q separate = saturated(product + zero);
+    expected[static_cast<std::size_t>(i)] = got[i] == separate ? separate : fused;
   }
   check_equal((*y)[0], Tensor::from_vector<Q>(sums.shape(), std::move(expected)));
 }
@@ -400,6 +460,51 @@ TEST_CASE("QLinearConv requantizes the sums of a direct loop, in the GEMM's epil
     check_qlinear_conv<int8_t, int8_t, int8_t>(cases[i], true, rng);
     check_qlinear_conv<uint8_t, int8_t, uint8_t>(cases[i], false, rng, false);  // without a bias
   }
+}
+
+TEST_CASE("QLinearConv reads X and writes Y channels-last where the cpu EP's layout step asks", "[cpu][quantize]") {
+  std::mt19937 rng(17);
+  const std::vector<IntConvCase> cases = {
+      // batch, channels, out, group, h, w, kh, kw, stride, dilation, pad
+      {2, 16, 96, 1, 12, 11, 1, 1, 1, 1, 0},    // pointwise: X's rows as they are, shorter than W's depth
+      {1, 64, 40, 1, 20, 19, 1, 1, 1, 1, 0},    // pointwise: two chunks, a partial strip of channels
+      {1, 3, 32, 1, 23, 21, 3, 3, 2, 1, 1},     // unrolled from channels-last X, strided
+      {1, 24, 24, 1, 9, 9, 3, 3, 1, 2, 2},      // unrolled, dilated
+      {2, 32, 32, 32, 30, 29, 3, 3, 1, 1, 1},   // depthwise on a plane over 28x28: two vectors of channels
+      {1, 96, 96, 96, 31, 30, 3, 3, 2, 1, 1},   // depthwise, stride 2, six vectors
+      {1, 20, 20, 20, 9, 9, 5, 5, 2, 1, 2},     // depthwise 5x5: a vector and a tail of 4 channels
+      {1, 7, 7, 7, 8, 8, 3, 3, 1, 3, 3},        // depthwise, no whole vector, taps mostly in the padding
+  };
+  for (std::size_t i = 0; i < cases.size(); ++i)
+    for (const cpu::ChannelsLast layout : {cpu::ChannelsLast{true, true}, cpu::ChannelsLast{true, false},
+                                           cpu::ChannelsLast{false, true}}) {
+      INFO("case " << i << ", X " << (layout.x ? "channels-last" : "planes") << ", Y "
+                   << (layout.y ? "channels-last" : "planes"));
+      check_qlinear_conv<uint8_t, int8_t, uint8_t>(cases[i], true, rng, true, layout);
+      check_qlinear_conv<uint8_t, int8_t, int8_t>(cases[i], false, rng, true, layout);
+      check_qlinear_conv<int8_t, uint8_t, uint8_t>(cases[i], false, rng, true, layout);
+      check_qlinear_conv<int8_t, int8_t, int8_t>(cases[i], true, rng, false, layout);
+    }
+}
+
+TEST_CASE("a channels-last QLinearConv of several groups that is not depthwise fails with the reason",
+          "[cpu][quantize]") {
+  std::mt19937 rng(3);
+  const Tensor x = random_ints<uint8_t>({1, 4, 5, 5}, rng);
+  const NodeSpec spec{.op_type = "QLinearConv",
+                      .opset = 10,
+                      .inputs = {x, Tensor::from_vector<float>({}, {0.5f}), Tensor::from_vector<uint8_t>({}, {3}),
+                                 random_ints<int8_t>({4, 2, 3, 3}, rng), Tensor::from_vector<float>({}, {0.5f}),
+                                 Tensor::from_vector<int8_t>({}, {0}), Tensor::from_vector<float>({}, {0.5f}),
+                                 Tensor::from_vector<uint8_t>({}, {3})},
+                      .constant = {false, true, true, true, true, true, true, true},
+                      .attrs = attrs({{"group", 2}})};
+  auto y = run_qlinear_conv_in_layout(spec, {true, true});
+  REQUIRE_FALSE(y);
+  const std::string text = y.error().render();
+  CHECK_THAT(text, Catch::Matchers::Contains("QLinearConv: channels-last X or Y with 2 groups of 2 input and 2 output "
+                                             "channels"));
+  CHECK_THAT(text, Catch::Matchers::Contains("report this as a bug in the cpu EP's layout step"));
 }
 
 TEST_CASE("MatMulInteger batches, broadcasts and per-row zero points match a direct loop", "[cpu][quantize]") {

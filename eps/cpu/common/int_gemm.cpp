@@ -339,6 +339,9 @@ struct ZeroPointTerms {
   const uint32_t* column_terms = nullptr;    // k * b_zero - column sum of B as stored
   const uint32_t* column_offsets = nullptr;  // a_zero * column_terms when A has one zero point
   bool b_zeros_all_zero = false;
+  // Requantized output where a sum is the dot product plus its column's offset: the offset plus
+  // the column's bias, added with the bias while requantizing (no pass of its own).
+  const int32_t* biased_offsets = nullptr;
 };
 
 // Calls store(j, sum) for the sums of one row of a tile, columns [j0, j0 + count), through the
@@ -417,6 +420,41 @@ void requantize_tile(const int32_t (*sums)[kIntStrip], int64_t rows, int64_t cou
 
 constexpr int64_t kMaxTileRows = kRowAlign > kIntMr ? kRowAlign : kIntMr;
 
+// Rows [i0, i0 + rows) x columns [j0, j0 + count) of a requantized output (of Q) from a tile,
+// its rows' sums and zero points of A in `row_sums` and `a_zeros`. Where the correction is one
+// offset per column, it is added with the bias; whole strips of channels-last output then go
+// from the tile's rows straight to Y's, sixteen columns at a time.
+template <class Q>
+void store_requantized(const IntGemmOutput& c, int64_t i0, int64_t rows, int64_t j0, int64_t count, const int32_t* tile,
+                       const uint32_t* row_sums, const uint32_t* a_zeros, const ZeroPointTerms& z) {
+  static constexpr int32_t kNoBias[kIntStrip] = {};
+  const auto* sums = reinterpret_cast<const int32_t(*)[kIntStrip]>(tile);
+  const int32_t* bias = c.bias ? c.bias + j0 : kNoBias;
+  alignas(64) int32_t corrected[kMaxTileRows][kIntStrip];
+  if (z.biased_offsets) {
+    bias = z.biased_offsets + j0;
+  } else {
+    for (int64_t r = 0; r < rows; ++r)
+      store_int_row(tile + r * kIntStrip, count, j0, row_sums[r], a_zeros[r], z, corrected[r]);
+    sums = corrected;
+  }
+  auto* y = static_cast<uint8_t*>(c.quantized);
+  if (!c.transposed && count == kIntStrip) {
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t j = 0; j < kIntStrip; j += kRequantizeLanes)
+        requantize_lanes(&sums[r][j], bias + j, c.scale + j0 + j, c.zero,
+                         reinterpret_cast<Q*>(y + (i0 + r) * c.ld + j0 + j));
+    return;
+  }
+  alignas(64) uint8_t bytes[kMaxTileRows][kIntStrip];
+  requantize_tile<Q>(sums, rows, count, c.scale + j0, bias, c.zero, bytes);
+  if (c.transposed) {
+    transpose_bytes(&bytes[0][0], kIntStrip, rows, count, y + j0 * c.ld + i0, c.ld);
+    return;
+  }
+  for (int64_t r = 0; r < rows; ++r) std::memcpy(y + (i0 + r) * c.ld + j0, bytes[r], static_cast<std::size_t>(count));
+}
+
 // Rows [i0, i0 + rows) x columns [j0, j0 + count) of the output from a tile (row r at
 // tile + r * kIntStrip), with the zero points taken out (see int_gemm).
 void store_tile(const IntGemmOutput& c, int64_t i0, int64_t rows, int64_t j0, int64_t count, const int32_t* tile,
@@ -426,22 +464,18 @@ void store_tile(const IntGemmOutput& c, int64_t i0, int64_t rows, int64_t j0, in
     sums[r] = static_cast<uint32_t>(row_sums[i0 + r]);
     zeros[r] = static_cast<uint32_t>(zero_point_at(a_zero, i0 + r)) + a_shift;
   }
+  if (c.quantized) {
+    if (c.quantized_signed) {
+      store_requantized<int8_t>(c, i0, rows, j0, count, tile, sums, zeros, z);
+    } else {
+      store_requantized<uint8_t>(c, i0, rows, j0, count, tile, sums, zeros, z);
+    }
+    return;
+  }
   if (c.transposed) {
     alignas(64) int32_t corrected[kMaxTileRows][kIntStrip];
     for (int64_t r = 0; r < rows; ++r)
       store_int_row(tile + r * kIntStrip, count, j0, sums[r], zeros[r], z, corrected[r]);
-    if (c.quantized) {  // requantized row by row (vectors along the columns), then turned as bytes
-      static constexpr int32_t kNoBias[kIntStrip] = {};
-      const int32_t* bias = c.bias ? c.bias + j0 : kNoBias;
-      alignas(64) uint8_t bytes[kMaxTileRows][kIntStrip];
-      if (c.quantized_signed) {
-        requantize_tile<int8_t>(corrected, rows, count, c.scale + j0, bias, c.zero, bytes);
-      } else {
-        requantize_tile<uint8_t>(corrected, rows, count, c.scale + j0, bias, c.zero, bytes);
-      }
-      transpose_bytes(&bytes[0][0], kIntStrip, rows, count, static_cast<uint8_t*>(c.quantized) + j0 * c.ld + i0, c.ld);
-      return;
-    }
     transpose_words(reinterpret_cast<const uint32_t*>(&corrected[0][0]), kIntStrip, rows, count,
                     reinterpret_cast<uint32_t*>(c.sums + j0 * c.ld + i0), c.ld);
     return;
@@ -487,7 +521,7 @@ void int_gemm(int64_t m, const TA* a, int64_t lda, IntZeroPoints a_zero, const P
   const uint32_t a_shift = std::is_signed_v<TA> ? 128u : 0u;
   thread_local std::vector<uint32_t> columns;
   std::vector<uint32_t>& terms = columns;  // the caller's: inside the loop, `columns` would name each worker's own
-  terms.resize(static_cast<std::size_t>(3 * n));
+  terms.resize(static_cast<std::size_t>(4 * n));
   uint32_t* b_zeros = terms.data();
   uint32_t* column_terms = b_zeros + n;
   ZeroPointTerms z{b_zeros, column_terms, nullptr, true};
@@ -501,6 +535,12 @@ void int_gemm(int64_t m, const TA* a, int64_t lda, IntZeroPoints a_zero, const P
     const uint32_t a_zero_all = static_cast<uint32_t>(zero_point_at(a_zero, 0)) + a_shift;
     for (int64_t j = 0; j < n; ++j) offsets[j] = a_zero_all * column_terms[j];
     z.column_offsets = offsets;
+    if (c.quantized && z.b_zeros_all_zero) {
+      auto* biased = reinterpret_cast<int32_t*>(offsets + n);
+      for (int64_t j = 0; j < n; ++j)
+        biased[j] = static_cast<int32_t>(offsets[j] + static_cast<uint32_t>(c.bias ? c.bias[j] : 0));
+      z.biased_offsets = biased;
+    }
   }
   // A's row sums meet only B's zero points.
   const UnsignedRows& rows = unsigned_rows(m, a, lda, k, quads * 4, !z.b_zeros_all_zero, parallel);

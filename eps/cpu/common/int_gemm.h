@@ -61,8 +61,8 @@ class PackedIntB {
 using IntZeroPoints = std::span<const int32_t>;
 
 // Where the product goes: the int32 sums; floats, each sum times its column's scale
-// (MatMulInteger, Cast and Mul in one pass, the sums never stored); or, transposed, uint8 or
-// int8 values requantized per column (a QLinearConv's output planes). Exactly one of `sums`,
+// (MatMulInteger, Cast and Mul in one pass, the sums never stored); or uint8 or int8 values
+// requantized per column (a QLinearConv's output, channels-last or, transposed, as planes). Exactly one of `sums`,
 // `scaled` and `quantized` is set, with leading dimension `ld`. Transposed outputs put element
 // (i, j) at [j * ld + i] (a convolution's pixels-by-channels product as channel planes).
 struct IntGemmOutput {
@@ -82,12 +82,20 @@ struct IntGemmOutput {
   static IntGemmOutput scaled_float(float* y, int64_t ld, const float* scale, bool per_column) {
     return {.scaled = y, .scale = scale, .per_column = per_column, .ld = ld};
   }
-  // y[j * ld + i] = saturate(round_half_even((sum(i, j) + bias[j]) * scale[j] + zero)).
+  // y[i * ld + j] = saturate(round_half_even((sum(i, j) + bias[j]) * scale[j] + zero)): a
+  // convolution's pixels by channels as they are (channels-last).
+  template <class Q>
+  static IntGemmOutput requantized(Q* y, int64_t ld, const float* scale, const int32_t* bias, float zero) {
+    static_assert(sizeof(Q) == 1);
+    return {.quantized = y, .scale = scale, .per_column = true, .ld = ld,
+            .quantized_signed = std::is_signed_v<Q>, .bias = bias, .zero = zero};
+  }
+  // The same at y[j * ld + i] (channel planes).
   template <class Q>
   static IntGemmOutput requantized_transposed(Q* y, int64_t ld, const float* scale, const int32_t* bias, float zero) {
-    static_assert(sizeof(Q) == 1);
-    return {.quantized = y, .scale = scale, .per_column = true, .ld = ld, .transposed = true,
-            .quantized_signed = std::is_signed_v<Q>, .bias = bias, .zero = zero};
+    IntGemmOutput o = requantized(y, ld, scale, bias, zero);
+    o.transposed = true;
+    return o;
   }
   // The same output, `elements` further on (the next matrix of a batch).
   IntGemmOutput advanced(int64_t elements) const {

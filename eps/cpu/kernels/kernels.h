@@ -3,6 +3,7 @@
 
 #include <vector>
 
+#include "common/channels_last.h"
 #include "nxrt/ep/registry.h"
 
 namespace nxrt::cpu {
@@ -63,12 +64,17 @@ std::vector<KernelDef> tensor_scatter_kernels();    // TensorScatter
 // Every family's table, best implementation first (the only list of CPU kernels).
 std::vector<KernelDef> all_kernels();
 
-// Kernels of several nodes, built by the cpu EP's fusion step (fusion.h), not registered.
+// Kernels the cpu EP builds itself, not registered: of several nodes, by its fusion step
+// (fusion.h), or of a node in another layout, by its layout step (layout.h).
 // MatMulInteger -> Cast -> Mul by a scale: `matmul` is the MatMulInteger node (its B is packed
 // when constant); the kernel reads MatMulInteger's inputs, then the scale.
 Expected<std::unique_ptr<Kernel>> make_matmul_integer_scaled(const NodeContext& matmul);
 // Sigmoid -> Mul by the Sigmoid's input (SiLU), float: reads x, writes x * sigmoid(x).
 Expected<std::unique_ptr<Kernel>> make_times_sigmoid();
+// QLinearConv `conv` with X and Y stored as `layout` says (the cpu EP's layout step, layout.h):
+// channels-last ones N x spatial x C. It fails at run time for a convolution of several groups
+// that is not depthwise with one output channel per input channel.
+Expected<std::unique_ptr<Kernel>> make_qlinear_conv(const NodeContext& conv, ChannelsLast layout);
 // DequantizeLinear of A and of B (uint8 or int8, one scale each) -> Add (-> Relu when `relu`)
 // -> QuantizeLinear to `y_type`: reads A, its scale and zero point, the same of B, then Y's
 // scale and zero point (zero points may be omitted); writes Y, the same bits as the nodes.

@@ -5,9 +5,15 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <type_traits>
+
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
 
 #include "common/broadcast.h"
 #include "common/block_transpose.h"
+#include "common/channels_last.h"
 #include "common/gemm.h"
 #include "common/int_gemm.h"
 #include "common/kernel_util.h"
@@ -420,7 +426,10 @@ struct IntConvPlan {
   int64_t batch = 0, channels = 0, out_channels = 0, group = 1;
   std::size_t spatial = 0;
   Window3 window{};
-  Shape out;
+  Shape out;  // Y's shape, N x C x spatial
+  // X and Y stored channels-last (N x spatial x C): only convolutions of one group, and
+  // depthwise ones of one output channel per input channel (see supports_channels_last).
+  ChannelsLast layout;
 };
 
 Expected<IntConvPlan> plan_int_conv(std::string_view op, const WindowAttrs& attrs, int64_t group, const Shape& x,
@@ -563,15 +572,20 @@ struct ConvRequantization {
   const int32_t* bias = nullptr;  // per output channel, or none
   float zero = 0;
 
-  // Y's planes from `plane` on (image n's output channel `channel` is plane n * channels +
-  // channel; planes are `out_size` apart), pixels from `pixel` on: for the unrolled GEMM's
-  // epilogue.
-  IntGemmOutput gemm_output(int64_t plane, int64_t channel, int64_t pixel, int64_t out_size) const {
-    const int64_t offset = plane * out_size + pixel;
+  // Y of convolution `p` from image `image`, output channel `channel` and pixel `pixel` on, as
+  // the GEMM's output of pixels by channels: channels-last or, transposed, channel planes.
+  IntGemmOutput gemm_output(const IntConvPlan& p, int64_t image, int64_t channel, int64_t pixel) const {
+    const int64_t out_size = shape_numel(std::span(p.out).subspan(2));
+    const int64_t offset = p.layout.y ? (image * out_size + pixel) * p.out_channels + channel
+                                             : (image * p.out_channels + channel) * out_size + pixel;
+    const int64_t ld = p.layout.y ? p.out_channels : out_size;
     const int32_t* b = bias ? bias + channel : nullptr;
     const float* s = scale + channel;
-    if (is_signed) return IntGemmOutput::requantized_transposed(static_cast<int8_t*>(y) + offset, out_size, s, b, zero);
-    return IntGemmOutput::requantized_transposed(static_cast<uint8_t*>(y) + offset, out_size, s, b, zero);
+    auto output = [&](auto* first) {
+      return p.layout.y ? IntGemmOutput::requantized(first + offset, ld, s, b, zero)
+                               : IntGemmOutput::requantized_transposed(first + offset, ld, s, b, zero);
+    };
+    return is_signed ? output(static_cast<int8_t*>(y)) : output(static_cast<uint8_t*>(y));
   }
   // out[i] (bytes of Q) from `count` sums of output channel `channel`.
   void requantize_sums(const int32_t* sums, int64_t count, int64_t channel, uint8_t* out) const {
@@ -701,21 +715,42 @@ inline void add_neighbour_taps(const int16_t* const* srcs, const int32_t* weight
   for (int64_t e = 0; e < taps; ++e) add_tap(srcs[e], 1, weights[e], count, acc);
 }
 
-// acc[c] += (x[c] - zero) * w[c] for the `count` channels of one pixel and tap.
+// acc[c] = start[c] + sum over taps t of src[t][c] * w[t * channels + c] for the `channels`
+// channels of one output pixel (X, W and the sums channels-last): with AVX-512, sixteen channels
+// at a time in a vector register over every tap; then the rest one by one.
 template <class TX>
-void add_pixel_tap(const TX* __restrict x, int32_t zero, const int32_t* __restrict w, int64_t count,
-                   int32_t* __restrict acc) {
-  for (int64_t c = 0; c < count; ++c) acc[c] += (static_cast<int32_t>(x[c]) - zero) * w[c];
+void depthwise_pixel(const TX* const* src, int64_t taps, const int32_t* w, const int32_t* start, int64_t channels,
+                     int32_t* acc) {
+  int64_t c = 0;
+#if defined(__AVX512F__)
+  for (; c + 16 <= channels; c += 16) {
+    __m512i sum = _mm512_loadu_si512(start + c);
+    for (int64_t t = 0; t < taps; ++t) {
+      const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src[t] + c));
+      const __m512i x = std::is_signed_v<TX> ? _mm512_maskz_cvtepi8_epi32(0xffff, bytes)
+                                                 : _mm512_maskz_cvtepu8_epi32(0xffff, bytes);
+      sum = _mm512_add_epi32(sum, _mm512_mullo_epi32(x, _mm512_loadu_si512(w + t * channels + c)));
+    }
+    _mm512_storeu_si512(acc + c, sum);
+  }
+#endif
+  for (; c < channels; ++c) {
+    int32_t sum = start[c];
+    for (int64_t t = 0; t < taps; ++t) sum += static_cast<int32_t>(src[t][c]) * w[t * channels + c];
+    acc[c] = sum;
+  }
 }
 
-// Planes of at most this many outputs are convolved channels-last (see int_depthwise).
+// Planes of at most this many outputs are convolved channels-last even when X and Y are planes
+// (see int_depthwise).
 constexpr int64_t kSmallDepthwisePlane = 28 * 28;
 
-// A depthwise convolution of one output channel per input channel on small planes,
-// channels-last: X of an image is turned channels-last once, then every output pixel adds its
-// taps across all channels in vectors, where per plane the passes would be a few dozen
-// outputs long. Each pixel's sums go to `y` (int32 planes), or, given `requantize`, are
-// requantized across the channels and turned back into Y's planes.
+// A depthwise convolution of one output channel per input channel, channels-last: every output
+// pixel adds its taps across all channels in vectors. X is channels-last as the plan says, or
+// turned so per image; the sums go to `y` (int32 planes) or, given `requantize`, are
+// requantized across the channels into Y, channels-last or (turned back per image) as planes.
+// x_zp is taken out of the sums once per channel, so each tap multiplies X as it is; a tap in
+// the padding reads a pixel of x_zp, which then adds nothing.
 template <class TX, class TW>
 void int_depthwise_channels_last(const IntConvPlan& p, const TX* x, const TW* w, int32_t x_zp,
                                  const std::vector<int32_t>& w_zero, int32_t* y, const ConvRequantization* requantize,
@@ -723,48 +758,64 @@ void int_depthwise_channels_last(const IntConvPlan& p, const TX* x, const TW* w,
   const auto& [dd, dh, dw] = p.window;
   const int64_t in_size = dd.in * dh.in * dw.in, out_size = dd.out * dh.out * dw.out;
   const int64_t channels = p.channels, taps = dd.kernel * dh.kernel * dw.kernel;
-  // W by tap, then channel, minus its zero points.
-  std::vector<int32_t> wt(static_cast<std::size_t>(taps * channels));
+  // W by tap, then channel, minus its zero points; per channel, -x_zp times its weights' sum.
+  std::vector<int32_t> wt(static_cast<std::size_t>(taps * channels)), start(static_cast<std::size_t>(channels));
   for (int64_t c = 0; c < channels; ++c) {
     const int32_t wz = w_zero.empty() ? 0 : w_zero[w_zero.size() == 1 ? 0 : static_cast<std::size_t>(c)];
-    for (int64_t t = 0; t < taps; ++t)
-      wt[static_cast<std::size_t>(t * channels + c)] = static_cast<int32_t>(w[c * taps + t]) - wz;
+    for (int64_t t = 0; t < taps; ++t) {
+      const int32_t v = static_cast<int32_t>(w[c * taps + t]) - wz;
+      wt[static_cast<std::size_t>(t * channels + c)] = v;
+      start[static_cast<std::size_t>(c)] -= x_zp * v;
+    }
   }
-  AlignedBuffer<TX> xt(static_cast<std::size_t>(in_size * channels));
-  AlignedBuffer<uint8_t> yt(static_cast<std::size_t>(requantize ? out_size * channels : 0));
+  const std::vector<TX> padding(static_cast<std::size_t>(channels), static_cast<TX>(x_zp));
+  AlignedBuffer<TX> xt(static_cast<std::size_t>(p.layout.x ? 0 : in_size * channels));
+  AlignedBuffer<uint8_t> yt(static_cast<std::size_t>(requantize && !p.layout.y ? out_size * channels : 0));
+  const int64_t rows = dd.out * dh.out;
   for (int64_t n = 0; n < p.batch; ++n) {
-    parallel.for_range(in_size, std::max<int64_t>(1, 4096 / channels), [&](int64_t p0, int64_t p1) {
-      to_channels_last(x + n * channels * in_size, channels, in_size, p0, p1, channels, TX{}, xt.data());
-    });
-    parallel.for_range(out_size, std::max<int64_t>(1, 16384 / (channels * taps)), [&](int64_t o0, int64_t o1) {
+    const TX* xn = x + n * channels * in_size;
+    if (!p.layout.x) {
+      parallel.for_range(in_size, std::max<int64_t>(1, 4096 / channels), [&](int64_t p0, int64_t p1) {
+        to_channels_last(xn, channels, in_size, p0, p1, channels, TX{}, xt.data());
+      });
+      xn = xt.data();
+    }
+    uint8_t* yn = nullptr;  // requantized Y of this image, channels-last
+    if (requantize)
+      yn = p.layout.y ? static_cast<uint8_t*>(requantize->y) + n * out_size * channels : yt.data();
+    parallel.for_range(rows, std::max<int64_t>(1, 16384 / (dw.out * channels * taps)), [&](int64_t r0, int64_t r1) {
+      std::vector<const TX*> src(static_cast<std::size_t>(taps));
+      std::vector<const TX*> kernel_rows(static_cast<std::size_t>(dd.kernel * dh.kernel));  // null in the padding
       std::vector<int32_t> acc(static_cast<std::size_t>(channels));
-      for (int64_t o = o0; o < o1; ++o) {
-        const int64_t ow = o % dw.out, oh = o / dw.out % dh.out, od = o / (dw.out * dh.out);
-        std::fill(acc.begin(), acc.end(), 0);
-        for (int64_t a = 0; a < dd.kernel; ++a) {
-          const int64_t id = od * dd.stride - dd.pad_begin + a * dd.dilation;
-          if (id < 0 || id >= dd.in) continue;
+      for (int64_t row = r0; row < r1; ++row) {
+        const int64_t od = row / dh.out, oh = row % dh.out;
+        for (int64_t a = 0; a < dd.kernel; ++a)
           for (int64_t b = 0; b < dh.kernel; ++b) {
+            const int64_t id = od * dd.stride - dd.pad_begin + a * dd.dilation;
             const int64_t ih = oh * dh.stride - dh.pad_begin + b * dh.dilation;
-            if (ih < 0 || ih >= dh.in) continue;
+            const bool inside = id >= 0 && id < dd.in && ih >= 0 && ih < dh.in;
+            kernel_rows[static_cast<std::size_t>(a * dh.kernel + b)] =
+                inside ? xn + (id * dh.in + ih) * dw.in * channels : nullptr;
+          }
+        for (int64_t ow = 0; ow < dw.out; ++ow) {
+          std::size_t t = 0;
+          for (const TX* kernel_row : kernel_rows)
             for (int64_t e = 0; e < dw.kernel; ++e) {
               const int64_t iw = ow * dw.stride - dw.pad_begin + e * dw.dilation;
-              if (iw < 0 || iw >= dw.in) continue;  // the padding adds nothing
-              const int64_t tap = (a * dh.kernel + b) * dw.kernel + e;
-              add_pixel_tap(xt.data() + ((id * dh.in + ih) * dw.in + iw) * channels, x_zp,
-                            wt.data() + tap * channels, channels, acc.data());
+              src[t++] = kernel_row && iw >= 0 && iw < dw.in ? kernel_row + iw * channels : padding.data();
             }
+          depthwise_pixel(src.data(), taps, wt.data(), start.data(), channels, acc.data());
+          const int64_t o = row * dw.out + ow;
+          if (requantize) {
+            requantize->requantize_pixel(acc.data(), channels, yn + o * channels);
+          } else {
+            for (int64_t c = 0; c < channels; ++c)
+              y[(n * channels + c) * out_size + o] = acc[static_cast<std::size_t>(c)];
           }
-        }
-        if (requantize) {
-          requantize->requantize_pixel(acc.data(), channels, yt.data() + o * channels);
-        } else {
-          for (int64_t c = 0; c < channels; ++c)
-            y[(n * channels + c) * out_size + o] = acc[static_cast<std::size_t>(c)];
         }
       }
     });
-    if (requantize)
+    if (requantize && !p.layout.y)
       transpose_bytes(yt.data(), channels, out_size, channels,
                       static_cast<uint8_t*>(requantize->y) + n * channels * out_size, out_size);
   }
@@ -780,7 +831,7 @@ void int_depthwise(const IntConvPlan& p, const TX* x, const TW* w, int32_t x_zp,
   const auto& [dd, dh, dw] = p.window;
   const int64_t in_size = dd.in * dh.in * dw.in, out_size = dd.out * dh.out * dw.out;
   if (out_size == 0) return;
-  if (out_size <= kSmallDepthwisePlane && p.out_channels == p.channels) {
+  if (p.layout.x || p.layout.y || (out_size <= kSmallDepthwisePlane && p.out_channels == p.channels)) {
     int_depthwise_channels_last(p, x, w, x_zp, w_zero, y, requantize, parallel);
     return;
   }
@@ -879,17 +930,20 @@ void int_conv(const IntConvPlan& p, const TX* x, const TW* w, int32_t x_zp, cons
                                                  : pack_conv_weights(w, p.group, group_out, group_in, taps);
   const std::vector<PackedIntB>& weights = packed_w.empty() ? packed_now : packed_w;
   // The GEMM's rows: X channels-last (a pointwise window's), or unrolled, each W's packed depth
-  // long (padded past the window), as the GEMM reads them without a copy.
+  // long (padded past the window), as the GEMM reads them without a copy. X that is stored
+  // channels-last (one group) has rows as long as its channels: a pointwise window reads them
+  // as they are only where that is W's depth, else they are copied out, as a window is.
   const int64_t row_depth = w_by_planes ? depth : weights.front().k();
-  const int64_t xt_ld = pointwise ? row_depth : group_in;
+  const int64_t xt_ld = pointwise && !p.layout.x ? row_depth : group_in;
+  const bool rows_as_they_are = pointwise && xt_ld == row_depth;
   const std::vector<int32_t> x_zero = {x_zp};
   auto product = [&](int64_t job, const Parallel& par) {
     const int64_t n = job / p.group, g = job % p.group;
     const IntZeroPoints w_zero_g =
         w_zero.size() > 1 ? IntZeroPoints(w_zero).subspan(g * group_out, group_out) : IntZeroPoints(w_zero);
     const TX* xg = x + (n * p.channels + g * group_in) * in_size;
-    const int64_t plane = n * p.out_channels + g * group_out;  // Y's first plane of this image and group
     if (w_by_planes) {
+      const int64_t plane = n * p.out_channels + g * group_out;  // Y's first plane of this image and group
       thread_local PackedIntB packed;
       PackedIntB& b = packed;  // this thread's: inside the loops, `packed` would name each worker's own
       b.assign(xg, out_size, false, depth, out_size, par);
@@ -898,25 +952,30 @@ void int_conv(const IntConvPlan& p, const TX* x, const TW* w, int32_t x_zp, cons
       return;
     }
     thread_local AlignedBuffer<TX> channels_last;
-    AlignedBuffer<TX>& xt = channels_last;  // this thread's (see above)
-    xt.resize(static_cast<std::size_t>(in_size * xt_ld));
-    par.for_range(in_size, std::max<int64_t>(1, 4096 / group_in), [&](int64_t p0, int64_t p1) {
-      to_channels_last(xg, group_in, in_size, p0, p1, xt_ld, static_cast<TX>(x_zp), xt.data());
-    });
+    AlignedBuffer<TX>& turned = channels_last;  // this thread's (see above)
+    const TX* xt = xg;  // X of this image and group, channels-last
+    if (!p.layout.x) {
+      turned.resize(static_cast<std::size_t>(in_size * xt_ld));
+      par.for_range(in_size, std::max<int64_t>(1, 4096 / group_in), [&](int64_t p0, int64_t p1) {
+        to_channels_last(xg, group_in, in_size, p0, p1, xt_ld, static_cast<TX>(x_zp), turned.data());
+      });
+      xt = turned.data();
+    }
     // Chunks of output pixels, each unrolled and multiplied while its rows are in cache.
     const int64_t chunks = (out_size + kPixelChunk - 1) / kPixelChunk;
     // Unrolls chunk `chunk` into `unrolled` (split over `chunk_par`) and multiplies it by W.
     auto run_chunk = [&](int64_t chunk, TX* unrolled, const Parallel& chunk_par) {
       const int64_t p0 = chunk * kPixelChunk, p1 = std::min(out_size, p0 + kPixelChunk);
-      const TX* rows = xt.data() + p0 * xt_ld;  // a pointwise window is its pixel's channels
-      if (!pointwise) {
+      const TX* rows = xt + p0 * xt_ld;  // a pointwise window is its pixel's channels
+      if (!rows_as_they_are) {
         chunk_par.for_range(p1 - p0, 16, [&](int64_t q0, int64_t q1) {
-          int_im2col_rows(p, xt.data(), static_cast<TX>(x_zp), p0 + q0, p0 + q1, row_depth, unrolled + q0 * row_depth);
+          int_im2col_rows(p, xt, static_cast<TX>(x_zp), p0 + q0, p0 + q1, row_depth, unrolled + q0 * row_depth);
         });
         rows = unrolled;
       }
+      const int64_t plane = n * p.out_channels + g * group_out;  // Y's first plane of this image and group
       int_gemm(p1 - p0, rows, row_depth, x_zero, weights[static_cast<std::size_t>(g)], w_zero_g,
-               requantize ? requantize->gemm_output(plane, g * group_out, p0, out_size)
+               requantize ? requantize->gemm_output(p, n, g * group_out, p0)
                           : IntGemmOutput::int32_transposed(y + plane * out_size + p0, out_size),
                chunk_par);
     };
@@ -924,13 +983,13 @@ void int_conv(const IntConvPlan& p, const TX* x, const TW* w, int32_t x_zp, cons
     if (chunks < par.threads()) {
       // Fewer chunks than threads (a 14x14 or 7x7 layer): one chunk after the other, each
       // split over the threads (the GEMM by strips of W's columns).
-      if (!pointwise) unrolled.resize(static_cast<std::size_t>(kPixelChunk * row_depth));
+      if (!rows_as_they_are) unrolled.resize(static_cast<std::size_t>(kPixelChunk * row_depth));
       for (int64_t chunk = 0; chunk < chunks; ++chunk) run_chunk(chunk, unrolled.data(), par);
       return;
     }
     par.for_range(chunks, 1, [&](int64_t c0, int64_t c1) {
       AlignedBuffer<TX>& mine = unrolled;  // this worker's (see above)
-      if (!pointwise) mine.resize(static_cast<std::size_t>(kPixelChunk * row_depth));
+      if (!rows_as_they_are) mine.resize(static_cast<std::size_t>(kPixelChunk * row_depth));
       const SerialParallel serial;
       for (int64_t chunk = c0; chunk < c1; ++chunk) run_chunk(chunk, mine.data(), serial);
     });
@@ -995,11 +1054,13 @@ std::vector<PackedIntB> pack_constant_conv_weights(const NodeContext& ctx, std::
 }
 
 // What profiles call the convolution's path: "depthwise-direct" where W's shape says depthwise,
-// else the GEMM's.
-std::string int_conv_variant(const NodeContext& ctx, std::size_t w, int64_t group) {
+// else the GEMM's; then, where X or Y is stored channels-last, both layouts ("nchw>nhwc").
+std::string int_conv_variant(const NodeContext& ctx, std::size_t w, int64_t group, ChannelsLast layout) {
   const auto ws = ctx.input_static_shape(w);
-  if (ws && ws->size() >= 3 && is_depthwise(group, (*ws)[1])) return "depthwise-direct";
-  return fmt::format("int-gemm:{}", int_gemm_isa());
+  std::string name = ws && ws->size() >= 3 && is_depthwise(group, (*ws)[1]) ? "depthwise-direct"
+                                                                          : fmt::format("int-gemm:{}", int_gemm_isa());
+  if (layout.any()) name += fmt::format(" {}>{}", layout.x ? "nhwc" : "nchw", layout.y ? "nhwc" : "nchw");
+  return name;
 }
 
 // ConvInteger and QLinearConv share the int32 sums; they differ in what happens to them.
@@ -1007,19 +1068,36 @@ class IntConvBase : public Kernel {
  public:
   // `w` is W's input index; a constant W is packed here for the GEMM. QLinearConv's kernel
   // requantizes: int_conv then multiplies every convolution but a depthwise one by W packed.
-  IntConvBase(const NodeContext& ctx, std::size_t spatial, std::size_t w)
+  // X and Y are stored as `layout` says (channels-last only for QLinearConv's kernel).
+  IntConvBase(const NodeContext& ctx, std::size_t spatial, std::size_t w, ChannelsLast layout = {})
       : op_(ctx.node().op_type),
         attrs_(read_window_attrs(ctx.attrs(), spatial)),
         group_(ctx.attrs().int_or("group", 1)),
+        layout_(layout),
         packed_w_(pack_constant_conv_weights(ctx, w, group_, attrs_, op_ == "QLinearConv")),
-        variant_(int_conv_variant(ctx, w, group_)) {}
+        variant_(int_conv_variant(ctx, w, group_, layout)) {}
   std::string_view variant() const override { return variant_; }
 
  protected:
-  // The convolution of inputs x and w, from their shapes.
+  // The convolution of inputs x and w, from their shapes (X's as ONNX has it, whatever its
+  // layout). A channels-last one must be of one group, or depthwise with one output channel per
+  // input channel.
   Expected<IntConvPlan> plan(KernelContext& ctx, std::size_t x, std::size_t w) const {
-    return plan_int_conv(op_, attrs_, group_, ctx.input(x).shape(), ctx.input(w).shape());
+    const Shape& xs = ctx.input(x).shape();
+    auto p = plan_int_conv(op_, attrs_, group_, layout_.x ? channels_first_shape(xs) : xs, ctx.input(w).shape());
+    if (!p || !layout_.any()) return p;
+    if (p->group != 1 && !(is_depthwise(p->group, p->channels / p->group) && p->out_channels == p->channels))
+      return fail(ErrorCode::kRuntime,
+                  fmt::format("{}: channels-last X or Y with {} groups of {} input and {} output channels", op_,
+                              p->group, p->channels / p->group, p->out_channels / p->group),
+                  "the cpu EP keeps channels-last only convolutions of one group, or of one input and output "
+                  "channel per group",
+                  "report this as a bug in the cpu EP's layout step");
+    p->layout = layout_;
+    return p;
   }
+  // Y's shape as it is stored.
+  Shape stored_output_shape(const IntConvPlan& p) const { return layout_.y ? channels_last_shape(p.out) : p.out; }
   // The convolution of inputs x and w with zero points xz and wz: int32 sums into `y`, or,
   // given `requantize` instead, QLinearConv's Y (see int_conv).
   Expected<void> convolve(KernelContext& ctx, const IntConvPlan& plan, std::size_t x, std::size_t w, std::size_t xz,
@@ -1042,6 +1120,7 @@ class IntConvBase : public Kernel {
   std::string op_;
   WindowAttrs attrs_;
   int64_t group_;
+  ChannelsLast layout_;
   std::vector<PackedIntB> packed_w_;  // per group, when W is constant and its kernel larger than 1
   std::string variant_;
 };
@@ -1094,7 +1173,7 @@ class QLinearConvKernel final : public IntConvBase {
                   fmt::format("give a bias of shape [{}]", channels));
     return dispatch_dtype(QuantTypes{}, ctx.input(7).dtype(), [&](auto tag) -> Expected<void> {
       using Q = typename decltype(tag)::type;
-      auto y = ctx.output(0, dtype_of<Q>(), plan->out);
+      auto y = ctx.output(0, dtype_of<Q>(), stored_output_shape(*plan));
       if (!y) return std::unexpected(y.error());
       const float x_scale = *ctx.input(1).data_as<float>();
       const Tensor& ws = ctx.input(4);
@@ -1118,6 +1197,10 @@ std::size_t conv_spatial_rank(const NodeContext& ctx, std::size_t w) {
 }
 
 }  // namespace
+
+Expected<std::unique_ptr<Kernel>> make_qlinear_conv(const NodeContext& conv, ChannelsLast layout) {
+  return make_kernel<QLinearConvKernel>(conv, conv_spatial_rank(conv, 3), 3, layout);
+}
 
 Expected<std::unique_ptr<Kernel>> make_matmul_integer_scaled(const NodeContext& matmul) {
   return make_kernel<MatMulIntegerScaledKernel>(pack_constant_int_b(matmul, 1));

@@ -13,7 +13,8 @@ namespace nxrt {
 // Node name -> the state its kernel saved with save_packed().
 using PackedStates = std::map<std::string, std::vector<std::byte>>;
 
-// One kernel that runs several member nodes of a partition (an EP's fusion). Values that a
+// One kernel that the EP builds itself for member nodes of a partition: several (an EP's
+// fusion), or one whose kernel reads or writes values in the EP's own layout. Values that a
 // member produces and another member reads are its own: nothing outside reads them.
 struct FusedStep {
   std::vector<NodeId> nodes;     // the members; the step takes the first's name

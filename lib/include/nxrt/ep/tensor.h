@@ -127,10 +127,16 @@ class Tensor {
 
   TensorView view() const;
   TensorMut mut() const;
+  // The first element (null without storage), as view().data() and mut().data() give it
+  // without building a view: kernels call these in their inner set-up.
+  const void* data() const { return mut_data(); }
+  void* mut_data() const {
+    return storage_ ? static_cast<char*>(storage_->data()) + layout_.byte_offset : nullptr;
+  }
   template <class T>
-  const T* data_as() const { return view().data_as<T>(); }
+  const T* data_as() const { return static_cast<const T*>(data()); }
   template <class T>
-  T* mut_as() const { return mut().data_as<T>(); }
+  T* mut_as() const { return static_cast<T*>(mut_data()); }
   // Contiguous host copy of the elements as int64 (for shape-like inputs of any int type).
   std::vector<int64_t> to_int64_vector() const;
 
