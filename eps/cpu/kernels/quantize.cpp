@@ -772,6 +772,10 @@ void int_depthwise_channels_last(const IntConvPlan& p, const TX* x, const TW* w,
   AlignedBuffer<TX> xt(static_cast<std::size_t>(p.layout.x ? 0 : in_size * channels));
   AlignedBuffer<uint8_t> yt(static_cast<std::size_t>(requantize && !p.layout.y ? out_size * channels : 0));
   const int64_t rows = dd.out * dh.out;
+  // The outputs [inner_first, inner_end) of a row whose taps all lie inside the input's row.
+  const int64_t inner_first = std::min(dw.out, (dw.pad_begin + dw.stride - 1) / dw.stride);
+  const int64_t last_start = dw.in - 1 - (dw.kernel - 1) * dw.dilation + dw.pad_begin;  // of an inner window
+  const int64_t inner_end = last_start < 0 ? inner_first : std::clamp(last_start / dw.stride + 1, inner_first, dw.out);
   for (int64_t n = 0; n < p.batch; ++n) {
     const TX* xn = x + n * channels * in_size;
     if (!p.layout.x) {
@@ -785,6 +789,7 @@ void int_depthwise_channels_last(const IntConvPlan& p, const TX* x, const TW* w,
       yn = p.layout.y ? static_cast<uint8_t*>(requantize->y) + n * out_size * channels : yt.data();
     parallel.for_range(rows, std::max<int64_t>(1, 16384 / (dw.out * channels * taps)), [&](int64_t r0, int64_t r1) {
       std::vector<const TX*> src(static_cast<std::size_t>(taps));
+      std::vector<int64_t> step(static_cast<std::size_t>(taps));  // from one output's tap to the next one's
       std::vector<const TX*> kernel_rows(static_cast<std::size_t>(dd.kernel * dh.kernel));  // null in the padding
       std::vector<int32_t> acc(static_cast<std::size_t>(channels));
       for (int64_t row = r0; row < r1; ++row) {
@@ -794,16 +799,23 @@ void int_depthwise_channels_last(const IntConvPlan& p, const TX* x, const TW* w,
             const int64_t id = od * dd.stride - dd.pad_begin + a * dd.dilation;
             const int64_t ih = oh * dh.stride - dh.pad_begin + b * dh.dilation;
             const bool inside = id >= 0 && id < dd.in && ih >= 0 && ih < dh.in;
-            kernel_rows[static_cast<std::size_t>(a * dh.kernel + b)] =
-                inside ? xn + (id * dh.in + ih) * dw.in * channels : nullptr;
+            const auto r = static_cast<std::size_t>(a * dh.kernel + b);
+            kernel_rows[r] = inside ? xn + (id * dh.in + ih) * dw.in * channels : nullptr;
+            for (int64_t e = 0; e < dw.kernel; ++e)
+              step[r * static_cast<std::size_t>(dw.kernel) + static_cast<std::size_t>(e)] =
+                  inside ? dw.stride * channels : 0;
           }
         for (int64_t ow = 0; ow < dw.out; ++ow) {
-          std::size_t t = 0;
-          for (const TX* kernel_row : kernel_rows)
-            for (int64_t e = 0; e < dw.kernel; ++e) {
-              const int64_t iw = ow * dw.stride - dw.pad_begin + e * dw.dilation;
-              src[t++] = kernel_row && iw >= 0 && iw < dw.in ? kernel_row + iw * channels : padding.data();
-            }
+          if (ow > inner_first && ow < inner_end) {  // every tap one stride on from the last output's
+            for (std::size_t t = 0; t < src.size(); ++t) src[t] += step[t];
+          } else {
+            std::size_t t = 0;
+            for (const TX* kernel_row : kernel_rows)
+              for (int64_t e = 0; e < dw.kernel; ++e) {
+                const int64_t iw = ow * dw.stride - dw.pad_begin + e * dw.dilation;
+                src[t++] = kernel_row && iw >= 0 && iw < dw.in ? kernel_row + iw * channels : padding.data();
+              }
+          }
           depthwise_pixel(src.data(), taps, wt.data(), start.data(), channels, acc.data());
           const int64_t o = row * dw.out + ow;
           if (requantize) {
