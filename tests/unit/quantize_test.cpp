@@ -468,6 +468,7 @@ TEST_CASE("QLinearConv reads X and writes Y channels-last where the cpu EP's lay
       // batch, channels, out, group, h, w, kh, kw, stride, dilation, pad
       {2, 16, 96, 1, 12, 11, 1, 1, 1, 1, 0},    // pointwise: X's rows as they are, shorter than W's depth
       {1, 64, 40, 1, 20, 19, 1, 1, 1, 1, 0},    // pointwise: two chunks, a partial strip of channels
+      {1, 96, 24, 1, 7, 9, 1, 1, 1, 1, 0},      // pointwise: rows of 96 laid out 128 long, 16 + 8 outputs
       {1, 3, 32, 1, 23, 21, 3, 3, 2, 1, 1},     // unrolled from channels-last X, strided
       {1, 24, 24, 1, 9, 9, 3, 3, 1, 2, 2},      // unrolled, dilated
       {2, 32, 32, 32, 30, 29, 3, 3, 1, 1, 1},   // depthwise on a plane over 28x28: two vectors of channels

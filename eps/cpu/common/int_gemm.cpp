@@ -401,29 +401,26 @@ int32_t zero_point_at(IntZeroPoints zero, int64_t i) {
 }
 
 // A tile's rows [0, rows) and columns [0, count), requantized: bytes[r][j] =
-// saturate_round<Q>((sums[r][j] + bias[j]) * scale[j] + zero). Whole strips go sixteen columns
-// at a time.
+// saturate_round<Q>((sums[r][j] + bias[j]) * scale[j] + zero), sixteen columns at a time, then
+// the rest one by one.
 template <class Q>
 void requantize_tile(const int32_t (*sums)[kIntStrip], int64_t rows, int64_t count, const float* scale,
                      const int32_t* bias, float zero, uint8_t (*bytes)[kIntStrip]) {
   static_assert(kIntStrip % kRequantizeLanes == 0);
-  if (count < kIntStrip) {
-    for (int64_t r = 0; r < rows; ++r)
-      for (int64_t j = 0; j < count; ++j)
-        bytes[r][j] = static_cast<uint8_t>(requantize_value<Q>(sums[r][j], bias[j], scale[j], zero));
-    return;
-  }
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t j = 0; j < kIntStrip; j += kRequantizeLanes)
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t j = 0;
+    for (; j + kRequantizeLanes <= count; j += kRequantizeLanes)
       requantize_lanes(&sums[r][j], bias + j, scale + j, zero, reinterpret_cast<Q*>(&bytes[r][j]));
+    for (; j < count; ++j) bytes[r][j] = static_cast<uint8_t>(requantize_value<Q>(sums[r][j], bias[j], scale[j], zero));
+  }
 }
 
 constexpr int64_t kMaxTileRows = kRowAlign > kIntMr ? kRowAlign : kIntMr;
 
 // Rows [i0, i0 + rows) x columns [j0, j0 + count) of a requantized output (of Q) from a tile,
 // its rows' sums and zero points of A in `row_sums` and `a_zeros`. Where the correction is one
-// offset per column, it is added with the bias; whole strips of channels-last output then go
-// from the tile's rows straight to Y's, sixteen columns at a time.
+// offset per column, it is added with the bias. Channels-last output goes from the tile's rows
+// straight to Y's, sixteen columns at a time; planes are requantized, then turned as bytes.
 template <class Q>
 void store_requantized(const IntGemmOutput& c, int64_t i0, int64_t rows, int64_t j0, int64_t count, const int32_t* tile,
                        const uint32_t* row_sums, const uint32_t* a_zeros, const ZeroPointTerms& z) {
@@ -439,20 +436,20 @@ void store_requantized(const IntGemmOutput& c, int64_t i0, int64_t rows, int64_t
     sums = corrected;
   }
   auto* y = static_cast<uint8_t*>(c.quantized);
-  if (!c.transposed && count == kIntStrip) {
-    for (int64_t r = 0; r < rows; ++r)
-      for (int64_t j = 0; j < kIntStrip; j += kRequantizeLanes)
-        requantize_lanes(&sums[r][j], bias + j, c.scale + j0 + j, c.zero,
-                         reinterpret_cast<Q*>(y + (i0 + r) * c.ld + j0 + j));
+  const float* scale = c.scale + j0;
+  if (!c.transposed) {
+    for (int64_t r = 0; r < rows; ++r) {
+      Q* out = reinterpret_cast<Q*>(y + (i0 + r) * c.ld + j0);
+      int64_t j = 0;
+      for (; j + kRequantizeLanes <= count; j += kRequantizeLanes)
+        requantize_lanes(&sums[r][j], bias + j, scale + j, c.zero, out + j);
+      for (; j < count; ++j) out[j] = requantize_value<Q>(sums[r][j], bias[j], scale[j], c.zero);
+    }
     return;
   }
   alignas(64) uint8_t bytes[kMaxTileRows][kIntStrip];
-  requantize_tile<Q>(sums, rows, count, c.scale + j0, bias, c.zero, bytes);
-  if (c.transposed) {
-    transpose_bytes(&bytes[0][0], kIntStrip, rows, count, y + j0 * c.ld + i0, c.ld);
-    return;
-  }
-  for (int64_t r = 0; r < rows; ++r) std::memcpy(y + (i0 + r) * c.ld + j0, bytes[r], static_cast<std::size_t>(count));
+  requantize_tile<Q>(sums, rows, count, scale, bias, c.zero, bytes);
+  transpose_bytes(&bytes[0][0], kIntStrip, rows, count, y + j0 * c.ld + i0, c.ld);
 }
 
 // Rows [i0, i0 + rows) x columns [j0, j0 + count) of the output from a tile (row r at

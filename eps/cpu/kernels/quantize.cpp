@@ -491,6 +491,31 @@ template <class TX>
   }
 }
 
+// rows[i * row_depth + c] = xt[(p0 + i) * channels + c] for the pixels [p0, p1) of X stored
+// channels-last, x_zp from `channels` on to row_depth: a pointwise convolution's rows laid out
+// as W's packed depth. With AVX-512, 64 bytes at a time by masked loads (which read nothing
+// past the pixel's channels).
+template <class TX>
+void pad_pixel_rows(const TX* xt, int64_t channels, TX x_zp, int64_t p0, int64_t p1, int64_t row_depth, TX* rows) {
+  static_assert(sizeof(TX) == 1);
+  for (int64_t px = p0; px < p1; ++px) {
+    const TX* src = xt + px * channels;
+    TX* dst = rows + (px - p0) * row_depth;
+    int64_t c = 0;
+#if defined(__AVX512BW__)
+    const __m512i zero_points = _mm512_set1_epi8(static_cast<char>(x_zp));
+    for (; c + 64 <= row_depth; c += 64) {
+      const int64_t inside = std::clamp<int64_t>(channels - c, 0, 64);
+      const __mmask64 mask = inside == 64 ? ~__mmask64{0} : (__mmask64{1} << inside) - 1;
+      _mm512_storeu_si512(dst + c, _mm512_mask_loadu_epi8(zero_points, mask, src + c));
+    }
+#endif
+    const int64_t copied = std::clamp<int64_t>(channels - c, 0, row_depth - c);
+    std::copy(src + c, src + c + copied, dst + c);
+    std::fill(dst + c + copied, dst + row_depth, x_zp);
+  }
+}
+
 // X unrolled for the GEMM (im2col) for the output pixels [p0, p1), one row of `row_depth` each
 // from `rows` on: the pixel's window tap by tap, each tap the group's channels from xt
 // (channels-last), then x_zp up to row_depth (the packed W's depth, at least the window's).
@@ -715,28 +740,115 @@ inline void add_neighbour_taps(const int16_t* const* srcs, const int32_t* weight
   for (int64_t e = 0; e < taps; ++e) add_tap(srcs[e], 1, weights[e], count, acc);
 }
 
-// acc[c] = start[c] + sum over taps t of src[t][c] * w[t * channels + c] for the `channels`
-// channels of one output pixel (X, W and the sums channels-last): with AVX-512, sixteen channels
-// at a time in a vector register over every tap; then the rest one by one.
+// W of a channels-last depthwise convolution as its kernel multiplies it: by tap, then channel,
+// minus W's zero points, and per channel -x_zp times its weights' sum to start the sums from (so
+// each tap multiplies X as it is, and a tap in the padding, reading x_zp, adds nothing).
+// Where AVX-512 VNNI and VBMI are built and every weight fits int8, the same for vpdpbusd too:
+// taps in quads, each a 64-byte vector of 16 channels' four weights, for X moved to uint8 (int8
+// X plus 128) with its start.
+struct DepthwiseWeights {
+  int64_t taps = 0, channels = 0;
+  std::vector<int32_t> by_tap, start;
+  int64_t quads = 0, blocks = 0;  // vpdpbusd: quads of taps (padded with zero weights), blocks of 16 channels
+  AlignedBuffer<int8_t> quad_weights;  // [quad][block][channel of the block][tap of the quad]
+  std::vector<int32_t> quad_start;     // per channel of the blocks
+
+  template <class TX, class TW>
+  DepthwiseWeights(const TW* w, const std::vector<int32_t>& w_zero, TX x_zp, int64_t taps_, int64_t channels_)
+      : taps(taps_), channels(channels_), by_tap(static_cast<std::size_t>(taps * channels)),
+        start(static_cast<std::size_t>(channels)) {
+    bool fits_int8 = true;
+    for (int64_t c = 0; c < channels; ++c) {
+      const int32_t wz = w_zero.empty() ? 0 : w_zero[w_zero.size() == 1 ? 0 : static_cast<std::size_t>(c)];
+      for (int64_t t = 0; t < taps; ++t) {
+        const int32_t v = static_cast<int32_t>(w[c * taps + t]) - wz;
+        by_tap[static_cast<std::size_t>(t * channels + c)] = v;
+        start[static_cast<std::size_t>(c)] -= static_cast<int32_t>(x_zp) * v;
+        fits_int8 = fits_int8 && v >= -128 && v <= 127;
+      }
+    }
+#if defined(__AVX512VNNI__) && defined(__AVX512VBMI__)
+    if (!fits_int8 || channels < 16) return;
+    quads = (taps + 3) / 4;
+    blocks = channels / 16;
+    quad_weights.resize(static_cast<std::size_t>(quads * blocks * 64));
+    std::fill(quad_weights.data(), quad_weights.data() + quad_weights.size(), int8_t{0});
+    quad_start.resize(static_cast<std::size_t>(blocks * 16));
+    const int32_t unsigned_zero = static_cast<int32_t>(x_zp) + (std::is_signed_v<TX> ? 128 : 0);
+    for (int64_t c = 0; c < blocks * 16; ++c)
+      for (int64_t t = 0; t < taps; ++t) {
+        const int32_t v = by_tap[static_cast<std::size_t>(t * channels + c)];
+        quad_weights.data()[((t / 4 * blocks + c / 16) * 16 + c % 16) * 4 + t % 4] =
+            static_cast<int8_t>(v);
+        quad_start[static_cast<std::size_t>(c)] -= unsigned_zero * v;
+      }
+#endif
+  }
+};
+
+#if defined(__AVX512VNNI__) && defined(__AVX512VBMI__)
+// acc[c] for the channels of w's blocks from `src` (taps padded to whole quads), a quad of taps
+// at a time: four 16-byte loads into one vector, interleaved so that each channel's four taps
+// are neighbours (vpermb), then one vpdpbusd per quad.
 template <class TX>
-void depthwise_pixel(const TX* const* src, int64_t taps, const int32_t* w, const int32_t* start, int64_t channels,
-                     int32_t* acc) {
+void depthwise_pixel_quads(const TX* const* src, const DepthwiseWeights& w, int32_t* acc) {
+  static constexpr auto kInterleave = [] {
+    std::array<uint8_t, 64> index{};
+    for (int t = 0; t < 4; ++t)
+      for (int c = 0; c < 16; ++c) index[static_cast<std::size_t>(4 * c + t)] = static_cast<uint8_t>(16 * t + c);
+    return index;
+  }();
+  const __m512i interleave = _mm512_loadu_si512(kInterleave.data());
+  const __m512i to_unsigned = _mm512_set1_epi8(static_cast<char>(0x80));
+  auto load = [](const TX* p) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)); };
+  for (int64_t b = 0; b < w.blocks; ++b) {
+    __m512i sum = _mm512_loadu_si512(w.quad_start.data() + 16 * b);
+    for (int64_t q = 0; q < w.quads; ++q) {
+      const TX* const* s = src + 4 * q;
+      const int64_t c = 16 * b;
+      __m512i x = _mm512_zextsi128_si512(load(s[0] + c));
+      x = _mm512_inserti32x4(x, load(s[1] + c), 1);
+      x = _mm512_inserti32x4(x, load(s[2] + c), 2);
+      x = _mm512_inserti32x4(x, load(s[3] + c), 3);
+      x = _mm512_maskz_permutexvar_epi8(~__mmask64{0}, interleave, x);  // (zero-masked: see requantize_lanes)
+      if constexpr (std::is_signed_v<TX>) x = _mm512_xor_si512(x, to_unsigned);
+      sum = _mm512_dpbusd_epi32(sum, x, _mm512_loadu_si512(w.quad_weights.data() + (q * w.blocks + b) * 64));
+    }
+    _mm512_storeu_si512(acc + 16 * b, sum);
+  }
+}
+#endif
+
+// acc[c] = start[c] + sum over taps t of src[t][c] * w[t][c] for the channels of one output
+// pixel (X, W and the sums channels-last): whole blocks of 16 channels by vpdpbusd where w has
+// quads, then with AVX-512 sixteen channels at a time in a vector register over every tap, then
+// the rest one by one.
+template <class TX>
+void depthwise_pixel(const TX* const* src, const DepthwiseWeights& w, int32_t* acc) {
+  const int64_t taps = w.taps, channels = w.channels;
+  const int32_t* by_tap = w.by_tap.data();
   int64_t c = 0;
+#if defined(__AVX512VNNI__) && defined(__AVX512VBMI__)
+  if (w.quads > 0) {
+    depthwise_pixel_quads(src, w, acc);
+    c = w.blocks * 16;
+  }
+#endif
 #if defined(__AVX512F__)
   for (; c + 16 <= channels; c += 16) {
-    __m512i sum = _mm512_loadu_si512(start + c);
+    __m512i sum = _mm512_loadu_si512(w.start.data() + c);
     for (int64_t t = 0; t < taps; ++t) {
       const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src[t] + c));
       const __m512i x = std::is_signed_v<TX> ? _mm512_maskz_cvtepi8_epi32(0xffff, bytes)
-                                                 : _mm512_maskz_cvtepu8_epi32(0xffff, bytes);
-      sum = _mm512_add_epi32(sum, _mm512_mullo_epi32(x, _mm512_loadu_si512(w + t * channels + c)));
+                                             : _mm512_maskz_cvtepu8_epi32(0xffff, bytes);
+      sum = _mm512_add_epi32(sum, _mm512_mullo_epi32(x, _mm512_loadu_si512(by_tap + t * channels + c)));
     }
     _mm512_storeu_si512(acc + c, sum);
   }
 #endif
   for (; c < channels; ++c) {
-    int32_t sum = start[c];
-    for (int64_t t = 0; t < taps; ++t) sum += static_cast<int32_t>(src[t][c]) * w[t * channels + c];
+    int32_t sum = w.start[static_cast<std::size_t>(c)];
+    for (int64_t t = 0; t < taps; ++t) sum += static_cast<int32_t>(src[t][c]) * by_tap[t * channels + c];
     acc[c] = sum;
   }
 }
@@ -758,16 +870,9 @@ void int_depthwise_channels_last(const IntConvPlan& p, const TX* x, const TW* w,
   const auto& [dd, dh, dw] = p.window;
   const int64_t in_size = dd.in * dh.in * dw.in, out_size = dd.out * dh.out * dw.out;
   const int64_t channels = p.channels, taps = dd.kernel * dh.kernel * dw.kernel;
-  // W by tap, then channel, minus its zero points; per channel, -x_zp times its weights' sum.
-  std::vector<int32_t> wt(static_cast<std::size_t>(taps * channels)), start(static_cast<std::size_t>(channels));
-  for (int64_t c = 0; c < channels; ++c) {
-    const int32_t wz = w_zero.empty() ? 0 : w_zero[w_zero.size() == 1 ? 0 : static_cast<std::size_t>(c)];
-    for (int64_t t = 0; t < taps; ++t) {
-      const int32_t v = static_cast<int32_t>(w[c * taps + t]) - wz;
-      wt[static_cast<std::size_t>(t * channels + c)] = v;
-      start[static_cast<std::size_t>(c)] -= x_zp * v;
-    }
-  }
+  const DepthwiseWeights weights(w, w_zero, static_cast<TX>(x_zp), taps, channels);
+  // Taps past the last, up to a whole quad for vpdpbusd, read the padding with weight 0.
+  const int64_t src_count = weights.quads > 0 ? weights.quads * 4 : taps;
   const std::vector<TX> padding(static_cast<std::size_t>(channels), static_cast<TX>(x_zp));
   AlignedBuffer<TX> xt(static_cast<std::size_t>(p.layout.x ? 0 : in_size * channels));
   AlignedBuffer<uint8_t> yt(static_cast<std::size_t>(requantize && !p.layout.y ? out_size * channels : 0));
@@ -788,8 +893,8 @@ void int_depthwise_channels_last(const IntConvPlan& p, const TX* x, const TW* w,
     if (requantize)
       yn = p.layout.y ? static_cast<uint8_t*>(requantize->y) + n * out_size * channels : yt.data();
     parallel.for_range(rows, std::max<int64_t>(1, 16384 / (dw.out * channels * taps)), [&](int64_t r0, int64_t r1) {
-      std::vector<const TX*> src(static_cast<std::size_t>(taps));
-      std::vector<int64_t> step(static_cast<std::size_t>(taps));  // from one output's tap to the next one's
+      std::vector<const TX*> src(static_cast<std::size_t>(src_count), padding.data());
+      std::vector<int64_t> step(static_cast<std::size_t>(src_count));  // from one output's tap to the next one's
       std::vector<const TX*> kernel_rows(static_cast<std::size_t>(dd.kernel * dh.kernel));  // null in the padding
       std::vector<int32_t> acc(static_cast<std::size_t>(channels));
       for (int64_t row = r0; row < r1; ++row) {
@@ -816,7 +921,7 @@ void int_depthwise_channels_last(const IntConvPlan& p, const TX* x, const TW* w,
                 src[t++] = kernel_row && iw >= 0 && iw < dw.in ? kernel_row + iw * channels : padding.data();
               }
           }
-          depthwise_pixel(src.data(), taps, wt.data(), start.data(), channels, acc.data());
+          depthwise_pixel(src.data(), weights, acc.data());
           const int64_t o = row * dw.out + ow;
           if (requantize) {
             requantize->requantize_pixel(acc.data(), channels, yn + o * channels);
@@ -981,7 +1086,12 @@ void int_conv(const IntConvPlan& p, const TX* x, const TW* w, int32_t x_zp, cons
       const TX* rows = xt + p0 * xt_ld;  // a pointwise window is its pixel's channels
       if (!rows_as_they_are) {
         chunk_par.for_range(p1 - p0, 16, [&](int64_t q0, int64_t q1) {
-          int_im2col_rows(p, xt, static_cast<TX>(x_zp), p0 + q0, p0 + q1, row_depth, unrolled + q0 * row_depth);
+          TX* out = unrolled + q0 * row_depth;
+          if (pointwise) {
+            pad_pixel_rows(xt, group_in, static_cast<TX>(x_zp), p0 + q0, p0 + q1, row_depth, out);
+          } else {
+            int_im2col_rows(p, xt, static_cast<TX>(x_zp), p0 + q0, p0 + q1, row_depth, out);
+          }
         });
         rows = unrolled;
       }
