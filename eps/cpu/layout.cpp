@@ -13,18 +13,42 @@
 namespace nxrt::cpu {
 namespace {
 
-// Whether `node` is a QLinearConv whose kernel can read X and write Y channels-last: over 2-D
-// planes, with W's shape known and one group, or one input and one output channel per group.
-bool supports_channels_last(const Graph& graph, const Node& node) {
-  if (!node.domain.empty() || node.op_type != "QLinearConv" || node.inputs.size() < 8 || node.outputs.size() != 1 ||
-      node.inputs[0] == kNoValue || node.outputs[0] == kNoValue)
+bool is_onnx_node(const Node& node, std::string_view op) { return node.domain.empty() && node.op_type == op; }
+
+// Whether the node's first input is a tensor of rank 4 (N x C x H x W).
+bool reads_planes(const Graph& graph, const Node& node) {
+  if (node.inputs.empty() || node.inputs[0] == kNoValue || node.outputs.empty() || node.outputs[0] == kNoValue)
     return false;
   const ValueType& x = graph.value(node.inputs[0]).type;
+  return x.shape && x.shape->size() == 4;
+}
+
+// Whether `node` is a QLinearConv whose kernel can read X and write Y channels-last: over 2-D
+// planes, with W's shape known and one group, or one input and one output channel per group.
+bool conv_supports_channels_last(const Graph& graph, const Node& node) {
+  if (!is_onnx_node(node, "QLinearConv") || node.inputs.size() < 8 || node.outputs.size() != 1 ||
+      !reads_planes(graph, node))
+    return false;
   const auto w = graph.value(node.inputs[3]).type.static_shape();
-  if (!x.shape || x.shape->size() != 4 || !w || w->size() != 4) return false;
+  if (!w || w->size() != 4) return false;
   const int64_t group = node.attributes.int_or("group", 1);
   return group == 1 || ((*w)[1] == 1 && (*w)[0] == group);
 }
+
+// Whether `node` is a MaxPool of uint8 or int8 over 2-D planes without Indices.
+bool max_pool_supports_channels_last(const Graph& graph, const Node& node) {
+  if (!is_onnx_node(node, "MaxPool") || !reads_planes(graph, node) ||
+      (node.outputs.size() > 1 && node.outputs[1] != kNoValue))
+    return false;
+  const DType x = graph.value(node.inputs[0]).type.dtype;
+  return (x == DType::kUInt8 || x == DType::kInt8) && node.attributes.ints_or("kernel_shape", {}).size() == 2;
+}
+
+// Values that a step keeps in one layout: its inputs and output (a quantized Add, a MaxPool).
+struct OneLayout {
+  std::vector<ValueId> inputs;
+  ValueId output = kNoValue;
+};
 
 }  // namespace
 
@@ -32,12 +56,19 @@ Expected<std::vector<FusedStep>> channels_last_steps(const Partition& partition,
   const Graph& graph = *partition.graph;
   std::unordered_set<NodeId> fused_members;
   for (const FusedStep& f : fused) fused_members.insert(f.nodes.begin(), f.nodes.end());
-  std::vector<const Node*> convs;
-  std::vector<const FusedStep*> adds;
-  for (NodeId id : partition.nodes)
-    if (!fused_members.contains(id) && supports_channels_last(graph, graph.node(id))) convs.push_back(&graph.node(id));
+  std::vector<const Node*> convs, max_pools;
+  std::vector<OneLayout> one_layout;
+  for (NodeId id : partition.nodes) {
+    const Node& node = graph.node(id);
+    if (fused_members.contains(id)) continue;
+    if (conv_supports_channels_last(graph, node)) convs.push_back(&node);
+    if (max_pool_supports_channels_last(graph, node)) {
+      max_pools.push_back(&node);
+      one_layout.push_back({{node.inputs[0]}, node.outputs[0]});
+    }
+  }
   for (const FusedStep& f : fused)
-    if (is_quantized_add(graph, f)) adds.push_back(&f);
+    if (is_quantized_add(graph, f)) one_layout.push_back({{f.inputs[0], f.inputs[3]}, f.outputs[0]});
 
   // Every read of a value by a step of the partition, and those that can take it channels-last.
   std::unordered_map<ValueId, int> reads, layout_reads;
@@ -50,10 +81,10 @@ Expected<std::vector<FusedStep>> channels_last_steps(const Partition& partition,
   for (const FusedStep& f : fused)
     for (ValueId v : f.inputs) ++reads[v];
   for (const Node* conv : convs) ++layout_reads[conv->inputs[0]];
-  for (const FusedStep* add : adds) {
-    ++layout_reads[add->inputs[0]];
-    ++layout_reads[add->inputs[3]];
-  }
+  for (const OneLayout& step : one_layout)
+    for (ValueId v : step.inputs) ++layout_reads[v];
+
+  // Values those steps write and only those steps read (convolutions as X).
   const std::unordered_set<ValueId> handed_out(partition.outputs.begin(), partition.outputs.end());
   std::unordered_set<ValueId> channels_last;
   auto consider = [&](ValueId v) {
@@ -61,30 +92,40 @@ Expected<std::vector<FusedStep>> channels_last_steps(const Partition& partition,
       channels_last.insert(v);
   };
   for (const Node* conv : convs) consider(conv->outputs[0]);
-  for (const FusedStep* add : adds) consider(add->outputs[0]);
-  // An Add reads A and B and writes its output in one layout: where one of them stays as ONNX
-  // has it, all three do, until no Add changes.
+  for (const OneLayout& step : one_layout) consider(step.output);
+  // A step of one layout where one of its values stays as ONNX has it keeps all of them so,
+  // until no step changes.
   for (bool changed = true; changed;) {
     changed = false;
-    for (const FusedStep* add : adds) {
-      const ValueId values[] = {add->inputs[0], add->inputs[3], add->outputs[0]};
+    for (const OneLayout& step : one_layout) {
+      std::vector<ValueId> values = step.inputs;
+      values.push_back(step.output);
       if (std::ranges::all_of(values, [&](ValueId v) { return channels_last.contains(v); })) continue;
       for (ValueId v : values) changed = channels_last.erase(v) > 0 || changed;
     }
   }
 
   std::vector<FusedStep> steps;
+  auto add_step = [&](const Node& node, Expected<std::unique_ptr<Kernel>> kernel) -> Expected<void> {
+    if (!kernel) return forward_error(std::move(kernel), fmt::format("building {} channels-last", node.describe()));
+    FusedStep step;
+    step.nodes = {node.id};
+    step.inputs = node.inputs;
+    step.outputs = node.outputs;
+    step.kernel = std::move(*kernel);
+    steps.push_back(std::move(step));
+    return {};
+  };
   for (const Node* conv : convs) {
     const ChannelsLast layout{channels_last.contains(conv->inputs[0]), channels_last.contains(conv->outputs[0])};
     if (!layout.any()) continue;
-    auto kernel = make_qlinear_conv(NodeContext(graph, *conv), layout);
-    if (!kernel) return forward_error(std::move(kernel), fmt::format("building {} channels-last", conv->describe()));
-    FusedStep step;
-    step.nodes = {conv->id};
-    step.inputs = conv->inputs;
-    step.outputs = conv->outputs;
-    step.kernel = std::move(*kernel);
-    steps.push_back(std::move(step));
+    if (auto r = add_step(*conv, make_qlinear_conv(NodeContext(graph, *conv), layout)); !r)
+      return std::unexpected(std::move(r.error()));
+  }
+  for (const Node* max_pool : max_pools) {
+    if (!channels_last.contains(max_pool->outputs[0])) continue;
+    if (auto r = add_step(*max_pool, make_max_pool_channels_last(NodeContext(graph, *max_pool))); !r)
+      return std::unexpected(std::move(r.error()));
   }
   return steps;
 }

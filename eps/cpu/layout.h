@@ -9,13 +9,16 @@
 
 namespace nxrt::cpu {
 
-// Steps of one QLinearConv each, for the convolutions of `partition` that read or write a value
-// stored channels-last. A value is stored so when a QLinearConv of one group (or depthwise, one
-// output channel per input channel) over 2-D planes writes it, or a quantized Add of the fusion
-// step `fused` does, and only such convolutions (as X) and quantized Adds read it; an Add keeps
-// A, B and its output in one layout. Values the partition hands out keep ONNX's layout, so a
-// quantized network's convolutions do not turn every activation channels-last and back (as
-// ONNX Runtime's NHWC transformer keeps its quantized convolutions channels-last).
+// Steps of one node each, for the QLinearConvs of `partition` that read or write a value stored
+// channels-last and the MaxPools that do. A value is stored so when one of these steps writes
+// it and only such steps read it:
+//  * a QLinearConv of one group (or depthwise, one output channel per input channel) over 2-D
+//    planes, reading it as X; it reads X and writes Y in either layout;
+//  * a quantized Add of the fusion step `fused`, or a MaxPool of uint8 or int8 over 2-D planes
+//    without Indices; these keep their inputs and output in one layout.
+// Values the partition hands out keep ONNX's layout, so a quantized network's convolutions do
+// not turn every activation channels-last and back (as ONNX Runtime's NHWC transformer keeps its
+// quantized convolutions channels-last).
 Expected<std::vector<FusedStep>> channels_last_steps(const Partition& partition, const std::vector<FusedStep>& fused);
 
 }  // namespace nxrt::cpu

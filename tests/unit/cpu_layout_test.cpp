@@ -28,6 +28,7 @@ struct QuantizedBlock {
   struct Options {
     bool c_is_output = false;   // c is also a graph output
     int64_t b_group = 16;       // conv_b's groups: 16 is depthwise, 2 is neither that nor one group
+    bool pool = false;          // conv_a writes a0, and a MaxPool (3x3, stride 1, pads 1) of it is a
   };
 
   explicit QuantizedBlock(Options o) : options(o) {
@@ -39,7 +40,12 @@ struct QuantizedBlock {
     b.constant("zero", Tensor::from_vector<uint8_t>({}, {120}));
     b.constant("w_scale", Tensor::from_vector<float>({}, {0.01f}));
     b.constant("w_zero", Tensor::from_vector<int8_t>({}, {0}));
-    conv("conv_a", "x", "a", weights("W_a", {16, 8, 1, 1}), 1, 0);
+    conv("conv_a", "x", o.pool ? "a0" : "a", weights("W_a", {16, 8, 1, 1}), 1, 0);
+    if (o.pool) {
+      b.node("pool", "MaxPool", {"a0"}, {"a"}, DType::kUInt8, {2, 16, 9, 10});
+      b.graph.nodes.back().attributes.set("kernel_shape", nxrt::Attribute{std::vector<int64_t>{3, 3}});
+      b.graph.nodes.back().attributes.set("pads", nxrt::Attribute{std::vector<int64_t>{1, 1, 1, 1}});
+    }
     conv("conv_b", "a", "b", weights("W_b", {16, 16 / o.b_group, 3, 3}), o.b_group, 1);
     conv("conv_c", "a", "c", weights("W_c", {16, 16, 1, 1}), 1, 0);
     b.node("dq_b", "DequantizeLinear", {"b", "scale", "zero"}, {"fb"}, DType::kFloat32, {2, 16, 9, 10});
@@ -132,6 +138,17 @@ TEST_CASE("the cpu EP keeps values between its quantized convolutions and Adds c
   QuantizedBlock f({});
   const std::map<std::string, std::string> expected = {
       {"conv_a", "nchw>nhwc"}, {"conv_b", "nhwc>nhwc"}, {"conv_c", "nhwc>nhwc"}, {"conv_d", "nhwc>nchw"}};
+  CHECK(f.layouts() == expected);
+  check_same_outputs(f);
+}
+
+TEST_CASE("the cpu EP keeps a MaxPool of bytes between convolutions channels-last", "[cpu][layout]") {
+  QuantizedBlock f({.pool = true});
+  const std::map<std::string, std::string> expected = {{"conv_a", "nchw>nhwc"},
+                                                       {"pool", "nhwc>nhwc"},
+                                                       {"conv_b", "nhwc>nhwc"},
+                                                       {"conv_c", "nhwc>nhwc"},
+                                                       {"conv_d", "nhwc>nchw"}};
   CHECK(f.layouts() == expected);
   check_same_outputs(f);
 }

@@ -9,6 +9,8 @@
 #include <random>
 
 #include "builtin_eps.h"
+#include "common/parallel_pool.h"
+#include "common/subgraph.h"
 #include "nxrt/ep/kernel_partition.h"
 #include "nxrt/io/compare.h"
 
@@ -114,6 +116,47 @@ Expected<std::vector<Tensor>> run_partition_with(const NodeSpec& spec, std::stri
   for (std::size_t i = 0; i < spec.inputs.size(); ++i)
     if (spec.inputs[i].defined() && !(i < spec.constant.size() && spec.constant[i])) inputs.push_back(spec.inputs[i]);
   return run(b.partition, inputs);
+}
+
+Tensor channels_last_bytes(const Tensor& t, bool back) {
+  const Shape s = back ? cpu::channels_first_shape(t.shape()) : t.shape();
+  const int64_t n = s[0], c = s[1], plane = s[2] * s[3];
+  Tensor out = Tensor::empty(t.dtype(), back ? s : cpu::channels_last_shape(s));
+  const auto* src = static_cast<const uint8_t*>(t.data());
+  auto* dst = static_cast<uint8_t*>(out.mut_data());
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t ch = 0; ch < c; ++ch)
+      for (int64_t p = 0; p < plane; ++p) {
+        const int64_t planar = (i * c + ch) * plane + p, last = (i * plane + p) * c + ch;
+        if (back) {
+          dst[planar] = src[last];
+        } else {
+          dst[last] = src[planar];
+        }
+      }
+  return out;
+}
+
+Expected<std::vector<Tensor>> run_in_layout(const NodeSpec& spec, cpu::ChannelsLast layout, const KernelMaker& make) {
+  return run_partition_with(spec, "cpu", [&](const Partition& p, const std::vector<Tensor>& inputs)
+                                             -> Expected<std::vector<Tensor>> {
+    const Node& node = p.graph->node(p.nodes.front());
+    auto kernel = make(NodeContext(*p.graph, node));
+    if (!kernel) return std::unexpected(kernel.error());
+    std::vector<FusedStep> steps(1);
+    steps[0].nodes = {node.id};
+    steps[0].inputs = node.inputs;
+    steps[0].outputs = node.outputs;
+    steps[0].kernel = std::move(*kernel);
+    auto kp = KernelPartition::build(p, cpu::cpu_kernel_registry(), "cpu", cpu::make_parallel_pool(2), {},
+                                     std::move(steps));
+    if (!kp) return std::unexpected(kp.error());
+    const Tensor x = layout.x ? channels_last_bytes(inputs.at(0), false) : inputs.at(0);
+    auto out = (*kp)->run(std::vector<RuntimeValue>{x});
+    if (!out) return std::unexpected(out.error());
+    const Tensor& y = out->at(0).tensor();
+    return std::vector<Tensor>{layout.y ? channels_last_bytes(y, true) : y};
+  });
 }
 
 Partition whole_graph(const Graph& graph, std::string ep) {

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "common/channels_last.h"
 #include "nxrt/ep/kernel.h"
 #include "nxrt/ep/provider.h"
 #include "nxrt/ep/tensor.h"
@@ -40,6 +41,15 @@ Expected<std::vector<Tensor>> run_on(std::string_view ep, const NodeSpec& spec);
 using PartitionRunner =
     std::function<Expected<std::vector<Tensor>>(const Partition& partition, const std::vector<Tensor>& inputs)>;
 Expected<std::vector<Tensor>> run_partition_with(const NodeSpec& spec, std::string_view ep, const PartitionRunner& run);
+
+// The bytes of an N x C x H x W tensor of one-byte elements stored channels-last (N x H x W x C),
+// or, `back`, the reverse.
+Tensor channels_last_bytes(const Tensor& t, bool back);
+// Runs the node of `spec` on the cpu EP (two threads) with a kernel the EP builds itself, as its
+// layout step does; X (input 0, the only one not constant) is given and Y (output 0) returned in
+// ONNX's layout, stored channels-last in between as `layout` says.
+using KernelMaker = std::function<Expected<std::unique_ptr<Kernel>>(const NodeContext&)>;
+Expected<std::vector<Tensor>> run_in_layout(const NodeSpec& spec, cpu::ChannelsLast layout, const KernelMaker& make);
 
 // Every node of `graph` as one partition placed on `ep`; its inputs and outputs are the graph's.
 Partition whole_graph(const Graph& graph, std::string ep);

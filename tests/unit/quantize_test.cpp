@@ -6,11 +6,8 @@
 
 #include <catch2/catch.hpp>
 
-#include "common/parallel_pool.h"
-#include "common/subgraph.h"
 #include "kernel_harness.h"
 #include "kernels/kernels.h"
-#include "nxrt/ep/kernel_partition.h"
 
 using namespace nxrt;
 using namespace nxrt::test;
@@ -329,50 +326,6 @@ TEST_CASE("ConvInteger matches a direct loop for groups, pads, strides and dilat
 
 namespace {
 
-// Bytes of an N x C x H x W tensor moved channels-last (N x H x W x C), or, `back`, the reverse.
-Tensor turned_bytes(const Tensor& t, bool back) {
-  const Shape s = back ? cpu::channels_first_shape(t.shape()) : t.shape();
-  const int64_t n = s[0], c = s[1], plane = s[2] * s[3];
-  Tensor out = Tensor::empty(t.dtype(), back ? s : cpu::channels_last_shape(s));
-  const auto* src = static_cast<const uint8_t*>(t.data());
-  auto* dst = static_cast<uint8_t*>(out.mut_data());
-  for (int64_t i = 0; i < n; ++i)
-    for (int64_t ch = 0; ch < c; ++ch)
-      for (int64_t p = 0; p < plane; ++p) {
-        const int64_t planar = (i * c + ch) * plane + p, last = (i * plane + p) * c + ch;
-        if (back) {
-          dst[planar] = src[last];
-        } else {
-          dst[last] = src[planar];
-        }
-      }
-  return out;
-}
-
-// Runs QLinearConv `spec` with X and Y stored as `layout` says (the cpu EP's layout step builds
-// such a kernel), on two threads; X is given and Y returned as ONNX lays them out.
-Expected<std::vector<Tensor>> run_qlinear_conv_in_layout(const NodeSpec& spec, cpu::ChannelsLast layout) {
-  return run_partition_with(spec, "cpu", [&](const Partition& p, const std::vector<Tensor>& inputs)
-                                             -> Expected<std::vector<Tensor>> {
-    const Node& conv = p.graph->node(p.nodes.front());
-    auto kernel = cpu::make_qlinear_conv(NodeContext(*p.graph, conv), layout);
-    if (!kernel) return std::unexpected(kernel.error());
-    std::vector<FusedStep> steps(1);
-    steps[0].nodes = {conv.id};
-    steps[0].inputs = conv.inputs;
-    steps[0].outputs = conv.outputs;
-    steps[0].kernel = std::move(*kernel);
-    auto kp = KernelPartition::build(p, cpu::cpu_kernel_registry(), "cpu", cpu::make_parallel_pool(2), {},
-                                     std::move(steps));
-    if (!kp) return std::unexpected(kp.error());
-    const Tensor x = layout.x ? turned_bytes(inputs.at(0), false) : inputs.at(0);
-    auto out = (*kp)->run(std::vector<RuntimeValue>{x});
-    if (!out) return std::unexpected(out.error());
-    const Tensor& y = out->at(0).tensor();
-    return std::vector<Tensor>{layout.y ? turned_bytes(y, true) : y};
-  });
-}
-
 // QLinearConv of one case against requantizing the direct sums: per-channel w_scale and bias
 // (or none), W's zero points all zero (symmetric weights) or random, uint8 or int8 Y; X and Y
 // stored as `layout` says.
@@ -407,13 +360,16 @@ void check_qlinear_conv(const IntConvCase& c, bool symmetric_w, std::mt19937& rn
                                       {"strides", ints{c.stride, c.stride}},
                                       {"dilations", ints{c.dilation, c.dilation}},
                                       {"pads", ints{c.pad, c.pad, c.pad, c.pad}}})};
-  auto y = layout.any() ? run_qlinear_conv_in_layout(spec, layout) : run_on_cpu(spec);
+  auto y = layout.any() ? run_in_layout(spec, layout, [&](const NodeContext& ctx) {
+    return cpu::make_qlinear_conv(ctx, layout);
+  })
+                        : run_on_cpu(spec);
   if (!y) FAIL(y.error().render());
   const std::vector<int32_t> w_zp(wz.data_as<TW>(), wz.data_as<TW>() + wz.numel());
   const Tensor sums = direct_conv_integer<TX, TW>(c, x, w, *xz.data_as<TX>(), w_zp);
   const int64_t plane = sums.numel() / (c.batch * c.out_channels);
   std::vector<Q> expected(static_cast<std::size_t>(sums.numel()));
-  const Q* got = (*y)[0].data_as<Q>();
+  const Q* got = (*y)[0].template data_as<Q>();
   auto saturated = [](float v) {
     return static_cast<Q>(std::clamp<float>(std::nearbyint(v), std::numeric_limits<Q>::lowest(),
                                             std::numeric_limits<Q>::max()));
@@ -500,7 +456,9 @@ TEST_CASE("a channels-last QLinearConv of several groups that is not depthwise f
                                  Tensor::from_vector<uint8_t>({}, {3})},
                       .constant = {false, true, true, true, true, true, true, true},
                       .attrs = attrs({{"group", 2}})};
-  auto y = run_qlinear_conv_in_layout(spec, {true, true});
+  auto y = run_in_layout(spec, {true, true}, [](const NodeContext& ctx) {
+    return cpu::make_qlinear_conv(ctx, {true, true});
+  });
   REQUIRE_FALSE(y);
   const std::string text = y.error().render();
   CHECK_THAT(text, Catch::Matchers::Contains("QLinearConv: channels-last X or Y with 2 groups of 2 input and 2 output "

@@ -75,6 +75,9 @@ Expected<std::unique_ptr<Kernel>> make_times_sigmoid();
 // channels-last ones N x spatial x C. It fails at run time for a convolution of several groups
 // that is not depthwise with one output channel per input channel.
 Expected<std::unique_ptr<Kernel>> make_qlinear_conv(const NodeContext& conv, ChannelsLast layout);
+// MaxPool `max_pool` of uint8 or int8 over 2-D windows, without Indices, X and Y stored
+// channels-last (the layout step).
+Expected<std::unique_ptr<Kernel>> make_max_pool_channels_last(const NodeContext& max_pool);
 // DequantizeLinear of A and of B (uint8 or int8, one scale each) -> Add (-> Relu when `relu`)
 // -> QuantizeLinear to `y_type`: reads A, its scale and zero point, the same of B, then Y's
 // scale and zero point (zero points may be omitted); writes Y, the same bits as the nodes.

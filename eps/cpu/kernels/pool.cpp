@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/broadcast.h"
+#include "common/channels_last.h"
 #include "common/kernel_util.h"
 #include "kernels/kernels.h"
 #include "nxrt/ep/max_unpool.h"
@@ -308,6 +309,72 @@ Expected<std::unique_ptr<Kernel>> create_max_pool(const NodeContext& ctx) {
   return make_kernel<MaxPoolKernel>(read_window_attrs(ctx.attrs(), spatial),
                                     ctx.attrs().int_or("storage_order", 0) == 1, by_rows);
 }
+
+// MaxPool of 8-bit integers stored channels-last (N x H x W x C, the cpu EP's layout step,
+// layout.h) over 2-D windows, without Indices: each output pixel is the element-wise maximum
+// of its taps' pixels, all channels at once in vectors. Y is stored channels-last too.
+class ChannelsLastMaxPoolKernel final : public Kernel {
+ public:
+  explicit ChannelsLastMaxPoolKernel(WindowAttrs attrs) : attrs_(std::move(attrs)) {}
+  std::string_view variant() const override { return "maxpool-pixels nhwc>nhwc"; }
+
+  Expected<void> compute(KernelContext& ctx) override {
+    switch (ctx.input(0).dtype()) {
+      case DType::kInt8:
+        return run<int8_t>(ctx);
+      case DType::kUInt8:
+        return run<uint8_t>(ctx);
+      default:
+        return fail(ErrorCode::kRuntime,
+                    fmt::format("MaxPool: channels-last X of type {}", dtype_name(ctx.input(0).dtype())),
+                    "the cpu EP keeps only uint8 and int8 MaxPools channels-last",
+                    "report this as a bug in the cpu EP's layout step");
+    }
+  }
+
+ private:
+  template <class T>
+  Expected<void> run(KernelContext& ctx) const {
+    const Shape& xs = ctx.input(0).shape();  // N x H x W x C
+    if (xs.size() != 4 || attrs_.kernel.size() != 2)
+      return fail(ErrorCode::kRuntime,
+                  fmt::format("MaxPool: channels-last X {} with kernel_shape {}", shape_to_string(xs), attrs_.kernel),
+                  "the cpu EP keeps only 2-D MaxPools channels-last",
+                  "report this as a bug in the cpu EP's layout step");
+    const Shape planar = channels_first_shape(xs);
+    auto w = plan_window(attrs_, std::span(planar).subspan(2), attrs_.kernel, "MaxPool");
+    if (!w) return std::unexpected(w.error());
+    auto y = ctx.output(0, ctx.input(0).dtype(),
+                        channels_last_shape(window_output_shape(planar[0], planar[1], *w, 2)));
+    if (!y) return std::unexpected(y.error());
+    const auto& [dd, dh, dw] = *w;
+    const int64_t channels = planar[1], rows = planar[0] * dh.out;
+    const T* x = ctx.input(0).data_as<T>();
+    T* out = y->template mut_as<T>();
+    ctx.parallel().for_range(rows, std::max<int64_t>(1, 65536 / std::max<int64_t>(dw.out * channels, 1)),
+                             [&](int64_t r0, int64_t r1) {
+      Window win{};
+      for (int64_t row = r0; row < r1; ++row) {
+        const int64_t n = row / dh.out, oh = row % dh.out;
+        const T* image = x + n * dh.in * dw.in * channels;
+        locate(dh, oh, 1, win);
+        for (int64_t ow = 0; ow < dw.out; ++ow) {
+          locate(dw, ow, 2, win);
+          T* pixel = out + (row * dw.out + ow) * channels;
+          std::fill_n(pixel, channels, std::numeric_limits<T>::lowest());  // a window in the padding
+          for (int64_t b = win.first[1]; b < win.second[1]; ++b)
+            for (int64_t e = win.first[2]; e < win.second[2]; ++e) {
+              const int64_t ih = win.start[1] + b * dh.dilation, iw = win.start[2] + e * dw.dilation;
+              max_into(pixel, image + (ih * dw.in + iw) * channels, channels);
+            }
+        }
+      }
+    });
+    return {};
+  }
+
+  WindowAttrs attrs_;
+};
 
 // The pools that add term(x) over a window's taps inside the input, then write
 // finish(sum, window): AveragePool and LpPool.
@@ -626,6 +693,11 @@ KernelDef global_pool_def(const char* op, bool max) {
 }
 
 }  // namespace
+
+Expected<std::unique_ptr<Kernel>> make_max_pool_channels_last(const NodeContext& max_pool) {
+  return make_kernel<ChannelsLastMaxPoolKernel>(
+      read_window_attrs(max_pool.attrs(), max_pool.attrs().ints_or("kernel_shape", {}).size()));
+}
 
 std::vector<KernelDef> pool_kernels() {
   return {
