@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <type_traits>
 
 #if defined(__AVX512F__)
@@ -747,6 +748,7 @@ inline void add_neighbour_taps(const int16_t* const* srcs, const int32_t* weight
 // taps in quads, each a 64-byte vector of 16 channels' four weights, for X moved to uint8 (int8
 // X plus 128) with its start.
 struct DepthwiseWeights {
+  int32_t x_zero = 0;  // the x_zp the starts take out
   int64_t taps = 0, channels = 0;
   std::vector<int32_t> by_tap, start;
   int64_t quads = 0, blocks = 0;  // vpdpbusd: quads of taps (padded with zero weights), blocks of 16 channels
@@ -755,7 +757,7 @@ struct DepthwiseWeights {
 
   template <class TX, class TW>
   DepthwiseWeights(const TW* w, const std::vector<int32_t>& w_zero, TX x_zp, int64_t taps_, int64_t channels_)
-      : taps(taps_), channels(channels_), by_tap(static_cast<std::size_t>(taps * channels)),
+      : x_zero(x_zp), taps(taps_), channels(channels_), by_tap(static_cast<std::size_t>(taps * channels)),
         start(static_cast<std::size_t>(channels)) {
     bool fits_int8 = true;
     for (int64_t c = 0; c < channels; ++c) {
@@ -857,20 +859,33 @@ void depthwise_pixel(const TX* const* src, const DepthwiseWeights& w, int32_t* a
 // (see int_depthwise).
 constexpr int64_t kSmallDepthwisePlane = 28 * 28;
 
+// W of a convolution prepared when the kernel is built, where W and the zero points are
+// constants: packed per group for the GEMM, or, depthwise, as the channels-last kernel
+// multiplies it (prepare_conv_weights).
+struct PreparedConvWeights {
+  std::vector<PackedIntB> packed;  // per group; empty when not packed
+  std::optional<DepthwiseWeights> depthwise;
+};
+
 // A depthwise convolution of one output channel per input channel, channels-last: every output
 // pixel adds its taps across all channels in vectors. X is channels-last as the plan says, or
 // turned so per image; the sums go to `y` (int32 planes) or, given `requantize`, are
 // requantized across the channels into Y, channels-last or (turned back per image) as planes.
 // x_zp is taken out of the sums once per channel, so each tap multiplies X as it is; a tap in
-// the padding reads a pixel of x_zp, which then adds nothing.
+// the padding reads a pixel of x_zp, which then adds nothing. W is prepared here unless
+// `prepared` holds it.
 template <class TX, class TW>
 void int_depthwise_channels_last(const IntConvPlan& p, const TX* x, const TW* w, int32_t x_zp,
-                                 const std::vector<int32_t>& w_zero, int32_t* y, const ConvRequantization* requantize,
-                                 const Parallel& parallel) {
+                                 const std::vector<int32_t>& w_zero, const PreparedConvWeights& prepared, int32_t* y,
+                                 const ConvRequantization* requantize, const Parallel& parallel) {
   const auto& [dd, dh, dw] = p.window;
   const int64_t in_size = dd.in * dh.in * dw.in, out_size = dd.out * dh.out * dw.out;
   const int64_t channels = p.channels, taps = dd.kernel * dh.kernel * dw.kernel;
-  const DepthwiseWeights weights(w, w_zero, static_cast<TX>(x_zp), taps, channels);
+  std::optional<DepthwiseWeights> prepared_now;
+  const std::optional<DepthwiseWeights>& ready = prepared.depthwise;
+  if (!ready || ready->x_zero != x_zp || ready->taps != taps || ready->channels != channels)
+    prepared_now.emplace(w, w_zero, static_cast<TX>(x_zp), taps, channels);
+  const DepthwiseWeights& weights = prepared_now ? *prepared_now : *ready;
   // Taps past the last, up to a whole quad for vpdpbusd, read the padding with weight 0.
   const int64_t src_count = weights.quads > 0 ? weights.quads * 4 : taps;
   const std::vector<TX> padding(static_cast<std::size_t>(channels), static_cast<TX>(x_zp));
@@ -944,12 +959,13 @@ void int_depthwise_channels_last(const IntConvPlan& p, const TX* x, const TW* w,
 // output channel per input channel go channels-last instead.
 template <class TX, class TW>
 void int_depthwise(const IntConvPlan& p, const TX* x, const TW* w, int32_t x_zp, const std::vector<int32_t>& w_zero,
-                   int32_t* y, const ConvRequantization* requantize, const Parallel& parallel) {
+                   const PreparedConvWeights& prepared, int32_t* y, const ConvRequantization* requantize,
+                   const Parallel& parallel) {
   const auto& [dd, dh, dw] = p.window;
   const int64_t in_size = dd.in * dh.in * dw.in, out_size = dd.out * dh.out * dw.out;
   if (out_size == 0) return;
   if (p.layout.x || p.layout.y || (out_size <= kSmallDepthwisePlane && p.out_channels == p.channels)) {
-    int_depthwise_channels_last(p, x, w, x_zp, w_zero, y, requantize, parallel);
+    int_depthwise_channels_last(p, x, w, x_zp, w_zero, prepared, y, requantize, parallel);
     return;
   }
   const int64_t taps = dd.kernel * dh.kernel * dw.kernel, group_out = p.out_channels / p.group;
@@ -1021,13 +1037,13 @@ void int_depthwise(const IntConvPlan& p, const TX* x, const TW* w, int32_t x_zp,
 // Depthwise convolutions run directly. Pointwise ones that keep their int32 sums are, per image
 // and group, a GEMM of W's rows (output channels) by X's planes (channels x pixels), packed.
 // The rest are a GEMM of X made channels-last (a pointwise convolution's rows as they are,
-// others unrolled: one row of window values per output pixel) by W packed once (`packed_w`,
-// one matrix per group; packed here when empty), written back as channel planes. The results
-// go to `y` as int32 sums, or, given `requantize` instead (y null), to QLinearConv's Y, the
-// sums never stored. Small groups run side by side, each on one thread.
+// others unrolled: one row of window values per output pixel) by W packed once (one matrix per
+// group, from `prepared` or packed here), written back as channel planes or channels-last. The
+// results go to `y` as int32 sums, or, given `requantize` instead (y null), to QLinearConv's Y,
+// the sums never stored. Small groups run side by side, each on one thread.
 template <class TX, class TW>
 void int_conv(const IntConvPlan& p, const TX* x, const TW* w, int32_t x_zp, const std::vector<int32_t>& w_zero,
-              const std::vector<PackedIntB>& packed_w, int32_t* y, const ConvRequantization* requantize,
+              const PreparedConvWeights& prepared, int32_t* y, const ConvRequantization* requantize,
               const Parallel& parallel) {
   // Output pixels unrolled at a time: for a 3 x 3 kernel over 64 channels, 144 KiB of rows, which
   // stay in the second-level cache for the product.
@@ -1038,10 +1054,11 @@ void int_conv(const IntConvPlan& p, const TX* x, const TW* w, int32_t x_zp, cons
   const int64_t taps = dd.kernel * dh.kernel * dw.kernel, depth = group_in * taps;
   const bool pointwise = is_pointwise(p.window);
   if (is_depthwise(p.group, group_in)) {
-    int_depthwise(p, x, w, x_zp, w_zero, y, requantize, parallel);
+    int_depthwise(p, x, w, x_zp, w_zero, prepared, y, requantize, parallel);
     return;
   }
   const bool w_by_planes = pointwise && !requantize;
+  const std::vector<PackedIntB>& packed_w = prepared.packed;
   const std::vector<PackedIntB> packed_now = w_by_planes || !packed_w.empty()
                                                  ? std::vector<PackedIntB>{}
                                                  : pack_conv_weights(w, p.group, group_out, group_in, taps);
@@ -1151,28 +1168,57 @@ KernelMatch check_int_conv(const NodeContext& ctx, std::size_t x, std::size_t w)
   return KernelMatch::supported(cost);
 }
 
-// A constant W of a convolution that int_conv runs as a GEMM of X channels-last by W (not
-// depthwise; pointwise only when `requantized`), packed per group; empty otherwise (int_conv
-// then packs W, or needs no packing).
-std::vector<PackedIntB> pack_constant_conv_weights(const NodeContext& ctx, std::size_t w, int64_t group,
-                                                   const WindowAttrs& attrs, bool requantized) {
+// The constant input `i` (x_zp or W's zero point), or nullopt where it is computed or cannot be
+// read; an undefined tensor where it is omitted.
+std::optional<Tensor> constant_or_omitted(const NodeContext& ctx, std::size_t i) {
+  if (!ctx.has_input(i)) return Tensor();
+  const WeightHandle* handle = ctx.constant_input(i);
+  if (!handle) return std::nullopt;
+  auto t = handle->materialize();
+  if (!t) return std::nullopt;  // prepared at run time instead, where a read error reaches the user
+  return std::move(*t);
+}
+
+// W (input `w`, its zero point at w + 2, x_zp at 2) of a convolution of `group` groups, prepared
+// where it is a constant: packed per group where int_conv runs it as a GEMM of X channels-last
+// by W (not depthwise; pointwise only when `requantized`), or, for a depthwise convolution of
+// one output channel per input channel whose zero points are constants too, as its channels-last
+// kernel multiplies it. Nothing where int_conv prepares W itself, or needs no packing.
+PreparedConvWeights prepare_conv_weights(const NodeContext& ctx, std::size_t w, int64_t group,
+                                         const WindowAttrs& attrs, bool requantized) {
+  PreparedConvWeights prepared;
   const WeightHandle* weights = ctx.constant_input(w);
-  if (!weights || weights->shape().size() < 3 || group < 1) return {};
+  if (!weights || weights->shape().size() < 3 || group < 1) return prepared;
   const Shape& s = weights->shape();
   const int64_t taps = shape_numel(std::span(s).subspan(2));
-  if (s[0] % group != 0 || is_depthwise(group, s[1])) return {};
+  if (s[0] % group != 0) return prepared;
   const bool pointwise = taps == 1 && std::ranges::all_of(attrs.strides, [](int64_t v) { return v == 1; }) &&
                          std::ranges::all_of(attrs.pads, [](int64_t v) { return v == 0; });
-  if (pointwise && !requantized) return {};
+  const bool depthwise = is_depthwise(group, s[1]);
+  if ((pointwise && !requantized && !depthwise) || (depthwise && s[0] != group)) return prepared;
   auto t = weights->materialize();
-  if (!t) return {};  // packed at run time instead, where a read error reaches the user
-  std::vector<PackedIntB> packed;
-  (void)dispatch_dtype(QuantTypes{}, t->dtype(), [&](auto tag) -> Expected<void> {
-    using TW = typename decltype(tag)::type;
-    packed = pack_conv_weights(t->data_as<TW>(), group, s[0] / group, s[1], taps);
+  if (!t) return prepared;  // prepared at run time instead, where a read error reaches the user
+  if (!depthwise) {
+    (void)dispatch_dtype(QuantTypes{}, t->dtype(), [&](auto tag) -> Expected<void> {
+      using TW = typename decltype(tag)::type;
+      prepared.packed = pack_conv_weights(t->data_as<TW>(), group, s[0] / group, s[1], taps);
+      return {};
+    });
+    return prepared;
+  }
+  const auto x_zero = constant_or_omitted(ctx, 2), w_zero = constant_or_omitted(ctx, w + 2);
+  if (!x_zero || !w_zero || !ctx.has_input(0)) return prepared;
+  (void)dispatch_pair(ctx.input_dtype(0), t->dtype(), [&](auto tx, auto tw) -> Expected<void> {
+    using TX = typename decltype(tx)::type;
+    using TW = typename decltype(tw)::type;
+    const TX x_zp = x_zero->defined() && x_zero->numel() == 1 ? *x_zero->data_as<TX>() : TX{};
+    std::vector<int32_t> w_zp;
+    if (w_zero->defined()) w_zp.assign(w_zero->data_as<TW>(), w_zero->data_as<TW>() + w_zero->numel());
+    if (w_zp.size() > 1 && static_cast<int64_t>(w_zp.size()) != s[0]) return {};  // an error at run time
+    prepared.depthwise.emplace(t->data_as<TW>(), w_zp, x_zp, taps, s[0]);
     return {};
   });
-  return packed;
+  return prepared;
 }
 
 // What profiles call the convolution's path: "depthwise-direct" where W's shape says depthwise,
@@ -1196,7 +1242,7 @@ class IntConvBase : public Kernel {
         attrs_(read_window_attrs(ctx.attrs(), spatial)),
         group_(ctx.attrs().int_or("group", 1)),
         layout_(layout),
-        packed_w_(pack_constant_conv_weights(ctx, w, group_, attrs_, op_ == "QLinearConv")),
+        prepared_(prepare_conv_weights(ctx, w, group_, attrs_, op_ == "QLinearConv")),
         variant_(int_conv_variant(ctx, w, group_, layout)) {}
   std::string_view variant() const override { return variant_; }
 
@@ -1232,7 +1278,7 @@ class IntConvBase : public Kernel {
       const int32_t x_zp = ctx.has_input(xz) ? static_cast<int32_t>(*ctx.input(xz).data_as<TX>()) : 0;
       auto w_zero = zero_point_values<TW>(ctx, wz, plan.out_channels, op_, "the zero point of W", "output channel");
       if (!w_zero) return std::unexpected(w_zero.error());
-      int_conv<TX, TW>(plan, xt.data_as<TX>(), wt.data_as<TW>(), x_zp, *w_zero, packed_w_, y, requantize,
+      int_conv<TX, TW>(plan, xt.data_as<TX>(), wt.data_as<TW>(), x_zp, *w_zero, prepared_, y, requantize,
                        ctx.parallel());
       return {};
     });
@@ -1243,7 +1289,7 @@ class IntConvBase : public Kernel {
   WindowAttrs attrs_;
   int64_t group_;
   ChannelsLast layout_;
-  std::vector<PackedIntB> packed_w_;  // per group, when W is constant and its kernel larger than 1
+  PreparedConvWeights prepared_;
   std::string variant_;
 };
 
