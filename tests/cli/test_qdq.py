@@ -2,6 +2,7 @@
 (-> Relu) -> QuantizeLinear as QLinearConv, and ops that move values on the quantized values;
 explain-claims says so, the outputs stay within a quantization step of the float ops' (exactly
 the same for moved values; --skip-pass fuse-qdq), and --skip-pass names its passes."""
+import json
 import unittest
 
 import numpy as np
@@ -97,6 +98,28 @@ class FuseQdq(TempDirTest):
         self.assertGreater(outputs["float"].max(), 1.0, "the model should not saturate to zeros")
         self.assertLessEqual(steps.max(), 2.0 + 1e-4)
         self.assertLess(np.count_nonzero(steps > 1e-4), steps.size // 50)
+
+    def test_activations_between_quantized_convolutions_stay_channels_last(self):
+        """The cpu EP keeps the activations between three QLinearConvs channels-last (profiles name
+        each convolution's layouts); its EPContext model, restored, computes the same bits."""
+        model = qdq_conv_model(self.tmp / "three.onnx", layers=3)
+        rc, out, err = nxrt("bench", model, "--ep", "cpu", "-n", "2", "--profile", "--json", "-q")
+        self.assertEqual(rc, 0, err)
+        variants = {step["nodes"][0]: step["variant"] for step in json.loads(out)["steps"]}
+        self.assertTrue(variants["conv0"].endswith(" nchw>nhwc"), variants)
+        self.assertTrue(variants["conv1"].endswith(" nhwc>nhwc"), variants)
+        self.assertTrue(variants["conv2"].endswith(" nhwc>nchw"), variants)
+        rc, _, err = nxrt("compile-epcontext", model, "--ep", "cpu", "-o", self.tmp / "three_ctx.onnx")
+        self.assertEqual(rc, 0, err)
+        np.save(self.tmp / "x.npy", np.random.default_rng(9).standard_normal((1, 8, 10, 10)).astype(np.float32) * 3)
+        outputs = []
+        for path, name in ((model, "model"), (self.tmp / "three_ctx.onnx", "restored")):
+            rc, _, err = nxrt("run", path, "--ep", "cpu", "--input", f"x={self.tmp / 'x.npy'}", "--output-dir",
+                              self.tmp / name, "-q")
+            self.assertEqual(rc, 0, err)
+            outputs.append(np.load(self.tmp / name / "y.npy"))
+        self.assertGreater(len(np.unique(outputs[0])), 10)
+        np.testing.assert_array_equal(outputs[0], outputs[1])
 
     def test_ops_that_move_values_give_exactly_the_float_ops_outputs(self):
         """X quantized, then MaxPool, Transpose, Gather, Slice and Concat, each between DequantizeLinear
