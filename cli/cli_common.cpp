@@ -44,9 +44,9 @@ void EpFlags::add_to(CLI::App& cmd, bool list_per_flag) {
   std::vector<std::string> passes;
   for (const auto& pass : default_passes()) passes.emplace_back(pass->name());
   cmd.add_option("--skip-pass", skipped_passes,
-                 fmt::format("leave out a graph rewrite (repeatable): {}; fuse-qdq runs DequantizeLinear -> Conv or "
-                             "MatMul -> QuantizeLinear as QLinearConv or QLinearMatMul, whose outputs can differ "
-                             "from the float ops' by one quantization step",
+                 fmt::format("leave out a graph rewrite (repeatable): {}; fuse-qdq runs DequantizeLinear -> Conv, "
+                             "MatMul or Gemm -> QuantizeLinear as QLinearConv, QLinearMatMul or QGemm, whose outputs "
+                             "can differ from the float ops' by one quantization step",
                              fmt::join(passes, ", ")))
       ->check(CLI::IsMember(passes))
       ->allow_extra_args(false)

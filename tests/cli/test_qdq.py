@@ -56,6 +56,28 @@ def qdq_conv_model(path, layers=2, channels=8, size=10):
                       [helper.make_tensor_value_info("y", TensorProto.FLOAT, shape)], inits, opset=13)
 
 
+def qdq_gemm_model(path, k=64, n=40):
+    """X [2, k] quantized, then DequantizeLinear -> Gemm (transB, int8 weights per output column,
+    an int32 bias) -> QuantizeLinear, then Y dequantized: a classifier as a static quantizer
+    writes it."""
+    rng = np.random.default_rng(4)
+    w_scale = (rng.random(n) * 0.02 + 0.005).astype(np.float32)
+    inits = [onnx.numpy_helper.from_array(array, name) for name, array in (
+        ("xs", np.array(0.05, np.float32)), ("xz", np.array(128, np.uint8)),
+        ("w", rng.integers(-127, 128, (n, k)).astype(np.int8)), ("ws", w_scale), ("wz", np.zeros(n, np.int8)),
+        ("b", rng.integers(-500, 500, n).astype(np.int32)), ("bs", (np.float32(0.05) * w_scale).astype(np.float32)),
+        ("ys", np.array(Y_SCALE, np.float32)), ("yz", np.array(128, np.uint8)))]
+    nodes = [helper.make_node("QuantizeLinear", ["x", "xs", "xz"], ["xq"]),
+             helper.make_node("DequantizeLinear", ["xq", "xs", "xz"], ["xf"]),
+             helper.make_node("DequantizeLinear", ["w", "ws", "wz"], ["wf"], axis=0),
+             helper.make_node("DequantizeLinear", ["b", "bs"], ["bf"], axis=0),
+             helper.make_node("Gemm", ["xf", "wf", "bf"], ["g"], name="fc", transB=1),
+             helper.make_node("QuantizeLinear", ["g", "ys", "yz"], ["gq"]),
+             helper.make_node("DequantizeLinear", ["gq", "ys", "yz"], ["y"])]
+    return save_model(path, nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, k])],
+                      [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, n])], inits, opset=13)
+
+
 class FuseQdq(TempDirTest):
     def run_with_and_without_pass(self, model, x):
         """Output y of `model` on input x, "fused" as nxrt runs it and "float" with --skip-pass fuse-qdq."""
@@ -120,6 +142,24 @@ class FuseQdq(TempDirTest):
             outputs.append(np.load(self.tmp / name / "y.npy"))
         self.assertGreater(len(np.unique(outputs[0])), 10)
         np.testing.assert_array_equal(outputs[0], outputs[1])
+
+    def test_a_quantized_gemm_runs_as_qgemm_within_a_step_and_through_an_epcontext_model(self):
+        model = qdq_gemm_model(self.tmp / "gemm.onnx")
+        rc, out, err = nxrt("explain-claims", model, "--ep", "cpu")
+        self.assertEqual(rc, 0, err)
+        self.assertIn("fuse-qdq: fused Gemm 'fc' with DequantizeLinear", out)
+        self.assertIn("into com.microsoft::QGemm", out)
+        x = np.random.default_rng(6).standard_normal((2, 64)) * 3
+        outputs = self.run_with_and_without_pass(model, x)
+        steps = np.abs(outputs["fused"] - outputs["float"]) / Y_SCALE
+        self.assertGreater(len(np.unique(outputs["float"])), 20)
+        self.assertLessEqual(steps.max(), 1.0 + 1e-4)
+        rc, _, err = nxrt("compile-epcontext", model, "--ep", "cpu", "-o", self.tmp / "gemm_ctx.onnx")
+        self.assertEqual(rc, 0, err)
+        rc, _, err = nxrt("run", self.tmp / "gemm_ctx.onnx", "--ep", "cpu", "--input", f"x={self.tmp / 'x.npy'}",
+                          "--output-dir", self.tmp / "restored", "-q")
+        self.assertEqual(rc, 0, err)
+        np.testing.assert_array_equal(np.load(self.tmp / "restored" / "y.npy"), outputs["fused"])
 
     def test_ops_that_move_values_give_exactly_the_float_ops_outputs(self):
         """X quantized, then MaxPool, Transpose, Gather, Slice and Concat, each between DequantizeLinear

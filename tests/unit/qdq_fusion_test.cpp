@@ -1,5 +1,5 @@
-// FuseQdqNodeGroups: DequantizeLinear -> Conv / MatMul -> QuantizeLinear groups become
-// QLinearConv / QLinearMatMul; groups whose integer form would say something else stay.
+// FuseQdqNodeGroups: DequantizeLinear -> Conv / MatMul / Gemm -> QuantizeLinear groups become
+// QLinearConv / QLinearMatMul / QGemm; groups whose integer form would say something else stay.
 #include <catch2/catch.hpp>
 
 #include <optional>
@@ -172,6 +172,75 @@ TEST_CASE("fuse-qdq: DequantizeLinear, MatMul and QuantizeLinear become QLinearM
   REQUIRE(fuse_qdq(g).size() == 1);
   CHECK(ops_of(g) == std::vector<std::string>{"QLinearMatMul"});
   CHECK(input_names(g, "mm") == std::vector<std::string>{"aq", "as", "az", "bq", "bs", "bz", "ys", "yz"});
+}
+
+namespace {
+
+// A quantizer's Gemm: A [3, 4] per tensor, B [2, 4] (transB) per column of the product, the
+// int32 bias C at a_scale * b_scale, Y quantized to int8.
+struct GemmGroup {
+  int64_t trans_a = 0;
+  float beta = 1;
+};
+
+GraphBuilder gemm_group(const GemmGroup& o) {
+  GraphBuilder b;
+  b.input("aq", DType::kUInt8, {3, 4});
+  b.constant("as", Tensor::from_vector<float>({}, {0.5f}));
+  b.constant("az", Tensor::from_vector<uint8_t>({}, {100}));
+  b.constant("bq", Tensor::from_vector<int8_t>({2, 4}, {1, 2, 3, 4, 5, 6, 7, 8}));
+  b.constant("bs", Tensor::from_vector<float>({2}, {0.25f, 0.5f}));
+  b.constant("bz", Tensor::from_vector<int8_t>({2}, {0, 0}));
+  b.constant("c", Tensor::from_vector<int32_t>({2}, {40, -7}));
+  b.constant("cs", Tensor::from_vector<float>({2}, {0.125f, 0.25f}));
+  b.constant("ys", Tensor::from_vector<float>({}, {0.3f}));
+  b.constant("yz", Tensor::from_vector<int8_t>({}, {-3}));
+  b.node("dq_a", "DequantizeLinear", {"aq", "as", "az"}, {"a"}, DType::kFloat32, {3, 4});
+  b.node("dq_b", "DequantizeLinear", {"bq", "bs", "bz"}, {"bf"}, DType::kFloat32, {2, 4});
+  b.graph.nodes.back().attributes.set("axis", nxrt::Attribute{int64_t{0}});
+  b.node("dq_c", "DequantizeLinear", {"c", "cs"}, {"cf"}, DType::kFloat32, {2});
+  b.node("gemm", "Gemm", {"a", "bf", "cf"}, {"y"}, DType::kFloat32, {3, 2});
+  auto& attributes = b.graph.nodes.back().attributes;
+  attributes.set("transB", nxrt::Attribute{int64_t{1}});
+  attributes.set("transA", nxrt::Attribute{o.trans_a});
+  attributes.set("alpha", nxrt::Attribute{0.75f});
+  attributes.set("beta", nxrt::Attribute{o.beta});
+  b.node("q", "QuantizeLinear", {"y", "ys", "yz"}, {"yq"}, DType::kInt8, {3, 2});
+  b.output("yq");
+  return b;
+}
+
+}  // namespace
+
+TEST_CASE("fuse-qdq: DequantizeLinear, Gemm and QuantizeLinear become com.microsoft::QGemm", "[passes]") {
+  GraphBuilder b = gemm_group({});
+  Graph& g = b.finish();
+  const auto changes = fuse_qdq(g);
+  REQUIRE(changes.size() == 1);
+  CHECK(changes[0] == "fused Gemm 'gemm' with DequantizeLinear 'dq_a', 'dq_b', 'dq_c' and QuantizeLinear 'q' into "
+                      "com.microsoft::QGemm");
+  CHECK(ops_of(g) == std::vector<std::string>{"QGemm"});
+  const nxrt::Node& qgemm = g.node(*g.find_node("gemm"));
+  CHECK(qgemm.domain == "com.microsoft");
+  CHECK(qgemm.opset == 1);
+  CHECK(g.opset_imports.at("com.microsoft") == 1);
+  CHECK(input_names(g, "gemm") == std::vector<std::string>{"aq", "as", "az", "bq", "bs", "bz", "c", "ys", "yz"});
+  CHECK(qgemm.attributes.int_or("transB", 0) == 1);
+  CHECK(qgemm.attributes.float_or("alpha", 1) == 0.75f);
+  CHECK_FALSE(qgemm.attributes.has("beta"));  // QGemm has none
+}
+
+TEST_CASE("fuse-qdq: a Gemm that QGemm would not say the same as stays", "[passes]") {
+  SECTION("A transposed") {
+    GraphBuilder b = gemm_group({.trans_a = 1});
+    Graph& g = b.finish();
+    CHECK(fuse_qdq(g).empty());
+  }
+  SECTION("C scaled by beta") {
+    GraphBuilder b = gemm_group({.beta = 0.5f});
+    Graph& g = b.finish();
+    CHECK(fuse_qdq(g).empty());
+  }
 }
 
 TEST_CASE("fuse-qdq: ops that only move values run on the quantized values between equal quantizations",

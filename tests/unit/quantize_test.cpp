@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 #include <random>
+#include <tuple>
 
 #include <catch2/catch.hpp>
 
@@ -464,6 +465,91 @@ TEST_CASE("a channels-last QLinearConv of several groups that is not depthwise f
   CHECK_THAT(text, Catch::Matchers::Contains("QLinearConv: channels-last X or Y with 2 groups of 2 input and 2 output "
                                              "channels"));
   CHECK_THAT(text, Catch::Matchers::Contains("report this as a bug in the cpu EP's layout step"));
+}
+
+namespace {
+
+// com.microsoft::QGemm of random A [m, k] and B ([k, n], or [n, k] with transB) against
+// requantizing a direct loop's sums plus the bias: per-column b_scale and b_zero_point (or one
+// of each), alpha, Y of Q.
+template <class TA, class TB, class Q>
+void check_qgemm(int64_t m, int64_t k, int64_t n, bool trans_b, bool per_column, std::mt19937& rng) {
+  const Tensor a = random_ints<TA>({m, k}, rng);
+  const Tensor b = random_ints<TB>(trans_b ? Shape{n, k} : Shape{k, n}, rng);
+  const int64_t params = per_column ? n : 1;
+  const Tensor az = random_ints<TA>({}, rng), bz = random_ints<TB>({params}, rng), yz = random_ints<Q>({}, rng);
+  std::uniform_real_distribution<float> scale_dist(0.001f, 0.01f);
+  std::vector<float> b_scale(static_cast<std::size_t>(params));
+  for (float& v : b_scale) v = scale_dist(rng);
+  std::uniform_int_distribution<int32_t> bias_dist(-5000, 5000);
+  std::vector<int32_t> bias(static_cast<std::size_t>(n));
+  for (int32_t& v : bias) v = bias_dist(rng);
+  const float a_scale = 0.02f, y_scale = 0.05f, alpha = 0.75f;
+  auto y = run_on_cpu({.op_type = "QGemm",
+                       .domain = "com.microsoft",
+                       .opset = 1,
+                       .inputs = {a, Tensor::from_vector<float>({}, {a_scale}), az, b,
+                                  Tensor::from_vector<float>({params}, b_scale), bz,
+                                  Tensor::from_vector<int32_t>({n}, bias), Tensor::from_vector<float>({}, {y_scale}),
+                                  yz},
+                       .constant = {false, true, true, true, true, true, true, true, true},
+                       .attrs = attrs({{"transB", int64_t{trans_b}}, {"alpha", alpha}})});
+  if (!y) FAIL(y.error().render());
+  REQUIRE((*y)[0].shape() == Shape{m, n});
+  const Q* got = (*y)[0].template data_as<Q>();
+  std::vector<Q> expected(static_cast<std::size_t>(m * n));
+  auto saturated = [](float v) {
+    return static_cast<Q>(std::clamp<float>(std::nearbyint(v), std::numeric_limits<Q>::lowest(),
+                                            std::numeric_limits<Q>::max()));
+  };
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      const auto c = static_cast<std::size_t>(per_column ? j : 0);
+      int32_t sum = bias[static_cast<std::size_t>(j)];
+      for (int64_t p = 0; p < k; ++p) {
+        const int32_t bv = b.data_as<TB>()[trans_b ? j * k + p : p * n + j];
+        sum += (a.data_as<TA>()[i * k + p] - *az.data_as<TA>()) * (bv - bz.data_as<TB>()[c]);
+      }
+      const float scale = alpha * a_scale / y_scale * b_scale[c];
+      const auto zero = static_cast<float>(*yz.data_as<Q>());
+      const float product = static_cast<float>(sum) * scale;
+      const Q separate = saturated(product + zero), fused = saturated(std::fma(static_cast<float>(sum), scale, zero));
+      const auto at = static_cast<std::size_t>(i * n + j);
+      expected[at] = got[at] == separate ? separate : fused;  // at a tie either rounding is right
+    }
+  check_equal((*y)[0], Tensor::from_vector<Q>({m, n}, std::move(expected)));
+}
+
+}  // namespace
+
+TEST_CASE("QGemm requantizes a direct loop's sums and bias, B as it is or transposed", "[cpu][quantize]") {
+  std::mt19937 rng(29);
+  for (const auto& [m, k, n] : {std::tuple<int64_t, int64_t, int64_t>{1, 1280, 1000}, {5, 70, 33}, {40, 16, 8}}) {
+    INFO(m << " x " << k << " x " << n);
+    check_qgemm<uint8_t, int8_t, uint8_t>(m, k, n, true, true, rng);
+    check_qgemm<uint8_t, int8_t, int8_t>(m, k, n, false, false, rng);
+    check_qgemm<int8_t, uint8_t, uint8_t>(m, k, n, true, false, rng);
+    check_qgemm<int8_t, int8_t, int8_t>(m, k, n, false, true, rng);
+  }
+}
+
+TEST_CASE("QGemm declines what the cpu EP does not implement, with the reason", "[cpu][quantize][claim]") {
+  std::mt19937 rng(31);
+  NodeSpec spec{.op_type = "QGemm",
+                .domain = "com.microsoft",
+                .opset = 1,
+                .inputs = {random_ints<uint8_t>({2, 3}, rng), Tensor::from_vector<float>({}, {0.1f}),
+                           Tensor::from_vector<uint8_t>({}, {3}), random_ints<int8_t>({3, 4}, rng),
+                           Tensor::from_vector<float>({}, {0.1f}), Tensor::from_vector<int8_t>({}, {0})}};
+  const KernelMatch float_y = claim_on_cpu(spec);
+  REQUIRE_FALSE(float_y);
+  CHECK(float_y.reason() == "QGemm: without y_scale (input 7) Y is float; the cpu EP implements the quantized Y only");
+  spec.inputs.push_back(Tensor());
+  spec.inputs.push_back(Tensor::from_vector<float>({}, {0.2f}));
+  spec.attrs = attrs({{"transA", int64_t{1}}});
+  const KernelMatch trans_a = claim_on_cpu(spec);
+  REQUIRE_FALSE(trans_a);
+  CHECK(trans_a.reason() == "QGemm: transA 1 is not implemented by the cpu EP; transpose A before it (transB is)");
 }
 
 TEST_CASE("MatMulInteger batches, broadcasts and per-row zero points match a direct loop", "[cpu][quantize]") {

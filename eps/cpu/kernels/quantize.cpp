@@ -1,5 +1,6 @@
 // DynamicQuantizeLinear and the integer products QLinearMatMul, MatMulInteger, QLinearConv,
-// ConvInteger (uint8/int8, int32 sums). QuantizeLinear and DequantizeLinear: quantize_linear.cpp.
+// ConvInteger (uint8/int8, int32 sums) and ONNX Runtime's QGemm. QuantizeLinear and
+// DequantizeLinear: quantize_linear.cpp.
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -419,6 +420,126 @@ class QLinearMatMulKernel final : public IntMatMulBase {
 
  private:
   ScratchPool<std::vector<int32_t>> accumulators_;  // the int32 sums, reused between runs
+};
+
+// ---- QGemm (com.microsoft) ----
+
+// ONNX Runtime's quantized Gemm (what fuse-qdq makes of DequantizeLinear -> Gemm ->
+// QuantizeLinear): Y = saturate(round(((A - a_zp)(B' - b_zp) + C) * alpha * a_scale * b_scale
+// / y_scale + y_zp)), B' = B or its transpose, C an int32 bias per column, as QLinearConv
+// requantizes. Inputs: A, a_scale, a_zero_point, B, b_scale, b_zero_point, C, y_scale,
+// y_zero_point; attributes alpha, transA, transB.
+KernelMatch check_qgemm(const NodeContext& ctx) {
+  NXRT_REQUIRE_MATCH(require_input_dtype_in(ctx, 0, QuantTypes{}));
+  NXRT_REQUIRE_MATCH(require_input_dtype_in(ctx, 3, QuantTypes{}));
+  NXRT_REQUIRE(ctx.has_input(7),
+               "QGemm: without y_scale (input 7) Y is float; the cpu EP implements the quantized Y only");
+  for (std::size_t i : {1, 4, 7}) NXRT_REQUIRE_MATCH(require_input_dtype(ctx, i, {DType::kFloat32}));
+  NXRT_REQUIRE(ctx.input_dtype(2) == ctx.input_dtype(0) && ctx.input_dtype(5) == ctx.input_dtype(3),
+               "QGemm: zero points have types {} and {} for A {} and B {}; each must match its operand",
+               dtype_name(ctx.input_dtype(2)), dtype_name(ctx.input_dtype(5)), dtype_name(ctx.input_dtype(0)),
+               dtype_name(ctx.input_dtype(3)));
+  if (ctx.has_input(8)) NXRT_REQUIRE_MATCH(require_input_dtype_in(ctx, 8, QuantTypes{}));
+  NXRT_REQUIRE(!ctx.has_input(6) || ctx.input_dtype(6) == DType::kInt32, "QGemm: C has type {}; it must be int32",
+               dtype_name(ctx.input_dtype(6)));
+  NXRT_REQUIRE(ctx.attrs().int_or("transA", 0) == 0,
+               "QGemm: transA 1 is not implemented by the cpu EP; transpose A before it (transB is)");
+  NXRT_REQUIRE(ctx.input_rank(0).value_or(2) == 2 && ctx.input_rank(3).value_or(2) == 2,
+               "QGemm: A and B have ranks {} and {}; both must be matrices", ctx.input_rank(0).value_or(2),
+               ctx.input_rank(3).value_or(2));
+  for (std::size_t i : {4, 5}) NXRT_REQUIRE_MATCH(check_vector_param(ctx, i, "b_scale or b_zero_point"));
+  for (std::size_t i : {1, 2, 7, 8}) {
+    const auto n = ctx.has_input(i) ? static_numel(ctx.input_type(i)) : std::optional<int64_t>{1};
+    NXRT_REQUIRE(!n || *n == 1, "QGemm: input {} (a scale or zero point of A or Y) has {} values; it must have one", i,
+                 n.value_or(0));
+  }
+  auto as = ctx.input_static_shape(0), bs = ctx.input_static_shape(3);
+  if (!as || !bs) return KernelMatch::supported();
+  const bool trans_b = ctx.attrs().int_or("transB", 0) != 0;
+  const int64_t k = (*bs)[trans_b ? 1 : 0], n = (*bs)[trans_b ? 0 : 1];
+  NXRT_REQUIRE((*as)[1] == k, "QGemm: A {} and B {}{} do not multiply", shape_to_string(*as), shape_to_string(*bs),
+               trans_b ? " (transposed)" : "");
+  Cost cost;
+  cost.flops = 2.0 * static_cast<double>((*as)[0] * k * n);
+  return KernelMatch::supported(cost);
+}
+
+class QGemmKernel final : public Kernel {
+ public:
+  explicit QGemmKernel(const NodeContext& ctx)
+      : alpha_(ctx.attrs().float_or("alpha", 1.f)),
+        trans_b_(ctx.attrs().int_or("transB", 0) != 0),
+        packed_b_(pack_constant_b(ctx)),
+        variant_(fmt::format("int-gemm:{}", int_gemm_isa())) {}
+  std::string_view variant() const override { return variant_; }
+
+  Expected<void> compute(KernelContext& ctx) override {
+    const Tensor& a = ctx.input(0);
+    const Tensor& b = ctx.input(3);
+    const Shape& as = a.shape();
+    const Shape& bs = b.shape();
+    if (as.size() != 2 || bs.size() != 2 || as[1] != bs[trans_b_ ? 1 : 0])
+      return fail(ErrorCode::kRuntime,
+                  fmt::format("QGemm: A {} and B {}{} do not multiply", shape_to_string(as), shape_to_string(bs),
+                              trans_b_ ? " (transposed)" : ""),
+                  "A is M x K and B K x N (N x K with transB)", "give matrices whose K agree");
+    const int64_t m = as[0], k = as[1], n = bs[trans_b_ ? 0 : 1];
+    if (auto r = require_one_or_per(ctx.input(4), n, "QGemm", "b_scale", 4, "column of B"); !r) return r;
+    if (ctx.has_input(6) && ctx.input(6).numel() != n)
+      return fail(ErrorCode::kRuntime, fmt::format("QGemm: C has shape {}", shape_to_string(ctx.input(6).shape())),
+                  fmt::format("the cpu EP takes C as one int32 bias per column of Y, {} values", n),
+                  fmt::format("give C of shape [{}]", n));
+    const DType y_type = ctx.has_input(8) ? ctx.input(8).dtype() : DType::kUInt8;
+    auto y = ctx.output(0, y_type, {m, n});
+    if (!y) return std::unexpected(y.error());
+    const float* b_scale = ctx.input(4).data_as<float>();
+    const float factor = alpha_ * *ctx.input(1).data_as<float>() / *ctx.input(7).data_as<float>();
+    std::vector<float> scales(static_cast<std::size_t>(n));
+    const bool per_column = ctx.input(4).numel() > 1;
+    for (int64_t j = 0; j < n; ++j) scales[static_cast<std::size_t>(j)] = factor * b_scale[per_column ? j : 0];
+    const int32_t* bias = ctx.has_input(6) ? ctx.input(6).data_as<int32_t>() : nullptr;
+    return dispatch_pair(a.dtype(), b.dtype(), [&](auto ta, auto tb) -> Expected<void> {
+      using TA = typename decltype(ta)::type;
+      using TB = typename decltype(tb)::type;
+      const std::vector<int32_t> a_zero = {static_cast<int32_t>(*ctx.input(2).data_as<TA>())};
+      auto b_zero = zero_point_values<TB>(ctx, 5, n, "QGemm", "b_zero_point", "column of B");
+      if (!b_zero) return std::unexpected(b_zero.error());
+      std::optional<PackedIntB> packed_now;
+      if (!packed_b_ || packed_b_->k() != k || packed_b_->n() != n)
+        packed_now = PackedIntB::pack(b.data_as<TB>(), trans_b_ ? k : n, trans_b_, k, n);
+      const PackedIntB& packed = packed_now ? *packed_now : *packed_b_;
+      return dispatch_dtype(QuantTypes{}, y_type, [&](auto ty) -> Expected<void> {
+        using Q = typename decltype(ty)::type;
+        const float y_zero = ctx.has_input(8) ? static_cast<float>(*ctx.input(8).data_as<Q>()) : 0.f;
+        int_gemm(m, a.data_as<TA>(), k, a_zero, packed, *b_zero,
+                 IntGemmOutput::requantized(y->template mut_as<Q>(), n, scales.data(), bias, y_zero), ctx.parallel());
+        return {};
+      });
+    });
+  }
+
+ private:
+  // A constant B (uint8 or int8 matrix), packed at creation; nullopt when B is computed.
+  static std::optional<PackedIntB> pack_constant_b(const NodeContext& ctx) {
+    const WeightHandle* w = ctx.constant_input(3);
+    if (!w || w->shape().size() != 2) return std::nullopt;
+    auto t = w->materialize();
+    if (!t) return std::nullopt;  // packed at run time instead, where a read error reaches the user
+    const bool trans = ctx.attrs().int_or("transB", 0) != 0;
+    const Shape& s = w->shape();
+    std::optional<PackedIntB> packed;
+    (void)dispatch_dtype(QuantTypes{}, t->dtype(), [&](auto tag) -> Expected<void> {
+      using TB = typename decltype(tag)::type;
+      packed = PackedIntB::pack(t->data_as<TB>(), s[1], trans, s[trans ? 1 : 0], s[trans ? 0 : 1]);
+      return {};
+    });
+    return packed;
+  }
+
+  float alpha_;
+  bool trans_b_;
+  std::optional<PackedIntB> packed_b_;
+  std::string variant_;
 };
 
 // ---- Integer convolutions ----
@@ -1393,6 +1514,10 @@ std::vector<KernelDef> quantize_kernels() {
           0,
           check_conv_integer,
           [](const NodeContext& ctx) { return make_kernel<ConvIntegerKernel>(ctx, conv_spatial_rank(ctx, 1), 1); }},
+      KernelDef{{"com.microsoft", "QGemm", 1},
+                0,
+                check_qgemm,
+                [](const NodeContext& ctx) { return make_kernel<QGemmKernel>(ctx); }},
       KernelDef{
           {"", "QLinearConv", 10},
           0,

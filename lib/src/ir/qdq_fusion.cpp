@@ -1,5 +1,6 @@
-// FuseQdqNodeGroups: DequantizeLinear -> Conv / MatMul -> QuantizeLinear as one QLinearConv /
-// QLinearMatMul, the integer product the quantized model stands for.
+// FuseQdqNodeGroups: DequantizeLinear -> Conv / MatMul / Gemm -> QuantizeLinear as one
+// QLinearConv / QLinearMatMul / com.microsoft::QGemm, the integer product the quantized model
+// stands for.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -239,6 +240,38 @@ std::optional<Fusion> matmul_fusion(const Graph& graph, const Node& matmul) {
       {a->node, b->node}};
 }
 
+// Gemm's QGemm form (ONNX Runtime's com.microsoft op): A dequantized with one scale, B with one
+// or one per column of B' (B or, with transB, its transpose), C (where given, with beta 1) an
+// int32 bias dequantized as QLinearConv's is; transA 0. QGemm's inputs are A, B and their
+// quantizations, C, then Y's scale and zero point.
+std::optional<Fusion> gemm_fusion(const Graph& graph, const Node& gemm) {
+  if (gemm.inputs.size() < 2 || gemm.inputs[1] == kNoValue || gemm.outputs.size() != 1 ||
+      gemm.attributes.int_or("transA", 0) != 0)
+    return std::nullopt;
+  const bool trans_b = gemm.attributes.int_or("transB", 0) != 0;
+  const auto b_shape = graph.value(gemm.inputs[1]).type.static_shape();
+  if (!b_shape || b_shape->size() != 2) return std::nullopt;
+  const int64_t columns = (*b_shape)[trans_b ? 0 : 1];
+  const auto a = dequantized_input(graph, gemm, 0);
+  const auto b = dequantized_input(graph, gemm, 1, columns, trans_b ? 0 : 1, 2);
+  const Node* clamp = nullptr;
+  const Node* q = quantized_result(graph, gemm.outputs[0], clamp);
+  if (!a || !b || !q) return std::nullopt;
+  Fusion f{{a->quantized, a->scale, a->zero_point, b->quantized, b->scale, b->zero_point, kNoValue, q->inputs[1],
+            q->inputs[2]},
+           q,
+           clamp,
+           {a->node, b->node}};
+  if (gemm.inputs.size() > 2 && gemm.inputs[2] != kNoValue) {
+    if (gemm.attributes.float_or("beta", 1.f) != 1.f) return std::nullopt;
+    const auto bias = dequantized_bias(graph, gemm, *a, *b, columns);
+    if (!bias) return std::nullopt;
+    f.inputs[6] = bias->quantized;
+    f.dequantizes.push_back(bias->node);
+  }
+  return f;
+}
+
 // Ops that only move or pick the values of their first input (of every input, for Concat;
 // MaxPool from opset 12, when it takes 8-bit integers): on the quantized values they give what
 // DequantizeLinear -> op -> QuantizeLinear gives, when all use one scale and zero point.
@@ -307,10 +340,11 @@ Expected<std::vector<std::string>> FuseQdqNodeGroups::run(Graph& graph) const {
       node.outputs = drop->quantize->outputs;
       continue;
     }
-    const bool conv = is_onnx(node, "Conv");
-    if (!conv && !is_onnx(node, "MatMul")) continue;
-    const auto fusion = conv ? conv_fusion(graph, node) : matmul_fusion(graph, node);
+    const bool conv = is_onnx(node, "Conv"), gemm = is_onnx(node, "Gemm");
+    if (!conv && !gemm && !is_onnx(node, "MatMul")) continue;
+    const auto fusion = conv ? conv_fusion(graph, node) : gemm ? gemm_fusion(graph, node) : matmul_fusion(graph, node);
     if (!fusion) continue;
+    const std::string fused_op = conv ? "QLinearConv" : gemm ? "QGemm" : "QLinearMatMul";
     std::vector<std::string> names;
     for (const Node* dq : fusion->dequantizes) {
       dequantized.insert(dq->outputs[0]);
@@ -326,12 +360,22 @@ Expected<std::vector<std::string>> FuseQdqNodeGroups::run(Graph& graph) const {
     }
     changes.push_back(fmt::format("fused {} '{}' with DequantizeLinear {}{} and QuantizeLinear '{}' into {}",
                                   node.op_type, node.name, fmt::join(names, ", "), clamp, fusion->quantize->name,
-                                  conv ? "QLinearConv" : "QLinearMatMul"));
-    // The node becomes the integer op in place: its attributes (Conv's window) carry over, and
-    // it writes the QuantizeLinear's output, which only nodes after that one read.
-    node.op_type = conv ? "QLinearConv" : "QLinearMatMul";
+                                  gemm ? "com.microsoft::QGemm" : fused_op));
+    // The node becomes the integer op in place: its attributes (Conv's window, Gemm's alpha and
+    // transposes) carry over, and it writes the QuantizeLinear's output, which only nodes after
+    // that one read.
+    node.op_type = fused_op;
     node.inputs = fusion->inputs;
     node.outputs = fusion->quantize->outputs;
+    if (gemm) {
+      AttributeMap kept;  // QGemm has no beta (C is added as it is)
+      for (const char* name : {"alpha", "transA", "transB"})
+        if (const Attribute* a = node.attributes.find(name)) kept.set(name, *a);
+      node.attributes = std::move(kept);
+      node.domain = "com.microsoft";
+      node.opset = 1;
+      graph.opset_imports.emplace("com.microsoft", 1);
+    }
   }
   if (fused.empty()) return changes;
   remove_nodes(graph, std::vector<NodeId>(fused.begin(), fused.end()));  // renumbers the nodes

@@ -54,7 +54,9 @@ class MergeDuplicateNodes final : public OptimizerPass {
 // DequantizeLinear (uint8/int8, per tensor) -> Conv -> QuantizeLinear becomes QLinearConv (W
 // per tensor or per output channel, a bias dequantized from int32 at x_scale * w_scale), and
 // DequantizeLinear -> MatMul (2-D B, per tensor or per column) -> QuantizeLinear becomes
-// QLinearMatMul. Scales and zero points must be initializers; the Conv's or MatMul's output
+// QLinearMatMul, and DequantizeLinear -> Gemm (transA 0; B per tensor or per column of the
+// product; C, with beta 1, an int32 bias as Conv's) -> QuantizeLinear ONNX Runtime's
+// com.microsoft::QGemm. Scales and zero points must be initializers; the product's output
 // must be read by the QuantizeLinear alone, or by a Relu or Clip alone when the QuantizeLinear
 // saturates wherever that clamps (a Relu: its zero point is its type's lowest value). Outputs
 // can differ from the float ops' by one quantization step, where a sum rounds the other way.
