@@ -401,8 +401,7 @@ int32_t zero_point_at(IntZeroPoints zero, int64_t i) {
 }
 
 // A tile's rows [0, rows) and columns [0, count), requantized: bytes[r][j] =
-// saturate_round<Q>((sums[r][j] + bias[j]) * scale[j] + zero), sixteen columns at a time, then
-// the rest one by one.
+// saturate_round<Q>((sums[r][j] + bias[j]) * scale[j] + zero), sixteen columns at a time.
 template <class Q>
 void requantize_tile(const int32_t (*sums)[kIntStrip], int64_t rows, int64_t count, const float* scale,
                      const int32_t* bias, float zero, uint8_t (*bytes)[kIntStrip]) {
@@ -411,7 +410,8 @@ void requantize_tile(const int32_t (*sums)[kIntStrip], int64_t rows, int64_t cou
     int64_t j = 0;
     for (; j + kRequantizeLanes <= count; j += kRequantizeLanes)
       requantize_lanes(&sums[r][j], bias + j, scale + j, zero, reinterpret_cast<Q*>(&bytes[r][j]));
-    for (; j < count; ++j) bytes[r][j] = static_cast<uint8_t>(requantize_value<Q>(sums[r][j], bias[j], scale[j], zero));
+    if (j < count)
+      requantize_first_lanes(&sums[r][j], bias + j, scale + j, zero, reinterpret_cast<Q*>(&bytes[r][j]), count - j);
   }
 }
 
@@ -443,7 +443,7 @@ void store_requantized(const IntGemmOutput& c, int64_t i0, int64_t rows, int64_t
       int64_t j = 0;
       for (; j + kRequantizeLanes <= count; j += kRequantizeLanes)
         requantize_lanes(&sums[r][j], bias + j, scale + j, c.zero, out + j);
-      for (; j < count; ++j) out[j] = requantize_value<Q>(sums[r][j], bias[j], scale[j], c.zero);
+      if (j < count) requantize_first_lanes(&sums[r][j], bias + j, scale + j, c.zero, out + j, count - j);
     }
     return;
   }

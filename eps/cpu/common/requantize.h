@@ -41,20 +41,28 @@ inline constexpr int64_t kRequantizeLanes = 16;
 // vectors: clamped both ways first, then rounded half to even by adding and taking away
 // 1.5 * 2^23 (exact below 2^22).
 #if defined(__AVX512F__)
+// The lanes of `mask` only (the others neither read nor written).
 template <class Q>
-inline void requantize_lanes(const int32_t* sums, const int32_t* bias, const float* scale, float zero, Q* out) {
+inline void requantize_masked_lanes(const int32_t* sums, const int32_t* bias, const float* scale, float zero, Q* out,
+                                    __mmask16 mask) {
   static_assert(sizeof(Q) == 1 && kRequantizeLanes == 16);
-  // (The zero-masked forms of all sixteen lanes: GCC 12 warns of the plain ones' undefined start.)
+  // (Zero-masked forms throughout: GCC 12 warns of the plain ones' undefined start.)
   constexpr __mmask16 kAll = 0xffff;
-  const __m512i biased = _mm512_add_epi32(_mm512_loadu_si512(sums), _mm512_loadu_si512(bias));  // wrapping sum
-  __m512 v = _mm512_fmadd_ps(_mm512_maskz_cvtepi32_ps(kAll, biased), _mm512_loadu_ps(scale), _mm512_set1_ps(zero));
+  const __m512i biased = _mm512_add_epi32(_mm512_maskz_loadu_epi32(mask, sums), _mm512_maskz_loadu_epi32(mask, bias));
+  __m512 v = _mm512_fmadd_ps(_mm512_maskz_cvtepi32_ps(kAll, biased), _mm512_maskz_loadu_ps(mask, scale),
+                             _mm512_set1_ps(zero));
   v = _mm512_maskz_min_ps(kAll, v, _mm512_set1_ps(static_cast<float>(std::numeric_limits<Q>::max())));
   const __m512i rounded = _mm512_maskz_cvtps_epi32(kAll, v);
   if constexpr (std::is_signed_v<Q>) {
-    _mm512_mask_cvtsepi32_storeu_epi8(out, 0xffff, rounded);
+    _mm512_mask_cvtsepi32_storeu_epi8(out, mask, rounded);
   } else {
-    _mm512_mask_cvtusepi32_storeu_epi8(out, 0xffff, _mm512_maskz_max_epi32(kAll, rounded, _mm512_setzero_si512()));
+    _mm512_mask_cvtusepi32_storeu_epi8(out, mask, _mm512_maskz_max_epi32(kAll, rounded, _mm512_setzero_si512()));
   }
+}
+
+template <class Q>
+inline void requantize_lanes(const int32_t* sums, const int32_t* bias, const float* scale, float zero, Q* out) {
+  requantize_masked_lanes(sums, bias, scale, zero, out, 0xffff);
 }
 #else
 template <class Q>
@@ -82,6 +90,17 @@ inline void requantize_lanes(const int32_t* sums, const int32_t* bias, const flo
   std::memcpy(out, &q, sizeof q);
 }
 #endif
+
+// requantize_lanes for the first `count` (below 16) lanes only.
+template <class Q>
+inline void requantize_first_lanes(const int32_t* sums, const int32_t* bias, const float* scale, float zero, Q* out,
+                                   int64_t count) {
+#if defined(__AVX512F__)
+  requantize_masked_lanes(sums, bias, scale, zero, out, static_cast<__mmask16>((1u << count) - 1));
+#else
+  for (int64_t i = 0; i < count; ++i) out[i] = requantize_value<Q>(sums[i], bias[i], scale[i], zero);
+#endif
+}
 
 // out[i] = saturate_round<Q>((sums[i] + bias) * scale + zero) for i in [0, count): one output
 // channel's sums.

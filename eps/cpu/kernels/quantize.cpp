@@ -760,7 +760,8 @@ struct ConvRequantization {
     int64_t c = 0;
     for (; c + kRequantizeLanes <= channels; c += kRequantizeLanes)
       requantize_lanes(sums + c, bias ? bias + c : kNoBias, scale + c, zero, out + c);
-    for (; c < channels; ++c) out[c] = requantize_value<Q>(sums[c], bias ? bias[c] : 0, scale[c], zero);
+    if (c < channels)
+      requantize_first_lanes(sums + c, bias ? bias + c : kNoBias, scale + c, zero, out + c, channels - c);
   }
 };
 
