@@ -1155,6 +1155,12 @@ void int_depthwise(const IntConvPlan& p, const TX* x, const TW* w, int32_t x_zp,
       });
 }
 
+// Below these a convolution runs on one thread (int_conv): a depthwise one of fewer outputs
+// (pixels times channels), one of the GEMM of fewer output pixels than one chunk and fewer
+// multiply-adds.
+constexpr int64_t kParallelDepthwiseOutputs = 100'000;
+constexpr double kParallelGemmMacs = 16e6;
+
 // Y (int32) = sum over the window of (X - x_zp) * (W - w_zp[oc]); padding adds nothing.
 // Depthwise convolutions run directly. Pointwise ones that keep their int32 sums are, per image
 // and group, a GEMM of W's rows (output channels) by X's planes (channels x pixels), packed.
@@ -1166,7 +1172,7 @@ void int_depthwise(const IntConvPlan& p, const TX* x, const TW* w, int32_t x_zp,
 template <class TX, class TW>
 void int_conv(const IntConvPlan& p, const TX* x, const TW* w, int32_t x_zp, const std::vector<int32_t>& w_zero,
               const PreparedConvWeights& prepared, int32_t* y, const ConvRequantization* requantize,
-              const Parallel& parallel) {
+              const Parallel& threads) {
   // Output pixels unrolled at a time: for a 3 x 3 kernel over 64 channels, 144 KiB of rows, which
   // stay in the second-level cache for the product.
   constexpr int64_t kPixelChunk = 256;
@@ -1175,7 +1181,17 @@ void int_conv(const IntConvPlan& p, const TX* x, const TW* w, int32_t x_zp, cons
   const int64_t group_in = p.channels / p.group, group_out = p.out_channels / p.group;
   const int64_t taps = dd.kernel * dh.kernel * dw.kernel, depth = group_in * taps;
   const bool pointwise = is_pointwise(p.window);
-  if (is_depthwise(p.group, group_in)) {
+  const bool depthwise = is_depthwise(p.group, group_in);
+  // A small convolution runs on the calling thread alone: split over threads, the fork and
+  // join, and its values moving between the cores' caches, cost more than they save
+  // (MobileNetV2's 14x14 and 7x7 layers ran slower on two threads than on one).
+  const int64_t outputs = p.batch * out_size;
+  const double macs = static_cast<double>(outputs * p.out_channels) * static_cast<double>(depth);
+  const bool small = depthwise ? outputs * p.out_channels < kParallelDepthwiseOutputs
+                               : outputs < kPixelChunk && macs < kParallelGemmMacs;
+  const SerialParallel serial;
+  const Parallel& parallel = small ? serial : threads;
+  if (depthwise) {
     int_depthwise(p, x, w, x_zp, w_zero, prepared, y, requantize, parallel);
     return;
   }
