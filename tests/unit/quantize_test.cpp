@@ -430,6 +430,7 @@ TEST_CASE("QLinearConv reads X and writes Y channels-last where the cpu EP's lay
       {1, 24, 24, 1, 9, 9, 3, 3, 1, 2, 2},      // unrolled, dilated
       {2, 32, 32, 32, 30, 29, 3, 3, 1, 1, 1},   // depthwise on a plane over 28x28: two vectors of channels
       {1, 96, 96, 96, 31, 30, 3, 3, 2, 1, 1},   // depthwise, stride 2, six vectors
+      {1, 48, 48, 48, 9, 11, 3, 3, 1, 1, 1},    // depthwise, a pair of vectors and one more
       {1, 20, 20, 20, 9, 9, 5, 5, 2, 1, 2},     // depthwise 5x5: a vector and a tail of 4 channels
       {1, 7, 7, 7, 8, 8, 3, 3, 1, 3, 3},        // depthwise, no whole vector, taps mostly in the padding
   };
