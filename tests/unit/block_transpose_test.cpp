@@ -25,6 +25,23 @@ TEST_CASE("transpose_bytes swaps rows and columns of every size", "[cpu][block_t
     }
 }
 
+TEST_CASE("transpose_bytes turns up to four planes into dense pixels", "[cpu][block_transpose]") {
+  for (int64_t rows : {1, 2, 3, 4})
+    for (int64_t cols : {1, 15, 16, 37, 64}) {
+      const int64_t src_ld = cols + 2;
+      std::vector<uint8_t> src(static_cast<std::size_t>(rows * src_ld));
+      for (std::size_t i = 0; i < src.size(); ++i) src[i] = static_cast<uint8_t>(i * 29 + 3);
+      std::vector<uint8_t> dst(static_cast<std::size_t>(cols * rows + 8), 0xEE);  // 8 bytes that stay
+      nxrt::cpu::transpose_bytes(src.data(), src_ld, rows, cols, dst.data(), rows);
+      for (int64_t j = 0; j < cols; ++j)
+        for (int64_t i = 0; i < rows; ++i) {
+          INFO(fmt::format("{} x {}, dst[{}][{}]", rows, cols, j, i));
+          REQUIRE(dst[static_cast<std::size_t>(j * rows + i)] == src[static_cast<std::size_t>(i * src_ld + j)]);
+        }
+      for (std::size_t k = static_cast<std::size_t>(cols * rows); k < dst.size(); ++k) REQUIRE(dst[k] == 0xEE);
+    }
+}
+
 TEST_CASE("transpose_words swaps rows and columns of every size", "[cpu][block_transpose]") {
   for (int64_t rows : {1, 3, 4, 5, 32, 33})
     for (int64_t cols : {1, 4, 7, 16, 30}) {

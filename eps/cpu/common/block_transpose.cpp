@@ -1,9 +1,12 @@
 // transpose_bytes: 16 x 16 blocks through four rounds of SSE2 unpacks (bytes, then pairs,
-// quads and halves), the edges one byte at a time. transpose_words: 4 x 4 blocks through two
+// quads and halves), the edges one byte at a time; up to four rows into dense columns by one
+// permute per 16 columns where AVX-512 VBMI is built. transpose_words: 4 x 4 blocks through two
 // rounds (words, then pairs), the edges one word at a time.
 #include "common/block_transpose.h"
 
-#if defined(__SSE2__)
+#if defined(__AVX512VBMI__) && defined(__AVX512BW__)
+#include <immintrin.h>
+#elif defined(__SSE2__)
 #include <emmintrin.h>
 #endif
 
@@ -76,9 +79,38 @@ void transpose_blocks(const T* src, int64_t src_ld, int64_t rows, int64_t cols, 
   transpose_scalar(src, src_ld, 0, full_rows, full_cols, cols, dst, dst_ld);
 }
 
+#if defined(__AVX512VBMI__) && defined(__AVX512BW__)
+// Up to four rows into dense columns (dst_ld == rows: a few planes of 8-bit values into
+// channels-last pixels, as an image's three colour planes): sixteen columns at a time, each
+// row's 16 bytes in a lane of one vector, interleaved by vpermb; the last columns one by one.
+void interleave_few_rows(const uint8_t* src, int64_t src_ld, int64_t rows, int64_t cols, uint8_t* dst) {
+  alignas(64) uint8_t index[64] = {};
+  for (int64_t j = 0; j < 16; ++j)
+    for (int64_t i = 0; i < rows; ++i) index[j * rows + i] = static_cast<uint8_t>(16 * i + j);
+  const __m512i interleave = _mm512_load_si512(index);
+  const __mmask64 stored = rows == 4 ? ~__mmask64{0} : (__mmask64{1} << (16 * rows)) - 1;
+  int64_t j = 0;
+  for (; j + 16 <= cols; j += 16) {
+    __m512i lanes = _mm512_setzero_si512();
+    for (int64_t i = 0; i < rows; ++i)
+      lanes = _mm512_mask_broadcast_i32x4(lanes, static_cast<__mmask16>(0xf << (4 * i)),
+                                          _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i * src_ld + j)));
+    // (zero-masked: GCC 12 warns of the plain form's undefined start)
+    _mm512_mask_storeu_epi8(dst + j * rows, stored, _mm512_maskz_permutexvar_epi8(~__mmask64{0}, interleave, lanes));
+  }
+  transpose_scalar(src, src_ld, 0, rows, j, cols, dst, rows);
+}
+#endif
+
 }  // namespace
 
 void transpose_bytes(const uint8_t* src, int64_t src_ld, int64_t rows, int64_t cols, uint8_t* dst, int64_t dst_ld) {
+#if defined(__AVX512VBMI__) && defined(__AVX512BW__)
+  if (rows <= 4 && dst_ld == rows) {
+    interleave_few_rows(src, src_ld, rows, cols, dst);
+    return;
+  }
+#endif
 #if defined(__SSE2__)
   transpose_blocks(src, src_ld, rows, cols, dst, dst_ld, 16, transpose_16x16);
 #else

@@ -651,9 +651,22 @@ void int_im2col_rows(const IntConvPlan& p, const TX* xt, TX x_zp, int64_t p0, in
   const int64_t row_bytes = channels * dw.kernel;  // one kernel row of a window
   const int64_t depth = row_bytes * dd.kernel * dh.kernel;
   int64_t ow = p0 % dw.out, oh = p0 / dw.out % dh.out, od = p0 / (dw.out * dh.out);
+#if defined(__AVX512BW__)
+  const __m512i zero_points = _mm512_set1_epi8(static_cast<char>(x_zp));
+#endif
   for (int64_t px = p0; px < p1; ++px) {
     TX* dst = rows + (px - p0) * row_depth;
+#if defined(__AVX512BW__)
+    // x_zp past the window (less than 64 bytes: W's depth is padded to whole quads of tiles) in
+    // one masked store, where a call to memset per row cost more than the row's copies.
+    if (row_depth - depth < 64) {
+      _mm512_mask_storeu_epi8(dst + depth, (__mmask64{1} << (row_depth - depth)) - 1, zero_points);
+    } else {
+      std::fill(dst + depth, dst + row_depth, x_zp);
+    }
+#else
     std::fill(dst + depth, dst + row_depth, x_zp);
+#endif
     const int64_t iw0 = ow * dw.stride - dw.pad_begin;
     const bool row_inside = dw.dilation == 1 && iw0 >= 0 && iw0 + dw.kernel <= dw.in;
     for (int64_t a = 0; a < dd.kernel; ++a) {
