@@ -550,7 +550,7 @@ struct IntConvPlan {
   Window3 window{};
   Shape out;  // Y's shape, N x C x spatial
   // X and Y stored channels-last (N x spatial x C): only convolutions of one group, and
-  // depthwise ones of one output channel per input channel (see supports_channels_last).
+  // depthwise ones of one output channel per input channel (layout.cpp decides).
   ChannelsLast layout;
 };
 
@@ -737,13 +737,13 @@ struct ConvRequantization {
   IntGemmOutput gemm_output(const IntConvPlan& p, int64_t image, int64_t channel, int64_t pixel) const {
     const int64_t out_size = shape_numel(std::span(p.out).subspan(2));
     const int64_t offset = p.layout.y ? (image * out_size + pixel) * p.out_channels + channel
-                                             : (image * p.out_channels + channel) * out_size + pixel;
+                                      : (image * p.out_channels + channel) * out_size + pixel;
     const int64_t ld = p.layout.y ? p.out_channels : out_size;
     const int32_t* b = bias ? bias + channel : nullptr;
     const float* s = scale + channel;
     auto output = [&](auto* first) {
       return p.layout.y ? IntGemmOutput::requantized(first + offset, ld, s, b, zero)
-                               : IntGemmOutput::requantized_transposed(first + offset, ld, s, b, zero);
+                        : IntGemmOutput::requantized_transposed(first + offset, ld, s, b, zero);
     };
     return is_signed ? output(static_cast<int8_t*>(y)) : output(static_cast<uint8_t*>(y));
   }
@@ -919,6 +919,8 @@ struct DepthwiseWeights {
             static_cast<int8_t>(v);
         quad_start[static_cast<std::size_t>(c)] -= unsigned_zero * v;
       }
+#else
+    (void)fits_int8;
 #endif
   }
 };
