@@ -44,7 +44,29 @@ bool max_pool_supports_channels_last(const Graph& graph, const Node& node) {
   return (x == DType::kUInt8 || x == DType::kInt8) && node.attributes.ints_or("kernel_shape", {}).size() == 2;
 }
 
-// Values that a step keeps in one layout: its inputs and output (a quantized Add, a MaxPool).
+// Whether `node` is a DequantizeLinear with one scale (and zero point) of a tensor of rank 4:
+// element by element alike in any layout, so the registry's kernel runs it as it is.
+bool dequantize_is_layout_free(const Graph& graph, const Node& node) {
+  if (!is_onnx_node(node, "DequantizeLinear") || !reads_planes(graph, node) || node.inputs.size() < 2 ||
+      node.attributes.int_or("block_size", 0) != 0)
+    return false;
+  for (std::size_t i = 1; i < node.inputs.size(); ++i) {
+    if (node.inputs[i] == kNoValue) continue;
+    const auto shape = graph.value(node.inputs[i]).type.static_shape();
+    if (!shape || shape_numel(*shape) != 1) return false;
+  }
+  return true;
+}
+
+// Whether `node` is a GlobalAveragePool of float X of rank 4 (its output, N x C x 1 x 1, is the
+// same bytes in either layout).
+bool global_average_pool_reads_channels_last(const Graph& graph, const Node& node) {
+  return is_onnx_node(node, "GlobalAveragePool") && reads_planes(graph, node) &&
+         graph.value(node.inputs[0]).type.dtype == DType::kFloat32;
+}
+
+// Values that a step keeps in one layout: its inputs and output (a quantized Add, a MaxPool, a
+// DequantizeLinear).
 struct OneLayout {
   std::vector<ValueId> inputs;
   ValueId output = kNoValue;
@@ -56,16 +78,16 @@ Expected<std::vector<FusedStep>> channels_last_steps(const Partition& partition,
   const Graph& graph = *partition.graph;
   std::unordered_set<NodeId> fused_members;
   for (const FusedStep& f : fused) fused_members.insert(f.nodes.begin(), f.nodes.end());
-  std::vector<const Node*> convs, max_pools;
+  std::vector<const Node*> convs, max_pools, global_pools;
   std::vector<OneLayout> one_layout;
   for (NodeId id : partition.nodes) {
     const Node& node = graph.node(id);
     if (fused_members.contains(id)) continue;
     if (conv_supports_channels_last(graph, node)) convs.push_back(&node);
-    if (max_pool_supports_channels_last(graph, node)) {
-      max_pools.push_back(&node);
+    if (global_average_pool_reads_channels_last(graph, node)) global_pools.push_back(&node);
+    if (max_pool_supports_channels_last(graph, node)) max_pools.push_back(&node);
+    if (max_pool_supports_channels_last(graph, node) || dequantize_is_layout_free(graph, node))
       one_layout.push_back({{node.inputs[0]}, node.outputs[0]});
-    }
   }
   for (const FusedStep& f : fused)
     if (is_quantized_add(graph, f)) one_layout.push_back({{f.inputs[0], f.inputs[3]}, f.outputs[0]});
@@ -81,6 +103,7 @@ Expected<std::vector<FusedStep>> channels_last_steps(const Partition& partition,
   for (const FusedStep& f : fused)
     for (ValueId v : f.inputs) ++reads[v];
   for (const Node* conv : convs) ++layout_reads[conv->inputs[0]];
+  for (const Node* pool : global_pools) ++layout_reads[pool->inputs[0]];
   for (const OneLayout& step : one_layout)
     for (ValueId v : step.inputs) ++layout_reads[v];
 
@@ -125,6 +148,11 @@ Expected<std::vector<FusedStep>> channels_last_steps(const Partition& partition,
   for (const Node* max_pool : max_pools) {
     if (!channels_last.contains(max_pool->outputs[0])) continue;
     if (auto r = add_step(*max_pool, make_max_pool_channels_last(NodeContext(graph, *max_pool))); !r)
+      return std::unexpected(std::move(r.error()));
+  }
+  for (const Node* pool : global_pools) {
+    if (!channels_last.contains(pool->inputs[0])) continue;
+    if (auto r = add_step(*pool, make_global_average_pool_channels_last()); !r)
       return std::unexpected(std::move(r.error()));
   }
   return steps;

@@ -10,12 +10,15 @@
 namespace nxrt::cpu {
 
 // Steps of one node each, for the QLinearConvs of `partition` that read or write a value stored
-// channels-last and the MaxPools that do. A value is stored so when one of these steps writes
-// it and only such steps read it:
+// channels-last, and the MaxPools and GlobalAveragePools that do. A value is stored so when one
+// of these steps writes it and only such steps read it:
 //  * a QLinearConv of one group (or depthwise, one output channel per input channel) over 2-D
 //    planes, reading it as X; it reads X and writes Y in either layout;
-//  * a quantized Add of the fusion step `fused`, or a MaxPool of uint8 or int8 over 2-D planes
-//    without Indices; these keep their inputs and output in one layout.
+//  * a quantized Add of the fusion step `fused`, a MaxPool of uint8 or int8 over 2-D planes
+//    without Indices, or a DequantizeLinear with one scale (run by its registry kernel, which
+//    works element by element); these keep their inputs and output in one layout;
+//  * a GlobalAveragePool of float X over 2-D planes, reading it; its output is the same bytes
+//    in either layout.
 // Values the partition hands out keep ONNX's layout, so a quantized network's convolutions do
 // not turn every activation channels-last and back (as ONNX Runtime's NHWC transformer keeps its
 // quantized convolutions channels-last).

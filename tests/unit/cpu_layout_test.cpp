@@ -29,6 +29,7 @@ struct QuantizedBlock {
     bool c_is_output = false;   // c is also a graph output
     int64_t b_group = 16;       // conv_b's groups: 16 is depthwise, 2 is neither that nor one group
     bool pool = false;          // conv_a writes a0, and a MaxPool (3x3, stride 1, pads 1) of it is a
+    bool global_pool = false;   // the output is GlobalAveragePool of d dequantized, not d
   };
 
   explicit QuantizedBlock(Options o) : options(o) {
@@ -53,7 +54,13 @@ struct QuantizedBlock {
     b.node("add", "Add", {"fb", "fc"}, {"sum"}, DType::kFloat32, {2, 16, 9, 10});
     b.node("q", "QuantizeLinear", {"sum", "scale", "zero"}, {"s"}, DType::kUInt8, {2, 16, 9, 10});
     conv("conv_d", "s", "d", weights("W_d", {8, 16, 1, 1}), 1, 0);
-    b.output("d");
+    if (o.global_pool) {
+      b.node("dq_d", "DequantizeLinear", {"d", "scale", "zero"}, {"fd"}, DType::kFloat32, {2, 8, 9, 10});
+      b.node("gap", "GlobalAveragePool", {"fd"}, {"pooled"}, DType::kFloat32, {2, 8, 1, 1});
+      b.output("pooled");
+    } else {
+      b.output("d");
+    }
     if (o.c_is_output) b.output("c");
     b.finish();
     partition = nxrt::test::whole_graph(b.graph, "cpu");
@@ -127,8 +134,12 @@ void check_same_outputs(QuantizedBlock& f) {
     CHECK(with[i].tensor().shape() == without[i].tensor().shape());
     CHECK(nxrt::test::compare_tensors(with[i], without[i], 0, 0) == "");
     const Tensor& t = with[i].tensor();
-    const auto* bytes = t.data_as<uint8_t>();
-    CHECK(std::set<uint8_t>(bytes, bytes + t.numel()).size() > 20);
+    if (t.dtype() == DType::kFloat32) {
+      CHECK(std::set<float>(t.data_as<float>(), t.data_as<float>() + t.numel()).size() > 8);
+    } else {
+      const auto* bytes = t.data_as<uint8_t>();
+      CHECK(std::set<uint8_t>(bytes, bytes + t.numel()).size() > 20);
+    }
   }
 }
 
@@ -150,6 +161,17 @@ TEST_CASE("the cpu EP keeps a MaxPool of bytes between convolutions channels-las
                                                        {"conv_c", "nhwc>nhwc"},
                                                        {"conv_d", "nhwc>nchw"}};
   CHECK(f.layouts() == expected);
+  check_same_outputs(f);
+}
+
+TEST_CASE("the cpu EP dequantizes and pools channels-last values where a network ends", "[cpu][layout]") {
+  QuantizedBlock f({.global_pool = true});
+  const std::map<std::string, std::string> expected = {{"conv_a", "nchw>nhwc"},
+                                                       {"conv_b", "nhwc>nhwc"},
+                                                       {"conv_c", "nhwc>nhwc"},
+                                                       {"conv_d", "nhwc>nhwc"},
+                                                       {"gap", "nhwc>nchw"}};
+  CHECK(f.layouts() == expected);  // dq_d runs as it is, element by element
   check_same_outputs(f);
 }
 

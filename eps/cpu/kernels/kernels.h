@@ -78,6 +78,8 @@ Expected<std::unique_ptr<Kernel>> make_qlinear_conv(const NodeContext& conv, Cha
 // MaxPool `max_pool` of uint8 or int8 over 2-D windows, without Indices, X and Y stored
 // channels-last (the layout step).
 Expected<std::unique_ptr<Kernel>> make_max_pool_channels_last(const NodeContext& max_pool);
+// GlobalAveragePool of float X stored channels-last (the layout step) into Y as ONNX has it.
+Expected<std::unique_ptr<Kernel>> make_global_average_pool_channels_last();
 // DequantizeLinear of A and of B (uint8 or int8, one scale each) -> Add (-> Relu when `relu`)
 // -> QuantizeLinear to `y_type`: reads A, its scale and zero point, the same of B, then Y's
 // scale and zero point (zero points may be omitted); writes Y, the same bits as the nodes.
