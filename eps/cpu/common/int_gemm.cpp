@@ -196,12 +196,20 @@ constexpr auto kDotTiles = dot_tile_table(std::make_integer_sequence<int, kIntMr
 
 // A's rows as unsigned bytes (int8 moved up by 128), depth zero-padded to whole quads, and
 // the sum of each row; reused by the calling thread's later products. Row i is at data + i *
-// ld: in `bytes`, or A itself where A is uint8 that needs no padding.
+// ld: in `bytes`, or A itself where A is uint8 that needs no padding. AMX steps read whole
+// blocks of kRowAlign rows: where A is read as it is, a last partial block is copied into
+// `bytes` (zero rows after it), from row `tail_from` on.
 struct UnsignedRows {
   AlignedBuffer<uint8_t> bytes;
   std::vector<int32_t> sums;
   const uint8_t* data = nullptr;
   int64_t ld = 0;
+  int64_t tail_from = -1;  // the first row of the copied block; -1: none
+
+  // The block of rows from row i0 on (i0 a multiple of kRowAlign), for an AMX step.
+  const uint8_t* block(int64_t i0) const {
+    return tail_from >= 0 && i0 >= tail_from ? bytes.data() + (i0 - tail_from) * ld : data + i0 * ld;
+  }
 };
 
 // The sum of a row of bytes, 16 at a time with psadbw (sums of absolute differences from 0)
@@ -244,8 +252,9 @@ const UnsignedRows& unsigned_rows(int64_t m, const TA* a, int64_t lda, int64_t k
   UnsignedRows& rows = mine;  // the caller's: inside the loop, `mine` would name each worker's own
   const int64_t grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(depth, 1));
   rows.sums.resize(static_cast<std::size_t>(m));
+  rows.tail_from = -1;
   if constexpr (std::is_unsigned_v<TA>) {
-    if (k == depth && m % kRowAlign == 0) {  // A as it is: only the sums to find
+    if (k == depth) {  // A as it is: only the sums to find, and a last partial block to copy
       if (need_sums) {
         parallel.for_range(m, grain, [&](int64_t r0, int64_t r1) {
           for (int64_t i = r0; i < r1; ++i)
@@ -254,6 +263,13 @@ const UnsignedRows& unsigned_rows(int64_t m, const TA* a, int64_t lda, int64_t k
       }
       rows.data = a;
       rows.ld = lda;
+      if (m % kRowAlign != 0) {
+        rows.tail_from = m / kRowAlign * kRowAlign;
+        rows.bytes.resize(static_cast<std::size_t>(kRowAlign * lda));
+        const int64_t copied = (m - rows.tail_from) * lda;
+        std::copy(a + rows.tail_from * lda, a + m * lda, rows.bytes.data());
+        std::fill(rows.bytes.data() + copied, rows.bytes.data() + kRowAlign * lda, uint8_t{0});
+      }
       return rows;
     }
   }
@@ -558,7 +574,7 @@ void int_gemm(int64_t m, const TA* a, int64_t lda, IntZeroPoints a_zero, const P
         const int64_t j0 = s * kIntStrip, nr = std::min(kIntStrip, n - j0);
         const int64_t block_end = std::min(m, (row_block + 1) * kIntRowBlock);
         for (int64_t i0 = row_block * kIntRowBlock; i0 < block_end; i0 += kRowAlign) {
-          amx_block(quads / kQuadAlign, rows.data + i0 * rows.ld, rows.ld, b.strip(s), &block[0][0]);
+          amx_block(quads / kQuadAlign, rows.block(i0), rows.ld, b.strip(s), &block[0][0]);
           store_tile(c, i0, std::min(kRowAlign, block_end - i0), j0, nr, &block[0][0], rows.sums.data(), a_zero,
                      a_shift, z);
         }
