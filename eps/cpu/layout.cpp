@@ -85,9 +85,9 @@ Expected<std::vector<FusedStep>> channels_last_steps(const Partition& partition,
     if (fused_members.contains(id)) continue;
     if (conv_supports_channels_last(graph, node)) convs.push_back(&node);
     if (global_average_pool_reads_channels_last(graph, node)) global_pools.push_back(&node);
-    if (max_pool_supports_channels_last(graph, node)) max_pools.push_back(&node);
-    if (max_pool_supports_channels_last(graph, node) || dequantize_is_layout_free(graph, node))
-      one_layout.push_back({{node.inputs[0]}, node.outputs[0]});
+    const bool max_pool = max_pool_supports_channels_last(graph, node);
+    if (max_pool) max_pools.push_back(&node);
+    if (max_pool || dequantize_is_layout_free(graph, node)) one_layout.push_back({{node.inputs[0]}, node.outputs[0]});
   }
   for (const FusedStep& f : fused)
     if (is_quantized_add(graph, f)) one_layout.push_back({{f.inputs[0], f.inputs[3]}, f.outputs[0]});

@@ -416,33 +416,17 @@ int32_t zero_point_at(IntZeroPoints zero, int64_t i) {
   return zero[zero.size() == 1 ? 0 : static_cast<std::size_t>(i)];
 }
 
-// A tile's rows [0, rows) and columns [0, count), requantized: bytes[r][j] =
-// saturate_round<Q>((sums[r][j] + bias[j]) * scale[j] + zero), sixteen columns at a time.
-template <class Q>
-void requantize_tile(const int32_t (*sums)[kIntStrip], int64_t rows, int64_t count, const float* scale,
-                     const int32_t* bias, float zero, uint8_t (*bytes)[kIntStrip]) {
-  static_assert(kIntStrip % kRequantizeLanes == 0);
-  for (int64_t r = 0; r < rows; ++r) {
-    int64_t j = 0;
-    for (; j + kRequantizeLanes <= count; j += kRequantizeLanes)
-      requantize_lanes(&sums[r][j], bias + j, scale + j, zero, reinterpret_cast<Q*>(&bytes[r][j]));
-    if (j < count)
-      requantize_first_lanes(&sums[r][j], bias + j, scale + j, zero, reinterpret_cast<Q*>(&bytes[r][j]), count - j);
-  }
-}
-
 constexpr int64_t kMaxTileRows = kRowAlign > kIntMr ? kRowAlign : kIntMr;
 
 // Rows [i0, i0 + rows) x columns [j0, j0 + count) of a requantized output (of Q) from a tile,
 // its rows' sums and zero points of A in `row_sums` and `a_zeros`. Where the correction is one
 // offset per column, it is added with the bias. Channels-last output goes from the tile's rows
-// straight to Y's, sixteen columns at a time; planes are requantized, then turned as bytes.
+// straight to Y's rows; planes are requantized into a tile of bytes, then turned.
 template <class Q>
 void store_requantized(const IntGemmOutput& c, int64_t i0, int64_t rows, int64_t j0, int64_t count, const int32_t* tile,
                        const uint32_t* row_sums, const uint32_t* a_zeros, const ZeroPointTerms& z) {
-  static constexpr int32_t kNoBias[kIntStrip] = {};
   const auto* sums = reinterpret_cast<const int32_t(*)[kIntStrip]>(tile);
-  const int32_t* bias = c.bias ? c.bias + j0 : kNoBias;
+  const int32_t* bias = c.bias ? c.bias + j0 : nullptr;
   alignas(64) int32_t corrected[kMaxTileRows][kIntStrip];
   if (z.biased_offsets) {
     bias = z.biased_offsets + j0;
@@ -454,17 +438,13 @@ void store_requantized(const IntGemmOutput& c, int64_t i0, int64_t rows, int64_t
   auto* y = static_cast<uint8_t*>(c.quantized);
   const float* scale = c.scale + j0;
   if (!c.transposed) {
-    for (int64_t r = 0; r < rows; ++r) {
-      Q* out = reinterpret_cast<Q*>(y + (i0 + r) * c.ld + j0);
-      int64_t j = 0;
-      for (; j + kRequantizeLanes <= count; j += kRequantizeLanes)
-        requantize_lanes(&sums[r][j], bias + j, scale + j, c.zero, out + j);
-      if (j < count) requantize_first_lanes(&sums[r][j], bias + j, scale + j, c.zero, out + j, count - j);
-    }
+    for (int64_t r = 0; r < rows; ++r)
+      requantize_row(sums[r], bias, scale, c.zero, count, reinterpret_cast<Q*>(y + (i0 + r) * c.ld + j0));
     return;
   }
   alignas(64) uint8_t bytes[kMaxTileRows][kIntStrip];
-  requantize_tile<Q>(sums, rows, count, scale, bias, c.zero, bytes);
+  for (int64_t r = 0; r < rows; ++r)
+    requantize_row(sums[r], bias, scale, c.zero, count, reinterpret_cast<Q*>(bytes[r]));
   transpose_bytes(&bytes[0][0], kIntStrip, rows, count, y + j0 * c.ld + i0, c.ld);
 }
 

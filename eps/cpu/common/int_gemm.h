@@ -62,9 +62,10 @@ using IntZeroPoints = std::span<const int32_t>;
 
 // Where the product goes: the int32 sums; floats, each sum times its column's scale
 // (MatMulInteger, Cast and Mul in one pass, the sums never stored); or uint8 or int8 values
-// requantized per column (a QLinearConv's output, channels-last or, transposed, as planes). Exactly one of `sums`,
-// `scaled` and `quantized` is set, with leading dimension `ld`. Transposed outputs put element
-// (i, j) at [j * ld + i] (a convolution's pixels-by-channels product as channel planes).
+// requantized per column (a QLinearConv's output, channels-last or, transposed, as planes).
+// Exactly one of `sums`, `scaled` and `quantized` is set, with leading dimension `ld`.
+// Transposed outputs put element (i, j) at [j * ld + i] (a convolution's pixels-by-channels
+// product as channel planes).
 struct IntGemmOutput {
   int32_t* sums = nullptr;
   float* scaled = nullptr;

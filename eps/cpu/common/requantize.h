@@ -102,6 +102,18 @@ inline void requantize_first_lanes(const int32_t* sums, const int32_t* bias, con
 #endif
 }
 
+// out[j] = saturate_round<Q>((sums[j] + bias[j]) * scale[j] + zero) for j in [0, count): a row of
+// sums with a bias (none: null) and scale per column, sixteen at a time, the rest in one masked
+// vector.
+template <class Q>
+void requantize_row(const int32_t* sums, const int32_t* bias, const float* scale, float zero, int64_t count, Q* out) {
+  static constexpr int32_t kNoBias[kRequantizeLanes] = {};
+  int64_t j = 0;
+  for (; j + kRequantizeLanes <= count; j += kRequantizeLanes)
+    requantize_lanes(sums + j, bias ? bias + j : kNoBias, scale + j, zero, out + j);
+  if (j < count) requantize_first_lanes(sums + j, bias ? bias + j : kNoBias, scale + j, zero, out + j, count - j);
+}
+
 // out[i] = saturate_round<Q>((sums[i] + bias) * scale + zero) for i in [0, count): one output
 // channel's sums.
 template <class Q>

@@ -384,19 +384,13 @@ class ChannelsLastGlobalAveragePoolKernel final : public Kernel {
   std::string_view variant() const override { return "global-avgpool nhwc>nchw"; }
 
   Expected<void> compute(KernelContext& ctx) override {
-    if (ctx.input(0).dtype() == DType::kFloat64) return run<double>(ctx);
-    return run<float>(ctx);
-  }
-
- private:
-  template <class T>
-  Expected<void> run(KernelContext& ctx) const {
     const Tensor& x = ctx.input(0);
     const Shape& s = x.shape();  // N x spatial... x C
-    if (s.size() < 3)
+    if (x.dtype() != DType::kFloat32 || s.size() < 3)
       return fail(ErrorCode::kRuntime,
-                  fmt::format("GlobalAveragePool: channels-last X {} has no spatial dims", shape_to_string(s)),
-                  "the cpu EP keeps X of rank 3 or more channels-last",
+                  fmt::format("GlobalAveragePool: channels-last X of type {} and shape {}", dtype_name(x.dtype()),
+                              shape_to_string(s)),
+                  "the cpu EP keeps only float X with spatial dims channels-last",
                   "report this as a bug in the cpu EP's layout step");
     Shape out(s.size(), 1);
     out[0] = s[0];
@@ -404,21 +398,21 @@ class ChannelsLastGlobalAveragePoolKernel final : public Kernel {
     auto y = ctx.output(0, x.dtype(), out);
     if (!y) return std::unexpected(y.error());
     const int64_t channels = s.back(), pixels = x.numel() / std::max<int64_t>(1, s[0] * channels);
-    const T* xd = x.data_as<T>();
-    T* yd = y->template mut_as<T>();
+    const float* xd = x.data_as<float>();
+    float* yd = y->mut_as<float>();
     ctx.parallel().for_range(s[0], 1, [&](int64_t n0, int64_t n1) {
       for (int64_t n = n0; n < n1; ++n) sum_pixels(xd + n * pixels * channels, pixels, channels, yd + n * channels);
     });
     return {};
   }
 
+ private:
   // y[c] = the mean over the `pixels` pixels of x[p * channels + c].
-  template <class T>
-  static void sum_pixels(const T* __restrict x, int64_t pixels, int64_t channels, T* __restrict y) {
-    std::fill_n(y, channels, T(0));
+  static void sum_pixels(const float* __restrict x, int64_t pixels, int64_t channels, float* __restrict y) {
+    std::fill_n(y, channels, 0.f);
     for (int64_t p = 0; p < pixels; ++p)
       for (int64_t c = 0; c < channels; ++c) y[c] += x[p * channels + c];
-    for (int64_t c = 0; c < channels; ++c) y[c] = pixels > 0 ? y[c] / static_cast<T>(pixels) : T(0);
+    for (int64_t c = 0; c < channels; ++c) y[c] = pixels > 0 ? y[c] / static_cast<float>(pixels) : 0.f;
   }
 };
 

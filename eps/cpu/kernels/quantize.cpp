@@ -769,12 +769,7 @@ struct ConvRequantization {
  private:
   template <class Q>
   void requantize_across(const int32_t* sums, int64_t channels, Q* out) const {
-    static constexpr int32_t kNoBias[kRequantizeLanes] = {};
-    int64_t c = 0;
-    for (; c + kRequantizeLanes <= channels; c += kRequantizeLanes)
-      requantize_lanes(sums + c, bias ? bias + c : kNoBias, scale + c, zero, out + c);
-    if (c < channels)
-      requantize_first_lanes(sums + c, bias ? bias + c : kNoBias, scale + c, zero, out + c, channels - c);
+    requantize_row(sums, bias, scale, zero, channels, out);
   }
 };
 
@@ -1387,8 +1382,8 @@ std::string int_conv_variant(const NodeContext& ctx, std::size_t w, int64_t grou
 // ConvInteger and QLinearConv share the int32 sums; they differ in what happens to them.
 class IntConvBase : public Kernel {
  public:
-  // `w` is W's input index; a constant W is packed here for the GEMM. QLinearConv's kernel
-  // requantizes: int_conv then multiplies every convolution but a depthwise one by W packed.
+  // `w` is W's input index; a constant W is prepared here (prepare_conv_weights). QLinearConv's
+  // kernel requantizes: int_conv then multiplies every convolution but a depthwise one by W packed.
   // X and Y are stored as `layout` says (channels-last only for QLinearConv's kernel).
   IntConvBase(const NodeContext& ctx, std::size_t spatial, std::size_t w, ChannelsLast layout = {})
       : op_(ctx.node().op_type),
