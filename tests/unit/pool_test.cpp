@@ -277,6 +277,25 @@ TEST_CASE("MaxPool of int8 and uint8 without Indices (by rows) matches the refer
   }
 }
 
+TEST_CASE("the cpu EP's channels-last pools refuse what its layout step never gives them", "[cpu][pool]") {
+  const auto max_pool = [](const NodeContext& ctx) { return cpu::make_max_pool_channels_last(ctx); };
+  auto y = run_in_layout({.op_type = "MaxPool",
+                          .opset = 12,
+                          .inputs = {Tensor::from_vector<int8_t>({1, 1, 2, 2}, {1, 2, 3, 4}).reshaped({1, 4})},
+                          .attrs = attrs({{"kernel_shape", ints{2, 2}}})},
+                         {false, false}, max_pool);
+  REQUIRE_FALSE(y);
+  CHECK_THAT(y.error().render(), Catch::Matchers::Contains("MaxPool: channels-last X [1,4] with kernel_shape [2, 2]"));
+  CHECK_THAT(y.error().render(), Catch::Matchers::Contains("report this as a bug in the cpu EP's layout step"));
+  const Tensor bytes = Tensor::from_vector<uint8_t>({1, 1, 2, 2}, {1, 2, 3, 4});
+  y = run_in_layout({.op_type = "GlobalAveragePool", .inputs = {bytes}}, {true, false},
+                    [](const NodeContext&) { return cpu::make_global_average_pool_channels_last(); });
+  REQUIRE_FALSE(y);
+  CHECK_THAT(y.error().render(),
+             Catch::Matchers::Contains("GlobalAveragePool: channels-last X of type uint8 and shape [1,2,2,1]"));
+  CHECK_THAT(y.error().render(), Catch::Matchers::Contains("report this as a bug in the cpu EP's layout step"));
+}
+
 TEST_CASE("MaxPool runs double and, from opset 12, int8 and uint8", "[cpu][pool]") {
   const Tensor x = Tensor::from_vector<int8_t>({1, 1, 4}, {-5, 3, -1, 7});
   auto y = pool("MaxPool", x, attrs({{"kernel_shape", ints{2}}, {"strides", ints{2}}}));

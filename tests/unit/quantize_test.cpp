@@ -551,6 +551,28 @@ TEST_CASE("QGemm declines what the cpu EP does not implement, with the reason", 
   const KernelMatch trans_a = claim_on_cpu(spec);
   REQUIRE_FALSE(trans_a);
   CHECK(trans_a.reason() == "QGemm: transA 1 is not implemented by the cpu EP; transpose A before it (transB is)");
+  spec.attrs = attrs({{"transB", int64_t{1}}});  // B [3, 4] transposed is 4 x 3: K 4 against A's 3
+  const KernelMatch mismatch = claim_on_cpu(spec);
+  REQUIRE_FALSE(mismatch);
+  CHECK(mismatch.reason() == "QGemm: A [2,3] and B [3,4] (transposed) do not multiply");
+}
+
+TEST_CASE("QGemm names a C of another length than Y's columns, with how to fix it", "[cpu][quantize]") {
+  std::mt19937 rng(37);
+  auto y = run_on_cpu({.op_type = "QGemm",
+                       .domain = "com.microsoft",
+                       .opset = 1,
+                       .inputs = {random_ints<uint8_t>({2, 3}, rng), Tensor::from_vector<float>({}, {0.1f}),
+                                  Tensor::from_vector<uint8_t>({}, {3}), random_ints<int8_t>({3, 4}, rng),
+                                  Tensor::from_vector<float>({}, {0.1f}), Tensor::from_vector<int8_t>({}, {0}),
+                                  Tensor::from_vector<int32_t>({5}, {1, 2, 3, 4, 5}),
+                                  Tensor::from_vector<float>({}, {0.2f}), Tensor::from_vector<uint8_t>({}, {0})},
+                       .constant = {false, true, true, true, true, true, true, true, true}});
+  REQUIRE_FALSE(y);
+  const std::string text = y.error().render();
+  CHECK_THAT(text, Catch::Matchers::Contains("QGemm: C has shape [5]"));
+  CHECK_THAT(text, Catch::Matchers::Contains("one int32 bias per column of Y, 4 values"));
+  CHECK_THAT(text, Catch::Matchers::Contains("give C of shape [4]"));
 }
 
 TEST_CASE("MatMulInteger batches, broadcasts and per-row zero points match a direct loop", "[cpu][quantize]") {
