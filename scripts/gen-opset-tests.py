@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """Writes testdata/opset18plus: one ONNX backend-test folder per op version of opsets 18 to 25
-(model.onnx, test_data_set_0/input_K.pb and output_K.pb), with expected outputs computed by
+(model.onnx, test_data_set_0/input_K.pb and output_K.pb), and testdata/com_microsoft: ONNX
+Runtime's quantized com.microsoft ops of its QOperator models, with expected outputs computed by
 ONNX Runtime 1.30 (the npm package onnxruntime-node, installed into .cache/ort-node as
 scripts/bench-vs-ort.sh does). Run it with /usr/bin/python3 (Debian's python3-onnx writes any
 opset number; its checker is not used). The outputs are committed: tests never need ORT.
@@ -23,7 +24,6 @@ import onnx.numpy_helper
 from onnx import helper
 
 REPO = Path(__file__).resolve().parent.parent
-OUT = REPO / "testdata" / "opset18plus"
 ORT_DIR = REPO / ".cache" / "ort-node"
 ORT_VERSION = "1.30.0"
 RUNNER = REPO / "scripts" / "gen-opset-tests-ort.cjs"
@@ -48,8 +48,11 @@ def strs(shape, *values):
 class Case:
     """One node (or a few) over graph inputs; `consts` become initializers."""
 
-    def __init__(self, name, opset, nodes, inputs, outputs, consts=None, expected=None):
+    def __init__(self, name, opset, nodes, inputs, outputs, consts=None, expected=None, domains=None,
+                 folder="opset18plus"):
         self.name, self.opset, self.inputs, self.outputs = name, opset, inputs, outputs
+        self.domains = domains or {}  # other opset imports: {"com.microsoft": 1}
+        self.folder = folder
         self.nodes = nodes if isinstance(nodes, list) else [nodes]
         self.consts = consts or {}
         self.expected = expected  # outputs known exactly without ONNX Runtime (it cannot run the case)
@@ -65,7 +68,8 @@ class Case:
         inits = [a if isinstance(a, onnx.TensorProto) else onnx.numpy_helper.from_array(a, n)
                  for n, a in self.consts.items()]
         graph = helper.make_graph(self.nodes, self.name, ins, outs, initializer=inits)
-        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", self.opset)],
+        imports = [helper.make_opsetid("", self.opset)] + [helper.make_opsetid(d, v) for d, v in self.domains.items()]
+        model = helper.make_model(graph, opset_imports=imports,
                                   producer_name="gen-opset-tests")
         # The IR version each opset came with: 18-20 IR 9, 21-22 IR 10, 23 IR 11, 24 IR 12, 25 IR 13.
         model.ir_version = {21: 10, 22: 10, 23: 11, 24: 12, 25: 13}.get(self.opset, 9)
@@ -455,6 +459,7 @@ def cases():
     yield from mx_and_2bit_cases()
     yield from deform_conv_cases()
     yield from max_roi_pool_cases()
+    yield from com_microsoft_cases()
 
 
 def rotary_caches(rows, half, base=10000.0):
@@ -730,6 +735,80 @@ def max_roi_pool_cases():
               spatial_scale=0.5)
 
 
+def quantized(shape, dtype, local):
+    lo, hi = (0, 256) if dtype == np.uint8 else (-128, 128)
+    return local.integers(lo, hi, shape).astype(dtype)
+
+
+def ms(name, op, inputs, consts, input_names, **attrs):
+    """One com.microsoft node (opset 1) over graph inputs and initializers, named in `input_names`
+    order ("" for an omitted optional input)."""
+    return Case(name, 17, helper.make_node(op, input_names, ["y"], domain="com.microsoft", **attrs), inputs, ["y"],
+                consts, domains={"com.microsoft": 1}, folder="com_microsoft")
+
+
+def com_microsoft_cases():
+    """ONNX Runtime's quantized element-wise ops and pools of its QOperator models, uint8 and int8:
+    same shapes and broadcasts (a channel, one value), inputs of Y's
+    quantization and of others, padding counted or not, ceil_mode, channels_last."""
+    local = np.random.default_rng(30)
+    U8, S8 = np.uint8, np.int8
+
+    def q(dtype, scale, zero):
+        return np.array(scale, F), np.array(zero, dtype)
+
+    for dtype, tag in ((U8, "uint8"), (S8, "int8")):
+        za, zb, zc = (120, 131, 128) if dtype == U8 else (-8, 5, 0)
+        (sa, za), (sb, zb), (sc, zc) = q(dtype, 0.021, za), q(dtype, 0.037, zb), q(dtype, 0.05, zc)
+        scales = {"sa": sa, "za": za, "sb": sb, "zb": zb, "sc": sc, "zc": zc}
+        names = ["a", "sa", "za", "b", "sb", "zb", "sc", "zc"]
+        for op in ("QLinearAdd", "QLinearMul"):
+            low = op.lower()
+            yield ms(f"{low}_{tag}", op, {"a": quantized((2, 3, 8, 8), dtype, local),
+                                          "b": quantized((2, 3, 8, 8), dtype, local)}, scales, names)
+            yield ms(f"{low}_{tag}_broadcast_channel", op, {"a": quantized((2, 4, 5, 5), dtype, local),
+                                                            "b": quantized((1, 4, 1, 1), dtype, local)}, scales, names)
+            yield ms(f"{low}_{tag}_scalar_a", op, {"a": quantized((), dtype, local),
+                                                   "b": quantized((3, 37), dtype, local)}, scales, names)
+        (sx, zx), (sy, zy) = q(dtype, 0.043, za), q(dtype, 0.02, zc)
+        pool = {"sx": sx, "zx": zx, "sy": sy, "zy": zy}
+        unary = ["x", "sx", "zx", "sy", "zy"]
+        yield ms(f"qlinearsigmoid_{tag}", "QLinearSigmoid", {"x": quantized((2, 3, 50), dtype, local)},
+                 {"sx": sx, "zx": zx, "sy": np.array(1 / 256, F), "zy": np.array(0 if dtype == U8 else -128, dtype)},
+                 unary)
+        yield ms(f"qlinearleakyrelu_{tag}", "QLinearLeakyRelu", {"x": quantized((4, 64), dtype, local)}, pool, unary,
+                 alpha=0.2)
+        yield ms(f"qlinearleakyrelu_{tag}_default_alpha", "QLinearLeakyRelu",
+                 {"x": quantized((300,), dtype, local)}, pool, unary)
+        x = quantized((2, 5, 7, 9), dtype, local)
+        yield ms(f"qlinearglobalaveragepool_{tag}", "QLinearGlobalAveragePool", {"x": x}, pool, unary)
+        yield ms(f"qlinearglobalaveragepool_{tag}_channels_last", "QLinearGlobalAveragePool",
+                 {"x": quantized((2, 6, 4, 19), dtype, local)}, pool, unary, channels_last=1)
+        yield ms(f"qlinearglobalaveragepool_{tag}_3d", "QLinearGlobalAveragePool",
+                 {"x": quantized((1, 3, 4, 5, 6), dtype, local)}, pool, unary)
+        yield ms(f"qlinearaveragepool_{tag}_3x3_stride2_pads", "QLinearAveragePool", {"x": x}, pool, unary,
+                 kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
+        yield ms(f"qlinearaveragepool_{tag}_count_include_pad", "QLinearAveragePool", {"x": x}, pool, unary,
+                 kernel_shape=[3, 2], pads=[1, 0, 1, 1], count_include_pad=1)
+        yield ms(f"qlinearaveragepool_{tag}_ceil_mode", "QLinearAveragePool", {"x": x}, pool, unary,
+                 kernel_shape=[2, 2], strides=[2, 2], ceil_mode=1)
+        yield ms(f"qlinearaveragepool_{tag}_channels_last", "QLinearAveragePool",
+                 {"x": quantized((2, 7, 9, 5), dtype, local)}, pool, unary, kernel_shape=[3, 3], pads=[1, 1, 1, 1],
+                 channels_last=1)
+        yield ms(f"qlinearaveragepool_{tag}_1d", "QLinearAveragePool", {"x": quantized((2, 3, 17), dtype, local)},
+                 pool, unary, kernel_shape=[4], strides=[3])
+        (s1, z1), (s2, z2) = q(dtype, 0.03, za), q(dtype, 0.011, zb)
+        yield ms(f"qlinearconcat_{tag}_axis1", "QLinearConcat",
+                 {"x0": quantized((2, 3, 4), dtype, local), "x1": quantized((2, 5, 4), dtype, local),
+                  "x2": quantized((2, 1, 4), dtype, local)},
+                 {"sy": sy, "zy": zy, "s1": s1, "z1": z1, "s2": s2, "z2": z2},
+                 ["sy", "zy", "x0", "sy", "zy", "x1", "s1", "z1", "x2", "s2", "z2"], axis=1)
+        yield ms(f"qlinearconcat_{tag}_last_axis", "QLinearConcat",
+                 {"x0": quantized((3, 2, 6), dtype, local), "x1": quantized((3, 2, 2), dtype, local)},
+                 {"sy": sy, "zy": zy, "s1": s1, "z1": z1},
+                 ["sy", "zy", "x0", "s1", "z1", "x1", "sy", "zy"], axis=-1)
+
+
 def ensure_ort():
     pkg = ORT_DIR / "node_modules" / "onnxruntime-node" / "package.json"
     if pkg.exists() and json.loads(pkg.read_text())["version"] == ORT_VERSION:
@@ -756,7 +835,7 @@ def from_json(t):
 
 
 def write(case, tmp):
-    folder = OUT / case.name
+    folder = REPO / "testdata" / case.folder / case.name
     shutil.rmtree(folder, ignore_errors=True)
     data = folder / "test_data_set_0"
     data.mkdir(parents=True)

@@ -22,6 +22,11 @@ in the QDQ form a static quantizer writes.
   qdq_mobilenet_v2.onnx       MobileNetV2 (1x3x224x224, 1000 classes) the same way: depthwise
                               convolutions, Clip(0, 6) after each expanding and depthwise
                               Conv, the residual Adds between their quantizations
+  qop_resnet18.onnx           the same two networks with the same weights in the QOperator
+  qop_mobilenet_v2.onnx       form of quantize_static (QuantFormat.QOperator): QLinearConv with
+                              its Relu or Clip folded into Y's quantization, com.microsoft's
+                              QLinearAdd, QLinearGlobalAveragePool and QGemm, MaxPool and
+                              Flatten on uint8; float X quantized, the logits dequantized
 
 Weights are int8 with per-channel scales, random (seed 0); run with /usr/bin/python3.
 
@@ -43,7 +48,10 @@ def save(out_dir, name, node, inputs, outputs, inits):
 
 def save_graph(out_dir, name, nodes, inputs, outputs, inits):
     graph = helper.make_graph(nodes, name, inputs, outputs, inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], producer_name="nxrt-bench")
+    imports = [helper.make_opsetid("", 13)]
+    if any(n.domain == "com.microsoft" for n in nodes):
+        imports.append(helper.make_opsetid("com.microsoft", 1))
+    model = helper.make_model(graph, opset_imports=imports, producer_name="nxrt-bench")
     model.ir_version = 8
     onnx.save(model, str(out_dir / f"{name}.onnx"))
     print(f"wrote {out_dir / name}.onnx")
@@ -170,9 +178,104 @@ class QdqGraph:
         self.nodes.append(helper.make_node(op_type, inputs, [f"{stem}_y"], name=stem, **attrs))
         return self.quantize(f"{stem}_y", scale, zero)
 
+    def add(self, a, b, relu, scale, zero):
+        """The residual Add (with its Relu), its output quantized."""
+        stem = self.name("add")
+        self.nodes.append(helper.make_node("Add", [a, b], [f"{stem}_y"], name=stem))
+        if relu:
+            self.nodes.append(helper.make_node("Relu", [f"{stem}_y"], [f"{stem}_r"], name=f"{stem}_relu"))
+            return self.quantize(f"{stem}_r", scale, zero)
+        return self.quantize(f"{stem}_y", scale, zero)
 
-def qdq_resnet18(out_dir, rng):
-    g = QdqGraph(out_dir, rng)
+    def gemm(self, x, x_scale, channels, classes, name):
+        """The classifier's Gemm, its logits quantized and dequantized."""
+        w, b = self.weights(name, (classes, channels), x_scale)
+        self.nodes.append(helper.make_node("Gemm", [x, w, b], ["logits_f"], name=name, transB=1))
+        y, _ = self.quantize("logits_f", 0.1, 128)
+        return y
+
+    def save(self, name, output):
+        self.nodes.append(helper.make_node("Identity", [output], ["logits"], name="output"))
+        save_graph(self.out_dir, name, self.nodes,
+                   [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 224, 224])],
+                   [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [1, 1000])], self.inits)
+
+
+class QopGraph(QdqGraph):
+    """The same networks in ONNX Runtime's QOperator form: each value between ops is uint8 with
+    its scale and zero point (initializers named after it); QLinearConv folds its Relu or Clip
+    into Y's quantization (zero point 0 saturates below 0, and 6 / 255 at 255 above 6), as
+    quantize_static does. Weights are drawn as QdqGraph draws them, so both forms of a network
+    hold the same ones."""
+
+    def quantize(self, x, scale, zero):
+        q = self.name("q")
+        self.init(f"{q}_s", np.array(scale, np.float32))
+        self.init(f"{q}_z", np.array(zero, np.uint8))
+        if x == "x":  # the float input
+            self.nodes.append(helper.make_node("QuantizeLinear", [x, f"{q}_s", f"{q}_z"], [q], name=f"{q}_quantize"))
+        return q, scale
+
+    def params(self, q):
+        """A quantized value's scale and zero point."""
+        return [f"{q}_s", f"{q}_z"]
+
+    def output(self, scale, zero):
+        """A new quantized value (its scale and zero point made), for an op to write."""
+        q, _ = self.quantize(None, scale, zero)
+        return q
+
+    def weights(self, stem, shape, x_scale):
+        fan_in = int(np.prod(shape[1:]))
+        w_scale = (np.sqrt(6.0 / fan_in) / 127 * self.rng.uniform(0.8, 1.2, shape[0])).astype(np.float32)
+        self.init(f"{stem}_w", self.rng.integers(-127, 128, shape).astype(np.int8))
+        self.init(f"{stem}_ws", w_scale)
+        self.init(f"{stem}_wz", np.zeros(shape[0], np.int8))
+        self.init(f"{stem}_b", self.rng.integers(-200, 200, shape[0]).astype(np.int32))
+        return [f"{stem}_w", f"{stem}_ws", f"{stem}_wz"], f"{stem}_b"
+
+    def conv(self, x, x_scale, channels, out_channels, kernel, stride=1, relu=True, group=1, relu6=False):
+        stem = self.name("conv")
+        w, b = self.weights(stem, (out_channels, channels // group, kernel, kernel), x_scale)
+        scale, zero = (6 / 255, 0) if relu6 else (0.04, 0) if relu else (0.08, 128)
+        y = self.output(scale, zero)
+        self.nodes.append(helper.make_node("QLinearConv", [x, *self.params(x), *w, *self.params(y), b], [y], name=stem,
+                                           kernel_shape=[kernel] * 2, strides=[stride] * 2, pads=[kernel // 2] * 4,
+                                           group=group))
+        return y, scale
+
+    def op(self, op_type, inputs, scale, zero, **attrs):
+        stem = self.name(op_type.lower())
+        x = inputs[0]
+        if op_type == "GlobalAveragePool":
+            y = self.output(scale, zero)
+            self.nodes.append(helper.make_node("QLinearGlobalAveragePool", [x, *self.params(x), *self.params(y)], [y],
+                                               name=stem, domain="com.microsoft"))
+            return y, scale
+        # MaxPool and Flatten move quantized values: Y keeps X's scale and zero point.
+        self.nodes.append(helper.make_node(op_type, [x], [f"{stem}_y"], name=stem, **attrs))
+        self.init(f"{stem}_y_s", np.array(scale, np.float32))
+        self.init(f"{stem}_y_z", np.array(zero, np.uint8))
+        return f"{stem}_y", scale
+
+    def add(self, a, b, relu, scale, zero):
+        stem = self.name("add")
+        y = self.output(scale, zero)
+        self.nodes.append(helper.make_node("QLinearAdd", [a, *self.params(a), b, *self.params(b), *self.params(y)],
+                                           [y], name=stem, domain="com.microsoft"))
+        return y, scale
+
+    def gemm(self, x, x_scale, channels, classes, name):
+        w, b = self.weights(name, (classes, channels), x_scale)
+        y = self.output(0.1, 128)
+        self.nodes.append(helper.make_node("QGemm", [x, *self.params(x), *w, b, *self.params(y)], [y], name=name,
+                                           domain="com.microsoft", transB=1))
+        self.nodes.append(helper.make_node("DequantizeLinear", [y, *self.params(y)], [f"{name}_f"],
+                                           name=f"{name}_dequantize"))
+        return f"{name}_f"
+
+
+def resnet18(g, name):
     x, s = g.quantize("x", 0.03, 128)
     x, s = g.conv(x, s, 3, 64, 7, stride=2)
     x, s = g.op("MaxPool", [x], s, 0, kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
@@ -185,28 +288,19 @@ def qdq_resnet18(out_dir, rng):
             shortcut = x
             if stride != 1 or channels != width:
                 shortcut, _ = g.conv(x, s, channels, width, 1, stride, relu=False)
-            stem = g.name("add")
-            g.nodes.append(helper.make_node("Add", [h, shortcut], [f"{stem}_y"], name=stem))
-            g.nodes.append(helper.make_node("Relu", [f"{stem}_y"], [f"{stem}_r"], name=f"{stem}_relu"))
-            x, s = g.quantize(f"{stem}_r", 0.04, 0)
+            x, s = g.add(h, shortcut, True, 0.04, 0)
             channels = width
-    classifier(g, x, s, 512, "qdq_resnet18")
+    classifier(g, x, s, 512, name)
 
 
 def classifier(g, x, s, channels, name):
     """GlobalAveragePool, Flatten and the 1000-class Gemm, the logits quantized and dequantized."""
     x, s = g.op("GlobalAveragePool", [x], s, 0)
     x, s = g.op("Flatten", [x], s, 0)
-    w, b = g.weights("fc", (1000, channels), s)
-    g.nodes.append(helper.make_node("Gemm", [x, w, b], ["logits_f"], name="fc", transB=1))
-    y, _ = g.quantize("logits_f", 0.1, 128)
-    g.nodes.append(helper.make_node("Identity", [y], ["logits"], name="output"))
-    save_graph(g.out_dir, name, g.nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 224, 224])],
-               [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [1, 1000])], g.inits)
+    g.save(name, g.gemm(x, s, channels, 1000, "fc"))
 
 
-def qdq_mobilenet_v2(out_dir, rng):
-    g = QdqGraph(out_dir, rng)
+def mobilenet_v2(g, name):
     x, s = g.quantize("x", 0.03, 128)
     x, s = g.conv(x, s, 3, 32, 3, stride=2, relu6=True)
     channels = 32
@@ -221,12 +315,10 @@ def qdq_mobilenet_v2(out_dir, rng):
             h, hs = g.conv(h, hs, hidden, hidden, 3, stride, group=hidden, relu6=True)
             h, hs = g.conv(h, hs, hidden, width, 1, relu=False)
             if stride == 1 and channels == width:
-                stem = g.name("add")
-                g.nodes.append(helper.make_node("Add", [h, x], [f"{stem}_y"], name=stem))
-                h, hs = g.quantize(f"{stem}_y", 0.08, 128)
+                h, hs = g.add(h, x, False, 0.08, 128)
             x, s, channels = h, hs, width
     x, s = g.conv(x, s, channels, 1280, 1, relu6=True)
-    classifier(g, x, s, 1280, "qdq_mobilenet_v2")
+    classifier(g, x, s, 1280, name)
 
 
 def qdq_matmul(out_dir, rng, m=128, k=512, n=1376):
@@ -258,8 +350,9 @@ def main():
     qlinearconv(args.out_dir, rng, "qlinearconv_depthwise", 144, 144, 56, 3, group=144)
     qdq_basic_block(args.out_dir, np.random.default_rng(1))
     qdq_matmul(args.out_dir, np.random.default_rng(2))
-    qdq_resnet18(args.out_dir, np.random.default_rng(3))
-    qdq_mobilenet_v2(args.out_dir, np.random.default_rng(4))
+    for form, graph in (("qdq", QdqGraph), ("qop", QopGraph)):
+        resnet18(graph(args.out_dir, np.random.default_rng(3)), f"{form}_resnet18")
+        mobilenet_v2(graph(args.out_dir, np.random.default_rng(4)), f"{form}_mobilenet_v2")
     m, k, n = 128, 512, 1376
     inits = [numpy_helper.from_array(rng.integers(-127, 128, (k, n)).astype(np.int8), "b"),
              numpy_helper.from_array(np.array(7, np.uint8), "a_zero"),

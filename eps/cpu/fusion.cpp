@@ -109,18 +109,6 @@ bool single_value_of(const Graph& graph, ValueId v, DType dtype) {
 
 bool is_byte_quantized(DType t) { return t == DType::kUInt8 || t == DType::kInt8; }
 
-// Whether the two shapes are the same whatever the model is run with: equal ranks, and each
-// pair of dims the same size or the same symbol.
-bool always_same_shape(const ValueType& a, const ValueType& b) {
-  if (!a.shape || !b.shape || a.shape->size() != b.shape->size()) return false;
-  for (std::size_t d = 0; d < a.shape->size(); ++d) {
-    const Dim& x = (*a.shape)[d];
-    const Dim& y = (*b.shape)[d];
-    if (x.known() ? x != y : (x.symbol.empty() || x.symbol != y.symbol || y.known())) return false;
-  }
-  return true;
-}
-
 // A DequantizeLinear of uint8 or int8 to float with one scale (and one zero point, when it has
 // one): its inputs, padded to three.
 std::optional<std::vector<ValueId>> per_tensor_dequantize(const Graph& graph, const Node& dq) {
@@ -180,6 +168,16 @@ Expected<std::optional<FusedStep>> quantized_add(const Partition& partition, con
 }
 
 }  // namespace
+
+bool always_same_shape(const ValueType& a, const ValueType& b) {
+  if (!a.shape || !b.shape || a.shape->size() != b.shape->size()) return false;
+  for (std::size_t d = 0; d < a.shape->size(); ++d) {
+    const Dim& x = (*a.shape)[d];
+    const Dim& y = (*b.shape)[d];
+    if (x.known() ? x != y : (x.symbol.empty() || x.symbol != y.symbol || y.known())) return false;
+  }
+  return true;
+}
 
 bool is_quantized_add(const Graph& graph, const FusedStep& step) {
   return !step.nodes.empty() && is_onnx_op(graph.node(step.nodes.front()), "Add") &&

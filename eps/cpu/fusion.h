@@ -19,6 +19,10 @@ namespace nxrt::cpu {
 //    the nodes, without their float tensors.
 Expected<std::vector<FusedStep>> find_fusions(const Partition& partition);
 
+// Whether the two shapes are the same whatever the model is run with: equal ranks, and each
+// pair of dims the same size or the same symbol.
+bool always_same_shape(const ValueType& a, const ValueType& b);
+
 // Whether `step` is a quantized Add of find_fusions: its inputs 0 and 3 (A and B) and its output
 // are of one shape, and it works element by element, whatever their layout.
 bool is_quantized_add(const Graph& graph, const FusedStep& step);

@@ -58,6 +58,31 @@ bool dequantize_is_layout_free(const Graph& graph, const Node& node) {
   return true;
 }
 
+// Whether `node` is one of ONNX Runtime's quantized element-wise ops over tensors of rank 4, which
+// the cpu EP's registry kernels run element by element alike in any layout: QLinearAdd or
+// QLinearMul of two tensors of one shape, QLinearSigmoid or QLinearLeakyRelu (their claim checks
+// took one scale and zero point per tensor).
+bool qlinear_elementwise_is_layout_free(const Graph& graph, const Node& node) {
+  if (node.domain != "com.microsoft" || !reads_planes(graph, node)) return false;
+  if (node.op_type == "QLinearSigmoid" || node.op_type == "QLinearLeakyRelu") return true;
+  if (node.op_type != "QLinearAdd" && node.op_type != "QLinearMul") return false;
+  return node.inputs.size() > 3 && node.inputs[3] != kNoValue &&
+         always_same_shape(graph.value(node.inputs[0]).type, graph.value(node.inputs[3]).type);
+}
+
+// The element-wise inputs of such a node: A and B, or X.
+std::vector<ValueId> elementwise_inputs(const Node& node) {
+  if (node.op_type == "QLinearAdd" || node.op_type == "QLinearMul") return {node.inputs[0], node.inputs[3]};
+  return {node.inputs[0]};
+}
+
+// Whether `node` is a QLinearGlobalAveragePool of X of rank 4 as ONNX lays it out (channels_last
+// 0): its output, N x C x 1 x 1, is the same bytes in either layout.
+bool qlinear_global_average_pool_reads_channels_last(const Graph& graph, const Node& node) {
+  return node.domain == "com.microsoft" && node.op_type == "QLinearGlobalAveragePool" && reads_planes(graph, node) &&
+         node.attributes.int_or("channels_last", 0) == 0;
+}
+
 // Whether `node` is a GlobalAveragePool of float X of rank 4 (its output, N x C x 1 x 1, is the
 // same bytes in either layout).
 bool global_average_pool_reads_channels_last(const Graph& graph, const Node& node) {
@@ -78,13 +103,15 @@ Expected<std::vector<FusedStep>> channels_last_steps(const Partition& partition,
   const Graph& graph = *partition.graph;
   std::unordered_set<NodeId> fused_members;
   for (const FusedStep& f : fused) fused_members.insert(f.nodes.begin(), f.nodes.end());
-  std::vector<const Node*> convs, max_pools, global_pools;
+  std::vector<const Node*> convs, max_pools, global_pools, qlinear_global_pools;
   std::vector<OneLayout> one_layout;
   for (NodeId id : partition.nodes) {
     const Node& node = graph.node(id);
     if (fused_members.contains(id)) continue;
     if (conv_supports_channels_last(graph, node)) convs.push_back(&node);
     if (global_average_pool_reads_channels_last(graph, node)) global_pools.push_back(&node);
+    if (qlinear_global_average_pool_reads_channels_last(graph, node)) qlinear_global_pools.push_back(&node);
+    if (qlinear_elementwise_is_layout_free(graph, node)) one_layout.push_back({elementwise_inputs(node), node.outputs[0]});
     const bool max_pool = max_pool_supports_channels_last(graph, node);
     if (max_pool) max_pools.push_back(&node);
     if (max_pool || dequantize_is_layout_free(graph, node)) one_layout.push_back({{node.inputs[0]}, node.outputs[0]});
@@ -104,6 +131,7 @@ Expected<std::vector<FusedStep>> channels_last_steps(const Partition& partition,
     for (ValueId v : f.inputs) ++reads[v];
   for (const Node* conv : convs) ++layout_reads[conv->inputs[0]];
   for (const Node* pool : global_pools) ++layout_reads[pool->inputs[0]];
+  for (const Node* pool : qlinear_global_pools) ++layout_reads[pool->inputs[0]];
   for (const OneLayout& step : one_layout)
     for (ValueId v : step.inputs) ++layout_reads[v];
 
@@ -153,6 +181,11 @@ Expected<std::vector<FusedStep>> channels_last_steps(const Partition& partition,
   for (const Node* pool : global_pools) {
     if (!channels_last.contains(pool->inputs[0])) continue;
     if (auto r = add_step(*pool, make_global_average_pool_channels_last()); !r)
+      return std::unexpected(std::move(r.error()));
+  }
+  for (const Node* pool : qlinear_global_pools) {
+    if (!channels_last.contains(pool->inputs[0])) continue;
+    if (auto r = add_step(*pool, make_qlinear_global_average_pool_channels_last(NodeContext(graph, *pool))); !r)
       return std::unexpected(std::move(r.error()));
   }
   return steps;

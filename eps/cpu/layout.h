@@ -10,15 +10,17 @@
 namespace nxrt::cpu {
 
 // Steps of one node each, for the QLinearConvs of `partition` that read or write a value stored
-// channels-last, and the MaxPools and GlobalAveragePools that do. A value is stored so when one
+// channels-last, and the MaxPools and (QLinear)GlobalAveragePools that do. A value is stored so when one
 // of these steps writes it and only such steps read it:
 //  * a QLinearConv of one group (or depthwise, one output channel per input channel) over 2-D
 //    planes, reading it as X; it reads X and writes Y in either layout;
 //  * a quantized Add of the fusion step `fused`, a MaxPool of uint8 or int8 over 2-D planes
-//    without Indices, or a DequantizeLinear with one scale (run by its registry kernel, which
-//    works element by element); these keep their inputs and output in one layout;
-//  * a GlobalAveragePool of float X over 2-D planes, reading it; its output is the same bytes
-//    in either layout.
+//    without Indices, a DequantizeLinear with one scale, or ONNX Runtime's QLinearAdd or
+//    QLinearMul of two tensors of one shape, QLinearSigmoid or QLinearLeakyRelu (these run by
+//    their registry kernels, which work element by element); these keep their inputs and output
+//    in one layout;
+//  * a GlobalAveragePool of float X, or a QLinearGlobalAveragePool of X as ONNX lays it out,
+//    over 2-D planes, reading it; its output is the same bytes in either layout.
 // Values the partition hands out keep ONNX's layout, so a quantized network's convolutions do
 // not turn every activation channels-last and back (as ONNX Runtime's NHWC transformer keeps its
 // quantized convolutions channels-last).

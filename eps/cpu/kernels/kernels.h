@@ -47,6 +47,8 @@ std::vector<KernelDef> conv_transpose_kernels();    // ConvTranspose
 std::vector<KernelDef> rnn_kernels();               // RNN GRU LSTM
 std::vector<KernelDef> signal_kernels();            // DFT (17, 20) STFT HannWindow HammingWindow BlackmanWindow MelWeightMatrix
 std::vector<KernelDef> quantize_kernels();          // DynamicQuantizeLinear QLinearMatMul QLinearConv MatMulInteger ConvInteger
+std::vector<KernelDef> qlinear_kernels();           // com.microsoft: QLinearAdd QLinearMul QLinearSigmoid QLinearLeakyRelu QLinearConcat
+std::vector<KernelDef> qlinear_pool_kernels();      // com.microsoft: QLinearGlobalAveragePool QLinearAveragePool
 std::vector<KernelDef> quantize_linear_kernels();   // QuantizeLinear DequantizeLinear
 std::vector<KernelDef> sequence_kernels();          // SequenceEmpty SequenceConstruct SequenceInsert SequenceAt SequenceErase SequenceLength SplitToSequence ConcatFromSequence
 std::vector<KernelDef> optional_kernels();          // Optional OptionalHasElement OptionalGetElement
@@ -80,6 +82,9 @@ Expected<std::unique_ptr<Kernel>> make_qlinear_conv(const NodeContext& conv, Cha
 Expected<std::unique_ptr<Kernel>> make_max_pool_channels_last(const NodeContext& max_pool);
 // GlobalAveragePool of float X stored channels-last (the layout step) into Y as ONNX has it.
 Expected<std::unique_ptr<Kernel>> make_global_average_pool_channels_last();
+// QLinearGlobalAveragePool `pool` of X stored channels-last (the layout step); Y is written as the
+// node's channels_last attribute says (the same bytes either way).
+Expected<std::unique_ptr<Kernel>> make_qlinear_global_average_pool_channels_last(const NodeContext& pool);
 // DequantizeLinear of A and of B (uint8 or int8, one scale each) -> Add (-> Relu when `relu`)
 // -> QuantizeLinear to `y_type`: reads A, its scale and zero point, the same of B, then Y's
 // scale and zero point (zero points may be omitted); writes Y, the same bits as the nodes.

@@ -9,24 +9,19 @@
 #include <limits>
 
 #include "common/broadcast.h"
+#include "common/byte_quantization.h"
 #include "common/kernel_util.h"
 #include "kernels/kernels.h"
 
 namespace nxrt::cpu {
 namespace {
 
-// One tensor's quantization, read from the step's inputs.
-struct Quantization {
-  float scale = 1;
-  int32_t zero = 0;
-};
-
 // y[i] = saturate(round(v / y_scale) + y_zero) of v = (a[i] - a_zero) * a_scale + (b[i] - b_zero)
 // * b_scale, v clamped at 0 first when `relu`. Contracting a product and the sum into one
 // fused multiply-add would round once where DequantizeLinear and Add round twice: not here.
 template <class A, class B, class Y>
-[[gnu::optimize("fp-contract=off")]] void add_quantized(const A* a, const B* b, int64_t count, Quantization qa,
-                                                        Quantization qb, Quantization qy, bool relu, Y* y) {
+[[gnu::optimize("fp-contract=off")]] void add_quantized(const A* a, const B* b, int64_t count, ByteQuantization qa,
+                                                        ByteQuantization qb, ByteQuantization qy, bool relu, Y* y) {
   const float lo = std::numeric_limits<Y>::lowest(), hi = std::numeric_limits<Y>::max();
   const auto zero = static_cast<float>(qy.zero);
   for (int64_t i = 0; i < count; ++i) {
@@ -36,12 +31,6 @@ template <class A, class B, class Y>
     if (relu) v = v > 0 ? v : 0.f;
     y[i] = static_cast<Y>(std::min(std::max(std::nearbyint(v / qy.scale) + zero, lo), hi));
   }
-}
-
-// Calls fn with a value of the byte type `t` (uint8 or int8) as a tag.
-template <class Fn>
-auto visit_byte_type(DType t, Fn&& fn) {
-  return t == DType::kInt8 ? fn(int8_t{}) : fn(uint8_t{});
 }
 
 // Inputs: A, A's scale and zero point, B, B's scale and zero point, Y's scale and zero point
@@ -60,10 +49,10 @@ class QdqAddKernel final : public Kernel {
                               shape_to_string(a.shape()), shape_to_string(b.shape())),
                   "the step was fused for two inputs of one shape, as the model declares them",
                   "give inputs of the shapes the model declares");
-    Quantization q[3];
-    const std::pair<std::size_t, DType> scales[3] = {{1, a.dtype()}, {4, b.dtype()}, {6, y_type_}};
+    ByteQuantization q[3];
+    const std::size_t scales[3] = {1, 4, 6};
     for (std::size_t t = 0; t < 3; ++t) {
-      auto read = quantization(ctx, scales[t].first, scales[t].second);
+      auto read = read_per_tensor_quantization(ctx, "DequantizeLinear+Add+QuantizeLinear", scales[t], scales[t] + 1);
       if (!read) return std::unexpected(read.error());
       q[t] = *read;
     }
@@ -88,23 +77,6 @@ class QdqAddKernel final : public Kernel {
   }
 
  private:
-  // The scale at input `i` and the zero point after it (of `type`), each one value.
-  static Expected<Quantization> quantization(KernelContext& ctx, std::size_t i, DType type) {
-    const Tensor& scale = ctx.input(i);
-    const bool has_zero = ctx.has_input(i + 1);
-    for (const Tensor* t : {&scale, has_zero ? &ctx.input(i + 1) : nullptr})
-      if (t && t->numel() != 1)
-        return fail(ErrorCode::kRuntime,
-                    fmt::format("DequantizeLinear+Add+QuantizeLinear: input {} has {} values; it needs 1",
-                                t == &scale ? i : i + 1, t->numel()),
-                    "the step was fused for scales and zero points of one value, as the model declares them",
-                    "give one value per scale and zero point");
-    Quantization q{scale.data_as<float>()[0], 0};
-    if (has_zero)
-      q.zero = type == DType::kInt8 ? ctx.input(i + 1).data_as<int8_t>()[0] : ctx.input(i + 1).data_as<uint8_t>()[0];
-    return q;
-  }
-
   DType y_type_;
   bool relu_;
 };

@@ -13,6 +13,7 @@
 #include <set>
 
 #include "convert.h"
+#include "microsoft_schemas.h"
 #include "schema_bridge.h"
 #include "nxrt/model/model.h"
 #include "nxrt/model/op_versions.h"
@@ -146,14 +147,16 @@ bool safe_for_shape_inference(const onnx::GraphProto& gp, const LoadState& st) {
   return true;
 }
 
-// Whether some node of `gp` or of its subgraphs is in a domain libonnx defines: else ONNX
-// shape inference has nothing to infer (an EPContext model, whose nodes are com.microsoft's).
-bool uses_libonnx_ops(const onnx::GraphProto& gp) {
+// Whether some node of `gp` or of its subgraphs has a type and shape rule: one in a domain libonnx
+// defines, or a com.microsoft op nxrt infers (microsoft_schemas.h). Else ONNX shape inference has
+// nothing to infer (an EPContext model, whose nodes are com.microsoft's EPContext).
+bool has_inferable_ops(const onnx::GraphProto& gp) {
   for (const auto& np : gp.node()) {
-    if (libonnx_defines(normalize_domain(np.domain()))) return true;
+    const std::string domain = normalize_domain(np.domain());
+    if (libonnx_defines(domain) || (domain == "com.microsoft" && microsoft_schema(np.op_type(), 1))) return true;
     for (const auto& a : np.attribute()) {
-      if (a.has_g() && uses_libonnx_ops(a.g())) return true;
-      if (std::ranges::any_of(a.graphs(), uses_libonnx_ops)) return true;
+      if (a.has_g() && has_inferable_ops(a.g())) return true;
+      if (std::ranges::any_of(a.graphs(), has_inferable_ops)) return true;
     }
   }
   return false;
@@ -473,7 +476,7 @@ Expected<Model> load_model_proto(std::shared_ptr<onnx::ModelProto> proto, const 
                        : fmt::format("{} {}", proto->producer_name(), proto->producer_version());
   for (const auto& p : proto->metadata_props()) model.metadata[p.key()] = p.value();
   // Model-local functions may define ops in any domain: only their absence makes inference moot.
-  const bool inferable = uses_libonnx_ops(proto->graph()) || proto->functions_size() > 0;
+  const bool inferable = has_inferable_ops(proto->graph()) || proto->functions_size() > 0;
   if (options.infer_shapes && inferable && safe_for_shape_inference(proto->graph(), st)) {
     order_proto_nodes(*proto->mutable_graph());
     try {

@@ -9,6 +9,8 @@
 #include <map>
 #include <utility>
 
+#include "inference_rules.h"
+#include "microsoft_schemas.h"
 #include "nxrt/model/op_versions.h"
 
 namespace nxrt {
@@ -16,6 +18,7 @@ namespace {
 
 using onnx::InferenceContext;
 using onnx::InferenceFunction;
+using namespace inference;
 
 const onnx::OpSchema* libonnx_schema(const std::string& op, int version) {
   return onnx::OpSchemaRegistry::Instance()->GetSchema(op, version, onnx::ONNX_DOMAIN);
@@ -27,34 +30,7 @@ void infer_as(InferenceContext& ctx, const char* op, int version) {
   if (s && s->has_type_and_shape_inference_function()) s->GetTypeAndShapeInferenceFunction()(ctx);
 }
 
-bool has_input(InferenceContext& ctx, std::size_t i) {
-  return i < ctx.getNumInputs() && ctx.getInputType(i) != nullptr;
-}
-
-// Output 0 gets input 0's element type and, when known, its rank (sizes unknown until run).
-void type_and_rank(InferenceContext& ctx) {
-  if (!has_input(ctx, 0)) return;
-  onnx::propagateElemTypeFromInputToOutput(ctx, 0, 0);
-  if (!onnx::hasInputShape(ctx, 0)) return;
-  auto* shape = onnx::getOutputShape(ctx, 0);
-  shape->clear_dim();
-  for (int i = 0; i < ctx.getInputType(0)->tensor_type().shape().dim_size(); ++i) shape->add_dim();
-}
-
-void same_as_input(InferenceContext& ctx) {
-  if (!has_input(ctx, 0)) return;
-  onnx::propagateElemTypeFromInputToOutput(ctx, 0, 0);
-  if (onnx::hasInputShape(ctx, 0)) onnx::propagateShapeFromInputToOutput(ctx, 0, 0);
-}
-
-void broadcast_binary(InferenceContext& ctx) {
-  if (!has_input(ctx, 0) || !has_input(ctx, 1)) return;
-  onnx::propagateElemTypeFromInputToOutput(ctx, 0, 0);
-  if (onnx::hasInputShape(ctx, 0) && onnx::hasInputShape(ctx, 1))
-    onnx::bidirectionalBroadcastShapeInference(ctx.getInputType(0)->tensor_type().shape(),
-                                               ctx.getInputType(1)->tensor_type().shape(),
-                                               *onnx::getOutputShape(ctx, 0));
-}
+void broadcast_binary(InferenceContext& ctx) { broadcast_inputs(ctx, 0, 1); }
 
 // Output 0: element type `elem`, input 0's shape.
 void typed_like_input(InferenceContext& ctx, int32_t elem) {
@@ -68,29 +44,6 @@ bool all_ones(InferenceContext& ctx, const char* attr) {
   for (int64_t v : a->ints())
     if (v != 1) return false;
   return true;
-}
-
-// The dim of input `i` at `d`, when the input's shape is known; nullptr otherwise.
-const onnx::TensorShapeProto_Dimension* input_dim(InferenceContext& ctx, std::size_t i, int d) {
-  if (!has_input(ctx, i) || !onnx::hasInputShape(ctx, i)) return nullptr;
-  const onnx::TensorShapeProto& s = ctx.getInputType(i)->tensor_type().shape();
-  return d < s.dim_size() ? &s.dim(d) : nullptr;
-}
-
-// Appends `dim` (a copy, or an unknown dim when nullptr) to `shape`.
-void add_dim(onnx::TensorShapeProto* shape, const onnx::TensorShapeProto_Dimension* dim) {
-  if (dim) *shape->add_dim() = *dim;
-  else shape->add_dim();
-}
-
-// Appends a dim of known value, or an unknown dim when `value` is not positive.
-void add_value(onnx::TensorShapeProto* shape, int64_t value) {
-  auto* d = shape->add_dim();
-  if (value > 0) d->set_dim_value(value);
-}
-
-int64_t value_of(const onnx::TensorShapeProto_Dimension* dim) {
-  return dim && dim->has_dim_value() ? dim->dim_value() : -1;
 }
 
 // Attention-23: Y, present_key, present_value and qk_matmul_output from Q, K, V and past_key,
@@ -257,6 +210,7 @@ class InferenceSchemas final : public onnx::ISchemaRegistry {
   }
 
   const onnx::OpSchema* GetSchema(const std::string& op, const int version, const std::string& domain) const override {
+    if (domain == "com.microsoft") return microsoft_schema(op, version);
     if (!domain.empty() && domain != "ai.onnx") return onnx::OpSchemaRegistry::Instance()->GetSchema(op, version, domain);
     if (version > kNewestKnownOpset) return nullptr;
     const onnx::OpSchema* own = libonnx_schema(op, version);

@@ -1,5 +1,6 @@
 // The operator schemas ONNX shape inference runs with: libonnx's own, plus the ai.onnx versions
-// of opsets 18 to 21 that an older libonnx lacks (nxrt's type and shape rules for them).
+// of opsets 18 to 25 that an older libonnx lacks (nxrt's type and shape rules for them), and
+// ONNX Runtime's com.microsoft ops that nxrt's EPs run (microsoft_schemas.h).
 #pragma once
 
 #include <onnx/defs/schema.h>

@@ -1,0 +1,118 @@
+// Type and shape rules of ONNX Runtime's com.microsoft ops (see microsoft_schemas.h), from the
+// definitions in ONNX Runtime's ContribOperators.md: the element type always, the shape where it
+// follows from the inputs' shapes and the attributes.
+#include "microsoft_schemas.h"
+
+#include <onnx/defs/shape_inference.h>
+
+#include <map>
+
+#include "inference_rules.h"
+
+namespace nxrt {
+namespace {
+
+using onnx::InferenceContext;
+using namespace inference;
+
+// QLinearGlobalAveragePool: N x C x 1..., or N x 1... x C with channels_last 1.
+void global_pool_shape(InferenceContext& ctx) {
+  if (!has_input(ctx, 0)) return;
+  onnx::propagateElemTypeFromInputToOutput(ctx, 0, 0);
+  if (!onnx::hasInputShape(ctx, 0)) return;
+  const int rank = ctx.getInputType(0)->tensor_type().shape().dim_size();
+  if (rank < 3) return;
+  const bool channels_last = onnx::getAttribute(ctx, "channels_last", 0) == 1;
+  auto* y = onnx::getOutputShape(ctx, 0);
+  y->clear_dim();
+  add_dim(y, input_dim(ctx, 0, 0));
+  for (int d = 1; d < rank; ++d) {
+    const bool channel = channels_last ? d == rank - 1 : d == 1;
+    if (channel) add_dim(y, input_dim(ctx, 0, d));
+    else add_value(y, 1);
+  }
+}
+
+// QLinearAveragePool: as AveragePool-11 (the same attributes) for channels-first X; the element
+// type and rank for channels-last X.
+void average_pool_shape(InferenceContext& ctx) {
+  if (onnx::getAttribute(ctx, "channels_last", 0) == 1) return type_and_rank(ctx);
+  const onnx::OpSchema* pool = onnx::OpSchemaRegistry::Instance()->GetSchema("AveragePool", 11, onnx::ONNX_DOMAIN);
+  if (pool && pool->has_type_and_shape_inference_function()) pool->GetTypeAndShapeInferenceFunction()(ctx);
+}
+
+// QLinearConcat: Y_zero_point's element type; the tensors (inputs 2, 5, ...) joined along axis.
+void concat_shape(InferenceContext& ctx) {
+  if (!has_input(ctx, 1)) return;
+  onnx::propagateElemTypeFromInputToOutput(ctx, 1, 0);
+  std::vector<const onnx::TensorShapeProto*> shapes;
+  for (std::size_t i = 2; i < ctx.getNumInputs(); i += 3) {
+    if (!has_input(ctx, i) || !onnx::hasInputShape(ctx, i)) return;
+    shapes.push_back(&ctx.getInputType(i)->tensor_type().shape());
+  }
+  if (shapes.empty()) return;
+  const int rank = shapes.front()->dim_size();
+  int64_t axis = onnx::getAttribute(ctx, "axis", 0);
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= rank) return;
+  int64_t joined = 0;
+  for (const auto* s : shapes) {
+    if (s->dim_size() != rank) return;
+    const auto& d = s->dim(static_cast<int>(axis));
+    joined = joined >= 0 && d.has_dim_value() ? joined + d.dim_value() : -1;
+  }
+  auto* y = onnx::getOutputShape(ctx, 0);
+  y->clear_dim();
+  for (int d = 0; d < rank; ++d) {
+    if (d == axis) add_value(y, joined);
+    else add_dim(y, &shapes.front()->dim(d));
+  }
+}
+
+// QGemm: y_zero_point's element type (float without y_scale); M x N from A, B, transA, transB.
+void qgemm_shape(InferenceContext& ctx) {
+  auto* type = ctx.getOutputType(0)->mutable_tensor_type();
+  if (has_input(ctx, 8)) type->set_elem_type(ctx.getInputType(8)->tensor_type().elem_type());
+  else if (!has_input(ctx, 7)) type->set_elem_type(onnx::TensorProto::FLOAT);
+  if (!onnx::hasInputShape(ctx, 0) || !onnx::hasInputShape(ctx, 3)) return;
+  if (ctx.getInputType(0)->tensor_type().shape().dim_size() != 2 ||
+      ctx.getInputType(3)->tensor_type().shape().dim_size() != 2)
+    return;
+  const bool trans_a = onnx::getAttribute(ctx, "transA", 0) != 0, trans_b = onnx::getAttribute(ctx, "transB", 0) != 0;
+  auto* y = onnx::getOutputShape(ctx, 0);
+  y->clear_dim();
+  add_dim(y, input_dim(ctx, 0, trans_a ? 1 : 0));
+  add_dim(y, input_dim(ctx, 3, trans_b ? 0 : 1));
+}
+
+void qlinear_binary_shape(InferenceContext& ctx) { broadcast_inputs(ctx, 0, 3); }
+
+std::map<std::string, onnx::OpSchema> build_schemas() {
+  const std::pair<const char*, onnx::InferenceFunction> rules[] = {
+      {"QLinearAdd", qlinear_binary_shape},
+      {"QLinearMul", qlinear_binary_shape},
+      {"QLinearSigmoid", same_as_input},
+      {"QLinearLeakyRelu", same_as_input},
+      {"QLinearGlobalAveragePool", global_pool_shape},
+      {"QLinearAveragePool", average_pool_shape},
+      {"QLinearConcat", concat_shape},
+      {"QGemm", qgemm_shape},
+  };
+  std::map<std::string, onnx::OpSchema> schemas;
+  for (const auto& [op, rule] : rules) {
+    onnx::OpSchema s(op, __FILE__, __LINE__);
+    s.SetDomain("com.microsoft").SinceVersion(1).TypeAndShapeInferenceFunction(rule);
+    schemas.emplace(op, std::move(s));
+  }
+  return schemas;
+}
+
+}  // namespace
+
+const onnx::OpSchema* microsoft_schema(const std::string& op, int version) {
+  static const std::map<std::string, onnx::OpSchema> schemas = build_schemas();
+  auto it = schemas.find(op);
+  return version >= 1 && it != schemas.end() ? &it->second : nullptr;
+}
+
+}  // namespace nxrt

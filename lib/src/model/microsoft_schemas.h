@@ -1,0 +1,15 @@
+// Type and shape inference for ONNX Runtime's com.microsoft ops that nxrt's EPs run (the QLinear*
+// ops of its QOperator models, and QGemm): libonnx has no schemas for them, so without these
+// rules every value after the first such node would stay "unknown until run".
+#pragma once
+
+#include <onnx/defs/schema.h>
+
+#include <string>
+
+namespace nxrt {
+
+// The inference-only schema of com.microsoft `op` at `version`; nullptr for ops without one.
+const onnx::OpSchema* microsoft_schema(const std::string& op, int version);
+
+}  // namespace nxrt

@@ -1,0 +1,1 @@
+@ByJ€fih|uçXcs©yÔfZY~jÿY[ÿÿ†|xÚÿãOÿpÿmtoÿ[]§jÿ‹ÿÿÿlz´ÿ€±}ÿ]ZNËwmÿÿÿSÿÖPÖîÿ|eÿåÿÿÿÿtwRÿNnÿdÿ±mrÿ¶tzÿj©ÿötÿcUÚ±ÿ`ÿžš}wýÿf|ÿ{\yÿô\ÿSsö‘ÿÿ\ÿÿÿÉy‚ýtºÿÿÿTLgÿ´r~gyÉðçÿÿÿ©žRÃá\s¼ÿ]wžÿÿhÿ`YžrRrÿcUÿö]ÿrÿÁ†ÿpÿVÿ{ÿÿQÿ]ÿ´ÿÿÿi¶¾pË‰ÿu\ÿÿryìÿ¸ÿÿ„ÿž^ºÿÿ^{ÿPáxôeöÃSqaÜËÿÿfx
