@@ -460,6 +460,7 @@ def cases():
     yield from deform_conv_cases()
     yield from max_roi_pool_cases()
     yield from com_microsoft_cases()
+    yield qoperator_network_case()
 
 
 def rotary_caches(rows, half, base=10000.0):
@@ -807,6 +808,52 @@ def com_microsoft_cases():
                  {"x0": quantized((3, 2, 6), dtype, local), "x1": quantized((3, 2, 2), dtype, local)},
                  {"sy": sy, "zy": zy, "s1": s1, "z1": z1},
                  ["sy", "zy", "x0", "s1", "z1", "x1", "sy", "zy"], axis=-1)
+
+
+def qoperator_network_case():
+    """A small network in ONNX Runtime's QOperator form, float X to float Y: QLinearConv (3x3,
+    depthwise, pointwise), MaxPool of uint8, QLinearAdd, QLinearLeakyRelu, QLinearGlobalAveragePool,
+    Flatten and QGemm, where a value rounded another way in any of them changes the outputs."""
+    local = np.random.default_rng(31)
+    consts, nodes = {}, []
+
+    def quant(name, scale, zero):
+        consts[f"{name}_s"], consts[f"{name}_z"] = np.array(scale, F), np.array(zero, np.uint8)
+        return [f"{name}_s", f"{name}_z"]
+
+    def weights(name, shape):
+        consts[f"{name}_w"] = local.integers(-127, 128, shape).astype(np.int8)
+        consts[f"{name}_ws"] = local.uniform(0.002, 0.01, shape[0]).astype(F)
+        consts[f"{name}_wz"] = np.zeros(shape[0], np.int8)
+        consts[f"{name}_b"] = local.integers(-300, 300, shape[0]).astype(np.int32)
+        return [f"{name}_w", f"{name}_ws", f"{name}_wz"]
+
+    def conv(x, name, shape, scale, zero, **attrs):
+        w = weights(name, shape)
+        nodes.append(node("QLinearConv", [x, *quant_of[x], *w, *quant(name, scale, zero), f"{name}_b"], [name],
+                          **attrs))
+        quant_of[name] = [f"{name}_s", f"{name}_z"]
+
+    def ms_node(op, inputs, name, scale, zero, **attrs):
+        nodes.append(helper.make_node(op, inputs + quant(name, scale, zero), [name], domain="com.microsoft", **attrs))
+        quant_of[name] = [f"{name}_s", f"{name}_z"]
+
+    quant_of = {"xq": quant("xq", 0.02, 128)}
+    nodes.append(node("QuantizeLinear", ["x", *quant_of["xq"]], ["xq"]))
+    conv("xq", "c1", (8, 4, 3, 3), 0.04, 0, pads=[1, 1, 1, 1])
+    nodes.append(node("MaxPool", ["c1"], ["p1"], kernel_shape=[2, 2], strides=[2, 2]))
+    quant_of["p1"] = quant_of["c1"]
+    conv("p1", "c2", (8, 1, 3, 3), 0.04, 0, pads=[1, 1, 1, 1], group=8)
+    conv("c2", "c3", (8, 8, 1, 1), 0.08, 128)
+    ms_node("QLinearAdd", ["c3", *quant_of["c3"], "p1", *quant_of["p1"]], "sum", 0.08, 128)
+    ms_node("QLinearLeakyRelu", ["sum", *quant_of["sum"]], "act", 0.05, 100, alpha=0.1)
+    ms_node("QLinearGlobalAveragePool", ["act", *quant_of["act"]], "pool", 0.02, 128)
+    nodes.append(node("Flatten", ["pool"], ["flat"]))
+    w = weights("fc", (5, 8))
+    ms_node("QGemm", ["flat", *quant_of["pool"], *w, "fc_b"], "logits", 0.1, 128, transB=1)
+    nodes.append(node("DequantizeLinear", ["logits", *quant_of["logits"]], ["y"]))
+    return Case("qoperator_network", 17, nodes, {"x": local.uniform(-2, 2, (2, 4, 8, 8)).astype(F)}, ["y"], consts,
+                domains={"com.microsoft": 1}, folder="com_microsoft")
 
 
 def ensure_ort():

@@ -873,8 +873,8 @@ __device__ void matmul_integer(i64 batch, i64 m, i64 n, i64 k, i64 stride_a, i64
 // (x - x_zp)·(w - w_zp[oc]), padding adding nothing. The geometry is 3-D (a 1-D or 2-D window
 // has leading dims of 1): in, out, kernel, stride, pad (begin) and dilation hold depth, height
 // and width in d[0..2]. Without y_scale the sum is the output (ConvInteger); with it the bias is
-// added and the sum requantized: x_scale·w_scale[oc]/y_scale, plus y_zp, rounded to nearest
-// even and saturated to [lo, hi].
+// added and the sum requantized: times x_scale·w_scale[oc]/y_scale, rounded to nearest even,
+// plus y_zp (after rounding, as the cpu EP and ONNX Runtime's MLAS add it), saturated to [lo, hi].
 template <class TX, class TW, class TY>
 __device__ void conv_integer(i64 n, i64 channels, i64 out_channels, i64 group, Dims in, Dims out, Dims kernel, Dims stride,
                              Dims pad, Dims dilation, const TX* x, const TW* w, const TX* xz, const TW* wz, i64 wz_count,
@@ -912,7 +912,7 @@ __device__ void conv_integer(i64 n, i64 channels, i64 out_channels, i64 group, D
     }
     const float scale = *xs * ws[ws_count == 1 ? 0 : oc] / *y_scale;
     const int sum = acc + (bias ? bias[oc] : 0);
-    y[i] = (TY)fminf(fmaxf(rintf((float)sum * scale + (float)*y_zp), (float)lo), (float)hi);
+    y[i] = (TY)fminf(fmaxf(rintf((float)sum * scale) + (float)*y_zp, (float)lo), (float)hi);
   }
 }
 

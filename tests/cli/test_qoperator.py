@@ -1,8 +1,8 @@
 """CLI tests for quantized models in ONNX Runtime's QOperator form: its com.microsoft QLinear* ops
 (testdata/com_microsoft, expected outputs from ONNX Runtime 1.30, scripts/gen-opset-tests.py)
 give its outputs bit for bit; their types and shapes are inferred at load; a QOperator network
-runs channels-last on the cpu EP, within a quantization step of the same network in QDQ form,
-and through an EPContext model to the same bits."""
+runs channels-last on the cpu EP, gives the bits of the same network in QDQ form, and goes
+through an EPContext model to the same bits."""
 import json
 import unittest
 
@@ -147,13 +147,22 @@ class QOperatorNetwork(TempDirTest):
         x = np.random.default_rng(12).uniform(-3, 3, (1, 8, 10, 10)).astype(np.float32)
         np.save(self.tmp / "x.npy", x)
 
-    def test_a_qoperator_block_runs_within_a_step_of_its_qdq_form(self):
+    def test_a_qoperator_block_gives_the_bits_of_its_qdq_form(self):
+        """fuse-qdq makes the QDQ form's groups the QOperator form's ops (as ONNX Runtime's QDQ
+        transformer does), so both compute the same; with --skip-pass fuse-qdq the float ops stay
+        within a step."""
         qop = self.run_model(block_model(self.tmp / "qop.onnx", "qop"), "--ep", "cpu", name="qop")
-        qdq = self.run_model(block_model(self.tmp / "qdq.onnx", "qdq"), "--ep", "cpu", name="qdq")
+        qdq_model = block_model(self.tmp / "qdq.onnx", "qdq")
+        qdq = self.run_model(qdq_model, "--ep", "cpu", name="qdq")
         self.assertEqual(qop.shape, (1, 5))
         self.assertGreater(len(np.unique(qop)), 2, qop)
-        # QLinearAdd rounds as ONNX Runtime does, the QDQ Add as the float ops do: a step apart at most.
-        np.testing.assert_allclose(qop, qdq, atol=STEP * 1.01, rtol=0)
+        np.testing.assert_array_equal(qop, qdq)
+        rc, out, err = nxrt("explain-claims", qdq_model, "--ep", "cpu")
+        self.assertExit((rc, out, err), 0)
+        for op in ("QLinearAdd", "QLinearGlobalAveragePool", "QGemm"):
+            self.assertIn(f"into com.microsoft::{op}", out)
+        floats = self.run_model(qdq_model, "--ep", "cpu", "--skip-pass", "fuse-qdq", name="float")
+        np.testing.assert_allclose(qop, floats, atol=STEP * 2.01, rtol=0)
 
     def test_the_network_stays_channels_last_and_restores_from_an_epcontext_model(self):
         model = block_model(self.tmp / "qop.onnx", "qop")

@@ -1,6 +1,8 @@
 // FuseQdqNodeGroups: DequantizeLinear -> Conv / MatMul / Gemm -> QuantizeLinear groups become
-// QLinearConv / QLinearMatMul / QGemm; groups whose integer form would say something else stay.
+// QLinearConv / QLinearMatMul / QGemm, and around Add, Mul, Sigmoid, LeakyRelu and the average
+// pools ONNX Runtime's QLinear ops; groups whose integer form would say something else stay.
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 
 #include <optional>
 #include <tuple>
@@ -302,5 +304,106 @@ TEST_CASE("fuse-qdq: Concat runs on the quantized values when every input has th
     CHECK(ops_of(g) == std::vector<std::string>{"Concat"});
     CHECK(input_names(g, "cat") == std::vector<std::string>{"aq", "bq", "aq"});
     CHECK(g.value(g.node(*g.find_node("cat")).outputs[0]).name == "cq");
+  }
+}
+
+namespace {
+
+// DequantizeLinear of uint8 a (and b, for `binary` ops) -> `op` of float (-> Relu) ->
+// QuantizeLinear of y to `y_type` with zero point `y_zero`, every value [1, 2, 3, 3] but the pool's
+// output ([1, 2, 1, 1] for GlobalAveragePool).
+GraphBuilder elementwise_group(const std::string& op, bool binary, bool relu = false, DType y_type = DType::kUInt8,
+                               int y_zero = 0) {
+  GraphBuilder b;
+  const nxrt::Shape shape{1, 2, 3, 3};
+  const nxrt::Shape out = op == "GlobalAveragePool" ? nxrt::Shape{1, 2, 1, 1} : shape;
+  b.constant("s", Tensor::from_vector<float>({}, {0.1f}));
+  b.constant("z", Tensor::from_vector<uint8_t>({}, {128}));
+  b.constant("ys", Tensor::from_vector<float>({}, {0.2f}));
+  if (y_type == DType::kUInt8) b.constant("yz", Tensor::from_vector<uint8_t>({}, {static_cast<uint8_t>(y_zero)}));
+  else b.constant("yz", Tensor::from_vector<int8_t>({}, {static_cast<int8_t>(y_zero)}));
+  b.input("aq", DType::kUInt8, shape);
+  b.node("dq_a", "DequantizeLinear", {"aq", "s", "z"}, {"a"}, DType::kFloat32, shape);
+  if (binary) {
+    b.input("bq", DType::kUInt8, shape);
+    b.node("dq_b", "DequantizeLinear", {"bq", "s", "z"}, {"b"}, DType::kFloat32, shape);
+    b.node("op", op, {"a", "b"}, {"y"}, DType::kFloat32, out);
+  } else {
+    b.node("op", op, {"a"}, {"y"}, DType::kFloat32, out);
+  }
+  if (relu) b.node("relu", "Relu", {"y"}, {"r"}, DType::kFloat32, out);
+  b.node("q", "QuantizeLinear", {relu ? "r" : "y", "ys", "yz"}, {"yq"}, y_type, out);
+  b.output("yq");
+  return b;
+}
+
+}  // namespace
+
+TEST_CASE("fuse-qdq: Add, Mul, Sigmoid, LeakyRelu and the average pools become ONNX Runtime's QLinear ops",
+          "[passes]") {
+  for (const auto& [op, binary] : {std::pair{"Add", true}, std::pair{"Mul", true}, std::pair{"Sigmoid", false},
+                                   std::pair{"LeakyRelu", false}, std::pair{"GlobalAveragePool", false},
+                                   std::pair{"AveragePool", false}}) {
+    INFO(op);
+    GraphBuilder b = elementwise_group(op, binary);
+    nxrt::Node& node = b.graph.nodes[static_cast<std::size_t>(*b.graph.find_node("op"))];
+    if (std::string(op) == "LeakyRelu") node.attributes.set("alpha", nxrt::Attribute{0.3f});
+    if (std::string(op) == "AveragePool") {
+      node.attributes.set("kernel_shape", nxrt::Attribute{std::vector<int64_t>{2, 2}});
+      node.attributes.set("count_include_pad", nxrt::Attribute{int64_t{1}});
+    }
+    Graph& g = b.finish();
+    const auto changes = fuse_qdq(g);
+    REQUIRE(changes.size() == 1);
+    CHECK(changes[0] == fmt::format("fused {} 'op' with DequantizeLinear 'dq_a'{} and QuantizeLinear 'q' into "
+                                    "com.microsoft::QLinear{}",
+                                    op, binary ? ", 'dq_b'" : "", op));
+    REQUIRE(g.nodes.size() == 1);
+    const nxrt::Node& fused = g.nodes[0];
+    CHECK(fused.op_type == std::string("QLinear") + op);
+    CHECK(fused.domain == "com.microsoft");
+    CHECK(g.opset_imports.at("com.microsoft") == 1);
+    const std::vector<std::string> expected_inputs =
+        binary ? std::vector<std::string>{"aq", "s", "z", "bq", "s", "z", "ys", "yz"}
+               : std::vector<std::string>{"aq", "s", "z", "ys", "yz"};
+    CHECK(input_names(g, "op") == expected_inputs);
+    CHECK(g.value(fused.outputs[0]).name == "yq");
+    if (std::string(op) == "LeakyRelu") CHECK(fused.attributes.float_or("alpha", 0) == 0.3f);
+    if (std::string(op) == "AveragePool") {
+      CHECK(fused.attributes.get_ints("kernel_shape") == std::vector<int64_t>{2, 2});
+      CHECK(fused.attributes.int_or("count_include_pad", 0) == 1);
+    }
+  }
+}
+
+TEST_CASE("fuse-qdq: a Relu between an Add and a QuantizeLinear that saturates at zero goes into QLinearAdd",
+          "[passes]") {
+  GraphBuilder b = elementwise_group("Add", true, true);
+  Graph& g = b.finish();
+  const auto changes = fuse_qdq(g);
+  REQUIRE(changes.size() == 1);
+  CHECK(changes[0] == "fused Add 'op' with DequantizeLinear 'dq_a', 'dq_b', Relu 'relu' (the zero point clamps as it "
+                      "does) and QuantizeLinear 'q' into com.microsoft::QLinearAdd");
+  CHECK(ops_of(g) == std::vector<std::string>{"QLinearAdd"});
+}
+
+TEST_CASE("fuse-qdq: QLinear groups of mixed types, a kept Relu or dilations stay float", "[passes]") {
+  SECTION("inputs uint8, output int8: the QLinear ops take one type") {
+    GraphBuilder b = elementwise_group("Add", true, false, DType::kInt8);
+    Graph& g = b.finish();
+    CHECK(fuse_qdq(g).empty());
+  }
+  SECTION("a Relu the QuantizeLinear does not clamp like (zero point 128)") {
+    GraphBuilder b = elementwise_group("Mul", true, true, DType::kUInt8, 128);
+    Graph& g = b.finish();
+    CHECK(fuse_qdq(g).empty());
+  }
+  SECTION("an AveragePool with dilations") {
+    GraphBuilder b = elementwise_group("AveragePool", false);
+    nxrt::Node& node = b.graph.nodes[static_cast<std::size_t>(*b.graph.find_node("op"))];
+    node.attributes.set("kernel_shape", nxrt::Attribute{std::vector<int64_t>{2, 2}});
+    node.attributes.set("dilations", nxrt::Attribute{std::vector<int64_t>{2, 2}});
+    Graph& g = b.finish();
+    CHECK(fuse_qdq(g).empty());
   }
 }

@@ -83,7 +83,7 @@ struct IntGemmOutput {
   static IntGemmOutput scaled_float(float* y, int64_t ld, const float* scale, bool per_column) {
     return {.scaled = y, .scale = scale, .per_column = per_column, .ld = ld};
   }
-  // y[i * ld + j] = saturate(round_half_even((sum(i, j) + bias[j]) * scale[j] + zero)): a
+  // y[i * ld + j] = saturate(round_half_even((sum(i, j) + bias[j]) * scale[j]) + zero): a
   // convolution's pixels by channels as they are (channels-last).
   template <class Q>
   static IntGemmOutput requantized(Q* y, int64_t ld, const float* scale, const int32_t* bias, float zero) {

@@ -1,6 +1,8 @@
 // Requantization: int32 sums of an integer product back to uint8 or int8. saturate_round is
-// every quantizing op's last step; the rest is QLinearConv's form, saturate(round_half_even(v))
-// with v = (sum + bias) * scale + zero_point.
+// every quantizing op's last step; the rest is QLinearConv's form, saturate(round_half_even((sum
+// + bias) * scale) + zero_point): the zero point added after rounding, as ONNX Runtime's MLAS
+// does (added before, the sum would round once more where the product has a fraction, and a
+// value in a few hundred thousand came out a step away from ORT's).
 #pragma once
 
 #include <algorithm>
@@ -24,22 +26,22 @@ Q saturate_round(float v) {
   return static_cast<Q>(std::clamp(r, lo, hi));
 }
 
-// saturate_round<Q>((sum + bias) * scale + zero), the sum wrapping as int32 does: one value of
-// requantize_lanes.
+// saturate_round<Q>(round((sum + bias) * scale) + zero), the sum wrapping as int32 does: one
+// value of requantize_lanes.
 template <class Q>
 Q requantize_value(int32_t sum, int32_t bias, float scale, float zero) {
   const auto biased = static_cast<int32_t>(static_cast<uint32_t>(sum) + static_cast<uint32_t>(bias));
-  return saturate_round<Q>(static_cast<float>(biased) * scale + zero);
+  return saturate_round<Q>(std::nearbyint(static_cast<float>(biased) * scale) + zero);
 }
 
 inline constexpr int64_t kRequantizeLanes = 16;
 
-// out[l] = saturate_round<Q>((sums[l] + bias[l]) * scale[l] + zero) for the 16 lanes l, in
-// vector registers. With AVX-512: clamped above in floats (to a whole number, so before or after
-// rounding is the same), rounded half to even by the conversion to integers (the default
-// rounding mode), then saturated to Q as the bytes are stored. Elsewhere, in GCC's portable
-// vectors: clamped both ways first, then rounded half to even by adding and taking away
-// 1.5 * 2^23 (exact below 2^22).
+// out[l] = requantize_value<Q>(sums[l], bias[l], scale[l], zero) for the 16 lanes l, in vector
+// registers: the products clamped to Q's range less the zero point (whole numbers, so before or
+// after rounding is the same, and no integer overflows), rounded half to even, moved by the zero
+// point. With AVX-512 rounded by the conversion to integers (the default rounding mode) and
+// saturated to Q as the bytes are stored; elsewhere, in GCC's portable vectors, by adding and
+// taking away 1.5 * 2^23 (exact below 2^22).
 #if defined(__AVX512F__)
 // The lanes of `mask` only (the others neither read nor written).
 template <class Q>
@@ -49,10 +51,11 @@ inline void requantize_masked_lanes(const int32_t* sums, const int32_t* bias, co
   // (Zero-masked forms throughout: GCC 12 warns of the plain ones' undefined start.)
   constexpr __mmask16 kAll = 0xffff;
   const __m512i biased = _mm512_add_epi32(_mm512_maskz_loadu_epi32(mask, sums), _mm512_maskz_loadu_epi32(mask, bias));
-  __m512 v = _mm512_fmadd_ps(_mm512_maskz_cvtepi32_ps(kAll, biased), _mm512_maskz_loadu_ps(mask, scale),
-                             _mm512_set1_ps(zero));
-  v = _mm512_maskz_min_ps(kAll, v, _mm512_set1_ps(static_cast<float>(std::numeric_limits<Q>::max())));
-  const __m512i rounded = _mm512_maskz_cvtps_epi32(kAll, v);
+  __m512 v = _mm512_maskz_mul_ps(kAll, _mm512_maskz_cvtepi32_ps(kAll, biased), _mm512_maskz_loadu_ps(mask, scale));
+  v = _mm512_maskz_min_ps(kAll, v, _mm512_set1_ps(static_cast<float>(std::numeric_limits<Q>::max()) - zero));
+  v = _mm512_maskz_max_ps(kAll, v, _mm512_set1_ps(static_cast<float>(std::numeric_limits<Q>::lowest()) - zero));
+  const __m512i rounded =
+      _mm512_add_epi32(_mm512_maskz_cvtps_epi32(kAll, v), _mm512_set1_epi32(static_cast<int32_t>(zero)));
   if constexpr (std::is_signed_v<Q>) {
     _mm512_mask_cvtsepi32_storeu_epi8(out, mask, rounded);
   } else {
@@ -75,17 +78,17 @@ inline void requantize_lanes(const int32_t* sums, const int32_t* bias, const flo
   using Bytes = std::conditional_t<std::is_signed_v<Q>, SignedBytes, UnsignedBytes>;
   static_assert(sizeof(Floats) / sizeof(float) == kRequantizeLanes && sizeof(Q) == 1);
   constexpr float kRound = 12582912.f;
-  const Floats lo = Floats{} + static_cast<float>(std::numeric_limits<Q>::lowest());
-  const Floats hi = Floats{} + static_cast<float>(std::numeric_limits<Q>::max());
+  const Floats lo = Floats{} + (static_cast<float>(std::numeric_limits<Q>::lowest()) - zero);
+  const Floats hi = Floats{} + (static_cast<float>(std::numeric_limits<Q>::max()) - zero);
   Words s, b;
   Floats sc;
   std::memcpy(&s, sums, sizeof s);
   std::memcpy(&b, bias, sizeof b);
   std::memcpy(&sc, scale, sizeof sc);
-  Floats v = __builtin_convertvector(reinterpret_cast<Ints>(s + b), Floats) * sc + zero;  // wrapping sum
+  Floats v = __builtin_convertvector(reinterpret_cast<Ints>(s + b), Floats) * sc;  // wrapping sum
   v = v < lo ? lo : v;
   v = v > hi ? hi : v;
-  v = (v + kRound) - kRound;
+  v = (v + kRound) - kRound + zero;
   const Bytes q = __builtin_convertvector(__builtin_convertvector(v, Ints), Bytes);
   std::memcpy(out, &q, sizeof q);
 }
@@ -102,7 +105,7 @@ inline void requantize_first_lanes(const int32_t* sums, const int32_t* bias, con
 #endif
 }
 
-// out[j] = saturate_round<Q>((sums[j] + bias[j]) * scale[j] + zero) for j in [0, count): a row of
+// out[j] = requantize_value<Q>(sums[j], bias[j], scale[j], zero) for j in [0, count): a row of
 // sums with a bias (none: null) and scale per column, sixteen at a time, the rest in one masked
 // vector.
 template <class Q>
@@ -114,7 +117,7 @@ void requantize_row(const int32_t* sums, const int32_t* bias, const float* scale
   if (j < count) requantize_first_lanes(sums + j, bias ? bias + j : kNoBias, scale + j, zero, out + j, count - j);
 }
 
-// out[i] = saturate_round<Q>((sums[i] + bias) * scale + zero) for i in [0, count): one output
+// out[i] = requantize_value<Q>(sums[i], bias, scale, zero) for i in [0, count): one output
 // channel's sums.
 template <class Q>
 void requantize_channel(const int32_t* sums, int64_t count, int32_t bias, float scale, float zero, Q* out) {

@@ -723,7 +723,7 @@ std::vector<PackedIntB> pack_conv_weights(const TW* w, int64_t group, int64_t gr
   return packed;
 }
 
-// QLinearConv's Y from the sums: y = saturate(round((sum + bias[oc]) * scale[oc] + zero)) as
+// QLinearConv's Y from the sums: y = saturate(round((sum + bias[oc]) * scale[oc]) + zero) as
 // uint8 or int8, per output channel oc.
 struct ConvRequantization {
   void* y = nullptr;  // Y's first element, of Q

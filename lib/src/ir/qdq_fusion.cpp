@@ -1,6 +1,7 @@
 // FuseQdqNodeGroups: DequantizeLinear -> Conv / MatMul / Gemm -> QuantizeLinear as one
 // QLinearConv / QLinearMatMul / com.microsoft::QGemm, the integer product the quantized model
-// stands for.
+// stands for; the same around Add, Mul, Sigmoid, LeakyRelu, GlobalAveragePool and AveragePool
+// as ONNX Runtime's com.microsoft QLinear ops.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -272,6 +273,41 @@ std::optional<Fusion> gemm_fusion(const Graph& graph, const Node& gemm) {
   return f;
 }
 
+// ONNX Runtime's com.microsoft QLinear op for float op `node` between DequantizeLinear and
+// QuantizeLinear nodes, each of one scale and zero point of one 8-bit type (as its QDQ
+// transformer makes them), or empty: Add and Mul (QLinearAdd, QLinearMul), Sigmoid,
+// LeakyRelu, GlobalAveragePool and AveragePool without dilations.
+std::string qlinear_op(const Node& node) {
+  if (!node.domain.empty() || node.outputs.size() != 1) return {};
+  static const std::set<std::string, std::less<>> kOps = {"Add", "Mul", "Sigmoid", "LeakyRelu", "GlobalAveragePool",
+                                                          "AveragePool"};
+  if (!kOps.contains(node.op_type)) return {};
+  if (node.op_type == "AveragePool")
+    for (int64_t d : node.attributes.ints_or("dilations", {}))
+      if (d != 1) return {};
+  return "QLinear" + node.op_type;
+}
+
+// The QLinear form of `node` (see qlinear_op): its inputs (each dequantized input's quantized
+// value, scale and zero point, then Y's scale and zero point), or nullopt.
+std::optional<Fusion> qlinear_fusion(const Graph& graph, const Node& node) {
+  const std::size_t operands = node.op_type == "Add" || node.op_type == "Mul" ? 2 : 1;
+  if (node.inputs.size() != operands) return std::nullopt;
+  const Node* clamp = nullptr;
+  const Node* q = quantized_result(graph, node.outputs[0], clamp);
+  if (!q) return std::nullopt;
+  const DType type = graph.value(q->inputs[2]).type.dtype;
+  Fusion f{{}, q, clamp, {}};
+  for (std::size_t i = 0; i < operands; ++i) {
+    const auto x = dequantized_input(graph, node, i);
+    if (!x || graph.value(x->quantized).type.dtype != type) return std::nullopt;
+    f.inputs.insert(f.inputs.end(), {x->quantized, x->scale, x->zero_point});
+    f.dequantizes.push_back(x->node);
+  }
+  f.inputs.insert(f.inputs.end(), {q->inputs[1], q->inputs[2]});
+  return f;
+}
+
 // Ops that only move or pick the values of their first input (of every input, for Concat;
 // MaxPool from opset 12, when it takes 8-bit integers): on the quantized values they give what
 // DequantizeLinear -> op -> QuantizeLinear gives, when all use one scale and zero point.
@@ -341,10 +377,15 @@ Expected<std::vector<std::string>> FuseQdqNodeGroups::run(Graph& graph) const {
       continue;
     }
     const bool conv = is_onnx(node, "Conv"), gemm = is_onnx(node, "Gemm");
-    if (!conv && !gemm && !is_onnx(node, "MatMul")) continue;
-    const auto fusion = conv ? conv_fusion(graph, node) : gemm ? gemm_fusion(graph, node) : matmul_fusion(graph, node);
+    const std::string qlinear = qlinear_op(node);
+    if (!conv && !gemm && !is_onnx(node, "MatMul") && qlinear.empty()) continue;
+    const auto fusion = conv   ? conv_fusion(graph, node)
+                        : gemm ? gemm_fusion(graph, node)
+                        : qlinear.empty() ? matmul_fusion(graph, node)
+                                          : qlinear_fusion(graph, node);
     if (!fusion) continue;
-    const std::string fused_op = conv ? "QLinearConv" : gemm ? "QGemm" : "QLinearMatMul";
+    const bool microsoft = gemm || !qlinear.empty();  // a com.microsoft op of ONNX Runtime's
+    const std::string fused_op = conv ? "QLinearConv" : gemm ? "QGemm" : qlinear.empty() ? "QLinearMatMul" : qlinear;
     std::vector<std::string> names;
     for (const Node* dq : fusion->dequantizes) {
       dequantized.insert(dq->outputs[0]);
@@ -358,18 +399,20 @@ Expected<std::vector<std::string>> FuseQdqNodeGroups::run(Graph& graph) const {
                           c->op_type == "Relu" ? "the zero point clamps as it does"
                                                : "the quantized range lies within its bounds");
     }
-    changes.push_back(fmt::format("fused {} '{}' with DequantizeLinear {}{} and QuantizeLinear '{}' into {}",
+    changes.push_back(fmt::format("fused {} '{}' with DequantizeLinear {}{} and QuantizeLinear '{}' into {}{}",
                                   node.op_type, node.name, fmt::join(names, ", "), clamp, fusion->quantize->name,
-                                  gemm ? "com.microsoft::QGemm" : fused_op));
+                                  microsoft ? "com.microsoft::" : "", fused_op));
     // The node becomes the integer op in place: its attributes (Conv's window, Gemm's alpha and
     // transposes) carry over, and it writes the QuantizeLinear's output, which only nodes after
     // that one read.
     node.op_type = fused_op;
     node.inputs = fusion->inputs;
     node.outputs = fusion->quantize->outputs;
-    if (gemm) {
-      AttributeMap kept;  // QGemm has no beta (C is added as it is)
-      for (const char* name : {"alpha", "transA", "transB"})
+    if (microsoft) {
+      // QGemm has no beta (C is added as it is); QLinearAveragePool no dilations (all 1 here).
+      AttributeMap kept;
+      for (const char* name : {"alpha", "transA", "transB", "auto_pad", "ceil_mode", "count_include_pad",
+                               "kernel_shape", "pads", "strides"})
         if (const Attribute* a = node.attributes.find(name)) kept.set(name, *a);
       node.attributes = std::move(kept);
       node.domain = "com.microsoft";

@@ -56,10 +56,14 @@ class MergeDuplicateNodes final : public OptimizerPass {
 // DequantizeLinear -> MatMul (2-D B, per tensor or per column) -> QuantizeLinear becomes
 // QLinearMatMul, and DequantizeLinear -> Gemm (transA 0; B per tensor or per column of the
 // product; C, with beta 1, an int32 bias as Conv's) -> QuantizeLinear ONNX Runtime's
-// com.microsoft::QGemm. Scales and zero points must be initializers; the product's output
-// must be read by the QuantizeLinear alone, or by a Relu or Clip alone when the QuantizeLinear
-// saturates wherever that clamps (a Relu: its zero point is its type's lowest value). Outputs
-// can differ from the float ops' by one quantization step, where a sum rounds the other way.
+// com.microsoft::QGemm. Around Add, Mul, Sigmoid, LeakyRelu, GlobalAveragePool and AveragePool
+// (without dilations), every input and the output quantized per tensor to one 8-bit type, the
+// group becomes ONNX Runtime's com.microsoft QLinearAdd, QLinearMul, QLinearSigmoid,
+// QLinearLeakyRelu, QLinearGlobalAveragePool or QLinearAveragePool, as its QDQ transformer
+// makes them. Scales and zero points must be initializers; the op's output must be read by the
+// QuantizeLinear alone, or by a Relu or Clip alone when the QuantizeLinear saturates wherever
+// that clamps (a Relu: its zero point is its type's lowest value). Outputs can differ from the
+// float ops' by one quantization step, where a value rounds the other way.
 // Ops that only move the values of their first input (Reshape, Transpose, Flatten, Squeeze,
 // Unsqueeze, Slice, the Gathers, Tile, Expand, DepthToSpace, SpaceToDepth, MaxPool from opset
 // 12) between a DequantizeLinear and a QuantizeLinear of one scale and zero point run on the
