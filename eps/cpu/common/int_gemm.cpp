@@ -438,13 +438,12 @@ void store_requantized(const IntGemmOutput& c, int64_t i0, int64_t rows, int64_t
   auto* y = static_cast<uint8_t*>(c.quantized);
   const float* scale = c.scale + j0;
   if (!c.transposed) {
-    for (int64_t r = 0; r < rows; ++r)
-      requantize_row(sums[r], bias, scale, c.zero, count, reinterpret_cast<Q*>(y + (i0 + r) * c.ld + j0));
+    requantize_rows(sums[0], kIntStrip, rows, bias, scale, c.zero, count, reinterpret_cast<Q*>(y + i0 * c.ld + j0),
+                    c.ld);
     return;
   }
   alignas(64) uint8_t bytes[kMaxTileRows][kIntStrip];
-  for (int64_t r = 0; r < rows; ++r)
-    requantize_row(sums[r], bias, scale, c.zero, count, reinterpret_cast<Q*>(bytes[r]));
+  requantize_rows(sums[0], kIntStrip, rows, bias, scale, c.zero, count, reinterpret_cast<Q*>(bytes[0]), kIntStrip);
   transpose_bytes(&bytes[0][0], kIntStrip, rows, count, y + j0 * c.ld + i0, c.ld);
 }
 
