@@ -50,6 +50,23 @@ static_assert(kIntRowBlock % kRowAlign == 0);
 
 using IntTile = int32_t[kIntMr][kIntStrip];
 
+}  // namespace
+
+template <class TA>
+bool int_gemm_takes_shallow_rows(int64_t k) {
+#if defined(NXRT_INT_GEMM_VNNI)
+  return std::is_same_v<TA, uint8_t> && k > 0 && k % 4 == 0 && k <= 32;
+#else
+  (void)k;
+  return false;
+#endif
+}
+
+template bool int_gemm_takes_shallow_rows<uint8_t>(int64_t);
+template bool int_gemm_takes_shallow_rows<int8_t>(int64_t);
+
+namespace {
+
 #if defined(NXRT_INT_GEMM_VNNI)
 // tile (R x kIntStrip) = A rows (unsigned, `quads` groups of four) . B strip (signed), with
 // vpdpbusd: kVectors vectors of 16 columns per row.
@@ -502,6 +519,51 @@ void PackedIntB::assign(const TB* b, int64_t ldb, bool trans, int64_t k, int64_t
 
 int64_t PackedIntB::padded_depth(int64_t k) { return ((k + 3) / 4 + kQuadAlign - 1) / kQuadAlign * kQuadAlign * 4; }
 
+#if defined(NXRT_INT_GEMM_VNNI)
+// Depth of the products int_gemm multiplies without a tile in memory: at most this many quads.
+constexpr int64_t kShallowQuads = 8;  // int_gemm_takes_shallow_rows's 32 bytes
+
+// A shallow product into a requantized channels-last output (int_gemm_takes_shallow_rows): per
+// strip of B, its quads in registers; per row of A (uint8, read as it is, `quads` quads), the
+// sums of 32 columns in two vectors, started from the columns' biased offsets (the zero points'
+// correction and the bias, ZeroPointTerms) and requantized straight into Y. A pointwise
+// convolution of 16 to 32 input channels is mostly this requantization: AMX's 64-byte depth, and
+// a tile stored and read back, cost more than the products.
+template <class Q>
+void shallow_requantized(int64_t m, const uint8_t* a, int64_t lda, int64_t quads, const PackedIntB& b,
+                         const IntGemmOutput& c, const int32_t* biased_offsets, const Parallel& parallel) {
+  const int64_t n = b.n(), strips = (n + kIntStrip - 1) / kIntStrip;
+  const RequantizeVectors<Q> requantize(c.zero);
+  parallel.for_range(m, 64, [&](int64_t r0, int64_t r1) {
+    for (int64_t s = 0; s < strips; ++s) {
+      const int64_t j0 = s * kIntStrip, count = std::min(kIntStrip, n - j0);
+      const __mmask16 low = first_lanes(count), high = first_lanes(count - 16);
+      const __m512i start0 = _mm512_maskz_loadu_epi32(low, biased_offsets + j0);
+      const __m512i start1 = _mm512_maskz_loadu_epi32(high, biased_offsets + j0 + 16);
+      const __m512 scale0 = _mm512_maskz_loadu_ps(low, c.scale + j0);
+      const __m512 scale1 = _mm512_maskz_loadu_ps(high, c.scale + j0 + 16);
+      __m512i strip[kShallowQuads][2];
+      for (int64_t q = 0; q < quads; ++q)
+        for (int v = 0; v < 2; ++v) strip[q][v] = _mm512_loadu_si512(b.strip(s) + q * kStripBytes + 64 * v);
+      for (int64_t i = r0; i < r1; ++i) {
+        const uint8_t* row = a + i * lda;
+        __m512i sum0 = start0, sum1 = start1;
+        for (int64_t q = 0; q < quads; ++q) {
+          int32_t four;
+          std::memcpy(&four, row + 4 * q, sizeof four);
+          const __m512i x = _mm512_set1_epi32(four);
+          sum0 = _mm512_dpbusd_epi32(sum0, x, strip[q][0]);
+          sum1 = _mm512_dpbusd_epi32(sum1, x, strip[q][1]);
+        }
+        Q* y = static_cast<Q*>(c.quantized) + i * c.ld + j0;
+        requantize.store(sum0, scale0, y, low);
+        if (high) requantize.store(sum1, scale1, y + 16, high);
+      }
+    }
+  });
+}
+#endif
+
 template <class TA>
 void int_gemm(int64_t m, const TA* a, int64_t lda, IntZeroPoints a_zero, const PackedIntB& b, IntZeroPoints b_zero,
               const IntGemmOutput& c, const Parallel& parallel) {
@@ -534,6 +596,15 @@ void int_gemm(int64_t m, const TA* a, int64_t lda, IntZeroPoints a_zero, const P
       z.biased_offsets = biased;
     }
   }
+#if defined(NXRT_INT_GEMM_VNNI)
+  if constexpr (std::is_same_v<TA, uint8_t>) {
+    if (c.quantized && !c.transposed && z.biased_offsets && int_gemm_takes_shallow_rows<TA>(k)) {
+      if (c.quantized_signed) shallow_requantized<int8_t>(m, a, lda, k / 4, b, c, z.biased_offsets, parallel);
+      else shallow_requantized<uint8_t>(m, a, lda, k / 4, b, c, z.biased_offsets, parallel);
+      return;
+    }
+  }
+#endif
   // A's row sums meet only B's zero points.
   const UnsignedRows& rows = unsigned_rows(m, a, lda, k, quads * 4, !z.b_zeros_all_zero, parallel);
   const int64_t strips = (n + kIntStrip - 1) / kIntStrip;

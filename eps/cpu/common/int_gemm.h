@@ -114,6 +114,14 @@ template <class TA>
 void int_gemm(int64_t m, const TA* a, int64_t lda, IntZeroPoints a_zero, const PackedIntB& b, IntZeroPoints b_zero,
               const IntGemmOutput& c, const Parallel& parallel);
 
+// Whether int_gemm can multiply A (of TA) of depth k into a requantized channels-last output
+// (IntGemmOutput::requantized) straight from its rows, k bytes long, in registers: uint8 A of a
+// depth of up to 32, a multiple of 4, where AVX-512 VNNI is built. It does when A has one zero
+// point and every zero point of B is zero; else it copies the rows to B's padded depth itself. A
+// B of such a depth is best packed with k as it is, not PackedIntB::padded_depth(k).
+template <class TA>
+bool int_gemm_takes_shallow_rows(int64_t k);
+
 // "amx", "avx512-vnni", "avx2" or "portable": the micro-kernel products of at least 16 rows
 // run on here, for kernel variant names (AMX where built and the OS grants its tiles).
 const char* int_gemm_isa();

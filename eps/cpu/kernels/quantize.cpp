@@ -704,11 +704,14 @@ void int_im2col_rows(const IntConvPlan& p, const TX* xt, TX x_zp, int64_t p0, in
 
 // W as the GEMM's B, one matrix per group: depth (kernel tap, then input channel, as
 // int_im2col_rows lays out X) by the group's output channels, with zero rows up to
-// PackedIntB::padded_depth, so that X's rows, laid out that long, are read as they are.
+// PackedIntB::padded_depth, so that X's rows, laid out that long, are read as they are (a
+// pointwise convolution of a shallow depth: no zero rows, X's pixels are read as they are).
 template <class TW>
 std::vector<PackedIntB> pack_conv_weights(const TW* w, int64_t group, int64_t group_out, int64_t channels,
                                           int64_t taps) {
-  const int64_t depth = channels * taps, row_depth = PackedIntB::padded_depth(depth);
+  const int64_t depth = channels * taps;
+  const int64_t row_depth =
+      taps == 1 && int_gemm_takes_shallow_rows<uint8_t>(depth) ? depth : PackedIntB::padded_depth(depth);
   std::vector<TW> reordered(static_cast<std::size_t>(group_out * row_depth));
   std::vector<PackedIntB> packed;
   for (int64_t g = 0; g < group; ++g) {
