@@ -418,7 +418,9 @@ TEST_CASE("QLinearConv reads X and writes Y channels-last where the cpu EP's lay
   std::mt19937 rng(17);
   const std::vector<IntConvCase> cases = {
       // batch, channels, out, group, h, w, kh, kw, stride, dilation, pad
-      {2, 16, 96, 1, 12, 11, 1, 1, 1, 1, 0},    // pointwise: X's rows as they are, shorter than W's depth
+      {2, 16, 96, 1, 12, 11, 1, 1, 1, 1, 0},    // pointwise: X's rows as they are, shallow (in registers)
+      {1, 24, 40, 1, 7, 9, 1, 1, 1, 1, 0},      // shallow: a whole strip and 8 columns
+      {1, 32, 12, 1, 5, 13, 1, 1, 1, 1, 0},     // shallow: less than a vector of columns
       {1, 64, 40, 1, 20, 19, 1, 1, 1, 1, 0},    // pointwise: two chunks, a partial strip of channels
       {1, 96, 24, 1, 7, 9, 1, 1, 1, 1, 0},      // pointwise: rows of 96 laid out 128 long, 16 + 8 outputs
       {1, 3, 32, 1, 23, 21, 3, 3, 2, 1, 1},     // unrolled from channels-last X, strided
