@@ -1372,11 +1372,27 @@ PreparedConvWeights prepare_conv_weights(const NodeContext& ctx, std::size_t w, 
   return prepared;
 }
 
+// Whether QLinearConv `ctx` (W at input `w`, of shape `ws`) writes channels-last Y from the GEMM's
+// registers (int_gemm_takes_shallow_rows): uint8 X, pointwise over a shallow depth, W's zero
+// points constant zeros.
+bool multiplies_shallow_rows(const NodeContext& ctx, std::size_t w, const Shape& ws, ChannelsLast layout) {
+  if (ctx.node().op_type != "QLinearConv" || !layout.y || ctx.input_dtype(0) != DType::kUInt8 || ws.size() < 3 ||
+      shape_numel(std::span(ws).subspan(2)) != 1 || !int_gemm_takes_shallow_rows<uint8_t>(ws[1]))
+    return false;
+  const auto zeros = constant_or_omitted(ctx, w + 2);
+  if (!zeros) return false;
+  if (!zeros->defined()) return true;
+  const auto* bytes = static_cast<const uint8_t*>(zeros->data());
+  return std::all_of(bytes, bytes + zeros->numel(), [](uint8_t b) { return b == 0; });
+}
+
 // What profiles call the convolution's path: "depthwise-direct" where W's shape says depthwise,
-// else the GEMM's; then, where X or Y is stored channels-last, both layouts ("nchw>nhwc").
+// else the GEMM's ("int-gemm:vnni-shallow" where it multiplies in registers); then, where X or
+// Y is stored channels-last, both layouts ("nchw>nhwc").
 std::string int_conv_variant(const NodeContext& ctx, std::size_t w, int64_t group, ChannelsLast layout) {
   const auto ws = ctx.input_static_shape(w);
   std::string name = ws && ws->size() >= 3 && is_depthwise(group, (*ws)[1]) ? "depthwise-direct"
+                     : ws && multiplies_shallow_rows(ctx, w, *ws, layout) ? "int-gemm:vnni-shallow"
                                                                           : fmt::format("int-gemm:{}", int_gemm_isa());
   if (layout.any()) name += fmt::format(" {}>{}", layout.x ? "nhwc" : "nchw", layout.y ? "nhwc" : "nchw");
   return name;
