@@ -759,21 +759,6 @@ struct ConvRequantization {
       requantize_channel(sums, count, b, scale[channel], zero, out);
     }
   }
-  // out[c] (bytes of Q) from sums[c] of output channel c, for the `channels` channels of one
-  // pixel (channels-last).
-  void requantize_pixel(const int32_t* sums, int64_t channels, uint8_t* out) const {
-    if (is_signed) {
-      requantize_across(sums, channels, reinterpret_cast<int8_t*>(out));
-    } else {
-      requantize_across(sums, channels, out);
-    }
-  }
-
- private:
-  template <class Q>
-  void requantize_across(const int32_t* sums, int64_t channels, Q* out) const {
-    requantize_row(sums, bias, scale, zero, channels, out);
-  }
 };
 
 // dst[i] = src[i] - zero as int16 for i in [0, count). (Its own function, with restrict: a byte
@@ -927,8 +912,8 @@ struct DepthwiseWeights {
 // acc[c] for the channels of w's blocks from `src` (taps padded to whole quads), a quad of taps
 // at a time: four 16-byte loads into one vector, interleaved so that each channel's four taps
 // are neighbours (vpermb), then one vpdpbusd per quad.
-template <class TX>
-void depthwise_pixel_quads(const TX* const* src, const DepthwiseWeights& w, int32_t* acc) {
+template <class TX, class Emit>
+void depthwise_pixel_quads(const TX* const* src, const DepthwiseWeights& w, Emit&& emit) {
   static constexpr auto kInterleave = [] {
     std::array<uint8_t, 64> index{};
     for (int t = 0; t < 4; ++t)
@@ -951,7 +936,7 @@ void depthwise_pixel_quads(const TX* const* src, const DepthwiseWeights& w, int3
       if constexpr (std::is_signed_v<TX>) x = _mm512_xor_si512(x, to_unsigned);
       sum = _mm512_dpbusd_epi32(sum, x, _mm512_loadu_si512(w.quad_weights.data() + (q * w.blocks + b) * 64));
     }
-    _mm512_storeu_si512(acc + 16 * b, sum);
+    emit(b, sum);  // block b's sums
   }
 }
 #endif
@@ -960,17 +945,11 @@ void depthwise_pixel_quads(const TX* const* src, const DepthwiseWeights& w, int3
 // pixel (X, W and the sums channels-last): whole blocks of 16 channels by vpdpbusd where w has
 // quads, then with AVX-512 sixteen channels at a time in a vector register over every tap, then
 // the rest one by one.
+// The channels from `c` on of depthwise_pixel, without quads.
 template <class TX>
-void depthwise_pixel(const TX* const* src, const DepthwiseWeights& w, int32_t* acc) {
+void depthwise_pixel_from(const TX* const* src, const DepthwiseWeights& w, int64_t c, int32_t* acc) {
   const int64_t taps = w.taps, channels = w.channels;
   const int32_t* by_tap = w.by_tap.data();
-  int64_t c = 0;
-#if defined(__AVX512VNNI__) && defined(__AVX512VBMI__)
-  if (w.quads > 0) {
-    depthwise_pixel_quads(src, w, acc);
-    c = w.blocks * 16;
-  }
-#endif
 #if defined(__AVX512F__)
   for (; c + 16 <= channels; c += 16) {
     __m512i sum = _mm512_loadu_si512(w.start.data() + c);
@@ -988,6 +967,40 @@ void depthwise_pixel(const TX* const* src, const DepthwiseWeights& w, int32_t* a
     for (int64_t t = 0; t < taps; ++t) sum += static_cast<int32_t>(src[t][c]) * by_tap[t * channels + c];
     acc[c] = sum;
   }
+}
+
+template <class TX>
+void depthwise_pixel(const TX* const* src, const DepthwiseWeights& w, int32_t* acc) {
+  int64_t c = 0;
+#if defined(__AVX512VNNI__) && defined(__AVX512VBMI__)
+  if (w.quads > 0) {
+    depthwise_pixel_quads(src, w, [acc](int64_t b, __m512i sum) { _mm512_storeu_si512(acc + 16 * b, sum); });
+    c = w.blocks * 16;
+  }
+#endif
+  depthwise_pixel_from(src, w, c, acc);
+}
+
+// One output pixel of depthwise_pixel requantized into `out` (Q, channels-last): its blocks of
+// quads straight from their registers, the other channels through `acc`.
+template <class TX, class Q>
+void depthwise_pixel_requantized(const TX* const* src, const DepthwiseWeights& w, const ConvRequantization& r,
+                                 int32_t* acc, Q* out) {
+  int64_t c = 0;
+#if defined(__AVX512VNNI__) && defined(__AVX512VBMI__)
+  if (w.quads > 0) {
+    const RequantizeVectors<Q> requantize(r.zero);
+    depthwise_pixel_quads(src, w, [&](int64_t b, __m512i sum) {
+      const int64_t first = 16 * b;
+      const __m512i biased = r.bias ? _mm512_add_epi32(sum, _mm512_loadu_si512(r.bias + first)) : sum;
+      requantize.store(biased, _mm512_loadu_ps(r.scale + first), out + first, 0xffff);
+    });
+    c = w.blocks * 16;
+    if (c == w.channels) return;
+  }
+#endif
+  depthwise_pixel_from(src, w, c, acc);
+  requantize_row(acc + c, r.bias ? r.bias + c : nullptr, r.scale + c, r.zero, w.channels - c, out + c);
 }
 
 // Planes of at most this many outputs are convolved channels-last even when X and Y are planes
@@ -1071,11 +1084,14 @@ void int_depthwise_channels_last(const IntConvPlan& p, const TX* x, const TW* w,
                 src[t++] = kernel_row && iw >= 0 && iw < dw.in ? kernel_row + iw * channels : padding.data();
               }
           }
-          depthwise_pixel(src.data(), weights, acc.data());
           const int64_t o = row * dw.out + ow;
-          if (requantize) {
-            requantize->requantize_pixel(acc.data(), channels, yn + o * channels);
+          if (requantize && requantize->is_signed) {
+            depthwise_pixel_requantized(src.data(), weights, *requantize, acc.data(),
+                                        reinterpret_cast<int8_t*>(yn + o * channels));
+          } else if (requantize) {
+            depthwise_pixel_requantized(src.data(), weights, *requantize, acc.data(), yn + o * channels);
           } else {
+            depthwise_pixel(src.data(), weights, acc.data());
             for (int64_t c = 0; c < channels; ++c)
               y[(n * channels + c) * out_size + o] = acc[static_cast<std::size_t>(c)];
           }
