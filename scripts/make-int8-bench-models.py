@@ -22,11 +22,14 @@ in the QDQ form a static quantizer writes.
   qdq_mobilenet_v2.onnx       MobileNetV2 (1x3x224x224, 1000 classes) the same way: depthwise
                               convolutions, Clip(0, 6) after each expanding and depthwise
                               Conv, the residual Adds between their quantizations
-  qop_resnet18.onnx           the same two networks with the same weights in the QOperator
+  qdq_squeezenet1_1.onnx      SqueezeNet 1.1's layers the same way: fire modules whose two
+                              expansions a Concat joins (its inputs and output quantized alike)
+  qop_resnet18.onnx           the same three networks with the same weights in the QOperator
   qop_mobilenet_v2.onnx       form of quantize_static (QuantFormat.QOperator): QLinearConv with
-                              its Relu or Clip folded into Y's quantization, com.microsoft's
-                              QLinearAdd, QLinearGlobalAveragePool and QGemm, MaxPool and
-                              Flatten on uint8; float X quantized, the logits dequantized
+  qop_squeezenet1_1.onnx      its Relu or Clip folded into Y's quantization, com.microsoft's
+                              QLinearAdd, QLinearConcat, QLinearGlobalAveragePool and QGemm,
+                              MaxPool and Flatten on uint8; float X quantized, the logits
+                              dequantized
 
 Weights are int8 with per-channel scales, random (seed 0); run with /usr/bin/python3.
 
@@ -194,6 +197,10 @@ class QdqGraph:
         y, _ = self.quantize("logits_f", 0.1, 128)
         return y
 
+    def logits(self, x):
+        """The float value of x, the network's last (already dequantized here)."""
+        return x
+
     def save(self, name, output):
         self.nodes.append(helper.make_node("Identity", [output], ["logits"], name="output"))
         save_graph(self.out_dir, name, self.nodes,
@@ -252,6 +259,12 @@ class QopGraph(QdqGraph):
             self.nodes.append(helper.make_node("QLinearGlobalAveragePool", [x, *self.params(x), *self.params(y)], [y],
                                                name=stem, domain="com.microsoft"))
             return y, scale
+        if op_type == "Concat":
+            y = self.output(scale, zero)
+            joined = [v for q in inputs for v in (q, *self.params(q))]
+            self.nodes.append(helper.make_node("QLinearConcat", [*self.params(y), *joined], [y], name=stem,
+                                               domain="com.microsoft", **attrs))
+            return y, scale
         # MaxPool and Flatten move quantized values: Y keeps X's scale and zero point.
         self.nodes.append(helper.make_node(op_type, [x], [f"{stem}_y"], name=stem, **attrs))
         self.init(f"{stem}_y_s", np.array(scale, np.float32))
@@ -264,6 +277,10 @@ class QopGraph(QdqGraph):
         self.nodes.append(helper.make_node("QLinearAdd", [a, *self.params(a), b, *self.params(b), *self.params(y)],
                                            [y], name=stem, domain="com.microsoft"))
         return y, scale
+
+    def logits(self, x):
+        self.nodes.append(helper.make_node("DequantizeLinear", [x, *self.params(x)], [f"{x}_f"], name=f"{x}_dequantize"))
+        return f"{x}_f"
 
     def gemm(self, x, x_scale, channels, classes, name):
         w, b = self.weights(name, (classes, channels), x_scale)
@@ -321,6 +338,29 @@ def mobilenet_v2(g, name):
     classifier(g, x, s, 1280, name)
 
 
+def squeezenet1_1(g, name):
+    """SqueezeNet 1.1's layers: fire modules whose 1x1 and 3x3 expansions are joined along their
+    channels (Concat of equally quantized values, QLinearConcat in QOperator form), a 1x1
+    convolution to the 1000 classes, GlobalAveragePool and Flatten."""
+    x, s = g.quantize("x", 0.03, 128)
+    x, s = g.conv(x, s, 3, 64, 3, stride=2)
+    x, s = g.op("MaxPool", [x], s, 0, kernel_shape=[3, 3], strides=[2, 2])
+    channels = 64
+    for squeeze, expand, pool in ((16, 64, False), (16, 64, True), (32, 128, False), (32, 128, True),
+                                  (48, 192, False), (48, 192, False), (64, 256, False), (64, 256, False)):
+        h, hs = g.conv(x, s, channels, squeeze, 1)
+        e1, _ = g.conv(h, hs, squeeze, expand, 1)
+        e3, _ = g.conv(h, hs, squeeze, expand, 3)
+        x, s = g.op("Concat", [e1, e3], 0.04, 0, axis=1)
+        channels = 2 * expand
+        if pool:
+            x, s = g.op("MaxPool", [x], s, 0, kernel_shape=[3, 3], strides=[2, 2])
+    x, s = g.conv(x, s, channels, 1000, 1)
+    x, s = g.op("GlobalAveragePool", [x], s, 0)
+    x, s = g.op("Flatten", [x], s, 0)
+    g.save(name, g.logits(x))
+
+
 def qdq_matmul(out_dir, rng, m=128, k=512, n=1376):
     inits = [numpy_helper.from_array(np.array(0.05, np.float32), "a_s"),
              numpy_helper.from_array(np.array(128, np.uint8), "a_z"),
@@ -353,6 +393,7 @@ def main():
     for form, graph in (("qdq", QdqGraph), ("qop", QopGraph)):
         resnet18(graph(args.out_dir, np.random.default_rng(3)), f"{form}_resnet18")
         mobilenet_v2(graph(args.out_dir, np.random.default_rng(4)), f"{form}_mobilenet_v2")
+        squeezenet1_1(graph(args.out_dir, np.random.default_rng(5)), f"{form}_squeezenet1_1")
     m, k, n = 128, 512, 1376
     inits = [numpy_helper.from_array(rng.integers(-127, 128, (k, n)).astype(np.int8), "b"),
              numpy_helper.from_array(np.array(7, np.uint8), "a_zero"),

@@ -76,6 +76,32 @@ std::vector<ValueId> elementwise_inputs(const Node& node) {
   return {node.inputs[0]};
 }
 
+// The values a Concat joins (every input), or ONNX Runtime's QLinearConcat (every third from
+// input 2 on).
+std::vector<ValueId> joined_inputs(const Node& node) {
+  if (node.domain.empty()) return node.inputs;
+  std::vector<ValueId> joined;
+  for (std::size_t i = 2; i < node.inputs.size(); i += 3) joined.push_back(node.inputs[i]);
+  return joined;
+}
+
+// Whether `node` is a Concat of uint8 or int8 tensors of rank 4 along their channels (axis 1),
+// or a QLinearConcat so: channels-last, the channels are the last axis, so it keeps its inputs
+// and output in one layout and joins them there.
+bool concat_of_channels(const Graph& graph, const Node& node) {
+  const bool concat = is_onnx_node(node, "Concat") || (node.domain == "com.microsoft" && node.op_type == "QLinearConcat");
+  if (!concat || node.outputs.size() != 1 || node.outputs[0] == kNoValue) return false;
+  const std::vector<ValueId> joined = joined_inputs(node);
+  if (joined.empty()) return false;
+  for (ValueId v : joined) {
+    if (v == kNoValue) return false;
+    const ValueType& t = graph.value(v).type;
+    if ((t.dtype != DType::kUInt8 && t.dtype != DType::kInt8) || !t.shape || t.shape->size() != 4) return false;
+  }
+  const int64_t axis = node.attributes.int_or("axis", node.domain.empty() && node.opset < 4 ? 1 : 0);
+  return axis == 1 || axis == -3;
+}
+
 // Whether `node` is a QLinearGlobalAveragePool of X of rank 4 as ONNX lays it out (channels_last
 // 0): its output, N x C x 1 x 1, is the same bytes in either layout.
 bool qlinear_global_average_pool_reads_channels_last(const Graph& graph, const Node& node) {
@@ -103,7 +129,7 @@ Expected<std::vector<FusedStep>> channels_last_steps(const Partition& partition,
   const Graph& graph = *partition.graph;
   std::unordered_set<NodeId> fused_members;
   for (const FusedStep& f : fused) fused_members.insert(f.nodes.begin(), f.nodes.end());
-  std::vector<const Node*> convs, max_pools, global_pools, qlinear_global_pools;
+  std::vector<const Node*> convs, max_pools, global_pools, qlinear_global_pools, concats;
   std::vector<OneLayout> one_layout;
   for (NodeId id : partition.nodes) {
     const Node& node = graph.node(id);
@@ -112,6 +138,10 @@ Expected<std::vector<FusedStep>> channels_last_steps(const Partition& partition,
     if (global_average_pool_reads_channels_last(graph, node)) global_pools.push_back(&node);
     if (qlinear_global_average_pool_reads_channels_last(graph, node)) qlinear_global_pools.push_back(&node);
     if (qlinear_elementwise_is_layout_free(graph, node)) one_layout.push_back({elementwise_inputs(node), node.outputs[0]});
+    if (concat_of_channels(graph, node)) {
+      concats.push_back(&node);
+      one_layout.push_back({joined_inputs(node), node.outputs[0]});
+    }
     const bool max_pool = max_pool_supports_channels_last(graph, node);
     if (max_pool) max_pools.push_back(&node);
     if (max_pool || dequantize_is_layout_free(graph, node)) one_layout.push_back({{node.inputs[0]}, node.outputs[0]});
@@ -182,6 +212,11 @@ Expected<std::vector<FusedStep>> channels_last_steps(const Partition& partition,
     if (!channels_last.contains(pool->inputs[0])) continue;
     if (auto r = add_step(*pool, make_global_average_pool_channels_last()); !r)
       return std::unexpected(std::move(r.error()));
+  }
+  for (const Node* concat : concats) {
+    if (!channels_last.contains(concat->outputs[0])) continue;
+    auto kernel = concat->domain.empty() ? make_concat_channels_last() : make_qlinear_concat_channels_last();
+    if (auto r = add_step(*concat, std::move(kernel)); !r) return std::unexpected(std::move(r.error()));
   }
   for (const Node* pool : qlinear_global_pools) {
     if (!channels_last.contains(pool->inputs[0])) continue;

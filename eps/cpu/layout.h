@@ -17,8 +17,9 @@ namespace nxrt::cpu {
 //  * a quantized Add of the fusion step `fused`, a MaxPool of uint8 or int8 over 2-D planes
 //    without Indices, a DequantizeLinear with one scale, or ONNX Runtime's QLinearAdd or
 //    QLinearMul of two tensors of one shape, QLinearSigmoid or QLinearLeakyRelu (these run by
-//    their registry kernels, which work element by element); these keep their inputs and output
-//    in one layout;
+//    their registry kernels, which work element by element), or a Concat or QLinearConcat of
+//    8-bit tensors along their channels (joined along the last axis when channels-last); these
+//    keep their inputs and output in one layout;
 //  * a GlobalAveragePool of float X, or a QLinearGlobalAveragePool of X as ONNX lays it out,
 //    over 2-D planes, reading it; its output is the same bytes in either layout.
 // Values the partition hands out keep ONNX's layout, so a quantized network's convolutions do

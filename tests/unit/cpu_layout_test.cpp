@@ -32,6 +32,8 @@ struct QuantizedBlock {
     bool global_pool = false;   // the output is GlobalAveragePool of d dequantized, not d
     bool qoperator = false;     // ONNX Runtime's QLinearAdd and QLinearGlobalAveragePool instead of
                                 // the float ops between DequantizeLinear and QuantizeLinear
+    bool concat = false;        // b and c joined along their channels (Concat, or QLinearConcat with
+                                // qoperator), not added: conv_d reads 32 channels
   };
 
   explicit QuantizedBlock(Options o) : options(o) {
@@ -51,7 +53,14 @@ struct QuantizedBlock {
     }
     conv("conv_b", "a", "b", weights("W_b", {16, 16 / o.b_group, 3, 3}), o.b_group, 1);
     conv("conv_c", "a", "c", weights("W_c", {16, 16, 1, 1}), 1, 0);
-    if (o.qoperator) {
+    if (o.concat && o.qoperator) {
+      microsoft_node("join", "QLinearConcat", {"scale", "zero", "b", "scale", "zero", "c", "w_scale", "zero"}, "s",
+                     {2, 32, 9, 10});
+      b.graph.nodes.back().attributes.set("axis", nxrt::Attribute{int64_t{1}});
+    } else if (o.concat) {
+      b.node("join", "Concat", {"b", "c"}, {"s"}, DType::kUInt8, {2, 32, 9, 10});
+      b.graph.nodes.back().attributes.set("axis", nxrt::Attribute{int64_t{-3}});
+    } else if (o.qoperator) {
       microsoft_node("add", "QLinearAdd", {"b", "scale", "zero", "c", "scale", "zero", "scale", "zero"}, "s",
                      {2, 16, 9, 10});
     } else {
@@ -60,7 +69,7 @@ struct QuantizedBlock {
       b.node("add", "Add", {"fb", "fc"}, {"sum"}, DType::kFloat32, {2, 16, 9, 10});
       b.node("q", "QuantizeLinear", {"sum", "scale", "zero"}, {"s"}, DType::kUInt8, {2, 16, 9, 10});
     }
-    conv("conv_d", "s", "d", weights("W_d", {8, 16, 1, 1}), 1, 0);
+    conv("conv_d", "s", "d", weights("W_d", {8, o.concat ? 32 : 16, 1, 1}), 1, 0);
     if (o.global_pool && o.qoperator) {
       microsoft_node("gap", "QLinearGlobalAveragePool", {"d", "scale", "zero", "scale", "zero"}, "pooled",
                      {2, 8, 1, 1});
@@ -220,4 +229,19 @@ TEST_CASE("the cpu EP keeps ONNX Runtime's QLinearAdd and QLinearGlobalAveragePo
                                                        {"gap", "nhwc"}};
   CHECK(f.layouts() == expected);  // the QLinearAdd runs as it is, element by element
   check_same_outputs(f);
+}
+
+TEST_CASE("the cpu EP joins channels-last values along their channels with Concat and QLinearConcat",
+          "[cpu][layout]") {
+  for (const bool qoperator : {false, true}) {
+    INFO((qoperator ? "QLinearConcat" : "Concat"));
+    QuantizedBlock f({.qoperator = qoperator, .concat = true});
+    const std::map<std::string, std::string> expected = {{"conv_a", "nchw>nhwc"},
+                                                         {"conv_b", "nhwc>nhwc"},
+                                                         {"conv_c", "nhwc>nhwc"},
+                                                         {"join", "nhwc"},
+                                                         {"conv_d", "nhwc>nchw"}};
+    CHECK(f.layouts() == expected);
+    check_same_outputs(f);
+  }
 }

@@ -60,9 +60,10 @@ KernelMatch check_concat(const NodeContext& ctx) {
   return KernelMatch::supported(copy_cost(ctx));
 }
 
+// `variant` is "blocks", or "blocks nhwc" where the layout step joins channels-last values.
 class ConcatKernel final : public Kernel {
  public:
-  explicit ConcatKernel(int64_t axis) : axis_(axis) {}
+  explicit ConcatKernel(int64_t axis, std::string_view variant = "blocks") : axis_(axis), variant_(variant) {}
 
   Expected<void> compute(KernelContext& ctx) override {
     const std::size_t n = ctx.input_count();
@@ -92,20 +93,22 @@ class ConcatKernel final : public Kernel {
     auto* out = static_cast<char*>(y->mut().data());
     const auto items = static_cast<int64_t>(n);
     const int64_t grain = std::max<int64_t>(1, kGrainElements * items / std::max<int64_t>(out_block, 1));
+    std::vector<const char*> sources(n);
+    for (std::size_t i = 0; i < n; ++i) sources[i] = static_cast<const char*>(ctx.input(i).data());
     ctx.parallel().for_range(outer * items, grain, [&](int64_t b, int64_t e) {
       for (int64_t item = b; item < e; ++item) {
         const int64_t o = item / items;
         const auto i = static_cast<std::size_t>(item % items);
-        const auto* src = static_cast<const char*>(ctx.input(i).view().data());
-        copy_elements(type, out + (o * out_block + offset[i]) * esize, src + o * block[i] * esize, block[i]);
+        copy_elements(type, out + (o * out_block + offset[i]) * esize, sources[i] + o * block[i] * esize, block[i]);
       }
     });
     return {};
   }
-  std::string_view variant() const override { return "blocks"; }
+  std::string_view variant() const override { return variant_; }
 
  private:
   int64_t axis_;
+  std::string_view variant_;
 };
 
 KernelDef concat_def(int64_t since, int64_t until) {
@@ -238,7 +241,7 @@ class SplitKernel final : public Kernel {
     if (views) return {};
     const DType type = x.dtype();
     const auto esize = static_cast<int64_t>(dtype_size(type));
-    const auto* src = static_cast<const char*>(x.view().data());
+    const auto* src = static_cast<const char*>(x.data());
     const int64_t in_block = in[a] * inner;
     const auto items = static_cast<int64_t>(n);
     const int64_t grain = std::max<int64_t>(1, kGrainElements * items / std::max<int64_t>(in_block, 1));
@@ -270,6 +273,9 @@ KernelDef split_def(int64_t since, int64_t until) {
 }
 
 }  // namespace
+
+Expected<std::unique_ptr<Kernel>> make_concat_channels_last() { return make_kernel<ConcatKernel>(-1, "blocks nhwc"); }
+
 
 std::vector<KernelDef> concat_split_kernels() {
   return {

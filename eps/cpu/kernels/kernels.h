@@ -82,6 +82,10 @@ Expected<std::unique_ptr<Kernel>> make_qlinear_conv(const NodeContext& conv, Cha
 Expected<std::unique_ptr<Kernel>> make_max_pool_channels_last(const NodeContext& max_pool);
 // GlobalAveragePool of float X stored channels-last (the layout step) into Y as ONNX has it.
 Expected<std::unique_ptr<Kernel>> make_global_average_pool_channels_last();
+// Concat (any dtype) and ONNX Runtime's QLinearConcat of values stored channels-last (the layout
+// step), joining them along their channels, the last axis.
+Expected<std::unique_ptr<Kernel>> make_concat_channels_last();
+Expected<std::unique_ptr<Kernel>> make_qlinear_concat_channels_last();
 // QLinearGlobalAveragePool `pool` of X stored channels-last (the layout step); Y is written as the
 // node's channels_last attribute says (the same bytes either way).
 Expected<std::unique_ptr<Kernel>> make_qlinear_global_average_pool_channels_last(const NodeContext& pool);

@@ -219,10 +219,11 @@ KernelMatch check_qlinear_concat(const NodeContext& ctx) {
   return KernelMatch::supported(elementwise_cost(ctx, 0));
 }
 
+// `channels_last`: the layout step's, joining channels-last values along their last axis.
 class QLinearConcatKernel final : public Kernel {
  public:
-  explicit QLinearConcatKernel(int64_t axis) : axis_(axis) {}
-  std::string_view variant() const override { return "qlinear-concat"; }
+  explicit QLinearConcatKernel(int64_t axis, bool channels_last = false) : axis_(axis), channels_last_(channels_last) {}
+  std::string_view variant() const override { return channels_last_ ? "qlinear-concat nhwc" : "qlinear-concat"; }
 
   Expected<void> compute(KernelContext& ctx) override {
     auto qy = read_per_tensor_quantization(ctx, "QLinearConcat", 0, 1);
@@ -283,9 +284,14 @@ class QLinearConcatKernel final : public Kernel {
 
  private:
   int64_t axis_;
+  bool channels_last_;
 };
 
 }  // namespace
+
+Expected<std::unique_ptr<Kernel>> make_qlinear_concat_channels_last() {
+  return make_kernel<QLinearConcatKernel>(-1, true);
+}
 
 std::vector<KernelDef> qlinear_kernels() {
   return {
