@@ -110,6 +110,42 @@ def block_model(path, form, channels=8, size=10, classes=5):
     return path
 
 
+def qdq_elementwise_model(path):
+    """X float [1, 8, 10, 10] quantized, then in QDQ form: LeakyRelu, Sigmoid, their product (a
+    squeeze-and-excite's Mul), AveragePool 3x3 with padding and Add of it to the product, each
+    output quantized; Y dequantized."""
+    inits, nodes = [], []
+    count = [0]
+
+    def q(x, scale, zero):  # x (float) -> QuantizeLinear -> DequantizeLinear
+        count[0] += 1
+        name = f"q{count[0]}"
+        init(inits, f"{name}_s", np.float32(scale))
+        init(inits, f"{name}_z", np.uint8(zero))
+        nodes.append(helper.make_node("QuantizeLinear", [x, f"{name}_s", f"{name}_z"], [name]))
+        nodes.append(helper.make_node("DequantizeLinear", [name, f"{name}_s", f"{name}_z"], [f"{name}_f"]))
+        return f"{name}_f"
+
+    x = q("x", 0.03, 128)
+    nodes.append(helper.make_node("LeakyRelu", [x], ["leaky"], alpha=0.2))
+    leaky = q("leaky", 0.02, 64)
+    nodes.append(helper.make_node("Sigmoid", [x], ["gate"]))
+    gate = q("gate", 1 / 255, 0)
+    nodes.append(helper.make_node("Mul", [leaky, gate], ["excited"]))
+    excited = q("excited", 0.02, 64)
+    nodes.append(helper.make_node("AveragePool", [excited], ["pooled"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]))
+    pooled = q("pooled", 0.02, 64)
+    nodes.append(helper.make_node("Add", [pooled, excited], ["sum"]))
+    nodes.append(helper.make_node("Identity", [q("sum", 0.04, 64)], ["y"]))
+    graph = helper.make_graph(nodes, "elementwise", [helper.make_tensor_value_info("x", TensorProto.FLOAT,
+                                                                                     [1, 8, 10, 10])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8, 10, 10])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    onnx.save(model, str(path))
+    return path
+
+
 class OnnxRuntimeCases(TempDirTest):
     def test_every_case_matches_onnx_runtime(self):
         cases = sorted(p for p in CASES.iterdir() if (p / "model.onnx").exists())
@@ -163,6 +199,19 @@ class QOperatorNetwork(TempDirTest):
             self.assertIn(f"into com.microsoft::{op}", out)
         floats = self.run_model(qdq_model, "--ep", "cpu", "--skip-pass", "fuse-qdq", name="float")
         np.testing.assert_allclose(qop, floats, atol=STEP * 2.01, rtol=0)
+
+    def test_qdq_groups_around_elementwise_ops_and_pools_become_qlinear_ops_within_a_step(self):
+        model = qdq_elementwise_model(self.tmp / "elementwise.onnx")
+        rc, out, err = nxrt("explain-claims", model, "--ep", "cpu")
+        self.assertExit((rc, out, err), 0)
+        for op in ("QLinearLeakyRelu", "QLinearSigmoid", "QLinearMul", "QLinearAveragePool", "QLinearAdd"):
+            self.assertIn(f"into com.microsoft::{op}", out)
+        fused = self.run_model(model, "--ep", "cpu", name="fused")
+        floats = self.run_model(model, "--ep", "cpu", "--skip-pass", "fuse-qdq", name="float")
+        self.assertGreater(len(np.unique(fused)), 20)
+        # Each integer op rounds once where the float ops round their own way: a step or two of
+        # the output's 0.04 apart after five of them.
+        np.testing.assert_allclose(fused, floats, atol=0.04 * 2.01, rtol=0)
 
     def test_the_network_stays_channels_last_and_restores_from_an_epcontext_model(self):
         model = block_model(self.tmp / "qop.onnx", "qop")
