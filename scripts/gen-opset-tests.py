@@ -461,6 +461,7 @@ def cases():
     yield from max_roi_pool_cases()
     yield from com_microsoft_cases()
     yield qoperator_network_case()
+    yield from integer_to_float_cases()
 
 
 def rotary_caches(rows, half, base=10000.0):
@@ -808,6 +809,38 @@ def com_microsoft_cases():
                  {"x0": quantized((3, 2, 6), dtype, local), "x1": quantized((3, 2, 2), dtype, local)},
                  {"sy": sy, "zy": zy, "s1": s1, "z1": z1},
                  ["sy", "zy", "x0", "s1", "z1", "x1", "sy", "zy"], axis=-1)
+
+
+def integer_to_float_cases():
+    """ONNX Runtime's MatMulIntegerToFloat and DynamicQuantizeMatMul (what its optimizer makes of
+    quantize_dynamic's MatMulInteger -> Cast -> Mul -> Add): uint8 and int8 A, B per column or per
+    tensor, with and without zero points and a bias, batched A."""
+    local = np.random.default_rng(33)
+    k, n = 40, 24
+    b_s8 = local.integers(-127, 128, (k, n)).astype(np.int8)
+    b_u8 = local.integers(0, 256, (k, n)).astype(np.uint8)
+    per_column = local.uniform(0.001, 0.01, n).astype(F)
+    bias = local.uniform(-1, 1, n).astype(F)
+
+    def case(name, op, inputs, consts, names):
+        return Case(name, 17, helper.make_node(op, names, ["y"], domain="com.microsoft"), inputs, ["y"], consts,
+                    domains={"com.microsoft": 1}, folder="com_microsoft")
+
+    yield case("matmulintegertofloat_uint8_int8_per_column_bias", "MatMulIntegerToFloat",
+               {"a": local.integers(0, 256, (3, 5, k)).astype(np.uint8)},
+               {"b": b_s8, "as": np.array(0.02, F), "bs": per_column, "az": np.array(120, np.uint8),
+                "bz": np.zeros(n, np.int8), "bias": bias}, ["a", "b", "as", "bs", "az", "bz", "bias"])
+    # (ONNX Runtime 1.30 has no kernel for int8 A by uint8 B.)
+    yield case("matmulintegertofloat_int8_per_tensor", "MatMulIntegerToFloat",
+               {"a": local.integers(-128, 128, (7, k)).astype(np.int8)},
+               {"b": b_s8, "as": np.array(0.03, F), "bs": np.array(0.005, F), "az": np.array(-3, np.int8),
+                "bz": np.array(-2, np.int8)}, ["a", "b", "as", "bs", "az", "bz"])
+    yield case("dynamicquantizematmul_int8_per_column_bias", "DynamicQuantizeMatMul",
+               {"a": local.uniform(-2, 3, (2, 6, k)).astype(F)},
+               {"b": b_s8, "bs": per_column, "bz": np.zeros(n, np.int8), "bias": bias}, ["a", "b", "bs", "bz", "bias"])
+    yield case("dynamicquantizematmul_uint8_per_tensor", "DynamicQuantizeMatMul",
+               {"a": local.uniform(-1, 1, (9, k)).astype(F)},
+               {"b": b_u8, "bs": np.array(0.004, F), "bz": np.array(128, np.uint8)}, ["a", "b", "bs", "bz"])
 
 
 def qoperator_network_case():

@@ -195,3 +195,37 @@ TEST_CASE("QLinearConcat names tensors that differ off the axis, with how to fix
   CHECK_THAT(text, Catch::Matchers::Contains("QLinearConcat: input 5 is [3,3] and input 2 [2,3]"));
   CHECK_THAT(text, Catch::Matchers::Contains("the tensors must agree in every dim but the axis (1)"));
 }
+
+TEST_CASE("MatMulIntegerToFloat and DynamicQuantizeMatMul decline what the cpu EP does not implement",
+          "[cpu][qlinear][claim]") {
+  std::mt19937 rng(59);
+  const Tensor a = random_bytes<uint8_t>({3, 8}, rng), b = random_bytes<int8_t>({8, 4}, rng);
+  NodeSpec spec = microsoft("MatMulIntegerToFloat", {a, b, Tensor::from_vector<float>({2}, {0.1f, 0.2f}), scale(0.1f)});
+  spec.constant = {false, true, true, true};
+  const KernelMatch per_row = claim_on_cpu(spec);
+  REQUIRE_FALSE(per_row);
+  CHECK(per_row.reason() == "MatMulIntegerToFloat: a_scale has 2 values; the cpu EP implements one");
+  spec.inputs[2] = scale(0.1f);
+  spec.inputs.push_back(zero<uint8_t>(3));
+  spec.inputs.push_back(zero<uint8_t>(0));  // B is int8
+  spec.constant = {false, true, true, true, true, true};
+  const KernelMatch b_zero = claim_on_cpu(spec);
+  REQUIRE_FALSE(b_zero);
+  CHECK(b_zero.reason() == "MatMulIntegerToFloat: b_zero_point has type uint8 and B int8; they must match");
+  const Tensor x = random_tensor({3, 8}, 61);
+  const KernelMatch bias = claim_on_cpu(microsoft("DynamicQuantizeMatMul", {x, b, scale(0.1f), Tensor(),
+                                                                           Tensor::from_vector<int32_t>({4}, {1, 2, 3, 4})}));
+  REQUIRE_FALSE(bias);
+  CHECK(bias.reason() == "DynamicQuantizeMatMul: the bias is int32 of rank 1; it must be float, one value per column of B");
+}
+
+TEST_CASE("DynamicQuantizeMatMul names a bias of another length than B's columns, with how to fix it",
+          "[cpu][qlinear]") {
+  std::mt19937 rng(67);
+  auto y = run_on_cpu(microsoft("DynamicQuantizeMatMul", {random_tensor({3, 8}, 71), random_bytes<int8_t>({8, 4}, rng),
+                                                          scale(0.1f), Tensor(), random_tensor({5}, 73)}));
+  REQUIRE_FALSE(y);
+  const std::string text = y.error().render();
+  CHECK_THAT(text, Catch::Matchers::Contains("DynamicQuantizeMatMul: the bias has 5 values; Y has 4 columns"));
+  CHECK_THAT(text, Catch::Matchers::Contains("give a bias of 4 values"));
+}

@@ -1,5 +1,6 @@
 // DynamicQuantizeLinear and the integer products QLinearMatMul, MatMulInteger, QLinearConv,
-// ConvInteger (uint8/int8, int32 sums) and ONNX Runtime's QGemm. QuantizeLinear and
+// ConvInteger (uint8/int8, int32 sums) and ONNX Runtime's QGemm, MatMulIntegerToFloat and
+// DynamicQuantizeMatMul. QuantizeLinear and
 // DequantizeLinear: quantize_linear.cpp.
 #include <algorithm>
 #include <array>
@@ -68,43 +69,54 @@ void quantize_to_uint8(const float* x, uint8_t* y, int64_t count, float scale, f
 }
 
 // uint8 with a scale and zero point covering [min(x, 0), max(x, 0)].
+// DynamicQuantizeLinear's scale and zero point for x.
+struct DynamicQuantization {
+  float scale = 0;
+  uint8_t zero = 0;
+};
+
+// x (count floats) quantized to uint8 into `out` as DynamicQuantizeLinear does; its scale and
+// zero point.
+DynamicQuantization dynamic_quantize(const float* x, int64_t count, uint8_t* out, const Parallel& parallel) {
+  const int64_t chunks = std::max<int64_t>(1, std::min<int64_t>(64, count / kElementwiseGrain));
+  std::vector<std::pair<float, float>> ranges(static_cast<std::size_t>(chunks));
+  parallel.for_range(chunks, 1, [&](int64_t c0, int64_t c1) {
+    for (int64_t c = c0; c < c1; ++c)
+      ranges[static_cast<std::size_t>(c)] = range_with_zero(x, count * c / chunks, count * (c + 1) / chunks);
+  });
+  float lo = 0, hi = 0;
+  for (const auto& [l, h] : ranges) {
+    lo = std::min(lo, l);
+    hi = std::max(hi, h);
+  }
+  DynamicQuantization q;
+  q.scale = (hi - lo) / 255.f;
+  // All zeros: any scale reproduces them; zero point 0 keeps the division defined.
+  q.zero = q.scale == 0 ? uint8_t(0) : saturate_round<uint8_t>(0.f - lo / q.scale);
+  if (q.scale == 0) {
+    std::fill(out, out + count, q.zero);
+    return q;
+  }
+  parallel.for_range(count, kElementwiseGrain, [&](int64_t b, int64_t e) {
+    quantize_to_uint8(x + b, out + b, e - b, q.scale, static_cast<float>(q.zero));
+  });
+  return q;
+}
+
 class DynamicQuantizeLinearKernel final : public Kernel {
  public:
   std::string_view variant() const override { return "vector-range-then-quantize"; }
   Expected<void> compute(KernelContext& ctx) override {
     const Tensor& x = ctx.input(0);
-    const float* in = x.data_as<float>();
-    const int64_t count = x.numel();
-    const int64_t chunks = std::max<int64_t>(1, std::min<int64_t>(64, count / kElementwiseGrain));
-    std::vector<std::pair<float, float>> ranges(static_cast<std::size_t>(chunks));
-    ctx.parallel().for_range(chunks, 1, [&](int64_t c0, int64_t c1) {
-      for (int64_t c = c0; c < c1; ++c)
-        ranges[static_cast<std::size_t>(c)] = range_with_zero(in, count * c / chunks, count * (c + 1) / chunks);
-    });
-    float lo = 0, hi = 0;
-    for (const auto& [l, h] : ranges) {
-      lo = std::min(lo, l);
-      hi = std::max(hi, h);
-    }
-    const float scale = (hi - lo) / 255.f;
-    // All zeros: any scale reproduces them; zero point 0 keeps the division defined.
-    const uint8_t zp = scale == 0 ? uint8_t(0) : saturate_round<uint8_t>(0.f - lo / scale);
     auto y = ctx.output(0, DType::kUInt8, x.shape());
     auto y_scale = ctx.output(1, DType::kFloat32, {});
     auto y_zp = ctx.output(2, DType::kUInt8, {});
     if (!y) return std::unexpected(y.error());
     if (!y_scale) return std::unexpected(y_scale.error());
     if (!y_zp) return std::unexpected(y_zp.error());
-    *y_scale->mut_as<float>() = scale;
-    *y_zp->mut_as<uint8_t>() = zp;
-    uint8_t* out = y->mut_as<uint8_t>();
-    if (scale == 0) {
-      std::fill(out, out + count, zp);
-      return {};
-    }
-    ctx.parallel().for_range(count, kElementwiseGrain, [&](int64_t b, int64_t e) {
-      quantize_to_uint8(in + b, out + b, e - b, scale, static_cast<float>(zp));
-    });
+    const DynamicQuantization q = dynamic_quantize(x.data_as<float>(), x.numel(), y->mut_as<uint8_t>(), ctx.parallel());
+    *y_scale->mut_as<float>() = q.scale;
+    *y_zp->mut_as<uint8_t>() = q.zero;
     return {};
   }
 };
@@ -296,18 +308,26 @@ class IntMatMulBase : public Kernel {
   Expected<void> sums(KernelContext& ctx, std::string_view op, const IntMatMulPlan& plan, std::size_t a_in,
                       std::size_t b_in, std::size_t az_in, std::size_t bz_in, const IntGemmOutput& y) const {
     const Tensor& a = ctx.input(a_in);
-    const Tensor& b = ctx.input(b_in);
-    return dispatch_pair(a.dtype(), b.dtype(), [&](auto ta, auto tb) -> Expected<void> {
+    return dispatch_dtype(QuantTypes{}, a.dtype(), [&](auto ta) -> Expected<void> {
       using TA = typename decltype(ta)::type;
-      using TB = typename decltype(tb)::type;
       auto a_zero = zero_point_values<TA>(ctx, az_in, plan.m, op, "the zero point of A", "row of A");
       if (!a_zero) return std::unexpected(a_zero.error());
+      return sums_of(ctx, op, plan, a.data_as<TA>(), std::move(*a_zero), b_in, bz_in, y);
+    });
+  }
+
+  // The same of A given as it is, with its zero points (none, one, or one per row).
+  template <class TA>
+  Expected<void> sums_of(KernelContext& ctx, std::string_view op, const IntMatMulPlan& plan, const TA* a,
+                         std::vector<int32_t> a_zero, std::size_t b_in, std::size_t bz_in, const IntGemmOutput& y) const {
+    const Tensor& b = ctx.input(b_in);
+    return dispatch_dtype(QuantTypes{}, b.dtype(), [&](auto tb) -> Expected<void> {
+      using TB = typename decltype(tb)::type;
       auto b_zero = zero_point_values<TB>(ctx, bz_in, plan.n, op, "the zero point of B", "column of B");
       if (!b_zero) return std::unexpected(b_zero.error());
       const std::vector<PackedIntB> packed_now =
           packed_b_.empty() ? pack_int_matrices(b.data_as<TB>(), b.numel(), plan.k, plan.n) : std::vector<PackedIntB>{};
-      int_products(plan, a.data_as<TA>(), std::move(*a_zero), packed_b_.empty() ? packed_now : packed_b_, *b_zero, y,
-                   ctx.parallel());
+      int_products(plan, a, std::move(a_zero), packed_b_.empty() ? packed_now : packed_b_, *b_zero, y, ctx.parallel());
       return {};
     });
   }
@@ -420,6 +440,121 @@ class QLinearMatMulKernel final : public IntMatMulBase {
 
  private:
   ScratchPool<std::vector<int32_t>> accumulators_;  // the int32 sums, reused between runs
+};
+
+// ---- MatMulIntegerToFloat, DynamicQuantizeMatMul (com.microsoft) ----
+
+// ONNX Runtime's integer products with a float Y, as its optimizer fuses quantize_dynamic's
+// MatMulInteger -> Cast -> Mul (-> Add of a bias): Y = (A - a_zero)(B - b_zero) * a_scale *
+// b_scale (+ bias), a_scale one value, b_scale and b_zero one value or one per column of B, the
+// bias one per column. MatMulIntegerToFloat's inputs: A, B, a_scale, b_scale, a_zero_point,
+// b_zero_point, bias; DynamicQuantizeMatMul's: float A (quantized as DynamicQuantizeLinear
+// does), B, b_scale, b_zero_point, bias.
+KernelMatch check_integer_to_float(const NodeContext& ctx) {
+  const std::string& op = ctx.node().op_type;
+  const bool dynamic = op == "DynamicQuantizeMatMul";
+  const std::size_t b_scale = dynamic ? 2 : 3, b_zero = dynamic ? 3 : 5, bias = dynamic ? 4 : 6;
+  if (dynamic) NXRT_REQUIRE_MATCH(require_input_dtype(ctx, 0, {DType::kFloat32}));
+  else NXRT_REQUIRE_MATCH(require_input_dtype_in(ctx, 0, QuantTypes{}));
+  NXRT_REQUIRE_MATCH(require_input_dtype_in(ctx, 1, QuantTypes{}));
+  NXRT_REQUIRE(ctx.input_dtype(b_scale) == DType::kFloat32 && (dynamic || ctx.input_dtype(2) == DType::kFloat32),
+               "{}: the scales are {}; the cpu EP implements float scales and Y (not float16)", op,
+               dtype_name(ctx.input_dtype(b_scale)));
+  if (!dynamic) {
+    const auto a_scales = static_numel(ctx.input_type(2));
+    NXRT_REQUIRE(!a_scales || *a_scales == 1, "{}: a_scale has {} values; the cpu EP implements one", op, *a_scales);
+    NXRT_REQUIRE(!ctx.has_input(4) || ctx.input_dtype(4) == ctx.input_dtype(0),
+                 "{}: a_zero_point has type {} and A {}; they must match", op, dtype_name(ctx.input_dtype(4)),
+                 dtype_name(ctx.input_dtype(0)));
+    const auto a_zeros = ctx.has_input(4) ? static_numel(ctx.input_type(4)) : std::optional<int64_t>{1};
+    NXRT_REQUIRE(!a_zeros || *a_zeros == 1, "{}: a_zero_point has {} values; the cpu EP implements one", op,
+                 *a_zeros);
+  }
+  NXRT_REQUIRE(!ctx.has_input(b_zero) || ctx.input_dtype(b_zero) == ctx.input_dtype(1),
+               "{}: b_zero_point has type {} and B {}; they must match", op, dtype_name(ctx.input_dtype(b_zero)),
+               dtype_name(ctx.input_dtype(1)));
+  for (std::size_t i : {b_scale, b_zero}) NXRT_REQUIRE_MATCH(check_vector_param(ctx, i, "b_scale or b_zero_point"));
+  NXRT_REQUIRE(!ctx.has_input(bias) || (ctx.input_dtype(bias) == DType::kFloat32 &&
+                                        ctx.input_rank(bias).value_or(1) == 1),
+               "{}: the bias is {} of rank {}; it must be float, one value per column of B", op,
+               dtype_name(ctx.input_dtype(bias)), ctx.input_rank(bias).value_or(1));
+  if (dynamic) {
+    auto as = ctx.input_static_shape(0), bs = ctx.input_static_shape(1);
+    if (!as || !bs) return KernelMatch::supported();
+    auto plan = plan_int_matmul(op, *as, *bs);
+    NXRT_REQUIRE(plan.has_value(), "{}", plan.error().what);
+    Cost cost;
+    cost.flops = 2.0 * static_cast<double>(shape_numel(plan->out) * plan->k);
+    return KernelMatch::supported(cost);
+  }
+  return int_matmul_claim(ctx, 0, 1);
+}
+
+class IntegerToFloatKernel final : public IntMatMulBase {
+ public:
+  IntegerToFloatKernel(std::vector<PackedIntB> packed_b, bool dynamic)
+      : IntMatMulBase(std::move(packed_b), dynamic ? "+dynamic-quantize" : "+float"), dynamic_(dynamic) {}
+
+  Expected<void> compute(KernelContext& ctx) override {
+    const std::string_view op = dynamic_ ? "DynamicQuantizeMatMul" : "MatMulIntegerToFloat";
+    const std::size_t b_scale_in = dynamic_ ? 2 : 3, b_zero_in = dynamic_ ? 3 : 5, bias_in = dynamic_ ? 4 : 6;
+    auto plan = plan_int_matmul(op, ctx.input(0).shape(), ctx.input(1).shape());
+    if (!plan) return std::unexpected(plan.error());
+    const Tensor& b_scale = ctx.input(b_scale_in);
+    if (auto r = require_one_or_per(b_scale, plan->n, op, "b_scale", b_scale_in, "column of B"); !r) return r;
+    const float* bias = nullptr;
+    if (ctx.has_input(bias_in)) {
+      if (ctx.input(bias_in).numel() != plan->n)
+        return fail(ErrorCode::kRuntime,
+                    fmt::format("{}: the bias has {} values; Y has {} columns", op, ctx.input(bias_in).numel(),
+                                plan->n),
+                    "the bias adds one value per column of B", fmt::format("give a bias of {} values", plan->n));
+      bias = ctx.input(bias_in).data_as<float>();
+    }
+    auto y = ctx.output(0, DType::kFloat32, plan->out);
+    if (!y) return std::unexpected(y.error());
+    // a_scale * b_scale per column: the product's scales.
+    auto scales_for = [&](float a_scale) {
+      std::vector<float> scales(static_cast<std::size_t>(b_scale.numel()));
+      for (std::size_t j = 0; j < scales.size(); ++j) scales[j] = a_scale * b_scale.data_as<float>()[j];
+      return scales;
+    };
+    std::vector<float> scales;
+    Expected<void> done;
+    if (dynamic_) {
+      const Tensor& a = ctx.input(0);
+      auto quantized = a_bytes_.take();
+      quantized->resize(static_cast<std::size_t>(a.numel()));
+      const DynamicQuantization q = dynamic_quantize(a.data_as<float>(), a.numel(), quantized->data(), ctx.parallel());
+      scales = scales_for(q.scale);
+      done = sums_of<uint8_t>(ctx, op, *plan, quantized->data(), {q.zero}, 1, b_zero_in,
+                              IntGemmOutput::scaled_float(y->mut_as<float>(), plan->n, scales.data(), scales.size() > 1));
+    } else {
+      const Tensor& a_scale = ctx.input(2);
+      if (a_scale.numel() != 1)
+        return fail(ErrorCode::kRuntime, fmt::format("{}: a_scale (input 2) has {} values", op, a_scale.numel()),
+                    "the cpu EP implements one scale for all of A", "give a_scale one value");
+      scales = scales_for(*a_scale.data_as<float>());
+      done = sums(ctx, op, *plan, 0, 1, 4, b_zero_in,
+                  IntGemmOutput::scaled_float(y->mut_as<float>(), plan->n, scales.data(), scales.size() > 1));
+    }
+    if (!done || !bias) return done;
+    float* out = y->mut_as<float>();
+    const int64_t rows = plan->n > 0 ? y->numel() / plan->n : 0;
+    ctx.parallel().for_range(rows, std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(plan->n, 1)),
+                             [&](int64_t r0, int64_t r1) { add_bias_rows(out, plan->n, r0, r1, bias); });
+    return {};
+  }
+
+ private:
+  // y[r][j] += bias[j] for rows [r0, r1) of n columns. (Its own function, so the loop vectorizes.)
+  static void add_bias_rows(float* __restrict y, int64_t n, int64_t r0, int64_t r1, const float* __restrict bias) {
+    for (int64_t r = r0; r < r1; ++r)
+      for (int64_t j = 0; j < n; ++j) y[r * n + j] += bias[j];
+  }
+
+  bool dynamic_;
+  ScratchPool<std::vector<uint8_t>> a_bytes_;  // DynamicQuantizeMatMul's quantized A, reused between runs
 };
 
 // ---- QGemm (com.microsoft) ----
@@ -1576,6 +1711,18 @@ std::vector<KernelDef> quantize_kernels() {
           0,
           check_conv_integer,
           [](const NodeContext& ctx) { return make_kernel<ConvIntegerKernel>(ctx, conv_spatial_rank(ctx, 1), 1); }},
+      KernelDef{{"com.microsoft", "MatMulIntegerToFloat", 1},
+                0,
+                check_integer_to_float,
+                [](const NodeContext& ctx) {
+                  return make_kernel<IntegerToFloatKernel>(pack_constant_int_b(ctx, 1), false);
+                }},
+      KernelDef{{"com.microsoft", "DynamicQuantizeMatMul", 1},
+                0,
+                check_integer_to_float,
+                [](const NodeContext& ctx) {
+                  return make_kernel<IntegerToFloatKernel>(pack_constant_int_b(ctx, 1), true);
+                }},
       KernelDef{{"com.microsoft", "QGemm", 1},
                 0,
                 check_qgemm,

@@ -87,6 +87,20 @@ void qgemm_shape(InferenceContext& ctx) {
 
 void qlinear_binary_shape(InferenceContext& ctx) { broadcast_inputs(ctx, 0, 3); }
 
+// MatMulIntegerToFloat, DynamicQuantizeMatMul: float; A's dims but the last, then B's last, where
+// B is a matrix or A and B have one rank (the batch dims A's).
+void integer_to_float_shape(InferenceContext& ctx) {
+  ctx.getOutputType(0)->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  if (!onnx::hasInputShape(ctx, 0) || !onnx::hasInputShape(ctx, 1)) return;
+  const auto& a = ctx.getInputType(0)->tensor_type().shape();
+  const auto& b = ctx.getInputType(1)->tensor_type().shape();
+  if (a.dim_size() < 2 || b.dim_size() < 2 || (b.dim_size() != 2 && b.dim_size() != a.dim_size())) return;
+  auto* y = onnx::getOutputShape(ctx, 0);
+  y->clear_dim();
+  for (int d = 0; d + 1 < a.dim_size(); ++d) add_dim(y, &a.dim(d));
+  add_dim(y, &b.dim(b.dim_size() - 1));
+}
+
 std::map<std::string, onnx::OpSchema> build_schemas() {
   const std::pair<const char*, onnx::InferenceFunction> rules[] = {
       {"QLinearAdd", qlinear_binary_shape},
@@ -97,6 +111,8 @@ std::map<std::string, onnx::OpSchema> build_schemas() {
       {"QLinearAveragePool", average_pool_shape},
       {"QLinearConcat", concat_shape},
       {"QGemm", qgemm_shape},
+      {"MatMulIntegerToFloat", integer_to_float_shape},
+      {"DynamicQuantizeMatMul", integer_to_float_shape},
   };
   std::map<std::string, onnx::OpSchema> schemas;
   for (const auto& [op, rule] : rules) {

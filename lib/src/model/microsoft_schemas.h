@@ -1,6 +1,7 @@
 // Type and shape inference for ONNX Runtime's com.microsoft ops that nxrt's EPs run (the QLinear*
-// ops of its QOperator models, and QGemm): libonnx has no schemas for them, so without these
-// rules every value after the first such node would stay "unknown until run".
+// ops of its QOperator models, QGemm, MatMulIntegerToFloat and DynamicQuantizeMatMul): libonnx
+// has no schemas for them, so without these rules every value after the first such node would
+// stay "unknown until run".
 #pragma once
 
 #include <onnx/defs/schema.h>
