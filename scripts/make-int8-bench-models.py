@@ -146,15 +146,20 @@ class QdqGraph:
                                            name=f"{q}_dequantize"))
         return f"{q}_f", scale
 
-    def weights(self, stem, shape, x_scale):
-        """Dequantized int8 weights of `shape` (scaled as He's initialization: outputs after a Relu
-        keep the inputs' spread) and their int32 bias."""
+    def draw_weights(self, stem, shape):
+        """int8 weights of `shape` per output channel (scaled as He's initialization: outputs after
+        a Relu keep the inputs' spread) and their int32 bias, as initializers; the weights' scales."""
         fan_in = int(np.prod(shape[1:]))
         w_scale = (np.sqrt(6.0 / fan_in) / 127 * self.rng.uniform(0.8, 1.2, shape[0])).astype(np.float32)
         self.init(f"{stem}_w", self.rng.integers(-127, 128, shape).astype(np.int8))
         self.init(f"{stem}_ws", w_scale)
         self.init(f"{stem}_wz", np.zeros(shape[0], np.int8))
         self.init(f"{stem}_b", self.rng.integers(-200, 200, shape[0]).astype(np.int32))
+        return w_scale
+
+    def weights(self, stem, shape, x_scale):
+        """draw_weights' weights and bias dequantized (the bias at x_scale * w_scale)."""
+        w_scale = self.draw_weights(stem, shape)
         self.init(f"{stem}_bs", (np.float32(x_scale) * w_scale).astype(np.float32))
         self.nodes.append(helper.make_node("DequantizeLinear", [f"{stem}_w", f"{stem}_ws", f"{stem}_wz"],
                                            [f"{stem}_wf"], axis=0))
@@ -233,12 +238,9 @@ class QopGraph(QdqGraph):
         return q
 
     def weights(self, stem, shape, x_scale):
-        fan_in = int(np.prod(shape[1:]))
-        w_scale = (np.sqrt(6.0 / fan_in) / 127 * self.rng.uniform(0.8, 1.2, shape[0])).astype(np.float32)
-        self.init(f"{stem}_w", self.rng.integers(-127, 128, shape).astype(np.int8))
-        self.init(f"{stem}_ws", w_scale)
-        self.init(f"{stem}_wz", np.zeros(shape[0], np.int8))
-        self.init(f"{stem}_b", self.rng.integers(-200, 200, shape[0]).astype(np.int32))
+        """draw_weights' weights with their scale and zero point, and the int32 bias, as QLinearConv
+        and QGemm read them."""
+        self.draw_weights(stem, shape)
         return [f"{stem}_w", f"{stem}_ws", f"{stem}_wz"], f"{stem}_b"
 
     def conv(self, x, x_scale, channels, out_channels, kernel, stride=1, relu=True, group=1, relu6=False):

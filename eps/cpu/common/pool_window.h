@@ -32,6 +32,23 @@ inline void locate(const WindowDim& d, int64_t o, std::size_t q, Window& win) {
   win.padded[q] = below(d.in + d.pad_end);
 }
 
+// Calls fn(o, window) for every output o of one plane (row-major over d, h, w), with its window.
+template <class Fn>
+void for_each_output_window(const Window3& w, Fn fn) {
+  const auto& [dd, dh, dw] = w;
+  Window win{};
+  for (int64_t od = 0; od < dd.out; ++od) {
+    locate(dd, od, 0, win);
+    for (int64_t oh = 0; oh < dh.out; ++oh) {
+      locate(dh, oh, 1, win);
+      for (int64_t ow = 0; ow < dw.out; ++ow) {
+        locate(dw, ow, 2, win);
+        fn((od * dh.out + oh) * dw.out + ow, win);
+      }
+    }
+  }
+}
+
 // Calls fn(id, ih, iw) for every tap of the window that reads inside the input.
 template <class Fn>
 void for_each_tap(const Window3& w, const Window& win, Fn fn) {

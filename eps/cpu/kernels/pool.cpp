@@ -42,21 +42,10 @@ Expected<PoolRun> plan_pool(KernelContext& ctx, const WindowAttrs& attrs, const 
 // Calls fn(plane, output index in the plane, window) for every output, planes in parallel.
 template <class Fn>
 void for_each_window(const PoolRun& run, const Parallel& parallel, Fn fn) {
-  const auto& [dd, dh, dw] = run.w;
   const int64_t grain = std::max<int64_t>(1, 4096 / std::max<int64_t>(run.out, 1));  // planes per chunk
   parallel.for_range(run.planes, grain, [&](int64_t p0, int64_t p1) {
-    Window win{};
     for (int64_t plane = p0; plane < p1; ++plane)
-      for (int64_t od = 0; od < dd.out; ++od) {
-        locate(dd, od, 0, win);
-        for (int64_t oh = 0; oh < dh.out; ++oh) {
-          locate(dh, oh, 1, win);
-          for (int64_t ow = 0; ow < dw.out; ++ow) {
-            locate(dw, ow, 2, win);
-            fn(plane, (od * dh.out + oh) * dw.out + ow, win);
-          }
-        }
-      }
+      for_each_output_window(run.w, [&](int64_t o, const Window& win) { fn(plane, o, win); });
   });
 }
 

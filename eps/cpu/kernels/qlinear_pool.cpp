@@ -202,24 +202,16 @@ class QLinearAveragePoolKernel final : public Kernel {
       const int64_t kernel_size = shape_numel(attrs_.kernel);
       const int64_t grain = std::max<int64_t>(1, 4096 / std::max<int64_t>(g.out_pixels, 1));  // planes per chunk
       ctx.parallel().for_range(g.batch * g.channels, grain, [&](int64_t p0, int64_t p1) {
-        Window win{};
         for (int64_t p = p0; p < p1; ++p) {
           const int64_t n = p / std::max<int64_t>(g.channels, 1), c = p % std::max<int64_t>(g.channels, 1);
           const T* xp = px + g.base(n, c, g.in_pixels);
           T* yp = py + g.base(n, c, g.out_pixels);
-          for (int64_t od = 0; od < dd.out; ++od) {
-            locate(dd, od, 0, win);
-            for (int64_t oh = 0; oh < dh.out; ++oh) {
-              locate(dh, oh, 1, win);
-              for (int64_t ow = 0; ow < dw.out; ++ow) {
-                locate(dw, ow, 2, win);
-                const float sum = dequantized_window_sum(xp, step, *w, win, qx);
-                const int64_t count = count_pad_ ? kernel_size : win.valid_count();
-                const float v = count > 0 ? sum / static_cast<float>(count) : 0.f;
-                yp[((od * dh.out + oh) * dw.out + ow) * step] = saturate_round<T>(v / qy.scale + y_zero);
-              }
-            }
-          }
+          for_each_output_window(*w, [&](int64_t o, const Window& win) {
+            const float sum = dequantized_window_sum(xp, step, *w, win, qx);
+            const int64_t count = count_pad_ ? kernel_size : win.valid_count();
+            const float v = count > 0 ? sum / static_cast<float>(count) : 0.f;
+            yp[o * step] = saturate_round<T>(v / qy.scale + y_zero);
+          });
         }
       });
       return {};
