@@ -281,7 +281,8 @@ class QopGraph(QdqGraph):
         return y, scale
 
     def logits(self, x):
-        self.nodes.append(helper.make_node("DequantizeLinear", [x, *self.params(x)], [f"{x}_f"], name=f"{x}_dequantize"))
+        self.nodes.append(helper.make_node("DequantizeLinear", [x, *self.params(x)], [f"{x}_f"],
+                                           name=f"{x}_dequantize"))
         return f"{x}_f"
 
     def gemm(self, x, x_scale, channels, classes, name):

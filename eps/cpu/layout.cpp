@@ -89,7 +89,8 @@ std::vector<ValueId> joined_inputs(const Node& node) {
 // or a QLinearConcat so: channels-last, the channels are the last axis, so it keeps its inputs
 // and output in one layout and joins them there.
 bool concat_of_channels(const Graph& graph, const Node& node) {
-  const bool concat = is_onnx_node(node, "Concat") || (node.domain == "com.microsoft" && node.op_type == "QLinearConcat");
+  const bool concat =
+      is_onnx_node(node, "Concat") || (node.domain == "com.microsoft" && node.op_type == "QLinearConcat");
   if (!concat || node.outputs.size() != 1 || node.outputs[0] == kNoValue) return false;
   const std::vector<ValueId> joined = joined_inputs(node);
   if (joined.empty()) return false;
@@ -137,7 +138,8 @@ Expected<std::vector<FusedStep>> channels_last_steps(const Partition& partition,
     if (conv_supports_channels_last(graph, node)) convs.push_back(&node);
     if (global_average_pool_reads_channels_last(graph, node)) global_pools.push_back(&node);
     if (qlinear_global_average_pool_reads_channels_last(graph, node)) qlinear_global_pools.push_back(&node);
-    if (qlinear_elementwise_is_layout_free(graph, node)) one_layout.push_back({elementwise_inputs(node), node.outputs[0]});
+    if (qlinear_elementwise_is_layout_free(graph, node))
+      one_layout.push_back({elementwise_inputs(node), node.outputs[0]});
     if (concat_of_channels(graph, node)) {
       concats.push_back(&node);
       one_layout.push_back({joined_inputs(node), node.outputs[0]});

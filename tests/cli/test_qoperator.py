@@ -82,8 +82,8 @@ def block_model(path, form, channels=8, size=10, classes=5):
         nodes.append(helper.make_node("Flatten", ["pool"], ["flat"]))
         w = [init(inits, "fc_w", fc_w), init(inits, "fc_ws", fc_ws), init(inits, "fc_wz", np.zeros(classes, np.int8))]
         nodes.append(helper.make_node("QGemm", ["flat", *quant["pool"], *w, init(inits, "fc_b", fc_b),
-                                                *params("logits", STEP, 128)], ["logits"], name="fc", domain="com.microsoft",
-                                      transB=1))
+                                                *params("logits", STEP, 128)], ["logits"], name="fc",
+                                      domain="com.microsoft", transB=1))
     else:
         nodes.append(helper.make_node("Add", [dq(h), dq(r)], ["sum_f"]))
         q("sum_f", "sum", 0.08, 128)

@@ -109,7 +109,8 @@ TEST_CASE("QLinearConcat copies inputs quantized as Y and requantizes the others
                 attrs({{"axis", int64_t{-1}}})));
   REQUIRE(y.shape() == Shape{2, 3});
   // x1: (10 - 2) * 0.25 / 0.5 = 4, (-10 - 2) * 0.25 / 0.5 = -6.
-  CHECK(std::vector<int8_t>(y.data_as<int8_t>(), y.data_as<int8_t>() + 6) == std::vector<int8_t>{-128, 1, 4, 2, 127, -6});
+  CHECK(std::vector<int8_t>(y.data_as<int8_t>(), y.data_as<int8_t>() + 6) ==
+        std::vector<int8_t>{-128, 1, 4, 2, 127, -6});
 }
 
 TEST_CASE("QLinearGlobalAveragePool reads channels-last X with channels_last 1", "[cpu][qlinear]") {
@@ -145,7 +146,8 @@ TEST_CASE("QLinearAveragePool with count_include_pad divides by the kernel's siz
   // 40 / 4, 20 / 4 = 5, 20 / 4, 10 / 4 = 2.5 -> 2 (half to even).
   CHECK(std::vector<uint8_t>(y.data_as<uint8_t>(), y.data_as<uint8_t>() + 4) == std::vector<uint8_t>{10, 5, 5, 2});
   const Tensor valid = run_one(microsoft(
-      "QLinearAveragePool", inputs, attrs({{"kernel_shape", ints{2, 2}}, {"strides", ints{2, 2}}, {"ceil_mode", int64_t{1}}})));
+      "QLinearAveragePool", inputs,
+      attrs({{"kernel_shape", ints{2, 2}}, {"strides", ints{2, 2}}, {"ceil_mode", int64_t{1}}})));
   CHECK(std::vector<uint8_t>(valid.data_as<uint8_t>(), valid.data_as<uint8_t>() + 4) ==
         std::vector<uint8_t>(4, 10));
 }
@@ -213,10 +215,11 @@ TEST_CASE("MatMulIntegerToFloat and DynamicQuantizeMatMul decline what the cpu E
   REQUIRE_FALSE(b_zero);
   CHECK(b_zero.reason() == "MatMulIntegerToFloat: b_zero_point has type uint8 and B int8; they must match");
   const Tensor x = random_tensor({3, 8}, 61);
-  const KernelMatch bias = claim_on_cpu(microsoft("DynamicQuantizeMatMul", {x, b, scale(0.1f), Tensor(),
-                                                                           Tensor::from_vector<int32_t>({4}, {1, 2, 3, 4})}));
+  const KernelMatch bias = claim_on_cpu(microsoft(
+      "DynamicQuantizeMatMul", {x, b, scale(0.1f), Tensor(), Tensor::from_vector<int32_t>({4}, {1, 2, 3, 4})}));
   REQUIRE_FALSE(bias);
-  CHECK(bias.reason() == "DynamicQuantizeMatMul: the bias is int32 of rank 1; it must be float, one value per column of B");
+  CHECK(bias.reason() ==
+        "DynamicQuantizeMatMul: the bias is int32 of rank 1; it must be float, one value per column of B");
 }
 
 TEST_CASE("DynamicQuantizeMatMul names a bias of another length than B's columns, with how to fix it",

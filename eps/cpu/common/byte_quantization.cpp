@@ -33,7 +33,8 @@ Expected<ByteQuantization> read_per_tensor_quantization(const KernelContext& ctx
   for (std::size_t i : {scale, zero}) {
     if (i == zero && !has_zero) continue;
     if (const int64_t n = ctx.input(i).numel(); n != 1)
-      return fail(ErrorCode::kRuntime, fmt::format("{}: input {} (a scale or zero point) has {} values; it needs 1", op, i, n),
+      return fail(ErrorCode::kRuntime,
+                  fmt::format("{}: input {} (a scale or zero point) has {} values; it needs 1", op, i, n),
                   "the cpu EP implements per-tensor quantization here: one scale and one zero point",
                   "give one value per scale and zero point");
   }

@@ -46,8 +46,11 @@ std::vector<KernelDef> detection_kernels();         // RoiAlign NonMaxSuppressio
 std::vector<KernelDef> conv_transpose_kernels();    // ConvTranspose
 std::vector<KernelDef> rnn_kernels();               // RNN GRU LSTM
 std::vector<KernelDef> signal_kernels();            // DFT (17, 20) STFT HannWindow HammingWindow BlackmanWindow MelWeightMatrix
-std::vector<KernelDef> quantize_kernels();          // DynamicQuantizeLinear QLinearMatMul QLinearConv MatMulInteger ConvInteger; com.microsoft: QGemm MatMulIntegerToFloat DynamicQuantizeMatMul
-std::vector<KernelDef> qlinear_kernels();           // com.microsoft: QLinearAdd QLinearMul QLinearSigmoid QLinearLeakyRelu QLinearConcat
+std::vector<KernelDef> quantize_kernels();          // DynamicQuantizeLinear QLinearMatMul QLinearConv
+                                                    // MatMulInteger ConvInteger, com.microsoft: QGemm
+                                                    // MatMulIntegerToFloat DynamicQuantizeMatMul
+std::vector<KernelDef> qlinear_kernels();           // com.microsoft: QLinearAdd QLinearMul QLinearSigmoid
+                                                    // QLinearLeakyRelu QLinearConcat
 std::vector<KernelDef> qlinear_pool_kernels();      // com.microsoft: QLinearGlobalAveragePool QLinearAveragePool
 std::vector<KernelDef> quantize_linear_kernels();   // QuantizeLinear DequantizeLinear
 std::vector<KernelDef> sequence_kernels();          // SequenceEmpty SequenceConstruct SequenceInsert SequenceAt SequenceErase SequenceLength SplitToSequence ConcatFromSequence

@@ -5,8 +5,8 @@
 // - QLinearAdd: c = a * ra + (b * rb + fixed), ra = a_scale / c_scale, rb = b_scale / c_scale,
 //   fixed = c_zero - (a_zero * ra + b_zero * rb), each "x * r + s" one fused multiply-add, as
 //   ONNX Runtime's AVX2 kernel computes it; an operand that is one value along a run is folded
-//   into `fixed` first (fixed + x * r, one fused multiply-add too). This is the definition, (a_scale (a - a_zero) + b_scale (b - b_zero)) /
-//   c_scale + c_zero, rounded differently;
+//   into `fixed` first (fixed + x * r, one fused multiply-add too). This is the definition,
+//   (a_scale (a - a_zero) + b_scale (b - b_zero)) / c_scale + c_zero, rounded differently;
 // - QLinearMul: (a - a_zero)(b - b_zero), exact in float, times a_scale * b_scale / c_scale;
 // - QLinearSigmoid, QLinearLeakyRelu and QLinearConcat's inputs quantized otherwise than Y: a
 //   table of the 256 outputs, each x dequantized, f applied, quantized with Y's scale and zero.
@@ -63,8 +63,8 @@ template <class T>
     const float fixed = std::fma(static_cast<float>(*a), f.a, f.fixed);
     for (int64_t i = 0; i < n; ++i) c[i] = saturate_round<T>(std::fma(static_cast<float>(b[i]), f.b, fixed));
   } else {
-    std::fill_n(c, n,
-                saturate_round<T>(std::fma(static_cast<float>(*a), f.a, std::fma(static_cast<float>(*b), f.b, f.fixed))));
+    const float v = std::fma(static_cast<float>(*a), f.a, std::fma(static_cast<float>(*b), f.b, f.fixed));
+    std::fill_n(c, n, saturate_round<T>(v));
   }
 }
 

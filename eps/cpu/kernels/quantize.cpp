@@ -319,7 +319,8 @@ class IntMatMulBase : public Kernel {
   // The same of A given as it is, with its zero points (none, one, or one per row).
   template <class TA>
   Expected<void> sums_of(KernelContext& ctx, std::string_view op, const IntMatMulPlan& plan, const TA* a,
-                         std::vector<int32_t> a_zero, std::size_t b_in, std::size_t bz_in, const IntGemmOutput& y) const {
+                         std::vector<int32_t> a_zero, std::size_t b_in, std::size_t bz_in,
+                         const IntGemmOutput& y) const {
     const Tensor& b = ctx.input(b_in);
     return dispatch_dtype(QuantTypes{}, b.dtype(), [&](auto tb) -> Expected<void> {
       using TB = typename decltype(tb)::type;
@@ -527,8 +528,9 @@ class IntegerToFloatKernel final : public IntMatMulBase {
       quantized->resize(static_cast<std::size_t>(a.numel()));
       const DynamicQuantization q = dynamic_quantize(a.data_as<float>(), a.numel(), quantized->data(), ctx.parallel());
       scales = scales_for(q.scale);
-      done = sums_of<uint8_t>(ctx, op, *plan, quantized->data(), {q.zero}, 1, b_zero_in,
-                              IntGemmOutput::scaled_float(y->mut_as<float>(), plan->n, scales.data(), scales.size() > 1));
+      const IntGemmOutput out =
+          IntGemmOutput::scaled_float(y->mut_as<float>(), plan->n, scales.data(), scales.size() > 1);
+      done = sums_of<uint8_t>(ctx, op, *plan, quantized->data(), {q.zero}, 1, b_zero_in, out);
     } else {
       const Tensor& a_scale = ctx.input(2);
       if (a_scale.numel() != 1)
