@@ -2,7 +2,9 @@
 #pragma once
 
 #include <functional>
+#include <limits>
 #include <map>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -81,6 +83,14 @@ Tensor iota_float(Shape shape);
 std::vector<float> random_floats(std::size_t n, unsigned seed, float lo = -2, float hi = 2);
 // A float tensor of `shape` holding random_floats(numel, seed, lo, hi).
 Tensor random_tensor(Shape shape, unsigned seed, float lo = -2, float hi = 2);
+// A tensor of integer type T of `shape`, every value of T equally likely, drawn from rng.
+template <class T>
+Tensor random_ints(Shape shape, std::mt19937& rng) {
+  std::uniform_int_distribution<int> dist(std::numeric_limits<T>::lowest(), std::numeric_limits<T>::max());
+  std::vector<T> v(static_cast<std::size_t>(shape_numel(shape)));
+  for (auto& x : v) x = static_cast<T>(dist(rng));
+  return Tensor::from_vector<T>(std::move(shape), std::move(v));
+}
 
 // Attribute construction shorthand: attrs({{"axis", 1}, {"perm", ints{0,2,1}}}).
 using ints = std::vector<int64_t>;

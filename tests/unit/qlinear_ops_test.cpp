@@ -15,14 +15,6 @@ using namespace nxrt::test;
 
 namespace {
 
-template <class T>
-Tensor random_bytes(Shape shape, std::mt19937& rng) {
-  std::uniform_int_distribution<int> dist(std::numeric_limits<T>::lowest(), std::numeric_limits<T>::max());
-  std::vector<T> v(static_cast<std::size_t>(shape_numel(shape)));
-  for (auto& x : v) x = static_cast<T>(dist(rng));
-  return Tensor::from_vector<T>(std::move(shape), std::move(v));
-}
-
 Tensor scale(float s) { return Tensor::from_vector<float>({}, {s}); }
 
 template <class T>
@@ -48,7 +40,7 @@ TEST_CASE("QLinearAdd and QLinearMul read omitted zero points as 0 and stay with
   for (const char* op : {"QLinearAdd", "QLinearMul"}) {
     INFO(op);
     const bool add = std::string(op) == "QLinearAdd";
-    const Tensor a = random_bytes<int8_t>({2, 3, 5, 7}, rng), b = random_bytes<int8_t>({3, 1, 7}, rng);
+    const Tensor a = random_ints<int8_t>({2, 3, 5, 7}, rng), b = random_ints<int8_t>({3, 1, 7}, rng);
     const float sa = 0.03f, sb = 0.02f, sc = add ? 0.05f : 0.9f;
     const Tensor omitted = run_one(microsoft(op, {a, scale(sa), Tensor(), b, scale(sb), Tensor(), scale(sc)}));
     const Tensor zeros = run_one(microsoft(
@@ -115,7 +107,7 @@ TEST_CASE("QLinearConcat copies inputs quantized as Y and requantizes the others
 
 TEST_CASE("QLinearGlobalAveragePool reads channels-last X with channels_last 1", "[cpu][qlinear]") {
   std::mt19937 rng(43);
-  const Tensor x = random_bytes<uint8_t>({2, 3, 4, 5}, rng);
+  const Tensor x = random_ints<uint8_t>({2, 3, 4, 5}, rng);
   const std::vector<Tensor> quantization = {scale(0.1f), zero<uint8_t>(7), scale(0.05f), zero<uint8_t>(9)};
   std::vector<Tensor> planar = {x}, last = {channels_last_bytes(x, false)};
   planar.insert(planar.end(), quantization.begin(), quantization.end());
@@ -154,7 +146,7 @@ TEST_CASE("QLinearAveragePool with count_include_pad divides by the kernel's siz
 
 TEST_CASE("The QLinear ops decline what the cpu EP does not implement, with the reason", "[cpu][qlinear][claim]") {
   std::mt19937 rng(47);
-  const Tensor u8 = random_bytes<uint8_t>({2, 3}, rng), s8 = random_bytes<int8_t>({2, 3}, rng);
+  const Tensor u8 = random_ints<uint8_t>({2, 3}, rng), s8 = random_ints<int8_t>({2, 3}, rng);
   const KernelMatch mixed = claim_on_cpu(
       microsoft("QLinearAdd", {u8, scale(1.f), zero<uint8_t>(0), s8, scale(1.f), zero<int8_t>(0), scale(1.f)}));
   REQUIRE_FALSE(mixed);
@@ -174,7 +166,7 @@ TEST_CASE("The QLinear ops decline what the cpu EP does not implement, with the 
                 attrs({{"axis", int64_t{2}}})));
   REQUIRE_FALSE(axis);
   CHECK(axis.reason() == "QLinearConcat: axis 2 is outside rank 2");
-  const Tensor image = random_bytes<uint8_t>({1, 2, 3, 3}, rng);
+  const Tensor image = random_ints<uint8_t>({1, 2, 3, 3}, rng);
   const KernelMatch layout = claim_on_cpu(
       microsoft("QLinearGlobalAveragePool", {image, scale(1.f), zero<uint8_t>(0), scale(1.f), zero<uint8_t>(0)},
                 attrs({{"channels_last", int64_t{2}}})));
@@ -189,8 +181,8 @@ TEST_CASE("The QLinear ops decline what the cpu EP does not implement, with the 
 TEST_CASE("QLinearConcat names tensors that differ off the axis, with how to fix it", "[cpu][qlinear]") {
   std::mt19937 rng(53);
   auto y = run_on_cpu(microsoft("QLinearConcat",
-                                {scale(1.f), zero<uint8_t>(0), random_bytes<uint8_t>({2, 3}, rng), scale(1.f),
-                                 zero<uint8_t>(0), random_bytes<uint8_t>({3, 3}, rng), scale(1.f), zero<uint8_t>(0)},
+                                {scale(1.f), zero<uint8_t>(0), random_ints<uint8_t>({2, 3}, rng), scale(1.f),
+                                 zero<uint8_t>(0), random_ints<uint8_t>({3, 3}, rng), scale(1.f), zero<uint8_t>(0)},
                                 attrs({{"axis", int64_t{1}}})));
   REQUIRE_FALSE(y);
   const std::string text = y.error().render();
@@ -201,7 +193,7 @@ TEST_CASE("QLinearConcat names tensors that differ off the axis, with how to fix
 TEST_CASE("MatMulIntegerToFloat and DynamicQuantizeMatMul decline what the cpu EP does not implement",
           "[cpu][qlinear][claim]") {
   std::mt19937 rng(59);
-  const Tensor a = random_bytes<uint8_t>({3, 8}, rng), b = random_bytes<int8_t>({8, 4}, rng);
+  const Tensor a = random_ints<uint8_t>({3, 8}, rng), b = random_ints<int8_t>({8, 4}, rng);
   NodeSpec spec = microsoft("MatMulIntegerToFloat", {a, b, Tensor::from_vector<float>({2}, {0.1f, 0.2f}), scale(0.1f)});
   spec.constant = {false, true, true, true};
   const KernelMatch per_row = claim_on_cpu(spec);
@@ -225,7 +217,7 @@ TEST_CASE("MatMulIntegerToFloat and DynamicQuantizeMatMul decline what the cpu E
 TEST_CASE("DynamicQuantizeMatMul names a bias of another length than B's columns, with how to fix it",
           "[cpu][qlinear]") {
   std::mt19937 rng(67);
-  auto y = run_on_cpu(microsoft("DynamicQuantizeMatMul", {random_tensor({3, 8}, 71), random_bytes<int8_t>({8, 4}, rng),
+  auto y = run_on_cpu(microsoft("DynamicQuantizeMatMul", {random_tensor({3, 8}, 71), random_ints<int8_t>({8, 4}, rng),
                                                           scale(0.1f), Tensor(), random_tensor({5}, 73)}));
   REQUIRE_FALSE(y);
   const std::string text = y.error().render();

@@ -232,14 +232,6 @@ TEST_CASE("QuantizeLinear declines types its opset does not have", "[cpu][quanti
 
 namespace {
 
-template <class T>
-Tensor random_ints(Shape shape, std::mt19937& rng) {
-  std::uniform_int_distribution<int> dist(std::numeric_limits<T>::lowest(), std::numeric_limits<T>::max());
-  std::vector<T> v(static_cast<std::size_t>(shape_numel(shape)));
-  for (auto& x : v) x = static_cast<T>(dist(rng));
-  return Tensor::from_vector<T>(std::move(shape), std::move(v));
-}
-
 // One 2-D integer convolution and its direct sum, as the ONNX reference computes it.
 struct IntConvCase {
   int64_t batch, channels, out_channels, group, h, w, kh, kw, stride, dilation, pad;
