@@ -7,6 +7,7 @@
 #include <optional>
 #include <unordered_set>
 
+#include "common/byte_quantization.h"
 #include "kernels/kernels.h"
 
 namespace nxrt::cpu {
@@ -107,8 +108,6 @@ bool single_value_of(const Graph& graph, ValueId v, DType dtype) {
   return type.dtype == dtype && shape && shape_numel(*shape) == 1;
 }
 
-bool is_byte_quantized(DType t) { return t == DType::kUInt8 || t == DType::kInt8; }
-
 // A DequantizeLinear of uint8 or int8 to float with one scale (and one zero point, when it has
 // one): its inputs, padded to three.
 std::optional<std::vector<ValueId>> per_tensor_dequantize(const Graph& graph, const Node& dq) {
@@ -118,7 +117,7 @@ std::optional<std::vector<ValueId>> per_tensor_dequantize(const Graph& graph, co
   std::vector<ValueId> in = dq.inputs;
   in.resize(3, kNoValue);
   const DType q = in[0] == kNoValue ? DType::kUndefined : graph.value(in[0]).type.dtype;
-  if (!is_byte_quantized(q) || !single_value_of(graph, in[1], DType::kFloat32)) return std::nullopt;
+  if (!is_byte_type(q) || !single_value_of(graph, in[1], DType::kFloat32)) return std::nullopt;
   if (in[2] != kNoValue && !single_value_of(graph, in[2], q)) return std::nullopt;
   return in;
 }
@@ -154,7 +153,7 @@ Expected<std::optional<FusedStep>> quantized_add(const Partition& partition, con
     return std::nullopt;
   const DType y = graph.value(q.outputs[0]).type.dtype;
   const ValueId y_zero = q.inputs.size() > 2 ? q.inputs[2] : kNoValue;
-  if (!is_byte_quantized(y) || !single_value_of(graph, q.inputs[1], DType::kFloat32) ||
+  if (!is_byte_type(y) || !single_value_of(graph, q.inputs[1], DType::kFloat32) ||
       (y_zero != kNoValue && !single_value_of(graph, y_zero, y)))
     return std::nullopt;
   auto kernel = make_qdq_add(y, relu);

@@ -7,6 +7,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "common/byte_quantization.h"
 #include "fusion.h"
 #include "kernels/kernels.h"
 
@@ -14,6 +15,9 @@ namespace nxrt::cpu {
 namespace {
 
 bool is_onnx_node(const Node& node, std::string_view op) { return node.domain.empty() && node.op_type == op; }
+bool is_microsoft_node(const Node& node, std::string_view op) {
+  return node.domain == "com.microsoft" && node.op_type == op;
+}
 
 // Whether the node's first input is a tensor of rank 4 (N x C x H x W).
 bool reads_planes(const Graph& graph, const Node& node) {
@@ -41,7 +45,7 @@ bool max_pool_supports_channels_last(const Graph& graph, const Node& node) {
       (node.outputs.size() > 1 && node.outputs[1] != kNoValue))
     return false;
   const DType x = graph.value(node.inputs[0]).type.dtype;
-  return (x == DType::kUInt8 || x == DType::kInt8) && node.attributes.ints_or("kernel_shape", {}).size() == 2;
+  return is_byte_type(x) && node.attributes.ints_or("kernel_shape", {}).size() == 2;
 }
 
 // Whether `node` is a DequantizeLinear with one scale (and zero point) of a tensor of rank 4:
@@ -63,9 +67,9 @@ bool dequantize_is_layout_free(const Graph& graph, const Node& node) {
 // QLinearMul of two tensors of one shape, QLinearSigmoid or QLinearLeakyRelu (their claim checks
 // took one scale and zero point per tensor).
 bool qlinear_elementwise_is_layout_free(const Graph& graph, const Node& node) {
-  if (node.domain != "com.microsoft" || !reads_planes(graph, node)) return false;
-  if (node.op_type == "QLinearSigmoid" || node.op_type == "QLinearLeakyRelu") return true;
-  if (node.op_type != "QLinearAdd" && node.op_type != "QLinearMul") return false;
+  if (!reads_planes(graph, node)) return false;
+  if (is_microsoft_node(node, "QLinearSigmoid") || is_microsoft_node(node, "QLinearLeakyRelu")) return true;
+  if (!is_microsoft_node(node, "QLinearAdd") && !is_microsoft_node(node, "QLinearMul")) return false;
   return node.inputs.size() > 3 && node.inputs[3] != kNoValue &&
          always_same_shape(graph.value(node.inputs[0]).type, graph.value(node.inputs[3]).type);
 }
@@ -89,15 +93,14 @@ std::vector<ValueId> joined_inputs(const Node& node) {
 // or a QLinearConcat so: channels-last, the channels are the last axis, so it keeps its inputs
 // and output in one layout and joins them there.
 bool concat_of_channels(const Graph& graph, const Node& node) {
-  const bool concat =
-      is_onnx_node(node, "Concat") || (node.domain == "com.microsoft" && node.op_type == "QLinearConcat");
+  const bool concat = is_onnx_node(node, "Concat") || is_microsoft_node(node, "QLinearConcat");
   if (!concat || node.outputs.size() != 1 || node.outputs[0] == kNoValue) return false;
   const std::vector<ValueId> joined = joined_inputs(node);
   if (joined.empty()) return false;
   for (ValueId v : joined) {
     if (v == kNoValue) return false;
     const ValueType& t = graph.value(v).type;
-    if ((t.dtype != DType::kUInt8 && t.dtype != DType::kInt8) || !t.shape || t.shape->size() != 4) return false;
+    if (!is_byte_type(t.dtype) || !t.shape || t.shape->size() != 4) return false;
   }
   const int64_t axis = node.attributes.int_or("axis", node.domain.empty() && node.opset < 4 ? 1 : 0);
   return axis == 1 || axis == -3;
@@ -106,7 +109,7 @@ bool concat_of_channels(const Graph& graph, const Node& node) {
 // Whether `node` is a QLinearGlobalAveragePool of X of rank 4 as ONNX lays it out (channels_last
 // 0): its output, N x C x 1 x 1, is the same bytes in either layout.
 bool qlinear_global_average_pool_reads_channels_last(const Graph& graph, const Node& node) {
-  return node.domain == "com.microsoft" && node.op_type == "QLinearGlobalAveragePool" && reads_planes(graph, node) &&
+  return is_microsoft_node(node, "QLinearGlobalAveragePool") && reads_planes(graph, node) &&
          node.attributes.int_or("channels_last", 0) == 0;
 }
 
@@ -118,7 +121,7 @@ bool global_average_pool_reads_channels_last(const Graph& graph, const Node& nod
 }
 
 // Values that a step keeps in one layout: its inputs and output (a quantized Add, a MaxPool, a
-// DequantizeLinear).
+// DequantizeLinear, a QLinear element-wise op, a Concat along the channels).
 struct OneLayout {
   std::vector<ValueId> inputs;
   ValueId output = kNoValue;

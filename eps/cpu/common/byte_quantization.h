@@ -4,7 +4,7 @@
 // and int8.
 #pragma once
 
-#include <cmath>
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -33,11 +33,17 @@ KernelMatch require_per_tensor_quantization(const NodeContext& ctx, std::size_t 
 Expected<ByteQuantization> read_per_tensor_quantization(const KernelContext& ctx, std::string_view op,
                                                         std::size_t scale, std::size_t zero);
 
-// v quantized with zero point `zero`: rounded half to even, then moved by `zero` and clamped to
-// Q's range (ONNX Runtime's order: v + zero would round once more where v has a fraction).
-template <class Q>
-Q quantize_rounded(float v, int32_t zero) {
-  return saturate_round<Q>(std::nearbyint(v) + static_cast<float>(zero));
+// read_per_tensor_quantization of each input in `scales`, its zero point the input after it.
+template <std::size_t N>
+Expected<std::array<ByteQuantization, N>> read_per_tensor_quantizations(const KernelContext& ctx, std::string_view op,
+                                                                       const std::array<std::size_t, N>& scales) {
+  std::array<ByteQuantization, N> q;
+  for (std::size_t t = 0; t < N; ++t) {
+    auto read = read_per_tensor_quantization(ctx, op, scales[t], scales[t] + 1);
+    if (!read) return std::unexpected(read.error());
+    q[t] = *read;
+  }
+  return q;
 }
 
 // Calls fn with a value of the byte type `t` (uint8 or int8) as a tag.

@@ -26,12 +26,19 @@ Q saturate_round(float v) {
   return static_cast<Q>(std::clamp(r, lo, hi));
 }
 
-// saturate_round<Q>(round((sum + bias) * scale) + zero), the sum wrapping as int32 does: one
-// value of requantize_lanes.
+// v quantized with zero point `zero`: rounded half to even, then moved by `zero` and clamped to
+// Q's range (ONNX Runtime's order: v + zero would round once more where v has a fraction).
+template <class Q>
+Q quantize_rounded(float v, float zero) {
+  return saturate_round<Q>(std::nearbyint(v) + zero);
+}
+
+// quantize_rounded<Q>((sum + bias) * scale, zero), the sum wrapping as int32 does: one value of
+// requantize_lanes.
 template <class Q>
 Q requantize_value(int32_t sum, int32_t bias, float scale, float zero) {
   const auto biased = static_cast<int32_t>(static_cast<uint32_t>(sum) + static_cast<uint32_t>(bias));
-  return saturate_round<Q>(std::nearbyint(static_cast<float>(biased) * scale) + zero);
+  return quantize_rounded<Q>(static_cast<float>(biased) * scale, zero);
 }
 
 inline constexpr int64_t kRequantizeLanes = 16;

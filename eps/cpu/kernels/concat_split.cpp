@@ -276,7 +276,6 @@ KernelDef split_def(int64_t since, int64_t until) {
 
 Expected<std::unique_ptr<Kernel>> make_concat_channels_last() { return make_kernel<ConcatKernel>(-1, "blocks nhwc"); }
 
-
 std::vector<KernelDef> concat_split_kernels() {
   return {
       concat_def(1, 3),  concat_def(4, 10),  concat_def(11, 0),   split_def(1, 1),   split_def(2, 10),

@@ -49,13 +49,8 @@ class QdqAddKernel final : public Kernel {
                               shape_to_string(a.shape()), shape_to_string(b.shape())),
                   "the step was fused for two inputs of one shape, as the model declares them",
                   "give inputs of the shapes the model declares");
-    ByteQuantization q[3];
-    const std::size_t scales[3] = {1, 4, 6};
-    for (std::size_t t = 0; t < 3; ++t) {
-      auto read = read_per_tensor_quantization(ctx, "DequantizeLinear+Add+QuantizeLinear", scales[t], scales[t] + 1);
-      if (!read) return std::unexpected(read.error());
-      q[t] = *read;
-    }
+    auto q = read_per_tensor_quantizations<3>(ctx, "DequantizeLinear+Add+QuantizeLinear", {1, 4, 6});
+    if (!q) return std::unexpected(q.error());
     auto y = ctx.output(0, y_type_, a.shape());
     if (!y) return std::unexpected(y.error());
     return visit_byte_type(a.dtype(), [&](auto ta) {
@@ -68,7 +63,7 @@ class QdqAddKernel final : public Kernel {
           const B* pb = b.data_as<B>();
           Y* py = y->template mut_as<Y>();
           ctx.parallel().for_range(a.numel(), kElementwiseGrain, [&](int64_t begin, int64_t end) {
-            add_quantized(pa + begin, pb + begin, end - begin, q[0], q[1], q[2], relu_, py + begin);
+            add_quantized(pa + begin, pb + begin, end - begin, (*q)[0], (*q)[1], (*q)[2], relu_, py + begin);
           });
           return {};
         });

@@ -97,13 +97,9 @@ class QLinearBinaryKernel final : public Kernel {
     const std::string_view op = add_ ? "QLinearAdd" : "QLinearMul";
     const Tensor& a = ctx.input(0);
     const Tensor& b = ctx.input(3);
-    ByteQuantization q[3];
-    const std::size_t scales[3] = {1, 4, 6};
-    for (std::size_t t = 0; t < 3; ++t) {
-      auto read = read_per_tensor_quantization(ctx, op, scales[t], scales[t] + 1);
-      if (!read) return std::unexpected(read.error());
-      q[t] = *read;
-    }
+    auto quantizations = read_per_tensor_quantizations<3>(ctx, op, {1, 4, 6});  // A, B, C
+    if (!quantizations) return std::unexpected(quantizations.error());
+    const auto& q = *quantizations;
     auto bc = Broadcast<2>::make(op, {&a.shape(), &b.shape()});
     if (!bc) return std::unexpected(std::move(bc.error()));
     auto c = ctx.output(0, a.dtype(), bc->shape());
@@ -170,17 +166,16 @@ class QLinearTableKernel final : public Kernel {
 
   Expected<void> compute(KernelContext& ctx) override {
     const std::string_view op = alpha_ ? "QLinearLeakyRelu" : "QLinearSigmoid";
-    auto qx = read_per_tensor_quantization(ctx, op, 1, 2);
-    if (!qx) return std::unexpected(qx.error());
-    auto qy = read_per_tensor_quantization(ctx, op, 3, 4);
-    if (!qy) return std::unexpected(qy.error());
+    auto q = read_per_tensor_quantizations<2>(ctx, op, {1, 3});  // X, Y
+    if (!q) return std::unexpected(q.error());
+    const auto [qx, qy] = *q;
     const Tensor& x = ctx.input(0);
     auto y = ctx.output(0, x.dtype(), x.shape());
     if (!y) return std::unexpected(y.error());
     return visit_byte_type(x.dtype(), [&](auto tag) -> Expected<void> {
       using T = decltype(tag);
-      const auto table = alpha_ ? lookup_table<T>(*qx, *qy, [a = *alpha_](float v) { return v >= 0 ? v : v * a; })
-                                : lookup_table<T>(*qx, *qy, [](float v) { return 1.f / (1.f + std::exp(-v)); });
+      const auto table = alpha_ ? lookup_table<T>(qx, qy, [a = *alpha_](float v) { return v >= 0 ? v : v * a; })
+                                : lookup_table<T>(qx, qy, [](float v) { return 1.f / (1.f + std::exp(-v)); });
       apply_table(ctx.parallel(), x.data_as<T>(), x.numel(), table, y->template mut_as<T>());
       return {};
     });

@@ -35,7 +35,6 @@ struct PoolGeometry {
   int64_t pixel_step() const { return channels_last ? channels : 1; }
 };
 
-
 // Claim checks both pools share: X uint8 or int8 of rank >= 3, per-tensor quantizations,
 // channels_last 0 or 1.
 KernelMatch check_quantized_pool(const NodeContext& ctx) {
@@ -48,16 +47,6 @@ KernelMatch check_quantized_pool(const NodeContext& ctx) {
   NXRT_REQUIRE(ctx.input_rank(0).value_or(3) >= 3, "{}: X has rank {}; it must have a batch, a channel and at "
                "least one spatial dim", op, ctx.input_rank(0).value_or(3));
   return KernelMatch::supported(elementwise_cost(ctx, 1));
-}
-
-// Reads both quantizations of a pool's inputs.
-Expected<std::pair<ByteQuantization, ByteQuantization>> pool_quantizations(const KernelContext& ctx,
-                                                                           std::string_view op) {
-  auto qx = read_per_tensor_quantization(ctx, op, 1, 2);
-  if (!qx) return std::unexpected(qx.error());
-  auto qy = read_per_tensor_quantization(ctx, op, 3, 4);
-  if (!qy) return std::unexpected(qy.error());
-  return std::pair{*qx, *qy};
 }
 
 // ---- QLinearGlobalAveragePool ----
@@ -74,8 +63,9 @@ class QLinearGlobalAveragePoolKernel final : public Kernel {
   }
 
   Expected<void> compute(KernelContext& ctx) override {
-    auto q = pool_quantizations(ctx, "QLinearGlobalAveragePool");
+    auto q = read_per_tensor_quantizations<2>(ctx, "QLinearGlobalAveragePool", {1, 3});  // X, Y
     if (!q) return std::unexpected(q.error());
+    const auto [qx, qy] = *q;
     const Tensor& x = ctx.input(0);
     const Shape& s = x.shape();
     if (s.size() < 3)
@@ -93,8 +83,8 @@ class QLinearGlobalAveragePoolKernel final : public Kernel {
     auto y = ctx.output(0, x.dtype(), out);
     if (!y) return std::unexpected(y.error());
     const float scale =
-        g.in_pixels > 0 ? q->first.scale / (q->second.scale * static_cast<float>(g.in_pixels)) : 0.f;
-    const int32_t offset = -q->first.zero * static_cast<int32_t>(g.in_pixels);
+        g.in_pixels > 0 ? qx.scale / (qy.scale * static_cast<float>(g.in_pixels)) : 0.f;
+    const int32_t offset = -qx.zero * static_cast<int32_t>(g.in_pixels);
     return visit_byte_type(x.dtype(), [&](auto tag) -> Expected<void> {
       using T = decltype(tag);
       const T* px = x.data_as<T>();
@@ -106,7 +96,7 @@ class QLinearGlobalAveragePoolKernel final : public Kernel {
                                      const T* plane = px + p * g.in_pixels;
                                      int32_t sum = offset;
                                      for (int64_t i = 0; i < g.in_pixels; ++i) sum += plane[i];
-                                     py[p] = quantize_rounded<T>(static_cast<float>(sum) * scale, q->second.zero);
+                                     py[p] = quantize_rounded<T>(static_cast<float>(sum) * scale, qy.zero);
                                    }
                                  });
         return {};
@@ -120,7 +110,7 @@ class QLinearGlobalAveragePoolKernel final : public Kernel {
             for (int64_t c = 0; c < g.channels; ++c) sums[static_cast<std::size_t>(c)] += image[i * g.channels + c];
           for (int64_t c = 0; c < g.channels; ++c)
             py[n * g.channels + c] =
-                quantize_rounded<T>(static_cast<float>(sums[static_cast<std::size_t>(c)]) * scale, q->second.zero);
+                quantize_rounded<T>(static_cast<float>(sums[static_cast<std::size_t>(c)]) * scale, qy.zero);
         }
       });
       return {};
@@ -175,7 +165,7 @@ class QLinearAveragePoolKernel final : public Kernel {
   std::string_view variant() const override { return channels_last_ ? "qlinear-avgpool nhwc" : "qlinear-avgpool"; }
 
   Expected<void> compute(KernelContext& ctx) override {
-    auto q = pool_quantizations(ctx, "QLinearAveragePool");
+    auto q = read_per_tensor_quantizations<2>(ctx, "QLinearAveragePool", {1, 3});  // X, Y
     if (!q) return std::unexpected(q.error());
     const Tensor& x = ctx.input(0);
     const std::size_t spatial = attrs_.kernel.size();
@@ -197,7 +187,7 @@ class QLinearAveragePoolKernel final : public Kernel {
       const T* px = x.data_as<T>();
       T* py = y->template mut_as<T>();
       const int64_t step = g.pixel_step();
-      const ByteQuantization qx = q->first, qy = q->second;
+      const auto [qx, qy] = *q;
       const auto y_zero = static_cast<float>(qy.zero);
       const int64_t kernel_size = shape_numel(attrs_.kernel);
       const int64_t grain = std::max<int64_t>(1, 4096 / std::max<int64_t>(g.out_pixels, 1));  // planes per chunk

@@ -1,7 +1,6 @@
 // DynamicQuantizeLinear and the integer products QLinearMatMul, MatMulInteger, QLinearConv,
 // ConvInteger (uint8/int8, int32 sums) and ONNX Runtime's QGemm, MatMulIntegerToFloat and
-// DynamicQuantizeMatMul. QuantizeLinear and
-// DequantizeLinear: quantize_linear.cpp.
+// DynamicQuantizeMatMul. QuantizeLinear and DequantizeLinear: quantize_linear.cpp.
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -65,11 +64,10 @@ std::pair<float, float> range_with_zero(const float* x, int64_t begin, int64_t e
 // y = saturate(round(x / scale) + zero) as uint8. (A function of its own: inside a lambda, the
 // byte stores might alias the captured pointers, and the loop would not vectorize.)
 void quantize_to_uint8(const float* x, uint8_t* y, int64_t count, float scale, float zero) {
-  for (int64_t i = 0; i < count; ++i) y[i] = saturate_round<uint8_t>(std::nearbyint(x[i] / scale) + zero);
+  for (int64_t i = 0; i < count; ++i) y[i] = quantize_rounded<uint8_t>(x[i] / scale, zero);
 }
 
-// uint8 with a scale and zero point covering [min(x, 0), max(x, 0)].
-// DynamicQuantizeLinear's scale and zero point for x.
+// DynamicQuantizeLinear's uint8 scale and zero point for x, covering [min(x, 0), max(x, 0)].
 struct DynamicQuantization {
   float scale = 0;
   uint8_t zero = 0;
@@ -393,7 +391,7 @@ KernelMatch check_qlinear_matmul(const NodeContext& ctx) {
 template <class Q>
 void requantize_matmul_row(const int32_t* sums, const float* scales, int64_t count, float zero, Q* out) {
   for (int64_t j = 0; j < count; ++j)
-    out[j] = saturate_round<Q>(std::nearbyint(static_cast<float>(sums[j]) * scales[j]) + zero);
+    out[j] = quantize_rounded<Q>(static_cast<float>(sums[j]) * scales[j], zero);
 }
 
 class QLinearMatMulKernel final : public IntMatMulBase {
@@ -1078,10 +1076,6 @@ void depthwise_pixel_quads(const TX* const* src, const DepthwiseWeights& w, Emit
 }
 #endif
 
-// acc[c] = start[c] + sum over taps t of src[t][c] * w[t][c] for the channels of one output
-// pixel (X, W and the sums channels-last): whole blocks of 16 channels by vpdpbusd where w has
-// quads, then with AVX-512 sixteen channels at a time in a vector register over every tap, then
-// the rest one by one.
 // The channels from `c` on of depthwise_pixel, without quads.
 template <class TX>
 void depthwise_pixel_from(const TX* const* src, const DepthwiseWeights& w, int64_t c, int32_t* acc) {
@@ -1106,6 +1100,10 @@ void depthwise_pixel_from(const TX* const* src, const DepthwiseWeights& w, int64
   }
 }
 
+// acc[c] = start[c] + sum over taps t of src[t][c] * w[t][c] for the channels of one output
+// pixel (X, W and the sums channels-last): whole blocks of 16 channels by vpdpbusd where w has
+// quads, then with AVX-512 sixteen channels at a time in a vector register over every tap, then
+// the rest one by one.
 template <class TX>
 void depthwise_pixel(const TX* const* src, const DepthwiseWeights& w, int32_t* acc) {
   int64_t c = 0;

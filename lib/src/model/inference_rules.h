@@ -1,15 +1,27 @@
 // Building blocks of ONNX type and shape inference rules (schema_bridge.cpp, microsoft_schemas.cpp):
-// reading an input's dims and writing an output's.
+// running libonnx's rule of a version, reading an input's dims and writing an output's.
 #pragma once
 
+#include <onnx/defs/schema.h>
 #include <onnx/defs/shape_inference.h>
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 namespace nxrt::inference {
 
 using onnx::InferenceContext;
+
+inline const onnx::OpSchema* libonnx_schema(const std::string& op, int version) {
+  return onnx::OpSchemaRegistry::Instance()->GetSchema(op, version, onnx::ONNX_DOMAIN);
+}
+
+// Runs the inference of libonnx's version `version` of `op` (one whose signature still fits).
+inline void infer_as(InferenceContext& ctx, const char* op, int version) {
+  const onnx::OpSchema* s = libonnx_schema(op, version);
+  if (s && s->has_type_and_shape_inference_function()) s->GetTypeAndShapeInferenceFunction()(ctx);
+}
 
 inline bool has_input(InferenceContext& ctx, std::size_t i) {
   return i < ctx.getNumInputs() && ctx.getInputType(i) != nullptr;

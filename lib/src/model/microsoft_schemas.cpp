@@ -37,8 +37,7 @@ void global_pool_shape(InferenceContext& ctx) {
 // type and rank for channels-last X.
 void average_pool_shape(InferenceContext& ctx) {
   if (onnx::getAttribute(ctx, "channels_last", 0) == 1) return type_and_rank(ctx);
-  const onnx::OpSchema* pool = onnx::OpSchemaRegistry::Instance()->GetSchema("AveragePool", 11, onnx::ONNX_DOMAIN);
-  if (pool && pool->has_type_and_shape_inference_function()) pool->GetTypeAndShapeInferenceFunction()(ctx);
+  infer_as(ctx, "AveragePool", 11);
 }
 
 // QLinearConcat: Y_zero_point's element type; the tensors (inputs 2, 5, ...) joined along axis.

@@ -20,15 +20,6 @@ using onnx::InferenceContext;
 using onnx::InferenceFunction;
 using namespace inference;
 
-const onnx::OpSchema* libonnx_schema(const std::string& op, int version) {
-  return onnx::OpSchemaRegistry::Instance()->GetSchema(op, version, onnx::ONNX_DOMAIN);
-}
-
-// Runs the inference of libonnx's version `version` of `op` (one whose signature still fits).
-void infer_as(InferenceContext& ctx, const char* op, int version) {
-  const onnx::OpSchema* s = libonnx_schema(op, version);
-  if (s && s->has_type_and_shape_inference_function()) s->GetTypeAndShapeInferenceFunction()(ctx);
-}
 
 void broadcast_binary(InferenceContext& ctx) { broadcast_inputs(ctx, 0, 1); }
 
