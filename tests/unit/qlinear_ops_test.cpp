@@ -176,6 +176,11 @@ TEST_CASE("The QLinear ops decline what the cpu EP does not implement, with the 
       microsoft("QLinearAveragePool", {image, scale(1.f), zero<uint8_t>(0), scale(1.f), zero<uint8_t>(0)}));
   REQUIRE_FALSE(no_kernel);
   CHECK(no_kernel.reason() == "QLinearAveragePool: the kernel_shape attribute is missing; it is required");
+  const KernelMatch rank = claim_on_cpu(
+      microsoft("QLinearAveragePool", {image, scale(1.f), zero<uint8_t>(0), scale(1.f), zero<uint8_t>(0)},
+                attrs({{"kernel_shape", ints{3}}})));
+  REQUIRE_FALSE(rank);
+  CHECK(rank.reason() == "QLinearAveragePool: X has rank 4 but kernel_shape [3] has 1 dims");
 }
 
 TEST_CASE("QLinearConcat names tensors that differ off the axis, with how to fix it", "[cpu][qlinear]") {

@@ -172,7 +172,9 @@ class QLinearAveragePoolKernel final : public Kernel {
     if (x.shape().size() != spatial + 2)
       return fail(ErrorCode::kRuntime,
                   fmt::format("QLinearAveragePool: X {} does not have the {} spatial dims of kernel_shape {}",
-                              shape_to_string(x.shape()), spatial, attrs_.kernel));
+                              shape_to_string(x.shape()), spatial, attrs_.kernel),
+                  "X is N x C x one dim per entry of kernel_shape (N x those dims x C with channels_last 1)",
+                  fmt::format("give X of rank {}", spatial + 2));
     // Planes as channels-first ones: N x C x spatial.
     const Shape planar = channels_last_ ? channels_first_shape(x.shape()) : x.shape();
     auto w = plan_window(attrs_, std::span(planar).subspan(2), attrs_.kernel, "QLinearAveragePool");
