@@ -460,6 +460,7 @@ def cases():
     yield from deform_conv_cases()
     yield from max_roi_pool_cases()
     yield from com_microsoft_cases()
+    yield from matmul_nbits_cases()
     yield qoperator_network_case()
     yield from integer_to_float_cases()
 
@@ -841,6 +842,55 @@ def integer_to_float_cases():
     yield case("dynamicquantizematmul_uint8_per_tensor", "DynamicQuantizeMatMul",
                {"a": local.uniform(-1, 1, (9, k)).astype(F)},
                {"b": b_u8, "bs": np.array(0.004, F), "bz": np.array(128, np.uint8)}, ["a", "b", "bs", "bz"])
+
+
+def pack_fields(values, bits):
+    """Unsigned values of `bits` bits packed along the last axis, low bits first, as MatMulNBits
+    stores B and its zero points (the last byte padded with zeros)."""
+    per_byte = 8 // bits
+    pad = -values.shape[-1] % per_byte
+    v = np.concatenate([values, np.zeros(values.shape[:-1] + (pad,), values.dtype)], axis=-1).astype(np.uint16)
+    v = v.reshape(values.shape[:-1] + (-1, per_byte))
+    return sum(v[..., f] << (f * bits) for f in range(per_byte)).astype(np.uint8)
+
+
+def matmul_nbits_cases():
+    """ONNX Runtime's MatMulNBits (weights quantized in blocks along K, as its MatMulNBitsQuantizer
+    writes int4 language models): 4, 8 and 2 bits, packed, float and default zero points, K not a
+    multiple of the block, a bias, float16, one row (a decode step) and many (a prefill)."""
+    local = np.random.default_rng(34)
+
+    def case(name, rows, k, n, bits=4, block=32, zeros="packed", bias=False, dtype=F, accuracy_level=None):
+        blocks = -(-k // block)
+        q = local.integers(0, 1 << bits, (n, blocks, block))
+        consts = {"b": pack_fields(q, bits),
+                  "scales": local.uniform(0.005, 0.05, (n, blocks)).astype(dtype)}
+        names = ["a", "b", "scales"]
+        if zeros == "packed":
+            consts["zp"] = pack_fields(local.integers(0, 1 << bits, (n, blocks)), bits)
+        elif zeros == "float":
+            consts["zp"] = local.uniform(0, (1 << bits) - 1, (n, blocks)).astype(dtype)
+        if zeros:
+            names.append("zp")
+        if bias:
+            names += [""] * (5 - len(names)) + ["bias"]
+            consts["bias"] = local.uniform(-1, 1, n).astype(dtype)
+        attrs = {"K": k, "N": n, "bits": bits, "block_size": block}
+        if accuracy_level is not None:
+            attrs["accuracy_level"] = accuracy_level
+        return Case(name, 17, helper.make_node("MatMulNBits", names, ["y"], domain="com.microsoft", **attrs),
+                    {"a": local.uniform(-1, 1, rows + (k,)).astype(dtype)}, ["y"], consts,
+                    domains={"com.microsoft": 1}, folder="com_microsoft")
+
+    yield case("matmulnbits_4bit_block32_bias", (1, 3), 64, 24, bias=True)
+    yield case("matmulnbits_4bit_one_row", (1,), 256, 40, block=64, zeros="float")
+    yield case("matmulnbits_4bit_default_zero_k_remainder", (5,), 40, 10, block=16, zeros=None)
+    yield case("matmulnbits_4bit_many_rows_odd_blocks", (2, 33), 160, 100, bias=True)
+    yield case("matmulnbits_4bit_block128_accuracy_level_1", (7,), 256, 32, block=128, accuracy_level=1)
+    yield case("matmulnbits_8bit_block32", (2, 2), 96, 16, bits=8)
+    yield case("matmulnbits_2bit_block16", (3,), 48, 12, bits=2, block=16)
+    yield case("matmulnbits_4bit_float16", (3,), 64, 20, dtype=np.float16, bias=True)
+    yield case("matmulnbits_4bit_float16_many_rows", (9,), 96, 70, dtype=np.float16, zeros="float")
 
 
 def qoperator_network_case():

@@ -52,6 +52,7 @@ std::vector<KernelDef> quantize_kernels();          // DynamicQuantizeLinear QLi
 std::vector<KernelDef> qlinear_kernels();           // com.microsoft: QLinearAdd QLinearMul QLinearSigmoid
                                                     // QLinearLeakyRelu QLinearConcat
 std::vector<KernelDef> qlinear_pool_kernels();      // com.microsoft: QLinearGlobalAveragePool QLinearAveragePool
+std::vector<KernelDef> matmul_nbits_kernels();      // com.microsoft: MatMulNBits
 std::vector<KernelDef> quantize_linear_kernels();   // QuantizeLinear DequantizeLinear
 std::vector<KernelDef> sequence_kernels();          // SequenceEmpty SequenceConstruct SequenceInsert SequenceAt SequenceErase SequenceLength SplitToSequence ConcatFromSequence
 std::vector<KernelDef> optional_kernels();          // Optional OptionalHasElement OptionalGetElement

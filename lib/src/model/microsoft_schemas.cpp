@@ -100,6 +100,19 @@ void integer_to_float_shape(InferenceContext& ctx) {
   add_dim(y, &b.dim(b.dim_size() - 1));
 }
 
+// MatMulNBits: A's type; A's dims with the last one N (attribute).
+void matmul_nbits_shape(InferenceContext& ctx) {
+  onnx::propagateElemTypeFromInputToOutput(ctx, 0, 0);
+  const auto* n = ctx.getAttribute("N");
+  if (!onnx::hasInputShape(ctx, 0) || !n || !n->has_i()) return;
+  const auto& a = ctx.getInputType(0)->tensor_type().shape();
+  if (a.dim_size() < 1) return;
+  auto* y = onnx::getOutputShape(ctx, 0);
+  y->clear_dim();
+  for (int d = 0; d + 1 < a.dim_size(); ++d) add_dim(y, &a.dim(d));
+  y->add_dim()->set_dim_value(n->i());
+}
+
 std::map<std::string, onnx::OpSchema> build_schemas() {
   const std::pair<const char*, onnx::InferenceFunction> rules[] = {
       {"QLinearAdd", qlinear_binary_shape},
@@ -112,6 +125,7 @@ std::map<std::string, onnx::OpSchema> build_schemas() {
       {"QGemm", qgemm_shape},
       {"MatMulIntegerToFloat", integer_to_float_shape},
       {"DynamicQuantizeMatMul", integer_to_float_shape},
+      {"MatMulNBits", matmul_nbits_shape},
   };
   std::map<std::string, onnx::OpSchema> schemas;
   for (const auto& [op, rule] : rules) {

@@ -1,0 +1,340 @@
+// ONNX Runtime's com.microsoft MatMulNBits: a MatMul whose right operand is quantized to 2, 4 or
+// 8 bits in blocks along K, as its MatMulNBitsQuantizer (and ONNX Runtime GenAI's model builder)
+// writes the weights of int4 language models:
+//   Y = A x W^T (+ bias),  W[n][k] = (q[n][k] - zero[n][k / block_size]) * scale[n][k / block_size].
+// Inputs: A [..., K] (float or float16); B uint8 [N, blocks, block_size * bits / 8] (blocks =
+// ceil(K / block_size)), each block's values packed low bits first; scales [N, blocks] of A's
+// type; zero_points (optional) uint8 packed as B is ([N, ceil(blocks * bits / 8)]) or of A's type
+// ([N, blocks]), 2^(bits - 1) without; g_idx (deprecated: declined); bias [N] of A's type.
+// Computed in float whatever accuracy_level asks (level 4 lets ONNX Runtime quantize A to int8;
+// float is at least as accurate, so results match its level 0 and come within its level 4's error).
+//
+// A block's values are unpacked field by field (every byte's low bits, then the next bits...), so
+// each pass reads the bytes in order and writes floats in order; A's rows are permuted the same
+// way within each block once per run, which leaves every dot product unchanged. Few rows (a
+// language model's decode step) multiply each column's unpacked blocks straight into per-row
+// sums; more rows unpack a tile of columns into the packed GEMM's panel and multiply that.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <bit>
+#include <optional>
+
+#include "common/elementwise.h"
+#include "common/gemm.h"
+#include "common/kernel_util.h"
+#include "common/vector_math.h"
+#include "kernels/kernels.h"
+
+namespace nxrt::cpu {
+namespace {
+
+constexpr std::size_t kA = 0, kB = 1, kScales = 2, kZeroPoints = 3, kGroupIndex = 4, kBias = 5;
+
+// The attributes' geometry of the quantized weight.
+struct NBitsGeometry {
+  int64_t k = 0, n = 0, bits = 4, block = 0;
+  int64_t blocks() const { return (k + block - 1) / block; }
+  int64_t block_bytes() const { return block * bits / 8; }
+  int64_t fields() const { return 8 / bits; }  // values per byte
+  int64_t padded_k() const { return blocks() * block; }
+  // Bytes of packed zero points per column.
+  int64_t zero_bytes() const { return (blocks() * bits + 7) / 8; }
+
+  static NBitsGeometry of(const AttributeMap& attrs) {
+    return {attrs.int_or("K", 0), attrs.int_or("N", 0), attrs.int_or("bits", 4), attrs.int_or("block_size", 0)};
+  }
+};
+
+bool is_a_type(DType t) { return t == DType::kFloat32 || t == DType::kFloat16; }
+
+KernelMatch check_matmul_nbits(const NodeContext& ctx) {
+  const NBitsGeometry g = NBitsGeometry::of(ctx.attrs());
+  NXRT_REQUIRE(is_a_type(ctx.input_dtype(kA)),
+               "MatMulNBits: A is {}; the cpu EP implements float and float16 (bfloat16 is not implemented)",
+               dtype_name(ctx.input_dtype(kA)));
+  const DType t = ctx.input_dtype(kA);
+  NXRT_REQUIRE_MATCH(require_input_dtype(ctx, kB, {DType::kUInt8}));
+  NXRT_REQUIRE(ctx.input_dtype(kScales) == t, "MatMulNBits: scales are {} and A {}; they must be one type",
+               dtype_name(ctx.input_dtype(kScales)), dtype_name(t));
+  NXRT_REQUIRE(!ctx.has_input(kZeroPoints) || ctx.input_dtype(kZeroPoints) == DType::kUInt8 ||
+                   ctx.input_dtype(kZeroPoints) == t,
+               "MatMulNBits: zero_points are {}; they must be uint8 (packed) or A's type {}",
+               dtype_name(ctx.input_dtype(kZeroPoints)), dtype_name(t));
+  NXRT_REQUIRE(!ctx.has_input(kGroupIndex),
+               "MatMulNBits: g_idx (input 4, deprecated) is not implemented by the cpu EP; quantize the weights "
+               "again without act-order (g_idx) reordering");
+  NXRT_REQUIRE(!ctx.has_input(kBias) || ctx.input_dtype(kBias) == t, "MatMulNBits: the bias is {} and A {}",
+               dtype_name(ctx.input_dtype(kBias)), dtype_name(t));
+  NXRT_REQUIRE(g.k > 0 && g.n > 0, "MatMulNBits: attributes K {} and N {} must both be given and positive", g.k,
+               g.n);
+  NXRT_REQUIRE(g.bits == 2 || g.bits == 4 || g.bits == 8,
+               "MatMulNBits: bits {}; the cpu EP implements 2, 4 and 8 (those ONNX Runtime supports)", g.bits);
+  NXRT_REQUIRE(g.block >= 16 && std::has_single_bit(static_cast<uint64_t>(g.block)),
+               "MatMulNBits: block_size {} must be a power of two of at least 16", g.block);
+  NXRT_REQUIRE(ctx.attrs().int_or("weight_prepacked", 0) == 0,
+               "MatMulNBits: weight_prepacked {} means B is in a CUDA kernel's layout; the cpu EP reads the "
+               "standard layout (weight_prepacked 0)",
+               ctx.attrs().int_or("weight_prepacked", 0));
+  const auto a = ctx.input_static_shape(kA);
+  NXRT_REQUIRE(!a || (!a->empty() && a->back() == g.k), "MatMulNBits: A has shape {}; its last dimension must be K {}",
+               a ? shape_to_string(*a) : "", g.k);
+  auto count_is = [&](std::size_t i, int64_t want) {
+    const auto n = ctx.has_input(i) ? static_numel(ctx.input_type(i)) : std::nullopt;
+    return !n || *n == want;
+  };
+  NXRT_REQUIRE(count_is(kB, g.n * g.blocks() * g.block_bytes()),
+               "MatMulNBits: B must hold N x ceil(K / block_size) x block_size * bits / 8 = {} x {} x {} bytes", g.n,
+               g.blocks(), g.block_bytes());
+  NXRT_REQUIRE(count_is(kScales, g.n * g.blocks()), "MatMulNBits: scales must hold N x ceil(K / block_size) = {} x {}",
+               g.n, g.blocks());
+  const bool packed_zeros = ctx.input_dtype(kZeroPoints) == DType::kUInt8;
+  NXRT_REQUIRE(count_is(kZeroPoints, g.n * (packed_zeros ? g.zero_bytes() : g.blocks())),
+               "MatMulNBits: zero_points must hold {} x {} {}", g.n, packed_zeros ? g.zero_bytes() : g.blocks(),
+               packed_zeros ? "bytes (packed as B is)" : "values (one per block)");
+  NXRT_REQUIRE(count_is(kBias, g.n), "MatMulNBits: the bias must hold N = {} values", g.n);
+  Cost cost;
+  if (const auto rows = a ? std::optional<int64_t>(shape_numel(*a) / g.k) : std::nullopt) {
+    cost.flops = 2.0 * static_cast<double>(*rows) * static_cast<double>(g.n * g.k);
+    cost.bytes_moved = static_cast<double>(g.n * g.blocks() * g.block_bytes()) +
+                       static_cast<double>((*rows) * (g.k + g.n) * static_cast<int64_t>(dtype_size(t)));
+  }
+  return KernelMatch::supported(cost);
+}
+
+// Elements of a float or float16 tensor as floats.
+std::vector<float> as_floats(const Tensor& t) {
+  std::vector<float> out(static_cast<std::size_t>(t.numel()));
+  if (t.dtype() == DType::kFloat32) std::copy_n(t.data_as<float>(), t.numel(), out.data());
+  else halves_to_floats(t.data_as<uint16_t>(), out.data(), t.numel());
+  return out;
+}
+
+// The quantized weight ready to unpack: B's bytes, and every block's scale and zero point.
+struct NBitsWeights {
+  Tensor b;                        // keeps the bytes alive
+  std::vector<float> scales;       // [N][blocks]
+  std::vector<float> zero_points;  // [N][blocks]
+
+  static Expected<NBitsWeights> read(const NBitsGeometry& g, Tensor b, const Tensor& scales, const Tensor* zeros) {
+    auto wrong = [&](std::string_view input, int64_t have, int64_t want, std::string_view unit) {
+      return fail(ErrorCode::kRuntime, fmt::format("MatMulNBits: {} holds {} {}", input, have, unit),
+                  fmt::format("K {}, N {}, bits {} and block_size {} need {} {}", g.k, g.n, g.bits, g.block, want, unit),
+                  fmt::format("give {} of {} {}, or attributes that match it", input, want, unit));
+    };
+    if (b.numel() != g.n * g.blocks() * g.block_bytes())
+      return wrong("B (input 1)", b.numel(), g.n * g.blocks() * g.block_bytes(), "bytes");
+    if (scales.numel() != g.n * g.blocks()) return wrong("scales (input 2)", scales.numel(), g.n * g.blocks(), "values");
+    NBitsWeights w{std::move(b), as_floats(scales), {}};
+    if (!zeros) {
+      w.zero_points.assign(w.scales.size(), static_cast<float>(1 << (g.bits - 1)));
+    } else if (zeros->dtype() != DType::kUInt8) {
+      if (zeros->numel() != g.n * g.blocks())
+        return wrong("zero_points (input 3)", zeros->numel(), g.n * g.blocks(), "values");
+      w.zero_points = as_floats(*zeros);
+    } else {
+      if (zeros->numel() != g.n * g.zero_bytes())
+        return wrong("zero_points (input 3)", zeros->numel(), g.n * g.zero_bytes(), "bytes");
+      w.zero_points.resize(w.scales.size());
+      const uint8_t* z = zeros->data_as<uint8_t>();
+      const unsigned mask = (1u << g.bits) - 1;
+      for (int64_t col = 0; col < g.n; ++col)
+        for (int64_t blk = 0; blk < g.blocks(); ++blk) {
+          const uint8_t byte = z[col * g.zero_bytes() + blk / g.fields()];
+          const auto shift = static_cast<unsigned>((blk % g.fields()) * g.bits);
+          w.zero_points[static_cast<std::size_t>(col * g.blocks() + blk)] = static_cast<float>((byte >> shift) & mask);
+        }
+    }
+    return w;
+  }
+
+  // Column `col`'s block `blk` unpacked field-major: w[f * block_bytes + i] = (field f of byte i
+  // - zero) * scale, field f being bits [f * bits, (f + 1) * bits) (value i * fields + f).
+  void unpack_block(const NBitsGeometry& g, int64_t col, int64_t blk, float* out) const {
+    const int64_t count = g.block_bytes();
+    const uint8_t* bytes = b.data_as<uint8_t>() + (col * g.blocks() + blk) * count;
+    const auto at = static_cast<std::size_t>(col * g.blocks() + blk);
+    const float zero = zero_points[at], scale = scales[at];
+    const unsigned mask = (1u << g.bits) - 1;
+    for (int64_t f = 0; f < g.fields(); ++f) {
+      const auto shift = static_cast<unsigned>(f * g.bits);
+      float* o = out + f * count;
+      for (int64_t i = 0; i < count; ++i) o[i] = (static_cast<float>((bytes[i] >> shift) & mask) - zero) * scale;
+    }
+  }
+};
+
+// A's rows (rows x K) as floats with each block's values in unpack_block's order, zero past K.
+template <class T>
+void permute_rows(const NBitsGeometry& g, const T* a, int64_t rows, float* out) {
+  const int64_t kp = g.padded_k(), fields = g.fields(), count = g.block_bytes();
+  for (int64_t r = 0; r < rows; ++r) {
+    const T* src = a + r * g.k;
+    float* dst = out + r * kp;
+    for (int64_t blk = 0; blk < g.blocks(); ++blk)
+      for (int64_t f = 0; f < fields; ++f)
+        for (int64_t i = 0; i < count; ++i) {
+          const int64_t k = blk * g.block + i * fields + f;
+          dst[blk * g.block + f * count + i] = k < g.k ? static_cast<float>(src[k]) : 0.f;
+        }
+  }
+}
+
+// Rows up to which each column's blocks are multiplied into the rows' sums as they are unpacked;
+// past it, columns are unpacked into GEMM panels (each unpacked value then serves every row).
+constexpr int64_t kDirectRows = 4;
+// Columns unpacked into one GEMM panel.
+constexpr int64_t kPanelColumns = 64;
+
+class MatMulNBitsKernel final : public Kernel {
+ public:
+  MatMulNBitsKernel(NBitsGeometry g, std::optional<NBitsWeights> weights) : g_(g), weights_(std::move(weights)) {}
+
+  // The path the last run took ("nbits:direct" for few rows, "nbits:gemm:<isa>" otherwise).
+  std::string_view variant() const override {
+    return last_direct_.load() ? std::string_view("nbits:direct") : std::string_view(gemm_variant_);
+  }
+
+  Expected<void> compute(KernelContext& ctx) override {
+    const Tensor& a = ctx.input(kA);
+    if (a.shape().empty() || a.shape().back() != g_.k)
+      return fail(ErrorCode::kRuntime,
+                  fmt::format("MatMulNBits: A has shape {}; its last dimension must be K {}",
+                              shape_to_string(a.shape()), g_.k),
+                  "A's rows multiply the K x N weight", fmt::format("give A of shape [..., {}]", g_.k));
+    std::optional<NBitsWeights> now;
+    if (!weights_) {
+      auto w = NBitsWeights::read(g_, ctx.input(kB), ctx.input(kScales),
+                                  ctx.has_input(kZeroPoints) ? &ctx.input(kZeroPoints) : nullptr);
+      if (!w) return std::unexpected(w.error());
+      now = std::move(*w);
+    }
+    const NBitsWeights& w = weights_ ? *weights_ : *now;
+    std::vector<float> bias;
+    if (ctx.has_input(kBias)) {
+      if (ctx.input(kBias).numel() != g_.n)
+        return fail(ErrorCode::kRuntime, fmt::format("MatMulNBits: the bias holds {} values", ctx.input(kBias).numel()),
+                    fmt::format("it adds one value per column of Y, N = {}", g_.n),
+                    fmt::format("give a bias of {} values", g_.n));
+      bias = as_floats(ctx.input(kBias));
+    }
+    Shape out_shape = a.shape();
+    out_shape.back() = g_.n;
+    auto y = ctx.output(0, a.dtype(), out_shape);
+    if (!y) return std::unexpected(y.error());
+    const int64_t rows = a.numel() / g_.k;
+    std::vector<float> ap(static_cast<std::size_t>(rows * g_.padded_k()));
+    if (a.dtype() == DType::kFloat32) permute_rows(g_, a.data_as<float>(), rows, ap.data());
+    else permute_rows(g_, a.data_as<Half>(), rows, ap.data());
+    std::vector<float> half_out;
+    float* out = y->dtype() == DType::kFloat32 ? y->mut_as<float>() : nullptr;
+    if (!out) {
+      half_out.resize(static_cast<std::size_t>(rows * g_.n));
+      out = half_out.data();
+    }
+    last_direct_.store(rows <= kDirectRows);
+    if (rows <= kDirectRows) multiply_direct(w, ap.data(), rows, out, ctx.parallel());
+    else multiply_panels(w, ap.data(), rows, out, ctx.parallel());
+    if (!bias.empty())
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t j = 0; j < g_.n; ++j) out[r * g_.n + j] += bias[static_cast<std::size_t>(j)];
+    if (!half_out.empty()) floats_to_halves(out, y->mut_as<uint16_t>(), rows * g_.n);
+    return {};
+  }
+
+ private:
+  // Each column's blocks unpacked and multiplied into every row's sum (sixteen lanes a row).
+  void multiply_direct(const NBitsWeights& w, const float* ap, int64_t rows, float* y, const Parallel& par) const {
+    const int64_t kp = g_.padded_k();
+    par.for_range(g_.n, 8, [&](int64_t c0, int64_t c1) {
+      std::vector<float> unpacked(static_cast<std::size_t>(g_.block));
+      for (int64_t col = c0; col < c1; ++col) {
+        float lanes[kDirectRows][kLanes] = {};
+        for (int64_t blk = 0; blk < g_.blocks(); ++blk) {
+          w.unpack_block(g_, col, blk, unpacked.data());
+          for (int64_t r = 0; r < rows; ++r) {
+            const float* x = ap + r * kp + blk * g_.block;
+            for (int64_t i = 0; i < g_.block; i += kLanes)
+              for (int64_t j = 0; j < kLanes; ++j) lanes[r][j] += unpacked[static_cast<std::size_t>(i + j)] * x[i + j];
+          }
+        }
+        for (int64_t r = 0; r < rows; ++r) {
+          float sum = 0.f;
+          for (int64_t j = 0; j < kLanes; ++j) sum += lanes[r][j];
+          y[r * g_.n + col] = sum;
+        }
+      }
+    });
+  }
+
+  // Columns unpacked kPanelColumns at a time into a GEMM panel (B side, K x columns), each
+  // panel multiplied by all of A's rows.
+  void multiply_panels(const NBitsWeights& w, const float* ap, int64_t rows, float* y, const Parallel& par) const {
+    const int64_t kp = g_.padded_k();
+    const int64_t panels = (g_.n + kPanelColumns - 1) / kPanelColumns;
+    par.for_range(panels, 1, [&](int64_t p0, int64_t p1) {
+      std::vector<float> unpacked(static_cast<std::size_t>(g_.block));
+      const SerialParallel serial;
+      for (int64_t p = p0; p < p1; ++p) {
+        const int64_t c0 = p * kPanelColumns, width = std::min(kPanelColumns, g_.n - c0);
+        PackedMatrix panel = PackedMatrix::allocate(GemmSide::kB, width, kp);
+        const int64_t sw = panel.strip_width();
+        for (int64_t s = 0; s * sw < width; ++s) {
+          float* strip = panel.mutable_strip(s);
+          for (int64_t lane = 0; lane < sw; ++lane) {
+            const int64_t col = c0 + s * sw + lane;
+            if (col >= c0 + width) {
+              for (int64_t d = 0; d < kp; ++d) strip[d * sw + lane] = 0.f;
+              continue;
+            }
+            for (int64_t blk = 0; blk < g_.blocks(); ++blk) {
+              w.unpack_block(g_, col, blk, unpacked.data());
+              float* dst = strip + blk * g_.block * sw + lane;
+              for (int64_t d = 0; d < g_.block; ++d) dst[d * sw] = unpacked[static_cast<std::size_t>(d)];
+            }
+          }
+        }
+        gemm(rows, width, kp, 1.f, GemmOperand::matrix(ap, kp), GemmOperand::of(panel), 0.f, y + c0, g_.n, serial);
+      }
+    });
+  }
+
+  NBitsGeometry g_;
+  std::optional<NBitsWeights> weights_;  // read at creation when B, scales and zero points are constant
+  std::string gemm_variant_ = fmt::format("nbits:gemm:{}", gemm_isa());
+  std::atomic<bool> last_direct_{true};
+};
+
+// B, scales and zero points read once when all are constants (else at every run).
+std::optional<NBitsWeights> constant_weights(const NodeContext& ctx, const NBitsGeometry& g) {
+  std::optional<Tensor> inputs[3];
+  const std::size_t which[3] = {kB, kScales, kZeroPoints};
+  for (int i = 0; i < 3; ++i) {
+    if (which[i] == kZeroPoints && !ctx.has_input(kZeroPoints)) continue;
+    const WeightHandle* handle = ctx.constant_input(which[i]);
+    if (!handle) return std::nullopt;
+    auto t = handle->materialize();
+    if (!t) return std::nullopt;  // read at run time instead, where the error reaches the user
+    inputs[i] = std::move(*t);
+  }
+  auto w = NBitsWeights::read(g, std::move(*inputs[0]), *inputs[1], inputs[2] ? &*inputs[2] : nullptr);
+  if (!w) return std::nullopt;
+  return std::move(*w);
+}
+
+}  // namespace
+
+std::vector<KernelDef> matmul_nbits_kernels() {
+  return {
+      KernelDef{{"com.microsoft", "MatMulNBits", 1},
+                0,
+                check_matmul_nbits,
+                [](const NodeContext& ctx) {
+                  const NBitsGeometry g = NBitsGeometry::of(ctx.attrs());
+                  return make_kernel<MatMulNBitsKernel>(g, constant_weights(ctx, g));
+                }},
+  };
+}
+
+}  // namespace nxrt::cpu

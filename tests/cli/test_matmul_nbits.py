@@ -1,0 +1,140 @@
+"""CLI tests for ONNX Runtime's com.microsoft MatMulNBits (weights quantized to 2, 4 or 8 bits in
+blocks, as its MatMulNBitsQuantizer writes int4 language models): a block of two quantized
+projections between float ops equals the same block with the weights dequantized into MatMuls;
+its shapes are inferred; the path taken shows in profiles; it goes through an EPContext model to
+the same bits; a computed B of the wrong size is named with what the attributes need. (ONNX
+Runtime's own outputs for single nodes are in testdata/com_microsoft, run by test_qoperator.py.)"""
+import json
+import unittest
+
+import numpy as np
+import onnx
+import onnx.numpy_helper
+from onnx import TensorProto, helper
+
+from test_cli import TempDirTest, nxrt
+
+HIDDEN, FFN, BLOCK = 96, 160, 32
+
+
+def quantize_4bit(w, rng):
+    """W [N, K] as MatMulNBits stores it, 4 bits in blocks of BLOCK along K with uint8 zero
+    points (random, as after quantization), and W dequantized back, which the float model uses."""
+    n, k = w.shape
+    blocks = -(-k // BLOCK)
+    q = rng.integers(0, 16, (n, blocks * BLOCK))
+    zeros = rng.integers(0, 16, (n, blocks))
+    scales = rng.uniform(0.002, 0.02, (n, blocks)).astype(np.float32)
+    dequantized = ((q - np.repeat(zeros, BLOCK, 1)) * np.repeat(scales, BLOCK, 1))[:, :k].astype(np.float32)
+
+    def pack(v):
+        v = np.concatenate([v, np.zeros((n, v.shape[1] % 2), v.dtype)], 1)
+        return (v[:, 0::2] | (v[:, 1::2] << 4)).astype(np.uint8)
+
+    return pack(q).reshape(n, blocks, BLOCK // 2), scales, pack(zeros), dequantized
+
+
+def mlp_model(path, form, rows):
+    """X [1, rows, HIDDEN] -> projection up (with a bias) -> Relu -> projection down -> + X:
+    with MatMulNBits ("nbits") or with MatMul of the same weights dequantized ("float")."""
+    rng = np.random.default_rng(5)
+    inits, nodes = [], []
+
+    def projection(x, name, k, n, with_bias):
+        b, scales, zeros, w = quantize_4bit(np.zeros((n, k)), rng)
+        bias = rng.uniform(-0.5, 0.5, n).astype(np.float32) if with_bias else None
+        if form == "nbits":
+            for suffix, value in (("b", b), ("s", scales), ("z", zeros)):
+                inits.append(onnx.numpy_helper.from_array(value, f"{name}_{suffix}"))
+            inputs = [x, f"{name}_b", f"{name}_s", f"{name}_z"]
+            if bias is not None:
+                inits.append(onnx.numpy_helper.from_array(bias, f"{name}_bias"))
+                inputs += ["", f"{name}_bias"]
+            nodes.append(helper.make_node("MatMulNBits", inputs, [name], name=name, domain="com.microsoft", K=k, N=n,
+                                          bits=4, block_size=BLOCK))
+            return name
+        inits.append(onnx.numpy_helper.from_array(np.ascontiguousarray(w.T), f"{name}_w"))
+        nodes.append(helper.make_node("MatMul", [x, f"{name}_w"], [f"{name}_mm" if bias is not None else name]))
+        if bias is not None:
+            inits.append(onnx.numpy_helper.from_array(bias, f"{name}_bias"))
+            nodes.append(helper.make_node("Add", [f"{name}_mm", f"{name}_bias"], [name]))
+        return name
+
+    up = projection("x", "up", HIDDEN, FFN, True)
+    nodes.append(helper.make_node("Relu", [up], ["act"]))
+    down = projection("act", "down", FFN, HIDDEN, False)
+    nodes.append(helper.make_node("Add", [down, "x"], ["y"]))
+    graph = helper.make_graph(nodes, "mlp", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, rows, HIDDEN])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)])
+    model.ir_version = 8
+    onnx.save(model, str(path))
+    return path
+
+
+class MatMulNBitsModels(TempDirTest):
+    def run_model(self, model, rows, *extra, name="out"):
+        x = np.random.default_rng(rows).uniform(-1, 1, (1, rows, HIDDEN)).astype(np.float32)
+        np.save(self.tmp / f"x{rows}.npy", x)
+        rc, _, err = nxrt("run", model, "--input", f"x={self.tmp / f'x{rows}.npy'}", "--output-dir", self.tmp / name,
+                          "-q", *extra)
+        self.assertEqual(rc, 0, err)
+        return np.load(self.tmp / name / "y.npy")
+
+    def test_quantized_projections_equal_matmuls_of_the_dequantized_weights(self):
+        for rows in (1, 3, 40):  # a decode step, a few rows (multiplied as unpacked), a prefill (GEMM panels)
+            with self.subTest(rows=rows):
+                nbits = mlp_model(self.tmp / f"nbits{rows}.onnx", "nbits", rows)
+                floats = mlp_model(self.tmp / f"float{rows}.onnx", "float", rows)
+                got = self.run_model(nbits, rows, name=f"nbits{rows}")
+                want = self.run_model(floats, rows, "--ep", "cpu", name=f"float{rows}")
+                self.assertEqual(got.shape, (1, rows, HIDDEN))
+                x = np.load(self.tmp / f"x{rows}.npy")
+                self.assertGreater(np.abs(got - x).max(), 0.1)  # the projections add more than rounding
+                np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+    def test_shapes_are_inferred_and_profiles_name_the_path(self):
+        model = mlp_model(self.tmp / "nbits.onnx", "nbits", 40)
+        rc, out, err = nxrt("explain-claims", model)
+        self.assertExit((rc, out, err), 0)
+        self.assertRegex(out, r"up +com\.microsoft::MatMulNBits-1 +cpu +cpu_\d +float\[1,40,160\] ")
+        self.assertRegex(out, r"onednn +com\.microsoft::MatMulNBits +MatMulNBits: com\.microsoft::MatMulNBits "
+                              r"\(opset 1\) is not implemented by the onednn EP")
+        for rows, variant in ((1, "nbits:direct"), (40, "nbits:gemm:")):
+            model = mlp_model(self.tmp / f"p{rows}.onnx", "nbits", rows)
+            rc, out, err = nxrt("bench", model, "--ep", "cpu", "-n", "2", "--profile", "--json", "-q")
+            self.assertEqual(rc, 0, err)
+            variants = {step["nodes"][0]: step["variant"] for step in json.loads(out)["steps"]}
+            self.assertTrue(variants["up"].startswith(variant), variants)
+
+    def test_an_epcontext_model_gives_the_same_bits(self):
+        model = mlp_model(self.tmp / "nbits.onnx", "nbits", 7)
+        rc, _, err = nxrt("compile-epcontext", model, "-o", self.tmp / "ctx.onnx")
+        self.assertEqual(rc, 0, err)
+        np.testing.assert_array_equal(self.run_model(model, 7, name="direct"),
+                                      self.run_model(self.tmp / "ctx.onnx", 7, name="restored"))
+
+    def test_a_computed_b_of_the_wrong_size_is_named_with_what_the_attributes_need(self):
+        node = helper.make_node("MatMulNBits", ["a", "b", "s"], ["y"], domain="com.microsoft", K=64, N=8, bits=4,
+                                block_size=32)
+        graph = helper.make_graph(
+            [node], "nbits", [helper.make_tensor_value_info("a", TensorProto.FLOAT, [2, 64]),
+                              helper.make_tensor_value_info("b", TensorProto.UINT8, ["n", "blocks", "bytes"])],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+            [onnx.numpy_helper.from_array(np.full((8, 2), 0.1, np.float32), "s")])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17),
+                                                        helper.make_opsetid("com.microsoft", 1)])
+        model.ir_version = 8
+        onnx.save(model, str(self.tmp / "computed_b.onnx"))
+        np.save(self.tmp / "a.npy", np.ones((2, 64), np.float32))
+        np.save(self.tmp / "b.npy", np.zeros((8, 2, 10), np.uint8))
+        rc, out, err = nxrt("run", self.tmp / "computed_b.onnx", "--input", f"a={self.tmp / 'a.npy'}", "--input",
+                            f"b={self.tmp / 'b.npy'}", "--output-dir", self.tmp / "out")
+        self.assertExit((rc, out, err), 1)
+        self.assertIn("MatMulNBits: B (input 1) holds 160 bytes", err)
+        self.assertIn("K 64, N 8, bits 4 and block_size 32 need 256 bytes", err)
+        self.assertFalse((self.tmp / "out" / "y.npy").exists())
+
+
+if __name__ == "__main__":
+    unittest.main()
