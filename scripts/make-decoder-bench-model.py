@@ -11,7 +11,13 @@ DynamicQuantizeLinear of the activations, MatMulInteger with int8 weights (symme
 scale per weight), Cast to float and a Mul by the product of the two scales. It writes
 decoder_op23_int8.onnx unless --out says otherwise.
 
-  scripts/make-decoder-bench-model.py [--seq N] [--int8] [--out FILE]
+With --int4, every MatMul by a weight becomes ONNX Runtime's com.microsoft MatMulNBits, as its
+MatMulNBitsQuantizer and ONNX Runtime GenAI's model builder write int4 language models: 4 bits
+in blocks of 32 along K, a scale and a uint8 zero point per block (asymmetric), accuracy_level 4
+(ONNX Runtime may quantize the activations to int8; nxrt computes in float). It writes
+decoder_op23_int4.onnx (decoder_op23_int4_seq1.onnx with --seq 1, a decode step's products).
+
+  scripts/make-decoder-bench-model.py [--seq N] [--int8 | --int4] [--out FILE]
 """
 import argparse
 from pathlib import Path
@@ -28,10 +34,15 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seq", type=int, default=128, help="tokens in the input (default 128)")
     parser.add_argument("--int8", action="store_true", help="quantize the MatMuls dynamically to int8")
+    parser.add_argument("--int4", action="store_true", help="quantize the MatMuls' weights to 4 bits (MatMulNBits)")
     parser.add_argument("--out", type=Path, help="the model file (default: .cache/bench-models/decoder_op23.onnx, "
-                        "or decoder_op23_int8.onnx with --int8)")
+                        "or decoder_op23_int8.onnx with --int8, decoder_op23_int4[_seqN].onnx with --int4)")
     args = parser.parse_args()
-    name = "decoder_op23_int8" if args.int8 else "decoder_op23"
+    if args.int8 and args.int4:
+        parser.error("--int8 and --int4 exclude each other")
+    name = "decoder_op23_int8" if args.int8 else "decoder_op23_int4" if args.int4 else "decoder_op23"
+    if args.int4 and args.seq != 128:
+        name += f"_seq{args.seq}"
     args.out = args.out or REPO / ".cache" / "bench-models" / f"{name}.onnx"
     rng = np.random.default_rng(0)
     inits, nodes = [], []
@@ -75,11 +86,14 @@ def main():
     nodes[-1].output[0] = "y"
     if args.int8:
         nodes = quantize_matmuls(nodes, inits)
+    if args.int4:
+        nodes = quantize_weights_4bit(nodes, inits)
     graph = helper.make_graph(
         nodes, name,
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, args.seq, HIDDEN])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, args.seq, HIDDEN])], inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 23)], producer_name="nxrt-bench")
+    imports = [helper.make_opsetid("", 23)] + ([helper.make_opsetid("com.microsoft", 1)] if args.int4 else [])
+    model = helper.make_model(graph, opset_imports=imports, producer_name="nxrt-bench")
     model.ir_version = 11
     args.out.parent.mkdir(parents=True, exist_ok=True)
     onnx.save(model, str(args.out))
@@ -107,6 +121,34 @@ def quantize_matmuls(nodes, inits):
             helper.make_node("Mul", [p + "_xs", p + "_ws"], [p + "_s"]),
             helper.make_node("Mul", [p + "_f", p + "_s"], [p]),
         ]
+    unused = {n.input[1] for n in nodes if n.op_type == "MatMul"}
+    inits[:] = [t for t in inits if t.name not in unused]
+    return out
+
+
+def quantize_weights_4bit(nodes, inits, block=32):
+    """Replaces each MatMul by a constant weight W [K, N] with MatMulNBits: W's columns in blocks
+    of `block` along K, each quantized to 0..15 between its minimum and maximum."""
+    weights = {t.name: t for t in inits}
+    out = []
+    for node in nodes:
+        if node.op_type != "MatMul" or node.input[1] not in weights:
+            out.append(node)
+            continue
+        w = numpy_helper.to_array(weights[node.input[1]]).T  # [N, K]
+        n, k = w.shape
+        blocks = w.reshape(n, k // block, block)
+        lo, hi = np.minimum(blocks.min(-1), 0), np.maximum(blocks.max(-1), 0)
+        scale = np.where(hi > lo, (hi - lo) / 15, 1).astype(np.float32)
+        zero = np.clip(np.round(-lo / scale), 0, 15).astype(np.uint8)
+        q = np.clip(np.round(blocks / scale[..., None]) + zero[..., None], 0, 15).astype(np.uint8)
+        p = node.output[0]
+        zero_pairs = np.concatenate([zero, np.zeros((n, zero.shape[1] % 2), np.uint8)], 1)  # two to a byte
+        inits.append(numpy_helper.from_array(q[..., 0::2] | (q[..., 1::2] << 4), p + "_wq"))
+        inits.append(numpy_helper.from_array(scale, p + "_ws"))
+        inits.append(numpy_helper.from_array(zero_pairs[:, 0::2] | (zero_pairs[:, 1::2] << 4), p + "_wz"))
+        out.append(helper.make_node("MatMulNBits", [node.input[0], p + "_wq", p + "_ws", p + "_wz"], [p],
+                                    domain="com.microsoft", K=k, N=n, bits=4, block_size=block, accuracy_level=4))
     unused = {n.input[1] for n in nodes if n.op_type == "MatMul"}
     inits[:] = [t for t in inits if t.name not in unused]
     return out

@@ -9,16 +9,19 @@
 // Computed in float whatever accuracy_level asks (level 4 lets ONNX Runtime quantize A to int8;
 // float is at least as accurate, so results match its level 0 and come within its level 4's error).
 //
-// A block's values are unpacked field by field (every byte's low bits, then the next bits...), so
-// each pass reads the bytes in order and writes floats in order; A's rows are permuted the same
-// way within each block once per run, which leaves every dot product unchanged. Few rows (a
-// language model's decode step) multiply each column's unpacked blocks straight into per-row
-// sums; more rows unpack a tile of columns into the packed GEMM's panel and multiply that.
+// At creation (or at each run, for a computed B) the weight is regrouped: sixteen columns side by
+// side, so that one 16-byte load holds a byte of a block for each of them, as are their scales and
+// zero points. A byte's values are taken field by field (every byte's low bits, then the next
+// bits...), so A's rows are permuted the same way within each block once per run, which leaves
+// every dot product unchanged. Few rows (a language model's decode step) multiply each group's
+// unpacked values straight into the rows' sums, sixteen columns to a vector; more rows unpack a
+// panel of columns into the packed GEMM's layout and multiply that.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <atomic>
 #include <bit>
+#include <cstring>
 #include <optional>
 
 #include "common/elementwise.h"
@@ -26,6 +29,10 @@
 #include "common/kernel_util.h"
 #include "common/vector_math.h"
 #include "kernels/kernels.h"
+
+#if defined(__AVX2__)
+#include <immintrin.h>
+#endif
 
 namespace nxrt::cpu {
 namespace {
@@ -111,56 +118,111 @@ std::vector<float> as_floats(const Tensor& t) {
   return out;
 }
 
-// The quantized weight ready to unpack: B's bytes, and every block's scale and zero point.
-struct NBitsWeights {
-  Tensor b;                        // keeps the bytes alive
-  std::vector<float> scales;       // [N][blocks]
-  std::vector<float> zero_points;  // [N][blocks]
+// Sixteen lanes of floats or int32s: one AVX-512 register, two AVX2 ones.
+constexpr int64_t kGroup = 16;
+using Floats16 = float __attribute__((vector_size(kGroup * sizeof(float))));
+using Ints16 = int32_t __attribute__((vector_size(kGroup * sizeof(int32_t))));
 
-  static Expected<NBitsWeights> read(const NBitsGeometry& g, Tensor b, const Tensor& scales, const Tensor* zeros) {
+Floats16 load16(const float* p) {
+  Floats16 v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+void store16(float* p, Floats16 v) { std::memcpy(p, &v, sizeof v); }
+// Sixteen bytes zero-extended (GCC 12 extracts a byte at a time from __builtin_convertvector of
+// bytes, so the vector units' own widening is asked for).
+Ints16 widen16(const uint8_t* p) {
+  Ints16 v;
+#if defined(__AVX512F__)
+  const __m512i wide = _mm512_maskz_cvtepu8_epi32(0xffff, _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  std::memcpy(&v, &wide, sizeof v);
+#elif defined(__AVX2__)
+  const __m256i low = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
+  const __m256i high = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p + 8)));
+  std::memcpy(&v, &low, sizeof low);
+  std::memcpy(reinterpret_cast<char*>(&v) + sizeof low, &high, sizeof high);
+#else
+  for (int64_t i = 0; i < kGroup; ++i) v[i] = p[i];
+#endif
+  return v;
+}
+
+// The quantized weight regrouped: columns in groups of kGroup, a group's blocks one after the
+// other, each byte position of a block holding the group's kGroup bytes side by side; likewise
+// each block's kGroup scales, and offsets -zero * scale, so that a weight is one fused
+// multiply-add, value * scale + offset. Columns past N (the last group's padding) have bytes,
+// scales and offsets 0, so their weights are 0.
+struct NBitsWeights {
+  int64_t groups = 0;
+  std::vector<uint8_t> bytes;   // [group][block][byte][kGroup]
+  std::vector<float> scales;    // [group][block][kGroup]
+  std::vector<float> offsets;   // [group][block][kGroup]
+
+  static Expected<NBitsWeights> read(const NBitsGeometry& g, const Tensor& b, const Tensor& scales,
+                                     const Tensor* zeros) {
     auto wrong = [&](std::string_view input, int64_t have, int64_t want, std::string_view unit) {
       return fail(ErrorCode::kRuntime, fmt::format("MatMulNBits: {} holds {} {}", input, have, unit),
                   fmt::format("K {}, N {}, bits {} and block_size {} need {} {}", g.k, g.n, g.bits, g.block, want, unit),
                   fmt::format("give {} of {} {}, or attributes that match it", input, want, unit));
     };
-    if (b.numel() != g.n * g.blocks() * g.block_bytes())
-      return wrong("B (input 1)", b.numel(), g.n * g.blocks() * g.block_bytes(), "bytes");
-    if (scales.numel() != g.n * g.blocks()) return wrong("scales (input 2)", scales.numel(), g.n * g.blocks(), "values");
-    NBitsWeights w{std::move(b), as_floats(scales), {}};
-    if (!zeros) {
-      w.zero_points.assign(w.scales.size(), static_cast<float>(1 << (g.bits - 1)));
-    } else if (zeros->dtype() != DType::kUInt8) {
-      if (zeros->numel() != g.n * g.blocks())
-        return wrong("zero_points (input 3)", zeros->numel(), g.n * g.blocks(), "values");
-      w.zero_points = as_floats(*zeros);
-    } else {
-      if (zeros->numel() != g.n * g.zero_bytes())
-        return wrong("zero_points (input 3)", zeros->numel(), g.n * g.zero_bytes(), "bytes");
-      w.zero_points.resize(w.scales.size());
-      const uint8_t* z = zeros->data_as<uint8_t>();
-      const unsigned mask = (1u << g.bits) - 1;
-      for (int64_t col = 0; col < g.n; ++col)
-        for (int64_t blk = 0; blk < g.blocks(); ++blk) {
-          const uint8_t byte = z[col * g.zero_bytes() + blk / g.fields()];
-          const auto shift = static_cast<unsigned>((blk % g.fields()) * g.bits);
-          w.zero_points[static_cast<std::size_t>(col * g.blocks() + blk)] = static_cast<float>((byte >> shift) & mask);
-        }
+    const int64_t blocks = g.blocks(), count = g.block_bytes();
+    if (b.numel() != g.n * blocks * count) return wrong("B (input 1)", b.numel(), g.n * blocks * count, "bytes");
+    if (scales.numel() != g.n * blocks) return wrong("scales (input 2)", scales.numel(), g.n * blocks, "values");
+    const bool packed_zeros = zeros && zeros->dtype() == DType::kUInt8;
+    if (zeros && !packed_zeros && zeros->numel() != g.n * blocks)
+      return wrong("zero_points (input 3)", zeros->numel(), g.n * blocks, "values");
+    if (packed_zeros && zeros->numel() != g.n * g.zero_bytes())
+      return wrong("zero_points (input 3)", zeros->numel(), g.n * g.zero_bytes(), "bytes");
+    const std::vector<float> scale_values = as_floats(scales);
+    const std::vector<float> zero_values = zeros && !packed_zeros ? as_floats(*zeros) : std::vector<float>{};
+    const unsigned mask = (1u << g.bits) - 1;
+    auto zero_of = [&](int64_t col, int64_t blk) {
+      if (!zeros) return static_cast<float>(1 << (g.bits - 1));
+      if (!packed_zeros) return zero_values[static_cast<std::size_t>(col * blocks + blk)];
+      const uint8_t byte = zeros->data_as<uint8_t>()[col * g.zero_bytes() + blk / g.fields()];
+      return static_cast<float>((byte >> ((blk % g.fields()) * g.bits)) & mask);
+    };
+    NBitsWeights w;
+    w.groups = (g.n + kGroup - 1) / kGroup;
+    w.bytes.assign(static_cast<std::size_t>(w.groups * blocks * count * kGroup), 0);
+    w.scales.assign(static_cast<std::size_t>(w.groups * blocks * kGroup), 0.f);
+    w.offsets.assign(w.scales.size(), 0.f);
+    const uint8_t* src = b.data_as<uint8_t>();
+    for (int64_t col = 0; col < g.n; ++col) {
+      const int64_t group = col / kGroup, lane = col % kGroup;
+      for (int64_t blk = 0; blk < blocks; ++blk) {
+        const auto at = static_cast<std::size_t>((group * blocks + blk) * kGroup + lane);
+        w.scales[at] = scale_values[static_cast<std::size_t>(col * blocks + blk)];
+        w.offsets[at] = -zero_of(col, blk) * w.scales[at];
+        uint8_t* dst = w.bytes.data() + ((group * blocks + blk) * count) * kGroup + lane;
+        for (int64_t i = 0; i < count; ++i) dst[i * kGroup] = src[(col * blocks + blk) * count + i];
+      }
     }
     return w;
   }
 
-  // Column `col`'s block `blk` unpacked field-major: w[f * block_bytes + i] = (field f of byte i
-  // - zero) * scale, field f being bits [f * bits, (f + 1) * bits) (value i * fields + f).
-  void unpack_block(const NBitsGeometry& g, int64_t col, int64_t blk, float* out) const {
+  const uint8_t* block_bytes(const NBitsGeometry& g, int64_t group, int64_t blk) const {
+    return bytes.data() + (group * g.blocks() + blk) * g.block_bytes() * kGroup;
+  }
+  std::size_t block_at(const NBitsGeometry& g, int64_t group, int64_t blk) const {
+    return static_cast<std::size_t>((group * g.blocks() + blk) * kGroup);
+  }
+
+  // Group `group`'s block `blk` as weights, depth-major in unpacked order: out[p * stride + c] is
+  // column c's weight at position p = f * block_bytes + i (field f of byte i, value i * fields + f
+  // of the block), value * scale + offset.
+  void unpack_block(const NBitsGeometry& g, int64_t group, int64_t blk, float* out, int64_t stride) const {
     const int64_t count = g.block_bytes();
-    const uint8_t* bytes = b.data_as<uint8_t>() + (col * g.blocks() + blk) * count;
-    const auto at = static_cast<std::size_t>(col * g.blocks() + blk);
-    const float zero = zero_points[at], scale = scales[at];
-    const unsigned mask = (1u << g.bits) - 1;
-    for (int64_t f = 0; f < g.fields(); ++f) {
-      const auto shift = static_cast<unsigned>(f * g.bits);
-      float* o = out + f * count;
-      for (int64_t i = 0; i < count; ++i) o[i] = (static_cast<float>((bytes[i] >> shift) & mask) - zero) * scale;
+    const uint8_t* src = block_bytes(g, group, blk);
+    const Floats16 scale = load16(scales.data() + block_at(g, group, blk));
+    const Floats16 offset = load16(offsets.data() + block_at(g, group, blk));
+    const auto bits = static_cast<int>(g.bits), mask = (1 << bits) - 1;
+    for (int64_t i = 0; i < count; ++i) {
+      const Ints16 v = widen16(src + i * kGroup);
+      for (int f = 0; f < 8 / bits; ++f) {
+        const Floats16 q = __builtin_convertvector((v >> (f * bits)) & mask, Floats16);
+        store16(out + (f * count + i) * stride, q * scale + offset);
+      }
     }
   }
 };
@@ -244,60 +306,112 @@ class MatMulNBitsKernel final : public Kernel {
   }
 
  private:
-  // Each column's blocks unpacked and multiplied into every row's sum (sixteen lanes a row).
+  // Each group's weights unpacked and multiplied into every row's sums, sixteen columns to a
+  // vector.
   void multiply_direct(const NBitsWeights& w, const float* ap, int64_t rows, float* y, const Parallel& par) const {
-    const int64_t kp = g_.padded_k();
-    par.for_range(g_.n, 8, [&](int64_t c0, int64_t c1) {
-      std::vector<float> unpacked(static_cast<std::size_t>(g_.block));
-      for (int64_t col = c0; col < c1; ++col) {
-        float lanes[kDirectRows][kLanes] = {};
-        for (int64_t blk = 0; blk < g_.blocks(); ++blk) {
-          w.unpack_block(g_, col, blk, unpacked.data());
-          for (int64_t r = 0; r < rows; ++r) {
-            const float* x = ap + r * kp + blk * g_.block;
-            for (int64_t i = 0; i < g_.block; i += kLanes)
-              for (int64_t j = 0; j < kLanes; ++j) lanes[r][j] += unpacked[static_cast<std::size_t>(i + j)] * x[i + j];
+    par.for_range(w.groups, 1, [&](int64_t g0, int64_t g1) {
+      auto run = [&]<int Bits>() {
+        switch (rows) {
+          case 1: return direct_groups<1, Bits>(w, ap, g0, g1, y);
+          case 2: return direct_groups<2, Bits>(w, ap, g0, g1, y);
+          case 3: return direct_groups<3, Bits>(w, ap, g0, g1, y);
+          default: return direct_groups<4, Bits>(w, ap, g0, g1, y);
+        }
+      };
+      if (g_.bits == 2) run.template operator()<2>();
+      else if (g_.bits == 4) run.template operator()<4>();
+      else run.template operator()<8>();
+    });
+  }
+
+  // Rows and the bit width are template arguments, so the sums stay in registers and the fields
+  // of a byte unroll. Each row sums into kChains vectors in turn (a fused multiply-add's latency
+  // is several of its issue slots), added together at the end.
+  template <int64_t Rows, int Bits>
+  void direct_groups(const NBitsWeights& w, const float* ap, int64_t g0, int64_t g1, float* y) const {
+    static_assert(Rows <= kDirectRows);
+    constexpr int kFields = 8 / Bits, kMask = (1 << Bits) - 1;
+    constexpr int kChains = std::max<int>(2, 8 / Rows);
+    constexpr int kUnroll = std::max(1, kChains / kFields);  // bytes per step; block_bytes is a multiple
+    const int64_t kp = g_.padded_k(), count = g_.block_bytes();
+    for (int64_t group = g0; group < g1; ++group) {
+      Floats16 sum[Rows][kChains] = {};
+      for (int64_t blk = 0; blk < g_.blocks(); ++blk) {
+        const uint8_t* src = w.block_bytes(g_, group, blk);
+        const Floats16 scale = load16(w.scales.data() + w.block_at(g_, group, blk));
+        const Floats16 offset = load16(w.offsets.data() + w.block_at(g_, group, blk));
+        const float* x = ap + blk * g_.block;
+        for (int64_t i = 0; i < count; i += kUnroll)
+          for (int u = 0; u < kUnroll; ++u) {
+            const Ints16 v = widen16(src + (i + u) * kGroup);
+            for (int f = 0; f < kFields; ++f) {
+              const Floats16 weight = __builtin_convertvector((v >> (f * Bits)) & kMask, Floats16) * scale + offset;
+              for (int64_t r = 0; r < Rows; ++r)
+                sum[r][(u * kFields + f) % kChains] += weight * x[r * kp + f * count + i + u];
+            }
           }
+      }
+      const int64_t c0 = group * kGroup, valid = std::min(kGroup, g_.n - c0);
+      for (int64_t r = 0; r < Rows; ++r) {
+        Floats16 total = sum[r][0];
+        for (int c = 1; c < kChains; ++c) total += sum[r][c];
+        if (valid == kGroup) {
+          store16(y + r * g_.n + c0, total);
+        } else {
+          for (int64_t c = 0; c < valid; ++c) y[r * g_.n + c0 + c] = total[c];
         }
-        for (int64_t r = 0; r < rows; ++r) {
-          float sum = 0.f;
-          for (int64_t j = 0; j < kLanes; ++j) sum += lanes[r][j];
-          y[r * g_.n + col] = sum;
-        }
+      }
+    }
+  }
+
+  // Columns unpacked kPanelColumns at a time into the GEMM's packed layout for B (strips of its
+  // register tile's columns, depth-major) and multiplied by all of A's rows, A packed once for
+  // every panel; a thread reuses its panel for each full one.
+  void multiply_panels(const NBitsWeights& w, const float* ap, int64_t rows, float* y, const Parallel& par) const {
+    const int64_t kp = g_.padded_k();
+    const int64_t panels = (g_.n + kPanelColumns - 1) / kPanelColumns;
+    const PackedMatrix a = PackedMatrix::pack_a(ap, kp, false, rows, kp);
+    par.for_range(panels, 1, [&](int64_t p0, int64_t p1) {
+      const SerialParallel serial;
+      std::optional<PackedMatrix> full;
+      std::vector<float> unpacked;
+      for (int64_t p = p0; p < p1; ++p) {
+        const int64_t c0 = p * kPanelColumns, width = std::min(kPanelColumns, g_.n - c0);
+        std::optional<PackedMatrix> partial;
+        if (width == kPanelColumns && !full) full = PackedMatrix::allocate(GemmSide::kB, width, kp);
+        if (width < kPanelColumns) partial = PackedMatrix::allocate(GemmSide::kB, width, kp);
+        PackedMatrix& panel = partial ? *partial : *full;
+        fill_panel(w, c0, width, panel, unpacked);
+        gemm(rows, width, kp, 1.f, GemmOperand::of(a), GemmOperand::of(panel), 0.f, y + c0, g_.n, serial);
       }
     });
   }
 
-  // Columns unpacked kPanelColumns at a time into a GEMM panel (B side, K x columns), each
-  // panel multiplied by all of A's rows.
-  void multiply_panels(const NBitsWeights& w, const float* ap, int64_t rows, float* y, const Parallel& par) const {
-    const int64_t kp = g_.padded_k();
-    const int64_t panels = (g_.n + kPanelColumns - 1) / kPanelColumns;
-    par.for_range(panels, 1, [&](int64_t p0, int64_t p1) {
-      std::vector<float> unpacked(static_cast<std::size_t>(g_.block));
-      const SerialParallel serial;
-      for (int64_t p = p0; p < p1; ++p) {
-        const int64_t c0 = p * kPanelColumns, width = std::min(kPanelColumns, g_.n - c0);
-        PackedMatrix panel = PackedMatrix::allocate(GemmSide::kB, width, kp);
-        const int64_t sw = panel.strip_width();
-        for (int64_t s = 0; s * sw < width; ++s) {
-          float* strip = panel.mutable_strip(s);
-          for (int64_t lane = 0; lane < sw; ++lane) {
-            const int64_t col = c0 + s * sw + lane;
-            if (col >= c0 + width) {
-              for (int64_t d = 0; d < kp; ++d) strip[d * sw + lane] = 0.f;
-              continue;
-            }
-            for (int64_t blk = 0; blk < g_.blocks(); ++blk) {
-              w.unpack_block(g_, col, blk, unpacked.data());
-              float* dst = strip + blk * g_.block * sw + lane;
-              for (int64_t d = 0; d < g_.block; ++d) dst[d * sw] = unpacked[static_cast<std::size_t>(d)];
-            }
-          }
+  // Columns [c0, c0 + width) of W (c0 a multiple of kPanelColumns) into `panel`, every lane of its
+  // strips written (zeros past the last column).
+  void fill_panel(const NBitsWeights& w, int64_t c0, int64_t width, PackedMatrix& panel,
+                  std::vector<float>& unpacked) const {
+    const int64_t kp = g_.padded_k(), sw = panel.strip_width();
+    const int64_t groups = (width + kGroup - 1) / kGroup, strips = (width + sw - 1) / sw;
+    for (int64_t gi = 0; gi < groups; ++gi) {
+      const int64_t group = c0 / kGroup + gi, first = gi * kGroup;  // the group's first lane in the panel
+      for (int64_t blk = 0; blk < g_.blocks(); ++blk) {
+        if (sw % kGroup == 0) {  // the group lies in one strip: unpacked in place
+          w.unpack_block(g_, group, blk, panel.mutable_strip(first / sw) + blk * g_.block * sw + first % sw, sw);
+          continue;
         }
-        gemm(rows, width, kp, 1.f, GemmOperand::matrix(ap, kp), GemmOperand::of(panel), 0.f, y + c0, g_.n, serial);
+        unpacked.resize(static_cast<std::size_t>(g_.block * kGroup));
+        w.unpack_block(g_, group, blk, unpacked.data(), kGroup);
+        for (int64_t lane = 0; lane < kGroup && first + lane < strips * sw; ++lane) {
+          float* dst = panel.mutable_strip((first + lane) / sw) + blk * g_.block * sw + (first + lane) % sw;
+          for (int64_t d = 0; d < g_.block; ++d) dst[d * sw] = unpacked[static_cast<std::size_t>(d * kGroup + lane)];
+        }
       }
-    });
+    }
+    for (int64_t lane = groups * kGroup; lane < strips * sw; ++lane) {  // the last strip's lanes past the groups
+      float* dst = panel.mutable_strip(lane / sw) + lane % sw;
+      for (int64_t d = 0; d < kp; ++d) dst[d * sw] = 0.f;
+    }
   }
 
   NBitsGeometry g_;
