@@ -136,6 +136,9 @@ TEST_CASE("MatMulNBits keeps A's leading dims and computes float16 in float", "[
   const Tensor y = run_one(spec);
   REQUIRE(y.shape() == Shape{2, 3, 20});
   check_close(y, p.expected());
+  NodeSpec empty = spec;
+  empty.inputs[0] = Tensor::from_vector<float>({2, 0, 64}, {});
+  REQUIRE(run_one(empty).shape() == Shape{2, 0, 20});
   // float16: A, the scales and Y; the same problem within float16's rounding.
   auto halves = [](const Tensor& t) {
     std::vector<float> f(t.data_as<float>(), t.data_as<float>() + t.numel());

@@ -10,12 +10,12 @@
 // float is at least as accurate, so results match its level 0 and come within its level 4's error).
 //
 // At creation (or at each run, for a computed B) the weight is regrouped: sixteen columns side by
-// side, so that one 16-byte load holds a byte of a block for each of them, as are their scales and
-// zero points. A byte's values are taken field by field (every byte's low bits, then the next
-// bits...), so A's rows are permuted the same way within each block once per run, which leaves
-// every dot product unchanged. Few rows (a language model's decode step) multiply each group's
-// unpacked values straight into the rows' sums, sixteen columns to a vector; more rows unpack a
-// panel of columns into the packed GEMM's layout and multiply that.
+// side, so that one 16-byte load holds a byte of a block for each of them, and likewise their
+// scales and offsets (-zero * scale). A byte's values are taken field by field (every byte's low
+// bits, then the next bits...), so A's rows are permuted the same way within each block once per
+// run, which leaves every dot product unchanged. Up to eight rows (a language model's decode
+// step) multiply each group's weights into the rows' sums as they are unpacked, sixteen columns
+// to a vector; more rows unpack a panel of columns into the packed GEMM's layout and multiply that.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -23,6 +23,7 @@
 #include <bit>
 #include <cstring>
 #include <optional>
+#include <utility>
 
 #include "common/elementwise.h"
 #include "common/gemm.h"
@@ -245,7 +246,7 @@ void permute_rows(const NBitsGeometry& g, const T* a, int64_t rows, float* out) 
 
 // Rows up to which each column's blocks are multiplied into the rows' sums as they are unpacked;
 // past it, columns are unpacked into GEMM panels (each unpacked value then serves every row).
-constexpr int64_t kDirectRows = 4;
+constexpr int64_t kDirectRows = 8;
 // Columns unpacked into one GEMM panel.
 constexpr int64_t kPanelColumns = 64;
 
@@ -311,12 +312,10 @@ class MatMulNBitsKernel final : public Kernel {
   void multiply_direct(const NBitsWeights& w, const float* ap, int64_t rows, float* y, const Parallel& par) const {
     par.for_range(w.groups, 1, [&](int64_t g0, int64_t g1) {
       auto run = [&]<int Bits>() {
-        switch (rows) {
-          case 1: return direct_groups<1, Bits>(w, ap, g0, g1, y);
-          case 2: return direct_groups<2, Bits>(w, ap, g0, g1, y);
-          case 3: return direct_groups<3, Bits>(w, ap, g0, g1, y);
-          default: return direct_groups<4, Bits>(w, ap, g0, g1, y);
-        }
+        // direct_groups<rows, Bits>, rows from 1 to kDirectRows.
+        [&]<int64_t... R>(std::integer_sequence<int64_t, R...>) {
+          ((rows == R + 1 ? direct_groups<R + 1, Bits>(w, ap, g0, g1, y) : void()), ...);
+        }(std::make_integer_sequence<int64_t, kDirectRows>{});
       };
       if (g_.bits == 2) run.template operator()<2>();
       else if (g_.bits == 4) run.template operator()<4>();
