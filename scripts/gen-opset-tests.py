@@ -461,6 +461,7 @@ def cases():
     yield from max_roi_pool_cases()
     yield from com_microsoft_cases()
     yield from matmul_nbits_cases()
+    yield from microsoft_fused_cases()
     yield qoperator_network_case()
     yield from integer_to_float_cases()
 
@@ -891,6 +892,52 @@ def matmul_nbits_cases():
     yield case("matmulnbits_2bit_block16", (3,), 48, 12, bits=2, block=16)
     yield case("matmulnbits_4bit_float16", (3,), 64, 20, dtype=np.float16, bias=True)
     yield case("matmulnbits_4bit_float16_many_rows", (9,), 96, 70, dtype=np.float16, zeros="float")
+
+
+def microsoft_fused_cases():
+    """ONNX Runtime's fused ops of optimized transformer models (com.microsoft): SkipLayerNormalization
+    and SkipSimplifiedLayerNormalization (with every optional input and output, a skip broadcast
+    over the batch, 2-D input, float16), Gelu, FastGelu (with and without a bias), BiasGelu and
+    QuickGelu."""
+    local = np.random.default_rng(35)
+    H = np.float16
+
+    def case(name, op, inputs, consts, names, outputs=("y",), **attrs):
+        return Case(name, 17, helper.make_node(op, names, list(outputs), domain="com.microsoft", **attrs), inputs,
+                    [o for o in outputs if o], consts, domains={"com.microsoft": 1}, folder="com_microsoft")
+
+    def vec(n, dtype=F, lo=-1.0, hi=1.0):
+        return local.uniform(lo, hi, n).astype(dtype)
+
+    x, skip = local.uniform(-2, 2, (2, 5, 32)).astype(F), local.uniform(-2, 2, (2, 5, 32)).astype(F)
+    yield case("skiplayernormalization_every_input_and_output", "SkipLayerNormalization", {"x": x, "skip": skip},
+               {"gamma": vec(32, lo=0.5, hi=1.5), "beta": vec(32), "bias": vec(32)},
+               ["x", "skip", "gamma", "beta", "bias"], ("y", "mean", "inv_std_var", "sum"), epsilon=1e-5)
+    yield case("skiplayernormalization_skip_broadcast", "SkipLayerNormalization",
+               {"x": local.uniform(-2, 2, (3, 4, 24)).astype(F), "skip": local.uniform(-2, 2, (4, 24)).astype(F)},
+               {"gamma": vec(24, lo=0.5, hi=1.5)}, ["x", "skip", "gamma"])
+    yield case("skiplayernormalization_float16", "SkipLayerNormalization",
+               {"x": x.astype(H), "skip": skip.astype(H)},
+               {"gamma": vec(32, H, 0.5, 1.5), "beta": vec(32, H), "bias": vec(32, H)},
+               ["x", "skip", "gamma", "beta", "bias"], ("y", "", "", "sum"))
+    yield case("skipsimplifiedlayernormalization_every_input_and_output", "SkipSimplifiedLayerNormalization",
+               {"x": x, "skip": skip}, {"gamma": vec(32, lo=0.5, hi=1.5), "bias": vec(32)},
+               ["x", "skip", "gamma", "bias"], ("y", "mean", "inv_std_var", "sum"), epsilon=1e-6)
+    yield case("skipsimplifiedlayernormalization_2d", "SkipSimplifiedLayerNormalization",
+               {"x": local.uniform(-2, 2, (7, 48)).astype(F), "skip": local.uniform(-2, 2, (7, 48)).astype(F)},
+               {"gamma": vec(48, lo=0.5, hi=1.5)}, ["x", "skip", "gamma"])
+    yield case("skipsimplifiedlayernormalization_float16", "SkipSimplifiedLayerNormalization",
+               {"x": x.astype(H), "skip": skip.astype(H)}, {"gamma": vec(32, H, 0.5, 1.5)}, ["x", "skip", "gamma"],
+               ("y", "", "", "sum"))
+    a = local.uniform(-4, 4, (3, 7, 40)).astype(F)
+    yield case("gelu_microsoft", "Gelu", {"x": a}, {}, ["x"])
+    yield case("gelu_microsoft_float16", "Gelu", {"x": a.astype(H)}, {}, ["x"])
+    yield case("fastgelu_bias", "FastGelu", {"x": a}, {"bias": vec(40)}, ["x", "bias"])
+    yield case("fastgelu", "FastGelu", {"x": a}, {}, ["x"])
+    yield case("fastgelu_float16_bias", "FastGelu", {"x": a.astype(H)}, {"bias": vec(40, H)}, ["x", "bias"])
+    yield case("biasgelu", "BiasGelu", {"x": a}, {"bias": vec(40)}, ["x", "bias"])
+    yield case("quickgelu", "QuickGelu", {"x": a}, {}, ["x"])
+    yield case("quickgelu_alpha", "QuickGelu", {"x": a}, {}, ["x"], alpha=1.3)
 
 
 def qoperator_network_case():

@@ -53,6 +53,9 @@ std::vector<KernelDef> qlinear_kernels();           // com.microsoft: QLinearAdd
                                                     // QLinearLeakyRelu QLinearConcat
 std::vector<KernelDef> qlinear_pool_kernels();      // com.microsoft: QLinearGlobalAveragePool QLinearAveragePool
 std::vector<KernelDef> matmul_nbits_kernels();      // com.microsoft: MatMulNBits
+std::vector<KernelDef> skip_normalization_kernels();  // com.microsoft: SkipLayerNormalization
+                                                      // SkipSimplifiedLayerNormalization
+std::vector<KernelDef> microsoft_activation_kernels();  // com.microsoft: Gelu FastGelu BiasGelu QuickGelu
 std::vector<KernelDef> quantize_linear_kernels();   // QuantizeLinear DequantizeLinear
 std::vector<KernelDef> sequence_kernels();          // SequenceEmpty SequenceConstruct SequenceInsert SequenceAt SequenceErase SequenceLength SplitToSequence ConcatFromSequence
 std::vector<KernelDef> optional_kernels();          // Optional OptionalHasElement OptionalGetElement

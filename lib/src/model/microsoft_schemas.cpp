@@ -113,6 +113,27 @@ void matmul_nbits_shape(InferenceContext& ctx) {
   y->add_dim()->set_dim_value(n->i());
 }
 
+// SkipLayerNormalization, SkipSimplifiedLayerNormalization: output and input_skip_bias_sum as the
+// input; mean and inv_std_var float, the input's dims with the last one 1.
+void skip_normalization_shape(InferenceContext& ctx) {
+  if (!has_input(ctx, 0)) return;
+  for (std::size_t out : {0, 3})
+    if (ctx.getNumOutputs() > out) {
+      onnx::propagateElemTypeFromInputToOutput(ctx, 0, out);
+      if (onnx::hasInputShape(ctx, 0)) onnx::propagateShapeFromInputToOutput(ctx, 0, out);
+    }
+  for (std::size_t out : {1, 2}) {
+    if (ctx.getNumOutputs() <= out) continue;
+    ctx.getOutputType(out)->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+    if (!onnx::hasInputShape(ctx, 0)) continue;
+    const auto& x = ctx.getInputType(0)->tensor_type().shape();
+    auto* stats = onnx::getOutputShape(ctx, out);
+    stats->clear_dim();
+    for (int d = 0; d + 1 < x.dim_size(); ++d) add_dim(stats, &x.dim(d));
+    if (x.dim_size() > 0) stats->add_dim()->set_dim_value(1);
+  }
+}
+
 std::map<std::string, onnx::OpSchema> build_schemas() {
   const std::pair<const char*, onnx::InferenceFunction> rules[] = {
       {"QLinearAdd", qlinear_binary_shape},
@@ -126,6 +147,12 @@ std::map<std::string, onnx::OpSchema> build_schemas() {
       {"MatMulIntegerToFloat", integer_to_float_shape},
       {"DynamicQuantizeMatMul", integer_to_float_shape},
       {"MatMulNBits", matmul_nbits_shape},
+      {"SkipLayerNormalization", skip_normalization_shape},
+      {"SkipSimplifiedLayerNormalization", skip_normalization_shape},
+      {"Gelu", same_as_input},
+      {"FastGelu", same_as_input},
+      {"BiasGelu", same_as_input},
+      {"QuickGelu", same_as_input},
   };
   std::map<std::string, onnx::OpSchema> schemas;
   for (const auto& [op, rule] : rules) {

@@ -1,9 +1,12 @@
-"""CLI tests for ONNX Runtime's com.microsoft MatMulNBits (weights quantized to 2, 4 or 8 bits in
-blocks, as its MatMulNBitsQuantizer writes int4 language models): a block of two quantized
-projections between float ops equals the same block with the weights dequantized into MatMuls;
-its shapes are inferred; the path taken shows in profiles; it goes through an EPContext model to
-the same bits; a computed B of the wrong size is named with what the attributes need. (ONNX
-Runtime's own outputs for single nodes are in testdata/com_microsoft, run by test_qoperator.py.)"""
+"""CLI tests for ONNX Runtime's com.microsoft ops of optimized and quantized transformer models.
+MatMulNBits (weights quantized to 2, 4 or 8 bits in blocks, as its MatMulNBitsQuantizer writes
+int4 language models): a block of two quantized projections between float ops equals the same
+block with the weights dequantized into MatMuls; its shapes are inferred; the path taken shows in
+profiles; it goes through an EPContext model to the same bits; a computed B of the wrong size is
+named with what the attributes need. SkipLayerNormalization and FastGelu (its transformer
+optimizer's fusions) in a BERT-style block equal the standard ops they fuse, between onednn
+partitions. (ONNX Runtime's own outputs for single nodes are in testdata/com_microsoft, run by
+test_qoperator.py.)"""
 import json
 import unittest
 
@@ -134,6 +137,63 @@ class MatMulNBitsModels(TempDirTest):
         self.assertIn("MatMulNBits: B (input 1) holds 160 bytes", err)
         self.assertIn("K 64, N 8, bits 4 and block_size 32 need 256 bytes", err)
         self.assertFalse((self.tmp / "out" / "y.npy").exists())
+
+
+def encoder_block(path, form, rows=6, hidden=32, ffn=64):
+    """X [1, rows, hidden] -> + residual R, LayerNormalization -> MatMul -> + bias, Gelu (tanh
+    form) -> MatMul -> + that normalized sum, LayerNormalization: fused as ONNX Runtime's optimizer
+    writes it ("fused": SkipLayerNormalization, FastGelu) or in standard opset 20 ops ("onnx")."""
+    rng = np.random.default_rng(9)
+    inits = [onnx.numpy_helper.from_array(a.astype(np.float32), n) for n, a in (
+        ("r", rng.uniform(-1, 1, (1, rows, hidden))), ("g1", rng.uniform(0.5, 1.5, hidden)),
+        ("b1", rng.uniform(-0.5, 0.5, hidden)), ("w1", rng.uniform(-0.3, 0.3, (hidden, ffn))),
+        ("c1", rng.uniform(-0.5, 0.5, ffn)), ("w2", rng.uniform(-0.3, 0.3, (ffn, hidden))),
+        ("g2", rng.uniform(0.5, 1.5, hidden)), ("b2", rng.uniform(-0.5, 0.5, hidden)))]
+    ms = {"domain": "com.microsoft"}
+    if form == "fused":
+        nodes = [helper.make_node("SkipLayerNormalization", ["x", "r", "g1", "b1"], ["n1", "", "", "s1"],
+                                  name="skip1", epsilon=1e-5, **ms),
+                 helper.make_node("MatMul", ["n1", "w1"], ["h"]),
+                 helper.make_node("FastGelu", ["h", "c1"], ["a"], name="gelu", **ms),
+                 helper.make_node("MatMul", ["a", "w2"], ["o"]),
+                 helper.make_node("SkipLayerNormalization", ["o", "n1", "g2", "b2"], ["y"], name="skip2",
+                                  epsilon=1e-5, **ms)]
+    else:
+        nodes = [helper.make_node("Add", ["x", "r"], ["s1"]),
+                 helper.make_node("LayerNormalization", ["s1", "g1", "b1"], ["n1"], epsilon=1e-5),
+                 helper.make_node("MatMul", ["n1", "w1"], ["h"]),
+                 helper.make_node("Add", ["h", "c1"], ["hb"]),
+                 helper.make_node("Gelu", ["hb"], ["a"], approximate="tanh"),
+                 helper.make_node("MatMul", ["a", "w2"], ["o"]),
+                 helper.make_node("Add", ["o", "n1"], ["s2"]),
+                 helper.make_node("LayerNormalization", ["s2", "g2", "b2"], ["y"], epsilon=1e-5)]
+    graph = helper.make_graph(nodes, "encoder", [helper.make_tensor_value_info("x", TensorProto.FLOAT,
+                                                                              [1, rows, hidden])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None),
+                               helper.make_tensor_value_info("s1", TensorProto.FLOAT, None)], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20), helper.make_opsetid("com.microsoft", 1)])
+    model.ir_version = 9
+    onnx.save(model, str(path))
+    return path
+
+
+class FusedTransformerOps(TempDirTest):
+    def test_a_fused_encoder_block_equals_the_standard_ops_it_fuses(self):
+        np.save(self.tmp / "x.npy", np.random.default_rng(3).uniform(-1, 1, (1, 6, 32)).astype(np.float32))
+        outputs = {}
+        for form in ("fused", "onnx"):
+            model = encoder_block(self.tmp / f"{form}.onnx", form)
+            rc, _, err = nxrt("run", model, "--input", f"x={self.tmp / 'x.npy'}", "--output-dir", self.tmp / form, "-q")
+            self.assertEqual(rc, 0, err)
+            outputs[form] = [np.load(self.tmp / form / f"{name}.npy") for name in ("y", "s1")]
+        for fused, standard in zip(outputs["fused"], outputs["onnx"]):
+            self.assertEqual(fused.shape, (1, 6, 32))
+            np.testing.assert_allclose(fused, standard, rtol=1e-5, atol=1e-5)
+        rc, out, err = nxrt("explain-claims", self.tmp / "fused.onnx")
+        self.assertExit((rc, out, err), 0)
+        self.assertRegex(out, r"skip1 +com\.microsoft::SkipLayerNormalization-1 +cpu +cpu_\d +float\[1,6,32\], "
+                              r"float\[1,6,32\] ")
+        self.assertRegex(out, r"gelu +com\.microsoft::FastGelu-1 +cpu +cpu_\d +float\[1,6,64\] ")
 
 
 if __name__ == "__main__":
