@@ -462,6 +462,7 @@ def cases():
     yield from com_microsoft_cases()
     yield from matmul_nbits_cases()
     yield from microsoft_fused_cases()
+    yield from group_query_attention_cases()
     yield qoperator_network_case()
     yield from integer_to_float_cases()
 
@@ -938,6 +939,58 @@ def microsoft_fused_cases():
     yield case("biasgelu", "BiasGelu", {"x": a}, {"bias": vec(40)}, ["x", "bias"])
     yield case("quickgelu", "QuickGelu", {"x": a}, {}, ["x"])
     yield case("quickgelu_alpha", "QuickGelu", {"x": a}, {}, ["x"], alpha=1.3)
+
+
+def group_query_attention_cases():
+    """ONNX Runtime's GroupQueryAttention (the attention of its GenAI language models): a first
+    prompt with packed QKV and rotary embedding, one with a cache buffer longer than the prompt,
+    decoding steps of a batch whose entries have cached different lengths (interleaved rotary),
+    a local window with softcap and scale, smooth softmax, a later prompt after a cache, float16."""
+    local = np.random.default_rng(36)
+    I32 = np.int32
+
+    def caches(positions, half, dtype=F):
+        angles = np.arange(positions)[:, None] * 10000.0 ** (-np.arange(half) / half)
+        return {"cos": np.cos(angles).astype(dtype), "sin": np.sin(angles).astype(dtype)}
+
+    def case(name, b, s, heads, kv, hs, lengths, total, past_rows=0, packed=False, rotary=False, dtype=F, **attrs):
+        inputs, consts, names = {}, {}, []
+        if packed:
+            inputs["qkv"] = local.uniform(-1, 1, (b, s, (heads + 2 * kv) * hs)).astype(dtype)
+            names += ["qkv", "", ""]
+        else:
+            inputs["q"] = local.uniform(-1, 1, (b, s, heads * hs)).astype(dtype)
+            inputs["k"] = local.uniform(-1, 1, (b, s, kv * hs)).astype(dtype)
+            inputs["v"] = local.uniform(-1, 1, (b, s, kv * hs)).astype(dtype)
+            names += ["q", "k", "v"]
+        if past_rows:
+            inputs["past_key"] = local.uniform(-1, 1, (b, kv, past_rows, hs)).astype(dtype)
+            inputs["past_value"] = local.uniform(-1, 1, (b, kv, past_rows, hs)).astype(dtype)
+            names += ["past_key", "past_value"]
+        else:
+            names += ["", ""]
+        consts["seqlens_k"] = np.array([n - 1 for n in lengths], I32)
+        consts["total"] = np.array(total, I32)
+        names += ["seqlens_k", "total"]
+        if rotary:
+            consts.update(caches(64, hs // 2, dtype))
+            names += ["cos", "sin"]
+            attrs["do_rotary"] = 1
+        node = helper.make_node("GroupQueryAttention", names, ["y", "present_key", "present_value"],
+                                domain="com.microsoft", num_heads=heads, kv_num_heads=kv, **attrs)
+        return Case(name, 17, node, inputs, ["y", "present_key", "present_value"], consts,
+                    domains={"com.microsoft": 1}, folder="com_microsoft")
+
+    yield case("groupqueryattention_prompt_packed_rotary", 1, 6, 4, 2, 16, [6], 6, packed=True, rotary=True)
+    yield case("groupqueryattention_prompt_cache_buffer", 2, 5, 4, 1, 32, [5, 5], 5, past_rows=8)
+    yield case("groupqueryattention_decode_batch_interleaved_rotary", 2, 1, 4, 2, 16, [5, 7], 7, past_rows=7,
+               rotary=True, rotary_interleaved=1)
+    yield case("groupqueryattention_decode_local_window_softcap", 1, 1, 4, 2, 16, [10], 10, past_rows=9,
+               local_window_size=4, softcap=5.0, scale=0.3)
+    yield case("groupqueryattention_prompt_smooth_softmax", 1, 4, 2, 2, 16, [4], 4, smooth_softmax=1)
+    yield case("groupqueryattention_later_prompt", 1, 3, 4, 2, 16, [8], 8, past_rows=6, rotary=True)
+    yield case("groupqueryattention_decode_float16", 2, 1, 4, 2, 16, [3, 6], 6, past_rows=6, rotary=True,
+               dtype=np.float16)
 
 
 def qoperator_network_case():

@@ -56,6 +56,7 @@ std::vector<KernelDef> matmul_nbits_kernels();      // com.microsoft: MatMulNBit
 std::vector<KernelDef> skip_normalization_kernels();  // com.microsoft: SkipLayerNormalization
                                                       // SkipSimplifiedLayerNormalization
 std::vector<KernelDef> microsoft_activation_kernels();  // com.microsoft: Gelu FastGelu BiasGelu QuickGelu
+std::vector<KernelDef> group_query_attention_kernels();  // com.microsoft: GroupQueryAttention
 std::vector<KernelDef> quantize_linear_kernels();   // QuantizeLinear DequantizeLinear
 std::vector<KernelDef> sequence_kernels();          // SequenceEmpty SequenceConstruct SequenceInsert SequenceAt SequenceErase SequenceLength SplitToSequence ConcatFromSequence
 std::vector<KernelDef> optional_kernels();          // Optional OptionalHasElement OptionalGetElement

@@ -5,6 +5,7 @@
 
 #include <onnx/defs/shape_inference.h>
 
+#include <algorithm>
 #include <map>
 
 #include "inference_rules.h"
@@ -134,6 +135,44 @@ void skip_normalization_shape(InferenceContext& ctx) {
   }
 }
 
+// GroupQueryAttention: output [batch, sequence, num_heads * head_size] of query's type (query's
+// shape without packed key and value); present_key and present_value of rank 4 (their length is a
+// run-time value).
+void group_query_attention_shape(InferenceContext& ctx) {
+  if (!has_input(ctx, 0)) return;
+  for (std::size_t out = 0; out < std::min<std::size_t>(ctx.getNumOutputs(), 3); ++out)
+    onnx::propagateElemTypeFromInputToOutput(ctx, 0, out);
+  const auto* heads = ctx.getAttribute("num_heads");
+  const auto* kv_heads = ctx.getAttribute("kv_num_heads");
+  if (!onnx::hasInputShape(ctx, 0) || !heads || !kv_heads || heads->i() <= 0 || kv_heads->i() <= 0) return;
+  const auto& q = ctx.getInputType(0)->tensor_type().shape();
+  if (q.dim_size() != 3) return;
+  auto* y = onnx::getOutputShape(ctx, 0);
+  y->clear_dim();
+  add_dim(y, &q.dim(0));
+  add_dim(y, &q.dim(1));
+  const bool packed = !has_input(ctx, 1);
+  if (!packed) {
+    add_dim(y, &q.dim(2));
+  } else if (q.dim(2).has_dim_value()) {
+    const int64_t columns = heads->i() + 2 * kv_heads->i();
+    y->add_dim()->set_dim_value(q.dim(2).dim_value() / columns * heads->i());
+  } else {
+    y->add_dim();
+  }
+  for (std::size_t out = 1; out < std::min<std::size_t>(ctx.getNumOutputs(), 3); ++out) {
+    auto* present = onnx::getOutputShape(ctx, out);
+    present->clear_dim();
+    add_dim(present, &q.dim(0));
+    present->add_dim()->set_dim_value(kv_heads->i());
+    present->add_dim();
+    if (q.dim(2).has_dim_value())
+      present->add_dim()->set_dim_value(q.dim(2).dim_value() / (packed ? heads->i() + 2 * kv_heads->i() : heads->i()));
+    else
+      present->add_dim();
+  }
+}
+
 std::map<std::string, onnx::OpSchema> build_schemas() {
   const std::pair<const char*, onnx::InferenceFunction> rules[] = {
       {"QLinearAdd", qlinear_binary_shape},
@@ -153,6 +192,7 @@ std::map<std::string, onnx::OpSchema> build_schemas() {
       {"FastGelu", same_as_input},
       {"BiasGelu", same_as_input},
       {"QuickGelu", same_as_input},
+      {"GroupQueryAttention", group_query_attention_shape},
   };
   std::map<std::string, onnx::OpSchema> schemas;
   for (const auto& [op, rule] : rules) {
