@@ -939,6 +939,11 @@ def microsoft_fused_cases():
     yield case("biasgelu", "BiasGelu", {"x": a}, {"bias": vec(40)}, ["x", "bias"])
     yield case("quickgelu", "QuickGelu", {"x": a}, {}, ["x"])
     yield case("quickgelu_alpha", "QuickGelu", {"x": a}, {}, ["x"], alpha=1.3)
+    # SimplifiedLayerNormalization: ONNX Runtime registers it in the ONNX domain.
+    for tag, dtype in (("", F), ("_float16", H)):
+        yield Case(f"simplifiedlayernormalization{tag}", 17,
+                   helper.make_node("SimplifiedLayerNormalization", ["x", "scale"], ["y"], axis=-1, epsilon=1e-6),
+                   {"x": x.astype(dtype)}, ["y"], {"scale": vec(32, dtype, 0.5, 1.5)}, folder="com_microsoft")
 
 
 def group_query_attention_cases():

@@ -2,6 +2,8 @@
 // RMSNormalization, InstanceNormalization, MeanVarianceNormalization, LRN and LpNormalization.
 #include <algorithm>
 #include <cmath>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "common/broadcast.h"
@@ -337,17 +339,20 @@ class LayerNormKernel final : public Kernel {
 
 // ---- RMSNormalization ----
 
+// RMSNormalization-23, and ONNX Runtime's SimplifiedLayerNormalization (registered in the ONNX
+// domain since version 1, what its GenAI models' first normalization is): the same computation.
 KernelMatch check_rms_norm(const NodeContext& ctx) {
-  NXRT_REQUIRE(ctx.input_count() == 2 && ctx.has_input(1),
-               "RMSNormalization: expected inputs X and scale, got {} inputs", ctx.input_count());
+  const std::string& op = ctx.node().op_type;
+  NXRT_REQUIRE(ctx.input_count() == 2 && ctx.has_input(1), "{}: expected inputs X and scale, got {} inputs", op,
+               ctx.input_count());
+  NXRT_REQUIRE(!ctx.has_output(1), "{}: inv_std_var (output 1) is not implemented by the cpu EP", op);
   NXRT_REQUIRE_MATCH(require_input_dtype_in(ctx, 0, FloatHalfTypes{}));
-  NXRT_REQUIRE(ctx.input_dtype(1) == ctx.input_dtype(0),
-               "RMSNormalization: scale has type {} and X {}; the cpu EP needs them equal",
-               dtype_name(ctx.input_dtype(1)), dtype_name(ctx.input_dtype(0)));
+  NXRT_REQUIRE(ctx.input_dtype(1) == ctx.input_dtype(0), "{}: scale has type {} and X {}; the cpu EP needs them equal",
+               op, dtype_name(ctx.input_dtype(1)), dtype_name(ctx.input_dtype(0)));
   const int64_t stash = ctx.attrs().int_or("stash_type", 1);
-  NXRT_REQUIRE(stash == 1 || stash == 11, "RMSNormalization: stash_type {} is not supported by the cpu EP; it "
-               "computes the mean square in double, which serves stash_type 1 (float) and 11 (double)", stash);
-  NXRT_REQUIRE_MATCH(check_axis_of_x(ctx, "RMSNormalization", ctx.attrs().int_or("axis", -1)));
+  NXRT_REQUIRE(stash == 1 || stash == 11, "{}: stash_type {} is not supported by the cpu EP; it "
+               "computes the mean square in double, which serves stash_type 1 (float) and 11 (double)", op, stash);
+  NXRT_REQUIRE_MATCH(check_axis_of_x(ctx, op, ctx.attrs().int_or("axis", -1)));
   return KernelMatch::supported(elementwise_cost(ctx, 4));
 }
 
@@ -355,7 +360,7 @@ KernelMatch check_rms_norm(const NodeContext& ctx) {
 // times scale, as ONNX's function body casts Normalized back to X's type before the Mul.
 class RmsNormKernel final : public Kernel {
  public:
-  RmsNormKernel(int64_t axis, float epsilon) : axis_(axis), epsilon_(epsilon) {}
+  RmsNormKernel(std::string op, int64_t axis, float epsilon) : op_(std::move(op)), axis_(axis), epsilon_(epsilon) {}
 
   Expected<void> compute(KernelContext& ctx) override {
     return dispatch_dtype(FloatHalfTypes{}, ctx.input(0).dtype(),
@@ -369,14 +374,14 @@ class RmsNormKernel final : public Kernel {
     using C = ComputeType<T>;
     const Tensor& x = ctx.input(0);
     const Shape& s = x.shape();
-    const auto axis = axis_of_x("RMSNormalization", axis_, s);
+    const auto axis = axis_of_x(op_, axis_, s);
     if (!axis) return std::unexpected(std::move(axis.error()));
     const std::size_t a = *axis;
     const Shape normalized(s.begin() + static_cast<std::ptrdiff_t>(a), s.end());
     const int64_t rows = shape_numel(std::span(s).first(a));
     const int64_t len = shape_numel(normalized);
     std::vector<T> scale_buf;
-    auto scale = per_element<T>("RMSNormalization", ctx.input(1), normalized, "scale", scale_buf);
+    auto scale = per_element<T>(op_.c_str(), ctx.input(1), normalized, "scale", scale_buf);
     if (!scale) return std::unexpected(std::move(scale.error()));
     auto y = ctx.output(0, x.dtype(), s);
     if (!y) return std::unexpected(std::move(y.error()));
@@ -399,6 +404,7 @@ class RmsNormKernel final : public Kernel {
     return {};
   }
 
+  std::string op_;
   int64_t axis_;
   float epsilon_;
 };
@@ -672,6 +678,11 @@ KernelDef lrn_def(int64_t since, int64_t until) {
                    }};
 }
 
+Expected<std::unique_ptr<Kernel>> make_rms_norm(const NodeContext& ctx) {
+  return make_kernel<RmsNormKernel>(ctx.node().op_type, ctx.attrs().int_or("axis", -1),
+                                    ctx.attrs().float_or("epsilon", 1e-5f));
+}
+
 }  // namespace
 
 std::vector<KernelDef> normalization_kernels() {
@@ -698,10 +709,8 @@ std::vector<KernelDef> normalization_kernels() {
                                                       ctx.attrs().float_or("epsilon", 1e-5f),
                                                       wide ? DType::kFloat64 : DType::kFloat32);
                 }},
-      KernelDef{{"", "RMSNormalization", 23}, 0, check_rms_norm, [](const NodeContext& ctx) {
-                  return make_kernel<RmsNormKernel>(ctx.attrs().int_or("axis", -1),
-                                                    ctx.attrs().float_or("epsilon", 1e-5f));
-                }},
+      KernelDef{{"", "RMSNormalization", 23}, 0, check_rms_norm, make_rms_norm},
+      KernelDef{{"", "SimplifiedLayerNormalization", 1}, 0, check_rms_norm, make_rms_norm},
   };
 }
 

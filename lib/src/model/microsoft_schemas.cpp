@@ -205,6 +205,15 @@ std::map<std::string, onnx::OpSchema> build_schemas() {
 
 }  // namespace
 
+const onnx::OpSchema* onnx_runtime_onnx_domain_schema(const std::string& op) {
+  static const onnx::OpSchema simplified_layer_norm = [] {
+    onnx::OpSchema s("SimplifiedLayerNormalization", __FILE__, __LINE__);
+    s.SetDomain(onnx::ONNX_DOMAIN).SinceVersion(1).TypeAndShapeInferenceFunction(same_as_input);
+    return s;
+  }();
+  return op == "SimplifiedLayerNormalization" ? &simplified_layer_norm : nullptr;
+}
+
 const onnx::OpSchema* microsoft_schema(const std::string& op, int version) {
   static const std::map<std::string, onnx::OpSchema> schemas = build_schemas();
   auto it = schemas.find(op);

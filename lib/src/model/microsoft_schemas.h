@@ -13,4 +13,8 @@ namespace nxrt {
 // The inference-only schema of com.microsoft `op` at `version`; nullptr for ops without one.
 const onnx::OpSchema* microsoft_schema(const std::string& op, int version);
 
+// ONNX Runtime registers a few ops of its own in the ONNX domain (SimplifiedLayerNormalization,
+// since version 1): their inference-only schema, nullptr for other ops.
+const onnx::OpSchema* onnx_runtime_onnx_domain_schema(const std::string& op);
+
 }  // namespace nxrt
