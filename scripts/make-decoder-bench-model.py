@@ -17,7 +17,15 @@ in blocks of 32 along K, a scale and a uint8 zero point per block (asymmetric), 
 (ONNX Runtime may quantize the activations to int8; nxrt computes in float). It writes
 decoder_op23_int4.onnx (decoder_op23_int4_seq1.onnx with --seq 1, a decode step's products).
 
-  scripts/make-decoder-bench-model.py [--seq N] [--int8 | --int4] [--out FILE]
+With --genai, the same two layers as ONNX Runtime GenAI's model builder writes them for its CPU
+int4 models: SimplifiedLayerNormalization, then SkipSimplifiedLayerNormalization at each residual
+Add, Q, K and V as one packed MatMulNBits, GroupQueryAttention with its rotary embedding and KV
+cache (past_key_N / past_value_N in, present_key_N / present_value_N out), seqlens_k and
+total_sequence_length computed from the inputs' shapes, and every MatMul a MatMulNBits as with
+--int4. With --past P the model continues P cached tokens (a decode step with --seq 1). It
+writes decoder_genai_int4[_seqN][_pastP].onnx.
+
+  scripts/make-decoder-bench-model.py [--seq N] [--int8 | --int4 | --genai [--past P]] [--out FILE]
 """
 import argparse
 from pathlib import Path
@@ -35,11 +43,16 @@ def main():
     parser.add_argument("--seq", type=int, default=128, help="tokens in the input (default 128)")
     parser.add_argument("--int8", action="store_true", help="quantize the MatMuls dynamically to int8")
     parser.add_argument("--int4", action="store_true", help="quantize the MatMuls' weights to 4 bits (MatMulNBits)")
+    parser.add_argument("--genai", action="store_true", help="ONNX Runtime GenAI's form (GroupQueryAttention, "
+                        "(Skip)SimplifiedLayerNormalization, MatMulNBits)")
+    parser.add_argument("--past", type=int, default=0, help="with --genai: cached tokens before the input")
     parser.add_argument("--out", type=Path, help="the model file (default: .cache/bench-models/decoder_op23.onnx, "
                         "or decoder_op23_int8.onnx with --int8, decoder_op23_int4[_seqN].onnx with --int4)")
     args = parser.parse_args()
-    if args.int8 and args.int4:
-        parser.error("--int8 and --int4 exclude each other")
+    if args.int8 + args.int4 + args.genai > 1:
+        parser.error("--int8, --int4 and --genai exclude each other")
+    if args.genai:
+        return write_genai_model(args)
     name = "decoder_op23_int8" if args.int8 else "decoder_op23_int4" if args.int4 else "decoder_op23"
     if args.int4 and args.seq != 128:
         name += f"_seq{args.seq}"
@@ -98,6 +111,85 @@ def main():
     args.out.parent.mkdir(parents=True, exist_ok=True)
     onnx.save(model, str(args.out))
     print(f"wrote {args.out}")
+
+
+def write_genai_model(args):
+    """The decoder in ONNX Runtime GenAI's form (see the module's doc)."""
+    name = "decoder_genai_int4" + (f"_seq{args.seq}" if args.seq != 128 else "") + (
+        f"_past{args.past}" if args.past else "")
+    out = args.out or REPO / ".cache" / "bench-models" / f"{name}.onnx"
+    rng = np.random.default_rng(0)
+    inits, nodes = [], []
+    ms = {"domain": "com.microsoft"}
+
+    def const(name, array):
+        inits.append(numpy_helper.from_array(array, name))
+        return name
+
+    def weight(name, rows, cols):
+        return const(name, (rng.standard_normal((rows, cols)) / np.sqrt(rows)).astype(np.float32))
+
+    positions = max(256, args.seq + args.past)
+    angles = np.arange(positions)[:, None] * 10000.0 ** (-np.arange(HEAD // 2) / (HEAD // 2))
+    const("cos", np.cos(angles).astype(np.float32))
+    const("sin", np.sin(angles).astype(np.float32))
+    # total_sequence_length = cached + new tokens (int32 scalar); seqlens_k = total - 1 ([batch]).
+    nodes.append(helper.make_node("Shape", ["x"], ["seq"], start=1, end=2))
+    total64 = "seq"
+    if args.past:
+        nodes += [helper.make_node("Shape", ["past_key_0"], ["past"], start=2, end=3),
+                  helper.make_node("Add", ["past", "seq"], ["total64"])]
+        total64 = "total64"
+    nodes += [helper.make_node("Sub", [total64, const("one", np.array([1], np.int64))], ["seqlens64"]),
+              helper.make_node("Cast", ["seqlens64"], ["seqlens_k"], to=TensorProto.INT32),
+              helper.make_node("Squeeze", [total64], ["total_scalar"]),
+              helper.make_node("Cast", ["total_scalar"], ["total"], to=TensorProto.INT32)]
+    kv_shape = [1, KV_HEADS, args.past, HEAD]
+    graph_inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, args.seq, HIDDEN])]
+    graph_outputs = [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, args.seq, HIDDEN])]
+    hidden, residual = None, "x"
+    for layer in range(LAYERS):
+        p = f"l{layer}_"
+        norm = const(p + "norm1", np.ones(HIDDEN, np.float32))
+        if layer == 0:
+            nodes.append(helper.make_node("SimplifiedLayerNormalization", ["x", norm], [p + "h"], epsilon=1e-6))
+        else:
+            nodes.append(helper.make_node("SkipSimplifiedLayerNormalization", [hidden, residual, norm],
+                                          [p + "h", "", "", p + "res1"], epsilon=1e-6, **ms))
+            residual = p + "res1"
+        past = [f"past_key_{layer}", f"past_value_{layer}"] if args.past else ["", ""]
+        if args.past:
+            graph_inputs += [helper.make_tensor_value_info(n, TensorProto.FLOAT, kv_shape) for n in past]
+        present = [f"present_key_{layer}", f"present_value_{layer}"]
+        graph_outputs += [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in present]
+        nodes += [
+            helper.make_node("MatMul", [p + "h", weight(p + "wqkv", HIDDEN, (HEADS + 2 * KV_HEADS) * HEAD)],
+                             [p + "qkv"]),
+            helper.make_node("GroupQueryAttention", [p + "qkv", "", "", *past, "seqlens_k", "total", "cos", "sin"],
+                             [p + "a", *present], num_heads=HEADS, kv_num_heads=KV_HEADS, do_rotary=1, **ms),
+            helper.make_node("MatMul", [p + "a", weight(p + "wo", HEADS * HEAD, HIDDEN)], [p + "o"]),
+            helper.make_node("SkipSimplifiedLayerNormalization", [p + "o", residual,
+                                                                  const(p + "norm2", np.ones(HIDDEN, np.float32))],
+                             [p + "h2", "", "", p + "res2"], epsilon=1e-6, **ms),
+            helper.make_node("MatMul", [p + "h2", weight(p + "wg", HIDDEN, FFN)], [p + "g"]),
+            helper.make_node("MatMul", [p + "h2", weight(p + "wu", HIDDEN, FFN)], [p + "u"]),
+            helper.make_node("Sigmoid", [p + "g"], [p + "gs"]),
+            helper.make_node("Mul", [p + "g", p + "gs"], [p + "silu"]),
+            helper.make_node("Mul", [p + "silu", p + "u"], [p + "m"]),
+            helper.make_node("MatMul", [p + "m", weight(p + "wd", FFN, HIDDEN)], [p + "d"]),
+        ]
+        hidden, residual = p + "d", p + "res2"
+    nodes.append(helper.make_node("SkipSimplifiedLayerNormalization",
+                                  [hidden, residual, const("final_norm", np.ones(HIDDEN, np.float32))], ["y"],
+                                  epsilon=1e-6, **ms))
+    nodes = quantize_weights_4bit(nodes, inits)
+    graph = helper.make_graph(nodes, name, graph_inputs, graph_outputs, inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21), helper.make_opsetid("com.microsoft", 1)],
+                              producer_name="nxrt-bench")
+    model.ir_version = 10
+    out.parent.mkdir(parents=True, exist_ok=True)
+    onnx.save(model, str(out))
+    print(f"wrote {out}")
 
 
 def quantize_matmuls(nodes, inits):

@@ -23,6 +23,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 #include "common/elementwise.h"
 #include "common/kernel_util.h"
@@ -230,6 +231,18 @@ class GroupQueryAttentionKernel final : public Kernel {
           std::fill(dst + (cached + p.seq) * hs, dst + p.present_rows * hs, T(0.f));
         }
     const float scale = at_.scale != 0.f ? at_.scale : 1.f / std::sqrt(static_cast<float>(hs));
+    // The cache in float (float16 converted once, not per use).
+    std::vector<float> wide[2];
+    const float* keys_values[2];
+    for (int i = 0; i < 2; ++i) {
+      if constexpr (std::is_same_v<T, float>) {
+        keys_values[i] = present[i];
+      } else {
+        wide[i].resize(static_cast<std::size_t>(shape_numel(present_shape)));
+        halves_to_floats(reinterpret_cast<const uint16_t*>(present[i]), wide[i].data(), shape_numel(present_shape));
+        keys_values[i] = wide[i].data();
+      }
+    }
     T* y = out->template mut_as<T>();
     ctx.parallel().for_range(p.batch * at_.heads * p.seq, 1, [&](int64_t i0, int64_t i1) {
       std::vector<float> q(static_cast<std::size_t>(hs)), acc(static_cast<std::size_t>(hs));
@@ -247,13 +260,11 @@ class GroupQueryAttentionKernel final : public Kernel {
         // The keys query s sees: up to its own position, the last local_window of them.
         const int64_t end = std::min(cached + s + 1, p.lengths[static_cast<std::size_t>(b)]);
         const int64_t begin = at_.local_window > 0 ? std::max<int64_t>(0, end - at_.local_window) : 0;
-        const T* keys = present[0] + ((b * at_.kv_heads + kv) * p.present_rows) * hs;
-        const T* values = present[1] + ((b * at_.kv_heads + kv) * p.present_rows) * hs;
+        const float* keys = keys_values[0] + ((b * at_.kv_heads + kv) * p.present_rows) * hs;
+        const float* values = keys_values[1] + ((b * at_.kv_heads + kv) * p.present_rows) * hs;
         float top = at_.smooth_softmax ? 0.f : -std::numeric_limits<float>::infinity();
         for (int64_t j = begin; j < end; ++j) {
-          float dot = 0.f;
-          for (int64_t d = 0; d < hs; ++d) dot += q[static_cast<std::size_t>(d)] * static_cast<float>(keys[j * hs + d]);
-          float score = dot * scale;
+          float score = dot(q.data(), keys + j * hs, hs) * scale;
           if (at_.softcap > 0.f) score = at_.softcap * std::tanh(score / at_.softcap);
           scores[static_cast<std::size_t>(j)] = score;
           top = std::max(top, score);
@@ -263,7 +274,7 @@ class GroupQueryAttentionKernel final : public Kernel {
         for (int64_t j = begin; j < end; ++j) {
           const float e = std::exp(scores[static_cast<std::size_t>(j)] - top);
           total += e;
-          for (int64_t d = 0; d < hs; ++d) acc[static_cast<std::size_t>(d)] += e * static_cast<float>(values[j * hs + d]);
+          add_scaled(acc.data(), values + j * hs, e, hs);
         }
         T* yr = y + (b * p.seq + s) * at_.heads * hs + h * hs;
         const auto inv = static_cast<float>(total > 0 ? 1.0 / total : 0.0);
@@ -271,6 +282,22 @@ class GroupQueryAttentionKernel final : public Kernel {
       }
     });
     return {};
+  }
+
+  // a . b over n floats, in independent lanes (vectorized).
+  static float dot(const float* __restrict a, const float* __restrict b, int64_t n) {
+    float lanes[kLanes] = {};
+    int64_t i = 0;
+    for (; i + kLanes <= n; i += kLanes)
+      for (int64_t j = 0; j < kLanes; ++j) lanes[j] += a[i + j] * b[i + j];
+    float sum = 0.f;
+    for (float l : lanes) sum += l;
+    for (; i < n; ++i) sum += a[i] * b[i];
+    return sum;
+  }
+  // acc += e * v over n floats.
+  static void add_scaled(float* __restrict acc, const float* __restrict v, float e, int64_t n) {
+    for (int64_t d = 0; d < n; ++d) acc[d] += e * v[d];
   }
 
   // One head's `hs` values rotated at `position`: the first rotary_dim in pairs, the rest copied.
