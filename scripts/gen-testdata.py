@@ -8,7 +8,6 @@ computed in float32, never from a runtime under test. testdata/README.md says wh
 case is for.
 """
 
-import math
 import os
 import shutil
 import sys
@@ -220,21 +219,20 @@ def gen_cnn():
 
 
 def gen_unsupported_op():
-    # com.microsoft::Gelu is what exporters targeting ONNX Runtime write for GELU; no nxrt
-    # EP implements ONNX Runtime's contrib ops.
+    # com.microsoft::Inverse (a matrix inverse from ONNX Runtime's contrib ops): no nxrt EP
+    # implements it.
     nodes = [
         helper.make_node("Relu", ["x"], ["relu.out"], name="relu"),
-        helper.make_node("Gelu", ["relu.out"], ["gelu.out"], name="gelu", domain="com.microsoft"),
-        helper.make_node("Abs", ["gelu.out"], ["y"], name="abs"),
+        helper.make_node("Inverse", ["relu.out"], ["inverse.out"], name="inverse", domain="com.microsoft"),
+        helper.make_node("Abs", ["inverse.out"], ["y"], name="abs"),
     ]
     graph = helper.make_graph(
         nodes, "unsupported_op", [tensor_input("x", [2, 3, 3])], [tensor_input("y", [2, 3, 3])],
-        value_info=[tensor_input("gelu.out", [2, 3, 3])],  # shape inference cannot see into contrib ops
-        doc_string="com.microsoft::Gelu, an op no nxrt EP implements, between two ordinary ops")
-    x = weights(30, (2, 3, 3), 1.0)
-    r = ref_relu(x)
-    erf = np.vectorize(math.erf)
-    y = np.abs(0.5 * r * (1.0 + erf(r / math.sqrt(2.0)))).astype(F32)
+        value_info=[tensor_input("inverse.out", [2, 3, 3])],  # shape inference cannot see into contrib ops
+        doc_string="com.microsoft::Inverse, an op no nxrt EP implements, between two ordinary ops")
+    # Positive matrices with a dominant diagonal: Relu keeps them and they invert.
+    x = (np.abs(weights(30, (2, 3, 3), 1.0)) + 3 * np.eye(3, dtype=F32)).astype(F32)
+    y = np.abs(np.linalg.inv(ref_relu(x).astype(np.float64))).astype(F32)
     write_case("unsupported_op", make_model(graph, 17, 8, [helper.make_opsetid("com.microsoft", 1)]), {"x": x},
                {"y": y})
 

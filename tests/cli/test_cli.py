@@ -85,13 +85,13 @@ class ExplainClaims(TempDirTest):
     def test_decline_reason_and_exit_4(self):
         rc, out, err = nxrt("explain-claims", DATA / "unsupported_op/model.onnx")
         self.assertEqual(rc, 4)
-        self.assertIn("com.microsoft::Gelu", out)
+        self.assertIn("com.microsoft::Inverse", out)
         self.assertIn("not implemented by the cpu EP", out)
         self.assertIn("NONE", out)
         self.assertIn("cannot be placed", err)
         rc, out, _ = nxrt("explain-claims", DATA / "unsupported_op/model.onnx", "--declined-only", "--json")
         nodes = json.loads(out)["nodes"]
-        self.assertEqual([n["op_type"] for n in nodes], ["Gelu"])
+        self.assertEqual([n["op_type"] for n in nodes], ["Inverse"])
         self.assertIsNone(nodes[0]["placed_ep"])
 
     def test_table_shows_partitions(self):
@@ -180,7 +180,7 @@ class Run(TempDirTest):
         self.assertEqual([(c["test_dir"], c["status"], c["exit_code"], c["ok"]) for c in cases],
                          [(str(unclaimed), "declined", 4, False), (str(DATA / "mlp"), "pass", 0, True),
                           (str(bad), "mismatch", 5, False)])
-        self.assertIn("Gelu", cases[0]["error"]["why"])
+        self.assertIn("Inverse", cases[0]["error"]["why"])
         self.assertNotIn("error", cases[1])
         first = cases[2]["outputs"][0]["first_mismatch"]
         self.assertEqual(first["index"], 3)
@@ -190,7 +190,7 @@ class Run(TempDirTest):
     def test_declined_model_exits_4_with_reason(self):
         rc, _, err = nxrt("run", DATA / "unsupported_op/model.onnx", "-q")
         self.assertEqual(rc, 4)
-        self.assertIn("Gelu", err)
+        self.assertIn("Inverse", err)
         self.assertIn("cpu", err)
 
     def test_json_and_random_inputs(self):

@@ -156,8 +156,8 @@ class ExplainFormats(TempDirTest):
         rc, out, err = nxrt("explain-claims", DATA / "unsupported_op/model.onnx", "--ep", "cpu")
         self.assertEqual(rc, 4)
         self.assertEqual(table_with(out, "DECLINED BY"), [{
-            "DECLINED BY": "cpu", "OP": "com.microsoft::Gelu", "COUNT": "1", "NODES": "gelu",
-            "REASON": "Gelu: com.microsoft::Gelu (opset 1) is not implemented by the cpu EP; "
+            "DECLINED BY": "cpu", "OP": "com.microsoft::Inverse", "COUNT": "1", "NODES": "inverse",
+            "REASON": "Inverse: com.microsoft::Inverse (opset 1) is not implemented by the cpu EP; "
                       "use an EP that lists it in 'nxrt list-eps --ops'"}])
         self.assertEqual(table_with(out, "EP"), [{"EP": "cpu", "DEVICE": "cpu", "NODES": "2", "SUBGRAPH NODES": "0",
                                                    "PARTITIONS": "2", "EST. FLOPS": "36 FLOP"}])
