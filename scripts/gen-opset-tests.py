@@ -996,6 +996,13 @@ def group_query_attention_cases():
     yield case("groupqueryattention_later_prompt", 1, 3, 4, 2, 16, [8], 8, past_rows=6, rotary=True)
     yield case("groupqueryattention_decode_float16", 2, 1, 4, 2, 16, [3, 6], 6, past_rows=6, rotary=True,
                dtype=np.float16)
+    # 16 new tokens or more: the scores of a head's queries multiply on the GEMM.
+    yield case("groupqueryattention_long_prompt_window_softcap", 2, 20, 4, 2, 16, [20, 20], 20, packed=True,
+               rotary=True, local_window_size=7, softcap=8.0)
+    yield case("groupqueryattention_long_later_prompt_smooth_softmax", 1, 17, 2, 1, 32, [30], 30, past_rows=16,
+               rotary=True, smooth_softmax=1)
+    yield case("groupqueryattention_long_prompt_float16", 1, 18, 4, 2, 16, [18], 18, rotary=True,
+               rotary_interleaved=1, dtype=np.float16)
 
 
 def qoperator_network_case():

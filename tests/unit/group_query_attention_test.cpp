@@ -53,7 +53,8 @@ NodeSpec gqa(const Tensor& q, const Tensor& k, const Tensor& v, const std::vecto
 
 TEST_CASE("GroupQueryAttention: a prompt of n + 1 tokens equals a prompt of n and a decoding step",
           "[cpu][gqa]") {
-  const int64_t n = 5;
+  // 5: every query one by one; 20: the prompts' queries on the GEMM, the step's one by one.
+  const int32_t n = GENERATE(5, 20);
   const Tensor q = random_tensor({1, n + 1, kHeads * kHead}, 1), k = random_tensor({1, n + 1, kKvHeads * kHead}, 2);
   const Tensor v = random_tensor({1, n + 1, kKvHeads * kHead}, 3);
   auto whole = run_on_cpu(gqa(q, k, v, {}, {n + 1}, n + 1));
@@ -63,7 +64,13 @@ TEST_CASE("GroupQueryAttention: a prompt of n + 1 tokens equals a prompt of n an
   REQUIRE((*prompt)[1].shape() == Shape{1, kKvHeads, n, kHead});
   auto step = run_on_cpu(gqa(rows(q, n, 1), rows(k, n, 1), rows(v, n, 1), {(*prompt)[1], (*prompt)[2]}, {n + 1}, n + 1));
   REQUIRE(step.has_value());
-  check_equal((*step)[0], rows((*whole)[0], n, 1));
+  const Tensor want = rows((*whole)[0], n, 1);
+  for (int64_t i = 0; i < want.numel(); ++i)
+    REQUIRE((*step)[0].data_as<float>()[i] == Approx(want.data_as<float>()[i]).margin(1e-6));
+  // Causality: the first n queries do not see the last token.
+  const Tensor first = rows((*whole)[0], 0, n);
+  for (int64_t i = 0; i < first.numel(); ++i)
+    REQUIRE((*prompt)[0].data_as<float>()[i] == Approx(first.data_as<float>()[i]).margin(1e-6));
   check_equal((*step)[1], (*whole)[1]);  // the cache continues with the new key, rotated at position n
   check_equal((*step)[2], (*whole)[2]);
 }

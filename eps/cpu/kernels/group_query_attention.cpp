@@ -17,7 +17,8 @@
 // tanh(score / softcap) with softcap > 0, then softmax (smooth_softmax: one more logit of 0 in the
 // denominator). Float and float16 (computed in float; rotated values rounded to float16 as they are
 // stored). Declined: position_ids, attention_bias, head_sink, a quantized cache, q/k norm weights,
-// output_qk, causal 0 and sliding_window_cache.
+// output_qk, causal 0 and sliding_window_cache. From 16 new tokens on (a prompt) each head's
+// scores and weighted values are products on the packed GEMM; fewer go query by query.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -26,12 +27,16 @@
 #include <type_traits>
 
 #include "common/elementwise.h"
+#include "common/gemm.h"
 #include "common/kernel_util.h"
 #include "common/vector_math.h"
 #include "kernels/kernels.h"
 
 namespace nxrt::cpu {
 namespace {
+
+// New tokens from which a run multiplies on the GEMM (a prompt) rather than query by query.
+constexpr int64_t kGemmQueries = 16;
 
 constexpr std::size_t kQuery = 0, kKey = 1, kValue = 2, kPastKey = 3, kPastValue = 4, kSeqlensK = 5, kTotal = 6,
                       kCos = 7, kSin = 8;
@@ -244,6 +249,10 @@ class GroupQueryAttentionKernel final : public Kernel {
       }
     }
     T* y = out->template mut_as<T>();
+    if (p.seq >= kGemmQueries) {
+      attend_on_gemm<T>(p, query, q_width, cos, sin, keys_values, y, ctx.parallel());
+      return {};
+    }
     ctx.parallel().for_range(p.batch * at_.heads * p.seq, 1, [&](int64_t i0, int64_t i1) {
       std::vector<float> q(static_cast<std::size_t>(hs)), acc(static_cast<std::size_t>(hs));
       std::vector<float> scores(static_cast<std::size_t>(p.present_rows));
@@ -282,6 +291,76 @@ class GroupQueryAttentionKernel final : public Kernel {
       }
     });
     return {};
+  }
+
+  // Many new tokens (a prompt): per batch entry and query head, the scores of all its queries
+  // on the GEMM (Q K^T), each row masked and normalized, then multiplied by V on the GEMM.
+  template <class T>
+  void attend_on_gemm(const GqaPlan& p, const T* query, int64_t q_width, const T* cos, const T* sin,
+                      const float* const* keys_values, T* y, const Parallel& par) const {
+    const int64_t hs = p.head_size, width = at_.heads * hs;
+    const float scale = at_.scale != 0.f ? at_.scale : 1.f / std::sqrt(static_cast<float>(hs));
+    // Q rotated, in float: [batch, seq, heads, head_size].
+    std::vector<float> q(static_cast<std::size_t>(p.batch * p.seq * width));
+    par.for_range(p.batch * p.seq * at_.heads, 16, [&](int64_t i0, int64_t i1) {
+      std::vector<T> rotated(static_cast<std::size_t>(hs));
+      for (int64_t i = i0; i < i1; ++i) {
+        const int64_t h = i % at_.heads, s = i / at_.heads % p.seq, b = i / at_.heads / p.seq;
+        const T* src = query + (b * p.seq + s) * q_width + h * hs;
+        if (at_.rotary) {
+          rotate(src, p.cached[static_cast<std::size_t>(b)] + s, p.rotary_dim, hs, cos, sin, rotated.data());
+          src = rotated.data();
+        }
+        for (int64_t d = 0; d < hs; ++d) q[static_cast<std::size_t>(i * hs + d)] = static_cast<float>(src[d]);
+      }
+    });
+    std::vector<float> wide_out;
+    float* out = nullptr;
+    if constexpr (std::is_same_v<T, float>) {
+      out = y;
+    } else {
+      wide_out.resize(q.size());
+      out = wide_out.data();
+    }
+    par.for_range(p.batch * at_.heads, 1, [&](int64_t i0, int64_t i1) {
+      const SerialParallel serial;
+      std::vector<float> scores;
+      for (int64_t i = i0; i < i1; ++i) {
+        const int64_t b = i / at_.heads, h = i % at_.heads, kv = h / (at_.heads / at_.kv_heads);
+        const int64_t cached = p.cached[static_cast<std::size_t>(b)], length = p.lengths[static_cast<std::size_t>(b)];
+        const int64_t cols = std::min(length, cached + p.seq);
+        const int64_t cache_at = ((b * at_.kv_heads + kv) * p.present_rows) * hs;
+        scores.resize(static_cast<std::size_t>(p.seq * cols));
+        gemm(p.seq, cols, hs, scale, GemmOperand::matrix(q.data() + (b * p.seq * at_.heads + h) * hs, width),
+             GemmOperand::matrix(keys_values[0] + cache_at, hs, true), 0.f, scores.data(), cols, serial);
+        for (int64_t s = 0; s < p.seq; ++s) {
+          float* row = scores.data() + s * cols;
+          const int64_t end = std::min(cached + s + 1, length);
+          const int64_t begin = at_.local_window > 0 ? std::max<int64_t>(0, end - at_.local_window) : 0;
+          normalize_row(row + begin, std::max<int64_t>(end - begin, 0));
+          std::fill(row, row + std::min(begin, cols), 0.f);
+          std::fill(row + std::max(end, begin), row + cols, 0.f);
+        }
+        gemm(p.seq, hs, cols, 1.f, GemmOperand::matrix(scores.data(), cols),
+             GemmOperand::matrix(keys_values[1] + cache_at, hs), 0.f, out + (b * p.seq * at_.heads + h) * hs, width,
+             serial);
+      }
+    });
+    if constexpr (!std::is_same_v<T, float>)
+      floats_to_halves(wide_out.data(), reinterpret_cast<uint16_t*>(y), static_cast<int64_t>(wide_out.size()));
+  }
+
+  // Scores of one query's visible keys to probabilities: softcap, then softmax (smooth: with one
+  // more logit of 0).
+  void normalize_row(float* row, int64_t n) const {
+    if (n == 0) return;
+    if (at_.softcap > 0.f)
+      for (int64_t j = 0; j < n; ++j) row[j] = at_.softcap * std::tanh(row[j] / at_.softcap);
+    float top = std::max(lane_max(row, n), at_.smooth_softmax ? 0.f : -std::numeric_limits<float>::infinity());
+    exp_shifted(row, top, row, n);
+    const double total = lane_sum<double>(row, n) + (at_.smooth_softmax ? std::exp(static_cast<double>(-top)) : 0.0);
+    const auto inv = static_cast<float>(1.0 / total);
+    for (int64_t j = 0; j < n; ++j) row[j] *= inv;
   }
 
   // a . b over n floats, in independent lanes (vectorized).
