@@ -87,12 +87,7 @@ def main():
             helper.make_node("MatMul", [p + "a", weight(p + "wo", HEADS * HEAD, HIDDEN)], [p + "o"]),
             helper.make_node("Add", [x, p + "o"], [p + "r"]),
             helper.make_node("RMSNormalization", [p + "r", p + "norm2"], [p + "h2"], epsilon=1e-6),
-            helper.make_node("MatMul", [p + "h2", weight(p + "wg", HIDDEN, FFN)], [p + "g"]),
-            helper.make_node("MatMul", [p + "h2", weight(p + "wu", HIDDEN, FFN)], [p + "u"]),
-            helper.make_node("Sigmoid", [p + "g"], [p + "gs"]),
-            helper.make_node("Mul", [p + "g", p + "gs"], [p + "silu"]),
-            helper.make_node("Mul", [p + "silu", p + "u"], [p + "m"]),
-            helper.make_node("MatMul", [p + "m", weight(p + "wd", FFN, HIDDEN)], [p + "d"]),
+            *mlp_nodes(p, weight),
             helper.make_node("Add", [p + "r", p + "d"], [p + "y"]),
         ]
         x = p + "y"
@@ -111,6 +106,19 @@ def main():
     args.out.parent.mkdir(parents=True, exist_ok=True)
     onnx.save(model, str(args.out))
     print(f"wrote {args.out}")
+
+
+def mlp_nodes(p, weight):
+    """A layer's SiLU-gated MLP, from its input p + "h2" to its output p + "d"; weight(name, rows,
+    cols) makes each weight."""
+    return [
+        helper.make_node("MatMul", [p + "h2", weight(p + "wg", HIDDEN, FFN)], [p + "g"]),
+        helper.make_node("MatMul", [p + "h2", weight(p + "wu", HIDDEN, FFN)], [p + "u"]),
+        helper.make_node("Sigmoid", [p + "g"], [p + "gs"]),
+        helper.make_node("Mul", [p + "g", p + "gs"], [p + "silu"]),
+        helper.make_node("Mul", [p + "silu", p + "u"], [p + "m"]),
+        helper.make_node("MatMul", [p + "m", weight(p + "wd", FFN, HIDDEN)], [p + "d"]),
+    ]
 
 
 def write_genai_model(args):
@@ -171,12 +179,7 @@ def write_genai_model(args):
             helper.make_node("SkipSimplifiedLayerNormalization", [p + "o", residual,
                                                                   const(p + "norm2", np.ones(HIDDEN, np.float32))],
                              [p + "h2", "", "", p + "res2"], epsilon=1e-6, **ms),
-            helper.make_node("MatMul", [p + "h2", weight(p + "wg", HIDDEN, FFN)], [p + "g"]),
-            helper.make_node("MatMul", [p + "h2", weight(p + "wu", HIDDEN, FFN)], [p + "u"]),
-            helper.make_node("Sigmoid", [p + "g"], [p + "gs"]),
-            helper.make_node("Mul", [p + "g", p + "gs"], [p + "silu"]),
-            helper.make_node("Mul", [p + "silu", p + "u"], [p + "m"]),
-            helper.make_node("MatMul", [p + "m", weight(p + "wd", FFN, HIDDEN)], [p + "d"]),
+            *mlp_nodes(p, weight),
         ]
         hidden, residual = p + "d", p + "res2"
     nodes.append(helper.make_node("SkipSimplifiedLayerNormalization",
