@@ -62,7 +62,8 @@ KernelMatch check_group_query_attention(const NodeContext& ctx) {
   const GqaAttrs at = GqaAttrs::of(ctx.attrs());
   const DType t = ctx.input_dtype(kQuery);
   NXRT_REQUIRE(t == DType::kFloat32 || t == DType::kFloat16,
-               "GroupQueryAttention: query is {}; the cpu EP implements float and float16 (bfloat16 is not implemented)",
+               "GroupQueryAttention: query is {}; the cpu EP implements float and float16 (bfloat16 is not "
+               "implemented)",
                dtype_name(t));
   for (std::size_t i : {kKey, kValue, kPastKey, kPastValue, kCos, kSin})
     NXRT_REQUIRE(!ctx.has_input(i) || ctx.input_dtype(i) == t,

@@ -163,7 +163,8 @@ struct NBitsWeights {
                                      const Tensor* zeros) {
     auto wrong = [&](std::string_view input, int64_t have, int64_t want, std::string_view unit) {
       return fail(ErrorCode::kRuntime, fmt::format("MatMulNBits: {} holds {} {}", input, have, unit),
-                  fmt::format("K {}, N {}, bits {} and block_size {} need {} {}", g.k, g.n, g.bits, g.block, want, unit),
+                  fmt::format("K {}, N {}, bits {} and block_size {} need {} {}", g.k, g.n, g.bits, g.block, want,
+                              unit),
                   fmt::format("give {} of {} {}, or attributes that match it", input, want, unit));
     };
     const int64_t blocks = g.blocks(), count = g.block_bytes();

@@ -103,10 +103,12 @@ class SkipNormKernel final : public Kernel {
       if (!t) return std::unexpected(t.error());
       sum_out = t->template mut_as<T>();
     }
+    auto optional_floats = [&](std::optional<std::size_t> i) {
+      return i && ctx.has_input(*i) ? floats_of<T>(ctx.input(*i)) : std::vector<float>{};
+    };
     const std::vector<float> gamma = floats_of<T>(ctx.input(2));
-    const std::vector<float> beta = form_.beta() && ctx.has_input(*form_.beta()) ? floats_of<T>(ctx.input(*form_.beta()))
-                                                                                 : std::vector<float>{};
-    const std::vector<float> bias = ctx.has_input(form_.bias()) ? floats_of<T>(ctx.input(form_.bias())) : std::vector<float>{};
+    const std::vector<float> beta = optional_floats(form_.beta());
+    const std::vector<float> bias = optional_floats(form_.bias());
     const T* in = x.data_as<T>();
     const T* sk = skip.data_as<T>();
     const int64_t skip_rows = hidden ? skip.numel() / hidden : 1;
@@ -121,7 +123,8 @@ class SkipNormKernel final : public Kernel {
           sum[static_cast<std::size_t>(i)] = static_cast<float>(xr[i]) + static_cast<float>(sr[i]) +
                                              (bias.empty() ? 0.f : bias[static_cast<std::size_t>(i)]);
         if (sum_out)
-          for (int64_t i = 0; i < hidden; ++i) sum_out[r * hidden + i] = static_cast<T>(sum[static_cast<std::size_t>(i)]);
+          for (int64_t i = 0; i < hidden; ++i)
+            sum_out[r * hidden + i] = static_cast<T>(sum[static_cast<std::size_t>(i)]);
         const double n = static_cast<double>(std::max<int64_t>(hidden, 1));
         const double mean = form_.simplified ? 0.0 : lane_sum<double>(sum.data(), hidden) / n;
         const double inv = 1.0 / std::sqrt(lane_squared_deviation<double>(sum.data(), hidden, mean) / n + epsilon_);
