@@ -463,6 +463,7 @@ def cases():
     yield from matmul_nbits_cases()
     yield from microsoft_fused_cases()
     yield from group_query_attention_cases()
+    yield from gather_block_quantized_cases()
     yield qoperator_network_case()
     yield from integer_to_float_cases()
 
@@ -1003,6 +1004,41 @@ def group_query_attention_cases():
                rotary=True, smooth_softmax=1)
     yield case("groupqueryattention_long_prompt_float16", 1, 18, 4, 2, 16, [18], 18, rotary=True,
                rotary_interleaved=1, dtype=np.float16)
+
+
+def gather_block_quantized_cases():
+    """ONNX Runtime's GatherBlockQuantized (an int4 embedding table): uint8 data of 4, 8 and 2 bits
+    packed along rows, packed and default zero points, float and float16 scales, int32 and int64
+    indices (a negative one), and int4 data."""
+    local = np.random.default_rng(37)
+
+    def case(name, rows, width, indices, bits=4, block=32, zeros=True, dtype=F, int4=False):
+        blocks = -(-width // block)
+        q = local.integers(0, 1 << bits, (rows, width))
+        consts = {"scales": local.uniform(0.01, 0.1, (rows, blocks)).astype(dtype)}
+        names = ["data", "indices", "scales"]
+        z = local.integers(0, 1 << bits, (rows, blocks))
+        if int4:
+            consts["data"] = narrow_tensor("data", INT4, (q - 8).ravel().tolist(), (rows, width))
+            if zeros:
+                consts["zp"] = narrow_tensor("zp", INT4, (z - 8).ravel().tolist(), (rows, blocks))
+        else:
+            consts["data"] = pack_fields(q, bits)
+            if zeros:
+                consts["zp"] = pack_fields(z, bits)
+        if zeros:
+            names.append("zp")
+        attrs = {"block_size": block} if int4 else {"bits": bits, "block_size": block}
+        return Case(name, 17, helper.make_node("GatherBlockQuantized", names, ["y"], domain="com.microsoft",
+                                               gather_axis=0, quantize_axis=1, **attrs),
+                    {"indices": indices}, ["y"], consts, domains={"com.microsoft": 1}, folder="com_microsoft")
+
+    yield case("gatherblockquantized_4bit", 40, 64, np.array([[3, 0, 39], [-1, 17, 3]], np.int64))
+    yield case("gatherblockquantized_4bit_float16_default_zero", 30, 96, np.array([5, 29, 0], np.int32),
+               zeros=False, dtype=np.float16)
+    yield case("gatherblockquantized_8bit", 12, 48, np.array([[11], [2]], np.int64), bits=8, block=16)
+    yield case("gatherblockquantized_2bit", 20, 64, np.array([7, 19], np.int64), bits=2, block=16)
+    yield case("gatherblockquantized_int4", 16, 64, np.array([1, 15, -16], np.int64), int4=True)
 
 
 def qoperator_network_case():

@@ -173,6 +173,30 @@ void group_query_attention_shape(InferenceContext& ctx) {
   }
 }
 
+// GatherBlockQuantized: scales' type; indices' dims, then data's after the first, the last one
+// unpacked (bits values per uint8 element) where the cpu EP's layout (gather_axis 0,
+// quantize_axis last) holds.
+void gather_block_quantized_shape(InferenceContext& ctx) {
+  if (!has_input(ctx, 2)) return;
+  onnx::propagateElemTypeFromInputToOutput(ctx, 2, 0);
+  if (!onnx::hasInputShape(ctx, 0) || !onnx::hasInputShape(ctx, 1)) return;
+  const auto& data = ctx.getInputType(0)->tensor_type().shape();
+  const auto& indices = ctx.getInputType(1)->tensor_type().shape();
+  const int rank = data.dim_size();
+  if (rank < 2 || onnx::getAttribute(ctx, "gather_axis", 0) != 0 ||
+      (onnx::getAttribute(ctx, "quantize_axis", 1) + rank) % rank != rank - 1)
+    return;
+  auto* y = onnx::getOutputShape(ctx, 0);
+  y->clear_dim();
+  for (int d = 0; d < indices.dim_size(); ++d) add_dim(y, &indices.dim(d));
+  for (int d = 1; d + 1 < rank; ++d) add_dim(y, &data.dim(d));
+  const auto& last = data.dim(rank - 1);
+  const bool packed = ctx.getInputType(0)->tensor_type().elem_type() == onnx::TensorProto::UINT8;
+  const int64_t per_element = packed ? 8 / std::max<int64_t>(onnx::getAttribute(ctx, "bits", 4), 1) : 1;
+  if (last.has_dim_value()) y->add_dim()->set_dim_value(last.dim_value() * per_element);
+  else y->add_dim();
+}
+
 std::map<std::string, onnx::OpSchema> build_schemas() {
   const std::pair<const char*, onnx::InferenceFunction> rules[] = {
       {"QLinearAdd", qlinear_binary_shape},
@@ -193,6 +217,7 @@ std::map<std::string, onnx::OpSchema> build_schemas() {
       {"BiasGelu", same_as_input},
       {"QuickGelu", same_as_input},
       {"GroupQueryAttention", group_query_attention_shape},
+      {"GatherBlockQuantized", gather_block_quantized_shape},
   };
   std::map<std::string, onnx::OpSchema> schemas;
   for (const auto& [op, rule] : rules) {
