@@ -894,6 +894,12 @@ def matmul_nbits_cases():
     yield case("matmulnbits_2bit_block16", (3,), 48, 12, bits=2, block=16)
     yield case("matmulnbits_4bit_float16", (3,), 64, 20, dtype=np.float16, bias=True)
     yield case("matmulnbits_4bit_float16_many_rows", (9,), 96, 70, dtype=np.float16, zeros="float")
+    # accuracy_level 4: A quantized to int8 per block, as ONNX Runtime does for 4-bit weights.
+    yield case("matmulnbits_4bit_accuracy_level_4_one_row", (1,), 256, 40, accuracy_level=4)
+    yield case("matmulnbits_4bit_accuracy_level_4_rows_bias", (5,), 160, 33, zeros="float", bias=True,
+               accuracy_level=4)
+    yield case("matmulnbits_4bit_accuracy_level_4_many_rows", (2, 10), 128, 70, block=64, accuracy_level=4)
+    yield case("matmulnbits_4bit_accuracy_level_4_float16", (3,), 128, 24, dtype=np.float16, accuracy_level=4)
 
 
 def microsoft_fused_cases():

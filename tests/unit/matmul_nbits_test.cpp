@@ -50,7 +50,7 @@ struct NBitsProblem {
     return out;
   }
 
-  NodeSpec spec(bool constant_weights, std::vector<float> bias = {}) const {
+  NodeSpec spec(bool constant_weights, std::vector<float> bias = {}, int64_t accuracy_level = 0) const {
     const int64_t block_bytes = block * bits / 8;
     std::vector<Tensor> inputs = {
         Tensor::from_vector<float>({rows, k}, a),
@@ -72,7 +72,8 @@ struct NBitsProblem {
     constant[0] = false;
     return {.op_type = "MatMulNBits", .domain = "com.microsoft", .opset = 1, .inputs = std::move(inputs),
             .constant = std::move(constant),
-            .attrs = attrs({{"K", k}, {"N", n}, {"bits", bits}, {"block_size", block}})};
+            .attrs = attrs({{"K", k}, {"N", n}, {"bits", bits}, {"block_size", block},
+                            {"accuracy_level", accuracy_level}})};
   }
 
   // Y[r][c] = sum_k A[r][k] (q[c][k] - zero) * scale (+ bias[c]), in double.
@@ -125,6 +126,38 @@ TEST_CASE("MatMulNBits gives the definition's Y on both paths, every width and z
       INFO((constant ? "constant weights" : "weights computed at run time"));
       check_close(run_one(p.spec(constant)), p.expected());
       check_close(run_one(p.spec(constant, bias)), p.expected(bias));
+    }
+  }
+}
+
+TEST_CASE("MatMulNBits at accuracy_level 4 stays within A's int8 quantization error of the definition",
+          "[cpu][matmul_nbits]") {
+  // Up to 8 rows of 4-bit weights may multiply as int8 (where the CPU has AVX-512 VNNI and VBMI;
+  // elsewhere in float, which passes too). Each block of a row of A is quantized with a step of
+  // max|a| / 127, so Y may move by half a step times the block's sum of |W|.
+  for (const int64_t rows : {1, 3, 8, 17}) {  // 17: the GEMM panels, on A quantized and restored
+    for (const Zeros zeros : {Zeros::kPacked, Zeros::kFloat, Zeros::kNone}) {
+      INFO("rows " << rows << " zero points " << static_cast<int>(zeros));
+      const NBitsProblem p(rows, 200, 37, 4, 32, zeros, 300 + static_cast<unsigned>(rows));
+      const Tensor y = run_one(p.spec(true, {}, 4));
+      const std::vector<double> want = p.expected();
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t c = 0; c < p.n; ++c) {
+          double bound = 1e-4;
+          for (int64_t b = 0; b < p.blocks(); ++b) {
+            double top = 0, weights = 0;
+            for (int64_t i = b * p.block; i < std::min(p.k, (b + 1) * p.block); ++i) {
+              const auto at = static_cast<std::size_t>(c * p.blocks() + b);
+              top = std::max(top, std::abs(double{p.a[static_cast<std::size_t>(r * p.k + i)]}));
+              weights += std::abs((p.q[static_cast<std::size_t>(c * p.blocks() * p.block + i)] -
+                                   double{p.zero_values[at]}) * p.scales[at]);
+            }
+            bound += top / 127 / 2 * weights * 1.001;
+          }
+          const double got = y.data_as<float>()[r * p.n + c], exact = want[static_cast<std::size_t>(r * p.n + c)];
+          INFO("row " << r << " column " << c << " got " << got << " exact " << exact << " bound " << bound);
+          REQUIRE(std::abs(got - exact) <= bound);
+        }
     }
   }
 }

@@ -253,11 +253,17 @@ constexpr int64_t kPanelColumns = 64;
 
 class MatMulNBitsKernel final : public Kernel {
  public:
-  MatMulNBitsKernel(NBitsGeometry g, std::optional<NBitsWeights> weights) : g_(g), weights_(std::move(weights)) {}
+  MatMulNBitsKernel(NBitsGeometry g, std::optional<NBitsWeights> weights, bool int8_allowed)
+      : g_(g), weights_(std::move(weights)), int8_allowed_(int8_allowed) {}
 
-  // The path the last run took ("nbits:direct" for few rows, "nbits:gemm:<isa>" otherwise).
+  // The path the last run took: "nbits:direct" for few rows ("nbits:direct-int8" where they
+  // multiply as int8), "nbits:gemm:<isa>" otherwise.
   std::string_view variant() const override {
-    return last_direct_.load() ? std::string_view("nbits:direct") : std::string_view(gemm_variant_);
+    switch (last_path_.load()) {
+      case Path::kDirect: return "nbits:direct";
+      case Path::kDirectInt8: return "nbits:direct-int8";
+      default: return gemm_variant_;
+    }
   }
 
   Expected<void> compute(KernelContext& ctx) override {
@@ -297,9 +303,21 @@ class MatMulNBitsKernel final : public Kernel {
       half_out.resize(static_cast<std::size_t>(rows * g_.n));
       out = half_out.data();
     }
-    last_direct_.store(rows <= kDirectRows);
-    if (rows <= kDirectRows) multiply_direct(w, ap.data(), rows, out, ctx.parallel());
-    else multiply_panels(w, ap.data(), rows, out, ctx.parallel());
+    std::optional<Int8Rows> a8;
+    if (quantizes_a()) {
+      a8 = quantize_rows(ap.data(), rows);
+      if (rows > kDirectRows || !takes_int8()) dequantize_rows(*a8, rows, ap.data());
+    }
+    if (rows > kDirectRows) {
+      last_path_.store(Path::kGemm);
+      multiply_panels(w, ap.data(), rows, out, ctx.parallel());
+    } else if (takes_int8()) {
+      last_path_.store(Path::kDirectInt8);
+      multiply_direct_int8(w, *a8, rows, out, ctx.parallel());
+    } else {
+      last_path_.store(Path::kDirect);
+      multiply_direct(w, ap.data(), rows, out, ctx.parallel());
+    }
     if (!bias.empty())
       for (int64_t r = 0; r < rows; ++r)
         for (int64_t j = 0; j < g_.n; ++j) out[r * g_.n + j] += bias[static_cast<std::size_t>(j)];
@@ -364,6 +382,124 @@ class MatMulNBitsKernel final : public Kernel {
     }
   }
 
+  // At accuracy_level 4 ONNX Runtime quantizes A to int8 for 4-bit weights (whose zero points are
+  // packed or absent; with float ones it computes in float), each block of a row
+  // with a step of max|a| / 127 (rounded to nearest even), and so does nxrt: up to 8 rows then
+  // multiply as int8 where the CPU has AVX-512 VNNI and VBMI (four weights and four values of A
+  // per multiply-add), and otherwise A's quantized values enter the float products.
+  bool quantizes_a() const { return int8_allowed_ && g_.bits == 4; }
+  bool takes_int8() const {
+#if defined(__AVX512VNNI__) && defined(__AVX512VBMI__)
+    return quantizes_a() && g_.block_bytes() % 4 == 0;
+#else
+    return false;
+#endif
+  }
+
+  // A's rows (in unpacked order) quantized per block: values, each block's scale and value sum.
+  struct Int8Rows {
+    std::vector<int8_t> values;  // [rows][padded K]
+    std::vector<float> scales;   // [rows][blocks]
+    std::vector<int32_t> sums;   // [rows][blocks]
+  };
+
+  Int8Rows quantize_rows(const float* ap, int64_t rows) const {
+    const int64_t kp = g_.padded_k(), blocks = g_.blocks();
+    Int8Rows q{std::vector<int8_t>(static_cast<std::size_t>(rows * kp)),
+               std::vector<float>(static_cast<std::size_t>(rows * blocks)),
+               std::vector<int32_t>(static_cast<std::size_t>(rows * blocks))};
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t blk = 0; blk < blocks; ++blk) {
+        const float* x = ap + r * kp + blk * g_.block;
+        float top = 0.f;
+        for (int64_t i = 0; i < g_.block; ++i) top = std::max(top, std::abs(x[i]));
+        const float inverse = top > 0.f ? 127.f / top : 0.f;
+        int32_t sum = 0;
+        for (int64_t i = 0; i < g_.block; ++i) {
+          const auto v = static_cast<int8_t>(std::nearbyint(x[i] * inverse));
+          q.values[static_cast<std::size_t>(r * kp + blk * g_.block + i)] = v;
+          sum += v;
+        }
+        q.scales[static_cast<std::size_t>(r * blocks + blk)] = top / 127.f;
+        q.sums[static_cast<std::size_t>(r * blocks + blk)] = sum;
+      }
+    return q;
+  }
+
+  // The float paths' A at accuracy level 4: each value its quantized value times its block's step.
+  void dequantize_rows(const Int8Rows& q, int64_t rows, float* ap) const {
+    const int64_t kp = g_.padded_k();
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t i = 0; i < kp; ++i)
+        ap[r * kp + i] = static_cast<float>(q.values[static_cast<std::size_t>(r * kp + i)]) *
+                         q.scales[static_cast<std::size_t>(r * g_.blocks() + i / g_.block)];
+  }
+
+#if defined(__AVX512VNNI__) && defined(__AVX512VBMI__)
+  void multiply_direct_int8(const NBitsWeights& w, const Int8Rows& a, int64_t rows, float* y,
+                            const Parallel& par) const {
+    par.for_range(w.groups, 1, [&](int64_t g0, int64_t g1) {
+      [&]<int64_t... R>(std::integer_sequence<int64_t, R...>) {
+        ((rows == R + 1 ? int8_groups<R + 1>(w, a, g0, g1, y) : void()), ...);
+      }(std::make_integer_sequence<int64_t, kDirectRows>{});
+    });
+  }
+
+  // Per group and block: 64 bytes (byte positions i..i+3 of sixteen columns) turned so that each
+  // column's four bytes share a 32-bit lane; their low nibbles are the weights at unpacked
+  // positions i..i+3, their high ones at block_bytes + i.., each quad multiplied by A's four int8
+  // values there. The block's int32 sums scale into the totals: sum * scale * a_scale +
+  // offset * a_scale * a_sum, which is (q - zero) * scale summed against A's quantized values.
+  template <int64_t Rows>
+  void int8_groups(const NBitsWeights& w, const Int8Rows& a, int64_t g0, int64_t g1, float* y) const {
+    const int64_t kp = g_.padded_k(), count = g_.block_bytes(), blocks = g_.blocks();
+    alignas(64) uint8_t order[64];
+    for (int o = 0; o < 64; ++o) order[o] = static_cast<uint8_t>(o % 4 * 16 + o / 4);  // byte o <- (o % 4, o / 4)
+    const __m512i turn = _mm512_load_si512(order);
+    const __m512i low = _mm512_set1_epi8(0x0f);
+    for (int64_t group = g0; group < g1; ++group) {
+      __m512 total[Rows];
+      for (int64_t r = 0; r < Rows; ++r) total[r] = _mm512_setzero_ps();
+      for (int64_t blk = 0; blk < blocks; ++blk) {
+        const uint8_t* src = w.block_bytes(g_, group, blk);
+        __m512i sum[Rows];
+        for (int64_t r = 0; r < Rows; ++r) sum[r] = _mm512_setzero_si512();
+        for (int64_t i = 0; i < count; i += 4) {
+          const __m512i v = _mm512_maskz_permutexvar_epi8(~__mmask64{0}, turn, _mm512_loadu_si512(src + i * kGroup));
+          const __m512i lo = _mm512_and_si512(v, low);
+          const __m512i hi = _mm512_and_si512(_mm512_maskz_srli_epi16(~__mmask32{0}, v, 4), low);
+          for (int64_t r = 0; r < Rows; ++r) {
+            const int8_t* x = a.values.data() + r * kp + blk * g_.block;
+            int32_t lo_quad, hi_quad;
+            std::memcpy(&lo_quad, x + i, 4);
+            std::memcpy(&hi_quad, x + count + i, 4);
+            sum[r] = _mm512_dpbusd_epi32(sum[r], lo, _mm512_set1_epi32(lo_quad));
+            sum[r] = _mm512_dpbusd_epi32(sum[r], hi, _mm512_set1_epi32(hi_quad));
+          }
+        }
+        const Floats16 scale = load16(w.scales.data() + w.block_at(g_, group, blk));
+        const Floats16 offset = load16(w.offsets.data() + w.block_at(g_, group, blk));
+        __m512 sv, ov;
+        std::memcpy(&sv, &scale, sizeof sv);
+        std::memcpy(&ov, &offset, sizeof ov);
+        for (int64_t r = 0; r < Rows; ++r) {
+          const auto at = static_cast<std::size_t>(r * blocks + blk);
+          const float a_scale = a.scales[at];
+          const __m512 sums = _mm512_maskz_cvtepi32_ps(0xffff, sum[r]);
+          total[r] = _mm512_fmadd_ps(sums, _mm512_mul_ps(sv, _mm512_set1_ps(a_scale)), total[r]);
+          total[r] = _mm512_fmadd_ps(ov, _mm512_set1_ps(a_scale * static_cast<float>(a.sums[at])), total[r]);
+        }
+      }
+      const int64_t c0 = group * kGroup, valid = std::min(kGroup, g_.n - c0);
+      for (int64_t r = 0; r < Rows; ++r)
+        _mm512_mask_storeu_ps(y + r * g_.n + c0, static_cast<__mmask16>((1u << valid) - 1), total[r]);
+    }
+  }
+#else
+  // Never called: takes_int8() is false without AVX-512 VNNI and VBMI.
+  void multiply_direct_int8(const NBitsWeights&, const Int8Rows&, int64_t, float*, const Parallel&) const {}
+#endif
+
   // Columns unpacked kPanelColumns at a time into the GEMM's packed layout for B (strips of its
   // register tile's columns, depth-major) and multiplied by all of A's rows, A packed once for
   // every panel; a thread reuses its panel for each full one.
@@ -414,10 +550,13 @@ class MatMulNBitsKernel final : public Kernel {
     }
   }
 
+  enum class Path { kDirect, kDirectInt8, kGemm };
+
   NBitsGeometry g_;
   std::optional<NBitsWeights> weights_;  // read at creation when B, scales and zero points are constant
+  bool int8_allowed_;  // accuracy_level 4 without float zero points: A is quantized to int8
   std::string gemm_variant_ = fmt::format("nbits:gemm:{}", gemm_isa());
-  std::atomic<bool> last_direct_{true};
+  std::atomic<Path> last_path_{Path::kDirect};
 };
 
 // B, scales and zero points read once when all are constants (else at every run).
@@ -446,7 +585,10 @@ std::vector<KernelDef> matmul_nbits_kernels() {
                 check_matmul_nbits,
                 [](const NodeContext& ctx) {
                   const NBitsGeometry g = NBitsGeometry::of(ctx.attrs());
-                  return make_kernel<MatMulNBitsKernel>(g, constant_weights(ctx, g));
+                  // ONNX Runtime quantizes A at accuracy level 4 for packed or default zero points only.
+                  const bool int8_allowed = ctx.attrs().int_or("accuracy_level", 0) == 4 &&
+                                            (!ctx.has_input(kZeroPoints) || ctx.input_dtype(kZeroPoints) == DType::kUInt8);
+                  return make_kernel<MatMulNBitsKernel>(g, constant_weights(ctx, g), int8_allowed);
                 }},
   };
 }
