@@ -304,10 +304,7 @@ class MatMulNBitsKernel final : public Kernel {
       out = half_out.data();
     }
     std::optional<Int8Rows> a8;
-    if (quantizes_a()) {
-      a8 = quantize_rows(ap.data(), rows);
-      if (rows > kDirectRows || !takes_int8()) dequantize_rows(*a8, rows, ap.data());
-    }
+    if (quantizes_a()) a8 = quantize_rows(ap.data(), rows, rows > kDirectRows || !takes_int8(), ctx.parallel());
     if (rows > kDirectRows) {
       last_path_.store(Path::kGemm);
       multiply_panels(w, ap.data(), rows, out, ctx.parallel());
@@ -403,36 +400,63 @@ class MatMulNBitsKernel final : public Kernel {
     std::vector<int32_t> sums;   // [rows][blocks]
   };
 
-  Int8Rows quantize_rows(const float* ap, int64_t rows) const {
-    const int64_t kp = g_.padded_k(), blocks = g_.blocks();
+  // max |x[i]| over n floats.
+  static float abs_max(const float* x, int64_t n) {
+    int64_t i = 0;
+    float top = 0.f;
+#if defined(__AVX512F__)
+    __m512 lanes = _mm512_setzero_ps();
+    for (; i + kGroup <= n; i += kGroup)
+      lanes = _mm512_maskz_max_ps(0xffff, lanes, _mm512_abs_ps(_mm512_loadu_ps(x + i)));
+    alignas(64) float each[kGroup];
+    _mm512_store_ps(each, lanes);
+    for (float v : each) top = std::max(top, v);
+#endif
+    for (; i < n; ++i) top = std::max(top, std::abs(x[i]));
+    return top;
+  }
+
+  // Each block of A's rows quantized, in parallel over blocks; with `restore`, A's values replaced
+  // by their quantized values times the step (for the float paths).
+  Int8Rows quantize_rows(float* ap, int64_t rows, bool restore, const Parallel& par) const {
+    const int64_t kp = g_.padded_k(), blocks = g_.blocks(), block = g_.block;
     Int8Rows q{std::vector<int8_t>(static_cast<std::size_t>(rows * kp)),
                std::vector<float>(static_cast<std::size_t>(rows * blocks)),
                std::vector<int32_t>(static_cast<std::size_t>(rows * blocks))};
-    for (int64_t r = 0; r < rows; ++r)
-      for (int64_t blk = 0; blk < blocks; ++blk) {
-        const float* x = ap + r * kp + blk * g_.block;
-        float top = 0.f;
-        for (int64_t i = 0; i < g_.block; ++i) top = std::max(top, std::abs(x[i]));
-        const float inverse = top > 0.f ? 127.f / top : 0.f;
+    par.for_range(rows * blocks, std::max<int64_t>(1, 4096 / block), [&](int64_t b0, int64_t b1) {
+      for (int64_t b = b0; b < b1; ++b) {
+        float* x = ap + b / blocks * kp + b % blocks * block;  // blocks of 16 floats or more
+        int8_t* values = q.values.data() + (x - ap);
+        const float top = abs_max(x, block);
+        const float inverse = top > 0.f ? 127.f / top : 0.f, step = top / 127.f;
         int32_t sum = 0;
-        for (int64_t i = 0; i < g_.block; ++i) {
-          const auto v = static_cast<int8_t>(std::nearbyint(x[i] * inverse));
-          q.values[static_cast<std::size_t>(r * kp + blk * g_.block + i)] = v;
-          sum += v;
+        int64_t i = 0;
+#if defined(__AVX512F__)
+        const __m512 scale_in = _mm512_set1_ps(inverse), scale_out = _mm512_set1_ps(step);
+        __m512i sums = _mm512_setzero_si512();
+        for (; i < block; i += kGroup) {
+          const __m512 v = _mm512_maskz_roundscale_ps(0xffff, _mm512_mul_ps(_mm512_loadu_ps(x + i), scale_in),
+                                                      _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+          const __m512i integers = _mm512_maskz_cvtps_epi32(0xffff, v);
+          _mm_storeu_si128(reinterpret_cast<__m128i*>(values + i), _mm512_maskz_cvtepi32_epi8(0xffff, integers));
+          sums = _mm512_add_epi32(sums, integers);
+          if (restore) _mm512_storeu_ps(x + i, _mm512_mul_ps(v, scale_out));
         }
-        q.scales[static_cast<std::size_t>(r * blocks + blk)] = top / 127.f;
-        q.sums[static_cast<std::size_t>(r * blocks + blk)] = sum;
+        alignas(64) int32_t lanes[kGroup];
+        _mm512_store_si512(lanes, sums);
+        for (int32_t l : lanes) sum += l;
+#endif
+        for (; i < block; ++i) {
+          const float v = std::nearbyint(x[i] * inverse);
+          values[i] = static_cast<int8_t>(v);
+          sum += static_cast<int32_t>(v);
+          if (restore) x[i] = v * step;
+        }
+        q.scales[static_cast<std::size_t>(b)] = step;
+        q.sums[static_cast<std::size_t>(b)] = sum;
       }
+    });
     return q;
-  }
-
-  // The float paths' A at accuracy level 4: each value its quantized value times its block's step.
-  void dequantize_rows(const Int8Rows& q, int64_t rows, float* ap) const {
-    const int64_t kp = g_.padded_k();
-    for (int64_t r = 0; r < rows; ++r)
-      for (int64_t i = 0; i < kp; ++i)
-        ap[r * kp + i] = static_cast<float>(q.values[static_cast<std::size_t>(r * kp + i)]) *
-                         q.scales[static_cast<std::size_t>(r * g_.blocks() + i / g_.block)];
   }
 
 #if defined(__AVX512VNNI__) && defined(__AVX512VBMI__)
@@ -586,8 +610,9 @@ std::vector<KernelDef> matmul_nbits_kernels() {
                 [](const NodeContext& ctx) {
                   const NBitsGeometry g = NBitsGeometry::of(ctx.attrs());
                   // ONNX Runtime quantizes A at accuracy level 4 for packed or default zero points only.
-                  const bool int8_allowed = ctx.attrs().int_or("accuracy_level", 0) == 4 &&
-                                            (!ctx.has_input(kZeroPoints) || ctx.input_dtype(kZeroPoints) == DType::kUInt8);
+                  const bool int8_allowed =
+                      ctx.attrs().int_or("accuracy_level", 0) == 4 &&
+                      (!ctx.has_input(kZeroPoints) || ctx.input_dtype(kZeroPoints) == DType::kUInt8);
                   return make_kernel<MatMulNBitsKernel>(g, constant_weights(ctx, g), int8_allowed);
                 }},
   };
