@@ -195,42 +195,44 @@ def write_genai_model(args):
     print(f"wrote {out}")
 
 
-def quantize_matmuls(nodes, inits):
-    """Replaces each MatMul by a constant weight with its dynamically quantized form."""
+def replace_weight_matmuls(nodes, inits, rewrite):
+    """Each MatMul by a constant weight W replaced by the nodes rewrite(node, W) returns (which
+    adds the initializers they read); the float weights are dropped."""
     weights = {t.name: t for t in inits}
     out = []
     for node in nodes:
         if node.op_type != "MatMul" or node.input[1] not in weights:
             out.append(node)
             continue
-        w = numpy_helper.to_array(weights[node.input[1]])
+        out += rewrite(node, numpy_helper.to_array(weights[node.input[1]]))
+    unused = {n.input[1] for n in nodes if n.op_type == "MatMul"}
+    inits[:] = [t for t in inits if t.name not in unused]
+    return out
+
+
+def quantize_matmuls(nodes, inits):
+    """Replaces each MatMul by a constant weight with its dynamically quantized form."""
+    def rewrite(node, w):
         scale = np.float32(np.abs(w).max() / 127)
         p = node.output[0]
         inits.append(numpy_helper.from_array(np.clip(np.round(w / scale), -127, 127).astype(np.int8), p + "_wq"))
         inits.append(numpy_helper.from_array(np.array(scale, np.float32), p + "_ws"))
         inits.append(numpy_helper.from_array(np.array(0, np.int8), p + "_wz"))
-        out += [
+        return [
             helper.make_node("DynamicQuantizeLinear", [node.input[0]], [p + "_xq", p + "_xs", p + "_xz"]),
             helper.make_node("MatMulInteger", [p + "_xq", p + "_wq", p + "_xz", p + "_wz"], [p + "_i"]),
             helper.make_node("Cast", [p + "_i"], [p + "_f"], to=TensorProto.FLOAT),
             helper.make_node("Mul", [p + "_xs", p + "_ws"], [p + "_s"]),
             helper.make_node("Mul", [p + "_f", p + "_s"], [p]),
         ]
-    unused = {n.input[1] for n in nodes if n.op_type == "MatMul"}
-    inits[:] = [t for t in inits if t.name not in unused]
-    return out
+    return replace_weight_matmuls(nodes, inits, rewrite)
 
 
 def quantize_weights_4bit(nodes, inits, block=32):
     """Replaces each MatMul by a constant weight W [K, N] with MatMulNBits: W's columns in blocks
     of `block` along K, each quantized to 0..15 between its minimum and maximum."""
-    weights = {t.name: t for t in inits}
-    out = []
-    for node in nodes:
-        if node.op_type != "MatMul" or node.input[1] not in weights:
-            out.append(node)
-            continue
-        w = numpy_helper.to_array(weights[node.input[1]]).T  # [N, K]
+    def rewrite(node, w):
+        w = w.T  # [N, K]
         n, k = w.shape
         blocks = w.reshape(n, k // block, block)
         lo, hi = np.minimum(blocks.min(-1), 0), np.maximum(blocks.max(-1), 0)
@@ -242,11 +244,9 @@ def quantize_weights_4bit(nodes, inits, block=32):
         inits.append(numpy_helper.from_array(q[..., 0::2] | (q[..., 1::2] << 4), p + "_wq"))
         inits.append(numpy_helper.from_array(scale, p + "_ws"))
         inits.append(numpy_helper.from_array(zero_pairs[:, 0::2] | (zero_pairs[:, 1::2] << 4), p + "_wz"))
-        out.append(helper.make_node("MatMulNBits", [node.input[0], p + "_wq", p + "_ws", p + "_wz"], [p],
-                                    domain="com.microsoft", K=k, N=n, bits=4, block_size=block, accuracy_level=4))
-    unused = {n.input[1] for n in nodes if n.op_type == "MatMul"}
-    inits[:] = [t for t in inits if t.name not in unused]
-    return out
+        return [helper.make_node("MatMulNBits", [node.input[0], p + "_wq", p + "_ws", p + "_wz"], [p],
+                                 domain="com.microsoft", K=k, N=n, bits=4, block_size=block, accuracy_level=4)]
+    return replace_weight_matmuls(nodes, inits, rewrite)
 
 
 if __name__ == "__main__":
