@@ -6,8 +6,8 @@
 // ceil(K / block_size)), each block's values packed low bits first; scales [N, blocks] of A's
 // type; zero_points (optional) uint8 packed as B is ([N, ceil(blocks * bits / 8)]) or of A's type
 // ([N, blocks]), 2^(bits - 1) without; g_idx (deprecated: declined); bias [N] of A's type.
-// Computed in float whatever accuracy_level asks (level 4 lets ONNX Runtime quantize A to int8;
-// float is at least as accurate, so results match its level 0 and come within its level 4's error).
+// Computed in float, except at accuracy_level 4 with 4-bit weights and packed or no zero points,
+// where A is quantized to int8 per block as ONNX Runtime does there (see quantizes_a).
 //
 // At creation (or at each run, for a computed B) the weight is regrouped: sixteen columns side by
 // side, so that one 16-byte load holds a byte of a block for each of them, and likewise their
@@ -380,10 +380,10 @@ class MatMulNBitsKernel final : public Kernel {
   }
 
   // At accuracy_level 4 ONNX Runtime quantizes A to int8 for 4-bit weights (whose zero points are
-  // packed or absent; with float ones it computes in float), each block of a row
-  // with a step of max|a| / 127 (rounded to nearest even), and so does nxrt: up to 8 rows then
-  // multiply as int8 where the CPU has AVX-512 VNNI and VBMI (four weights and four values of A
-  // per multiply-add), and otherwise A's quantized values enter the float products.
+  // packed or absent; with float ones it computes in float), each block of a row with a step of
+  // max|a| / 127 (rounded to nearest even), and so does nxrt: up to 8 rows then multiply as int8
+  // where the CPU has AVX-512 VNNI and VBMI (four weights and four values of A per multiply-add),
+  // and otherwise A's quantized values enter the float products.
   bool quantizes_a() const { return int8_allowed_ && g_.bits == 4; }
   bool takes_int8() const {
 #if defined(__AVX512VNNI__) && defined(__AVX512VBMI__)
