@@ -900,6 +900,11 @@ def matmul_nbits_cases():
                accuracy_level=4)
     yield case("matmulnbits_4bit_accuracy_level_4_many_rows", (2, 10), 128, 70, block=64, accuracy_level=4)
     yield case("matmulnbits_4bit_accuracy_level_4_float16", (3,), 128, 24, dtype=np.float16, accuracy_level=4)
+    yield case("matmulnbits_8bit_accuracy_level_4", (3,), 128, 32, bits=8, accuracy_level=4)
+    yield case("matmulnbits_2bit_accuracy_level_4", (2,), 64, 16, bits=2, zeros=None, accuracy_level=4)
+    # (ONNX Runtime has no int8 kernel for 2 bits in blocks of 16: it computes in float.)
+    yield case("matmulnbits_2bit_block16_accuracy_level_4", (2,), 64, 16, bits=2, block=16, zeros=None,
+               accuracy_level=4)
 
 
 def microsoft_fused_cases():

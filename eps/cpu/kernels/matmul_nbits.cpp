@@ -6,8 +6,8 @@
 // ceil(K / block_size)), each block's values packed low bits first; scales [N, blocks] of A's
 // type; zero_points (optional) uint8 packed as B is ([N, ceil(blocks * bits / 8)]) or of A's type
 // ([N, blocks]), 2^(bits - 1) without; g_idx (deprecated: declined); bias [N] of A's type.
-// Computed in float, except at accuracy_level 4 with 4-bit weights and packed or no zero points,
-// where A is quantized to int8 per block as ONNX Runtime does there (see quantizes_a).
+// Computed in float, except at accuracy_level 4 with packed or no zero points, where A is
+// quantized to int8 per block as ONNX Runtime does there (see quantizes_a).
 //
 // At creation (or at each run, for a computed B) the weight is regrouped: sixteen columns side by
 // side, so that one 16-byte load holds a byte of a block for each of them, and likewise their
@@ -379,15 +379,19 @@ class MatMulNBitsKernel final : public Kernel {
     }
   }
 
-  // At accuracy_level 4 ONNX Runtime quantizes A to int8 for 4-bit weights (whose zero points are
-  // packed or absent; with float ones it computes in float), each block of a row with a step of
-  // max|a| / 127 (rounded to nearest even), and so does nxrt: up to 8 rows then multiply as int8
-  // where the CPU has AVX-512 VNNI and VBMI (four weights and four values of A per multiply-add),
-  // and otherwise A's quantized values enter the float products.
-  bool quantizes_a() const { return int8_allowed_ && g_.bits == 4; }
+  // At accuracy_level 4 ONNX Runtime 1.30 (x86) quantizes A to int8 where its int8 kernels exist:
+  // zero points packed or absent (with float ones it computes in float), 4 and 8 bits with blocks
+  // of 16 to 256, 2 bits with blocks of 32 to 128 (measured against its outputs). Each block of a
+  // row gets a step of max|a| / 127 (rounded to nearest even), and so in nxrt: up to 8 rows of
+  // 4-bit weights then multiply as int8 where the CPU has AVX-512 VNNI and VBMI (four weights and
+  // four values of A per multiply-add); otherwise A's quantized values enter the float products.
+  bool quantizes_a() const {
+    const bool blocks_ok = g_.bits == 2 ? g_.block >= 32 && g_.block <= 128 : g_.block <= 256;
+    return int8_allowed_ && blocks_ok;
+  }
   bool takes_int8() const {
 #if defined(__AVX512VNNI__) && defined(__AVX512VBMI__)
-    return quantizes_a() && g_.block_bytes() % 4 == 0;
+    return quantizes_a() && g_.bits == 4 && g_.block_bytes() % 4 == 0;
 #else
     return false;
 #endif
