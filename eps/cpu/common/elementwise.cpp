@@ -1,7 +1,17 @@
-// The legacy (opset 1-6) broadcast attributes of the binary elementwise ops.
+// The legacy (opset 1-6) broadcast attributes of the binary elementwise ops, and float or
+// float16 tensors read as floats.
 #include "common/elementwise.h"
 
+#include <algorithm>
+
 namespace nxrt::cpu {
+
+std::vector<float> float_or_half_as_floats(const Tensor& t) {
+  std::vector<float> out(static_cast<std::size_t>(t.numel()));
+  if (t.dtype() == DType::kFloat32) std::copy_n(t.data_as<float>(), t.numel(), out.data());
+  else halves_to_floats(t.data_as<uint16_t>(), out.data(), t.numel());
+  return out;
+}
 
 LegacyBroadcast LegacyBroadcast::from(const NodeContext& ctx) {
   LegacyBroadcast l;

@@ -7,6 +7,7 @@
 #include <string_view>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "common/broadcast.h"
 #include "common/vector_math.h"
@@ -37,6 +38,9 @@ template <class T>
 using ComputeType = std::conditional_t<std::is_same_v<T, Half>, float, T>;
 
 using FloatHalfTypes = TypeList<float, double, Half>;
+
+// The elements of a float or float16 tensor as floats (float16 exactly widened).
+std::vector<float> float_or_half_as_floats(const Tensor& t);
 using SignedTypes = TypeList<float, double, Half, int8_t, int16_t, int32_t, int64_t>;
 using AllNumericTypes =
     TypeList<float, double, Half, int8_t, uint8_t, int16_t, uint16_t, int32_t, uint32_t, int64_t, uint64_t>;

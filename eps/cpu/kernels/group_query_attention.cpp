@@ -25,6 +25,7 @@
 #include <cmath>
 #include <limits>
 #include <type_traits>
+#include <utility>
 
 #include "common/elementwise.h"
 #include "common/gemm.h"
@@ -267,9 +268,7 @@ class GroupQueryAttentionKernel final : public Kernel {
           src = rotated.data();
         }
         for (int64_t d = 0; d < hs; ++d) q[static_cast<std::size_t>(d)] = static_cast<float>(src[d]);
-        // The keys query s sees: up to its own position, the last local_window of them.
-        const int64_t end = std::min(cached + s + 1, p.lengths[static_cast<std::size_t>(b)]);
-        const int64_t begin = at_.local_window > 0 ? std::max<int64_t>(0, end - at_.local_window) : 0;
+        const auto [begin, end] = visible_keys(p, b, s);
         const float* keys = keys_values[0] + ((b * at_.kv_heads + kv) * p.present_rows) * hs;
         const float* values = keys_values[1] + ((b * at_.kv_heads + kv) * p.present_rows) * hs;
         float top = at_.smooth_softmax ? 0.f : -std::numeric_limits<float>::infinity();
@@ -336,8 +335,7 @@ class GroupQueryAttentionKernel final : public Kernel {
              GemmOperand::matrix(keys_values[0] + cache_at, hs, true), 0.f, scores.data(), cols, serial);
         for (int64_t s = 0; s < p.seq; ++s) {
           float* row = scores.data() + s * cols;
-          const int64_t end = std::min(cached + s + 1, length);
-          const int64_t begin = at_.local_window > 0 ? std::max<int64_t>(0, end - at_.local_window) : 0;
+          const auto [begin, end] = visible_keys(p, b, s);
           normalize_row(row + begin, std::max<int64_t>(end - begin, 0));
           std::fill(row, row + std::min(begin, cols), 0.f);
           std::fill(row + std::max(end, begin), row + cols, 0.f);
@@ -378,6 +376,14 @@ class GroupQueryAttentionKernel final : public Kernel {
   // acc += e * v over n floats.
   static void add_scaled(float* __restrict acc, const float* __restrict v, float e, int64_t n) {
     for (int64_t d = 0; d < n; ++d) acc[d] += e * v[d];
+  }
+
+  // The keys query s of entry b sees, [begin, end): up to its own position, the last local_window
+  // of them.
+  std::pair<int64_t, int64_t> visible_keys(const GqaPlan& p, int64_t b, int64_t s) const {
+    const auto at = static_cast<std::size_t>(b);
+    const int64_t end = std::min(p.cached[at] + s + 1, p.lengths[at]);
+    return {at_.local_window > 0 ? std::max<int64_t>(0, end - at_.local_window) : 0, end};
   }
 
   // One head's `hs` values rotated at `position`: the first rotary_dim in pairs, the rest copied.

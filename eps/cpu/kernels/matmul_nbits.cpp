@@ -111,14 +111,6 @@ KernelMatch check_matmul_nbits(const NodeContext& ctx) {
   return KernelMatch::supported(cost);
 }
 
-// Elements of a float or float16 tensor as floats.
-std::vector<float> as_floats(const Tensor& t) {
-  std::vector<float> out(static_cast<std::size_t>(t.numel()));
-  if (t.dtype() == DType::kFloat32) std::copy_n(t.data_as<float>(), t.numel(), out.data());
-  else halves_to_floats(t.data_as<uint16_t>(), out.data(), t.numel());
-  return out;
-}
-
 // Sixteen lanes of floats or int32s: one AVX-512 register, two AVX2 ones.
 constexpr int64_t kGroup = 16;
 using Floats16 = float __attribute__((vector_size(kGroup * sizeof(float))));
@@ -175,8 +167,9 @@ struct NBitsWeights {
       return wrong("zero_points (input 3)", zeros->numel(), g.n * blocks, "values");
     if (packed_zeros && zeros->numel() != g.n * g.zero_bytes())
       return wrong("zero_points (input 3)", zeros->numel(), g.n * g.zero_bytes(), "bytes");
-    const std::vector<float> scale_values = as_floats(scales);
-    const std::vector<float> zero_values = zeros && !packed_zeros ? as_floats(*zeros) : std::vector<float>{};
+    const std::vector<float> scale_values = float_or_half_as_floats(scales);
+    const std::vector<float> zero_values =
+        zeros && !packed_zeros ? float_or_half_as_floats(*zeros) : std::vector<float>{};
     const unsigned mask = (1u << g.bits) - 1;
     auto zero_of = [&](int64_t col, int64_t blk) {
       if (!zeros) return static_cast<float>(1 << (g.bits - 1));
@@ -287,7 +280,7 @@ class MatMulNBitsKernel final : public Kernel {
         return fail(ErrorCode::kRuntime, fmt::format("MatMulNBits: the bias holds {} values", ctx.input(kBias).numel()),
                     fmt::format("it adds one value per column of Y, N = {}", g_.n),
                     fmt::format("give a bias of {} values", g_.n));
-      bias = as_floats(ctx.input(kBias));
+      bias = float_or_half_as_floats(ctx.input(kBias));
     }
     Shape out_shape = a.shape();
     out_shape.back() = g_.n;
@@ -323,15 +316,21 @@ class MatMulNBitsKernel final : public Kernel {
   }
 
  private:
+  // fn.template operator()<rows>() for a run's row count, 1 to kDirectRows: the direct paths keep
+  // each row's sums in registers, so the count is a template argument.
+  template <class Fn>
+  static void with_rows(int64_t rows, Fn&& fn) {
+    [&]<int64_t... R>(std::integer_sequence<int64_t, R...>) {
+      ((rows == R + 1 ? fn.template operator()<R + 1>() : void()), ...);
+    }(std::make_integer_sequence<int64_t, kDirectRows>{});
+  }
+
   // Each group's weights unpacked and multiplied into every row's sums, sixteen columns to a
   // vector.
   void multiply_direct(const NBitsWeights& w, const float* ap, int64_t rows, float* y, const Parallel& par) const {
     par.for_range(w.groups, 1, [&](int64_t g0, int64_t g1) {
       auto run = [&]<int Bits>() {
-        // direct_groups<rows, Bits>, rows from 1 to kDirectRows.
-        [&]<int64_t... R>(std::integer_sequence<int64_t, R...>) {
-          ((rows == R + 1 ? direct_groups<R + 1, Bits>(w, ap, g0, g1, y) : void()), ...);
-        }(std::make_integer_sequence<int64_t, kDirectRows>{});
+        with_rows(rows, [&]<int64_t Rows>() { direct_groups<Rows, Bits>(w, ap, g0, g1, y); });
       };
       if (g_.bits == 2) run.template operator()<2>();
       else if (g_.bits == 4) run.template operator()<4>();
@@ -467,9 +466,7 @@ class MatMulNBitsKernel final : public Kernel {
   void multiply_direct_int8(const NBitsWeights& w, const Int8Rows& a, int64_t rows, float* y,
                             const Parallel& par) const {
     par.for_range(w.groups, 1, [&](int64_t g0, int64_t g1) {
-      [&]<int64_t... R>(std::integer_sequence<int64_t, R...>) {
-        ((rows == R + 1 ? int8_groups<R + 1>(w, a, g0, g1, y) : void()), ...);
-      }(std::make_integer_sequence<int64_t, kDirectRows>{});
+      with_rows(rows, [&]<int64_t Rows>() { int8_groups<Rows>(w, a, g0, g1, y); });
     });
   }
 

@@ -104,9 +104,9 @@ class SkipNormKernel final : public Kernel {
       sum_out = t->template mut_as<T>();
     }
     auto optional_floats = [&](std::optional<std::size_t> i) {
-      return i && ctx.has_input(*i) ? floats_of<T>(ctx.input(*i)) : std::vector<float>{};
+      return i && ctx.has_input(*i) ? float_or_half_as_floats(ctx.input(*i)) : std::vector<float>{};
     };
-    const std::vector<float> gamma = floats_of<T>(ctx.input(2));
+    const std::vector<float> gamma = float_or_half_as_floats(ctx.input(2));
     const std::vector<float> beta = optional_floats(form_.beta());
     const std::vector<float> bias = optional_floats(form_.bias());
     const T* in = x.data_as<T>();
@@ -163,12 +163,6 @@ class SkipNormKernel final : public Kernel {
         return wrong(fmt::format("input {} has {} values", i, ctx.input(i).numel()),
                      fmt::format("gamma, beta and bias hold one value per element of the hidden dim, {}", s.back()));
     return {};
-  }
-
-  template <class T>
-  static std::vector<float> floats_of(const Tensor& t) {
-    const T* p = t.data_as<T>();
-    return std::vector<float>(p, p + t.numel());
   }
 
   SkipNormForm form_;
