@@ -464,6 +464,7 @@ def cases():
     yield from microsoft_fused_cases()
     yield from group_query_attention_cases()
     yield from gather_block_quantized_cases()
+    yield from bert_cases()
     yield qoperator_network_case()
     yield from integer_to_float_cases()
 
@@ -1050,6 +1051,49 @@ def gather_block_quantized_cases():
     yield case("gatherblockquantized_8bit", 12, 48, np.array([[11], [2]], np.int64), bits=8, block=16)
     yield case("gatherblockquantized_2bit", 20, 64, np.array([7, 19], np.int64), bits=2, block=16)
     yield case("gatherblockquantized_int4", 16, 64, np.array([1, 15, -16], np.int64), int4=True)
+
+
+def bert_cases():
+    """The ops ONNX Runtime's transformer optimizer writes for BERT-like encoders (com.microsoft):
+    EmbedLayerNormalization with every optional input and output (a mask with other values than
+    0 and 1, position_ids of one row and of each batch entry, a segment table without segment
+    ids)."""
+    local = np.random.default_rng(38)
+    I32 = np.int32
+
+    def embed(name, b, s, hidden, vocab=30, positions=16, segments=2, segment_ids=True, mask=None,
+              position_ids=None, outputs=("y", "mask_index", "sum")):
+        inputs = {"ids": local.integers(0, vocab, (b, s)).astype(I32)}
+        consts = {"words": local.uniform(-1, 1, (vocab, hidden)).astype(F),
+                  "positions": local.uniform(-1, 1, (positions, hidden)).astype(F)}
+        names = ["ids", "", "words", "positions", "", "gamma", "beta", "", ""]
+        if segments:
+            consts["segments"] = local.uniform(-1, 1, (segments, hidden)).astype(F)
+            names[4] = "segments"
+            if segment_ids:
+                inputs["segment_ids"] = local.integers(0, segments, (b, s)).astype(I32)
+                names[1] = "segment_ids"
+        consts["gamma"] = local.uniform(0.5, 1.5, hidden).astype(F)
+        consts["beta"] = local.uniform(-0.5, 0.5, hidden).astype(F)
+        if mask is not None:
+            inputs["mask"] = mask.astype(I32)
+            names[7] = "mask"
+        if position_ids is not None:
+            inputs["position_ids"] = position_ids.astype(I32)
+            names[8] = "position_ids"
+        while names[-1] == "":
+            names.pop()
+        node = helper.make_node("EmbedLayerNormalization", names, list(outputs), domain="com.microsoft",
+                                epsilon=1e-5)
+        return Case(name, 17, node, inputs, [o for o in outputs if o], consts, domains={"com.microsoft": 1},
+                    folder="com_microsoft")
+
+    yield embed("embedlayernormalization_every_input", 2, 5, 32,
+                mask=np.array([[1, 1, 1, 0, 0], [1, 2, 1, 1, 0]]), position_ids=np.array([[4, 3, 2, 1, 0]]))
+    yield embed("embedlayernormalization_position_ids_per_batch", 2, 4, 24, segments=0,
+                position_ids=np.array([[0, 1, 2, 3], [9, 10, 11, 12]]))
+    yield embed("embedlayernormalization_segment_table_without_ids", 3, 6, 16, segment_ids=False,
+                outputs=("y", "mask_index"))
 
 
 def qoperator_network_case():

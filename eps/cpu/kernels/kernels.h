@@ -58,6 +58,7 @@ std::vector<KernelDef> skip_normalization_kernels();  // com.microsoft: SkipLaye
 std::vector<KernelDef> microsoft_activation_kernels();  // com.microsoft: Gelu FastGelu BiasGelu QuickGelu
 std::vector<KernelDef> group_query_attention_kernels();  // com.microsoft: GroupQueryAttention
 std::vector<KernelDef> gather_block_quantized_kernels();  // com.microsoft: GatherBlockQuantized
+std::vector<KernelDef> embed_layer_normalization_kernels();  // com.microsoft: EmbedLayerNormalization
 std::vector<KernelDef> quantize_linear_kernels();   // QuantizeLinear DequantizeLinear
 std::vector<KernelDef> sequence_kernels();          // SequenceEmpty SequenceConstruct SequenceInsert SequenceAt SequenceErase SequenceLength SplitToSequence ConcatFromSequence
 std::vector<KernelDef> optional_kernels();          // Optional OptionalHasElement OptionalGetElement

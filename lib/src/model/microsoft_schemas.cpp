@@ -197,6 +197,32 @@ void gather_block_quantized_shape(InferenceContext& ctx) {
   else y->add_dim();
 }
 
+// EmbedLayerNormalization: output and embedding_sum [batch, sequence, hidden] of word_embedding's
+// type (input_ids' dims, word_embedding's last); mask_index int32 [batch].
+void embed_layer_normalization_shape(InferenceContext& ctx) {
+  if (!has_input(ctx, 2)) return;
+  for (std::size_t out : {0, 2})
+    if (ctx.getNumOutputs() > out) onnx::propagateElemTypeFromInputToOutput(ctx, 2, out);
+  if (ctx.getNumOutputs() > 1) ctx.getOutputType(1)->mutable_tensor_type()->set_elem_type(onnx::TensorProto::INT32);
+  if (!onnx::hasInputShape(ctx, 0)) return;
+  const auto& ids = ctx.getInputType(0)->tensor_type().shape();
+  if (ids.dim_size() != 2) return;
+  for (std::size_t out : {0, 2}) {
+    if (ctx.getNumOutputs() <= out) continue;
+    auto* y = onnx::getOutputShape(ctx, out);
+    y->clear_dim();
+    add_dim(y, &ids.dim(0));
+    add_dim(y, &ids.dim(1));
+    const bool table_known = onnx::hasInputShape(ctx, 2) && ctx.getInputType(2)->tensor_type().shape().dim_size() == 2;
+    add_dim(y, table_known ? &ctx.getInputType(2)->tensor_type().shape().dim(1) : nullptr);
+  }
+  if (ctx.getNumOutputs() > 1) {
+    auto* mask_index = onnx::getOutputShape(ctx, 1);
+    mask_index->clear_dim();
+    add_dim(mask_index, &ids.dim(0));
+  }
+}
+
 std::map<std::string, onnx::OpSchema> build_schemas() {
   const std::pair<const char*, onnx::InferenceFunction> rules[] = {
       {"QLinearAdd", qlinear_binary_shape},
@@ -218,6 +244,7 @@ std::map<std::string, onnx::OpSchema> build_schemas() {
       {"QuickGelu", same_as_input},
       {"GroupQueryAttention", group_query_attention_shape},
       {"GatherBlockQuantized", gather_block_quantized_shape},
+      {"EmbedLayerNormalization", embed_layer_normalization_shape},
   };
   std::map<std::string, onnx::OpSchema> schemas;
   for (const auto& [op, rule] : rules) {
