@@ -1057,7 +1057,9 @@ def bert_cases():
     """The ops ONNX Runtime's transformer optimizer writes for BERT-like encoders (com.microsoft):
     EmbedLayerNormalization with every optional input and output (a mask with other values than
     0 and 1, position_ids of one row and of each batch entry, a segment table without segment
-    ids)."""
+    ids); Attention with each mask form (key lengths, ends and starts, raw 2-D with values other
+    than 0 and 1, 3-D), GPT-2's past and present with unidirectional, a decoding step,
+    qkv_hidden_sizes with scale, mask_filter_value and attention_bias, a query that sees no key."""
     local = np.random.default_rng(38)
     I32 = np.int32
 
@@ -1094,6 +1096,42 @@ def bert_cases():
                 position_ids=np.array([[0, 1, 2, 3], [9, 10, 11, 12]]))
     yield embed("embedlayernormalization_segment_table_without_ids", 3, 6, 16, segment_ids=False,
                 outputs=("y", "mask_index"))
+
+    def attention(name, b, s, din, heads, mask=None, past=0, hidden_sizes=None, attention_bias=None, outputs=("y",),
+                  **attrs):
+        d, dv = hidden_sizes[0] if hidden_sizes else din, hidden_sizes[2] if hidden_sizes else din
+        inputs = {"x": local.uniform(-1, 1, (b, s, din)).astype(F)}
+        # (ONNX Runtime 1.30's CPU kernel crashes without a bias.)
+        consts = {"weights": local.uniform(-0.3, 0.3, (din, 2 * d + dv)).astype(F),
+                  "bias": local.uniform(-0.2, 0.2, 2 * d + dv).astype(F)}
+        names = ["x", "weights", "bias", ""]
+        if mask is not None:
+            inputs["mask"] = np.asarray(mask, I32)
+            names[3] = "mask"
+        if past:
+            inputs["past"] = local.uniform(-1, 1, (2, b, heads, past, d // heads)).astype(F)
+            names.append("past")
+        if attention_bias is not None:
+            names += [""] * (5 - len(names)) + ["attention_bias"]
+            inputs["attention_bias"] = local.uniform(-1, 1, attention_bias).astype(F)
+        if hidden_sizes:
+            attrs["qkv_hidden_sizes"] = hidden_sizes
+        node = helper.make_node("Attention", names, list(outputs), domain="com.microsoft", num_heads=heads, **attrs)
+        return Case(name, 17, node, inputs, list(outputs), consts, domains={"com.microsoft": 1},
+                    folder="com_microsoft")
+
+    yield attention("attention_key_lengths", 2, 5, 32, 4, mask=[5, 3])
+    yield attention("attention_raw_mask", 2, 5, 32, 4, mask=[[1, 1, 0, 1, 1], [1, 2, -1, 0, 1]])
+    yield attention("attention_end_start", 2, 6, 16, 2, mask=[6, 4, 0, 2])
+    yield attention("attention_mask_3d", 1, 4, 16, 2, mask=(local.uniform(0, 1, (1, 4, 4)) > 0.3).astype(I32))
+    yield attention("attention_gpt2_past_unidirectional", 2, 3, 32, 4, past=4, outputs=("y", "present"),
+                    mask=[[0, 1, 1, 1, 1, 1, 1], [1, 1, 1, 1, 1, 1, 1]], unidirectional=1)
+    yield attention("attention_decode_step", 2, 1, 32, 4, past=6, outputs=("y", "present"), unidirectional=1)
+    yield attention("attention_hidden_sizes_scale_bias", 2, 4, 24, 2, hidden_sizes=[16, 16, 8],
+                    attention_bias=(1, 2, 4, 4), scale=0.3, mask_filter_value=-3.0, mask=[4, 2])
+    yield attention("attention_unidirectional_key_gone", 2, 5, 16, 2, mask=[5, 0],
+                    unidirectional=1)
+    yield attention("attention_no_mask", 1, 20, 64, 4)
 
 
 def qoperator_network_case():

@@ -366,6 +366,25 @@ Expected<std::vector<PackedMatrix>> pack_weight_groups(const NodeContext& ctx, c
   return packed;
 }
 
+Expected<std::vector<PackedMatrix>> pack_constant_b(const NodeContext& ctx, std::size_t input, bool trans) {
+  const WeightHandle* w = ctx.constant_input(input);
+  if (!w || w->dtype() != DType::kFloat32) return std::vector<PackedMatrix>{};
+  const Shape& s = w->shape();
+  const int64_t rows = s.size() == 1 ? s[0] : s[s.size() - 2];
+  const int64_t cols = s.size() == 1 ? 1 : s.back();
+  const int64_t k = trans ? cols : rows, n = trans ? rows : cols;
+  const int64_t count = rows * cols == 0 ? 0 : shape_numel(s) / (rows * cols);
+  if (count == 0) return std::vector<PackedMatrix>{};
+  if (auto restored = load_packed_matrices(ctx.packed_state(), GemmSide::kB, static_cast<std::size_t>(count), n, k))
+    return std::move(*restored);
+  auto t = w->materialize();
+  if (!t) return forward_error(std::move(t), fmt::format("packing input {} of {}", input, ctx.node().describe()));
+  std::vector<PackedMatrix> packed;
+  for (int64_t i = 0; i < count; ++i)
+    packed.push_back(PackedMatrix::pack_b(t->data_as<float>() + i * rows * cols, cols, trans, k, n));
+  return packed;
+}
+
 const char* gemm_isa() {
 #if defined(__AVX512F__)
   return "avx512";

@@ -90,6 +90,11 @@ std::optional<std::vector<PackedMatrix>> load_packed_matrices(std::span<const st
 Expected<std::vector<PackedMatrix>> pack_weight_groups(const NodeContext& ctx, const WeightHandle& weight,
                                                        int64_t groups, int64_t m, int64_t k, bool trans);
 
+// Every matrix of input `input` as B operands (op(B) is the matrix, transposed or not) when it
+// is a constant float initializer: packed, or restored from the node's EPContext blob; none
+// when the input is computed at run time or not float.
+Expected<std::vector<PackedMatrix>> pack_constant_b(const NodeContext& ctx, std::size_t input, bool trans);
+
 // C (m x n, leading dimension n) = alpha * op(A) * op(B) + beta * C for types without a
 // packed GEMM (double, integers); beta == 0 never reads C. Serial.
 template <class T>

@@ -223,6 +223,41 @@ void embed_layer_normalization_shape(InferenceContext& ctx) {
   }
 }
 
+// Attention: output [batch, sequence, Dv] of the input's type (Dv: qkv_hidden_sizes' last, or a
+// third of the weights' columns); present [2, batch, num_heads, unknown, head_size].
+void microsoft_attention_shape(InferenceContext& ctx) {
+  if (!has_input(ctx, 0)) return;
+  for (std::size_t out = 0; out < std::min<std::size_t>(ctx.getNumOutputs(), 2); ++out)
+    onnx::propagateElemTypeFromInputToOutput(ctx, 0, out);
+  if (!onnx::hasInputShape(ctx, 0) || !onnx::hasInputShape(ctx, 1)) return;
+  const auto& x = ctx.getInputType(0)->tensor_type().shape();
+  const auto& w = ctx.getInputType(1)->tensor_type().shape();
+  if (x.dim_size() != 3 || w.dim_size() != 2) return;
+  const auto* sizes = ctx.getAttribute("qkv_hidden_sizes");
+  const int64_t heads = onnx::getAttribute(ctx, "num_heads", 0);
+  int64_t hidden = -1, v_hidden = -1;
+  if (sizes && sizes->ints_size() == 3) {
+    hidden = sizes->ints(0);
+    v_hidden = sizes->ints(2);
+  } else if (w.dim(1).has_dim_value()) {
+    hidden = v_hidden = w.dim(1).dim_value() / 3;
+  }
+  auto* y = onnx::getOutputShape(ctx, 0);
+  y->clear_dim();
+  add_dim(y, &x.dim(0));
+  add_dim(y, &x.dim(1));
+  add_value(y, v_hidden);
+  if (ctx.getNumOutputs() > 1) {
+    auto* present = onnx::getOutputShape(ctx, 1);
+    present->clear_dim();
+    present->add_dim()->set_dim_value(2);
+    add_dim(present, &x.dim(0));
+    add_value(present, heads);
+    present->add_dim();
+    add_value(present, heads > 0 && hidden > 0 ? hidden / heads : -1);
+  }
+}
+
 std::map<std::string, onnx::OpSchema> build_schemas() {
   const std::pair<const char*, onnx::InferenceFunction> rules[] = {
       {"QLinearAdd", qlinear_binary_shape},
@@ -245,6 +280,7 @@ std::map<std::string, onnx::OpSchema> build_schemas() {
       {"GroupQueryAttention", group_query_attention_shape},
       {"GatherBlockQuantized", gather_block_quantized_shape},
       {"EmbedLayerNormalization", embed_layer_normalization_shape},
+      {"Attention", microsoft_attention_shape},
   };
   std::map<std::string, onnx::OpSchema> schemas;
   for (const auto& [op, rule] : rules) {

@@ -1,0 +1,114 @@
+#include "common/bert_attention.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
+#include <vector>
+
+#include "common/gemm.h"
+#include "common/vector_math.h"
+
+namespace nxrt::cpu {
+
+Expected<KeyMaskForm> key_mask_form(std::string_view op, const Shape& mask, int64_t batch, int64_t q_seq,
+                                    int64_t total, bool end_start, bool dummy) {
+  if (mask.size() == 1 && (mask[0] == batch || mask[0] == 3 * batch + 2)) return KeyMaskForm::kKeyLengths;
+  if (mask.size() == 1 && end_start && mask[0] == 2 * batch) return KeyMaskForm::kEndStart;
+  if (mask.size() == 2 && dummy && mask[1] == 1 && (mask[0] == batch || mask[0] == 1)) return KeyMaskForm::kNone;
+  if (mask.size() == 2 && mask[0] == batch && mask[1] == total) return KeyMaskForm::kRaw2D;
+  if (mask.size() == 3 && mask == Shape{batch, q_seq, total}) return KeyMaskForm::kRaw3D;
+  return fail(ErrorCode::kRuntime, fmt::format("{}: the mask has shape {}", op, shape_to_string(mask)),
+              fmt::format("with batch {}, {} queries and {} keys it must be [{}] (key lengths){}, [{}, {}] or [{}, {}, "
+                          "{}] (1 where a key is seen)",
+                          batch, q_seq, total, batch, end_start ? fmt::format(", [{}] (ends, then starts)", 2 * batch)
+                                                                 : std::string(),
+                          batch, total, batch, q_seq, total),
+              "give a mask of one of those shapes");
+}
+
+Expected<void> check_key_lengths(std::string_view op, const BertAttention& a) {
+  if (a.mask_form != KeyMaskForm::kKeyLengths && a.mask_form != KeyMaskForm::kEndStart) return {};
+  const int64_t n = a.mask_form == KeyMaskForm::kEndStart ? 2 * a.batch : a.batch;
+  for (int64_t i = 0; i < n; ++i)
+    if (a.mask[i] < 0)
+      return fail(ErrorCode::kRuntime, fmt::format("{}: mask value {} at index {} is negative", op, a.mask[i], i),
+                  "a 1-D mask holds key lengths (or ends and starts)", "give lengths of 0 or more");
+  return {};
+}
+
+namespace {
+
+// Query s's scores before the product: attention_bias plus the mask term, causal keys lowest.
+void initial_row(const BertAttention& a, int64_t b, int64_t h, int64_t s, float* row) {
+  const int64_t total = a.total;
+  if (a.bias) {
+    std::copy_n(a.bias + b * a.bias_batch_stride + h * a.bias_head_stride + s * total, total, row);
+  } else {
+    std::fill_n(row, total, 0.f);
+  }
+  const float hidden = a.mask_filter_value;
+  switch (a.mask_form) {
+    case KeyMaskForm::kNone:
+      break;
+    case KeyMaskForm::kKeyLengths:
+      for (int64_t t = std::max<int64_t>(a.mask[b], 0); t < total; ++t) row[t] += hidden;
+      break;
+    case KeyMaskForm::kEndStart: {
+      const int64_t end = a.mask[b], start = std::min<int64_t>(a.mask[a.batch + b], total);
+      for (int64_t t = 0; t < total; ++t)
+        if (t >= end || t < start) row[t] += hidden;
+      break;
+    }
+    case KeyMaskForm::kRaw2D:
+    case KeyMaskForm::kRaw3D: {
+      const int32_t* m = a.mask + (a.mask_form == KeyMaskForm::kRaw2D ? b : b * a.q_seq + s) * total;
+      for (int64_t t = 0; t < total; ++t)
+        if (m[t] <= 0) row[t] += hidden;
+      break;
+    }
+  }
+  if (a.causal && a.q_seq > 1)
+    std::fill(row + std::min(total, a.past + s + 1), row + total, std::numeric_limits<float>::lowest());
+}
+
+void softmax_row(float* row, int64_t n) {
+  exp_shifted(row, lane_max(row, n), row, n);
+  const float inv = 1.f / lane_sum<float>(row, n);
+  for (int64_t t = 0; t < n; ++t) row[t] *= inv;
+}
+
+}  // namespace
+
+void attend(const BertAttention& a, const Parallel& parallel) {
+  const bool initial = a.bias || a.mask_form != KeyMaskForm::kNone || (a.causal && a.q_seq > 1);
+  const int64_t rows = a.q_seq, keys = a.total, y_row = a.heads * a.v_head_size;
+  auto one_pair = [&](int64_t pair, std::vector<float>& scores, const Parallel& par) {
+    const int64_t b = pair / a.heads, h = pair % a.heads;
+    scores.resize(static_cast<std::size_t>(rows * keys));
+    float* s = scores.data();
+    if (initial)
+      for (int64_t r = 0; r < rows; ++r) initial_row(a, b, h, r, s + r * keys);
+    gemm(rows, keys, a.head_size, a.scale, GemmOperand::matrix(a.q.at(b, h), a.q.row_stride),
+         GemmOperand::matrix(a.k.at(b, h), a.k.row_stride, true), initial ? 1.f : 0.f, s, keys, par);
+    if (a.qk) std::copy_n(s, rows * keys, a.qk + pair * rows * keys);
+    for (int64_t r = 0; r < rows; ++r) softmax_row(s + r * keys, keys);
+    gemm(rows, a.v_head_size, keys, 1.f, GemmOperand::matrix(s, keys), GemmOperand::matrix(a.v.at(b, h), a.v.row_stride),
+         0.f, a.y + b * rows * y_row + h * a.v_head_size, y_row, par);
+  };
+  const int64_t pairs = a.batch * a.heads;
+  if (keys == 0) std::fill_n(a.y, a.batch * rows * y_row, 0.f);  // no key to attend to
+  if (keys == 0 || rows == 0) return;
+  if (pairs >= parallel.threads()) {
+    parallel.for_range(pairs, 1, [&](int64_t begin, int64_t end) {
+      const SerialParallel serial;
+      std::vector<float> scores;
+      for (int64_t pair = begin; pair < end; ++pair) one_pair(pair, scores, serial);
+    });
+  } else {
+    std::vector<float> scores;
+    for (int64_t pair = 0; pair < pairs; ++pair) one_pair(pair, scores, parallel);
+  }
+}
+
+}  // namespace nxrt::cpu

@@ -1,0 +1,60 @@
+// The attention of ONNX Runtime's com.microsoft Attention and MultiHeadAttention once their
+// inputs are heads: per (batch, head)
+//   scores = attention_bias + mask term + scale * Q K^T      (the bias and mask are not scaled)
+//   Y = softmax(scores over every key) V
+// in float. The mask term is mask_filter_value where the int32 mask hides a key (a finite value:
+// a query that sees no key gets the probabilities of no mask, as in ONNX Runtime) and 0 elsewhere;
+// causal attention gives the keys after a query's own position the lowest float instead.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "nxrt/ep/kernel.h"
+
+namespace nxrt::cpu {
+
+// The forms of an int32 mask over the keys that ONNX Runtime's BERT attention ops read.
+enum class KeyMaskForm {
+  kNone,
+  kKeyLengths,  // [batch] (or [3 * batch + 2], whose first batch values are read): keys t < length
+  kEndStart,    // [2 * batch]: ends, then starts; keys start <= t < end
+  kRaw2D,       // [batch, total]: keys whose value is above 0
+  kRaw3D,       // [batch, sequence, total]: per query, keys whose value is above 0
+};
+
+// The form of a mask of shape `mask` for the given sizes, or what is wrong with it. `end_start`:
+// [2 * batch] reads as ends and starts (Attention; MultiHeadAttention refuses it). `dummy`: a
+// [batch or 1, 1] mask means no mask (Attention).
+Expected<KeyMaskForm> key_mask_form(std::string_view op, const Shape& mask, int64_t batch, int64_t q_seq,
+                                    int64_t total, bool end_start, bool dummy);
+
+// One (batch, head)'s rows of a [batch, heads, rows, width]-like tensor: data + b * batch_stride
+// + h * head_stride, rows row_stride apart.
+struct HeadMatrix {
+  const float* data = nullptr;
+  int64_t batch_stride = 0, head_stride = 0, row_stride = 0;
+  const float* at(int64_t b, int64_t h) const { return data + b * batch_stride + h * head_stride; }
+};
+
+struct BertAttention {
+  int64_t batch = 0, heads = 0, q_seq = 0, total = 0, past = 0, head_size = 0, v_head_size = 0;
+  float scale = 1.f;
+  float mask_filter_value = -10000.f;
+  bool causal = false;  // key t hidden from query s when t > past + s (several queries only)
+  HeadMatrix q, k, v;   // [.., q_seq, head_size], [.., total, head_size], [.., total, v_head_size]
+  KeyMaskForm mask_form = KeyMaskForm::kNone;
+  const int32_t* mask = nullptr;
+  // attention_bias [batch or 1, heads or 1, q_seq, total]: strides 0 where broadcast.
+  const float* bias = nullptr;
+  int64_t bias_batch_stride = 0, bias_head_stride = 0;
+  float* y = nullptr;   // [batch, q_seq, heads * v_head_size]
+  float* qk = nullptr;  // optional [batch, heads, q_seq, total]: the scores before softmax
+};
+
+// A negative key length is an error (naming the op); the rest cannot fail.
+Expected<void> check_key_lengths(std::string_view op, const BertAttention& a);
+
+void attend(const BertAttention& a, const Parallel& parallel);
+
+}  // namespace nxrt::cpu
