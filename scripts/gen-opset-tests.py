@@ -1059,7 +1059,9 @@ def bert_cases():
     0 and 1, position_ids of one row and of each batch entry, a segment table without segment
     ids); Attention with each mask form (key lengths, ends and starts, raw 2-D with values other
     than 0 and 1, 3-D), GPT-2's past and present with unidirectional, a decoding step,
-    qkv_hidden_sizes with scale, mask_filter_value and attention_bias, a query that sees no key."""
+    qkv_hidden_sizes with scale, mask_filter_value and attention_bias, a query that sees no key;
+    MultiHeadAttention's self- and cross-attention, key and value already in heads, past and
+    present with unidirectional, a decoding step with attention_bias."""
     local = np.random.default_rng(38)
     I32 = np.int32
 
@@ -1132,6 +1134,48 @@ def bert_cases():
     yield attention("attention_unidirectional_key_gone", 2, 5, 16, 2, mask=[5, 0],
                     unidirectional=1)
     yield attention("attention_no_mask", 1, 20, 64, 4)
+
+    def mha(name, b, s, heads, hidden, kv_seq=None, v_hidden=None, bias=True, mask=None, past=0, in_heads=False,
+            attention_bias=None, outputs=("y",), **attrs):
+        kv_seq, v_hidden = kv_seq or s, v_hidden or hidden
+        hs, vhs = hidden // heads, v_hidden // heads
+        inputs = {"q": local.uniform(-1, 1, (b, s, hidden)).astype(F)}
+        if in_heads:
+            inputs["k"] = local.uniform(-1, 1, (b, heads, kv_seq, hs)).astype(F)
+            inputs["v"] = local.uniform(-1, 1, (b, heads, kv_seq, vhs)).astype(F)
+        else:
+            inputs["k"] = local.uniform(-1, 1, (b, kv_seq, hidden)).astype(F)
+            inputs["v"] = local.uniform(-1, 1, (b, kv_seq, v_hidden)).astype(F)
+        consts, names = {}, ["q", "k", "v", "", "", "", "", ""]
+        if bias:
+            consts["bias"] = local.uniform(-0.5, 0.5, 2 * hidden + v_hidden).astype(F)
+            names[3] = "bias"
+        if mask is not None:
+            inputs["mask"] = np.asarray(mask, I32)
+            names[4] = "mask"
+        if attention_bias is not None:
+            inputs["attention_bias"] = local.uniform(-1, 1, attention_bias).astype(F)
+            names[5] = "attention_bias"
+        if past:
+            inputs["past_key"] = local.uniform(-1, 1, (b, heads, past, hs)).astype(F)
+            inputs["past_value"] = local.uniform(-1, 1, (b, heads, past, vhs)).astype(F)
+            names[6:8] = ["past_key", "past_value"]
+        while names[-1] == "":
+            names.pop()
+        node = helper.make_node("MultiHeadAttention", names, list(outputs), domain="com.microsoft", num_heads=heads,
+                                **attrs)
+        return Case(name, 17, node, inputs, list(outputs), consts, domains={"com.microsoft": 1},
+                    folder="com_microsoft")
+
+    yield mha("multiheadattention_self_key_lengths", 2, 5, 4, 32, mask=[5, 2])
+    yield mha("multiheadattention_cross_raw_mask", 2, 3, 2, 16, kv_seq=7, v_hidden=8, bias=False,
+              mask=[[1, 1, 1, 1, 0, 0, 0], [1, 1, 1, 1, 1, 1, 1]])
+    yield mha("multiheadattention_kv_in_heads", 2, 4, 2, 16, kv_seq=6, mask=(local.uniform(0, 1, (2, 4, 6)) > 0.3))
+    yield mha("multiheadattention_past_unidirectional", 2, 3, 4, 32, past=4, outputs=("y", "present_key",
+              "present_value"), mask=[[1, 1, 1, 1, 1, 1, 1], [0, 0, 1, 1, 1, 1, 1]], unidirectional=1)
+    yield mha("multiheadattention_decode_attention_bias", 2, 1, 4, 32, past=6,
+              outputs=("y", "present_key", "present_value"), attention_bias=(2, 1, 1, 7), scale=0.2,
+              mask_filter_value=-5.0, mask=[7, 5])
 
 
 def qoperator_network_case():

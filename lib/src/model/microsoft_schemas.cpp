@@ -258,6 +258,40 @@ void microsoft_attention_shape(InferenceContext& ctx) {
   }
 }
 
+// MultiHeadAttention: output [batch, sequence, Dv] of the query's type (Dv: value's last dim, or
+// num_heads times it when value is split into heads); present_key and present_value [batch,
+// num_heads, unknown, head size]; qk float [batch, num_heads, sequence, unknown].
+void multi_head_attention_shape(InferenceContext& ctx) {
+  if (!has_input(ctx, 0)) return;
+  for (std::size_t out = 0; out < std::min<std::size_t>(ctx.getNumOutputs(), 3); ++out)
+    onnx::propagateElemTypeFromInputToOutput(ctx, 0, out);
+  if (ctx.getNumOutputs() > 3) ctx.getOutputType(3)->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  const int64_t heads = onnx::getAttribute(ctx, "num_heads", 0);
+  if (!onnx::hasInputShape(ctx, 0) || !onnx::hasInputShape(ctx, 2) || heads <= 0) return;
+  const auto& q = ctx.getInputType(0)->tensor_type().shape();
+  const auto& v = ctx.getInputType(2)->tensor_type().shape();
+  if (q.dim_size() != 3 || (v.dim_size() != 3 && v.dim_size() != 4)) return;
+  const auto& v_last = v.dim(v.dim_size() - 1);
+  const int64_t v_head = !v_last.has_dim_value() ? -1 : v.dim_size() == 4 ? v_last.dim_value()
+                                                                         : v_last.dim_value() / heads;
+  const int64_t head = q.dim(2).has_dim_value() ? q.dim(2).dim_value() / heads : -1;
+  auto* y = onnx::getOutputShape(ctx, 0);
+  y->clear_dim();
+  add_dim(y, &q.dim(0));
+  add_dim(y, &q.dim(1));
+  add_value(y, v_head > 0 ? v_head * heads : -1);
+  for (std::size_t out : {1, 2, 3}) {
+    if (ctx.getNumOutputs() <= out) continue;
+    auto* s = onnx::getOutputShape(ctx, out);
+    s->clear_dim();
+    add_dim(s, &q.dim(0));
+    add_value(s, heads);
+    if (out == 3) add_dim(s, &q.dim(1));
+    s->add_dim();
+    if (out != 3) add_value(s, out == 1 ? head : v_head);
+  }
+}
+
 std::map<std::string, onnx::OpSchema> build_schemas() {
   const std::pair<const char*, onnx::InferenceFunction> rules[] = {
       {"QLinearAdd", qlinear_binary_shape},
@@ -281,6 +315,7 @@ std::map<std::string, onnx::OpSchema> build_schemas() {
       {"GatherBlockQuantized", gather_block_quantized_shape},
       {"EmbedLayerNormalization", embed_layer_normalization_shape},
       {"Attention", microsoft_attention_shape},
+      {"MultiHeadAttention", multi_head_attention_shape},
   };
   std::map<std::string, onnx::OpSchema> schemas;
   for (const auto& [op, rule] : rules) {

@@ -1,0 +1,249 @@
+// ONNX Runtime's com.microsoft MultiHeadAttention, the attention its transformer optimizer fuses
+// once Q, K and V are projected (self- and cross-attention, encoder-decoder models): query
+// [batch, seq, D], key and value [batch, kv_seq, D] and [batch, kv_seq, Dv] (bias' three parts
+// added), or key and value already split into heads [batch, heads, kv_seq, head_size] (a cross-
+// attention cache: only bias' Q part is added, as ONNX Runtime reads it); past_key and past_value
+// [batch, heads, past, head_size] before the new keys; then the attention of
+// common/bert_attention.h. Outputs: output [batch, seq, Dv], present_key and present_value (past
+// and new), qk (the scores before softmax). key_padding_mask: key lengths [batch] (or
+// [3 * batch + 2]), raw masks [batch, total] and [batch, seq, total]. Float, as ONNX Runtime's CPU
+// EP. Declined by name: packed QKV or KV, past_sequence_length, cache_indirection.
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "common/bert_attention.h"
+#include "common/kernel_util.h"
+#include "kernels/kernels.h"
+
+namespace nxrt::cpu {
+namespace {
+
+constexpr std::size_t kQuery = 0, kKey = 1, kValue = 2, kBias = 3, kMask = 4, kAttentionBias = 5, kPastKey = 6,
+                      kPastValue = 7, kPastSequenceLength = 8, kCacheIndirection = 9;
+
+struct MhaAttrs {
+  int64_t heads = 0;
+  bool causal = false;
+  float scale = 0.f;  // 0: 1 / sqrt(head_size)
+  float mask_filter_value = -10000.f;
+
+  static MhaAttrs of(const AttributeMap& a) {
+    return {a.int_or("num_heads", 0), a.int_or("unidirectional", 0) != 0, a.float_or("scale", 0.f),
+            a.float_or("mask_filter_value", -10000.f)};
+  }
+};
+
+KernelMatch check_multi_head_attention(const NodeContext& ctx) {
+  const MhaAttrs at = MhaAttrs::of(ctx.attrs());
+  NXRT_REQUIRE(ctx.input_dtype(kQuery) == DType::kFloat32,
+               "MultiHeadAttention: query is {}; the cpu EP implements float (as ONNX Runtime's CPU EP does)",
+               dtype_name(ctx.input_dtype(kQuery)));
+  for (std::size_t i : {kKey, kValue, kBias, kAttentionBias, kPastKey, kPastValue})
+    NXRT_REQUIRE(!ctx.has_input(i) || ctx.input_dtype(i) == DType::kFloat32,
+                 "MultiHeadAttention: input {} is {}; it must be float as the query", i, dtype_name(ctx.input_dtype(i)));
+  NXRT_REQUIRE(at.heads > 0, "MultiHeadAttention: num_heads is {}; it must be positive", at.heads);
+  NXRT_REQUIRE(ctx.input_rank(kQuery).value_or(3) == 3,
+               "MultiHeadAttention: query has rank {}; packed QKV ([batch, seq, heads, 3, head_size]) is not "
+               "implemented by the cpu EP (nor by ONNX Runtime's CPU EP)", ctx.input_rank(kQuery).value_or(3));
+  NXRT_REQUIRE(ctx.has_input(kKey) && ctx.has_input(kValue),
+               "MultiHeadAttention: key and value are required by the cpu EP (packed QKV or KV is not implemented)");
+  NXRT_REQUIRE(ctx.input_rank(kKey).value_or(3) != 5,
+               "MultiHeadAttention: key has rank 5; packed KV is not implemented by the cpu EP (nor by ONNX Runtime's "
+               "CPU EP)");
+  NXRT_REQUIRE(!ctx.has_input(kPastSequenceLength) && !ctx.has_input(kCacheIndirection),
+               "MultiHeadAttention: past_sequence_length (input 8) and cache_indirection (input 9), a shared past and "
+               "present buffer for beam search, are not implemented by the cpu EP");
+  NXRT_REQUIRE(ctx.has_input(kPastKey) == ctx.has_input(kPastValue),
+               "MultiHeadAttention: past_key and past_value must be both given or both absent");
+  NXRT_REQUIRE(!ctx.has_input(kMask) || ctx.input_dtype(kMask) == DType::kInt32,
+               "MultiHeadAttention: key_padding_mask is {}; it must be int32", dtype_name(ctx.input_dtype(kMask)));
+  return KernelMatch::supported(elementwise_cost(ctx, 8));
+}
+
+std::unexpected<Error> mha_error(std::string what, std::string why) {
+  return fail(ErrorCode::kRuntime, fmt::format("MultiHeadAttention: {}", what), std::move(why),
+              "give tensors of the shapes ONNX Runtime's definition of the op states");
+}
+
+// The sizes of one run.
+struct MhaPlan {
+  int64_t batch = 0, seq = 0, kv_seq = 0, past = 0, hidden = 0, v_hidden = 0, head_size = 0, v_head_size = 0;
+  bool kv_in_heads = false;  // key and value [batch, heads, kv_seq, head_size]
+  int64_t total() const { return past + kv_seq; }
+};
+
+class MultiHeadAttentionKernel final : public Kernel {
+ public:
+  explicit MultiHeadAttentionKernel(MhaAttrs attrs) : at_(attrs) {}
+
+  Expected<void> compute(KernelContext& ctx) override {
+    auto plan = plan_run(ctx);
+    if (!plan) return std::unexpected(plan.error());
+    const MhaPlan& p = *plan;
+    const int64_t total = p.total(), n = at_.heads;
+    BertAttention a;
+    a.batch = p.batch;
+    a.heads = n;
+    a.q_seq = p.seq;
+    a.total = total;
+    a.past = p.past;
+    a.head_size = p.head_size;
+    a.v_head_size = p.v_head_size;
+    a.scale = at_.scale != 0.f ? at_.scale : 1.f / std::sqrt(static_cast<float>(p.head_size));
+    a.mask_filter_value = at_.mask_filter_value;
+    a.causal = at_.causal;
+    if (ctx.has_input(kMask)) {
+      auto form = key_mask_form("MultiHeadAttention", ctx.input(kMask).shape(), p.batch, p.seq, total, false, false);
+      if (!form) return std::unexpected(form.error());
+      a.mask_form = *form;
+      a.mask = ctx.input(kMask).data_as<int32_t>();
+      if (auto lengths = check_key_lengths("MultiHeadAttention", a); !lengths) return lengths;
+    }
+    if (ctx.has_input(kAttentionBias)) {
+      const Shape& s = ctx.input(kAttentionBias).shape();
+      if (s.size() != 4 || (s[0] != p.batch && s[0] != 1) || (s[1] != n && s[1] != 1) || s[2] != p.seq ||
+          s[3] != total)
+        return mha_error(fmt::format("attention_bias has shape {}", shape_to_string(s)),
+                         fmt::format("it must be [{} or 1, {} or 1, {}, {}]", p.batch, n, p.seq, total));
+      a.bias = ctx.input(kAttentionBias).data_as<float>();
+      a.bias_head_stride = s[1] == 1 ? 0 : p.seq * total;
+      a.bias_batch_stride = s[0] == 1 ? 0 : s[1] * p.seq * total;
+    }
+
+    // Q (and, from [batch, kv_seq, hidden], K and V) with bias' part added.
+    const float* bias = ctx.has_input(kBias) ? ctx.input(kBias).data_as<float>() : nullptr;
+    std::vector<float> biased[3];
+    auto with_bias = [&](std::size_t input, int64_t offset, int64_t width) -> const float* {
+      const float* data = ctx.input(input).data_as<float>();
+      if (!bias) return data;
+      std::vector<float>& out = biased[input];
+      out.resize(static_cast<std::size_t>(ctx.input(input).numel()));
+      for (std::size_t i = 0; i < out.size(); ++i) out[i] = data[i] + bias[offset + static_cast<int64_t>(i) % width];
+      return out.data();
+    };
+    a.q = {with_bias(kQuery, 0, p.hidden), p.seq * p.hidden, p.head_size, p.hidden};
+    const float* key = p.kv_in_heads ? ctx.input(kKey).data_as<float>() : with_bias(kKey, p.hidden, p.hidden);
+    const float* value =
+        p.kv_in_heads ? ctx.input(kValue).data_as<float>() : with_bias(kValue, 2 * p.hidden, p.v_hidden);
+    // Where new key row s of head h in batch b starts.
+    auto new_row = [&](const float* data, int64_t b, int64_t h, int64_t s, int64_t size) {
+      return p.kv_in_heads ? data + ((b * n + h) * p.kv_seq + s) * size : data + (b * p.kv_seq + s) * n * size + h * size;
+    };
+    if (p.kv_in_heads) {
+      a.k = {key, n * p.kv_seq * p.head_size, p.kv_seq * p.head_size, p.head_size};
+      a.v = {value, n * p.kv_seq * p.v_head_size, p.kv_seq * p.v_head_size, p.v_head_size};
+    } else {
+      a.k = {key, p.kv_seq * p.hidden, p.head_size, p.hidden};
+      a.v = {value, p.kv_seq * p.v_hidden, p.v_head_size, p.v_hidden};
+    }
+    // Present key and value: past rows then the new ones (read from there when there is a past).
+    std::vector<float> scratch[2];
+    for (int i = 0; i < 2; ++i) {
+      const auto out = static_cast<std::size_t>(1 + i);
+      if (!ctx.wants_output(out) && !ctx.has_input(kPastKey)) continue;
+      const int64_t size = i == 0 ? p.head_size : p.v_head_size;
+      const Shape shape{p.batch, n, total, size};
+      float* present;
+      if (ctx.wants_output(out)) {
+        auto t = ctx.output(out, DType::kFloat32, shape);
+        if (!t) return std::unexpected(t.error());
+        present = t->mut_as<float>();
+      } else {
+        scratch[i].resize(static_cast<std::size_t>(shape_numel(shape)));
+        present = scratch[i].data();
+      }
+      const float* past = ctx.has_input(kPastKey) ? ctx.input(i == 0 ? kPastKey : kPastValue).data_as<float>() : nullptr;
+      for (int64_t b = 0; b < p.batch; ++b)
+        for (int64_t h = 0; h < n; ++h) {
+          float* dst = present + (b * n + h) * total * size;
+          if (past) std::copy_n(past + (b * n + h) * p.past * size, p.past * size, dst);
+          for (int64_t s = 0; s < p.kv_seq; ++s)
+            std::copy_n(new_row(i == 0 ? key : value, b, h, s, size), size, dst + (p.past + s) * size);
+        }
+      (i == 0 ? a.k : a.v) = {present, n * total * size, total * size, size};
+    }
+    auto y = ctx.output(0, DType::kFloat32, {p.batch, p.seq, p.v_hidden});
+    if (!y) return std::unexpected(y.error());
+    a.y = y->mut_as<float>();
+    if (ctx.wants_output(3)) {
+      auto qk = ctx.output(3, DType::kFloat32, {p.batch, n, p.seq, total});
+      if (!qk) return std::unexpected(qk.error());
+      a.qk = qk->mut_as<float>();
+    }
+    attend(a, ctx.parallel());
+    return {};
+  }
+
+  std::string_view variant() const override { return "gemm"; }
+
+ private:
+  Expected<MhaPlan> plan_run(const KernelContext& ctx) const {
+    MhaPlan p;
+    const int64_t n = at_.heads;
+    const Shape& q = ctx.input(kQuery).shape();
+    const Shape& k = ctx.input(kKey).shape();
+    const Shape& v = ctx.input(kValue).shape();
+    if (q.size() != 3 || q[2] % n != 0)
+      return mha_error(fmt::format("query has shape {} for {} heads", shape_to_string(q), n),
+                       "query is [batch, sequence, hidden], hidden a multiple of num_heads");
+    p.batch = q[0];
+    p.seq = q[1];
+    p.hidden = q[2];
+    p.head_size = p.hidden / n;
+    p.kv_in_heads = k.size() == 4;
+    if (p.kv_in_heads) {
+      if (k != Shape{p.batch, n, k[2], p.head_size} || v.size() != 4 || v[0] != p.batch || v[1] != n || v[2] != k[2])
+        return mha_error(fmt::format("key has shape {} and value {}", shape_to_string(k), shape_to_string(v)),
+                         fmt::format("key and value in heads are [{}, {}, kv_sequence, {}] and [{}, {}, kv_sequence, "
+                                     "v_head_size]", p.batch, n, p.head_size, p.batch, n));
+      p.kv_seq = k[2];
+      p.v_head_size = v[3];
+      p.v_hidden = n * p.v_head_size;
+      if (ctx.has_input(kPastKey))
+        return mha_error("past_key is given with key and value in heads",
+                         "key and value of shape [batch, heads, kv_sequence, head_size] are a whole cache already");
+    } else {
+      if (k.size() != 3 || k[0] != p.batch || k[2] != p.hidden || v.size() != 3 || v[0] != p.batch || v[1] != k[1] ||
+          v[2] % n != 0)
+        return mha_error(fmt::format("query has shape {}, key {} and value {}", shape_to_string(q), shape_to_string(k),
+                                     shape_to_string(v)),
+                         fmt::format("key is [{}, kv_sequence, {}] and value [{}, kv_sequence, Dv], Dv a multiple of "
+                                     "num_heads", p.batch, p.hidden, p.batch));
+      p.kv_seq = k[1];
+      p.v_hidden = v[2];
+      p.v_head_size = p.v_hidden / n;
+    }
+    if (ctx.has_input(kBias) && ctx.input(kBias).shape() != Shape{2 * p.hidden + p.v_hidden})
+      return mha_error(fmt::format("bias has shape {}", shape_to_string(ctx.input(kBias).shape())),
+                       fmt::format("bias holds Q's, K's and V's, [{}]", 2 * p.hidden + p.v_hidden));
+    if (ctx.has_input(kPastKey)) {
+      const Shape& pk = ctx.input(kPastKey).shape();
+      const Shape& pv = ctx.input(kPastValue).shape();
+      if (pk.size() != 4 || pk != Shape{p.batch, n, pk[2], p.head_size} ||
+          pv != Shape{p.batch, n, pk[2], p.v_head_size})
+        return mha_error(fmt::format("past_key has shape {} and past_value {}", shape_to_string(pk),
+                                     shape_to_string(pv)),
+                         fmt::format("they are [{}, {}, past, {}] and [{}, {}, past, {}]", p.batch, n, p.head_size,
+                                     p.batch, n, p.v_head_size));
+      p.past = pk[2];
+    }
+    if (at_.causal && p.seq > 1 && p.kv_seq != p.seq)
+      return mha_error(fmt::format("unidirectional attention of {} queries over {} new keys", p.seq, p.kv_seq),
+                       "causal attention needs as many new keys as queries (self-attention)");
+    return p;
+  }
+
+  MhaAttrs at_;
+};
+
+}  // namespace
+
+std::vector<KernelDef> multi_head_attention_kernels() {
+  return {KernelDef{{"com.microsoft", "MultiHeadAttention", 1}, 0, check_multi_head_attention,
+                    [](const NodeContext& ctx) {
+                      return make_kernel<MultiHeadAttentionKernel>(MhaAttrs::of(ctx.attrs()));
+                    }}};
+}
+
+}  // namespace nxrt::cpu
