@@ -1061,7 +1061,8 @@ def bert_cases():
     than 0 and 1, 3-D), GPT-2's past and present with unidirectional, a decoding step,
     qkv_hidden_sizes with scale, mask_filter_value and attention_bias, a query that sees no key;
     MultiHeadAttention's self- and cross-attention, key and value already in heads, past and
-    present with unidirectional, a decoding step with attention_bias."""
+    present with unidirectional, a decoding step with attention_bias; com.microsoft RotaryEmbedding
+    with positions per token and as one offset, rank 4 interleaved, a partial rotary dim, float16."""
     local = np.random.default_rng(38)
     I32 = np.int32
 
@@ -1176,6 +1177,22 @@ def bert_cases():
     yield mha("multiheadattention_decode_attention_bias", 2, 1, 4, 32, past=6,
               outputs=("y", "present_key", "present_value"), attention_bias=(2, 1, 1, 7), scale=0.2,
               mask_filter_value=-5.0, mask=[7, 5])
+
+    def rotary(name, x, positions, rows, half, dtype=F, **attrs):
+        angles = np.arange(rows)[:, None] * 10000.0 ** (-np.arange(half) / half)
+        consts = {"cos": np.cos(angles).astype(dtype), "sin": np.sin(angles).astype(dtype)}
+        node = helper.make_node("RotaryEmbedding", ["x", "positions", "cos", "sin"], ["y"], domain="com.microsoft",
+                                **attrs)
+        return Case(name, 17, node, {"x": x.astype(dtype), "positions": np.asarray(positions, np.int64)}, ["y"],
+                    consts, domains={"com.microsoft": 1}, folder="com_microsoft")
+
+    yield rotary("rotaryembedding_microsoft", local.uniform(-1, 1, (2, 4, 32)), [[0, 1, 2, 3], [5, 6, 7, 8]], 16, 8)
+    yield rotary("rotaryembedding_microsoft_4d_interleaved_offset", local.uniform(-1, 1, (2, 2, 3, 16)), [3], 8, 8,
+                 interleaved=1)
+    yield rotary("rotaryembedding_microsoft_partial", local.uniform(-1, 1, (1, 3, 48)), [[2, 0, 9]], 10, 4,
+                 num_heads=3, rotary_embedding_dim=8)
+    yield rotary("rotaryembedding_microsoft_float16", local.uniform(-1, 1, (1, 5, 32)), [0], 8, 8, dtype=np.float16,
+                 num_heads=2)
 
 
 def qoperator_network_case():

@@ -1,5 +1,10 @@
-// RotaryEmbedding-23: rotates the leading channels of each head of X in pairs by the angles in
-// cos_cache and sin_cache (the geometry is lib's, nxrt/ep/rotary_embedding.h).
+// RotaryEmbedding: rotates the leading channels of each head of X in pairs by the angles of a row
+// of cos_cache and sin_cache. Two ops: ONNX's RotaryEmbedding-23 (the geometry is lib's,
+// nxrt/ep/rotary_embedding.h) and ONNX Runtime's com.microsoft RotaryEmbedding (inputs X,
+// position_ids, cos_cache, sin_cache; position_ids int64 [batch, seq], or one value: the first
+// token's position, the next ones following; num_heads needed with a partial
+// rotary_embedding_dim; a rank-4 X is [batch, heads, seq, head_size]; the scale attribute is
+// ignored, as ONNX Runtime's CPU EP ignores it).
 #include "nxrt/ep/rotary_embedding.h"
 
 #include <fmt/format.h>
@@ -10,6 +15,76 @@
 
 namespace nxrt::cpu {
 namespace {
+
+// Y = X rotated: token t of the plan (batch-major) takes row rows[t] of the caches (rows[t] = t
+// without a row list).
+template <class T>
+void rotate(const Parallel& parallel, const RotaryEmbeddingPlan& p, const T* in, const T* cos, const T* sin,
+            const int64_t* rows, T* out) {
+  using C = ComputeType<T>;
+  const int64_t half = p.half();
+  // One task per (batch, token, head): its cache row, then each pair, then the copied tail.
+  parallel.for_range(p.batch * p.seq * p.heads, std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(p.head_size, 1)),
+                     [&](int64_t begin, int64_t end) {
+                       for (int64_t task = begin; task < end; ++task) {
+                         const int64_t h = task % p.heads, token = task / p.heads;
+                         const int64_t b = token / p.seq, s = token % p.seq;
+                         const int64_t row = rows ? rows[token] : token;
+                         const T* c = cos + row * half;
+                         const T* sn = sin + row * half;
+                         const int64_t base = b * p.batch_stride + s * p.seq_stride + h * p.head_stride;
+                         const T* xh = in + base;
+                         T* yh = out + base;
+                         for (int64_t i = 0; i < half; ++i) {
+                           const int64_t first = p.first_of_pair(i), second = p.second_of_pair(i);
+                           const C x1 = static_cast<C>(xh[first]), x2 = static_cast<C>(xh[second]);
+                           const C ci = static_cast<C>(c[i]), si = static_cast<C>(sn[i]);
+                           yh[first] = static_cast<T>(ci * x1 - si * x2);
+                           yh[second] = static_cast<T>(si * x1 + ci * x2);
+                         }
+                         for (int64_t i = p.rotary_dim; i < p.head_size; ++i) yh[i] = xh[i];
+                       }
+                     });
+}
+
+// Each token's cache row from position_ids, checked against the caches' rows.
+Expected<std::vector<int64_t>> cache_rows(std::string_view op, const RotaryEmbeddingPlan& p, const int64_t* ids,
+                                          bool offset) {
+  std::vector<int64_t> rows(static_cast<std::size_t>(p.batch * p.seq));
+  for (int64_t i = 0; i < p.batch * p.seq; ++i) {
+    const int64_t row = offset ? ids[0] + i % p.seq : ids[i];
+    if (row < 0 || row >= p.cache_rows)
+      return fail(ErrorCode::kRuntime,
+                  offset ? fmt::format("{}: position_ids is {}, so token {} is at position {}, outside the {} rows "
+                                       "of cos_cache", op, ids[0], i % p.seq, row, p.cache_rows)
+                         : fmt::format("{}: position_ids[{}][{}] is {}, outside the {} rows of cos_cache", op,
+                                       i / p.seq, i % p.seq, row, p.cache_rows),
+                  offset ? "position_ids holds the first token's position; the next ones follow it"
+                         : "each position picks a row of cos_cache and sin_cache",
+                  "give positions below the caches' first dim, or longer caches");
+    rows[static_cast<std::size_t>(i)] = row;
+  }
+  return rows;
+}
+
+template <class T>
+Expected<void> run_rotation(KernelContext& ctx, std::string_view op, const RotaryEmbeddingPlan& p, std::size_t cos,
+                            std::size_t sin, const int64_t* ids, bool offset) {
+  std::vector<int64_t> rows;
+  if (ids) {
+    auto checked = cache_rows(op, p, ids, offset);
+    if (!checked) return std::unexpected(std::move(checked.error()));
+    rows = std::move(*checked);
+  }
+  const Tensor& x = ctx.input(0);
+  auto y = ctx.output(0, x.dtype(), x.shape());
+  if (!y) return std::unexpected(std::move(y.error()));
+  rotate<T>(ctx.parallel(), p, x.data_as<T>(), ctx.input(cos).data_as<T>(), ctx.input(sin).data_as<T>(),
+            ids ? rows.data() : nullptr, y->mut_as<T>());
+  return {};
+}
+
+// ---- RotaryEmbedding-23: X, cos_cache, sin_cache[, position_ids] ----
 
 KernelMatch check_rotary_embedding(const NodeContext& ctx) {
   NXRT_REQUIRE_MATCH(check_rotary_embedding_node(ctx));
@@ -29,67 +104,111 @@ class RotaryEmbeddingKernel final : public Kernel {
     const Shape* ids = ctx.has_input(3) ? &ctx.input(3).shape() : nullptr;
     auto plan = plan_rotary_embedding(attrs_, ctx.input(0).shape(), ctx.input(1).shape(), ctx.input(2).shape(), ids);
     if (!plan) return std::unexpected(std::move(plan.error()));
-    return dispatch_dtype(FloatHalfTypes{}, ctx.input(0).dtype(),
-                          [&](auto tag) { return run<typename decltype(tag)::type>(ctx, *plan); });
+    const int64_t* positions = ids ? ctx.input(3).data_as<int64_t>() : nullptr;
+    return dispatch_dtype(FloatHalfTypes{}, ctx.input(0).dtype(), [&](auto tag) {
+      return run_rotation<typename decltype(tag)::type>(ctx, "RotaryEmbedding", *plan, 1, 2, positions, false);
+    });
   }
   std::string_view variant() const override { return "pairs"; }
 
  private:
-  template <class T>
-  Expected<void> run(KernelContext& ctx, const RotaryEmbeddingPlan& p) const {
-    using C = ComputeType<T>;
-    const Tensor& x = ctx.input(0);
-    const int64_t* ids = p.with_position_ids ? ctx.input(3).data_as<int64_t>() : nullptr;
-    if (ids)
-      for (int64_t i = 0; i < p.batch * p.seq; ++i)
-        if (ids[i] < 0 || ids[i] >= p.cache_rows)
-          return fail(ErrorCode::kRuntime,
-                      fmt::format("RotaryEmbedding: position_ids[{}][{}] is {}, outside the {} rows of cos_cache",
-                                  i / p.seq, i % p.seq, ids[i], p.cache_rows),
-                      "each position picks a row of cos_cache and sin_cache",
-                      "give positions below the caches' first dim, or longer caches");
-    auto y = ctx.output(0, x.dtype(), x.shape());
-    if (!y) return std::unexpected(std::move(y.error()));
-    const T* in = x.data_as<T>();
-    const T* cos = ctx.input(1).data_as<T>();
-    const T* sin = ctx.input(2).data_as<T>();
-    T* out = y->mut_as<T>();
-    const int64_t half = p.half();
-    // One task per (batch, token, head): its cache row, then each pair, then the copied tail.
-    ctx.parallel().for_range(p.batch * p.seq * p.heads,
-                             std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(p.head_size, 1)),
-                             [&](int64_t begin, int64_t end) {
-                               for (int64_t task = begin; task < end; ++task) {
-                                 const int64_t h = task % p.heads, token = task / p.heads;
-                                 const int64_t b = token / p.seq, s = token % p.seq;
-                                 const int64_t row = ids ? ids[token] : token;
-                                 const T* c = cos + row * half;
-                                 const T* sn = sin + row * half;
-                                 const int64_t base = b * p.batch_stride + s * p.seq_stride + h * p.head_stride;
-                                 const T* xh = in + base;
-                                 T* yh = out + base;
-                                 for (int64_t i = 0; i < half; ++i) {
-                                   const int64_t first = p.first_of_pair(i), second = p.second_of_pair(i);
-                                   const C x1 = static_cast<C>(xh[first]), x2 = static_cast<C>(xh[second]);
-                                   const C ci = static_cast<C>(c[i]), si = static_cast<C>(sn[i]);
-                                   yh[first] = static_cast<T>(ci * x1 - si * x2);
-                                   yh[second] = static_cast<T>(si * x1 + ci * x2);
-                                 }
-                                 for (int64_t i = p.rotary_dim; i < p.head_size; ++i) yh[i] = xh[i];
-                               }
-                             });
-    return {};
-  }
+  AttributeMap attrs_;
+};
 
+// ---- com.microsoft RotaryEmbedding: X, position_ids, cos_cache, sin_cache ----
+
+constexpr std::string_view kMsRotary = "com.microsoft RotaryEmbedding";
+
+std::unexpected<Error> ms_rotary_error(std::string what, std::string why) {
+  return fail(ErrorCode::kRuntime, fmt::format("{}: {}", kMsRotary, what), std::move(why),
+              "give tensors of the shapes ONNX Runtime's definition of the op states");
+}
+
+Expected<RotaryEmbeddingPlan> plan_microsoft_rotary(const AttributeMap& attrs, const Shape& x, const Shape& ids,
+                                                    const Shape& cos, const Shape& sin) {
+  RotaryEmbeddingPlan p;
+  p.interleaved = attrs.int_or("interleaved", 0) != 0;
+  p.with_position_ids = true;
+  const int64_t heads = attrs.int_or("num_heads", 0), rotary_dim = attrs.int_or("rotary_embedding_dim", 0);
+  if (cos.size() != 2 || cos != sin)
+    return ms_rotary_error(fmt::format("cos_cache has shape {} and sin_cache {}", shape_to_string(cos),
+                                       shape_to_string(sin)),
+                           "both are [positions, rotary_dim / 2]");
+  if (x.size() != 3 && x.size() != 4)
+    return ms_rotary_error(fmt::format("input has shape {}", shape_to_string(x)),
+                           "input is [batch, seq, hidden] or [batch, heads, seq, head_size]");
+  p.batch = x[0];
+  p.seq = x.size() == 4 ? x[2] : x[1];
+  const int64_t hidden = x.size() == 4 ? x[1] * x[3] : x[2];
+  p.head_size = x.size() == 4 ? x[3] : heads > 0 ? hidden / heads : 2 * cos[1];
+  p.rotary_dim = rotary_dim > 0 ? rotary_dim : p.head_size;
+  if (p.head_size <= 0 || hidden % p.head_size != 0 || (heads > 0 && hidden != heads * p.head_size) ||
+      p.rotary_dim > p.head_size || p.rotary_dim % 2 != 0 || cos[1] != p.rotary_dim / 2)
+    return ms_rotary_error(fmt::format("input has shape {}, cos_cache {}, num_heads {} and rotary_embedding_dim {}",
+                                       shape_to_string(x), shape_to_string(cos), heads, rotary_dim),
+                           "heads of head_size channels (num_heads of them, or 2 * cos_cache's width without "
+                           "rotary_embedding_dim) rotate their first rotary_embedding_dim channels (even, at most "
+                           "head_size), and cos_cache is rotary_embedding_dim / 2 wide");
+  p.heads = hidden / p.head_size;
+  if (x.size() == 4) {
+    p.head_stride = p.seq * p.head_size, p.seq_stride = p.head_size;
+  } else {
+    p.head_stride = p.head_size, p.seq_stride = hidden;
+  }
+  p.batch_stride = p.heads * p.seq * p.head_size;
+  p.cache_rows = cos[0];
+  if (shape_numel(ids) != 1 && ids != Shape{p.batch, p.seq})
+    return ms_rotary_error(fmt::format("position_ids has shape {}", shape_to_string(ids)),
+                           fmt::format("position_ids is [{}, {}], or one value (the first token's position)", p.batch,
+                                       p.seq));
+  return p;
+}
+
+KernelMatch check_microsoft_rotary(const NodeContext& ctx) {
+  NXRT_REQUIRE_MATCH(require_input_dtype_in(ctx, 0, FloatHalfTypes{}));
+  NXRT_REQUIRE(ctx.has_input(1) && ctx.has_input(2) && ctx.has_input(3),
+               "{}: input, position_ids, cos_cache and sin_cache are all required", kMsRotary);
+  NXRT_REQUIRE(ctx.input_dtype(1) == DType::kInt64, "{}: position_ids is {}; it must be int64", kMsRotary,
+               dtype_name(ctx.input_dtype(1)));
+  for (std::size_t i : {2, 3})
+    NXRT_REQUIRE(ctx.input_dtype(i) == ctx.input_dtype(0), "{}: input {} has type {} and input 0 {}; they must be equal",
+                 kMsRotary, i, dtype_name(ctx.input_dtype(i)), dtype_name(ctx.input_dtype(0)));
+  NXRT_REQUIRE(ctx.attrs().int_or("rotary_embedding_dim", 0) <= 0 || ctx.attrs().int_or("num_heads", 0) > 0,
+               "{}: rotary_embedding_dim is given without num_heads; give num_heads too", kMsRotary);
+  const auto x = ctx.input_static_shape(0), ids = ctx.input_static_shape(1);
+  const auto cos = ctx.input_static_shape(2), sin = ctx.input_static_shape(3);
+  if (x && ids && cos && sin)
+    if (auto plan = plan_microsoft_rotary(ctx.attrs(), *x, *ids, *cos, *sin); !plan) return declined_by(plan.error());
+  return KernelMatch::supported(elementwise_cost(ctx, 3));
+}
+
+class MicrosoftRotaryKernel final : public Kernel {
+ public:
+  explicit MicrosoftRotaryKernel(AttributeMap attrs) : attrs_(std::move(attrs)) {}
+
+  Expected<void> compute(KernelContext& ctx) override {
+    const Tensor& ids = ctx.input(1);
+    auto plan = plan_microsoft_rotary(attrs_, ctx.input(0).shape(), ids.shape(), ctx.input(2).shape(),
+                                      ctx.input(3).shape());
+    if (!plan) return std::unexpected(std::move(plan.error()));
+    const bool offset = ids.numel() == 1;
+    return dispatch_dtype(FloatHalfTypes{}, ctx.input(0).dtype(), [&](auto tag) {
+      return run_rotation<typename decltype(tag)::type>(ctx, kMsRotary, *plan, 2, 3, ids.data_as<int64_t>(), offset);
+    });
+  }
+  std::string_view variant() const override { return "pairs"; }
+
+ private:
   AttributeMap attrs_;
 };
 
 }  // namespace
 
 std::vector<KernelDef> rotary_embedding_kernels() {
-  return {KernelDef{{"", "RotaryEmbedding", 23}, 0, check_rotary_embedding, [](const NodeContext& ctx) {
-                      return make_kernel<RotaryEmbeddingKernel>(ctx.attrs());
-                    }}};
+  return {KernelDef{{"", "RotaryEmbedding", 23}, 0, check_rotary_embedding,
+                    [](const NodeContext& ctx) { return make_kernel<RotaryEmbeddingKernel>(ctx.attrs()); }},
+          KernelDef{{"com.microsoft", "RotaryEmbedding", 1}, 0, check_microsoft_rotary,
+                    [](const NodeContext& ctx) { return make_kernel<MicrosoftRotaryKernel>(ctx.attrs()); }}};
 }
 
 }  // namespace nxrt::cpu

@@ -316,6 +316,7 @@ std::map<std::string, onnx::OpSchema> build_schemas() {
       {"EmbedLayerNormalization", embed_layer_normalization_shape},
       {"Attention", microsoft_attention_shape},
       {"MultiHeadAttention", multi_head_attention_shape},
+      {"RotaryEmbedding", same_as_input},
   };
   std::map<std::string, onnx::OpSchema> schemas;
   for (const auto& [op, rule] : rules) {
