@@ -164,13 +164,51 @@ void exp_shifted(const float* x, const float* shift, float* y, int64_t n) {
   if (i < n) store_tail(y + i, exp_vector(load_tail(x + i, n - i) - load_tail(shift + i, n - i)), n - i);
 }
 
-void sigmoid(const float* x, float* y, int64_t n) {
+namespace {
+
+// x * Phi(x): Phi(x) = erfc(-x / sqrt 2) / 2, erfc(a) for a >= 0 as Abramowitz and Stegun's
+// 7.1.26, t (a1 + t (a2 + ... + t a5)) exp(-a^2) with t = 1 / (1 + p a), and erfc(-a) = 2 - erfc(a).
+Floats gelu_erf_vector(Floats x) {
+  const Floats a = (x < 0 ? -x : x) * 0.70710678118654752f;
+  const Floats t = 1.0f / (1.0f + 0.3275911f * a);
+  Floats poly = t * 1.061405429f - 1.453152027f;
+  poly = poly * t + 1.421413741f;
+  poly = poly * t - 0.284496736f;
+  poly = poly * t + 0.254829592f;
+  const Floats half_erfc = 0.5f * t * poly * exp_vector(-a * a);
+  return x * (x < 0 ? half_erfc : 1.0f - half_erfc);
+}
+
+// 0.5 x (1 + tanh(z)), z = sqrt(2 / pi) (x + 0.044715 x^3), as x e / (e + 1) with e = exp(2z)
+// (1 + tanh(z) = 2e / (e + 1); no cancellation where tanh(z) nears -1).
+Floats gelu_tanh_vector(Floats x) {
+  const Floats e = exp_vector(1.5957691216057308f * (x + 0.044715f * x * x * x));
+  return x * (e / (e + 1.0f));
+}
+
+// fn over x in vectors, the tail zero-padded.
+template <class Fn>
+void map_vectors(const float* x, float* y, int64_t n, Fn fn) {
   int64_t i = 0;
   for (; i + kWidth <= n; i += kWidth) {
-    const Floats v = 1.0f / (1.0f + exp_vector(-load(x + i)));
+    const Floats v = fn(load(x + i));
     std::memcpy(y + i, &v, sizeof v);
   }
-  if (i < n) store_tail(y + i, 1.0f / (1.0f + exp_vector(-load_tail(x + i, n - i))), n - i);
+  if (i < n) store_tail(y + i, fn(load_tail(x + i, n - i)), n - i);
+}
+
+}  // namespace
+
+void sigmoid(const float* x, float* y, int64_t n) {
+  map_vectors(x, y, n, [](Floats v) { return 1.0f / (1.0f + exp_vector(-v)); });
+}
+
+void gelu_erf(const float* x, float* y, int64_t n) { map_vectors(x, y, n, gelu_erf_vector); }
+
+void gelu_tanh(const float* x, float* y, int64_t n) { map_vectors(x, y, n, gelu_tanh_vector); }
+
+void quick_gelu(const float* x, float alpha, float* y, int64_t n) {
+  map_vectors(x, y, n, [alpha](Floats v) { return v / (1.0f + exp_vector(-alpha * v)); });
 }
 
 void exp_shifted(const double* x, double shift, double* y, int64_t n) {
