@@ -5,9 +5,14 @@ block with the weights dequantized into MatMuls; its shapes are inferred; the pa
 profiles; it goes through an EPContext model to the same bits; a computed B of the wrong size is
 named with what the attributes need. SkipLayerNormalization and FastGelu (its transformer
 optimizer's fusions) in a BERT-style block equal the standard ops they fuse, between onednn
-partitions. (ONNX Runtime's own outputs for single nodes are in testdata/com_microsoft, run by
-test_qoperator.py.)"""
+partitions. A whole BERT encoder as that optimizer writes it (EmbedLayerNormalization, Attention,
+SkipLayerNormalization, BiasGelu; scripts/make-encoder-bench-model.py) equals the encoder in
+standard ops, with padded rows, and goes through an EPContext model to the same bits; a token id
+outside the embedding table is named. (ONNX Runtime's own outputs for single nodes are in
+testdata/com_microsoft, run by test_qoperator.py.)"""
 import json
+import subprocess
+import sys
 import unittest
 
 import numpy as np
@@ -15,7 +20,7 @@ import onnx
 import onnx.numpy_helper
 from onnx import TensorProto, helper
 
-from test_cli import TempDirTest, nxrt
+from test_cli import ROOT, TempDirTest, nxrt
 
 HIDDEN, FFN, BLOCK = 96, 160, 32
 
@@ -194,6 +199,58 @@ class FusedTransformerOps(TempDirTest):
         self.assertRegex(out, r"skip1 +com\.microsoft::SkipLayerNormalization-1 +cpu +cpu_\d +float\[1,6,32\], "
                               r"float\[1,6,32\] ")
         self.assertRegex(out, r"gelu +com\.microsoft::FastGelu-1 +cpu +cpu_\d +float\[1,6,64\] ")
+
+
+class BertEncoder(TempDirTest):
+    SIZE = ("--layers", "2", "--hidden", "64", "--heads", "4", "--ffn", "128", "--seq", "12", "--batch", "2",
+            "--vocab", "100")
+
+    def make(self, form):
+        path = self.tmp / f"{form}.onnx"
+        subprocess.run([sys.executable, ROOT / "scripts" / "make-encoder-bench-model.py", "--form", form, *self.SIZE,
+                        "--out", path], check=True, capture_output=True)
+        return path
+
+    def run_model(self, model, name, ids=None, *extra):
+        rng = np.random.default_rng(4)
+        inputs = {"input_ids": rng.integers(0, 100, (2, 12)) if ids is None else ids,
+                  "segment_ids": rng.integers(0, 2, (2, 12)),
+                  "attention_mask": np.array([[1] * 12, [1] * 9 + [0] * 3])}  # row 1 padded after 9 tokens
+        args = []
+        for key, value in inputs.items():
+            np.save(self.tmp / f"{key}.npy", value.astype(np.int32))
+            args += ["--input", f"{key}={self.tmp / f'{key}.npy'}"]
+        result = nxrt("run", model, *args, "--output-dir", self.tmp / name, "-q", *extra)
+        return result, self.tmp / name / "output.npy"
+
+    def test_the_fused_encoder_equals_the_standard_ops_and_restores_from_an_epcontext_model(self):
+        fused, standard = self.make("fused"), self.make("standard")
+        (rc, _, err), fused_out = self.run_model(fused, "fused")
+        self.assertEqual(rc, 0, err)
+        (rc, _, err), standard_out = self.run_model(standard, "standard", None, "--ep", "cpu")
+        self.assertEqual(rc, 0, err)
+        got, want = np.load(fused_out), np.load(standard_out)
+        self.assertEqual(got.shape, (2, 12, 64))
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+        rc, out, err = nxrt("explain-claims", fused, "--ep", "cpu")
+        self.assertExit((rc, out, err), 0)
+        self.assertRegex(out, r"embed +com\.microsoft::EmbedLayerNormalization-1 +cpu +cpu_\d +float\[2,12,64\], "
+                              r"int32\[2\] ")
+        self.assertRegex(out, r"l0_attention +com\.microsoft::Attention-1 +cpu +cpu_\d +float\[2,12,64\] ")
+        rc, _, err = nxrt("compile-epcontext", fused, "-o", self.tmp / "ctx.onnx")
+        self.assertEqual(rc, 0, err)
+        (rc, _, err), restored = self.run_model(self.tmp / "ctx.onnx", "restored")
+        self.assertEqual(rc, 0, err)
+        np.testing.assert_array_equal(np.load(restored), got)
+
+    def test_a_token_id_outside_the_table_is_named(self):
+        ids = np.ones((2, 12), np.int32)
+        ids[1, 4] = 100
+        (rc, out, err), output = self.run_model(self.make("fused"), "bad", ids)
+        self.assertExit((rc, out, err), 1)
+        self.assertIn("EmbedLayerNormalization: input_ids[1][4] is 100, outside the 100 rows of word_embedding", err)
+        self.assertIn("give input_ids in [0, 100)", err)
+        self.assertFalse(output.exists())
 
 
 if __name__ == "__main__":

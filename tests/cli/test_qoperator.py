@@ -1,8 +1,8 @@
 """CLI tests for quantized models in ONNX Runtime's QOperator form: its com.microsoft QLinear* ops
 (testdata/com_microsoft, expected outputs from ONNX Runtime 1.30, scripts/gen-opset-tests.py)
-give its outputs bit for bit (the folder's other ORT ops, MatMulNBits, GroupQueryAttention and
-the fused transformer ops, within run's default tolerance); their types and shapes are inferred at load; a QOperator network
-runs channels-last on the cpu EP, gives the bits of the same network in QDQ form, and goes
+give its outputs bit for bit (the folder's other ORT ops, MatMulNBits, GroupQueryAttention, the
+BERT ops and the fused transformer ops, within run's default tolerance); their types and shapes
+are inferred at load; a QOperator network runs channels-last on the cpu EP, gives the bits of the same network in QDQ form, and goes
 through an EPContext model to the same bits."""
 import json
 import unittest

@@ -201,7 +201,7 @@ TEST_CASE("cuda Shape, Size and ConstantOfShape write values known on the host t
 
 // x[2,3,4,5] + b[4,1] -> Relu -> * x -> BatchNormalization -> Clip -> Sigmoid, and Gelu of the
 // product: one chain, then one more from the shared product.
-test::GraphBuilder chain_graph(DType dtype) {
+test::GraphBuilder runtime_chain_graph(DType dtype) {
   test::GraphBuilder b;
   b.input("x", dtype, {2, 3, 4, 5});
   b.input("b", dtype, {4, 1});
@@ -246,11 +246,11 @@ TEST_CASE("cuda PRelu-6 reads a slope of one value per channel, or broadcasts it
 TEST_CASE("cuda elementwise chains run on the host with broadcasting and channel inputs, in f32 and f16", "[cuda]") {
   const std::vector<Tensor> inputs = {random_tensor({2, 3, 4, 5}, 3), random_tensor({4, 1}, 4), random_tensor({3}, 5),
                                       random_tensor({3}, 6), random_tensor({3}, 7, 0.5f, 2)};
-  auto f32 = chain_graph(DType::kFloat32);
+  auto f32 = runtime_chain_graph(DType::kFloat32);
   check_outputs(test::run_partition_on_host(test::whole_graph(f32.graph, "cuda"), inputs), test::run_graph_on_cpu(f32.graph, inputs), 1e-5, 1e-6);
   // f16 (which the cpu EP's BatchNormalization does not take): against the f32 graph on the
   // same f16 values; the chain rounds each value to f16 as the unfused graph would store it.
-  auto f16 = chain_graph(DType::kFloat16);
+  auto f16 = runtime_chain_graph(DType::kFloat16);
   std::vector<Tensor> halves, widened;
   for (const Tensor& t : inputs) {
     halves.push_back(to_f16(t));

@@ -15,6 +15,7 @@
 #include "common/bert_attention.h"
 #include "common/gemm.h"
 #include "common/kernel_util.h"
+#include "common/scratch_pool.h"
 #include "kernels/kernels.h"
 
 namespace nxrt::cpu {
@@ -125,8 +126,10 @@ class MicrosoftAttentionKernel final : public Kernel {
       a.bias_batch_stride = s[0] == 1 ? 0 : s[1] * p.seq * total;
     }
 
-    // QKV = input @ weights + bias, one row of columns per token.
-    std::vector<float> qkv(static_cast<std::size_t>(p.batch * p.seq * p.columns));
+    // QKV = input @ weights + bias, one row of columns per token (a workspace kept between runs).
+    auto workspace = qkv_pool_.take();
+    std::vector<float>& qkv = *workspace;
+    qkv.resize(static_cast<std::size_t>(p.batch * p.seq * p.columns));
     const bool with_bias = ctx.has_input(kBias);
     if (with_bias)
       for (int64_t r = 0; r < p.batch * p.seq; ++r)
@@ -219,6 +222,7 @@ class MicrosoftAttentionKernel final : public Kernel {
 
   AttentionAttrs at_;
   std::vector<PackedMatrix> packed_weights_;  // weights packed once when constant
+  ScratchPool<std::vector<float>> qkv_pool_;
 };
 
 Expected<std::unique_ptr<Kernel>> create_microsoft_attention(const NodeContext& ctx) {
