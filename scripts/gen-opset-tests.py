@@ -465,6 +465,7 @@ def cases():
     yield from group_query_attention_cases()
     yield from gather_block_quantized_cases()
     yield from bert_cases()
+    yield from ort_fusion_cases()
     yield qoperator_network_case()
     yield from integer_to_float_cases()
 
@@ -1193,6 +1194,39 @@ def bert_cases():
                  num_heads=3, rotary_embedding_dim=8)
     yield rotary("rotaryembedding_microsoft_float16", local.uniform(-1, 1, (1, 5, 32)), [0], 8, 8, dtype=np.float16,
                  num_heads=2)
+
+
+def ort_fusion_cases():
+    """What ONNX Runtime's optimizer writes into the float models it saves (com.microsoft):
+    FusedConv with each activation (Relu, LeakyRelu with a Z input summed first, Clip,
+    HardSigmoid, Sigmoid, Tanh) and none, FusedGemm with an activation's alpha, FusedMatMul with
+    transA, transB, alpha and broadcast batch dims."""
+    local = np.random.default_rng(39)
+
+    def case(name, op, inputs, consts, names, **attrs):
+        return Case(name, 17, helper.make_node(op, names, ["y"], domain="com.microsoft", **attrs), inputs, ["y"],
+                    consts, domains={"com.microsoft": 1}, folder="com_microsoft")
+
+    x = local.uniform(-1, 1, (1, 3, 7, 7)).astype(F)
+    w, b = local.uniform(-0.5, 0.5, (4, 3, 3, 3)).astype(F), local.uniform(-0.5, 0.5, 4).astype(F)
+    conv = {"pads": [1, 1, 1, 1], "kernel_shape": [3, 3]}
+    for act, params in (("Relu", None), ("Clip", [-0.3, 0.4]), ("HardSigmoid", [0.3, 0.4]), ("Sigmoid", None),
+                        ("Tanh", None)):
+        extra = {"activation_params": params} if params else {}
+        yield case(f"fusedconv_{act.lower()}", "FusedConv", {"x": x}, {"w": w, "b": b}, ["x", "w", "b"],
+                   activation=act, **conv, **extra)
+    z = local.uniform(-1, 1, (1, 4, 4, 4)).astype(F)
+    yield case("fusedconv_leakyrelu_sum", "FusedConv", {"x": x, "z": z}, {"w": w, "b": b}, ["x", "w", "b", "z"],
+               activation="LeakyRelu", activation_params=[0.2], strides=[2, 2], **conv)
+    yield case("fusedconv_no_activation", "FusedConv", {"x": x}, {"w": w}, ["x", "w"], kernel_shape=[3, 3])
+    yield case("fusedgemm_leakyrelu", "FusedGemm", {"a": local.uniform(-1, 1, (5, 6)).astype(F)},
+               {"b": local.uniform(-1, 1, (4, 6)).astype(F), "c": local.uniform(-1, 1, 4).astype(F)},
+               ["a", "b", "c"], transB=1, alpha=0.7, beta=0.5, activation="LeakyRelu", activation_alpha=0.1)
+    yield case("fusedmatmul_trans_alpha", "FusedMatMul",
+               {"a": local.uniform(-1, 1, (2, 3, 6, 5)).astype(F), "b": local.uniform(-1, 1, (3, 4, 6)).astype(F)},
+               {}, ["a", "b"], transA=1, transB=1, alpha=0.125)
+    yield case("fusedmatmul_alpha", "FusedMatMul", {"a": local.uniform(-1, 1, (4, 5)).astype(F)},
+               {"b": local.uniform(-1, 1, (5, 3)).astype(F)}, ["a", "b"], alpha=2.0)
 
 
 def qoperator_network_case():

@@ -8,7 +8,9 @@ optimizer's fusions) in a BERT-style block equal the standard ops they fuse, bet
 partitions. A whole BERT encoder as that optimizer writes it (EmbedLayerNormalization, Attention,
 SkipLayerNormalization, BiasGelu; scripts/make-encoder-bench-model.py) equals the encoder in
 standard ops, with padded rows, and goes through an EPContext model to the same bits; a token id
-outside the embedding table is named. (ONNX Runtime's own outputs for single nodes are in
+outside the embedding table is named. FusedConv, FusedGemm and FusedMatMul (what ORT's optimizer
+saves) become standard ops that onednn fuses again; --skip-pass expand-ort-fusions or an activation
+the pass does not know leaves the node, which no EP claims. (ONNX Runtime's own outputs for single nodes are in
 testdata/com_microsoft, run by test_qoperator.py.)"""
 import json
 import subprocess
@@ -251,6 +253,63 @@ class BertEncoder(TempDirTest):
         self.assertIn("EmbedLayerNormalization: input_ids[1][4] is 100, outside the 100 rows of word_embedding", err)
         self.assertIn("give input_ids in [0, 100)", err)
         self.assertFalse(output.exists())
+
+
+def ort_saved_model(path, activation="Relu"):
+    """X [1, 3, 8, 8] -> FusedConv (3x3, the activation) -> Flatten -> FusedGemm (LeakyRelu) ->
+    FusedMatMul (transB, alpha 0.5) -> Y [1, 5], as ONNX Runtime saves an optimized CNN."""
+    rng = np.random.default_rng(12)
+    inits = [onnx.numpy_helper.from_array(a.astype(np.float32), n) for n, a in (
+        ("w", rng.uniform(-0.5, 0.5, (4, 3, 3, 3))), ("b", rng.uniform(-0.5, 0.5, 4)),
+        ("g", rng.uniform(-0.2, 0.2, (144, 16))), ("c", rng.uniform(-0.5, 0.5, 16)),
+        ("m", rng.uniform(-1, 1, (5, 16))))]
+    ms = {"domain": "com.microsoft"}
+    nodes = [helper.make_node("FusedConv", ["x", "w", "b"], ["conv"], name="conv", kernel_shape=[3, 3],
+                              activation=activation, **ms),
+             helper.make_node("Flatten", ["conv"], ["flat"]),
+             helper.make_node("FusedGemm", ["flat", "g", "c"], ["fc"], name="fc", activation="LeakyRelu",
+                              activation_alpha=0.1, **ms),
+             helper.make_node("FusedMatMul", ["fc", "m"], ["y"], name="head", transB=1, alpha=0.5, **ms)]
+    graph = helper.make_graph(nodes, "saved", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)])
+    model.ir_version = 8
+    onnx.save(model, str(path))
+    return path, {n.name: onnx.numpy_helper.to_array(n) for n in inits}
+
+
+class OrtSavedFusions(TempDirTest):
+    def test_fused_ops_become_standard_ops_that_give_the_definition(self):
+        model, w = ort_saved_model(self.tmp / "saved.onnx")
+        x = np.random.default_rng(2).uniform(-1, 1, (1, 3, 8, 8)).astype(np.float32)
+        np.save(self.tmp / "x.npy", x)
+        rc, _, err = nxrt("run", model, "--input", f"x={self.tmp / 'x.npy'}", "--output-dir", self.tmp / "out", "-q")
+        self.assertEqual(rc, 0, err)
+        # The definition, in NumPy: a 3x3 valid convolution, Relu, Gemm, LeakyRelu, 0.5 * (fc @ m^T).
+        conv = np.zeros((4, 6, 6))
+        for o in range(4):
+            for i in range(6):
+                for j in range(6):
+                    conv[o, i, j] = (x[0, :, i:i + 3, j:j + 3] * w["w"][o]).sum() + w["b"][o]
+        fc = np.maximum(conv, 0).reshape(1, 144) @ w["g"] + w["c"]
+        fc = np.where(fc > 0, fc, 0.1 * fc)
+        np.testing.assert_allclose(np.load(self.tmp / "out" / "y.npy"), 0.5 * fc @ w["m"].T, rtol=1e-4, atol=1e-5)
+        rc, out, err = nxrt("explain-claims", model)
+        self.assertExit((rc, out, err), 0)
+        self.assertIn("expand-ort-fusions: expanded 'conv' (com.microsoft::FusedConv, opset 1) into Conv + Relu", out)
+        self.assertIn("expand-ort-fusions: expanded 'fc' (com.microsoft::FusedGemm, opset 1) into Gemm + LeakyRelu", out)
+        self.assertIn("expand-ort-fusions: expanded 'head' (com.microsoft::FusedMatMul, opset 1) into Transpose + "
+                      "MatMul + Mul", out)
+        self.assertRegex(out, r"conv/Relu +Relu-17 +onednn +onednn_0 ")
+
+    def test_a_fused_op_left_as_it_is_is_declined_by_every_ep(self):
+        for model, extra in ((ort_saved_model(self.tmp / "softplus.onnx", "Softplus")[0], ()),
+                             (ort_saved_model(self.tmp / "skipped.onnx")[0], ("--skip-pass", "expand-ort-fusions"))):
+            with self.subTest(model=model.name):
+                rc, out, err = nxrt("run", model, *extra)
+                self.assertExit((rc, out, err), 4)  # nodes no EP claims
+                self.assertIn("'conv' (com.microsoft::FusedConv, opset 1):\n      onednn: FusedConv: "
+                              "com.microsoft::FusedConv (opset 1) is not implemented by the onednn EP", err)
 
 
 if __name__ == "__main__":

@@ -13,8 +13,8 @@ from test_cli import DATA, TempDirTest, nxrt
 from test_control_flow import save_model
 from test_cuda import BUILT
 
-PASSES = ["constant-to-initializer", "eliminate-identity", "fold-shape-computations", "merge-duplicate-nodes",
-          "fuse-qdq", "dequantize-constants"]
+PASSES = ["constant-to-initializer", "eliminate-identity", "expand-ort-fusions", "fold-shape-computations",
+          "merge-duplicate-nodes", "fuse-qdq", "dequantize-constants"]
 Y_SCALE = 0.1
 
 

@@ -77,6 +77,7 @@ std::vector<std::unique_ptr<OptimizerPass>> default_passes() {
   std::vector<std::unique_ptr<OptimizerPass>> passes;
   passes.push_back(std::make_unique<ConstantToInitializer>());
   passes.push_back(std::make_unique<EliminateIdentity>());
+  passes.push_back(std::make_unique<ExpandOrtFusions>());
   passes.push_back(std::make_unique<FoldShapeComputations>());
   passes.push_back(std::make_unique<MergeDuplicateNodes>());
   passes.push_back(std::make_unique<FuseQdqNodeGroups>());

@@ -3,6 +3,7 @@
 // follows from the inputs' shapes and the attributes.
 #include "microsoft_schemas.h"
 
+#include <onnx/defs/schema.h>
 #include <onnx/defs/shape_inference.h>
 
 #include <algorithm>
@@ -292,8 +293,49 @@ void multi_head_attention_shape(InferenceContext& ctx) {
   }
 }
 
+// FusedConv and FusedGemm (ONNX Runtime's Conv and Gemm with an activation after): the standard
+// op's rule, which reads only the attributes the two share.
+onnx::InferenceFunction standard_rule(const char* op, int version) {
+  return [op, version](InferenceContext& ctx) {
+    if (const onnx::OpSchema* schema = onnx::OpSchemaRegistry::Schema(op, version))
+      schema->GetTypeAndShapeInferenceFunction()(ctx);
+  };
+}
+
+// FusedMatMul: alpha * op(A) op(B), op transposing the last two dims where transA / transB say;
+// the batch dims broadcast as MatMul's (left unknown where they differ and neither is 1).
+void fused_matmul_shape(InferenceContext& ctx) {
+  onnx::propagateElemTypeFromInputToOutput(ctx, 0, 0);
+  if (!onnx::hasInputShape(ctx, 0) || !onnx::hasInputShape(ctx, 1) ||
+      onnx::getAttribute(ctx, "transBatchA", 0) != 0 || onnx::getAttribute(ctx, "transBatchB", 0) != 0)
+    return;
+  const auto& a = ctx.getInputType(0)->tensor_type().shape();
+  const auto& b = ctx.getInputType(1)->tensor_type().shape();
+  if (a.dim_size() < 2 || b.dim_size() < 2) return;
+  const bool trans_a = onnx::getAttribute(ctx, "transA", 0) != 0, trans_b = onnx::getAttribute(ctx, "transB", 0) != 0;
+  auto* y = onnx::getOutputShape(ctx, 0);
+  y->clear_dim();
+  const int batch = std::max(a.dim_size(), b.dim_size()) - 2;
+  for (int d = 0; d < batch; ++d) {
+    const int da = d - (batch - (a.dim_size() - 2)), db = d - (batch - (b.dim_size() - 2));
+    const auto* x = da >= 0 ? &a.dim(da) : nullptr;
+    const auto* z = db >= 0 ? &b.dim(db) : nullptr;
+    if (!x || (x->has_dim_value() && x->dim_value() == 1 && z)) add_dim(y, z);
+    else if (!z || (z->has_dim_value() && z->dim_value() == 1) || (x->has_dim_value() && z->has_dim_value() &&
+                                                                   x->dim_value() == z->dim_value()))
+      add_dim(y, x);
+    else
+      y->add_dim();
+  }
+  add_dim(y, &a.dim(a.dim_size() - (trans_a ? 1 : 2)));
+  add_dim(y, &b.dim(b.dim_size() - (trans_b ? 2 : 1)));
+}
+
 std::map<std::string, onnx::OpSchema> build_schemas() {
   const std::pair<const char*, onnx::InferenceFunction> rules[] = {
+      {"FusedConv", standard_rule("Conv", 11)},
+      {"FusedGemm", standard_rule("Gemm", 13)},
+      {"FusedMatMul", fused_matmul_shape},
       {"QLinearAdd", qlinear_binary_shape},
       {"QLinearMul", qlinear_binary_shape},
       {"QLinearSigmoid", same_as_input},

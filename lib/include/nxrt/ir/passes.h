@@ -86,6 +86,19 @@ class DequantizeConstants final : public OptimizerPass {
   Expected<std::vector<std::string>> run(Graph& graph) const override;
 };
 
+// Rewrites ONNX Runtime's com.microsoft FusedConv, FusedGemm and FusedMatMul, which its optimizer
+// writes into the models it saves, as the standard ops they stand for, so that every EP takes
+// them (and fuses them again its own way): FusedConv as Conv (+ Add of its Z input) + the
+// activation, FusedGemm as Gemm + the activation (Relu, Tanh, Sigmoid, LeakyRelu, HardSigmoid,
+// Clip of float or double), FusedMatMul as Transposes of the last two dims where transA /
+// transB say, MatMul and a Mul by alpha. Nodes with other activations or batch transposes
+// (transBatchA / transBatchB) stay as they are, and EPs decline them.
+class ExpandOrtFusions final : public OptimizerPass {
+ public:
+  std::string_view name() const override { return "expand-ort-fusions"; }
+  Expected<std::vector<std::string>> run(Graph& graph) const override;
+};
+
 // The passes analyze() runs, in order.
 std::vector<std::unique_ptr<OptimizerPass>> default_passes();
 
