@@ -1061,6 +1061,7 @@ def bert_cases():
     ids); Attention with each mask form (key lengths, ends and starts, raw 2-D with values other
     than 0 and 1, 3-D), GPT-2's past and present with unidirectional, a decoding step,
     qkv_hidden_sizes with scale, mask_filter_value and attention_bias, a query that sees no key;
+    QAttention (quantize_dynamic's Attention) with int8 and uint8 weights, per-column scales, a past;
     MultiHeadAttention's self- and cross-attention, key and value already in heads, past and
     present with unidirectional, a decoding step with attention_bias; com.microsoft RotaryEmbedding
     with positions per token and as one offset, rank 4 interleaved, a partial rotary dim, float16."""
@@ -1136,6 +1137,33 @@ def bert_cases():
     yield attention("attention_unidirectional_key_gone", 2, 5, 16, 2, mask=[5, 0],
                     unidirectional=1)
     yield attention("attention_no_mask", 1, 20, 64, 4)
+
+    def qattention(name, b, s, din, heads, weight_type=np.int8, per_column=False, mask=None, past=0,
+                   outputs=("y",), **attrs):
+        lo, hi = (-127, 128) if weight_type == np.int8 else (0, 256)
+        inputs = {"x": local.integers(0, 256, (b, s, din)).astype(np.uint8)}
+        consts = {"w": local.integers(lo, hi, (din, 3 * din)).astype(weight_type),
+                  "bias": local.uniform(-0.2, 0.2, 3 * din).astype(F),
+                  "x_scale": np.array(0.01, F),
+                  "w_scale": (local.uniform(0.002, 0.004, 3 * din) if per_column else np.array(0.003)).astype(F),
+                  "x_zero": np.array(128, np.uint8),
+                  "w_zero": (np.full(3 * din, 0 if weight_type == np.int8 else 128, weight_type) if per_column
+                             else np.array(0 if weight_type == np.int8 else 130, weight_type))}
+        names = ["x", "w", "bias", "x_scale", "w_scale", "", "x_zero", "w_zero"]
+        if mask is not None:
+            inputs["mask"] = np.asarray(mask, I32)
+            names[5] = "mask"
+        if past:
+            inputs["past"] = local.uniform(-1, 1, (2, b, heads, past, din // heads)).astype(F)
+            names.append("past")
+        node = helper.make_node("QAttention", names, list(outputs), domain="com.microsoft", num_heads=heads, **attrs)
+        return Case(name, 17, node, inputs, list(outputs), consts, domains={"com.microsoft": 1},
+                    folder="com_microsoft")
+
+    yield qattention("qattention_key_lengths", 2, 5, 32, 4, mask=[5, 3])
+    yield qattention("qattention_uint8_weights_per_column", 1, 6, 16, 2, weight_type=np.uint8, per_column=True)
+    yield qattention("qattention_past_unidirectional", 2, 3, 32, 4, past=4, outputs=("y", "present"),
+                     mask=[[1, 1, 1, 1, 1, 1, 1], [0, 1, 1, 1, 1, 1, 1]], unidirectional=1)
 
     def mha(name, b, s, heads, hidden, kv_seq=None, v_hidden=None, bias=True, mask=None, past=0, in_heads=False,
             attention_bias=None, outputs=("y",), **attrs):

@@ -184,13 +184,47 @@ TEST_CASE("Attention declines what the cpu EP does not implement and names a neg
   CHECK_THAT(declined(attention(x, w, bias, int32s({1, 1, 3, 3}, std::vector<int32_t>(9, 1)))),
              Catch::Matchers::StartsWith("Attention: a mask_index of rank 4 (Megatron's"));
   CHECK(declined(attention(to_float16(x), to_float16(w), to_float16(bias))) ==
-        "Attention: input is float16; the cpu EP implements float (as ONNX Runtime's CPU EP does)");
+        "Attention: input is float16 and weights float16; the cpu EP implements float (as ONNX Runtime's CPU EP "
+        "does)");
   CHECK(declined(attention(x, w, bias, {}, {}, {{"qkv_hidden_sizes", std::vector<int64_t>{32, 16, 32}}})) ==
         "Attention: qkv_hidden_sizes must be 3 positive multiples of num_heads 4, the first two equal (Q and K)");
   CHECK_THAT(run_error(attention(x, w, bias, int32s({1}, {-1}))),
              Catch::Matchers::Contains("Attention: mask value -1 at index 0 is negative"));
   CHECK_THAT(run_error(attention(x, w, bias, int32s({1, 4}, {1, 1, 1, 1}))),
              Catch::Matchers::Contains("Attention: the mask has shape [1,4]"));
+}
+
+TEST_CASE("QAttention equals Attention on its dequantized input and weights, packed once or per run",
+          "[cpu][bert]") {
+  std::mt19937 rng(17);
+  std::uniform_int_distribution<int> byte(0, 255), weight(-127, 127);
+  std::vector<uint8_t> xq(kBatch * kSeq * kIn);
+  std::vector<int8_t> wq(kIn * 3 * kHidden);
+  for (auto& v : xq) v = static_cast<uint8_t>(byte(rng));
+  for (auto& v : wq) v = static_cast<int8_t>(weight(rng));
+  std::vector<float> w_scale(3 * kHidden);
+  for (std::size_t j = 0; j < w_scale.size(); ++j) w_scale[j] = 0.002f + 0.0001f * static_cast<float>(j % 9);
+  const float x_scale = 0.01f;
+  const uint8_t x_zero = 120;
+  std::vector<float> x(xq.size()), w(wq.size());
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = (static_cast<float>(xq[i]) - x_zero) * x_scale;
+  for (std::size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(wq[i]) * w_scale[i % w_scale.size()];
+  const Tensor bias = random_tensor({3 * kHidden}, 18, -0.2f, 0.2f), lengths = int32s({kBatch}, {5, 2});
+  const Tensor want = run(attention(Tensor::from_vector<float>({kBatch, kSeq, kIn}, x),
+                                    Tensor::from_vector<float>({kIn, 3 * kHidden}, w), bias, lengths))[0];
+  for (bool constant : {true, false}) {
+    INFO("constant weights: " << constant);
+    const NodeSpec q = microsoft(
+        "QAttention",
+        {Tensor::from_vector<uint8_t>({kBatch, kSeq, kIn}, xq), Tensor::from_vector<int8_t>({kIn, 3 * kHidden}, wq),
+         bias, Tensor::from_vector<float>({}, {x_scale}), Tensor::from_vector<float>({3 * kHidden}, w_scale), lengths,
+         Tensor::from_vector<uint8_t>({}, {x_zero})},
+        attrs({{"num_heads", kHeads}}), 1, {false, constant, true, true, true, false, true});
+    CHECK(compare_tensors(run(q)[0], want, 1e-4, 1e-5) == "");
+  }
+  CHECK(declined(microsoft("QAttention", {random_tensor({1, 2, kIn}, 1), random_tensor({kIn, 3 * kHidden}, 2)},
+                           attrs({{"num_heads", kHeads}}))) ==
+        "QAttention: input 0 is float; input and weight are uint8 or int8");
 }
 
 // ---- MultiHeadAttention ----

@@ -59,7 +59,7 @@ std::vector<KernelDef> microsoft_activation_kernels();  // com.microsoft: Gelu F
 std::vector<KernelDef> group_query_attention_kernels();  // com.microsoft: GroupQueryAttention
 std::vector<KernelDef> gather_block_quantized_kernels();  // com.microsoft: GatherBlockQuantized
 std::vector<KernelDef> embed_layer_normalization_kernels();  // com.microsoft: EmbedLayerNormalization
-std::vector<KernelDef> microsoft_attention_kernels();  // com.microsoft: Attention
+std::vector<KernelDef> microsoft_attention_kernels();  // com.microsoft: Attention QAttention
 std::vector<KernelDef> multi_head_attention_kernels();  // com.microsoft: MultiHeadAttention
 std::vector<KernelDef> quantize_linear_kernels();   // QuantizeLinear DequantizeLinear
 std::vector<KernelDef> sequence_kernels();          // SequenceEmpty SequenceConstruct SequenceInsert SequenceAt SequenceErase SequenceLength SplitToSequence ConcatFromSequence

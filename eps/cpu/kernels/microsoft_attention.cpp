@@ -8,12 +8,18 @@
 // [2 * batch], raw masks [batch, total] and [batch, seq, total], or [batch, 1] for none;
 // unidirectional hides later keys; attention_bias is added to the scores. Float, as ONNX
 // Runtime's CPU EP. Declined by name: do_rotary, past_present_share_buffer with a past, 4-D masks.
+// QAttention (what ONNX Runtime's quantize_dynamic makes of Attention) projects on the int8 GEMM:
+// QKV = (input - input_zero_point)(weight - weight_zero_point) * input_scale * weight_scale +
+// bias, input uint8 or int8 [batch, seq, in], weight uint8 or int8 with one scale and zero point
+// or one per column; then the same attention (it has no attention_bias).
 #include <fmt/format.h>
 
 #include <cmath>
 
 #include "common/bert_attention.h"
+#include "common/elementwise.h"
 #include "common/gemm.h"
+#include "common/int_gemm.h"
 #include "common/kernel_util.h"
 #include "common/scratch_pool.h"
 #include "kernels/kernels.h"
@@ -21,8 +27,17 @@
 namespace nxrt::cpu {
 namespace {
 
-constexpr std::size_t kInput = 0, kWeights = 1, kBias = 2, kMask = 3, kPast = 4, kAttentionBias = 5,
-                      kPastSequenceLength = 6;
+constexpr std::size_t kInput = 0, kWeights = 1, kBias = 2;
+
+// Where an op of the family has its other inputs.
+struct AttentionForm {
+  std::string_view op;
+  std::size_t mask, past;
+  std::optional<std::size_t> attention_bias, past_sequence_length;
+};
+constexpr AttentionForm kAttention{"Attention", 3, 4, 5, 6};
+constexpr AttentionForm kQAttention{"QAttention", 5, 8, std::nullopt, std::nullopt};
+constexpr std::size_t kInputScale = 3, kWeightScale = 4, kInputZero = 6, kWeightZero = 7;  // QAttention's
 
 struct AttentionAttrs {
   int64_t heads = 0;
@@ -37,44 +52,67 @@ struct AttentionAttrs {
   }
 };
 
-KernelMatch check_microsoft_attention(const NodeContext& ctx) {
+// What both ops check: the attributes, the mask, past and present.
+KernelMatch check_attention_family(const NodeContext& ctx, const AttentionForm& f) {
   const AttentionAttrs at = AttentionAttrs::of(ctx.attrs());
-  NXRT_REQUIRE(ctx.input_dtype(kInput) == DType::kFloat32,
-               "Attention: input is {}; the cpu EP implements float (as ONNX Runtime's CPU EP does)",
-               dtype_name(ctx.input_dtype(kInput)));
-  for (std::size_t i : {kWeights, kBias, kPast, kAttentionBias})
+  const std::string_view op = f.op;
+  NXRT_REQUIRE(ctx.has_input(kWeights), "{}: weights (input 1) is required", op);
+  for (std::size_t i : {kBias, f.past})
     NXRT_REQUIRE(!ctx.has_input(i) || ctx.input_dtype(i) == DType::kFloat32,
-                 "Attention: input {} is {}; weights, bias, past and attention_bias are float as the input", i,
+                 "{}: input {} is {}; bias and past are float (as ONNX Runtime's CPU EP has them)", op, i,
                  dtype_name(ctx.input_dtype(i)));
-  NXRT_REQUIRE(ctx.has_input(kWeights), "Attention: weights (input 1) is required");
-  NXRT_REQUIRE(!ctx.has_input(kMask) || ctx.input_dtype(kMask) == DType::kInt32,
-               "Attention: mask_index is {}; it must be int32", dtype_name(ctx.input_dtype(kMask)));
-  NXRT_REQUIRE(at.heads > 0, "Attention: num_heads is {}; it must be positive", at.heads);
+  NXRT_REQUIRE(!ctx.has_input(f.mask) || ctx.input_dtype(f.mask) == DType::kInt32,
+               "{}: mask_index is {}; it must be int32", op, dtype_name(ctx.input_dtype(f.mask)));
+  NXRT_REQUIRE(at.heads > 0, "{}: num_heads is {}; it must be positive", op, at.heads);
   NXRT_REQUIRE(ctx.attrs().int_or("do_rotary", 0) == 0,
-               "Attention: do_rotary is not implemented by the cpu EP (nor by ONNX Runtime's CPU EP); write the model "
-               "with MultiHeadAttention and RotaryEmbedding");
+               "{}: do_rotary is not implemented by the cpu EP (nor by ONNX Runtime's CPU EP); write the model with "
+               "MultiHeadAttention and RotaryEmbedding", op);
+  const bool share_buffer_input = f.past_sequence_length && ctx.has_input(*f.past_sequence_length);
   NXRT_REQUIRE(ctx.attrs().int_or("past_present_share_buffer", 0) == 0 ||
-                   (!ctx.has_input(kPast) && !ctx.has_input(kPastSequenceLength)),
-               "Attention: past_present_share_buffer (one buffer for past and present) is not implemented by the cpu "
-               "EP");
-  NXRT_REQUIRE(!ctx.has_input(kPastSequenceLength),
-               "Attention: past_sequence_length (input 6) is not implemented by the cpu EP");
+                   (!ctx.has_input(f.past) && !share_buffer_input),
+               "{}: past_present_share_buffer (one buffer for past and present) is not implemented by the cpu EP", op);
+  NXRT_REQUIRE(!share_buffer_input, "{}: past_sequence_length (input {}) is not implemented by the cpu EP", op,
+               f.past_sequence_length.value_or(0));
   NXRT_REQUIRE(at.hidden_sizes.empty() ||
                    (at.hidden_sizes.size() == 3 && at.hidden_sizes[0] == at.hidden_sizes[1] &&
                     std::all_of(at.hidden_sizes.begin(), at.hidden_sizes.end(),
                                 [&](int64_t d) { return d > 0 && d % at.heads == 0; })),
-               "Attention: qkv_hidden_sizes must be 3 positive multiples of num_heads {}, the first two equal (Q and "
-               "K)", at.heads);
+               "{}: qkv_hidden_sizes must be 3 positive multiples of num_heads {}, the first two equal (Q and K)", op,
+               at.heads);
   NXRT_REQUIRE(at.hidden_sizes.empty() || at.hidden_sizes[0] == at.hidden_sizes[2] ||
-                   (!ctx.has_input(kPast) && !ctx.has_output(1)),
-               "Attention: past and present need V's hidden size equal to Q's and K's (qkv_hidden_sizes {} {} {})",
+                   (!ctx.has_input(f.past) && !ctx.has_output(1)),
+               "{}: past and present need V's hidden size equal to Q's and K's (qkv_hidden_sizes {} {} {})", op,
                at.hidden_sizes[0], at.hidden_sizes[1], at.hidden_sizes[2]);
   NXRT_REQUIRE(ctx.input_rank(kInput).value_or(3) == 3 && ctx.input_rank(kWeights).value_or(2) == 2,
-               "Attention: input must be [batch, sequence, input_hidden] and weights [input_hidden, D + D + Dv]");
-  NXRT_REQUIRE(!ctx.has_input(kMask) || ctx.input_rank(kMask).value_or(1) <= 3,
-               "Attention: a mask_index of rank 4 (Megatron's [batch, 1, max, max]) is not implemented by the cpu EP "
-               "(nor by ONNX Runtime's CPU EP)");
+               "{}: input must be [batch, sequence, input_hidden] and weights [input_hidden, D + D + Dv]", op);
+  NXRT_REQUIRE(!ctx.has_input(f.mask) || ctx.input_rank(f.mask).value_or(1) <= 3,
+               "{}: a mask_index of rank 4 (Megatron's [batch, 1, max, max]) is not implemented by the cpu EP (nor by "
+               "ONNX Runtime's CPU EP)", op);
   return KernelMatch::supported(elementwise_cost(ctx, 8));
+}
+
+KernelMatch check_microsoft_attention(const NodeContext& ctx) {
+  NXRT_REQUIRE(ctx.input_dtype(kInput) == DType::kFloat32 && ctx.input_dtype(kWeights) == DType::kFloat32,
+               "Attention: input is {} and weights {}; the cpu EP implements float (as ONNX Runtime's CPU EP does)",
+               dtype_name(ctx.input_dtype(kInput)), dtype_name(ctx.input_dtype(kWeights)));
+  NXRT_REQUIRE(!ctx.has_input(*kAttention.attention_bias) ||
+                   ctx.input_dtype(*kAttention.attention_bias) == DType::kFloat32,
+               "Attention: attention_bias is {}; it must be float", dtype_name(ctx.input_dtype(5)));
+  return check_attention_family(ctx, kAttention);
+}
+
+KernelMatch check_qattention(const NodeContext& ctx) {
+  for (std::size_t i : {kInput, kWeights})
+    NXRT_REQUIRE(ctx.input_dtype(i) == DType::kUInt8 || ctx.input_dtype(i) == DType::kInt8,
+                 "QAttention: input {} is {}; input and weight are uint8 or int8", i, dtype_name(ctx.input_dtype(i)));
+  for (auto [zero, of] : {std::pair{kInputZero, kInput}, std::pair{kWeightZero, kWeights}})
+    NXRT_REQUIRE(!ctx.has_input(zero) || ctx.input_dtype(zero) == ctx.input_dtype(of),
+                 "QAttention: zero point {} is {} and its operand {}; they must be one type", zero,
+                 dtype_name(ctx.input_dtype(zero)), dtype_name(ctx.input_dtype(of)));
+  NXRT_REQUIRE(ctx.has_input(kInputScale) && ctx.has_input(kWeightScale) &&
+                   ctx.input_dtype(kInputScale) == DType::kFloat32 && ctx.input_dtype(kWeightScale) == DType::kFloat32,
+               "QAttention: input_scale (input 3) and weight_scale (input 4) are required, float");
+  return check_attention_family(ctx, kQAttention);
 }
 
 // The sizes of one run.
@@ -82,9 +120,129 @@ struct AttentionPlan {
   int64_t batch = 0, seq = 0, in = 0, columns = 0, hidden = 0, v_hidden = 0, past = 0;
 };
 
-std::unexpected<Error> attention_error(std::string what, std::string why) {
-  return fail(ErrorCode::kRuntime, fmt::format("Attention: {}", what), std::move(why),
+std::unexpected<Error> attention_error(std::string_view op, std::string what, std::string why) {
+  return fail(ErrorCode::kRuntime, fmt::format("{}: {}", op, what), std::move(why),
               "give tensors of the shapes ONNX Runtime's definition of the op states");
+}
+
+Expected<AttentionPlan> plan_attention_run(const KernelContext& ctx, const AttentionForm& f, const AttentionAttrs& at) {
+  AttentionPlan p;
+  const Shape& x = ctx.input(kInput).shape();
+  const Shape& w = ctx.input(kWeights).shape();
+  if (x.size() != 3 || w.size() != 2 || w[0] != x[2])
+    return attention_error(f.op, fmt::format("input has shape {} and weights {}", shape_to_string(x),
+                                             shape_to_string(w)),
+                           "input is [batch, sequence, input_hidden] and weights [input_hidden, D + D + Dv]");
+  p.batch = x[0];
+  p.seq = x[1];
+  p.in = x[2];
+  p.columns = w[1];
+  if (at.hidden_sizes.empty()) {
+    p.hidden = p.v_hidden = p.columns / 3;
+  } else {
+    p.hidden = at.hidden_sizes[0];
+    p.v_hidden = at.hidden_sizes[2];
+  }
+  if (2 * p.hidden + p.v_hidden != p.columns || p.hidden % at.heads != 0 || p.v_hidden % at.heads != 0)
+    return attention_error(f.op, fmt::format("weights has {} columns for {} heads{}", p.columns, at.heads,
+                                             at.hidden_sizes.empty() ? std::string()
+                                                                     : fmt::format(" and qkv_hidden_sizes {} {} {}",
+                                                                                   p.hidden, p.hidden, p.v_hidden)),
+                           "the columns are Q, K and V's hidden sizes (equal thirds without qkv_hidden_sizes), each a "
+                           "multiple of num_heads");
+  if (ctx.has_input(kBias) && ctx.input(kBias).shape() != Shape{p.columns})
+    return attention_error(f.op, fmt::format("bias has shape {}", shape_to_string(ctx.input(kBias).shape())),
+                           fmt::format("bias holds one value per column of weights, [{}]", p.columns));
+  if (ctx.has_input(f.past)) {
+    const Shape& past = ctx.input(f.past).shape();
+    const int64_t hs = p.hidden / at.heads;
+    if (past.size() != 5 || past[0] != 2 || past[1] != p.batch || past[2] != at.heads || past[4] != hs)
+      return attention_error(f.op, fmt::format("past has shape {}", shape_to_string(past)),
+                             fmt::format("past is [2, {}, {}, past_sequence, {}]", p.batch, at.heads, hs));
+    p.past = past[3];
+  }
+  return p;
+}
+
+// The attention over projected Q, K and V (`qkv`: one row of the columns per token, the bias
+// added): the mask and attention_bias read, past and the new keys and values into present,
+// output written.
+Expected<void> attend_projected(KernelContext& ctx, const AttentionForm& f, const AttentionAttrs& at,
+                                const AttentionPlan& p, const float* qkv) {
+  const int64_t hs = p.hidden / at.heads, vhs = p.v_hidden / at.heads, total = p.past + p.seq;
+  BertAttention a;
+  a.batch = p.batch;
+  a.heads = at.heads;
+  a.q_seq = p.seq;
+  a.total = total;
+  a.past = p.past;
+  a.head_size = hs;
+  a.v_head_size = vhs;
+  a.scale = at.scale != 0.f ? at.scale : 1.f / std::sqrt(static_cast<float>(hs));
+  a.mask_filter_value = at.mask_filter_value;
+  a.causal = at.causal;
+  if (ctx.has_input(f.mask)) {
+    auto form = key_mask_form(f.op, ctx.input(f.mask).shape(), p.batch, p.seq, total, true, true);
+    if (!form) return std::unexpected(form.error());
+    a.mask_form = *form;
+    a.mask = ctx.input(f.mask).data_as<int32_t>();
+    if (auto lengths = check_key_lengths(f.op, a); !lengths) return lengths;
+  }
+  if (f.attention_bias && ctx.has_input(*f.attention_bias)) {
+    const Shape& s = ctx.input(*f.attention_bias).shape();
+    if (s.size() != 4 || (s[0] != p.batch && s[0] != 1) || (s[1] != at.heads && s[1] != 1) || s[2] != p.seq ||
+        s[3] != total)
+      return attention_error(f.op, fmt::format("attention_bias has shape {}", shape_to_string(s)),
+                             fmt::format("it must be [{} or 1, {} or 1, {}, {}]", p.batch, at.heads, p.seq, total));
+    a.bias = ctx.input(*f.attention_bias).data_as<float>();
+    a.bias_head_stride = s[1] == 1 ? 0 : p.seq * total;
+    a.bias_batch_stride = s[0] == 1 ? 0 : s[1] * p.seq * total;
+  }
+  a.q = {qkv, p.seq * p.columns, hs, p.columns};
+  // Keys and values: the new ones in place, or past and new in present.
+  std::vector<float> scratch;
+  if (ctx.has_input(f.past) || ctx.wants_output(1)) {
+    const Shape present_shape{2, p.batch, at.heads, total, hs};
+    float* present = nullptr;
+    if (ctx.wants_output(1)) {
+      auto t = ctx.output(1, DType::kFloat32, present_shape);
+      if (!t) return std::unexpected(t.error());
+      present = t->mut_as<float>();
+    } else {
+      scratch.resize(static_cast<std::size_t>(shape_numel(present_shape)));
+      present = scratch.data();
+    }
+    const float* past = ctx.has_input(f.past) ? ctx.input(f.past).data_as<float>() : nullptr;
+    const int64_t half = p.batch * at.heads * total * hs;
+    for (int64_t kv = 0; kv < 2; ++kv)
+      for (int64_t b = 0; b < p.batch; ++b)
+        for (int64_t h = 0; h < at.heads; ++h) {
+          float* dst = present + kv * half + (b * at.heads + h) * total * hs;
+          if (past) std::copy_n(past + ((kv * p.batch + b) * at.heads + h) * p.past * hs, p.past * hs, dst);
+          for (int64_t s = 0; s < p.seq; ++s)
+            std::copy_n(qkv + (b * p.seq + s) * p.columns + (kv + 1) * p.hidden + h * hs, hs, dst + (p.past + s) * hs);
+        }
+    a.k = {present, at.heads * total * hs, total * hs, hs};
+    a.v = {present + half, at.heads * total * hs, total * hs, hs};
+  } else {
+    a.k = {qkv + p.hidden, p.seq * p.columns, hs, p.columns};
+    a.v = {qkv + 2 * p.hidden, p.seq * p.columns, vhs, p.columns};
+  }
+  auto y = ctx.output(0, DType::kFloat32, {p.batch, p.seq, p.v_hidden});
+  if (!y) return std::unexpected(y.error());
+  a.y = y->mut_as<float>();
+  attend(a, ctx.parallel());
+  return {};
+}
+
+// qkv's rows, each set to the bias (or zeros).
+void start_with_bias(const KernelContext& ctx, const AttentionPlan& p, std::vector<float>& qkv) {
+  qkv.resize(static_cast<std::size_t>(p.batch * p.seq * p.columns));
+  const float* bias = ctx.has_input(kBias) ? ctx.input(kBias).data_as<float>() : nullptr;
+  for (int64_t r = 0; r < p.batch * p.seq; ++r) {
+    if (bias) std::copy_n(bias, p.columns, qkv.data() + r * p.columns);
+    else std::fill_n(qkv.data() + r * p.columns, p.columns, 0.f);
+  }
 }
 
 class MicrosoftAttentionKernel final : public Kernel {
@@ -93,133 +251,24 @@ class MicrosoftAttentionKernel final : public Kernel {
       : at_(std::move(attrs)), packed_weights_(std::move(packed_weights)) {}
 
   Expected<void> compute(KernelContext& ctx) override {
-    auto plan = plan_run(ctx);
+    auto plan = plan_attention_run(ctx, kAttention, at_);
     if (!plan) return std::unexpected(plan.error());
     const AttentionPlan& p = *plan;
-    const int64_t hs = p.hidden / at_.heads, vhs = p.v_hidden / at_.heads, total = p.past + p.seq;
-    BertAttention a;
-    a.batch = p.batch;
-    a.heads = at_.heads;
-    a.q_seq = p.seq;
-    a.total = total;
-    a.past = p.past;
-    a.head_size = hs;
-    a.v_head_size = vhs;
-    a.scale = at_.scale != 0.f ? at_.scale : 1.f / std::sqrt(static_cast<float>(hs));
-    a.mask_filter_value = at_.mask_filter_value;
-    a.causal = at_.causal;
-    if (ctx.has_input(kMask)) {
-      auto form = key_mask_form("Attention", ctx.input(kMask).shape(), p.batch, p.seq, total, true, true);
-      if (!form) return std::unexpected(form.error());
-      a.mask_form = *form;
-      a.mask = ctx.input(kMask).data_as<int32_t>();
-      if (auto lengths = check_key_lengths("Attention", a); !lengths) return lengths;
-    }
-    if (ctx.has_input(kAttentionBias)) {
-      const Shape& s = ctx.input(kAttentionBias).shape();
-      if (s.size() != 4 || (s[0] != p.batch && s[0] != 1) || (s[1] != at_.heads && s[1] != 1) || s[2] != p.seq ||
-          s[3] != total)
-        return attention_error(fmt::format("attention_bias has shape {}", shape_to_string(s)),
-                               fmt::format("it must be [{} or 1, {} or 1, {}, {}]", p.batch, at_.heads, p.seq, total));
-      a.bias = ctx.input(kAttentionBias).data_as<float>();
-      a.bias_head_stride = s[1] == 1 ? 0 : p.seq * total;
-      a.bias_batch_stride = s[0] == 1 ? 0 : s[1] * p.seq * total;
-    }
-
     // QKV = input @ weights + bias, one row of columns per token (a workspace kept between runs).
     auto workspace = qkv_pool_.take();
-    std::vector<float>& qkv = *workspace;
-    qkv.resize(static_cast<std::size_t>(p.batch * p.seq * p.columns));
-    const bool with_bias = ctx.has_input(kBias);
-    if (with_bias)
-      for (int64_t r = 0; r < p.batch * p.seq; ++r)
-        std::copy_n(ctx.input(kBias).data_as<float>(), p.columns, qkv.data() + r * p.columns);
+    start_with_bias(ctx, p, *workspace);
     const GemmOperand weights = packed_weights_.empty()
                                     ? GemmOperand::matrix(ctx.input(kWeights).data_as<float>(), p.columns)
                                     : GemmOperand::of(packed_weights_.front());
     gemm(p.batch * p.seq, p.columns, p.in, 1.f, GemmOperand::matrix(ctx.input(kInput).data_as<float>(), p.in), weights,
-         with_bias ? 1.f : 0.f, qkv.data(), p.columns, ctx.parallel());
-    a.q = {qkv.data(), p.seq * p.columns, hs, p.columns};
-
-    // Keys and values: the new ones in place, or past and new in present.
-    std::vector<float> scratch;
-    float* present = nullptr;
-    if (ctx.has_input(kPast) || ctx.wants_output(1)) {
-      const Shape present_shape{2, p.batch, at_.heads, total, hs};
-      if (ctx.wants_output(1)) {
-        auto t = ctx.output(1, DType::kFloat32, present_shape);
-        if (!t) return std::unexpected(t.error());
-        present = t->mut_as<float>();
-      } else {
-        scratch.resize(static_cast<std::size_t>(shape_numel(present_shape)));
-        present = scratch.data();
-      }
-      const float* past = ctx.has_input(kPast) ? ctx.input(kPast).data_as<float>() : nullptr;
-      const int64_t half = p.batch * at_.heads * total * hs;
-      for (int64_t kv = 0; kv < 2; ++kv)
-        for (int64_t b = 0; b < p.batch; ++b)
-          for (int64_t h = 0; h < at_.heads; ++h) {
-            float* dst = present + kv * half + (b * at_.heads + h) * total * hs;
-            if (past) std::copy_n(past + ((kv * p.batch + b) * at_.heads + h) * p.past * hs, p.past * hs, dst);
-            for (int64_t s = 0; s < p.seq; ++s)
-              std::copy_n(qkv.data() + (b * p.seq + s) * p.columns + (kv + 1) * p.hidden + h * hs, hs,
-                          dst + (p.past + s) * hs);
-          }
-      a.k = {present, at_.heads * total * hs, total * hs, hs};
-      a.v = {present + half, at_.heads * total * hs, total * hs, hs};
-    } else {
-      a.k = {qkv.data() + p.hidden, p.seq * p.columns, hs, p.columns};
-      a.v = {qkv.data() + 2 * p.hidden, p.seq * p.columns, vhs, p.columns};
-    }
-    auto y = ctx.output(0, DType::kFloat32, {p.batch, p.seq, p.v_hidden});
-    if (!y) return std::unexpected(y.error());
-    a.y = y->mut_as<float>();
-    attend(a, ctx.parallel());
-    return {};
+         1.f, workspace->data(), p.columns, ctx.parallel());
+    return attend_projected(ctx, kAttention, at_, p, workspace->data());
   }
 
   std::string_view variant() const override { return packed_weights_.empty() ? "gemm" : "gemm-packed"; }
   std::vector<std::byte> save_packed() const override { return save_packed_matrices(packed_weights_); }
 
  private:
-  Expected<AttentionPlan> plan_run(const KernelContext& ctx) const {
-    AttentionPlan p;
-    const Shape& x = ctx.input(kInput).shape();
-    const Shape& w = ctx.input(kWeights).shape();
-    if (x.size() != 3 || w.size() != 2 || w[0] != x[2])
-      return attention_error(fmt::format("input has shape {} and weights {}", shape_to_string(x), shape_to_string(w)),
-                             "input is [batch, sequence, input_hidden] and weights [input_hidden, D + D + Dv]");
-    p.batch = x[0];
-    p.seq = x[1];
-    p.in = x[2];
-    p.columns = w[1];
-    if (at_.hidden_sizes.empty()) {
-      p.hidden = p.v_hidden = p.columns / 3;
-    } else {
-      p.hidden = at_.hidden_sizes[0];
-      p.v_hidden = at_.hidden_sizes[2];
-    }
-    if (2 * p.hidden + p.v_hidden != p.columns || p.hidden % at_.heads != 0 || p.v_hidden % at_.heads != 0)
-      return attention_error(fmt::format("weights has {} columns for {} heads{}", p.columns, at_.heads,
-                                         at_.hidden_sizes.empty() ? std::string()
-                                                                  : fmt::format(" and qkv_hidden_sizes {} {} {}",
-                                                                                p.hidden, p.hidden, p.v_hidden)),
-                             "the columns are Q, K and V's hidden sizes (equal thirds without qkv_hidden_sizes), each a "
-                             "multiple of num_heads");
-    if (ctx.has_input(kBias) && ctx.input(kBias).shape() != Shape{p.columns})
-      return attention_error(fmt::format("bias has shape {}", shape_to_string(ctx.input(kBias).shape())),
-                             fmt::format("bias holds one value per column of weights, [{}]", p.columns));
-    if (ctx.has_input(kPast)) {
-      const Shape& past = ctx.input(kPast).shape();
-      const int64_t hs = p.hidden / at_.heads;
-      if (past.size() != 5 || past[0] != 2 || past[1] != p.batch || past[2] != at_.heads || past[4] != hs)
-        return attention_error(fmt::format("past has shape {}", shape_to_string(past)),
-                               fmt::format("past is [2, {}, {}, past_sequence, {}]", p.batch, at_.heads, hs));
-      p.past = past[3];
-    }
-    return p;
-  }
-
   AttentionAttrs at_;
   std::vector<PackedMatrix> packed_weights_;  // weights packed once when constant
   ScratchPool<std::vector<float>> qkv_pool_;
@@ -231,10 +280,93 @@ Expected<std::unique_ptr<Kernel>> create_microsoft_attention(const NodeContext& 
   return make_kernel<MicrosoftAttentionKernel>(AttentionAttrs::of(ctx.attrs()), std::move(*packed));
 }
 
+// One value, or one per column of the weights, of a scale or zero point.
+Expected<void> check_per_column(const KernelContext& ctx, std::size_t input, int64_t columns, std::string_view name) {
+  const int64_t n = ctx.input(input).numel();
+  if (n == 1 || n == columns) return {};
+  return attention_error("QAttention", fmt::format("{} (input {}) has {} values", name, input, n),
+                         fmt::format("it holds one value, or one per column of weight ({})", columns));
+}
+
+template <class T>
+std::vector<int32_t> zero_points(const KernelContext& ctx, std::size_t input) {
+  if (!ctx.has_input(input)) return {0};
+  const Tensor& z = ctx.input(input);
+  return std::vector<int32_t>(z.data_as<T>(), z.data_as<T>() + z.numel());
+}
+
+class QAttentionKernel final : public Kernel {
+ public:
+  QAttentionKernel(AttentionAttrs attrs, std::optional<PackedIntB> packed_weights)
+      : at_(std::move(attrs)), packed_weights_(std::move(packed_weights)) {}
+
+  Expected<void> compute(KernelContext& ctx) override {
+    auto plan = plan_attention_run(ctx, kQAttention, at_);
+    if (!plan) return std::unexpected(plan.error());
+    const AttentionPlan& p = *plan;
+    if (ctx.input(kInputScale).numel() != 1 || (ctx.has_input(kInputZero) && ctx.input(kInputZero).numel() != 1))
+      return attention_error("QAttention", "input_scale or input_zero_point has several values",
+                             "the input is quantized with one scale and zero point");
+    if (auto r = check_per_column(ctx, kWeightScale, p.columns, "weight_scale"); !r) return r;
+    if (ctx.has_input(kWeightZero))
+      if (auto r = check_per_column(ctx, kWeightZero, p.columns, "weight_zero_point"); !r) return r;
+    // QKV = (input - zero)(weight - zero) * input_scale * weight_scale + bias.
+    const float input_scale = *ctx.input(kInputScale).data_as<float>();
+    const Tensor& w_scale = ctx.input(kWeightScale);
+    std::vector<float> scales(static_cast<std::size_t>(w_scale.numel()));
+    for (std::size_t j = 0; j < scales.size(); ++j) scales[j] = input_scale * w_scale.data_as<float>()[j];
+    auto workspace = qkv_pool_.take();
+    std::vector<float>& qkv = *workspace;
+    start_with_bias(ctx, p, qkv);
+    std::vector<float> product(qkv.size());
+    const IntGemmOutput out = IntGemmOutput::scaled_float(product.data(), p.columns, scales.data(), scales.size() > 1);
+    const DType wt = ctx.input(kWeights).dtype();
+    const std::vector<int32_t> w_zero =
+        wt == DType::kUInt8 ? zero_points<uint8_t>(ctx, kWeightZero) : zero_points<int8_t>(ctx, kWeightZero);
+    std::optional<PackedIntB> packed_now;
+    if (!packed_weights_) packed_now = pack(ctx.input(kWeights));
+    const PackedIntB& weights = packed_weights_ ? *packed_weights_ : *packed_now;
+    if (ctx.input(kInput).dtype() == DType::kUInt8)
+      int_gemm<uint8_t>(p.batch * p.seq, ctx.input(kInput).data_as<uint8_t>(), p.in,
+                        zero_points<uint8_t>(ctx, kInputZero), weights, w_zero, out, ctx.parallel());
+    else
+      int_gemm<int8_t>(p.batch * p.seq, ctx.input(kInput).data_as<int8_t>(), p.in,
+                       zero_points<int8_t>(ctx, kInputZero), weights, w_zero, out, ctx.parallel());
+    for (std::size_t i = 0; i < qkv.size(); ++i) qkv[i] += product[i];
+    return attend_projected(ctx, kQAttention, at_, p, qkv.data());
+  }
+
+  std::string_view variant() const override { return variant_; }
+
+  // Weights [in, columns] of uint8 or int8 in the int8 GEMM's layout.
+  static PackedIntB pack(const Tensor& w) {
+    const int64_t k = w.shape()[0], n = w.shape()[1];
+    return w.dtype() == DType::kUInt8 ? PackedIntB::pack(w.data_as<uint8_t>(), n, false, k, n)
+                                      : PackedIntB::pack(w.data_as<int8_t>(), n, false, k, n);
+  }
+
+ private:
+  AttentionAttrs at_;
+  std::optional<PackedIntB> packed_weights_;  // packed once when constant
+  std::string variant_ = fmt::format("int-gemm:{}", int_gemm_isa());
+  ScratchPool<std::vector<float>> qkv_pool_;
+};
+
+Expected<std::unique_ptr<Kernel>> create_qattention(const NodeContext& ctx) {
+  std::optional<PackedIntB> packed;
+  if (const WeightHandle* w = ctx.constant_input(kWeights); w && w->shape().size() == 2) {
+    auto t = w->materialize();
+    if (!t) return forward_error(std::move(t), fmt::format("packing the weights of {}", ctx.node().describe()));
+    packed = QAttentionKernel::pack(*t);
+  }
+  return make_kernel<QAttentionKernel>(AttentionAttrs::of(ctx.attrs()), std::move(packed));
+}
+
 }  // namespace
 
 std::vector<KernelDef> microsoft_attention_kernels() {
-  return {KernelDef{{"com.microsoft", "Attention", 1}, 0, check_microsoft_attention, create_microsoft_attention}};
+  return {KernelDef{{"com.microsoft", "Attention", 1}, 0, check_microsoft_attention, create_microsoft_attention},
+          KernelDef{{"com.microsoft", "QAttention", 1}, 0, check_qattention, create_qattention}};
 }
 
 }  // namespace nxrt::cpu

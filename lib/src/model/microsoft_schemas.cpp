@@ -259,6 +259,13 @@ void microsoft_attention_shape(InferenceContext& ctx) {
   }
 }
 
+// QAttention: Attention's shapes, its output float (the input is quantized).
+void qattention_shape(InferenceContext& ctx) {
+  microsoft_attention_shape(ctx);
+  for (std::size_t out = 0; out < std::min<std::size_t>(ctx.getNumOutputs(), 2); ++out)
+    ctx.getOutputType(out)->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+}
+
 // MultiHeadAttention: output [batch, sequence, Dv] of the query's type (Dv: value's last dim, or
 // num_heads times it when value is split into heads); present_key and present_value [batch,
 // num_heads, unknown, head size]; qk float [batch, num_heads, sequence, unknown].
@@ -357,6 +364,7 @@ std::map<std::string, onnx::OpSchema> build_schemas() {
       {"GatherBlockQuantized", gather_block_quantized_shape},
       {"EmbedLayerNormalization", embed_layer_normalization_shape},
       {"Attention", microsoft_attention_shape},
+      {"QAttention", qattention_shape},
       {"MultiHeadAttention", multi_head_attention_shape},
       {"RotaryEmbedding", same_as_input},
   };
