@@ -13,7 +13,12 @@ and V MatMuls, Reshape, Transpose, Softmax, Erf's GELU, the mask as (1 - mask) *
 the scores), as a model exported from PyTorch before optimization: both forms compute the same.
 It writes bert_encoder.onnx unless --out says otherwise.
 
-  scripts/make-encoder-bench-model.py [--form fused|standard] [--layers L] [--hidden H] [--heads N]
+With --form int8, the fused encoder with its weights quantized as ONNX Runtime's quantize_dynamic
+writes them (int8, one symmetric scale per weight) and ORT fuses them at load: each Attention a
+DynamicQuantizeLinear of its input and a QAttention, each MatMul a DynamicQuantizeMatMul (the bias
+Add folded in). It writes bert_encoder_int8.onnx.
+
+  scripts/make-encoder-bench-model.py [--form fused|standard|int8] [--layers L] [--hidden H] [--heads N]
                                       [--ffn F] [--seq S] [--batch B] [--vocab V] [--out FILE]
 """
 import argparse
@@ -32,8 +37,8 @@ SEGMENTS = 10
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--form", choices=("fused", "standard"), default="fused",
-                        help="ONNX Runtime's fused ops (default) or standard ONNX ops")
+    parser.add_argument("--form", choices=("fused", "standard", "int8"), default="fused",
+                        help="ONNX Runtime's fused ops (default), standard ONNX ops, or the fused ops quantized")
     parser.add_argument("--layers", type=int, default=4, help="encoder layers (default 4)")
     parser.add_argument("--hidden", type=int, default=256, help="hidden size (default 256)")
     parser.add_argument("--heads", type=int, default=4, help="attention heads (default 4)")
@@ -42,14 +47,14 @@ def main():
     parser.add_argument("--batch", type=int, default=1, help="input rows (default 1)")
     parser.add_argument("--vocab", type=int, default=1000, help="word embedding rows (default 1000)")
     parser.add_argument("--out", type=Path, help="the model file (default: .cache/bench-models/bert_encoder_fused.onnx, "
-                        "or bert_encoder.onnx with --form standard)")
+                        "bert_encoder.onnx with --form standard, bert_encoder_int8.onnx with --form int8)")
     args = parser.parse_args()
     if args.hidden % args.heads:
         parser.error(f"--hidden {args.hidden} is not a multiple of --heads {args.heads}")
-    name = "bert_encoder_fused" if args.form == "fused" else "bert_encoder"
+    name = {"fused": "bert_encoder_fused", "standard": "bert_encoder", "int8": "bert_encoder_int8"}[args.form]
     args.out = args.out or REPO / ".cache" / "bench-models" / f"{name}.onnx"
     weights = draw_weights(args)
-    nodes, inits = (fused_graph if args.form == "fused" else standard_graph)(args, weights)
+    nodes, inits = {"fused": fused_graph, "standard": standard_graph, "int8": int8_graph}[args.form](args, weights)
     ids = [helper.make_tensor_value_info(n, TensorProto.INT32, [args.batch, args.seq])
            for n in ("input_ids", "segment_ids", "attention_mask")]
     graph = helper.make_graph(nodes, name, ids,
@@ -108,6 +113,38 @@ def fused_graph(args, w):
         x = p + "norm2"
     inits = [numpy_helper.from_array(a, n) for n, a in w.items()]
     return nodes, inits
+
+
+def int8_graph(args, w):
+    """The fused graph with every weight product quantized (QAttention, DynamicQuantizeMatMul)."""
+    nodes, inits = fused_graph(args, w)
+    consts = {t.name: numpy_helper.to_array(t) for t in inits}
+    ms = {"domain": "com.microsoft"}
+
+    def quantize(name):
+        weight = consts.pop(name)
+        scale = np.float32(np.abs(weight).max() / 127)
+        consts[name + "_q"] = np.clip(np.round(weight / scale), -127, 127).astype(np.int8)
+        consts[name + "_scale"] = np.array(scale, np.float32)
+        consts[name + "_zero"] = np.array(0, np.int8)
+        return [name + "_q", name + "_scale", name + "_zero"]
+
+    out = []
+    for node in nodes:
+        if node.op_type == "Attention":
+            x, weight, bias, mask = node.input
+            q, scale, zero = quantize(weight)
+            out += [helper.make_node("DynamicQuantizeLinear", [x], [x + "_u8", x + "_scale", x + "_zero"],
+                                     name=node.name + "_quantize"),
+                    helper.make_node("QAttention", [x + "_u8", q, bias, x + "_scale", scale, mask, x + "_zero", zero],
+                                     list(node.output), name=node.name, num_heads=args.heads, **ms)]
+        elif node.op_type == "MatMul":
+            q, scale, zero = quantize(node.input[1])
+            out.append(helper.make_node("DynamicQuantizeMatMul", [node.input[0], q, scale, zero], list(node.output),
+                                        name=node.name, **ms))
+        else:
+            out.append(node)
+    return out, [numpy_helper.from_array(a, n) for n, a in consts.items()]
 
 
 def standard_graph(args, w):
