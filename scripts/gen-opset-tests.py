@@ -913,7 +913,7 @@ def microsoft_fused_cases():
     """ONNX Runtime's fused ops of optimized transformer models (com.microsoft): SkipLayerNormalization
     and SkipSimplifiedLayerNormalization (with every optional input and output, a skip broadcast
     over the batch, 2-D input, float16), Gelu, FastGelu (with and without a bias), BiasGelu and
-    QuickGelu."""
+    QuickGelu; ORT's ONNX-domain SimplifiedLayerNormalization, and LayerNormalization at opset 13."""
     local = np.random.default_rng(35)
     H = np.float16
 
@@ -958,6 +958,12 @@ def microsoft_fused_cases():
         yield Case(f"simplifiedlayernormalization{tag}", 17,
                    helper.make_node("SimplifiedLayerNormalization", ["x", "scale"], ["y"], axis=-1, epsilon=1e-6),
                    {"x": x.astype(dtype)}, ["y"], {"scale": vec(32, dtype, 0.5, 1.5)}, folder="com_microsoft")
+    # LayerNormalization in an opset 13 model: ONNX Runtime registers it in the ONNX domain before 17.
+    yield Case("layernormalization_opset13_onnx_runtime", 13,
+               helper.make_node("LayerNormalization", ["x", "scale", "bias"], ["y", "mean", "inv_std_dev"], axis=-1,
+                                epsilon=1e-5),
+               {"x": x}, ["y", "mean", "inv_std_dev"], {"scale": vec(32, lo=0.5, hi=1.5), "bias": vec(32)},
+               folder="com_microsoft")
 
 
 def group_query_attention_cases():

@@ -703,7 +703,10 @@ std::vector<KernelDef> normalization_kernels() {
                 [](const NodeContext& ctx) {
                   return make_kernel<LpNormKernel>(ctx.attrs().int_or("axis", -1), ctx.attrs().int_or("p", 2));
                 }},
-      KernelDef{{"", "LayerNormalization", 17}, 0, check_layer_norm, [](const NodeContext& ctx) {
+      // From opset 1: ONNX Runtime registered LayerNormalization in the ONNX domain before ONNX
+      // defined it (17), with the same attributes and outputs; its optimizer writes it into the
+      // opset 11 to 16 models it fuses.
+      KernelDef{{"", "LayerNormalization", 1}, 0, check_layer_norm, [](const NodeContext& ctx) {
                   const bool wide = ctx.attrs().int_or("stash_type", 1) == 11;
                   return make_kernel<LayerNormKernel>(ctx.attrs().int_or("axis", -1),
                                                       ctx.attrs().float_or("epsilon", 1e-5f),

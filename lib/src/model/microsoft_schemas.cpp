@@ -379,13 +379,21 @@ std::map<std::string, onnx::OpSchema> build_schemas() {
 
 }  // namespace
 
-const onnx::OpSchema* onnx_runtime_onnx_domain_schema(const std::string& op) {
+const onnx::OpSchema* onnx_runtime_onnx_domain_schema(const std::string& op, int version) {
   static const onnx::OpSchema simplified_layer_norm = [] {
     onnx::OpSchema s("SimplifiedLayerNormalization", __FILE__, __LINE__);
     s.SetDomain(onnx::ONNX_DOMAIN).SinceVersion(1).TypeAndShapeInferenceFunction(same_as_input);
     return s;
   }();
-  return op == "SimplifiedLayerNormalization" ? &simplified_layer_norm : nullptr;
+  // ORT's LayerNormalization before ONNX's (opset 17), with the same attributes and outputs.
+  static const onnx::OpSchema layer_norm = [] {
+    onnx::OpSchema s("LayerNormalization", __FILE__, __LINE__);
+    s.SetDomain(onnx::ONNX_DOMAIN).SinceVersion(1).TypeAndShapeInferenceFunction(standard_rule("LayerNormalization",
+                                                                                                17));
+    return s;
+  }();
+  if (op == "SimplifiedLayerNormalization") return &simplified_layer_norm;
+  return op == "LayerNormalization" && version < 17 ? &layer_norm : nullptr;
 }
 
 const onnx::OpSchema* microsoft_schema(const std::string& op, int version) {

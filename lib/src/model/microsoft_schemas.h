@@ -14,7 +14,8 @@ namespace nxrt {
 const onnx::OpSchema* microsoft_schema(const std::string& op, int version);
 
 // ONNX Runtime registers a few ops of its own in the ONNX domain (SimplifiedLayerNormalization,
-// since version 1): their inference-only schema, nullptr for other ops.
-const onnx::OpSchema* onnx_runtime_onnx_domain_schema(const std::string& op);
+// since version 1; LayerNormalization at versions 1 to 16, before ONNX defined it): their
+// inference-only schema at `version`, nullptr for other ops and versions.
+const onnx::OpSchema* onnx_runtime_onnx_domain_schema(const std::string& op, int version);
 
 }  // namespace nxrt

@@ -203,7 +203,7 @@ class InferenceSchemas final : public onnx::ISchemaRegistry {
   const onnx::OpSchema* GetSchema(const std::string& op, const int version, const std::string& domain) const override {
     if (domain == "com.microsoft") return microsoft_schema(op, version);
     if (!domain.empty() && domain != "ai.onnx") return onnx::OpSchemaRegistry::Instance()->GetSchema(op, version, domain);
-    if (const onnx::OpSchema* ort = onnx_runtime_onnx_domain_schema(op)) return ort;
+    if (const onnx::OpSchema* ort = onnx_runtime_onnx_domain_schema(op, version)) return ort;
     if (version > kNewestKnownOpset) return nullptr;
     const onnx::OpSchema* own = libonnx_schema(op, version);
     const OpVersionChange* change = op_version_at(op, version);
