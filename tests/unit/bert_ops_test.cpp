@@ -279,6 +279,30 @@ TEST_CASE("MultiHeadAttention over Attention's projections equals Attention, wit
                         1e-5, 1e-6) == "");
 }
 
+TEST_CASE("MultiHeadAttention: packed QKV and packed KV equal separate Q, K and V", "[cpu][bert]") {
+  const int64_t hs = kHidden / kHeads;
+  const Tensor q = random_tensor({kBatch, kSeq, kHidden}, 31), k = random_tensor({kBatch, kSeq, kHidden}, 32);
+  const Tensor v = random_tensor({kBatch, kSeq, kHidden}, 33);
+  // [batch, seq, heads, parts, head_size] from the parts' [batch, seq, heads * head_size].
+  auto pack = [&](std::vector<const Tensor*> parts) {
+    std::vector<float> out;
+    for (int64_t t = 0; t < kBatch * kSeq; ++t)
+      for (int64_t h = 0; h < kHeads; ++h)
+        for (const Tensor* part : parts)
+          out.insert(out.end(), part->data_as<float>() + t * kHidden + h * hs,
+                     part->data_as<float>() + t * kHidden + (h + 1) * hs);
+    return Tensor::from_vector<float>({kBatch, kSeq, kHeads, static_cast<int64_t>(parts.size()), hs}, out);
+  };
+  const std::vector<std::pair<std::string, Attribute::Value>> causal = {{"unidirectional", int64_t{1}}};
+  const auto want = run(mha(q, k, v, {}, int32s({kBatch}, {5, 4}), causal, 3));
+  for (const bool qkv : {true, false}) {
+    INFO((qkv ? "packed QKV" : "packed KV"));
+    const auto got = run(qkv ? mha(pack({&q, &k, &v}), Tensor(), Tensor(), {}, int32s({kBatch}, {5, 4}), causal, 3)
+                             : mha(q, pack({&k, &v}), Tensor(), {}, int32s({kBatch}, {5, 4}), causal, 3));
+    for (std::size_t i = 0; i < 3; ++i) check_equal(got[i], want[i]);
+  }
+}
+
 TEST_CASE("MultiHeadAttention's qk output holds the scores before softmax", "[cpu][bert]") {
   const Tensor q = random_tensor({1, 3, kHidden}, 9), k = random_tensor({1, 4, kHidden}, 10);
   const Tensor v = random_tensor({1, 4, 16}, 11);
@@ -296,11 +320,13 @@ TEST_CASE("MultiHeadAttention's qk output holds the scores before softmax", "[cp
       }
 }
 
-TEST_CASE("MultiHeadAttention declines packed inputs and names a causal cross-attention and a mask it does not read",
+TEST_CASE("MultiHeadAttention declines a bias with packed inputs, names a causal cross-attention and a mask it does "
+          "not read",
           "[cpu][bert][claim]") {
   const Tensor q = random_tensor({1, 3, kHidden}, 1), kv = random_tensor({1, 5, kHidden}, 2);
-  NodeSpec packed = mha(random_tensor({1, 3, kHeads, 3, kHidden / kHeads}, 3), Tensor(), Tensor());
-  CHECK_THAT(declined(packed), Catch::Matchers::StartsWith("MultiHeadAttention: query has rank 5; packed QKV"));
+  NodeSpec packed = mha(random_tensor({1, 3, kHeads, 3, kHidden / kHeads}, 3), Tensor(), Tensor(),
+                        random_tensor({3 * kHidden}, 4));
+  CHECK(declined(packed) == "MultiHeadAttention: a bias with packed QKV or KV is not implemented by the cpu EP");
   CHECK_THAT(run_error(mha(q, kv, kv, {}, {}, {{"unidirectional", int64_t{1}}})),
              Catch::Matchers::Contains("MultiHeadAttention: unidirectional attention of 3 queries over 5 new keys"));
   CHECK_THAT(run_error(mha(q, kv, kv, {}, int32s({2}, {5, 0}))),

@@ -7,7 +7,10 @@
 // common/bert_attention.h. Outputs: output [batch, seq, Dv], present_key and present_value (past
 // and new), qk (the scores before softmax). key_padding_mask: key lengths [batch] (or
 // [3 * batch + 2]), raw masks [batch, total] and [batch, seq, total]. Float, as ONNX Runtime's CPU
-// EP. Declined by name: packed QKV or KV, past_sequence_length, cache_indirection.
+// EP. Also the packed forms ONNX Runtime's CUDA EP reads (its CPU EP refuses them): query
+// [batch, seq, heads, 3, head_size] holding Q, K and V, or key [batch, kv_seq, heads, 2,
+// head_size] holding K and V (no bias with either). Declined by name: past_sequence_length,
+// cache_indirection.
 #include <fmt/format.h>
 
 #include <cmath>
@@ -43,14 +46,16 @@ KernelMatch check_multi_head_attention(const NodeContext& ctx) {
     NXRT_REQUIRE(!ctx.has_input(i) || ctx.input_dtype(i) == DType::kFloat32,
                  "MultiHeadAttention: input {} is {}; it must be float as the query", i, dtype_name(ctx.input_dtype(i)));
   NXRT_REQUIRE(at.heads > 0, "MultiHeadAttention: num_heads is {}; it must be positive", at.heads);
-  NXRT_REQUIRE(ctx.input_rank(kQuery).value_or(3) == 3,
-               "MultiHeadAttention: query has rank {}; packed QKV ([batch, seq, heads, 3, head_size]) is not "
-               "implemented by the cpu EP (nor by ONNX Runtime's CPU EP)", ctx.input_rank(kQuery).value_or(3));
-  NXRT_REQUIRE(ctx.has_input(kKey) && ctx.has_input(kValue),
-               "MultiHeadAttention: key and value are required by the cpu EP (packed QKV or KV is not implemented)");
-  NXRT_REQUIRE(ctx.input_rank(kKey).value_or(3) != 5,
-               "MultiHeadAttention: key has rank 5; packed KV is not implemented by the cpu EP (nor by ONNX Runtime's "
-               "CPU EP)");
+  const bool packed_qkv = ctx.input_rank(kQuery) == 5, packed_kv = ctx.has_input(kKey) && ctx.input_rank(kKey) == 5;
+  NXRT_REQUIRE(packed_qkv || ctx.input_rank(kQuery).value_or(3) == 3,
+               "MultiHeadAttention: query has rank {}; it must be [batch, seq, hidden] or packed QKV [batch, seq, "
+               "heads, 3, head_size]", ctx.input_rank(kQuery).value_or(3));
+  NXRT_REQUIRE(packed_qkv ? !ctx.has_input(kKey) && !ctx.has_input(kValue)
+                          : ctx.has_input(kKey) && ctx.has_input(kValue) != packed_kv,
+               "MultiHeadAttention: give key and value, key alone as packed KV [batch, kv_seq, heads, 2, head_size], "
+               "or neither with packed QKV");
+  NXRT_REQUIRE(!(packed_qkv || packed_kv) || !ctx.has_input(kBias),
+               "MultiHeadAttention: a bias with packed QKV or KV is not implemented by the cpu EP");
   NXRT_REQUIRE(!ctx.has_input(kPastSequenceLength) && !ctx.has_input(kCacheIndirection),
                "MultiHeadAttention: past_sequence_length (input 8) and cache_indirection (input 9), a shared past and "
                "present buffer for beam search, are not implemented by the cpu EP");
@@ -69,7 +74,13 @@ std::unexpected<Error> mha_error(std::string what, std::string why) {
 // The sizes of one run.
 struct MhaPlan {
   int64_t batch = 0, seq = 0, kv_seq = 0, past = 0, hidden = 0, v_hidden = 0, head_size = 0, v_head_size = 0;
-  bool kv_in_heads = false;  // key and value [batch, heads, kv_seq, head_size]
+  enum class Layout {
+    kSeparate,  // key and value [batch, kv_seq, hidden]
+    kInHeads,   // key and value [batch, heads, kv_seq, head_size]
+    kPackedKv,  // key [batch, kv_seq, heads, 2, head_size]
+    kPackedQkv  // query [batch, seq, heads, 3, head_size]
+  };
+  Layout layout = Layout::kSeparate;
   int64_t total() const { return past + kv_seq; }
 };
 
@@ -122,20 +133,36 @@ class MultiHeadAttentionKernel final : public Kernel {
       for (std::size_t i = 0; i < out.size(); ++i) out[i] = data[i] + bias[offset + static_cast<int64_t>(i) % width];
       return out.data();
     };
-    a.q = {with_bias(kQuery, 0, p.hidden), p.seq * p.hidden, p.head_size, p.hidden};
-    const float* key = p.kv_in_heads ? ctx.input(kKey).data_as<float>() : with_bias(kKey, p.hidden, p.hidden);
-    const float* value =
-        p.kv_in_heads ? ctx.input(kValue).data_as<float>() : with_bias(kValue, 2 * p.hidden, p.v_hidden);
-    // Where new key row s of head h in batch b starts.
-    auto new_row = [&](const float* data, int64_t b, int64_t h, int64_t s, int64_t size) {
-      return p.kv_in_heads ? data + ((b * n + h) * p.kv_seq + s) * size : data + (b * p.kv_seq + s) * n * size + h * size;
-    };
-    if (p.kv_in_heads) {
-      a.k = {key, n * p.kv_seq * p.head_size, p.kv_seq * p.head_size, p.head_size};
-      a.v = {value, n * p.kv_seq * p.v_head_size, p.kv_seq * p.v_head_size, p.v_head_size};
-    } else {
-      a.k = {key, p.kv_seq * p.hidden, p.head_size, p.hidden};
-      a.v = {value, p.kv_seq * p.v_hidden, p.v_head_size, p.v_hidden};
+    // The new Q, K and V heads where they are.
+    using Layout = MhaPlan::Layout;
+    const int64_t hs = p.head_size, vhs = p.v_head_size;
+    switch (p.layout) {
+      case Layout::kPackedQkv: {
+        const float* qkv = ctx.input(kQuery).data_as<float>();
+        const int64_t row = n * 3 * hs;
+        a.q = {qkv, p.seq * row, 3 * hs, row};
+        a.k = {qkv + hs, p.seq * row, 3 * hs, row};
+        a.v = {qkv + 2 * hs, p.seq * row, 3 * hs, row};
+        break;
+      }
+      case Layout::kPackedKv: {
+        const float* kv = ctx.input(kKey).data_as<float>();
+        const int64_t row = n * 2 * hs;
+        a.q = {ctx.input(kQuery).data_as<float>(), p.seq * p.hidden, hs, p.hidden};
+        a.k = {kv, p.kv_seq * row, 2 * hs, row};
+        a.v = {kv + hs, p.kv_seq * row, 2 * hs, row};
+        break;
+      }
+      case Layout::kInHeads:
+        a.q = {with_bias(kQuery, 0, p.hidden), p.seq * p.hidden, hs, p.hidden};
+        a.k = {ctx.input(kKey).data_as<float>(), n * p.kv_seq * hs, p.kv_seq * hs, hs};
+        a.v = {ctx.input(kValue).data_as<float>(), n * p.kv_seq * vhs, p.kv_seq * vhs, vhs};
+        break;
+      case Layout::kSeparate:
+        a.q = {with_bias(kQuery, 0, p.hidden), p.seq * p.hidden, hs, p.hidden};
+        a.k = {with_bias(kKey, p.hidden, p.hidden), p.kv_seq * p.hidden, hs, p.hidden};
+        a.v = {with_bias(kValue, 2 * p.hidden, p.v_hidden), p.kv_seq * p.v_hidden, vhs, p.v_hidden};
+        break;
     }
     // Present key and value: past rows then the new ones (read from there when there is a past).
     std::vector<float> scratch[2];
@@ -154,12 +181,13 @@ class MultiHeadAttentionKernel final : public Kernel {
         present = scratch[i].data();
       }
       const float* past = ctx.has_input(kPastKey) ? ctx.input(i == 0 ? kPastKey : kPastValue).data_as<float>() : nullptr;
+      const HeadMatrix fresh = i == 0 ? a.k : a.v;
       for (int64_t b = 0; b < p.batch; ++b)
         for (int64_t h = 0; h < n; ++h) {
           float* dst = present + (b * n + h) * total * size;
           if (past) std::copy_n(past + (b * n + h) * p.past * size, p.past * size, dst);
           for (int64_t s = 0; s < p.kv_seq; ++s)
-            std::copy_n(new_row(i == 0 ? key : value, b, h, s, size), size, dst + (p.past + s) * size);
+            std::copy_n(fresh.at(b, h) + s * fresh.row_stride, size, dst + (p.past + s) * size);
         }
       (i == 0 ? a.k : a.v) = {present, n * total * size, total * size, size};
     }
@@ -179,40 +207,60 @@ class MultiHeadAttentionKernel final : public Kernel {
 
  private:
   Expected<MhaPlan> plan_run(const KernelContext& ctx) const {
+    using Layout = MhaPlan::Layout;
     MhaPlan p;
     const int64_t n = at_.heads;
     const Shape& q = ctx.input(kQuery).shape();
-    const Shape& k = ctx.input(kKey).shape();
-    const Shape& v = ctx.input(kValue).shape();
-    if (q.size() != 3 || q[2] % n != 0)
-      return mha_error(fmt::format("query has shape {} for {} heads", shape_to_string(q), n),
-                       "query is [batch, sequence, hidden], hidden a multiple of num_heads");
-    p.batch = q[0];
-    p.seq = q[1];
-    p.hidden = q[2];
-    p.head_size = p.hidden / n;
-    p.kv_in_heads = k.size() == 4;
-    if (p.kv_in_heads) {
-      if (k != Shape{p.batch, n, k[2], p.head_size} || v.size() != 4 || v[0] != p.batch || v[1] != n || v[2] != k[2])
-        return mha_error(fmt::format("key has shape {} and value {}", shape_to_string(k), shape_to_string(v)),
-                         fmt::format("key and value in heads are [{}, {}, kv_sequence, {}] and [{}, {}, kv_sequence, "
-                                     "v_head_size]", p.batch, n, p.head_size, p.batch, n));
-      p.kv_seq = k[2];
-      p.v_head_size = v[3];
-      p.v_hidden = n * p.v_head_size;
-      if (ctx.has_input(kPastKey))
-        return mha_error("past_key is given with key and value in heads",
-                         "key and value of shape [batch, heads, kv_sequence, head_size] are a whole cache already");
+    if (q.size() == 5) {  // packed QKV
+      if (q[2] != n || q[3] != 3)
+        return mha_error(fmt::format("query has shape {} for {} heads", shape_to_string(q), n),
+                         "packed QKV is [batch, sequence, num_heads, 3, head_size]");
+      p.layout = Layout::kPackedQkv;
+      p.batch = q[0];
+      p.seq = p.kv_seq = q[1];
+      p.head_size = p.v_head_size = q[4];
+      p.hidden = p.v_hidden = n * q[4];
     } else {
-      if (k.size() != 3 || k[0] != p.batch || k[2] != p.hidden || v.size() != 3 || v[0] != p.batch || v[1] != k[1] ||
-          v[2] % n != 0)
-        return mha_error(fmt::format("query has shape {}, key {} and value {}", shape_to_string(q), shape_to_string(k),
-                                     shape_to_string(v)),
-                         fmt::format("key is [{}, kv_sequence, {}] and value [{}, kv_sequence, Dv], Dv a multiple of "
-                                     "num_heads", p.batch, p.hidden, p.batch));
-      p.kv_seq = k[1];
-      p.v_hidden = v[2];
-      p.v_head_size = p.v_hidden / n;
+      if (q.size() != 3 || q[2] % n != 0)
+        return mha_error(fmt::format("query has shape {} for {} heads", shape_to_string(q), n),
+                         "query is [batch, sequence, hidden], hidden a multiple of num_heads");
+      p.batch = q[0];
+      p.seq = q[1];
+      p.hidden = q[2];
+      p.head_size = p.hidden / n;
+      const Shape& k = ctx.input(kKey).shape();
+      const Shape empty;
+      const Shape& v = ctx.has_input(kValue) ? ctx.input(kValue).shape() : empty;
+      p.layout = k.size() == 5 ? Layout::kPackedKv : k.size() == 4 ? Layout::kInHeads : Layout::kSeparate;
+      if (p.layout == Layout::kPackedKv) {
+        if (k != Shape{p.batch, k[1], n, 2, p.head_size})
+          return mha_error(fmt::format("key has shape {} for query {}", shape_to_string(k), shape_to_string(q)),
+                           fmt::format("packed KV is [{}, kv_sequence, {}, 2, {}]", p.batch, n, p.head_size));
+        p.kv_seq = k[1];
+        p.v_head_size = p.head_size;
+        p.v_hidden = p.hidden;
+      } else if (p.layout == Layout::kInHeads) {
+        if (k != Shape{p.batch, n, k[2], p.head_size} || v.size() != 4 || v[0] != p.batch || v[1] != n || v[2] != k[2])
+          return mha_error(fmt::format("key has shape {} and value {}", shape_to_string(k), shape_to_string(v)),
+                           fmt::format("key and value in heads are [{}, {}, kv_sequence, {}] and [{}, {}, "
+                                       "kv_sequence, v_head_size]", p.batch, n, p.head_size, p.batch, n));
+        p.kv_seq = k[2];
+        p.v_head_size = v[3];
+        p.v_hidden = n * p.v_head_size;
+        if (ctx.has_input(kPastKey))
+          return mha_error("past_key is given with key and value in heads",
+                           "key and value of shape [batch, heads, kv_sequence, head_size] are a whole cache already");
+      } else {
+        if (k.size() != 3 || k[0] != p.batch || k[2] != p.hidden || v.size() != 3 || v[0] != p.batch ||
+            v[1] != k[1] || v[2] % n != 0)
+          return mha_error(fmt::format("query has shape {}, key {} and value {}", shape_to_string(q),
+                                       shape_to_string(k), shape_to_string(v)),
+                           fmt::format("key is [{}, kv_sequence, {}] and value [{}, kv_sequence, Dv], Dv a multiple "
+                                       "of num_heads", p.batch, p.hidden, p.batch));
+        p.kv_seq = k[1];
+        p.v_hidden = v[2];
+        p.v_head_size = p.v_hidden / n;
+      }
     }
     if (ctx.has_input(kBias) && ctx.input(kBias).shape() != Shape{2 * p.hidden + p.v_hidden})
       return mha_error(fmt::format("bias has shape {}", shape_to_string(ctx.input(kBias).shape())),

@@ -267,22 +267,33 @@ void qattention_shape(InferenceContext& ctx) {
 }
 
 // MultiHeadAttention: output [batch, sequence, Dv] of the query's type (Dv: value's last dim, or
-// num_heads times it when value is split into heads); present_key and present_value [batch,
-// num_heads, unknown, head size]; qk float [batch, num_heads, sequence, unknown].
+// num_heads times it when value is split into heads; with packed QKV or KV, Q's hidden size);
+// present_key and present_value [batch, num_heads, unknown, head size]; qk float [batch,
+// num_heads, sequence, unknown].
 void multi_head_attention_shape(InferenceContext& ctx) {
   if (!has_input(ctx, 0)) return;
   for (std::size_t out = 0; out < std::min<std::size_t>(ctx.getNumOutputs(), 3); ++out)
     onnx::propagateElemTypeFromInputToOutput(ctx, 0, out);
   if (ctx.getNumOutputs() > 3) ctx.getOutputType(3)->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
   const int64_t heads = onnx::getAttribute(ctx, "num_heads", 0);
-  if (!onnx::hasInputShape(ctx, 0) || !onnx::hasInputShape(ctx, 2) || heads <= 0) return;
+  if (!onnx::hasInputShape(ctx, 0) || heads <= 0) return;
   const auto& q = ctx.getInputType(0)->tensor_type().shape();
-  const auto& v = ctx.getInputType(2)->tensor_type().shape();
-  if (q.dim_size() != 3 || (v.dim_size() != 3 && v.dim_size() != 4)) return;
-  const auto& v_last = v.dim(v.dim_size() - 1);
-  const int64_t v_head = !v_last.has_dim_value() ? -1 : v.dim_size() == 4 ? v_last.dim_value()
-                                                                         : v_last.dim_value() / heads;
-  const int64_t head = q.dim(2).has_dim_value() ? q.dim(2).dim_value() / heads : -1;
+  auto value_of = [](const onnx::TensorShapeProto_Dimension& d) { return d.has_dim_value() ? d.dim_value() : -1; };
+  int64_t head = -1, v_head = -1;
+  if (q.dim_size() == 5) {  // packed QKV [batch, sequence, heads, 3, head_size]
+    head = v_head = value_of(q.dim(4));
+  } else if (q.dim_size() == 3) {
+    head = q.dim(2).has_dim_value() ? q.dim(2).dim_value() / heads : -1;
+    if (onnx::hasInputShape(ctx, 2)) {
+      const auto& v = ctx.getInputType(2)->tensor_type().shape();
+      const int64_t last = v.dim_size() > 0 ? value_of(v.dim(v.dim_size() - 1)) : -1;
+      v_head = v.dim_size() == 4 ? last : v.dim_size() == 3 && last > 0 ? last / heads : -1;
+    } else if (has_input(ctx, 1)) {  // packed KV: V's head size is K's
+      v_head = head;
+    }
+  } else {
+    return;
+  }
   auto* y = onnx::getOutputShape(ctx, 0);
   y->clear_dim();
   add_dim(y, &q.dim(0));
