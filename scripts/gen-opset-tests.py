@@ -1108,6 +1108,15 @@ def bert_cases():
     yield embed("embedlayernormalization_segment_table_without_ids", 3, 6, 16, segment_ids=False,
                 outputs=("y", "mask_index"))
 
+    def mask_and_past(inputs, names, mask, mask_at, past_shape):
+        """Attention's and QAttention's mask (input mask_at) and past (appended), where given."""
+        if mask is not None:
+            inputs["mask"] = np.asarray(mask, I32)
+            names[mask_at] = "mask"
+        if past_shape:
+            inputs["past"] = local.uniform(-1, 1, past_shape).astype(F)
+            names.append("past")
+
     def attention(name, b, s, din, heads, mask=None, past=0, hidden_sizes=None, attention_bias=None, outputs=("y",),
                   **attrs):
         d, dv = hidden_sizes[0] if hidden_sizes else din, hidden_sizes[2] if hidden_sizes else din
@@ -1116,12 +1125,7 @@ def bert_cases():
         consts = {"weights": local.uniform(-0.3, 0.3, (din, 2 * d + dv)).astype(F),
                   "bias": local.uniform(-0.2, 0.2, 2 * d + dv).astype(F)}
         names = ["x", "weights", "bias", ""]
-        if mask is not None:
-            inputs["mask"] = np.asarray(mask, I32)
-            names[3] = "mask"
-        if past:
-            inputs["past"] = local.uniform(-1, 1, (2, b, heads, past, d // heads)).astype(F)
-            names.append("past")
+        mask_and_past(inputs, names, mask, 3, past and (2, b, heads, past, d // heads))
         if attention_bias is not None:
             names += [""] * (5 - len(names)) + ["attention_bias"]
             inputs["attention_bias"] = local.uniform(-1, 1, attention_bias).astype(F)
@@ -1156,12 +1160,7 @@ def bert_cases():
                   "w_zero": (np.full(3 * din, 0 if weight_type == np.int8 else 128, weight_type) if per_column
                              else np.array(0 if weight_type == np.int8 else 130, weight_type))}
         names = ["x", "w", "bias", "x_scale", "w_scale", "", "x_zero", "w_zero"]
-        if mask is not None:
-            inputs["mask"] = np.asarray(mask, I32)
-            names[5] = "mask"
-        if past:
-            inputs["past"] = local.uniform(-1, 1, (2, b, heads, past, din // heads)).astype(F)
-            names.append("past")
+        mask_and_past(inputs, names, mask, 5, past and (2, b, heads, past, din // heads))
         node = helper.make_node("QAttention", names, list(outputs), domain="com.microsoft", num_heads=heads, **attrs)
         return Case(name, 17, node, inputs, list(outputs), consts, domains={"com.microsoft": 1},
                     folder="com_microsoft")

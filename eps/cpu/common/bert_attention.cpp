@@ -93,8 +93,9 @@ void attend(const BertAttention& a, const Parallel& parallel) {
          GemmOperand::matrix(a.k.at(b, h), a.k.row_stride, true), initial ? 1.f : 0.f, s, keys, par);
     if (a.qk) std::copy_n(s, rows * keys, a.qk + pair * rows * keys);
     for (int64_t r = 0; r < rows; ++r) softmax_row(s + r * keys, keys);
-    gemm(rows, a.v_head_size, keys, 1.f, GemmOperand::matrix(s, keys), GemmOperand::matrix(a.v.at(b, h), a.v.row_stride),
-         0.f, a.y + b * rows * y_row + h * a.v_head_size, y_row, par);
+    gemm(rows, a.v_head_size, keys, 1.f, GemmOperand::matrix(s, keys),
+         GemmOperand::matrix(a.v.at(b, h), a.v.row_stride), 0.f, a.y + b * rows * y_row + h * a.v_head_size, y_row,
+         par);
   };
   const int64_t pairs = a.batch * a.heads;
   if (keys == 0) std::fill_n(a.y, a.batch * rows * y_row, 0.f);  // no key to attend to

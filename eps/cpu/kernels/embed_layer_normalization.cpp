@@ -10,11 +10,9 @@
 // outside its table is an error naming it.
 #include <fmt/format.h>
 
-#include <cmath>
-
 #include "common/elementwise.h"
 #include "common/kernel_util.h"
-#include "common/vector_math.h"
+#include "common/row_norm.h"
 #include "kernels/kernels.h"
 
 namespace nxrt::cpu {
@@ -213,15 +211,7 @@ class EmbedLayerNormKernel final : public Kernel {
         }
         if (sum_out)
           for (int64_t d = 0; d < h; ++d) sum_out[i * h + d] = static_cast<T>(e[static_cast<std::size_t>(d)]);
-        const double n = static_cast<double>(std::max<int64_t>(h, 1));
-        const double mean = lane_sum<double>(e.data(), h) / n;
-        const double inv = 1.0 / std::sqrt(lane_squared_deviation<double>(e.data(), h, mean) / n + epsilon_);
-        const auto m = static_cast<float>(mean), k = static_cast<float>(inv);
-        T* yr = out + i * h;
-        for (int64_t d = 0; d < h; ++d) {
-          const auto c = static_cast<std::size_t>(d);
-          yr[d] = static_cast<T>((e[c] - m) * k * gamma[c] + (beta.empty() ? 0.f : beta[c]));
-        }
+        normalize_row_to(e.data(), h, row_statistics(e.data(), h, epsilon_, false), gamma, beta, out + i * h);
       }
     });
     return {};

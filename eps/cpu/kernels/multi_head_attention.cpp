@@ -44,7 +44,8 @@ KernelMatch check_multi_head_attention(const NodeContext& ctx) {
                dtype_name(ctx.input_dtype(kQuery)));
   for (std::size_t i : {kKey, kValue, kBias, kAttentionBias, kPastKey, kPastValue})
     NXRT_REQUIRE(!ctx.has_input(i) || ctx.input_dtype(i) == DType::kFloat32,
-                 "MultiHeadAttention: input {} is {}; it must be float as the query", i, dtype_name(ctx.input_dtype(i)));
+                 "MultiHeadAttention: input {} is {}; it must be float as the query", i,
+                 dtype_name(ctx.input_dtype(i)));
   NXRT_REQUIRE(at.heads > 0, "MultiHeadAttention: num_heads is {}; it must be positive", at.heads);
   const bool packed_qkv = ctx.input_rank(kQuery) == 5, packed_kv = ctx.has_input(kKey) && ctx.input_rank(kKey) == 5;
   NXRT_REQUIRE(packed_qkv || ctx.input_rank(kQuery).value_or(3) == 3,

@@ -15,7 +15,7 @@
 
 #include "common/elementwise.h"
 #include "common/kernel_util.h"
-#include "common/vector_math.h"
+#include "common/row_norm.h"
 #include "kernels/kernels.h"
 
 namespace nxrt::cpu {
@@ -125,17 +125,10 @@ class SkipNormKernel final : public Kernel {
         if (sum_out)
           for (int64_t i = 0; i < hidden; ++i)
             sum_out[r * hidden + i] = static_cast<T>(sum[static_cast<std::size_t>(i)]);
-        const double n = static_cast<double>(std::max<int64_t>(hidden, 1));
-        const double mean = form_.simplified ? 0.0 : lane_sum<double>(sum.data(), hidden) / n;
-        const double inv = 1.0 / std::sqrt(lane_squared_deviation<double>(sum.data(), hidden, mean) / n + epsilon_);
-        if (stats[0]) stats[0][r] = static_cast<float>(mean);
-        if (stats[1]) stats[1][r] = static_cast<float>(inv);
-        const auto m = static_cast<float>(mean), k = static_cast<float>(inv);
-        T* yr = out + r * hidden;
-        for (int64_t i = 0; i < hidden; ++i) {
-          const auto at = static_cast<std::size_t>(i);
-          yr[i] = static_cast<T>((sum[at] - m) * k * gamma[at] + (beta.empty() ? 0.f : beta[at]));
-        }
+        const RowStatistics st = row_statistics(sum.data(), hidden, epsilon_, form_.simplified);
+        if (stats[0]) stats[0][r] = static_cast<float>(st.mean);
+        if (stats[1]) stats[1][r] = static_cast<float>(st.inv_std);
+        normalize_row_to(sum.data(), hidden, st, gamma, beta, out + r * hidden);
       }
     });
     return {};
