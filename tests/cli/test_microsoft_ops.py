@@ -7,10 +7,11 @@ named with what the attributes need. SkipLayerNormalization and FastGelu (its tr
 optimizer's fusions) in a BERT-style block equal the standard ops they fuse, between onednn
 partitions. A whole BERT encoder as that optimizer writes it (EmbedLayerNormalization, Attention,
 SkipLayerNormalization, BiasGelu; scripts/make-encoder-bench-model.py) equals the encoder in
-standard ops, with padded rows, and goes through an EPContext model to the same bits; a token id
-outside the embedding table is named. FusedConv, FusedGemm and FusedMatMul (what ORT's optimizer
-saves) become standard ops that onednn fuses again; --skip-pass expand-ort-fusions or an activation
-the pass does not know leaves the node, which no EP claims. (ONNX Runtime's own outputs for single nodes are in
+standard ops, with padded rows, and goes through an EPContext model to the same bits; its int8
+form (QAttention, DynamicQuantizeMatMul) stays near it; a token id outside the embedding table is
+named. FusedConv, FusedGemm and FusedMatMul (what ORT's optimizer saves) become standard ops that
+onednn fuses again; --skip-pass expand-ort-fusions or an activation the pass does not know leaves
+the node, which no EP claims. (ONNX Runtime's own outputs for single nodes are in
 testdata/com_microsoft, run by test_qoperator.py.)"""
 import json
 import subprocess
@@ -244,6 +245,20 @@ class BertEncoder(TempDirTest):
         (rc, _, err), restored = self.run_model(self.tmp / "ctx.onnx", "restored")
         self.assertEqual(rc, 0, err)
         np.testing.assert_array_equal(np.load(restored), got)
+
+    def test_the_int8_encoder_stays_near_the_float_one(self):
+        """QAttention and DynamicQuantizeMatMul (the int8 form) quantize activations and weights:
+        within 0.05 of the float encoder, whose outputs are about 1 in size."""
+        (rc, _, err), float_out = self.run_model(self.make("fused"), "float")
+        self.assertEqual(rc, 0, err)
+        (rc, _, err), int8_out = self.run_model(self.make("int8"), "int8")
+        self.assertEqual(rc, 0, err)
+        got, want = np.load(int8_out), np.load(float_out)
+        self.assertGreater(np.abs(got - want).max(), 0)  # the integer products ran
+        np.testing.assert_allclose(got, want, rtol=0, atol=0.05)
+        rc, out, err = nxrt("explain-claims", self.tmp / "int8.onnx", "--ep", "cpu")
+        self.assertExit((rc, out, err), 0)
+        self.assertRegex(out, r"l0_attention +com\.microsoft::QAttention-1 +cpu ")
 
     def test_a_token_id_outside_the_table_is_named(self):
         ids = np.ones((2, 12), np.int32)
