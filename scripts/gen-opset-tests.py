@@ -1070,7 +1070,8 @@ def bert_cases():
     QAttention (quantize_dynamic's Attention) with int8 and uint8 weights, per-column scales, a past;
     MultiHeadAttention's self- and cross-attention, key and value already in heads, past and
     present with unidirectional, a decoding step with attention_bias; com.microsoft RotaryEmbedding
-    with positions per token and as one offset, rank 4 interleaved, a partial rotary dim, float16."""
+    with positions per token and as one offset, rank 4 interleaved, a partial rotary dim, float16;
+    causal prompts longer than a block of queries."""
     local = np.random.default_rng(38)
     I32 = np.int32
 
@@ -1227,6 +1228,10 @@ def bert_cases():
                  num_heads=3, rotary_embedding_dim=8)
     yield rotary("rotaryembedding_microsoft_float16", local.uniform(-1, 1, (1, 5, 32)), [0], 8, 8, dtype=np.float16,
                  num_heads=2)
+    # More queries than one causal block (32): blocks over the keys their last query sees.
+    yield attention("attention_long_prompt_unidirectional", 2, 45, 32, 4, past=3, outputs=("y", "present"),
+                    mask=[48, 40], unidirectional=1)
+    yield mha("multiheadattention_long_prompt_unidirectional", 1, 70, 2, 16, unidirectional=1)
 
 
 def ort_fusion_cases():

@@ -39,6 +39,8 @@ Expected<void> check_key_lengths(std::string_view op, const BertAttention& a) {
 
 namespace {
 
+constexpr int64_t kCausalBlock = 32;  // queries scored together when causal
+
 // Query s's scores before the product: attention_bias plus the mask term, causal keys lowest.
 void initial_row(const BertAttention& a, int64_t b, int64_t h, int64_t s, float* row) {
   const int64_t total = a.total;
@@ -83,19 +85,28 @@ void softmax_row(float* row, int64_t n) {
 void attend(const BertAttention& a, const Parallel& parallel) {
   const bool initial = a.bias || a.mask_form != KeyMaskForm::kNone || (a.causal && a.q_seq > 1);
   const int64_t rows = a.q_seq, keys = a.total, y_row = a.heads * a.v_head_size;
+  // Causal attention without a qk output goes in blocks of queries, each over the keys its last
+  // query sees (a prompt's later keys are the lowest float for the block's queries: their
+  // probabilities are 0), about half the products of a prompt.
+  const bool blocks = a.causal && rows > 1 && !a.qk;
+  const int64_t block = blocks ? kCausalBlock : std::max<int64_t>(rows, 1);
   auto one_pair = [&](int64_t pair, std::vector<float>& scores, const Parallel& par) {
     const int64_t b = pair / a.heads, h = pair % a.heads;
     scores.resize(static_cast<std::size_t>(rows * keys));
     float* s = scores.data();
     if (initial)
       for (int64_t r = 0; r < rows; ++r) initial_row(a, b, h, r, s + r * keys);
-    gemm(rows, keys, a.head_size, a.scale, GemmOperand::matrix(a.q.at(b, h), a.q.row_stride),
-         GemmOperand::matrix(a.k.at(b, h), a.k.row_stride, true), initial ? 1.f : 0.f, s, keys, par);
-    if (a.qk) std::copy_n(s, rows * keys, a.qk + pair * rows * keys);
-    for (int64_t r = 0; r < rows; ++r) softmax_row(s + r * keys, keys);
-    gemm(rows, a.v_head_size, keys, 1.f, GemmOperand::matrix(s, keys),
-         GemmOperand::matrix(a.v.at(b, h), a.v.row_stride), 0.f, a.y + b * rows * y_row + h * a.v_head_size, y_row,
-         par);
+    for (int64_t r0 = 0; r0 < rows; r0 += block) {
+      const int64_t n = std::min(block, rows - r0), cols = blocks ? std::min(keys, a.past + r0 + n) : keys;
+      float* sb = s + r0 * keys;
+      gemm(n, cols, a.head_size, a.scale, GemmOperand::matrix(a.q.at(b, h) + r0 * a.q.row_stride, a.q.row_stride),
+           GemmOperand::matrix(a.k.at(b, h), a.k.row_stride, true), initial ? 1.f : 0.f, sb, keys, par);
+      if (a.qk) std::copy_n(sb, n * keys, a.qk + (pair * rows + r0) * keys);
+      for (int64_t r = 0; r < n; ++r) softmax_row(sb + r * keys, cols);
+      gemm(n, a.v_head_size, cols, 1.f, GemmOperand::matrix(sb, keys),
+           GemmOperand::matrix(a.v.at(b, h), a.v.row_stride), 0.f,
+           a.y + (b * rows + r0) * y_row + h * a.v_head_size, y_row, par);
+    }
   };
   const int64_t pairs = a.batch * a.heads;
   if (keys == 0) std::fill_n(a.y, a.batch * rows * y_row, 0.f);  // no key to attend to
