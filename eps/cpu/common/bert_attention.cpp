@@ -42,7 +42,7 @@ namespace {
 constexpr int64_t kCausalBlock = 32;  // queries scored together when causal
 
 // Query s's scores before the product: attention_bias plus the mask term, causal keys lowest.
-void initial_row(const BertAttention& a, int64_t b, int64_t h, int64_t s, float* row) {
+void bert_initial_row(const BertAttention& a, int64_t b, int64_t h, int64_t s, float* row) {
   const int64_t total = a.total;
   if (a.bias) {
     std::copy_n(a.bias + b * a.bias_batch_stride + h * a.bias_head_stride + s * total, total, row);
@@ -74,7 +74,7 @@ void initial_row(const BertAttention& a, int64_t b, int64_t h, int64_t s, float*
     std::fill(row + std::min(total, a.past + s + 1), row + total, std::numeric_limits<float>::lowest());
 }
 
-void softmax_row(float* row, int64_t n) {
+void bert_softmax_row(float* row, int64_t n) {
   exp_shifted(row, lane_max(row, n), row, n);
   const float inv = 1.f / lane_sum<float>(row, n);
   for (int64_t t = 0; t < n; ++t) row[t] *= inv;
@@ -95,14 +95,14 @@ void attend(const BertAttention& a, const Parallel& parallel) {
     scores.resize(static_cast<std::size_t>(rows * keys));
     float* s = scores.data();
     if (initial)
-      for (int64_t r = 0; r < rows; ++r) initial_row(a, b, h, r, s + r * keys);
+      for (int64_t r = 0; r < rows; ++r) bert_initial_row(a, b, h, r, s + r * keys);
     for (int64_t r0 = 0; r0 < rows; r0 += block) {
       const int64_t n = std::min(block, rows - r0), cols = blocks ? std::min(keys, a.past + r0 + n) : keys;
       float* sb = s + r0 * keys;
       gemm(n, cols, a.head_size, a.scale, GemmOperand::matrix(a.q.at(b, h) + r0 * a.q.row_stride, a.q.row_stride),
            GemmOperand::matrix(a.k.at(b, h), a.k.row_stride, true), initial ? 1.f : 0.f, sb, keys, par);
       if (a.qk) std::copy_n(sb, n * keys, a.qk + (pair * rows + r0) * keys);
-      for (int64_t r = 0; r < n; ++r) softmax_row(sb + r * keys, cols);
+      for (int64_t r = 0; r < n; ++r) bert_softmax_row(sb + r * keys, cols);
       gemm(n, a.v_head_size, cols, 1.f, GemmOperand::matrix(sb, keys),
            GemmOperand::matrix(a.v.at(b, h), a.v.row_stride), 0.f,
            a.y + (b * rows + r0) * y_row + h * a.v_head_size, y_row, par);

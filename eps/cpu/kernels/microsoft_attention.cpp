@@ -27,37 +27,37 @@
 namespace nxrt::cpu {
 namespace {
 
-constexpr std::size_t kInput = 0, kWeights = 1, kBias = 2;
+constexpr std::size_t kAttnInput = 0, kAttnWeights = 1, kAttnBias = 2;
 
 // Where an op of the family has its other inputs.
-struct AttentionForm {
+struct MsAttentionForm {
   std::string_view op;
   std::size_t mask, past;
   std::optional<std::size_t> attention_bias, past_sequence_length;
 };
-constexpr AttentionForm kAttention{"Attention", 3, 4, 5, 6};
-constexpr AttentionForm kQAttention{"QAttention", 5, 8, std::nullopt, std::nullopt};
+constexpr MsAttentionForm kAttention{"Attention", 3, 4, 5, 6};
+constexpr MsAttentionForm kQAttention{"QAttention", 5, 8, std::nullopt, std::nullopt};
 constexpr std::size_t kInputScale = 3, kWeightScale = 4, kInputZero = 6, kWeightZero = 7;  // QAttention's
 
-struct AttentionAttrs {
+struct MsAttentionAttrs {
   int64_t heads = 0;
   bool causal = false;
   std::vector<int64_t> hidden_sizes;  // qkv_hidden_sizes, or empty: three equal thirds
   float scale = 0.f;                  // 0: 1 / sqrt(head_size)
   float mask_filter_value = -10000.f;
 
-  static AttentionAttrs of(const AttributeMap& a) {
+  static MsAttentionAttrs of(const AttributeMap& a) {
     return {a.int_or("num_heads", 0), a.int_or("unidirectional", 0) != 0, a.ints_or("qkv_hidden_sizes", {}),
             a.float_or("scale", 0.f), a.float_or("mask_filter_value", -10000.f)};
   }
 };
 
 // What both ops check: the attributes, the mask, past and present.
-KernelMatch check_attention_family(const NodeContext& ctx, const AttentionForm& f) {
-  const AttentionAttrs at = AttentionAttrs::of(ctx.attrs());
+KernelMatch check_attention_family(const NodeContext& ctx, const MsAttentionForm& f) {
+  const MsAttentionAttrs at = MsAttentionAttrs::of(ctx.attrs());
   const std::string_view op = f.op;
-  NXRT_REQUIRE(ctx.has_input(kWeights), "{}: weights (input 1) is required", op);
-  for (std::size_t i : {kBias, f.past})
+  NXRT_REQUIRE(ctx.has_input(kAttnWeights), "{}: weights (input 1) is required", op);
+  for (std::size_t i : {kAttnBias, f.past})
     NXRT_REQUIRE(!ctx.has_input(i) || ctx.input_dtype(i) == DType::kFloat32,
                  "{}: input {} is {}; bias and past are float (as ONNX Runtime's CPU EP has them)", op, i,
                  dtype_name(ctx.input_dtype(i)));
@@ -83,7 +83,7 @@ KernelMatch check_attention_family(const NodeContext& ctx, const AttentionForm& 
                    (!ctx.has_input(f.past) && !ctx.has_output(1)),
                "{}: past and present need V's hidden size equal to Q's and K's (qkv_hidden_sizes {} {} {})", op,
                at.hidden_sizes[0], at.hidden_sizes[1], at.hidden_sizes[2]);
-  NXRT_REQUIRE(ctx.input_rank(kInput).value_or(3) == 3 && ctx.input_rank(kWeights).value_or(2) == 2,
+  NXRT_REQUIRE(ctx.input_rank(kAttnInput).value_or(3) == 3 && ctx.input_rank(kAttnWeights).value_or(2) == 2,
                "{}: input must be [batch, sequence, input_hidden] and weights [input_hidden, D + D + Dv]", op);
   NXRT_REQUIRE(!ctx.has_input(f.mask) || ctx.input_rank(f.mask).value_or(1) <= 3,
                "{}: a mask_index of rank 4 (Megatron's [batch, 1, max, max]) is not implemented by the cpu EP (nor by "
@@ -92,9 +92,9 @@ KernelMatch check_attention_family(const NodeContext& ctx, const AttentionForm& 
 }
 
 KernelMatch check_microsoft_attention(const NodeContext& ctx) {
-  NXRT_REQUIRE(ctx.input_dtype(kInput) == DType::kFloat32 && ctx.input_dtype(kWeights) == DType::kFloat32,
+  NXRT_REQUIRE(ctx.input_dtype(kAttnInput) == DType::kFloat32 && ctx.input_dtype(kAttnWeights) == DType::kFloat32,
                "Attention: input is {} and weights {}; the cpu EP implements float (as ONNX Runtime's CPU EP does)",
-               dtype_name(ctx.input_dtype(kInput)), dtype_name(ctx.input_dtype(kWeights)));
+               dtype_name(ctx.input_dtype(kAttnInput)), dtype_name(ctx.input_dtype(kAttnWeights)));
   NXRT_REQUIRE(!ctx.has_input(*kAttention.attention_bias) ||
                    ctx.input_dtype(*kAttention.attention_bias) == DType::kFloat32,
                "Attention: attention_bias is {}; it must be float", dtype_name(ctx.input_dtype(5)));
@@ -102,10 +102,10 @@ KernelMatch check_microsoft_attention(const NodeContext& ctx) {
 }
 
 KernelMatch check_qattention(const NodeContext& ctx) {
-  for (std::size_t i : {kInput, kWeights})
+  for (std::size_t i : {kAttnInput, kAttnWeights})
     NXRT_REQUIRE(ctx.input_dtype(i) == DType::kUInt8 || ctx.input_dtype(i) == DType::kInt8,
                  "QAttention: input {} is {}; input and weight are uint8 or int8", i, dtype_name(ctx.input_dtype(i)));
-  for (auto [zero, of] : {std::pair{kInputZero, kInput}, std::pair{kWeightZero, kWeights}})
+  for (auto [zero, of] : {std::pair{kInputZero, kAttnInput}, std::pair{kWeightZero, kAttnWeights}})
     NXRT_REQUIRE(!ctx.has_input(zero) || ctx.input_dtype(zero) == ctx.input_dtype(of),
                  "QAttention: zero point {} is {} and its operand {}; they must be one type", zero,
                  dtype_name(ctx.input_dtype(zero)), dtype_name(ctx.input_dtype(of)));
@@ -116,21 +116,22 @@ KernelMatch check_qattention(const NodeContext& ctx) {
 }
 
 // The sizes of one run.
-struct AttentionPlan {
+struct MsAttentionPlan {
   int64_t batch = 0, seq = 0, in = 0, columns = 0, hidden = 0, v_hidden = 0, past = 0;
 };
 
-std::unexpected<Error> attention_error(std::string_view op, std::string what, std::string why) {
+std::unexpected<Error> ms_attention_error(std::string_view op, std::string what, std::string why) {
   return fail(ErrorCode::kRuntime, fmt::format("{}: {}", op, what), std::move(why),
               "give tensors of the shapes ONNX Runtime's definition of the op states");
 }
 
-Expected<AttentionPlan> plan_attention_run(const KernelContext& ctx, const AttentionForm& f, const AttentionAttrs& at) {
-  AttentionPlan p;
-  const Shape& x = ctx.input(kInput).shape();
-  const Shape& w = ctx.input(kWeights).shape();
+Expected<MsAttentionPlan> plan_attention_run(const KernelContext& ctx, const MsAttentionForm& f,
+                                             const MsAttentionAttrs& at) {
+  MsAttentionPlan p;
+  const Shape& x = ctx.input(kAttnInput).shape();
+  const Shape& w = ctx.input(kAttnWeights).shape();
   if (x.size() != 3 || w.size() != 2 || w[0] != x[2])
-    return attention_error(f.op, fmt::format("input has shape {} and weights {}", shape_to_string(x),
+    return ms_attention_error(f.op, fmt::format("input has shape {} and weights {}", shape_to_string(x),
                                              shape_to_string(w)),
                            "input is [batch, sequence, input_hidden] and weights [input_hidden, D + D + Dv]");
   p.batch = x[0];
@@ -144,20 +145,20 @@ Expected<AttentionPlan> plan_attention_run(const KernelContext& ctx, const Atten
     p.v_hidden = at.hidden_sizes[2];
   }
   if (2 * p.hidden + p.v_hidden != p.columns || p.hidden % at.heads != 0 || p.v_hidden % at.heads != 0)
-    return attention_error(f.op, fmt::format("weights has {} columns for {} heads{}", p.columns, at.heads,
+    return ms_attention_error(f.op, fmt::format("weights has {} columns for {} heads{}", p.columns, at.heads,
                                              at.hidden_sizes.empty() ? std::string()
                                                                      : fmt::format(" and qkv_hidden_sizes {} {} {}",
                                                                                    p.hidden, p.hidden, p.v_hidden)),
                            "the columns are Q, K and V's hidden sizes (equal thirds without qkv_hidden_sizes), each a "
                            "multiple of num_heads");
-  if (ctx.has_input(kBias) && ctx.input(kBias).shape() != Shape{p.columns})
-    return attention_error(f.op, fmt::format("bias has shape {}", shape_to_string(ctx.input(kBias).shape())),
+  if (ctx.has_input(kAttnBias) && ctx.input(kAttnBias).shape() != Shape{p.columns})
+    return ms_attention_error(f.op, fmt::format("bias has shape {}", shape_to_string(ctx.input(kAttnBias).shape())),
                            fmt::format("bias holds one value per column of weights, [{}]", p.columns));
   if (ctx.has_input(f.past)) {
     const Shape& past = ctx.input(f.past).shape();
     const int64_t hs = p.hidden / at.heads;
     if (past.size() != 5 || past[0] != 2 || past[1] != p.batch || past[2] != at.heads || past[4] != hs)
-      return attention_error(f.op, fmt::format("past has shape {}", shape_to_string(past)),
+      return ms_attention_error(f.op, fmt::format("past has shape {}", shape_to_string(past)),
                              fmt::format("past is [2, {}, {}, past_sequence, {}]", p.batch, at.heads, hs));
     p.past = past[3];
   }
@@ -167,8 +168,8 @@ Expected<AttentionPlan> plan_attention_run(const KernelContext& ctx, const Atten
 // The attention over projected Q, K and V (`qkv`: one row of the columns per token, the bias
 // added): the mask and attention_bias read, past and the new keys and values into present,
 // output written.
-Expected<void> attend_projected(KernelContext& ctx, const AttentionForm& f, const AttentionAttrs& at,
-                                const AttentionPlan& p, const float* qkv) {
+Expected<void> attend_projected(KernelContext& ctx, const MsAttentionForm& f, const MsAttentionAttrs& at,
+                                const MsAttentionPlan& p, const float* qkv) {
   const int64_t hs = p.hidden / at.heads, vhs = p.v_hidden / at.heads, total = p.past + p.seq;
   BertAttention a;
   a.batch = p.batch;
@@ -192,7 +193,7 @@ Expected<void> attend_projected(KernelContext& ctx, const AttentionForm& f, cons
     const Shape& s = ctx.input(*f.attention_bias).shape();
     if (s.size() != 4 || (s[0] != p.batch && s[0] != 1) || (s[1] != at.heads && s[1] != 1) || s[2] != p.seq ||
         s[3] != total)
-      return attention_error(f.op, fmt::format("attention_bias has shape {}", shape_to_string(s)),
+      return ms_attention_error(f.op, fmt::format("attention_bias has shape {}", shape_to_string(s)),
                              fmt::format("it must be [{} or 1, {} or 1, {}, {}]", p.batch, at.heads, p.seq, total));
     a.bias = ctx.input(*f.attention_bias).data_as<float>();
     a.bias_head_stride = s[1] == 1 ? 0 : p.seq * total;
@@ -236,9 +237,9 @@ Expected<void> attend_projected(KernelContext& ctx, const AttentionForm& f, cons
 }
 
 // qkv's rows, each set to the bias (or zeros).
-void start_with_bias(const KernelContext& ctx, const AttentionPlan& p, std::vector<float>& qkv) {
+void start_with_bias(const KernelContext& ctx, const MsAttentionPlan& p, std::vector<float>& qkv) {
   qkv.resize(static_cast<std::size_t>(p.batch * p.seq * p.columns));
-  const float* bias = ctx.has_input(kBias) ? ctx.input(kBias).data_as<float>() : nullptr;
+  const float* bias = ctx.has_input(kAttnBias) ? ctx.input(kAttnBias).data_as<float>() : nullptr;
   for (int64_t r = 0; r < p.batch * p.seq; ++r) {
     if (bias) std::copy_n(bias, p.columns, qkv.data() + r * p.columns);
     else std::fill_n(qkv.data() + r * p.columns, p.columns, 0.f);
@@ -247,21 +248,21 @@ void start_with_bias(const KernelContext& ctx, const AttentionPlan& p, std::vect
 
 class MicrosoftAttentionKernel final : public Kernel {
  public:
-  MicrosoftAttentionKernel(AttentionAttrs attrs, std::vector<PackedMatrix> packed_weights)
+  MicrosoftAttentionKernel(MsAttentionAttrs attrs, std::vector<PackedMatrix> packed_weights)
       : at_(std::move(attrs)), packed_weights_(std::move(packed_weights)) {}
 
   Expected<void> compute(KernelContext& ctx) override {
     auto plan = plan_attention_run(ctx, kAttention, at_);
     if (!plan) return std::unexpected(plan.error());
-    const AttentionPlan& p = *plan;
+    const MsAttentionPlan& p = *plan;
     // QKV = input @ weights + bias, one row of columns per token (a workspace kept between runs).
     auto workspace = qkv_pool_.take();
     start_with_bias(ctx, p, *workspace);
     const GemmOperand weights = packed_weights_.empty()
-                                    ? GemmOperand::matrix(ctx.input(kWeights).data_as<float>(), p.columns)
+                                    ? GemmOperand::matrix(ctx.input(kAttnWeights).data_as<float>(), p.columns)
                                     : GemmOperand::of(packed_weights_.front());
-    gemm(p.batch * p.seq, p.columns, p.in, 1.f, GemmOperand::matrix(ctx.input(kInput).data_as<float>(), p.in), weights,
-         1.f, workspace->data(), p.columns, ctx.parallel());
+    gemm(p.batch * p.seq, p.columns, p.in, 1.f, GemmOperand::matrix(ctx.input(kAttnInput).data_as<float>(), p.in),
+         weights, 1.f, workspace->data(), p.columns, ctx.parallel());
     return attend_projected(ctx, kAttention, at_, p, workspace->data());
   }
 
@@ -269,27 +270,28 @@ class MicrosoftAttentionKernel final : public Kernel {
   std::vector<std::byte> save_packed() const override { return save_packed_matrices(packed_weights_); }
 
  private:
-  AttentionAttrs at_;
+  MsAttentionAttrs at_;
   std::vector<PackedMatrix> packed_weights_;  // weights packed once when constant
   ScratchPool<std::vector<float>> qkv_pool_;
 };
 
 Expected<std::unique_ptr<Kernel>> create_microsoft_attention(const NodeContext& ctx) {
-  auto packed = pack_constant_b(ctx, kWeights, false);
+  auto packed = pack_constant_b(ctx, kAttnWeights, false);
   if (!packed) return std::unexpected(packed.error());
-  return make_kernel<MicrosoftAttentionKernel>(AttentionAttrs::of(ctx.attrs()), std::move(*packed));
+  return make_kernel<MicrosoftAttentionKernel>(MsAttentionAttrs::of(ctx.attrs()), std::move(*packed));
 }
 
 // One value, or one per column of the weights, of a scale or zero point.
-Expected<void> check_per_column(const KernelContext& ctx, std::size_t input, int64_t columns, std::string_view name) {
+Expected<void> qattention_per_column(const KernelContext& ctx, std::size_t input, int64_t columns,
+                                     std::string_view name) {
   const int64_t n = ctx.input(input).numel();
   if (n == 1 || n == columns) return {};
-  return attention_error("QAttention", fmt::format("{} (input {}) has {} values", name, input, n),
+  return ms_attention_error("QAttention", fmt::format("{} (input {}) has {} values", name, input, n),
                          fmt::format("it holds one value, or one per column of weight ({})", columns));
 }
 
 template <class T>
-std::vector<int32_t> zero_points(const KernelContext& ctx, std::size_t input) {
+std::vector<int32_t> qattention_zero_points(const KernelContext& ctx, std::size_t input) {
   if (!ctx.has_input(input)) return {0};
   const Tensor& z = ctx.input(input);
   return std::vector<int32_t>(z.data_as<T>(), z.data_as<T>() + z.numel());
@@ -297,19 +299,19 @@ std::vector<int32_t> zero_points(const KernelContext& ctx, std::size_t input) {
 
 class QAttentionKernel final : public Kernel {
  public:
-  QAttentionKernel(AttentionAttrs attrs, std::optional<PackedIntB> packed_weights)
+  QAttentionKernel(MsAttentionAttrs attrs, std::optional<PackedIntB> packed_weights)
       : at_(std::move(attrs)), packed_weights_(std::move(packed_weights)) {}
 
   Expected<void> compute(KernelContext& ctx) override {
     auto plan = plan_attention_run(ctx, kQAttention, at_);
     if (!plan) return std::unexpected(plan.error());
-    const AttentionPlan& p = *plan;
+    const MsAttentionPlan& p = *plan;
     if (ctx.input(kInputScale).numel() != 1 || (ctx.has_input(kInputZero) && ctx.input(kInputZero).numel() != 1))
-      return attention_error("QAttention", "input_scale or input_zero_point has several values",
+      return ms_attention_error("QAttention", "input_scale or input_zero_point has several values",
                              "the input is quantized with one scale and zero point");
-    if (auto r = check_per_column(ctx, kWeightScale, p.columns, "weight_scale"); !r) return r;
+    if (auto r = qattention_per_column(ctx, kWeightScale, p.columns, "weight_scale"); !r) return r;
     if (ctx.has_input(kWeightZero))
-      if (auto r = check_per_column(ctx, kWeightZero, p.columns, "weight_zero_point"); !r) return r;
+      if (auto r = qattention_per_column(ctx, kWeightZero, p.columns, "weight_zero_point"); !r) return r;
     // QKV = (input - zero)(weight - zero) * input_scale * weight_scale + bias.
     const float input_scale = *ctx.input(kInputScale).data_as<float>();
     const Tensor& w_scale = ctx.input(kWeightScale);
@@ -320,18 +322,19 @@ class QAttentionKernel final : public Kernel {
     start_with_bias(ctx, p, qkv);
     std::vector<float> product(qkv.size());
     const IntGemmOutput out = IntGemmOutput::scaled_float(product.data(), p.columns, scales.data(), scales.size() > 1);
-    const DType wt = ctx.input(kWeights).dtype();
+    const DType wt = ctx.input(kAttnWeights).dtype();
     const std::vector<int32_t> w_zero =
-        wt == DType::kUInt8 ? zero_points<uint8_t>(ctx, kWeightZero) : zero_points<int8_t>(ctx, kWeightZero);
+        wt == DType::kUInt8 ? qattention_zero_points<uint8_t>(ctx, kWeightZero)
+                            : qattention_zero_points<int8_t>(ctx, kWeightZero);
     std::optional<PackedIntB> packed_now;
-    if (!packed_weights_) packed_now = pack(ctx.input(kWeights));
+    if (!packed_weights_) packed_now = pack(ctx.input(kAttnWeights));
     const PackedIntB& weights = packed_weights_ ? *packed_weights_ : *packed_now;
-    if (ctx.input(kInput).dtype() == DType::kUInt8)
-      int_gemm<uint8_t>(p.batch * p.seq, ctx.input(kInput).data_as<uint8_t>(), p.in,
-                        zero_points<uint8_t>(ctx, kInputZero), weights, w_zero, out, ctx.parallel());
+    if (ctx.input(kAttnInput).dtype() == DType::kUInt8)
+      int_gemm<uint8_t>(p.batch * p.seq, ctx.input(kAttnInput).data_as<uint8_t>(), p.in,
+                        qattention_zero_points<uint8_t>(ctx, kInputZero), weights, w_zero, out, ctx.parallel());
     else
-      int_gemm<int8_t>(p.batch * p.seq, ctx.input(kInput).data_as<int8_t>(), p.in,
-                       zero_points<int8_t>(ctx, kInputZero), weights, w_zero, out, ctx.parallel());
+      int_gemm<int8_t>(p.batch * p.seq, ctx.input(kAttnInput).data_as<int8_t>(), p.in,
+                       qattention_zero_points<int8_t>(ctx, kInputZero), weights, w_zero, out, ctx.parallel());
     for (std::size_t i = 0; i < qkv.size(); ++i) qkv[i] += product[i];
     return attend_projected(ctx, kQAttention, at_, p, qkv.data());
   }
@@ -346,7 +349,7 @@ class QAttentionKernel final : public Kernel {
   }
 
  private:
-  AttentionAttrs at_;
+  MsAttentionAttrs at_;
   std::optional<PackedIntB> packed_weights_;  // packed once when constant
   std::string variant_ = fmt::format("int-gemm:{}", int_gemm_isa());
   ScratchPool<std::vector<float>> qkv_pool_;
@@ -354,12 +357,12 @@ class QAttentionKernel final : public Kernel {
 
 Expected<std::unique_ptr<Kernel>> create_qattention(const NodeContext& ctx) {
   std::optional<PackedIntB> packed;
-  if (const WeightHandle* w = ctx.constant_input(kWeights); w && w->shape().size() == 2) {
+  if (const WeightHandle* w = ctx.constant_input(kAttnWeights); w && w->shape().size() == 2) {
     auto t = w->materialize();
     if (!t) return forward_error(std::move(t), fmt::format("packing the weights of {}", ctx.node().describe()));
     packed = QAttentionKernel::pack(*t);
   }
-  return make_kernel<QAttentionKernel>(AttentionAttrs::of(ctx.attrs()), std::move(packed));
+  return make_kernel<QAttentionKernel>(MsAttentionAttrs::of(ctx.attrs()), std::move(packed));
 }
 
 }  // namespace

@@ -22,8 +22,8 @@
 namespace nxrt::cpu {
 namespace {
 
-constexpr std::size_t kQuery = 0, kKey = 1, kValue = 2, kBias = 3, kMask = 4, kAttentionBias = 5, kPastKey = 6,
-                      kPastValue = 7, kPastSequenceLength = 8, kCacheIndirection = 9;
+constexpr std::size_t kMhaQuery = 0, kMhaKey = 1, kMhaValue = 2, kMhaBias = 3, kMhaMask = 4, kMhaAttentionBias = 5,
+                      kMhaPastKey = 6, kMhaPastValue = 7, kMhaPastSequenceLength = 8, kMhaCacheIndirection = 9;
 
 struct MhaAttrs {
   int64_t heads = 0;
@@ -39,31 +39,32 @@ struct MhaAttrs {
 
 KernelMatch check_multi_head_attention(const NodeContext& ctx) {
   const MhaAttrs at = MhaAttrs::of(ctx.attrs());
-  NXRT_REQUIRE(ctx.input_dtype(kQuery) == DType::kFloat32,
+  NXRT_REQUIRE(ctx.input_dtype(kMhaQuery) == DType::kFloat32,
                "MultiHeadAttention: query is {}; the cpu EP implements float (as ONNX Runtime's CPU EP does)",
-               dtype_name(ctx.input_dtype(kQuery)));
-  for (std::size_t i : {kKey, kValue, kBias, kAttentionBias, kPastKey, kPastValue})
+               dtype_name(ctx.input_dtype(kMhaQuery)));
+  for (std::size_t i : {kMhaKey, kMhaValue, kMhaBias, kMhaAttentionBias, kMhaPastKey, kMhaPastValue})
     NXRT_REQUIRE(!ctx.has_input(i) || ctx.input_dtype(i) == DType::kFloat32,
                  "MultiHeadAttention: input {} is {}; it must be float as the query", i,
                  dtype_name(ctx.input_dtype(i)));
   NXRT_REQUIRE(at.heads > 0, "MultiHeadAttention: num_heads is {}; it must be positive", at.heads);
-  const bool packed_qkv = ctx.input_rank(kQuery) == 5, packed_kv = ctx.has_input(kKey) && ctx.input_rank(kKey) == 5;
-  NXRT_REQUIRE(packed_qkv || ctx.input_rank(kQuery).value_or(3) == 3,
+  const bool packed_qkv = ctx.input_rank(kMhaQuery) == 5;
+  const bool packed_kv = ctx.has_input(kMhaKey) && ctx.input_rank(kMhaKey) == 5;
+  NXRT_REQUIRE(packed_qkv || ctx.input_rank(kMhaQuery).value_or(3) == 3,
                "MultiHeadAttention: query has rank {}; it must be [batch, seq, hidden] or packed QKV [batch, seq, "
-               "heads, 3, head_size]", ctx.input_rank(kQuery).value_or(3));
-  NXRT_REQUIRE(packed_qkv ? !ctx.has_input(kKey) && !ctx.has_input(kValue)
-                          : ctx.has_input(kKey) && ctx.has_input(kValue) != packed_kv,
+               "heads, 3, head_size]", ctx.input_rank(kMhaQuery).value_or(3));
+  NXRT_REQUIRE(packed_qkv ? !ctx.has_input(kMhaKey) && !ctx.has_input(kMhaValue)
+                          : ctx.has_input(kMhaKey) && ctx.has_input(kMhaValue) != packed_kv,
                "MultiHeadAttention: give key and value, key alone as packed KV [batch, kv_seq, heads, 2, head_size], "
                "or neither with packed QKV");
-  NXRT_REQUIRE(!(packed_qkv || packed_kv) || !ctx.has_input(kBias),
+  NXRT_REQUIRE(!(packed_qkv || packed_kv) || !ctx.has_input(kMhaBias),
                "MultiHeadAttention: a bias with packed QKV or KV is not implemented by the cpu EP");
-  NXRT_REQUIRE(!ctx.has_input(kPastSequenceLength) && !ctx.has_input(kCacheIndirection),
+  NXRT_REQUIRE(!ctx.has_input(kMhaPastSequenceLength) && !ctx.has_input(kMhaCacheIndirection),
                "MultiHeadAttention: past_sequence_length (input 8) and cache_indirection (input 9), a shared past and "
                "present buffer for beam search, are not implemented by the cpu EP");
-  NXRT_REQUIRE(ctx.has_input(kPastKey) == ctx.has_input(kPastValue),
+  NXRT_REQUIRE(ctx.has_input(kMhaPastKey) == ctx.has_input(kMhaPastValue),
                "MultiHeadAttention: past_key and past_value must be both given or both absent");
-  NXRT_REQUIRE(!ctx.has_input(kMask) || ctx.input_dtype(kMask) == DType::kInt32,
-               "MultiHeadAttention: key_padding_mask is {}; it must be int32", dtype_name(ctx.input_dtype(kMask)));
+  NXRT_REQUIRE(!ctx.has_input(kMhaMask) || ctx.input_dtype(kMhaMask) == DType::kInt32,
+               "MultiHeadAttention: key_padding_mask is {}; it must be int32", dtype_name(ctx.input_dtype(kMhaMask)));
   return KernelMatch::supported(elementwise_cost(ctx, 8));
 }
 
@@ -105,26 +106,26 @@ class MultiHeadAttentionKernel final : public Kernel {
     a.scale = at_.scale != 0.f ? at_.scale : 1.f / std::sqrt(static_cast<float>(p.head_size));
     a.mask_filter_value = at_.mask_filter_value;
     a.causal = at_.causal;
-    if (ctx.has_input(kMask)) {
-      auto form = key_mask_form("MultiHeadAttention", ctx.input(kMask).shape(), p.batch, p.seq, total, false, false);
+    if (ctx.has_input(kMhaMask)) {
+      auto form = key_mask_form("MultiHeadAttention", ctx.input(kMhaMask).shape(), p.batch, p.seq, total, false, false);
       if (!form) return std::unexpected(form.error());
       a.mask_form = *form;
-      a.mask = ctx.input(kMask).data_as<int32_t>();
+      a.mask = ctx.input(kMhaMask).data_as<int32_t>();
       if (auto lengths = check_key_lengths("MultiHeadAttention", a); !lengths) return lengths;
     }
-    if (ctx.has_input(kAttentionBias)) {
-      const Shape& s = ctx.input(kAttentionBias).shape();
+    if (ctx.has_input(kMhaAttentionBias)) {
+      const Shape& s = ctx.input(kMhaAttentionBias).shape();
       if (s.size() != 4 || (s[0] != p.batch && s[0] != 1) || (s[1] != n && s[1] != 1) || s[2] != p.seq ||
           s[3] != total)
         return mha_error(fmt::format("attention_bias has shape {}", shape_to_string(s)),
                          fmt::format("it must be [{} or 1, {} or 1, {}, {}]", p.batch, n, p.seq, total));
-      a.bias = ctx.input(kAttentionBias).data_as<float>();
+      a.bias = ctx.input(kMhaAttentionBias).data_as<float>();
       a.bias_head_stride = s[1] == 1 ? 0 : p.seq * total;
       a.bias_batch_stride = s[0] == 1 ? 0 : s[1] * p.seq * total;
     }
 
     // Q (and, from [batch, kv_seq, hidden], K and V) with bias' part added.
-    const float* bias = ctx.has_input(kBias) ? ctx.input(kBias).data_as<float>() : nullptr;
+    const float* bias = ctx.has_input(kMhaBias) ? ctx.input(kMhaBias).data_as<float>() : nullptr;
     std::vector<float> biased[3];
     auto with_bias = [&](std::size_t input, int64_t offset, int64_t width) -> const float* {
       const float* data = ctx.input(input).data_as<float>();
@@ -139,7 +140,7 @@ class MultiHeadAttentionKernel final : public Kernel {
     const int64_t hs = p.head_size, vhs = p.v_head_size;
     switch (p.layout) {
       case Layout::kPackedQkv: {
-        const float* qkv = ctx.input(kQuery).data_as<float>();
+        const float* qkv = ctx.input(kMhaQuery).data_as<float>();
         const int64_t row = n * 3 * hs;
         a.q = {qkv, p.seq * row, 3 * hs, row};
         a.k = {qkv + hs, p.seq * row, 3 * hs, row};
@@ -147,29 +148,29 @@ class MultiHeadAttentionKernel final : public Kernel {
         break;
       }
       case Layout::kPackedKv: {
-        const float* kv = ctx.input(kKey).data_as<float>();
+        const float* kv = ctx.input(kMhaKey).data_as<float>();
         const int64_t row = n * 2 * hs;
-        a.q = {ctx.input(kQuery).data_as<float>(), p.seq * p.hidden, hs, p.hidden};
+        a.q = {ctx.input(kMhaQuery).data_as<float>(), p.seq * p.hidden, hs, p.hidden};
         a.k = {kv, p.kv_seq * row, 2 * hs, row};
         a.v = {kv + hs, p.kv_seq * row, 2 * hs, row};
         break;
       }
       case Layout::kInHeads:
-        a.q = {with_bias(kQuery, 0, p.hidden), p.seq * p.hidden, hs, p.hidden};
-        a.k = {ctx.input(kKey).data_as<float>(), n * p.kv_seq * hs, p.kv_seq * hs, hs};
-        a.v = {ctx.input(kValue).data_as<float>(), n * p.kv_seq * vhs, p.kv_seq * vhs, vhs};
+        a.q = {with_bias(kMhaQuery, 0, p.hidden), p.seq * p.hidden, hs, p.hidden};
+        a.k = {ctx.input(kMhaKey).data_as<float>(), n * p.kv_seq * hs, p.kv_seq * hs, hs};
+        a.v = {ctx.input(kMhaValue).data_as<float>(), n * p.kv_seq * vhs, p.kv_seq * vhs, vhs};
         break;
       case Layout::kSeparate:
-        a.q = {with_bias(kQuery, 0, p.hidden), p.seq * p.hidden, hs, p.hidden};
-        a.k = {with_bias(kKey, p.hidden, p.hidden), p.kv_seq * p.hidden, hs, p.hidden};
-        a.v = {with_bias(kValue, 2 * p.hidden, p.v_hidden), p.kv_seq * p.v_hidden, vhs, p.v_hidden};
+        a.q = {with_bias(kMhaQuery, 0, p.hidden), p.seq * p.hidden, hs, p.hidden};
+        a.k = {with_bias(kMhaKey, p.hidden, p.hidden), p.kv_seq * p.hidden, hs, p.hidden};
+        a.v = {with_bias(kMhaValue, 2 * p.hidden, p.v_hidden), p.kv_seq * p.v_hidden, vhs, p.v_hidden};
         break;
     }
     // Present key and value: past rows then the new ones (read from there when there is a past).
     std::vector<float> scratch[2];
     for (int i = 0; i < 2; ++i) {
       const auto out = static_cast<std::size_t>(1 + i);
-      if (!ctx.wants_output(out) && !ctx.has_input(kPastKey)) continue;
+      if (!ctx.wants_output(out) && !ctx.has_input(kMhaPastKey)) continue;
       const int64_t size = i == 0 ? p.head_size : p.v_head_size;
       const Shape shape{p.batch, n, total, size};
       float* present;
@@ -181,7 +182,8 @@ class MultiHeadAttentionKernel final : public Kernel {
         scratch[i].resize(static_cast<std::size_t>(shape_numel(shape)));
         present = scratch[i].data();
       }
-      const float* past = ctx.has_input(kPastKey) ? ctx.input(i == 0 ? kPastKey : kPastValue).data_as<float>() : nullptr;
+      const float* past =
+          ctx.has_input(kMhaPastKey) ? ctx.input(i == 0 ? kMhaPastKey : kMhaPastValue).data_as<float>() : nullptr;
       const HeadMatrix fresh = i == 0 ? a.k : a.v;
       for (int64_t b = 0; b < p.batch; ++b)
         for (int64_t h = 0; h < n; ++h) {
@@ -211,7 +213,7 @@ class MultiHeadAttentionKernel final : public Kernel {
     using Layout = MhaPlan::Layout;
     MhaPlan p;
     const int64_t n = at_.heads;
-    const Shape& q = ctx.input(kQuery).shape();
+    const Shape& q = ctx.input(kMhaQuery).shape();
     if (q.size() == 5) {  // packed QKV
       if (q[2] != n || q[3] != 3)
         return mha_error(fmt::format("query has shape {} for {} heads", shape_to_string(q), n),
@@ -229,9 +231,9 @@ class MultiHeadAttentionKernel final : public Kernel {
       p.seq = q[1];
       p.hidden = q[2];
       p.head_size = p.hidden / n;
-      const Shape& k = ctx.input(kKey).shape();
+      const Shape& k = ctx.input(kMhaKey).shape();
       const Shape empty;
-      const Shape& v = ctx.has_input(kValue) ? ctx.input(kValue).shape() : empty;
+      const Shape& v = ctx.has_input(kMhaValue) ? ctx.input(kMhaValue).shape() : empty;
       p.layout = k.size() == 5 ? Layout::kPackedKv : k.size() == 4 ? Layout::kInHeads : Layout::kSeparate;
       if (p.layout == Layout::kPackedKv) {
         if (k != Shape{p.batch, k[1], n, 2, p.head_size})
@@ -248,7 +250,7 @@ class MultiHeadAttentionKernel final : public Kernel {
         p.kv_seq = k[2];
         p.v_head_size = v[3];
         p.v_hidden = n * p.v_head_size;
-        if (ctx.has_input(kPastKey))
+        if (ctx.has_input(kMhaPastKey))
           return mha_error("past_key is given with key and value in heads",
                            "key and value of shape [batch, heads, kv_sequence, head_size] are a whole cache already");
       } else {
@@ -263,12 +265,12 @@ class MultiHeadAttentionKernel final : public Kernel {
         p.v_head_size = p.v_hidden / n;
       }
     }
-    if (ctx.has_input(kBias) && ctx.input(kBias).shape() != Shape{2 * p.hidden + p.v_hidden})
-      return mha_error(fmt::format("bias has shape {}", shape_to_string(ctx.input(kBias).shape())),
+    if (ctx.has_input(kMhaBias) && ctx.input(kMhaBias).shape() != Shape{2 * p.hidden + p.v_hidden})
+      return mha_error(fmt::format("bias has shape {}", shape_to_string(ctx.input(kMhaBias).shape())),
                        fmt::format("bias holds Q's, K's and V's, [{}]", 2 * p.hidden + p.v_hidden));
-    if (ctx.has_input(kPastKey)) {
-      const Shape& pk = ctx.input(kPastKey).shape();
-      const Shape& pv = ctx.input(kPastValue).shape();
+    if (ctx.has_input(kMhaPastKey)) {
+      const Shape& pk = ctx.input(kMhaPastKey).shape();
+      const Shape& pv = ctx.input(kMhaPastValue).shape();
       if (pk.size() != 4 || pk != Shape{p.batch, n, pk[2], p.head_size} ||
           pv != Shape{p.batch, n, pk[2], p.v_head_size})
         return mha_error(fmt::format("past_key has shape {} and past_value {}", shape_to_string(pk),
