@@ -11,8 +11,17 @@
 
 namespace nxrt::cpu {
 
-Expected<KeyMaskForm> key_mask_form(std::string_view op, const Shape& mask, int64_t batch, int64_t q_seq,
-                                    int64_t total, bool end_start, bool dummy) {
+namespace {
+
+std::unexpected<Error> shape_error(std::string_view op, std::string what, std::string why) {
+  return fail(ErrorCode::kRuntime, fmt::format("{}: {}", op, what), std::move(why),
+              "give tensors of the shapes ONNX Runtime's definition of the op states");
+}
+
+// The form of a mask of shape `mask` for a's sizes, or what is wrong with it.
+Expected<KeyMaskForm> key_mask_form(std::string_view op, const Shape& mask, bool end_start, bool dummy,
+                                    const BertAttention& a) {
+  const int64_t batch = a.batch, q_seq = a.q_seq, total = a.total;
   if (mask.size() == 1 && (mask[0] == batch || mask[0] == 3 * batch + 2)) return KeyMaskForm::kKeyLengths;
   if (mask.size() == 1 && end_start && mask[0] == 2 * batch) return KeyMaskForm::kEndStart;
   if (mask.size() == 2 && dummy && mask[1] == 1 && (mask[0] == batch || mask[0] == 1)) return KeyMaskForm::kNone;
@@ -27,13 +36,31 @@ Expected<KeyMaskForm> key_mask_form(std::string_view op, const Shape& mask, int6
               "give a mask of one of those shapes");
 }
 
-Expected<void> check_key_lengths(std::string_view op, const BertAttention& a) {
+}  // namespace
+
+Expected<void> read_key_mask(std::string_view op, const Tensor& mask, bool end_start, bool dummy, BertAttention& a) {
+  auto form = key_mask_form(op, mask.shape(), end_start, dummy, a);
+  if (!form) return std::unexpected(form.error());
+  a.mask_form = *form;
+  a.mask = mask.data_as<int32_t>();
   if (a.mask_form != KeyMaskForm::kKeyLengths && a.mask_form != KeyMaskForm::kEndStart) return {};
   const int64_t n = a.mask_form == KeyMaskForm::kEndStart ? 2 * a.batch : a.batch;
   for (int64_t i = 0; i < n; ++i)
     if (a.mask[i] < 0)
       return fail(ErrorCode::kRuntime, fmt::format("{}: mask value {} at index {} is negative", op, a.mask[i], i),
                   "a 1-D mask holds key lengths (or ends and starts)", "give lengths of 0 or more");
+  return {};
+}
+
+Expected<void> read_attention_bias(std::string_view op, const Tensor& bias, BertAttention& a) {
+  const Shape& s = bias.shape();
+  if (s.size() != 4 || (s[0] != a.batch && s[0] != 1) || (s[1] != a.heads && s[1] != 1) || s[2] != a.q_seq ||
+      s[3] != a.total)
+    return shape_error(op, fmt::format("attention_bias has shape {}", shape_to_string(s)),
+                       fmt::format("it must be [{} or 1, {} or 1, {}, {}]", a.batch, a.heads, a.q_seq, a.total));
+  a.bias = bias.data_as<float>();
+  a.bias_head_stride = s[1] == 1 ? 0 : a.q_seq * a.total;
+  a.bias_batch_stride = s[0] == 1 ? 0 : s[1] * a.q_seq * a.total;
   return {};
 }
 

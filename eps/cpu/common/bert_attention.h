@@ -11,6 +11,7 @@
 #include <string>
 
 #include "nxrt/ep/kernel.h"
+#include "nxrt/ep/tensor.h"
 
 namespace nxrt::cpu {
 
@@ -22,12 +23,6 @@ enum class KeyMaskForm {
   kRaw2D,       // [batch, total]: keys whose value is above 0
   kRaw3D,       // [batch, sequence, total]: per query, keys whose value is above 0
 };
-
-// The form of a mask of shape `mask` for the given sizes, or what is wrong with it. `end_start`:
-// [2 * batch] reads as ends and starts (Attention; MultiHeadAttention refuses it). `dummy`: a
-// [batch or 1, 1] mask means no mask (Attention).
-Expected<KeyMaskForm> key_mask_form(std::string_view op, const Shape& mask, int64_t batch, int64_t q_seq,
-                                    int64_t total, bool end_start, bool dummy);
 
 // One (batch, head)'s rows of a [batch, heads, rows, width]-like tensor: data + b * batch_stride
 // + h * head_stride, rows row_stride apart.
@@ -52,8 +47,15 @@ struct BertAttention {
   float* qk = nullptr;  // optional [batch, heads, q_seq, total]: the scores before softmax
 };
 
-// A negative key length is an error (naming the op); the rest cannot fail.
-Expected<void> check_key_lengths(std::string_view op, const BertAttention& a);
+// Reads an int32 mask into `a`, whose sizes are set: its form, or an error naming `op` when its
+// shape is none of them for those sizes or a key length is negative. `end_start`: [2 * batch]
+// reads as ends and starts (Attention; MultiHeadAttention refuses it). `dummy`: a [batch or 1, 1]
+// mask means no mask (Attention).
+Expected<void> read_key_mask(std::string_view op, const Tensor& mask, bool end_start, bool dummy, BertAttention& a);
+
+// Reads attention_bias ([batch or 1, heads or 1, q_seq, total]) into `a`, whose sizes are set, or
+// an error naming `op` when its shape differs.
+Expected<void> read_attention_bias(std::string_view op, const Tensor& bias, BertAttention& a);
 
 void attend(const BertAttention& a, const Parallel& parallel);
 

@@ -132,8 +132,8 @@ Expected<MsAttentionPlan> plan_attention_run(const KernelContext& ctx, const MsA
   const Shape& w = ctx.input(kAttnWeights).shape();
   if (x.size() != 3 || w.size() != 2 || w[0] != x[2])
     return ms_attention_error(f.op, fmt::format("input has shape {} and weights {}", shape_to_string(x),
-                                             shape_to_string(w)),
-                           "input is [batch, sequence, input_hidden] and weights [input_hidden, D + D + Dv]");
+                                                shape_to_string(w)),
+                              "input is [batch, sequence, input_hidden] and weights [input_hidden, D + D + Dv]");
   p.batch = x[0];
   p.seq = x[1];
   p.in = x[2];
@@ -146,20 +146,20 @@ Expected<MsAttentionPlan> plan_attention_run(const KernelContext& ctx, const MsA
   }
   if (2 * p.hidden + p.v_hidden != p.columns || p.hidden % at.heads != 0 || p.v_hidden % at.heads != 0)
     return ms_attention_error(f.op, fmt::format("weights has {} columns for {} heads{}", p.columns, at.heads,
-                                             at.hidden_sizes.empty() ? std::string()
-                                                                     : fmt::format(" and qkv_hidden_sizes {} {} {}",
-                                                                                   p.hidden, p.hidden, p.v_hidden)),
-                           "the columns are Q, K and V's hidden sizes (equal thirds without qkv_hidden_sizes), each a "
-                           "multiple of num_heads");
+                                                at.hidden_sizes.empty() ? std::string()
+                                                                        : fmt::format(" and qkv_hidden_sizes {} {} {}",
+                                                                                      p.hidden, p.hidden, p.v_hidden)),
+                              "the columns are Q, K and V's hidden sizes (equal thirds without qkv_hidden_sizes), "
+                              "each a multiple of num_heads");
   if (ctx.has_input(kAttnBias) && ctx.input(kAttnBias).shape() != Shape{p.columns})
     return ms_attention_error(f.op, fmt::format("bias has shape {}", shape_to_string(ctx.input(kAttnBias).shape())),
-                           fmt::format("bias holds one value per column of weights, [{}]", p.columns));
+                              fmt::format("bias holds one value per column of weights, [{}]", p.columns));
   if (ctx.has_input(f.past)) {
     const Shape& past = ctx.input(f.past).shape();
     const int64_t hs = p.hidden / at.heads;
     if (past.size() != 5 || past[0] != 2 || past[1] != p.batch || past[2] != at.heads || past[4] != hs)
       return ms_attention_error(f.op, fmt::format("past has shape {}", shape_to_string(past)),
-                             fmt::format("past is [2, {}, {}, past_sequence, {}]", p.batch, at.heads, hs));
+                                fmt::format("past is [2, {}, {}, past_sequence, {}]", p.batch, at.heads, hs));
     p.past = past[3];
   }
   return p;
@@ -182,23 +182,10 @@ Expected<void> attend_projected(KernelContext& ctx, const MsAttentionForm& f, co
   a.scale = at.scale != 0.f ? at.scale : 1.f / std::sqrt(static_cast<float>(hs));
   a.mask_filter_value = at.mask_filter_value;
   a.causal = at.causal;
-  if (ctx.has_input(f.mask)) {
-    auto form = key_mask_form(f.op, ctx.input(f.mask).shape(), p.batch, p.seq, total, true, true);
-    if (!form) return std::unexpected(form.error());
-    a.mask_form = *form;
-    a.mask = ctx.input(f.mask).data_as<int32_t>();
-    if (auto lengths = check_key_lengths(f.op, a); !lengths) return lengths;
-  }
-  if (f.attention_bias && ctx.has_input(*f.attention_bias)) {
-    const Shape& s = ctx.input(*f.attention_bias).shape();
-    if (s.size() != 4 || (s[0] != p.batch && s[0] != 1) || (s[1] != at.heads && s[1] != 1) || s[2] != p.seq ||
-        s[3] != total)
-      return ms_attention_error(f.op, fmt::format("attention_bias has shape {}", shape_to_string(s)),
-                             fmt::format("it must be [{} or 1, {} or 1, {}, {}]", p.batch, at.heads, p.seq, total));
-    a.bias = ctx.input(*f.attention_bias).data_as<float>();
-    a.bias_head_stride = s[1] == 1 ? 0 : p.seq * total;
-    a.bias_batch_stride = s[0] == 1 ? 0 : s[1] * p.seq * total;
-  }
+  if (ctx.has_input(f.mask))
+    if (auto read = read_key_mask(f.op, ctx.input(f.mask), true, true, a); !read) return read;
+  if (f.attention_bias && ctx.has_input(*f.attention_bias))
+    if (auto read = read_attention_bias(f.op, ctx.input(*f.attention_bias), a); !read) return read;
   a.q = {qkv, p.seq * p.columns, hs, p.columns};
   // Keys and values: the new ones in place, or past and new in present.
   std::vector<float> scratch;
@@ -236,16 +223,6 @@ Expected<void> attend_projected(KernelContext& ctx, const MsAttentionForm& f, co
   return {};
 }
 
-// qkv's rows, each set to the bias (or zeros).
-void start_with_bias(const KernelContext& ctx, const MsAttentionPlan& p, std::vector<float>& qkv) {
-  qkv.resize(static_cast<std::size_t>(p.batch * p.seq * p.columns));
-  const float* bias = ctx.has_input(kAttnBias) ? ctx.input(kAttnBias).data_as<float>() : nullptr;
-  for (int64_t r = 0; r < p.batch * p.seq; ++r) {
-    if (bias) std::copy_n(bias, p.columns, qkv.data() + r * p.columns);
-    else std::fill_n(qkv.data() + r * p.columns, p.columns, 0.f);
-  }
-}
-
 class MicrosoftAttentionKernel final : public Kernel {
  public:
   MicrosoftAttentionKernel(MsAttentionAttrs attrs, std::vector<PackedMatrix> packed_weights)
@@ -255,15 +232,21 @@ class MicrosoftAttentionKernel final : public Kernel {
     auto plan = plan_attention_run(ctx, kAttention, at_);
     if (!plan) return std::unexpected(plan.error());
     const MsAttentionPlan& p = *plan;
-    // QKV = input @ weights + bias, one row of columns per token (a workspace kept between runs).
+    // QKV = input @ weights + bias, one row of columns per token (a workspace kept between runs):
+    // the product added to rows of the bias.
     auto workspace = qkv_pool_.take();
-    start_with_bias(ctx, p, *workspace);
+    std::vector<float>& qkv = *workspace;
+    qkv.resize(static_cast<std::size_t>(p.batch * p.seq * p.columns));
+    const bool with_bias = ctx.has_input(kAttnBias);
+    if (with_bias)
+      for (int64_t r = 0; r < p.batch * p.seq; ++r)
+        std::copy_n(ctx.input(kAttnBias).data_as<float>(), p.columns, qkv.data() + r * p.columns);
     const GemmOperand weights = packed_weights_.empty()
                                     ? GemmOperand::matrix(ctx.input(kAttnWeights).data_as<float>(), p.columns)
                                     : GemmOperand::of(packed_weights_.front());
     gemm(p.batch * p.seq, p.columns, p.in, 1.f, GemmOperand::matrix(ctx.input(kAttnInput).data_as<float>(), p.in),
-         weights, 1.f, workspace->data(), p.columns, ctx.parallel());
-    return attend_projected(ctx, kAttention, at_, p, workspace->data());
+         weights, with_bias ? 1.f : 0.f, qkv.data(), p.columns, ctx.parallel());
+    return attend_projected(ctx, kAttention, at_, p, qkv.data());
   }
 
   std::string_view variant() const override { return packed_weights_.empty() ? "gemm" : "gemm-packed"; }
@@ -287,7 +270,7 @@ Expected<void> qattention_per_column(const KernelContext& ctx, std::size_t input
   const int64_t n = ctx.input(input).numel();
   if (n == 1 || n == columns) return {};
   return ms_attention_error("QAttention", fmt::format("{} (input {}) has {} values", name, input, n),
-                         fmt::format("it holds one value, or one per column of weight ({})", columns));
+                            fmt::format("it holds one value, or one per column of weight ({})", columns));
 }
 
 template <class T>
@@ -308,7 +291,7 @@ class QAttentionKernel final : public Kernel {
     const MsAttentionPlan& p = *plan;
     if (ctx.input(kInputScale).numel() != 1 || (ctx.has_input(kInputZero) && ctx.input(kInputZero).numel() != 1))
       return ms_attention_error("QAttention", "input_scale or input_zero_point has several values",
-                             "the input is quantized with one scale and zero point");
+                                "the input is quantized with one scale and zero point");
     if (auto r = qattention_per_column(ctx, kWeightScale, p.columns, "weight_scale"); !r) return r;
     if (ctx.has_input(kWeightZero))
       if (auto r = qattention_per_column(ctx, kWeightZero, p.columns, "weight_zero_point"); !r) return r;
@@ -319,9 +302,8 @@ class QAttentionKernel final : public Kernel {
     for (std::size_t j = 0; j < scales.size(); ++j) scales[j] = input_scale * w_scale.data_as<float>()[j];
     auto workspace = qkv_pool_.take();
     std::vector<float>& qkv = *workspace;
-    start_with_bias(ctx, p, qkv);
-    std::vector<float> product(qkv.size());
-    const IntGemmOutput out = IntGemmOutput::scaled_float(product.data(), p.columns, scales.data(), scales.size() > 1);
+    qkv.resize(static_cast<std::size_t>(p.batch * p.seq * p.columns));
+    const IntGemmOutput out = IntGemmOutput::scaled_float(qkv.data(), p.columns, scales.data(), scales.size() > 1);
     const DType wt = ctx.input(kAttnWeights).dtype();
     const std::vector<int32_t> w_zero =
         wt == DType::kUInt8 ? qattention_zero_points<uint8_t>(ctx, kWeightZero)
@@ -335,7 +317,8 @@ class QAttentionKernel final : public Kernel {
     else
       int_gemm<int8_t>(p.batch * p.seq, ctx.input(kAttnInput).data_as<int8_t>(), p.in,
                        qattention_zero_points<int8_t>(ctx, kInputZero), weights, w_zero, out, ctx.parallel());
-    for (std::size_t i = 0; i < qkv.size(); ++i) qkv[i] += product[i];
+    if (ctx.has_input(kAttnBias))
+      add_bias_to_rows(qkv.data(), p.batch * p.seq, p.columns, ctx.input(kAttnBias).data_as<float>(), ctx.parallel());
     return attend_projected(ctx, kQAttention, at_, p, qkv.data());
   }
 

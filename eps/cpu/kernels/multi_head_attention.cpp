@@ -106,23 +106,10 @@ class MultiHeadAttentionKernel final : public Kernel {
     a.scale = at_.scale != 0.f ? at_.scale : 1.f / std::sqrt(static_cast<float>(p.head_size));
     a.mask_filter_value = at_.mask_filter_value;
     a.causal = at_.causal;
-    if (ctx.has_input(kMhaMask)) {
-      auto form = key_mask_form("MultiHeadAttention", ctx.input(kMhaMask).shape(), p.batch, p.seq, total, false, false);
-      if (!form) return std::unexpected(form.error());
-      a.mask_form = *form;
-      a.mask = ctx.input(kMhaMask).data_as<int32_t>();
-      if (auto lengths = check_key_lengths("MultiHeadAttention", a); !lengths) return lengths;
-    }
-    if (ctx.has_input(kMhaAttentionBias)) {
-      const Shape& s = ctx.input(kMhaAttentionBias).shape();
-      if (s.size() != 4 || (s[0] != p.batch && s[0] != 1) || (s[1] != n && s[1] != 1) || s[2] != p.seq ||
-          s[3] != total)
-        return mha_error(fmt::format("attention_bias has shape {}", shape_to_string(s)),
-                         fmt::format("it must be [{} or 1, {} or 1, {}, {}]", p.batch, n, p.seq, total));
-      a.bias = ctx.input(kMhaAttentionBias).data_as<float>();
-      a.bias_head_stride = s[1] == 1 ? 0 : p.seq * total;
-      a.bias_batch_stride = s[0] == 1 ? 0 : s[1] * p.seq * total;
-    }
+    if (ctx.has_input(kMhaMask))
+      if (auto read = read_key_mask("MultiHeadAttention", ctx.input(kMhaMask), false, false, a); !read) return read;
+    if (ctx.has_input(kMhaAttentionBias))
+      if (auto read = read_attention_bias("MultiHeadAttention", ctx.input(kMhaAttentionBias), a); !read) return read;
 
     // Q (and, from [batch, kv_seq, hidden], K and V) with bias' part added.
     const float* bias = ctx.has_input(kMhaBias) ? ctx.input(kMhaBias).data_as<float>() : nullptr;

@@ -16,6 +16,7 @@
 #include "common/broadcast.h"
 #include "common/block_transpose.h"
 #include "common/channels_last.h"
+#include "common/elementwise.h"
 #include "common/gemm.h"
 #include "common/int_gemm.h"
 #include "common/kernel_util.h"
@@ -539,20 +540,11 @@ class IntegerToFloatKernel final : public IntMatMulBase {
                   IntGemmOutput::scaled_float(y->mut_as<float>(), plan->n, scales.data(), scales.size() > 1));
     }
     if (!done || !bias) return done;
-    float* out = y->mut_as<float>();
-    const int64_t rows = plan->n > 0 ? y->numel() / plan->n : 0;
-    ctx.parallel().for_range(rows, std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(plan->n, 1)),
-                             [&](int64_t r0, int64_t r1) { add_bias_rows(out, plan->n, r0, r1, bias); });
+    add_bias_to_rows(y->mut_as<float>(), plan->n > 0 ? y->numel() / plan->n : 0, plan->n, bias, ctx.parallel());
     return {};
   }
 
  private:
-  // y[r][j] += bias[j] for rows [r0, r1) of n columns. (Its own function, so the loop vectorizes.)
-  static void add_bias_rows(float* __restrict y, int64_t n, int64_t r0, int64_t r1, const float* __restrict bias) {
-    for (int64_t r = r0; r < r1; ++r)
-      for (int64_t j = 0; j < n; ++j) y[r * n + j] += bias[j];
-  }
-
   bool dynamic_;
   ScratchPool<std::vector<uint8_t>> a_bytes_;  // DynamicQuantizeMatMul's quantized A, reused between runs
 };

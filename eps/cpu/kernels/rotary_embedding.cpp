@@ -24,7 +24,8 @@ void rotate(const Parallel& parallel, const RotaryEmbeddingPlan& p, const T* in,
   using C = ComputeType<T>;
   const int64_t half = p.half();
   // One task per (batch, token, head): its cache row, then each pair, then the copied tail.
-  parallel.for_range(p.batch * p.seq * p.heads, std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(p.head_size, 1)),
+  const int64_t grain = std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(p.head_size, 1));
+  parallel.for_range(p.batch * p.seq * p.heads, grain,
                      [&](int64_t begin, int64_t end) {
                        for (int64_t task = begin; task < end; ++task) {
                          const int64_t h = task % p.heads, token = task / p.heads;
@@ -171,8 +172,9 @@ KernelMatch check_microsoft_rotary(const NodeContext& ctx) {
   NXRT_REQUIRE(ctx.input_dtype(1) == DType::kInt64, "{}: position_ids is {}; it must be int64", kMsRotary,
                dtype_name(ctx.input_dtype(1)));
   for (std::size_t i : {2, 3})
-    NXRT_REQUIRE(ctx.input_dtype(i) == ctx.input_dtype(0), "{}: input {} has type {} and input 0 {}; they must be equal",
-                 kMsRotary, i, dtype_name(ctx.input_dtype(i)), dtype_name(ctx.input_dtype(0)));
+    NXRT_REQUIRE(ctx.input_dtype(i) == ctx.input_dtype(0),
+                 "{}: input {} has type {} and input 0 {}; they must be equal", kMsRotary, i,
+                 dtype_name(ctx.input_dtype(i)), dtype_name(ctx.input_dtype(0)));
   NXRT_REQUIRE(ctx.attrs().int_or("rotary_embedding_dim", 0) <= 0 || ctx.attrs().int_or("num_heads", 0) > 0,
                "{}: rotary_embedding_dim is given without num_heads; give num_heads too", kMsRotary);
   const auto x = ctx.input_static_shape(0), ids = ctx.input_static_shape(1);

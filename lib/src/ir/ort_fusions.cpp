@@ -38,11 +38,13 @@ std::optional<ActivationNode> activation_node(const std::string& name, const std
 
 class Expander {
  public:
-  explicit Expander(Graph& graph) : g_(graph), opset_(graph.opset_imports.contains("") ? graph.opset_imports.at("") : 0) {}
+  explicit Expander(Graph& graph)
+      : g_(graph), opset_(graph.opset_imports.contains("") ? graph.opset_imports.at("") : 0) {}
 
   // The standard nodes for `node`, or empty when it is not one of the three (or cannot be
-  // expanded: an unknown activation, a batch transpose, no ai.onnx import, Clip of a type
-  // other than float and double).
+  // expanded: an unknown activation, a batch transpose, no ai.onnx import, a scalar (Clip's
+  // bounds, alpha) of a type other than float and double). Each form is checked before any value
+  // is added to the graph.
   std::vector<Node> expand(const Node& node, std::string& change) {
     if (node.domain != "com.microsoft" || opset_ == 0 || node.outputs.empty() || node.outputs[0] == kNoValue) return {};
     if (node.op_type == "FusedConv") return conv_or_gemm(node, "Conv", change);
@@ -61,10 +63,15 @@ class Expander {
     return id;
   }
 
-  // A scalar initializer of `like`'s element type (float or double).
-  std::optional<ValueId> scalar(const std::string& base, ValueId like, float v) {
+  // Whether scalar() can write a value of `like`'s element type.
+  bool takes_scalar(ValueId like) const {
     const DType t = g_.value(like).type.dtype;
-    if (t != DType::kFloat32 && t != DType::kFloat64) return std::nullopt;
+    return t == DType::kFloat32 || t == DType::kFloat64;
+  }
+
+  // A scalar initializer of `like`'s element type (takes_scalar).
+  ValueId scalar(const std::string& base, ValueId like, float v) {
+    const DType t = g_.value(like).type.dtype;
     const ValueId id = new_value(base, like);
     Tensor value = t == DType::kFloat32 ? Tensor::from_vector<float>({}, {v}) : Tensor::from_vector<double>({}, {v});
     g_.value(id).type.shape = std::vector<Dim>{};
@@ -101,19 +108,17 @@ class Expander {
       if (!act) return {};
     }
     const ValueId out = node.outputs[0];
+    if (act && !act->clip.empty() && !takes_scalar(out)) return {};
     std::vector<ValueId> clip_bounds;
-    if (act && !act->clip.empty()) {
-      for (int i = 0; i < 2; ++i) {
-        auto bound = scalar(fmt::format("{}/clip_{}", node.name, i == 0 ? "min" : "max"), out, act->clip[i]);
-        if (!bound) return {};
-        clip_bounds.push_back(*bound);
-      }
-    }
+    if (act && !act->clip.empty())
+      for (int i = 0; i < 2; ++i)
+        clip_bounds.push_back(scalar(fmt::format("{}/clip_{}", node.name, i == 0 ? "min" : "max"), out, act->clip[i]));
     AttributeMap attrs;
     for (const auto& [name, a] : node.attributes.all())
       if (!name.starts_with("activation")) attrs.set(name, a);
     const bool sum = conv && node.inputs.size() > 3 && node.inputs[3] != kNoValue;
-    std::vector<ValueId> inputs(node.inputs.begin(), node.inputs.begin() + std::min<std::size_t>(node.inputs.size(), 3));
+    const std::vector<ValueId> inputs(node.inputs.begin(),
+                                      node.inputs.begin() + std::min<std::size_t>(node.inputs.size(), 3));
     std::vector<Node> nodes;
     ValueId y = act || sum ? new_value(node.name + "/" + op, out) : out;
     nodes.push_back(standard(node, "", op, inputs, {y}, std::move(attrs)));
@@ -137,17 +142,23 @@ class Expander {
     const AttributeMap& a = node.attributes;
     if (a.int_or("transBatchA", 0) != 0 || a.int_or("transBatchB", 0) != 0 || node.inputs.size() != 2) return {};
     const float alpha = a.float_or("alpha", 1.f);
+    const ValueId out = node.outputs[0];
+    const bool trans[2] = {a.int_or("transA", 0) != 0, a.int_or("transB", 0) != 0};
+    for (int i = 0; i < 2; ++i) {
+      const auto& shape = g_.value(node.inputs[i]).type.shape;
+      if (trans[i] && (!shape || shape->size() < 2)) return {};  // the transpose needs the rank
+    }
+    if (alpha != 1.f && !takes_scalar(out)) return {};
     std::vector<Node> nodes;
     std::vector<ValueId> operands = node.inputs;
     for (int i = 0; i < 2; ++i) {
-      if (a.int_or(i == 0 ? "transA" : "transB", 0) == 0) continue;
-      const std::optional<std::vector<Dim>> dims_in = g_.value(operands[i]).type.shape;  // (a copy: values grow)
-      if (!dims_in || dims_in->size() < 2) return {};  // the transpose needs the rank
-      std::vector<int64_t> perm(dims_in->size());
+      if (!trans[i]) continue;
+      const std::vector<Dim> dims_in = *g_.value(operands[i]).type.shape;  // (a copy: values grow)
+      std::vector<int64_t> perm(dims_in.size());
       for (std::size_t d = 0; d < perm.size(); ++d) perm[d] = static_cast<int64_t>(d);
       std::swap(perm[perm.size() - 1], perm[perm.size() - 2]);
       const ValueId t = new_value(fmt::format("{}/transposed_{}", node.name, i == 0 ? "a" : "b"), operands[i]);
-      std::vector<Dim> dims = *dims_in;
+      std::vector<Dim> dims = dims_in;
       std::swap(dims[dims.size() - 1], dims[dims.size() - 2]);
       g_.value(t).type.shape = dims;
       AttributeMap attrs;
@@ -156,18 +167,13 @@ class Expander {
                                std::move(attrs)));
       operands[i] = t;
     }
-    const ValueId out = node.outputs[0];
-    std::optional<ValueId> scale;
-    if (alpha != 1.f) {
-      scale = scalar(node.name + "/alpha", out, alpha);
-      if (!scale) return {};
-    }
-    const ValueId product = scale ? new_value(node.name + "/MatMul", out) : out;
+    const bool scaled = alpha != 1.f;
+    const ValueId product = scaled ? new_value(node.name + "/MatMul", out) : out;
     nodes.push_back(standard(node, "", "MatMul", operands, {product}));
-    if (scale) nodes.push_back(standard(node, "/alpha", "Mul", {product, *scale}, {out}));
-    const bool transposes = nodes.size() > (scale ? 2u : 1u);
-    change = fmt::format("expanded {} into {}MatMul{}", node.describe(), transposes ? "Transpose + " : "",
-                         scale ? " + Mul" : "");
+    if (scaled)
+      nodes.push_back(standard(node, "/alpha", "Mul", {product, scalar(node.name + "/alpha", out, alpha)}, {out}));
+    change = fmt::format("expanded {} into {}MatMul{}", node.describe(), trans[0] || trans[1] ? "Transpose + " : "",
+                         scaled ? " + Mul" : "");
     return nodes;
   }
 
