@@ -192,6 +192,16 @@ TEST_CASE("Attention declines what the cpu EP does not implement and names a neg
              Catch::Matchers::Contains("Attention: mask value -1 at index 0 is negative"));
   CHECK_THAT(run_error(attention(x, w, bias, int32s({1, 4}, {1, 1, 1, 1}))),
              Catch::Matchers::Contains("Attention: the mask has shape [1,4]"));
+  // Shapes a claim cannot see (the tensors here are graph inputs of static shape, checked at run).
+  NodeSpec with_bias = attention(x, w, bias);
+  with_bias.inputs.insert(with_bias.inputs.end(), {Tensor(), random_tensor({1, kHeads, 3, 2}, 5)});
+  with_bias.constant.resize(with_bias.inputs.size(), false);
+  CHECK_THAT(run_error(with_bias), Catch::Matchers::Contains("Attention: attention_bias has shape [1,4,3,2]"));
+  CHECK_THAT(run_error(with_bias), Catch::Matchers::Contains("it must be [1 or 1, 4 or 1, 3, 3]"));
+  CHECK_THAT(run_error(attention(x, w, bias, {}, random_tensor({2, 1, kHeads, 2, 5}, 6))),
+             Catch::Matchers::Contains("Attention: past has shape [2,1,4,2,5]"));
+  CHECK_THAT(run_error(attention(x, random_tensor({kIn, 95}, 7), Tensor())),
+             Catch::Matchers::Contains("Attention: weights has 95 columns for 4 heads"));
 }
 
 TEST_CASE("QAttention equals Attention on its dequantized input and weights, packed once or per run",
@@ -222,6 +232,12 @@ TEST_CASE("QAttention equals Attention on its dequantized input and weights, pac
         attrs({{"num_heads", kHeads}}), 1, {false, constant, true, true, true, false, true});
     CHECK(compare_tensors(run(q)[0], want, 1e-4, 1e-5) == "");
   }
+  NodeSpec five_scales = microsoft(
+      "QAttention",
+      {Tensor::from_vector<uint8_t>({kBatch, kSeq, kIn}, xq), Tensor::from_vector<int8_t>({kIn, 3 * kHidden}, wq),
+       bias, Tensor::from_vector<float>({}, {x_scale}), random_tensor({5}, 19, 0.001f, 0.002f)},
+      attrs({{"num_heads", kHeads}}), 1, {false, true, true, true, false});
+  CHECK_THAT(run_error(five_scales), Catch::Matchers::Contains("QAttention: weight_scale (input 4) has 5 values"));
   CHECK(declined(microsoft("QAttention", {random_tensor({1, 2, kIn}, 1), random_tensor({kIn, 3 * kHidden}, 2)},
                            attrs({{"num_heads", kHeads}}))) ==
         "QAttention: input 0 is float; input and weight are uint8 or int8");
