@@ -230,11 +230,9 @@ Expected<MatmulShape> matmul_shape(const Shape& a_in, const Shape& b_in) {
     r.output.push_back(batch_a[i] == 1 ? batch_b[i] : batch_a[i]);
   }
   const int64_t count_a = shape_numel(batch_a), count_b = shape_numel(batch_b);
-  const bool a_full = batch_a == r.output, b_full = batch_b == r.output;
-  if (!(a_full && b_full) && !(a_full && count_b == 1) && !(b_full && count_a == 1))
-    return fail(ErrorCode::kRuntime,
-                fmt::format("the batch dims of {} and {} broadcast both ways", shape_to_string(a_in), shape_to_string(b_in)),
-                "the cuda EP broadcasts one side's batch only", "use the cpu EP for this node");
+  r.expand_a = count_a != 1 && batch_a != r.output;
+  r.expand_b = count_b != 1 && batch_b != r.output;
+  r.batch = r.output, r.batch_a = std::move(batch_a), r.batch_b = std::move(batch_b);
   p.batch = shape_numel(r.output);
   p.stride_a = count_a == 1 ? 0 : p.m * p.k;
   p.stride_b = count_b == 1 ? 0 : p.k * p.n;

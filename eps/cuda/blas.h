@@ -72,11 +72,15 @@ class MatmulPlans {
 
 // ONNX MatMul of a and b (numpy rules: 1-D operands promoted, batch dims broadcast) as one
 // batched product: m, n, k, batch and the batch strides of `problem`, and the output shape.
-// The product needs one side's batch dims to be the broadcast ones and the other's to be all
-// 1 (or the same); [2,1,M,K]·[1,3,K,N] would need a gather of matrices and is refused.
+// One batch stride per side serves a side whose batch dims are the output's, or all 1. A side
+// that broadcasts only some of them ([1,3] against [2,3], or [2,1] against [1,3]) is marked
+// `expand_*`: its stride in `problem` is then that of a copy with the output's batch dims
+// (expand_matmul_operand, ops/op_util.h), which the caller makes before the product.
 struct MatmulShape {
   MatmulProblem problem;
   Shape output;
+  Shape batch, batch_a, batch_b;  // the output's batch dims, and each side's (left-padded with 1s)
+  bool expand_a = false, expand_b = false;
 };
 Expected<MatmulShape> matmul_shape(const Shape& a, const Shape& b);
 

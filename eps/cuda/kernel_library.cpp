@@ -1142,6 +1142,46 @@ __device__ void rms_norm(i64 rows, i64 cols, const T* x, const T* scale, float e
   }
 }
 
+// x + skip + bias at `c` of a row (bias may be null), in float.
+template <class T>
+__device__ __forceinline__ float skip_sum(const T* x, i64 base, const T* skip, i64 skip_base, const T* bias, i64 c) {
+  return ld(x, base + c) + ld(skip, skip_base + c) + (bias ? ld(bias, c) : 0.f);
+}
+
+// ONNX Runtime's SkipLayerNormalization and (`simplified`) SkipSimplifiedLayerNormalization: one
+// block per row of `cols`. sum = x + skip (its row r % skip_rows: skip repeats over the leading
+// dims) + bias, in float; y = (sum - mean) / sqrt(variance + eps) · gamma (+ beta), the mean 0
+// when simplified (the mean square then). Null outputs are not written: mean and inv_std_var
+// (float, one per row) and the sum (rounded to T).
+template <class T>
+__device__ void skip_layer_norm(i64 rows, i64 cols, i64 skip_rows, const T* x, const T* skip, const T* gamma,
+                                const T* beta, const T* bias, float eps, int simplified, T* y, float* mean_out,
+                                float* inv_out, T* sum_out) {
+  for (i64 row = blockIdx.x; row < rows; row += gridDim.x) {
+    const i64 base = row * cols, skip_base = row % skip_rows * cols;
+    float s = 0.f;
+    if (!simplified)
+      for (i64 c = threadIdx.x; c < cols; c += blockDim.x) s += skip_sum(x, base, skip, skip_base, bias, c);
+    const float mean = simplified ? 0.f : block_reduce(s, false) / (float)cols;
+    float q = 0.f;
+    for (i64 c = threadIdx.x; c < cols; c += blockDim.x) {
+      const float d = skip_sum(x, base, skip, skip_base, bias, c) - mean;
+      q += d * d;
+    }
+    const float inv = 1.f / sqrtf(block_reduce(q, false) / (float)cols + eps);
+    if (threadIdx.x == 0) {
+      if (mean_out) mean_out[row] = mean;
+      if (inv_out) inv_out[row] = inv;
+    }
+    for (i64 c = threadIdx.x; c < cols; c += blockDim.x) {
+      const float sum = skip_sum(x, base, skip, skip_base, bias, c);
+      const float v = (sum - mean) * inv * ld(gamma, c);
+      st(y, base + c, beta ? v + ld(beta, c) : v);
+      if (sum_out) st(sum_out, base + c, sum);
+    }
+  }
+}
+
 // RotaryEmbedding: one thread per element of X ([batch, seq, heads, head] through the strides).
 // The first `rotary` channels of a head rotate in pairs (channel i with i + rotary/2, or 2i with
 // 2i + 1 when `interleaved`) by the cos and sin of the token's cache row: its position id, or

@@ -420,7 +420,7 @@ TEST_CASE("cuda claims for a target architecture name the missing dtype or attri
         "'nxrt list-eps --ops'");
 }
 
-TEST_CASE("cuda MatMul shapes: 1-D operands, batch dims broadcast numpy-style, one side's batch at most", "[cuda]") {
+TEST_CASE("cuda MatMul shapes: 1-D operands, batch dims broadcast numpy-style, partial broadcasts expanded", "[cuda]") {
   auto shape = [](Shape a, Shape b) {
     auto r = matmul_shape(a, b);
     INFO((r ? std::string() : r.error().render()));
@@ -437,9 +437,17 @@ TEST_CASE("cuda MatMul shapes: 1-D operands, batch dims broadcast numpy-style, o
   CHECK(shape({1, 5, 2, 3}, {5, 3, 4}) == std::tuple{Shape{1, 5, 2, 4}, 2, 4, 3, 5, 6, 12});
   CHECK(shape({6, 2, 3}, {3, 4}) == std::tuple{Shape{6, 2, 4}, 2, 4, 3, 6, 6, 0});
   CHECK(shape({2, 0}, {0, 4}) == std::tuple{Shape{2, 4}, 2, 4, 0, 1, 0, 0});
+  // A side that broadcasts only some batch dims is marked for a copy with the output's batch;
+  // its stride is then the copy's.
   auto both_ways = matmul_shape({2, 1, 2, 3}, {1, 3, 3, 4});
-  REQUIRE_FALSE(both_ways);
-  CHECK_THAT(both_ways.error().what, Catch::Contains("broadcast both ways"));
+  REQUIRE(both_ways);
+  CHECK(both_ways->output == Shape{2, 3, 2, 4});
+  CHECK((both_ways->expand_a && both_ways->expand_b));
+  CHECK((both_ways->batch_a == Shape{2, 1} && both_ways->batch_b == Shape{1, 3} && both_ways->batch == Shape{2, 3}));
+  CHECK((both_ways->problem.batch == 6 && both_ways->problem.stride_a == 6 && both_ways->problem.stride_b == 12));
+  auto one_side = matmul_shape({2, 3, 5, 6}, {3, 6, 4});
+  REQUIRE(one_side);
+  CHECK((!one_side->expand_a && one_side->expand_b && one_side->batch_b == Shape{1, 3}));
   CHECK_FALSE(matmul_shape({2, 3, 2, 3}, {4, 3, 4}));
   CHECK_FALSE(matmul_shape({2, 3}, {4, 5}));
 }

@@ -531,6 +531,8 @@ TEST_CASE("cuda MatMul and Gemm run their cuBLASLt calls on the host stand-in", 
   matmul({2, 1, 3, 5}, {5, 4}, 5);     // one side's batch broadcast (stride 0)
   matmul({3, 5}, {2, 5, 4}, 7);        // the other side's; the rank the broadcast adds is kept
   matmul({1, 3, 3, 5}, {3, 5, 4}, 9);  // a leading 1 on the full side
+  matmul({2, 3, 3, 5}, {3, 5, 4}, 31);  // B's batch broadcasts partly: B copied out with A's batch
+  matmul({2, 1, 3, 5}, {1, 3, 5, 4}, 33);  // both sides broadcast partly: both copied
   matmul({5}, {2, 5, 4}, 11);          // 1-D operands are promoted, then the added dim dropped
   matmul({2, 3, 5}, {5}, 13);
   matmul({5}, {5}, 15);
@@ -1211,6 +1213,8 @@ TEST_CASE("cuda DynamicQuantizeLinear, MatMulInteger and QLinearMatMul run on th
               .inputs = {bytes({2, 4, 6}, 404, u8), bytes({6, 5}, 405, i8), bytes({}, 406, u8), bytes({5}, 407, i8)}});
   checks.add({.op_type = "MatMulInteger", .opset = 10,
               .inputs = {bytes({4, 6}, 408, i8), bytes({3, 6, 5}, 409, u8), bytes({4}, 410, i8)}});
+  // Batch dims that broadcast partly on both sides: both operands copied out with [2, 3].
+  checks.add({.op_type = "MatMulInteger", .opset = 10, .inputs = {bytes({2, 1, 4, 6}, 419, u8), bytes({3, 6, 5}, 420, u8)}});
   const Tensor a_scale = random_tensor({}, 411, 0.01f, 0.05f), b_scale = random_tensor({5}, 412, 0.01f, 0.05f);
   const Tensor y_scale = random_tensor({}, 413, 0.05f, 0.1f);
   for (DType out : {u8, i8})

@@ -12,7 +12,8 @@ Expected<std::shared_ptr<const OpTable>> make_op_table() {
                       col2im_ops, scatter_ops, generator_ops, signal_ops, topk_ops, einsum_ops,
                       quantize_ops, grid_sample_ops, select_ops, recurrent_ops, loss_ops,
                       integer_matmul_ops, integer_conv_ops, det_ops, roi_align_ops, max_roi_pool_ops, deform_conv_ops,
-                      reverse_sequence_ops, training_ops, random_ops, transformer_ops})
+                      reverse_sequence_ops, training_ops, random_ops, transformer_ops,
+                      microsoft_activation_ops, microsoft_normalization_ops})
     for (CudaOpDef& op : family()) {
       const OpKey key = op.def.key;
       if (op.elementwise) table->elementwise.emplace(key, std::move(*op.elementwise));

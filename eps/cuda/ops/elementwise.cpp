@@ -272,12 +272,6 @@ std::string batch_norm_expr(const Node& n, Args a) {
   return fmt::format("(({} - {}) * {} * rsqrtf({} + {}) + {})", a[0], a[3], a[1], a[4], eps, a[2]);
 }
 
-std::string gelu_expr(const AttributeMap& m, const std::string& a) {
-  if (m.string_or("approximate", "none") == "tanh")
-    return fmt::format("(0.5f * {0} * (1.f + tanhf(0.7978845608f * ({0} + 0.044715f * {0} * {0} * {0}))))", a);
-  return fmt::format("(0.5f * {0} * (1.f + erff({0} * 0.70710678118f)))", a);
-}
-
 // Mod: ONNX requires fmod=1 for floats (fmod=0 is the integer, divisor-signed remainder).
 KernelMatch check_mod(const NodeContext& ctx) {
   NXRT_REQUIRE_MATCH(check_arithmetic(ctx));
@@ -294,6 +288,12 @@ KernelMatch check_gelu(const NodeContext& ctx) {
 }
 
 }  // namespace
+
+std::string gelu_expr(bool tanh_approximation, const std::string& a) {
+  if (tanh_approximation)
+    return fmt::format("(0.5f * {0} * (1.f + tanhf(0.7978845608f * ({0} + 0.044715f * {0} * {0} * {0}))))", a);
+  return fmt::format("(0.5f * {0} * (1.f + erff({0} * 0.70710678118f)))", a);
+}
 
 std::vector<CudaOpDef> elementwise_ops() {
   std::vector<CudaOpDef> ops;
@@ -359,7 +359,9 @@ std::vector<CudaOpDef> elementwise_ops() {
   }));
   ops.push_back({{{"", "Gelu", 20}, 0, check_gelu, {}},
                  {},
-                 ElementwiseDef{[](const Node& n, Args a) { return gelu_expr(n.attributes, a[0]); }}});
+                 ElementwiseDef{[](const Node& n, Args a) {
+                   return gelu_expr(n.attributes.string_or("approximate", "none") == "tanh", a[0]);
+                 }}});
   // From opset 6 (opset 1's consumed_inputs dropped), with its legacy broadcasting.
   ops.push_back(with_legacy_broadcast(arithmetic(binary("Add", 6, "({} + {})"))));
   ops.push_back(with_legacy_broadcast(arithmetic(binary("Sub", 6, "({} - {})"))));

@@ -1,7 +1,7 @@
 // MatMulInteger and QLinearMatMul of int8 and uint8 operands, in one generated kernel: int32
 // sums of zero-point-shifted products, a zero point per tensor, per row of A or per column of
 // B; QLinearMatMul requantizes each sum with the scales. Batch dims broadcast as MatMul's do
-// on the cuda EP (one side's batch).
+// on the cuda EP (an operand whose batch broadcasts partly is copied out first).
 #include <fmt/format.h>
 
 #include "blas.h"
@@ -49,6 +49,7 @@ Expected<void> build_integer_matmul(PlanBuilder& b, const Node& node) {
                   ta, tb, ty),
       "batch, m, n, k, stride_a, stride_b, a, b, za, za_count, zb, zb_count, sa, sa_count, sb, sb_count, y_scale, y_zp, lo, hi, y");
   const std::pair<int, int> bounds = out == DType::kInt8 ? std::pair(-128, 127) : std::pair(0, 255);
+  const std::string expand = strided_copy_kernel(b, g.value(node.inputs[a_in]).type.dtype);  // int8 or uint8: bytes
   b.add_step(make_step(node, "nvrtc:" + kernel, [=](StepContext& ctx) -> Expected<void> {
     auto shape = matmul_shape(ctx.input(a_in).shape(), ctx.input(b_in).shape());
     if (!shape) return forward_error(std::move(shape), ctx.where());
@@ -56,6 +57,22 @@ Expected<void> build_integer_matmul(PlanBuilder& b, const Node& node) {
     auto y = ctx.output(0, out, shape->output);
     if (!y) return std::unexpected(y.error());
     if (shape_numel(shape->output) == 0) return {};
+    // Operands whose batch broadcasts partly, copied out with the output's batch dims.
+    std::vector<Tensor> expanded;
+    const void* a_data = dev(ctx.input(a_in));
+    const void* b_data = dev(ctx.input(b_in));
+    if (shape->expand_a) {
+      auto copy = expand_matmul_operand(ctx, expand, a_data, ctx.input(a_in).dtype(), shape->batch_a, shape->batch, p.m,
+                                        p.k, expanded);
+      if (!copy) return std::unexpected(copy.error());
+      a_data = *copy;
+    }
+    if (shape->expand_b) {
+      auto copy = expand_matmul_operand(ctx, expand, b_data, ctx.input(b_in).dtype(), shape->batch_b, shape->batch, p.k,
+                                        p.n, expanded);
+      if (!copy) return std::unexpected(copy.error());
+      b_data = *copy;
+    }
     // Per tensor, per row of A or per column of B.
     auto vector = [&](std::size_t i, int64_t covers, std::string_view what) {
       return scalar_or_vector(ctx, i, covers, what, "give one value, or one per row of A / column of B");
@@ -70,7 +87,7 @@ Expected<void> build_integer_matmul(PlanBuilder& b, const Node& node) {
     if (qlinear && (ctx.input(6).numel() != 1 || ctx.input(7).numel() != 1))
       return fail(ErrorCode::kRuntime, fmt::format("{}: y_scale and y_zero_point must hold one value each", ctx.where()));
     KernelArgs args;
-    args.add(p.batch).add(p.m).add(p.n).add(p.k).add(p.stride_a).add(p.stride_b).ptr(dev(ctx.input(a_in))).ptr(dev(ctx.input(b_in)));
+    args.add(p.batch).add(p.m).add(p.n).add(p.k).add(p.stride_a).add(p.stride_b).ptr(a_data).ptr(b_data);
     args.ptr(za->data).add(za->count).ptr(zb->data).add(zb->count).ptr(sa->data).add(sa->count).ptr(sb->data).add(sb->count);
     args.ptr(qlinear ? dev(ctx.input(6)) : nullptr).ptr(qlinear ? dev(ctx.input(7)) : nullptr).add(bounds.first).add(bounds.second);
     args.ptr(dev_mut(*y));

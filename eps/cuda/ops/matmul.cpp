@@ -15,6 +15,7 @@ KernelMatch check_matmul(const NodeContext& ctx) {
 
 Expected<void> build_matmul(PlanBuilder& b, const Node& node) {
   const DType dtype = b.graph().value(node.inputs[0]).type.dtype;
+  const std::string expand = strided_copy_kernel(b, dtype);
   b.add_step(make_step(node, "cublasLt", [=](StepContext& ctx) -> Expected<void> {
     auto shape = matmul_shape(ctx.input(0).shape(), ctx.input(1).shape());
     if (!shape) return forward_error(std::move(shape), ctx.where());
@@ -23,6 +24,17 @@ Expected<void> build_matmul(PlanBuilder& b, const Node& node) {
     MatmulProblem p = shape->problem;
     p.dtype = dtype;
     p.a = dev(ctx.input(0)), p.b = dev(ctx.input(1)), p.d = dev_mut(*y);
+    std::vector<Tensor> expanded;  // operands whose batch broadcasts partly, copied out
+    if (p.batch > 0 && p.m * p.n > 0 && shape->expand_a) {
+      auto a = expand_matmul_operand(ctx, expand, p.a, dtype, shape->batch_a, shape->batch, p.m, p.k, expanded);
+      if (!a) return std::unexpected(a.error());
+      p.a = *a;
+    }
+    if (p.batch > 0 && p.m * p.n > 0 && shape->expand_b) {
+      auto bb = expand_matmul_operand(ctx, expand, p.b, dtype, shape->batch_b, shape->batch, p.k, p.n, expanded);
+      if (!bb) return std::unexpected(bb.error());
+      p.b = *bb;
+    }
     return run_matmul(ctx, p);
   }));
   return {};

@@ -398,7 +398,9 @@ std::vector<CudaOpDef> normalization_ops() {
   ops.push_back(make_op("Softmax", 1, check_softmax, build_softmax));
   ops.push_back(make_op("LogSoftmax", 1, check_softmax, build_softmax));
   ops.push_back(make_op("Hardmax", 1, check_softmax, build_softmax));
-  ops.push_back(make_op("LayerNormalization", 17, check_layer_norm, build_layer_norm));
+  // From opset 1: ONNX Runtime registers LayerNormalization in the ONNX domain from version 1
+  // (ONNX defined it in 17, the same op); its optimizer writes it into opset 11 to 16 models.
+  ops.push_back(make_op("LayerNormalization", 1, check_layer_norm, build_layer_norm));
   ops.push_back(make_op("InstanceNormalization", 6, check_instance_norm, build_instance_norm));
   for (CudaOpDef& op : make_op_versions("GroupNormalization", {18, 21}, check_group_norm, build_group_norm))
     ops.push_back(std::move(op));

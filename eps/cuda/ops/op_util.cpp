@@ -193,6 +193,26 @@ Expected<void> strided_copy(StepContext& ctx, const std::string& kernel, const S
   return ctx.launch(kernel, n, args);
 }
 
+Expected<const void*> expand_matmul_operand(StepContext& ctx, const std::string& copy_kernel, const void* data,
+                                            DType dtype, const Shape& batch, const Shape& out_batch, int64_t rows,
+                                            int64_t cols, std::vector<Tensor>& keep) {
+  Shape shape = out_batch;
+  shape.push_back(rows);
+  shape.push_back(cols);
+  Shape own = batch;
+  own.push_back(rows);
+  own.push_back(cols);
+  Shape read = contiguous_strides(own);
+  for (std::size_t i = 0; i < batch.size(); ++i)
+    if (batch[i] == 1) read[i] = 0;
+  auto copy = ctx.scratch(static_cast<std::size_t>(shape_numel(shape)) * dtype_size(dtype));
+  if (!copy) return std::unexpected(copy.error());
+  if (auto r = strided_copy(ctx, copy_kernel, shape, read, 0, data, contiguous_strides(shape), 0, dev_mut(*copy)); !r)
+    return std::unexpected(r.error());
+  keep.push_back(std::move(*copy));
+  return dev(keep.back());
+}
+
 }  // namespace nxrt::cuda
 
 namespace nxrt::cuda {

@@ -139,6 +139,14 @@ std::string strided_copy_kernel(PlanBuilder& builder, DType dtype);
 Expected<void> strided_copy(StepContext& ctx, const std::string& kernel, const Shape& shape, const Shape& in_strides,
                             int64_t in_off, const void* in, const Shape& out_strides, int64_t out_off, void* out);
 
+// A MatMul operand of `rows` x `cols` matrices whose batch dims `batch` broadcast only partly to
+// `out_batch` (MatmulShape's expand_a / expand_b): copied into scratch with `out_batch`'s dims,
+// each matrix repeated where `batch` has a 1. Returns the copy's data; `keep` holds it until
+// the product is on the stream.
+Expected<const void*> expand_matmul_operand(StepContext& ctx, const std::string& copy_kernel, const void* data,
+                                            DType dtype, const Shape& batch, const Shape& out_batch, int64_t rows,
+                                            int64_t cols, std::vector<Tensor>& keep);
+
 // Softmax (mode 0), LogSoftmax (1) or Hardmax (2) of each (outer, inner) row of `axis`
 // elements with stride `inner`: a thread per row for short axes, a block per row for long ones
 // (normalization.cpp). Both kernels are instantiated when the plan is built.

@@ -61,6 +61,15 @@ inline std::vector<CudaOpDef> make_op_versions(const std::string& name, std::ini
   return ops;
 }
 
+// An op of ONNX Runtime's com.microsoft domain (opset 1): its contrib ops have one version.
+inline CudaOpDef make_microsoft_op(std::string name, KernelCheck check, BuildFn build) {
+  return {{{"com.microsoft", std::move(name), 1}, 0, std::move(check), {}}, std::move(build), std::nullopt};
+}
+
+// GELU of the float expression `a`: exact (x·Φ(x), with erf) or, with `tanh_approximation`,
+// 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))) (elementwise.cpp).
+std::string gelu_expr(bool tanh_approximation, const std::string& a);
+
 // op key -> how to plan it, shared by the EP's partitions.
 struct OpTable {
   OpRegistry registry;
@@ -109,7 +118,11 @@ std::vector<CudaOpDef> grid_sample_ops();   // GridSample, AffineGrid
 std::vector<CudaOpDef> select_ops();        // Compress, NonZero, NonMaxSuppression, Unique
 std::vector<CudaOpDef> recurrent_ops();     // RNN, GRU, LSTM (cuBLASLt products, generated gate kernels)
 std::vector<CudaOpDef> loss_ops();          // NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss
-std::vector<CudaOpDef> transformer_ops();   // RMSNormalization, RotaryEmbedding, Attention, TensorScatter
+std::vector<CudaOpDef> transformer_ops();   // RMSNormalization (and SimplifiedLayerNormalization), RotaryEmbedding,
+                                            // Attention, TensorScatter
+// ONNX Runtime's contrib ops (com.microsoft), as its transformer optimizer writes them:
+std::vector<CudaOpDef> microsoft_activation_ops();    // Gelu, FastGelu, BiasGelu, QuickGelu
+std::vector<CudaOpDef> microsoft_normalization_ops(); // SkipLayerNormalization, SkipSimplifiedLayerNormalization
 
 // Every family's table, registered into one OpTable.
 Expected<std::shared_ptr<const OpTable>> make_op_table();

@@ -1,4 +1,5 @@
-// The transformer ops of opsets 23 and 24: RMSNormalization (a block per row), RotaryEmbedding (a
+// The transformer ops of opsets 23 and 24: RMSNormalization (a block per row; also ONNX Runtime's
+// SimplifiedLayerNormalization), RotaryEmbedding (a
 // thread per element), Attention (a block per query row: scores, softmax and the weighted sum of
 // values in one kernel, without tiling) and TensorScatter (the KV-cache update: a copy, then a
 // thread per updated element). The geometry is lib's (nxrt/ep/rotary_embedding.h, attention.h,
@@ -19,15 +20,19 @@ namespace {
 
 // ---- RMSNormalization ----
 
+// RMSNormalization-23, and ONNX Runtime's SimplifiedLayerNormalization (in the ONNX domain from
+// version 1, the first normalization of its GenAI models): the same computation.
 KernelMatch check_rms_norm(const NodeContext& ctx) {
-  NXRT_REQUIRE(ctx.input_count() == 2 && ctx.has_input(1),
-               "RMSNormalization: expected inputs X and scale, got {} inputs", ctx.input_count());
+  const std::string& op = ctx.node().op_type;
+  NXRT_REQUIRE(ctx.input_count() == 2 && ctx.has_input(1), "{}: expected inputs X and scale, got {} inputs", op,
+               ctx.input_count());
+  NXRT_REQUIRE(!ctx.has_output(1), "{}: inv_std_var (output 1) is not implemented by the cuda EP", op);
   NXRT_REQUIRE_MATCH(require_dtypes(ctx, {0, 1}, is_cuda_float_or_double, kCudaFloatsOrDouble));
   const int64_t stash = ctx.attrs().int_or("stash_type", 1);
   NXRT_REQUIRE(stash == 1 || stash == 11,
-               "RMSNormalization: stash_type {} is not supported by the cuda EP (it computes the mean square in "
-               "float, stash_type 1, or double, 11)",
-               stash);
+               "{}: stash_type {} is not supported by the cuda EP (it computes the mean square in float, stash_type "
+               "1, or double, 11)",
+               op, stash);
   return KernelMatch::supported();
 }
 
@@ -232,6 +237,7 @@ Expected<void> build_tensor_scatter(PlanBuilder& b, const Node& node) {
 std::vector<CudaOpDef> transformer_ops() {
   std::vector<CudaOpDef> ops;
   ops.push_back(make_op("RMSNormalization", 23, check_rms_norm, build_rms_norm));
+  ops.push_back(make_op("SimplifiedLayerNormalization", 1, check_rms_norm, build_rms_norm));
   ops.push_back(make_op("RotaryEmbedding", 23, check_rotary_embedding, build_rotary_embedding));
   for (CudaOpDef& op : make_op_versions("Attention", {23, 24}, check_attention, build_attention))
     ops.push_back(std::move(op));
