@@ -1185,12 +1185,13 @@ __device__ void skip_layer_norm(i64 rows, i64 cols, i64 skip_rows, const T* x, c
 // RotaryEmbedding: one thread per element of X ([batch, seq, heads, head] through the strides).
 // The first `rotary` channels of a head rotate in pairs (channel i with i + rotary/2, or 2i with
 // 2i + 1 when `interleaved`) by the cos and sin of the token's cache row: its position id, or
-// its own index (b * seq + s) without them. A position outside the caches gives zeros in the
-// rotated channels (the cpu EP reports it); the others are copied.
+// its own index (b * seq + s) without them; with `first_position_only` (com.microsoft's one
+// position id) position_ids[0] + s. A position outside the caches gives zeros in the rotated
+// channels (the cpu EP reports it); the others are copied.
 template <class T>
 __device__ void rotary_embedding(i64 n, i64 seq, i64 heads, i64 head, i64 rotary, int interleaved, i64 batch_stride,
                                  i64 seq_stride, i64 head_stride, const T* x, const T* cos_cache, const T* sin_cache,
-                                 const i64* position_ids, i64 cache_rows, T* y) {
+                                 const i64* position_ids, int first_position_only, i64 cache_rows, T* y) {
   const i64 half = rotary / 2;
   for (i64 i = global_index(); i < n; i += global_stride()) {
     const i64 c = i % head, rest = i / head, h = rest % heads, token = rest / heads;
@@ -1199,7 +1200,7 @@ __device__ void rotary_embedding(i64 n, i64 seq, i64 heads, i64 head, i64 rotary
     const i64 pair = interleaved ? c / 2 : c % half;
     const bool first = interleaved ? c % 2 == 0 : c < half;
     const i64 a = interleaved ? 2 * pair : pair, b = interleaved ? 2 * pair + 1 : pair + half;
-    const i64 row = position_ids ? position_ids[token] : token;
+    const i64 row = !position_ids ? token : first_position_only ? position_ids[0] + token % seq : position_ids[token];
     float cs = 0.f, sn = 0.f;
     if (row >= 0 && row < cache_rows) { cs = ld(cos_cache, row * half + pair); sn = ld(sin_cache, row * half + pair); }
     const float xa = ld(x, base + a), xb = ld(x, base + b);

@@ -120,67 +120,9 @@ class RotaryEmbeddingKernel final : public Kernel {
 
 constexpr std::string_view kMsRotary = "com.microsoft RotaryEmbedding";
 
-std::unexpected<Error> ms_rotary_error(std::string what, std::string why) {
-  return fail(ErrorCode::kRuntime, fmt::format("{}: {}", kMsRotary, what), std::move(why),
-              "give tensors of the shapes ONNX Runtime's definition of the op states");
-}
-
-Expected<RotaryEmbeddingPlan> plan_microsoft_rotary(const AttributeMap& attrs, const Shape& x, const Shape& ids,
-                                                    const Shape& cos, const Shape& sin) {
-  RotaryEmbeddingPlan p;
-  p.interleaved = attrs.int_or("interleaved", 0) != 0;
-  p.with_position_ids = true;
-  const int64_t heads = attrs.int_or("num_heads", 0), rotary_dim = attrs.int_or("rotary_embedding_dim", 0);
-  if (cos.size() != 2 || cos != sin)
-    return ms_rotary_error(fmt::format("cos_cache has shape {} and sin_cache {}", shape_to_string(cos),
-                                       shape_to_string(sin)),
-                           "both are [positions, rotary_dim / 2]");
-  if (x.size() != 3 && x.size() != 4)
-    return ms_rotary_error(fmt::format("input has shape {}", shape_to_string(x)),
-                           "input is [batch, seq, hidden] or [batch, heads, seq, head_size]");
-  p.batch = x[0];
-  p.seq = x.size() == 4 ? x[2] : x[1];
-  const int64_t hidden = x.size() == 4 ? x[1] * x[3] : x[2];
-  p.head_size = x.size() == 4 ? x[3] : heads > 0 ? hidden / heads : 2 * cos[1];
-  p.rotary_dim = rotary_dim > 0 ? rotary_dim : p.head_size;
-  if (p.head_size <= 0 || hidden % p.head_size != 0 || (heads > 0 && hidden != heads * p.head_size) ||
-      p.rotary_dim > p.head_size || p.rotary_dim % 2 != 0 || cos[1] != p.rotary_dim / 2)
-    return ms_rotary_error(fmt::format("input has shape {}, cos_cache {}, num_heads {} and rotary_embedding_dim {}",
-                                       shape_to_string(x), shape_to_string(cos), heads, rotary_dim),
-                           "heads of head_size channels (num_heads of them, or 2 * cos_cache's width without "
-                           "rotary_embedding_dim) rotate their first rotary_embedding_dim channels (even, at most "
-                           "head_size), and cos_cache is rotary_embedding_dim / 2 wide");
-  p.heads = hidden / p.head_size;
-  if (x.size() == 4) {
-    p.head_stride = p.seq * p.head_size, p.seq_stride = p.head_size;
-  } else {
-    p.head_stride = p.head_size, p.seq_stride = hidden;
-  }
-  p.batch_stride = p.heads * p.seq * p.head_size;
-  p.cache_rows = cos[0];
-  if (shape_numel(ids) != 1 && ids != Shape{p.batch, p.seq})
-    return ms_rotary_error(fmt::format("position_ids has shape {}", shape_to_string(ids)),
-                           fmt::format("position_ids is [{}, {}], or one value (the first token's position)", p.batch,
-                                       p.seq));
-  return p;
-}
-
 KernelMatch check_microsoft_rotary(const NodeContext& ctx) {
+  NXRT_REQUIRE_MATCH(check_microsoft_rotary_embedding_node(ctx));
   NXRT_REQUIRE_MATCH(require_input_dtype_in(ctx, 0, FloatHalfTypes{}));
-  NXRT_REQUIRE(ctx.has_input(1) && ctx.has_input(2) && ctx.has_input(3),
-               "{}: input, position_ids, cos_cache and sin_cache are all required", kMsRotary);
-  NXRT_REQUIRE(ctx.input_dtype(1) == DType::kInt64, "{}: position_ids is {}; it must be int64", kMsRotary,
-               dtype_name(ctx.input_dtype(1)));
-  for (std::size_t i : {2, 3})
-    NXRT_REQUIRE(ctx.input_dtype(i) == ctx.input_dtype(0),
-                 "{}: input {} has type {} and input 0 {}; they must be equal", kMsRotary, i,
-                 dtype_name(ctx.input_dtype(i)), dtype_name(ctx.input_dtype(0)));
-  NXRT_REQUIRE(ctx.attrs().int_or("rotary_embedding_dim", 0) <= 0 || ctx.attrs().int_or("num_heads", 0) > 0,
-               "{}: rotary_embedding_dim is given without num_heads; give num_heads too", kMsRotary);
-  const auto x = ctx.input_static_shape(0), ids = ctx.input_static_shape(1);
-  const auto cos = ctx.input_static_shape(2), sin = ctx.input_static_shape(3);
-  if (x && ids && cos && sin)
-    if (auto plan = plan_microsoft_rotary(ctx.attrs(), *x, *ids, *cos, *sin); !plan) return declined_by(plan.error());
   return KernelMatch::supported(elementwise_cost(ctx, 3));
 }
 
@@ -190,12 +132,12 @@ class MicrosoftRotaryKernel final : public Kernel {
 
   Expected<void> compute(KernelContext& ctx) override {
     const Tensor& ids = ctx.input(1);
-    auto plan = plan_microsoft_rotary(attrs_, ctx.input(0).shape(), ids.shape(), ctx.input(2).shape(),
-                                      ctx.input(3).shape());
+    auto plan = plan_microsoft_rotary_embedding(attrs_, ctx.input(0).shape(), ids.shape(), ctx.input(2).shape(),
+                                                ctx.input(3).shape());
     if (!plan) return std::unexpected(std::move(plan.error()));
-    const bool offset = ids.numel() == 1;
     return dispatch_dtype(FloatHalfTypes{}, ctx.input(0).dtype(), [&](auto tag) {
-      return run_rotation<typename decltype(tag)::type>(ctx, kMsRotary, *plan, 2, 3, ids.data_as<int64_t>(), offset);
+      return run_rotation<typename decltype(tag)::type>(ctx, kMsRotary, *plan, 2, 3, ids.data_as<int64_t>(),
+                                                        plan->first_position_only);
     });
   }
   std::string_view variant() const override { return "pairs"; }

@@ -118,8 +118,8 @@ std::vector<CudaOpDef> grid_sample_ops();   // GridSample, AffineGrid
 std::vector<CudaOpDef> select_ops();        // Compress, NonZero, NonMaxSuppression, Unique
 std::vector<CudaOpDef> recurrent_ops();     // RNN, GRU, LSTM (cuBLASLt products, generated gate kernels)
 std::vector<CudaOpDef> loss_ops();          // NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss
-std::vector<CudaOpDef> transformer_ops();   // RMSNormalization (and SimplifiedLayerNormalization), RotaryEmbedding,
-                                            // Attention, TensorScatter
+std::vector<CudaOpDef> transformer_ops();   // RMSNormalization (and SimplifiedLayerNormalization), RotaryEmbedding
+                                            // (and com.microsoft's), Attention, TensorScatter
 // ONNX Runtime's contrib ops (com.microsoft), as its transformer optimizer writes them:
 std::vector<CudaOpDef> microsoft_activation_ops();    // Gelu, FastGelu, BiasGelu, QuickGelu
 std::vector<CudaOpDef> microsoft_normalization_ops(); // SkipLayerNormalization, SkipSimplifiedLayerNormalization

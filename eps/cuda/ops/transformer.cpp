@@ -1,8 +1,8 @@
 // The transformer ops of opsets 23 and 24: RMSNormalization (a block per row; also ONNX Runtime's
-// SimplifiedLayerNormalization), RotaryEmbedding (a
-// thread per element), Attention (a block per query row: scores, softmax and the weighted sum of
-// values in one kernel, without tiling) and TensorScatter (the KV-cache update: a copy, then a
-// thread per updated element). The geometry is lib's (nxrt/ep/rotary_embedding.h, attention.h,
+// SimplifiedLayerNormalization), RotaryEmbedding (a thread per element; also com.microsoft's),
+// Attention (a block per query row: scores, softmax and the weighted sum of values in one kernel,
+// without tiling) and TensorScatter (the KV-cache update: a copy, then a thread per updated
+// element). The geometry is lib's (nxrt/ep/rotary_embedding.h, attention.h,
 // tensor_scatter.h), shared with the cpu EP.
 #include <fmt/format.h>
 
@@ -69,38 +69,56 @@ Expected<void> build_rms_norm(PlanBuilder& b, const Node& node) {
   return {};
 }
 
-// ---- RotaryEmbedding ----
+// ---- RotaryEmbedding (ONNX's and com.microsoft's) ----
 
 KernelMatch check_rotary_embedding(const NodeContext& ctx) {
   NXRT_REQUIRE_MATCH(check_rotary_embedding_node(ctx));
   return require_float(ctx, {0, 1, 2});
 }
 
+KernelMatch check_microsoft_rotary_embedding(const NodeContext& ctx) {
+  NXRT_REQUIRE_MATCH(check_microsoft_rotary_embedding_node(ctx));
+  return require_float(ctx, {0, 2, 3});
+}
+
+// Where an op's inputs are: ONNX's X, cos_cache, sin_cache[, position_ids]; com.microsoft's X,
+// position_ids, cos_cache, sin_cache.
+struct RotaryInputs {
+  bool microsoft;
+  std::size_t position_ids() const { return microsoft ? 1 : 3; }
+  std::size_t cos() const { return microsoft ? 2 : 1; }
+  std::size_t sin() const { return microsoft ? 3 : 2; }
+};
+
 Expected<void> build_rotary_embedding(PlanBuilder& b, const Node& node) {
+  const RotaryInputs in{node.domain == "com.microsoft"};
   const DType dtype = b.graph().value(node.inputs[0]).type.dtype;
   const std::string t(float_type(dtype));
   const std::string kernel = b.instantiate(
       "rotary_embedding", t,
       fmt::format("i64 n, i64 seq, i64 heads, i64 head, i64 rotary, int interleaved, i64 batch_stride, "
                   "i64 seq_stride, i64 head_stride, const {0}* x, const {0}* cos_cache, const {0}* sin_cache, "
-                  "const i64* position_ids, i64 cache_rows, {0}* y",
+                  "const i64* position_ids, int first_position_only, i64 cache_rows, {0}* y",
                   t),
       "n, seq, heads, head, rotary, interleaved, batch_stride, seq_stride, head_stride, x, cos_cache, sin_cache, "
-      "position_ids, cache_rows, y");
+      "position_ids, first_position_only, cache_rows, y");
   const AttributeMap attrs = node.attributes;
   b.add_step(make_step(node, "nvrtc:" + kernel, [=](StepContext& ctx) -> Expected<void> {
     const Tensor& x = ctx.input(0);
-    const bool with_ids = ctx.has_input(3);
-    auto p = plan_rotary_embedding(attrs, x.shape(), ctx.input(1).shape(), ctx.input(2).shape(),
-                                   with_ids ? &ctx.input(3).shape() : nullptr);
+    const bool with_ids = ctx.has_input(in.position_ids());
+    const Shape& cos = ctx.input(in.cos()).shape();
+    const Shape& sin = ctx.input(in.sin()).shape();
+    auto p = in.microsoft ? plan_microsoft_rotary_embedding(attrs, x.shape(), ctx.input(1).shape(), cos, sin)
+                          : plan_rotary_embedding(attrs, x.shape(), cos, sin, with_ids ? &ctx.input(3).shape() : nullptr);
     if (!p) return std::unexpected(p.error());
     auto y = ctx.output(0, dtype, x.shape());
     if (!y) return std::unexpected(y.error());
     if (x.numel() == 0) return {};
     KernelArgs args;
     args.add(x.numel()).add(p->seq).add(p->heads).add(p->head_size).add(p->rotary_dim).add(int{p->interleaved});
-    args.add(p->batch_stride).add(p->seq_stride).add(p->head_stride).ptr(dev(x)).ptr(dev(ctx.input(1)));
-    args.ptr(dev(ctx.input(2))).ptr(with_ids ? dev(ctx.input(3)) : nullptr).add(p->cache_rows).ptr(dev_mut(*y));
+    args.add(p->batch_stride).add(p->seq_stride).add(p->head_stride).ptr(dev(x)).ptr(dev(ctx.input(in.cos())));
+    args.ptr(dev(ctx.input(in.sin()))).ptr(with_ids ? dev(ctx.input(in.position_ids())) : nullptr);
+    args.add(int{p->first_position_only}).add(p->cache_rows).ptr(dev_mut(*y));
     return ctx.launch(kernel, x.numel(), args);
   }));
   return {};
@@ -239,6 +257,7 @@ std::vector<CudaOpDef> transformer_ops() {
   ops.push_back(make_op("RMSNormalization", 23, check_rms_norm, build_rms_norm));
   ops.push_back(make_op("SimplifiedLayerNormalization", 1, check_rms_norm, build_rms_norm));
   ops.push_back(make_op("RotaryEmbedding", 23, check_rotary_embedding, build_rotary_embedding));
+  ops.push_back(make_microsoft_op("RotaryEmbedding", check_microsoft_rotary_embedding, build_rotary_embedding));
   for (CudaOpDef& op : make_op_versions("Attention", {23, 24}, check_attention, build_attention))
     ops.push_back(std::move(op));
   ops.push_back(make_op("TensorScatter", 24, check_tensor_scatter, build_tensor_scatter));

@@ -1,4 +1,4 @@
-// RotaryEmbedding-23's geometry (nxrt/ep/rotary_embedding.h).
+// RotaryEmbedding's geometry, ONNX's and ONNX Runtime's (nxrt/ep/rotary_embedding.h).
 #include "nxrt/ep/rotary_embedding.h"
 
 #include <fmt/format.h>
@@ -12,6 +12,13 @@ Error rotary_misfit(std::string what, std::string why) {
                std::move(why),
                "fix the shapes of the node's inputs or its num_heads and rotary_embedding_dim",
                {}};
+}
+
+constexpr std::string_view kMicrosoftRotary = "com.microsoft RotaryEmbedding";
+
+std::unexpected<Error> microsoft_rotary_misfit(std::string what, std::string why) {
+  return fail(ErrorCode::kRuntime, fmt::format("{}: {}", kMicrosoftRotary, what), std::move(why),
+              "give tensors of the shapes ONNX Runtime's definition of the op states");
 }
 
 }  // namespace
@@ -89,6 +96,67 @@ Expected<RotaryEmbeddingPlan> plan_rotary_embedding(const AttributeMap& attrs, c
                                           shape_to_string(Shape{p.batch, p.seq})),
                               "position_ids holds one position per token: [batch, seq]"));
   p.cache_rows = position_ids ? cos[0] : p.batch * p.seq;
+  return p;
+}
+
+KernelMatch check_microsoft_rotary_embedding_node(const NodeContext& ctx) {
+  NXRT_REQUIRE(ctx.input_count() == 4 && ctx.has_input(1) && ctx.has_input(2) && ctx.has_input(3),
+               "{}: input, position_ids, cos_cache and sin_cache are all required", kMicrosoftRotary);
+  NXRT_REQUIRE(ctx.input_dtype(1) == DType::kInt64, "{}: position_ids is {}; it must be int64", kMicrosoftRotary,
+               dtype_name(ctx.input_dtype(1)));
+  for (std::size_t i : {2, 3})
+    NXRT_REQUIRE(ctx.input_dtype(i) == ctx.input_dtype(0),
+                 "{}: input {} has type {} and input 0 {}; they must be equal", kMicrosoftRotary, i,
+                 dtype_name(ctx.input_dtype(i)), dtype_name(ctx.input_dtype(0)));
+  NXRT_REQUIRE(ctx.attrs().int_or("rotary_embedding_dim", 0) <= 0 || ctx.attrs().int_or("num_heads", 0) > 0,
+               "{}: rotary_embedding_dim is given without num_heads; give num_heads too", kMicrosoftRotary);
+  const auto x = ctx.input_static_shape(0), ids = ctx.input_static_shape(1);
+  const auto cos = ctx.input_static_shape(2), sin = ctx.input_static_shape(3);
+  if (x && ids && cos && sin)
+    if (auto plan = plan_microsoft_rotary_embedding(ctx.attrs(), *x, *ids, *cos, *sin); !plan)
+      return declined_by(plan.error());
+  return KernelMatch::supported();
+}
+
+Expected<RotaryEmbeddingPlan> plan_microsoft_rotary_embedding(const AttributeMap& attrs, const Shape& x,
+                                                              const Shape& ids, const Shape& cos, const Shape& sin) {
+  RotaryEmbeddingPlan p;
+  p.interleaved = attrs.int_or("interleaved", 0) != 0;
+  p.with_position_ids = true;
+  const int64_t heads = attrs.int_or("num_heads", 0), rotary_dim = attrs.int_or("rotary_embedding_dim", 0);
+  if (cos.size() != 2 || cos != sin)
+    return microsoft_rotary_misfit(
+        fmt::format("cos_cache has shape {} and sin_cache {}", shape_to_string(cos), shape_to_string(sin)),
+        "both are [positions, rotary_dim / 2]");
+  if (x.size() != 3 && x.size() != 4)
+    return microsoft_rotary_misfit(fmt::format("input has shape {}", shape_to_string(x)),
+                                   "input is [batch, seq, hidden] or [batch, heads, seq, head_size]");
+  p.batch = x[0];
+  p.seq = x.size() == 4 ? x[2] : x[1];
+  const int64_t hidden = x.size() == 4 ? x[1] * x[3] : x[2];
+  p.head_size = x.size() == 4 ? x[3] : heads > 0 ? hidden / heads : 2 * cos[1];
+  p.rotary_dim = rotary_dim > 0 ? rotary_dim : p.head_size;
+  if (p.head_size <= 0 || hidden % p.head_size != 0 || (heads > 0 && hidden != heads * p.head_size) ||
+      p.rotary_dim > p.head_size || p.rotary_dim % 2 != 0 || cos[1] != p.rotary_dim / 2)
+    return microsoft_rotary_misfit(
+        fmt::format("input has shape {}, cos_cache {}, num_heads {} and rotary_embedding_dim {}", shape_to_string(x),
+                    shape_to_string(cos), heads, rotary_dim),
+        "heads of head_size channels (num_heads of them, or 2 * cos_cache's width without rotary_embedding_dim) "
+        "rotate their first rotary_embedding_dim channels (even, at most head_size), and cos_cache is "
+        "rotary_embedding_dim / 2 wide");
+  p.heads = hidden / p.head_size;
+  if (x.size() == 4) {
+    p.head_stride = p.seq * p.head_size, p.seq_stride = p.head_size;
+  } else {
+    p.head_stride = p.head_size, p.seq_stride = hidden;
+  }
+  p.batch_stride = p.heads * p.seq * p.head_size;
+  p.cache_rows = cos[0];
+  if (shape_numel(ids) != 1 && ids != Shape{p.batch, p.seq})
+    return microsoft_rotary_misfit(
+        fmt::format("position_ids has shape {}", shape_to_string(ids)),
+        fmt::format("position_ids is [{}, {}], or one value (the first token's position)", p.batch, p.seq));
+  p.first_position_only = shape_numel(ids) == 1;
   return p;
 }
 

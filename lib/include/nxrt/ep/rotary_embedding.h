@@ -1,5 +1,6 @@
-// RotaryEmbedding-23's geometry as every EP reads it: which elements of X rotate together,
-// and which row of cos_cache and sin_cache rotates them. X is [batch, seq, heads * head_size]
+// RotaryEmbedding's geometry as every EP reads it, for ONNX's RotaryEmbedding-23 and ONNX
+// Runtime's com.microsoft RotaryEmbedding: which elements of X rotate together, and which row of
+// cos_cache and sin_cache rotates them. X is [batch, seq, heads * head_size]
 // (rank 3, with the num_heads attribute) or [batch, heads, seq, head_size] (rank 4); the first
 // rotary_dim channels of each head rotate in pairs (channel i with i + rotary_dim / 2, or, with
 // interleaved=1, channel 2i with 2i + 1) by the angle of pair i, and the rest are copied.
@@ -27,6 +28,9 @@ struct RotaryEmbeddingPlan {
   // each token) or batch * seq (without, one row per token).
   int64_t cache_rows = 0;
   bool with_position_ids = false;
+  // com.microsoft's position_ids of one value: the first token's position, each batch entry's
+  // next tokens following (token s of an entry takes row position_ids[0] + s).
+  bool first_position_only = false;
 
   int64_t half() const { return rotary_dim / 2; }
   // The element offsets, within a head, of pair i's two channels.
@@ -44,5 +48,16 @@ KernelMatch check_rotary_embedding_node(const NodeContext& ctx);
 // error names the shape that does not fit and what it must be.
 Expected<RotaryEmbeddingPlan> plan_rotary_embedding(const AttributeMap& attrs, const Shape& x, const Shape& cos,
                                                     const Shape& sin, const Shape* position_ids);
+
+// ONNX Runtime's com.microsoft RotaryEmbedding: inputs X, position_ids, cos_cache, sin_cache
+// (in that order); position_ids int64 [batch, seq] or one value (first_position_only); a partial
+// rotary_embedding_dim needs num_heads; a rank-4 X is [batch, heads, seq, head_size]; the caches
+// are [positions, rotary_dim / 2]. Declines a missing input, position_ids not int64, caches of
+// another type than X, and, where shapes are static, what plan_microsoft_rotary_embedding would
+// refuse. The EPs add their dtypes.
+KernelMatch check_microsoft_rotary_embedding_node(const NodeContext& ctx);
+Expected<RotaryEmbeddingPlan> plan_microsoft_rotary_embedding(const AttributeMap& attrs, const Shape& x,
+                                                              const Shape& position_ids, const Shape& cos,
+                                                              const Shape& sin);
 
 }  // namespace nxrt
