@@ -83,8 +83,9 @@ Expected<void> check_skip_norm_shapes(const StepContext& ctx, SkipNormInputs for
     return wrong(fmt::format("input has shape {}", shape_to_string(s)),
                  "it must be [batch, sequence, hidden] or [tokens, hidden]");
   if (!skip_shape_fits(s, ctx.input(1).shape()))
-    return wrong(fmt::format("skip has shape {} for input {}", shape_to_string(ctx.input(1).shape()), shape_to_string(s)),
-                 "skip must have input's shape or its trailing dims");
+    return wrong(
+        fmt::format("skip has shape {} for input {}", shape_to_string(ctx.input(1).shape()), shape_to_string(s)),
+        "skip must have input's shape or its trailing dims");
   for (std::size_t i : form.vectors())
     if (ctx.has_input(i) && ctx.input(i).numel() != s.back())
       return wrong(fmt::format("input {} has {} values", i, ctx.input(i).numel()),
@@ -121,7 +122,9 @@ Expected<void> build_skip_layer_norm(PlanBuilder& b, const Node& node) {
         outs[i - 1] = dev_mut(*out);
       }
     if (x.numel() == 0) return {};
-    auto optional_input = [&](std::optional<std::size_t> i) { return i && ctx.has_input(*i) ? dev(ctx.input(*i)) : nullptr; };
+    auto optional_input = [&](std::optional<std::size_t> i) {
+      return i && ctx.has_input(*i) ? dev(ctx.input(*i)) : nullptr;
+    };
     KernelArgs args;
     args.add(rows).add(cols).add(std::max<int64_t>(1, ctx.input(1).numel() / cols));
     args.ptr(dev(x)).ptr(dev(ctx.input(1))).ptr(dev(ctx.input(2))).ptr(optional_input(form.beta()));

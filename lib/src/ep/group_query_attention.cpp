@@ -67,16 +67,18 @@ KernelMatch check_group_query_attention_node(const NodeContext& ctx, std::string
                                                    "v_scale",      "q_norm_weight",  "k_norm_weight"};
   for (std::size_t i = 9; i < ctx.input_count(); ++i)
     NXRT_REQUIRE(!ctx.has_input(i) || i - 9 >= std::size(kDeclinedInputs),
-                 "GroupQueryAttention: {} (input {}) is not implemented by the {} EP", kDeclinedInputs[i - 9], i, ep);
-  NXRT_REQUIRE(!ctx.has_output(3), "GroupQueryAttention: output_qk (output 3) is not implemented by the {} EP", ep);
-  NXRT_REQUIRE(ctx.attrs().int_or("causal", 1) == 1,
-               "GroupQueryAttention: causal {}; the {} EP implements causal attention (1)", ctx.attrs().int_or("causal", 1),
+                 "GroupQueryAttention: {} (input {}) is not implemented by the {} EP", kDeclinedInputs[i - 9], i,
+                 ep);
+  NXRT_REQUIRE(!ctx.has_output(3), "GroupQueryAttention: output_qk (output 3) is not implemented by the {} EP",
                ep);
+  NXRT_REQUIRE(ctx.attrs().int_or("causal", 1) == 1,
+               "GroupQueryAttention: causal {}; the {} EP implements causal attention (1)",
+               ctx.attrs().int_or("causal", 1), ep);
   NXRT_REQUIRE(ctx.attrs().int_or("sliding_window_cache", 0) == 0 && ctx.attrs().int_or("qk_output", 0) == 0 &&
                    ctx.attrs().string_or("k_quant_type", "NONE") == "NONE" &&
                    ctx.attrs().string_or("v_quant_type", "NONE") == "NONE",
-               "GroupQueryAttention: sliding_window_cache, qk_output and a quantized cache are not implemented by the {} "
-               "EP",
+               "GroupQueryAttention: sliding_window_cache, qk_output and a quantized cache are not implemented by "
+               "the {} EP",
                ep);
   NXRT_REQUIRE(at.softcap >= 0, "GroupQueryAttention: softcap {} must not be negative", at.softcap);
   NXRT_REQUIRE(ctx.input_rank(kQuery).value_or(3) == 3, "GroupQueryAttention: query has rank {}; it must be 3",
