@@ -1277,6 +1277,109 @@ __device__ void attention(i64 row0, i64 rows, i64 q_heads, i64 q_seq, i64 kv_hea
   }
 }
 
+// ---- GroupQueryAttention (com.microsoft; nxrt/ep/group_query_attention.h) ----
+
+// Entry b's cached rows: none in a first prompt, else its length (seqlens_k[b] + 1) less the
+// `seq` new tokens.
+__device__ __forceinline__ i64 gqa_cached(const int* seqlens, i64 b, i64 seq, int first_prompt) {
+  return first_prompt ? 0 : (i64)seqlens[b] + 1 - seq;
+}
+
+// Channel c of the head at `x` rotated at `position`, in float: the first `rotary` channels in
+// pairs (i, i + rotary / 2), or (2i, 2i + 1) when `interleaved`; the others as they are.
+template <class T>
+__device__ float gqa_rotated(const T* x, i64 c, i64 position, i64 rotary, int interleaved, const T* cos_cache,
+                             const T* sin_cache) {
+  if (c >= rotary) return ld(x, c);
+  const i64 half = rotary / 2, pair = interleaved ? c / 2 : c % half;
+  const bool first = interleaved ? c % 2 == 0 : c < half;
+  const i64 a = interleaved ? 2 * pair : pair, b = interleaved ? 2 * pair + 1 : pair + half;
+  const float cs = ld(cos_cache, position * half + pair), sn = ld(sin_cache, position * half + pair);
+  return first ? cs * ld(x, a) - sn * ld(x, b) : sn * ld(x, a) + cs * ld(x, b);
+}
+
+// present ([batch, kv_heads, rows, head]), a thread per element: entry b's cached rows from
+// `past` ([batch, kv_heads, past_rows, head]), its `seq` new ones from `fresh` (token t's heads
+// at fresh + t * fresh_stride; rotated at their positions when `rotary` > 0: the keys), zeros
+// after.
+template <class T>
+__device__ void gqa_present(i64 n, i64 kv_heads, i64 rows, i64 head, i64 seq, const T* past, i64 past_rows,
+                            const T* fresh, i64 fresh_stride, const int* seqlens, int first_prompt, i64 rotary,
+                            int interleaved, const T* cos_cache, const T* sin_cache, T* present) {
+  for (i64 i = global_index(); i < n; i += global_stride()) {
+    const i64 c = i % head, r = i / head % rows, bh = i / head / rows, b = bh / kv_heads, h = bh % kv_heads;
+    const i64 cached = gqa_cached(seqlens, b, seq, first_prompt);
+    if (r < cached) {
+      st(present, i, ld(past, (bh * past_rows + r) * head + c));
+    } else if (r < cached + seq) {
+      const T* src = fresh + (b * seq + r - cached) * fresh_stride + h * head;
+      st(present, i, rotary > 0 ? gqa_rotated(src, c, r, rotary, interleaved, cos_cache, sin_cache) : ld(src, c));
+    } else {
+      st(present, i, 0.f);
+    }
+  }
+}
+
+// The new queries rotated at their positions into `out` ([batch, seq, heads, head]), a thread
+// per element; token t's heads are at q + t * q_stride.
+template <class T>
+__device__ void gqa_rotate_query(i64 n, i64 heads, i64 head, i64 seq, const T* q, i64 q_stride, const int* seqlens,
+                                 int first_prompt, i64 rotary, int interleaved, const T* cos_cache,
+                                 const T* sin_cache, T* out) {
+  for (i64 i = global_index(); i < n; i += global_stride()) {
+    const i64 c = i % head, h = i / head % heads, token = i / head / heads;
+    const i64 position = gqa_cached(seqlens, token / seq, seq, first_prompt) + token % seq;
+    st(out, i, gqa_rotated(q + token * q_stride + h * head, c, position, rotary, interleaved, cos_cache, sin_cache));
+  }
+}
+
+// One block per (batch, head, query) row, rows [row0, row0 + rows): query s of entry b sees
+// the present keys up to its position (cached + s), the last `window` of them when window > 0;
+// scores scale * q.k, softcap * tanh(score / softcap) when softcap > 0, softmax (`smooth`: one
+// more logit of 0), then the weighted sum of the values. `scores` holds the chunk's
+// [rows, present_rows] floats; y is [batch, seq, heads * head].
+template <class T>
+__device__ void gqa_attention(i64 row0, i64 rows, i64 heads, i64 seq, i64 kv_heads, i64 head, i64 present_rows,
+                              const T* q, i64 q_stride, const T* keys, const T* values, const int* seqlens,
+                              int first_prompt, i64 window, float scale, float softcap, int smooth, float* scores,
+                              T* y) {
+  const i64 group = heads / kv_heads;
+  for (i64 row = row0 + blockIdx.x; row < row0 + rows; row += gridDim.x) {
+    const i64 s = row % seq, h = row / seq % heads, b = row / (seq * heads);
+    const i64 length = (i64)seqlens[b] + 1, cached = gqa_cached(seqlens, b, seq, first_prompt);
+    const i64 end = cached + s + 1 < length ? cached + s + 1 : length;
+    const i64 begin = window > 0 && end - window > 0 ? end - window : 0;
+    const T* qr = q + (b * seq + s) * q_stride + h * head;
+    const i64 kv_base = (b * kv_heads + h / group) * present_rows * head;
+    float* sc = scores + (row - row0) * present_rows;
+    float top = smooth ? 0.f : -inf_f();
+    for (i64 t = begin + threadIdx.x; t < end; t += blockDim.x) {
+      const T* kr = keys + kv_base + t * head;
+      float dot = 0.f;
+      for (i64 c = 0; c < head; ++c) dot += ld(qr, c) * ld(kr, c);
+      float x = dot * scale;
+      if (softcap > 0.f) x = softcap * tanhf(x / softcap);
+      sc[t] = x;
+      top = fmaxf(top, x);
+    }
+    top = block_reduce(top, true);
+    float sum = 0.f;
+    for (i64 t = begin + threadIdx.x; t < end; t += blockDim.x) {
+      const float e = expf(sc[t] - top);
+      sc[t] = e;
+      sum += e;
+    }
+    sum = block_reduce(sum, false) + (smooth ? expf(-top) : 0.f);
+    const float inv = sum > 0.f ? 1.f / sum : 0.f;
+    for (i64 c = threadIdx.x; c < head; c += blockDim.x) {
+      float acc = 0.f;
+      for (i64 t = begin; t < end; ++t) acc += sc[t] * ld(values + kv_base + t * head, c);
+      st(y + (b * seq + s) * heads * head + h * head, c, acc * inv);
+    }
+    __syncthreads();
+  }
+}
+
 // TensorScatter: out (already past_cache) gets update's rows, one thread per element of update
 // ([outer, update_len, inner]), at position write[b] + s along the axis (wrapped when
 // `circular`; outside the cache in linear mode the row is skipped: the cpu EP reports it).

@@ -123,6 +123,7 @@ std::vector<CudaOpDef> transformer_ops();   // RMSNormalization (and SimplifiedL
 // ONNX Runtime's contrib ops (com.microsoft), as its transformer optimizer writes them:
 std::vector<CudaOpDef> microsoft_activation_ops();    // Gelu, FastGelu, BiasGelu, QuickGelu
 std::vector<CudaOpDef> microsoft_normalization_ops(); // SkipLayerNormalization, SkipSimplifiedLayerNormalization
+std::vector<CudaOpDef> group_query_attention_ops();   // GroupQueryAttention
 
 // Every family's table, registered into one OpTable.
 Expected<std::shared_ptr<const OpTable>> make_op_table();
