@@ -1,13 +1,6 @@
-// ONNX Runtime's com.microsoft MatMulNBits: a MatMul whose right operand is quantized to 2, 4 or
-// 8 bits in blocks along K, as its MatMulNBitsQuantizer (and ONNX Runtime GenAI's model builder)
-// writes the weights of int4 language models:
-//   Y = A x W^T (+ bias),  W[n][k] = (q[n][k] - zero[n][k / block_size]) * scale[n][k / block_size].
-// Inputs: A [..., K] (float or float16); B uint8 [N, blocks, block_size * bits / 8] (blocks =
-// ceil(K / block_size)), each block's values packed low bits first; scales [N, blocks] of A's
-// type; zero_points (optional) uint8 packed as B is ([N, ceil(blocks * bits / 8)]) or of A's type
-// ([N, blocks]), 2^(bits - 1) without; g_idx (deprecated: declined); bias [N] of A's type.
-// Computed in float, except at accuracy_level 4 with packed or no zero points, where A is
-// quantized to int8 per block as ONNX Runtime does there (see quantizes_a).
+// ONNX Runtime's com.microsoft MatMulNBits (inputs and semantics in nxrt/ep/matmul_nbits.h), for
+// A of float or float16. Computed in float, except at accuracy_level 4 with packed or no zero
+// points, where A is quantized to int8 per block as ONNX Runtime does there (see quantizes_a).
 //
 // At creation (or at each run, for a computed B) the weight is regrouped: sixteen columns side by
 // side, so that one 16-byte load holds a byte of a block for each of them, and likewise their
@@ -30,6 +23,7 @@
 #include "common/kernel_util.h"
 #include "common/vector_math.h"
 #include "kernels/kernels.h"
+#include "nxrt/ep/matmul_nbits.h"
 
 #if defined(__AVX2__)
 #include <immintrin.h>
@@ -38,70 +32,17 @@
 namespace nxrt::cpu {
 namespace {
 
-constexpr std::size_t kA = 0, kB = 1, kScales = 2, kZeroPoints = 3, kGroupIndex = 4, kBias = 5;
-
-// The attributes' geometry of the quantized weight.
-struct NBitsGeometry {
-  int64_t k = 0, n = 0, bits = 4, block = 0;
-  int64_t blocks() const { return (k + block - 1) / block; }
-  int64_t block_bytes() const { return block * bits / 8; }
-  int64_t fields() const { return 8 / bits; }  // values per byte
-  int64_t padded_k() const { return blocks() * block; }
-  // Bytes of packed zero points per column.
-  int64_t zero_bytes() const { return (blocks() * bits + 7) / 8; }
-
-  static NBitsGeometry of(const AttributeMap& attrs) {
-    return {attrs.int_or("K", 0), attrs.int_or("N", 0), attrs.int_or("bits", 4), attrs.int_or("block_size", 0)};
-  }
-};
-
-bool is_a_type(DType t) { return t == DType::kFloat32 || t == DType::kFloat16; }
+using namespace nbits_input;
+using NBitsGeometry = MatMulNBitsGeometry;
 
 KernelMatch check_matmul_nbits(const NodeContext& ctx) {
   const NBitsGeometry g = NBitsGeometry::of(ctx.attrs());
-  NXRT_REQUIRE(is_a_type(ctx.input_dtype(kA)),
-               "MatMulNBits: A is {}; the cpu EP implements float and float16 (bfloat16 is not implemented)",
-               dtype_name(ctx.input_dtype(kA)));
   const DType t = ctx.input_dtype(kA);
-  NXRT_REQUIRE_MATCH(require_input_dtype(ctx, kB, {DType::kUInt8}));
-  NXRT_REQUIRE(ctx.input_dtype(kScales) == t, "MatMulNBits: scales are {} and A {}; they must be one type",
-               dtype_name(ctx.input_dtype(kScales)), dtype_name(t));
-  NXRT_REQUIRE(!ctx.has_input(kZeroPoints) || ctx.input_dtype(kZeroPoints) == DType::kUInt8 ||
-                   ctx.input_dtype(kZeroPoints) == t,
-               "MatMulNBits: zero_points are {}; they must be uint8 (packed) or A's type {}",
-               dtype_name(ctx.input_dtype(kZeroPoints)), dtype_name(t));
-  NXRT_REQUIRE(!ctx.has_input(kGroupIndex),
-               "MatMulNBits: g_idx (input 4, deprecated) is not implemented by the cpu EP; quantize the weights "
-               "again without act-order (g_idx) reordering");
-  NXRT_REQUIRE(!ctx.has_input(kBias) || ctx.input_dtype(kBias) == t, "MatMulNBits: the bias is {} and A {}",
-               dtype_name(ctx.input_dtype(kBias)), dtype_name(t));
-  NXRT_REQUIRE(g.k > 0 && g.n > 0, "MatMulNBits: attributes K {} and N {} must both be given and positive", g.k,
-               g.n);
-  NXRT_REQUIRE(g.bits == 2 || g.bits == 4 || g.bits == 8,
-               "MatMulNBits: bits {}; the cpu EP implements 2, 4 and 8 (those ONNX Runtime supports)", g.bits);
-  NXRT_REQUIRE(g.block >= 16 && std::has_single_bit(static_cast<uint64_t>(g.block)),
-               "MatMulNBits: block_size {} must be a power of two of at least 16", g.block);
-  NXRT_REQUIRE(ctx.attrs().int_or("weight_prepacked", 0) == 0,
-               "MatMulNBits: weight_prepacked {} means B is in a CUDA kernel's layout; the cpu EP reads the "
-               "standard layout (weight_prepacked 0)",
-               ctx.attrs().int_or("weight_prepacked", 0));
+  NXRT_REQUIRE(t == DType::kFloat32 || t == DType::kFloat16,
+               "MatMulNBits: A is {}; the cpu EP implements float and float16 (bfloat16 is not implemented)",
+               dtype_name(t));
+  NXRT_REQUIRE_MATCH(check_matmul_nbits_node(ctx, "cpu"));
   const auto a = ctx.input_static_shape(kA);
-  NXRT_REQUIRE(!a || (!a->empty() && a->back() == g.k), "MatMulNBits: A has shape {}; its last dimension must be K {}",
-               a ? shape_to_string(*a) : "", g.k);
-  auto count_is = [&](std::size_t i, int64_t want) {
-    const auto n = ctx.has_input(i) ? static_numel(ctx.input_type(i)) : std::nullopt;
-    return !n || *n == want;
-  };
-  NXRT_REQUIRE(count_is(kB, g.n * g.blocks() * g.block_bytes()),
-               "MatMulNBits: B must hold N x ceil(K / block_size) x block_size * bits / 8 = {} x {} x {} bytes", g.n,
-               g.blocks(), g.block_bytes());
-  NXRT_REQUIRE(count_is(kScales, g.n * g.blocks()), "MatMulNBits: scales must hold N x ceil(K / block_size) = {} x {}",
-               g.n, g.blocks());
-  const bool packed_zeros = ctx.input_dtype(kZeroPoints) == DType::kUInt8;
-  NXRT_REQUIRE(count_is(kZeroPoints, g.n * (packed_zeros ? g.zero_bytes() : g.blocks())),
-               "MatMulNBits: zero_points must hold {} x {} {}", g.n, packed_zeros ? g.zero_bytes() : g.blocks(),
-               packed_zeros ? "bytes (packed as B is)" : "values (one per block)");
-  NXRT_REQUIRE(count_is(kBias, g.n), "MatMulNBits: the bias must hold N = {} values", g.n);
   Cost cost;
   if (const auto rows = a ? std::optional<int64_t>(shape_numel(*a) / g.k) : std::nullopt) {
     cost.flops = 2.0 * static_cast<double>(*rows) * static_cast<double>(g.n * g.k);
@@ -153,20 +94,17 @@ struct NBitsWeights {
 
   static Expected<NBitsWeights> read(const NBitsGeometry& g, const Tensor& b, const Tensor& scales,
                                      const Tensor* zeros) {
-    auto wrong = [&](std::string_view input, int64_t have, int64_t want, std::string_view unit) {
-      return fail(ErrorCode::kRuntime, fmt::format("MatMulNBits: {} holds {} {}", input, have, unit),
-                  fmt::format("K {}, N {}, bits {} and block_size {} need {} {}", g.k, g.n, g.bits, g.block, want,
-                              unit),
-                  fmt::format("give {} of {} {}, or attributes that match it", input, want, unit));
-    };
-    const int64_t blocks = g.blocks(), count = g.block_bytes();
-    if (b.numel() != g.n * blocks * count) return wrong("B (input 1)", b.numel(), g.n * blocks * count, "bytes");
-    if (scales.numel() != g.n * blocks) return wrong("scales (input 2)", scales.numel(), g.n * blocks, "values");
     const bool packed_zeros = zeros && zeros->dtype() == DType::kUInt8;
-    if (zeros && !packed_zeros && zeros->numel() != g.n * blocks)
-      return wrong("zero_points (input 3)", zeros->numel(), g.n * blocks, "values");
-    if (packed_zeros && zeros->numel() != g.n * g.zero_bytes())
-      return wrong("zero_points (input 3)", zeros->numel(), g.n * g.zero_bytes(), "bytes");
+    if (auto sizes = check_matmul_nbits_inputs(
+            g, {.a = nullptr,
+                .b = b.numel(),
+                .scales = scales.numel(),
+                .zero_points = zeros ? std::optional<int64_t>(zeros->numel()) : std::nullopt,
+                .packed_zero_points = packed_zeros,
+                .bias = std::nullopt});
+        !sizes)
+      return std::unexpected(sizes.error());
+    const int64_t blocks = g.blocks(), count = g.block_bytes();
     const std::vector<float> scale_values = float_or_half_as_floats(scales);
     const std::vector<float> zero_values =
         zeros && !packed_zeros ? float_or_half_as_floats(*zeros) : std::vector<float>{};
@@ -261,11 +199,11 @@ class MatMulNBitsKernel final : public Kernel {
 
   Expected<void> compute(KernelContext& ctx) override {
     const Tensor& a = ctx.input(kA);
-    if (a.shape().empty() || a.shape().back() != g_.k)
-      return fail(ErrorCode::kRuntime,
-                  fmt::format("MatMulNBits: A has shape {}; its last dimension must be K {}",
-                              shape_to_string(a.shape()), g_.k),
-                  "A's rows multiply the K x N weight", fmt::format("give A of shape [..., {}]", g_.k));
+    auto optional = [&](std::size_t i) { return ctx.has_input(i) ? &ctx.input(i) : nullptr; };
+    if (auto sizes = check_matmul_nbits_inputs(g_, matmul_nbits_sizes(a, ctx.input(kB), ctx.input(kScales),
+                                                                      optional(kZeroPoints), optional(kBias)));
+        !sizes)
+      return std::unexpected(sizes.error());
     std::optional<NBitsWeights> now;
     if (!weights_) {
       auto w = NBitsWeights::read(g_, ctx.input(kB), ctx.input(kScales),
@@ -275,13 +213,7 @@ class MatMulNBitsKernel final : public Kernel {
     }
     const NBitsWeights& w = weights_ ? *weights_ : *now;
     std::vector<float> bias;
-    if (ctx.has_input(kBias)) {
-      if (ctx.input(kBias).numel() != g_.n)
-        return fail(ErrorCode::kRuntime, fmt::format("MatMulNBits: the bias holds {} values", ctx.input(kBias).numel()),
-                    fmt::format("it adds one value per column of Y, N = {}", g_.n),
-                    fmt::format("give a bias of {} values", g_.n));
-      bias = float_or_half_as_floats(ctx.input(kBias));
-    }
+    if (ctx.has_input(kBias)) bias = float_or_half_as_floats(ctx.input(kBias));
     Shape out_shape = a.shape();
     out_shape.back() = g_.n;
     auto y = ctx.output(0, a.dtype(), out_shape);
