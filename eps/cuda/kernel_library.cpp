@@ -1277,6 +1277,52 @@ __device__ void attention(i64 row0, i64 rows, i64 q_heads, i64 q_seq, i64 kv_hea
   }
 }
 
+// ---- MatMulNBits (com.microsoft; nxrt/ep/matmul_nbits.h) ----
+
+// Weight W[n][k] in float: value k % block of column n's block k / block in `b` (`bits` per value,
+// a byte's low bits first), less its zero point (typed `zeros`, or `packed_zeros` packed as b
+// is, or 2^(bits - 1) without either), times its scale.
+template <class T>
+__device__ __forceinline__ float nbits_weight(const unsigned char* b, const T* scales, const unsigned char* packed_zeros,
+                                              const T* zeros, i64 n, i64 k, i64 blocks, i64 block, int bits) {
+  const i64 blk = k / block, j = k % block, fields = 8 / bits;
+  const unsigned mask = (1u << bits) - 1u;
+  const unsigned q = (b[(n * blocks + blk) * (block * bits / 8) + j / fields] >> (j % fields * bits)) & mask;
+  float zero = (float)(1 << (bits - 1));
+  if (zeros) {
+    zero = ld(zeros, n * blocks + blk);
+  } else if (packed_zeros) {
+    const i64 zero_bytes = (blocks * bits + 7) / 8;
+    zero = (float)((packed_zeros[n * zero_bytes + blk / fields] >> (blk % fields * bits)) & mask);
+  }
+  return ((float)q - zero) * ld(scales, n * blocks + blk);
+}
+
+// The weights W ([n_cols, k], in T) for a GEMM, a thread per element.
+template <class T>
+__device__ void nbits_dequantize(i64 n_cols, i64 k, i64 blocks, i64 block, int bits, const unsigned char* b,
+                                 const T* scales, const unsigned char* packed_zeros, const T* zeros, T* w) {
+  for (i64 i = global_index(); i < n_cols * k; i += global_stride())
+    st(w, i, nbits_weight(b, scales, packed_zeros, zeros, i / k, i % k, blocks, block, bits));
+}
+
+// Y ([rows, n_cols]) = A ([rows, k]) · Wᵀ (+ bias) for a few rows (a decoding step): one block
+// per column, the weights unpacked as they are read (a quarter or half of a float16 weight's
+// bytes at 2 and 4 bits).
+template <class T>
+__device__ void nbits_gemv(i64 rows, i64 n_cols, i64 k, i64 blocks, i64 block, int bits, const T* a,
+                           const unsigned char* b, const T* scales, const unsigned char* packed_zeros, const T* zeros,
+                           const T* bias, T* y) {
+  for (i64 n = blockIdx.x; n < n_cols; n += gridDim.x)
+    for (i64 r = 0; r < rows; ++r) {
+      float acc = 0.f;
+      for (i64 c = threadIdx.x; c < k; c += blockDim.x)
+        acc += ld(a, r * k + c) * nbits_weight(b, scales, packed_zeros, zeros, n, c, blocks, block, bits);
+      acc = block_reduce(acc, false);
+      if (threadIdx.x == 0) st(y, r * n_cols + n, bias ? acc + ld(bias, n) : acc);
+    }
+}
+
 // ---- GroupQueryAttention (com.microsoft; nxrt/ep/group_query_attention.h) ----
 
 // Entry b's cached rows: none in a first prompt, else its length (seqlens_k[b] + 1) less the

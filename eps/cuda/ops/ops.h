@@ -124,6 +124,7 @@ std::vector<CudaOpDef> transformer_ops();   // RMSNormalization (and SimplifiedL
 std::vector<CudaOpDef> microsoft_activation_ops();    // Gelu, FastGelu, BiasGelu, QuickGelu
 std::vector<CudaOpDef> microsoft_normalization_ops(); // SkipLayerNormalization, SkipSimplifiedLayerNormalization
 std::vector<CudaOpDef> group_query_attention_ops();   // GroupQueryAttention
+std::vector<CudaOpDef> matmul_nbits_ops();            // MatMulNBits
 
 // Every family's table, registered into one OpTable.
 Expected<std::shared_ptr<const OpTable>> make_op_table();
