@@ -31,8 +31,8 @@ Expected<void> build_matmul_nbits(PlanBuilder& b, const Node& node) {
                               "const {0}* zeros";
   const std::string gemv = b.instantiate(
       "nbits_gemv", t,
-      fmt::format(fmt::runtime("i64 rows, i64 n_cols, i64 k, i64 blocks, i64 block, int bits, const {0}* a, " + weights +
-                               ", const {0}* bias, {0}* y"),
+      fmt::format(fmt::runtime("i64 rows, i64 n_cols, i64 k, i64 blocks, i64 block, int bits, const {0}* a, " +
+                               weights + ", const {0}* bias, {0}* y"),
                   t),
       "rows, n_cols, k, blocks, block, bits, a, b, scales, packed_zeros, zeros, bias, y");
   const std::string dequantize = b.instantiate(
