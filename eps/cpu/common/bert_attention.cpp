@@ -11,35 +11,8 @@
 
 namespace nxrt::cpu {
 
-namespace {
-
-std::unexpected<Error> shape_error(std::string_view op, std::string what, std::string why) {
-  return fail(ErrorCode::kRuntime, fmt::format("{}: {}", op, what), std::move(why),
-              "give tensors of the shapes ONNX Runtime's definition of the op states");
-}
-
-// The form of a mask of shape `mask` for a's sizes, or what is wrong with it.
-Expected<KeyMaskForm> key_mask_form(std::string_view op, const Shape& mask, bool end_start, bool dummy,
-                                    const BertAttention& a) {
-  const int64_t batch = a.batch, q_seq = a.q_seq, total = a.total;
-  if (mask.size() == 1 && (mask[0] == batch || mask[0] == 3 * batch + 2)) return KeyMaskForm::kKeyLengths;
-  if (mask.size() == 1 && end_start && mask[0] == 2 * batch) return KeyMaskForm::kEndStart;
-  if (mask.size() == 2 && dummy && mask[1] == 1 && (mask[0] == batch || mask[0] == 1)) return KeyMaskForm::kNone;
-  if (mask.size() == 2 && mask[0] == batch && mask[1] == total) return KeyMaskForm::kRaw2D;
-  if (mask.size() == 3 && mask == Shape{batch, q_seq, total}) return KeyMaskForm::kRaw3D;
-  return fail(ErrorCode::kRuntime, fmt::format("{}: the mask has shape {}", op, shape_to_string(mask)),
-              fmt::format("with batch {}, {} queries and {} keys it must be [{}] (key lengths){}, [{}, {}] or [{}, {}, "
-                          "{}] (1 where a key is seen)",
-                          batch, q_seq, total, batch, end_start ? fmt::format(", [{}] (ends, then starts)", 2 * batch)
-                                                                 : std::string(),
-                          batch, total, batch, q_seq, total),
-              "give a mask of one of those shapes");
-}
-
-}  // namespace
-
 Expected<void> read_key_mask(std::string_view op, const Tensor& mask, bool end_start, bool dummy, BertAttention& a) {
-  auto form = key_mask_form(op, mask.shape(), end_start, dummy, a);
+  auto form = bert_key_mask_form(op, mask.shape(), a.batch, a.q_seq, a.total, end_start, dummy);
   if (!form) return std::unexpected(form.error());
   a.mask_form = *form;
   a.mask = mask.data_as<int32_t>();
@@ -53,14 +26,11 @@ Expected<void> read_key_mask(std::string_view op, const Tensor& mask, bool end_s
 }
 
 Expected<void> read_attention_bias(std::string_view op, const Tensor& bias, BertAttention& a) {
-  const Shape& s = bias.shape();
-  if (s.size() != 4 || (s[0] != a.batch && s[0] != 1) || (s[1] != a.heads && s[1] != 1) || s[2] != a.q_seq ||
-      s[3] != a.total)
-    return shape_error(op, fmt::format("attention_bias has shape {}", shape_to_string(s)),
-                       fmt::format("it must be [{} or 1, {} or 1, {}, {}]", a.batch, a.heads, a.q_seq, a.total));
+  auto strides = bert_attention_bias_strides(op, bias.shape(), a.batch, a.heads, a.q_seq, a.total);
+  if (!strides) return std::unexpected(strides.error());
   a.bias = bias.data_as<float>();
-  a.bias_head_stride = s[1] == 1 ? 0 : a.q_seq * a.total;
-  a.bias_batch_stride = s[0] == 1 ? 0 : s[1] * a.q_seq * a.total;
+  a.bias_batch_stride = strides->batch;
+  a.bias_head_stride = strides->head;
   return {};
 }
 

@@ -1,28 +1,15 @@
 // The attention of ONNX Runtime's com.microsoft Attention and MultiHeadAttention once their
-// inputs are heads: per (batch, head)
-//   scores = attention_bias + mask term + scale * Q K^T      (the bias and mask are not scaled)
-//   Y = softmax(scores over every key) V
-// in float. The mask term is mask_filter_value where the int32 mask hides a key (a finite value:
-// a query that sees no key gets the probabilities of no mask, as in ONNX Runtime) and 0 elsewhere;
-// causal attention gives the keys after a query's own position the lowest float instead.
+// inputs are heads (nxrt/ep/bert_attention.h states it), in float on the packed GEMM.
 #pragma once
 
 #include <cstdint>
 #include <string>
 
+#include "nxrt/ep/bert_attention.h"
 #include "nxrt/ep/kernel.h"
 #include "nxrt/ep/tensor.h"
 
 namespace nxrt::cpu {
-
-// The forms of an int32 mask over the keys that ONNX Runtime's BERT attention ops read.
-enum class KeyMaskForm {
-  kNone,
-  kKeyLengths,  // [batch] (or [3 * batch + 2], whose first batch values are read): keys t < length
-  kEndStart,    // [2 * batch]: ends, then starts; keys start <= t < end
-  kRaw2D,       // [batch, total]: keys whose value is above 0
-  kRaw3D,       // [batch, sequence, total]: per query, keys whose value is above 0
-};
 
 // One (batch, head)'s rows of a [batch, heads, rows, width]-like tensor: data + b * batch_stride
 // + h * head_stride, rows row_stride apart.

@@ -39,18 +39,8 @@ constexpr MsAttentionForm kAttention{"Attention", 3, 4, 5, 6};
 constexpr MsAttentionForm kQAttention{"QAttention", 5, 8, std::nullopt, std::nullopt};
 constexpr std::size_t kInputScale = 3, kWeightScale = 4, kInputZero = 6, kWeightZero = 7;  // QAttention's
 
-struct MsAttentionAttrs {
-  int64_t heads = 0;
-  bool causal = false;
-  std::vector<int64_t> hidden_sizes;  // qkv_hidden_sizes, or empty: three equal thirds
-  float scale = 0.f;                  // 0: 1 / sqrt(head_size)
-  float mask_filter_value = -10000.f;
-
-  static MsAttentionAttrs of(const AttributeMap& a) {
-    return {a.int_or("num_heads", 0), a.int_or("unidirectional", 0) != 0, a.ints_or("qkv_hidden_sizes", {}),
-            a.float_or("scale", 0.f), a.float_or("mask_filter_value", -10000.f)};
-  }
-};
+using MsAttentionAttrs = MicrosoftAttentionAttrs;
+using MsAttentionPlan = MicrosoftAttentionPlan;
 
 // What both ops check: the attributes, the mask, past and present.
 KernelMatch check_attention_family(const NodeContext& ctx, const MsAttentionForm& f) {
@@ -115,11 +105,6 @@ KernelMatch check_qattention(const NodeContext& ctx) {
   return check_attention_family(ctx, kQAttention);
 }
 
-// The sizes of one run.
-struct MsAttentionPlan {
-  int64_t batch = 0, seq = 0, in = 0, columns = 0, hidden = 0, v_hidden = 0, past = 0;
-};
-
 std::unexpected<Error> ms_attention_error(std::string_view op, std::string what, std::string why) {
   return fail(ErrorCode::kRuntime, fmt::format("{}: {}", op, what), std::move(why),
               "give tensors of the shapes ONNX Runtime's definition of the op states");
@@ -127,42 +112,9 @@ std::unexpected<Error> ms_attention_error(std::string_view op, std::string what,
 
 Expected<MsAttentionPlan> plan_attention_run(const KernelContext& ctx, const MsAttentionForm& f,
                                              const MsAttentionAttrs& at) {
-  MsAttentionPlan p;
-  const Shape& x = ctx.input(kAttnInput).shape();
-  const Shape& w = ctx.input(kAttnWeights).shape();
-  if (x.size() != 3 || w.size() != 2 || w[0] != x[2])
-    return ms_attention_error(f.op, fmt::format("input has shape {} and weights {}", shape_to_string(x),
-                                                shape_to_string(w)),
-                              "input is [batch, sequence, input_hidden] and weights [input_hidden, D + D + Dv]");
-  p.batch = x[0];
-  p.seq = x[1];
-  p.in = x[2];
-  p.columns = w[1];
-  if (at.hidden_sizes.empty()) {
-    p.hidden = p.v_hidden = p.columns / 3;
-  } else {
-    p.hidden = at.hidden_sizes[0];
-    p.v_hidden = at.hidden_sizes[2];
-  }
-  if (2 * p.hidden + p.v_hidden != p.columns || p.hidden % at.heads != 0 || p.v_hidden % at.heads != 0)
-    return ms_attention_error(f.op, fmt::format("weights has {} columns for {} heads{}", p.columns, at.heads,
-                                                at.hidden_sizes.empty() ? std::string()
-                                                                        : fmt::format(" and qkv_hidden_sizes {} {} {}",
-                                                                                      p.hidden, p.hidden, p.v_hidden)),
-                              "the columns are Q, K and V's hidden sizes (equal thirds without qkv_hidden_sizes), "
-                              "each a multiple of num_heads");
-  if (ctx.has_input(kAttnBias) && ctx.input(kAttnBias).shape() != Shape{p.columns})
-    return ms_attention_error(f.op, fmt::format("bias has shape {}", shape_to_string(ctx.input(kAttnBias).shape())),
-                              fmt::format("bias holds one value per column of weights, [{}]", p.columns));
-  if (ctx.has_input(f.past)) {
-    const Shape& past = ctx.input(f.past).shape();
-    const int64_t hs = p.hidden / at.heads;
-    if (past.size() != 5 || past[0] != 2 || past[1] != p.batch || past[2] != at.heads || past[4] != hs)
-      return ms_attention_error(f.op, fmt::format("past has shape {}", shape_to_string(past)),
-                                fmt::format("past is [2, {}, {}, past_sequence, {}]", p.batch, at.heads, hs));
-    p.past = past[3];
-  }
-  return p;
+  auto shape = [&](std::size_t i) { return ctx.has_input(i) ? &ctx.input(i).shape() : nullptr; };
+  return plan_microsoft_attention(f.op, at, ctx.input(kAttnInput).shape(), ctx.input(kAttnWeights).shape(),
+                                  shape(kAttnBias), shape(f.past));
 }
 
 // The attention over projected Q, K and V (`qkv`: one row of the columns per token, the bias
@@ -179,7 +131,7 @@ Expected<void> attend_projected(KernelContext& ctx, const MsAttentionForm& f, co
   a.past = p.past;
   a.head_size = hs;
   a.v_head_size = vhs;
-  a.scale = at.scale != 0.f ? at.scale : 1.f / std::sqrt(static_cast<float>(hs));
+  a.scale = p.scale(at);
   a.mask_filter_value = at.mask_filter_value;
   a.causal = at.causal;
   if (ctx.has_input(f.mask))

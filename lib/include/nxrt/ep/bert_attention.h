@@ -1,0 +1,69 @@
+// The attention of ONNX Runtime's com.microsoft Attention and MultiHeadAttention (its BERT- and
+// GPT-2-like models) as every EP reads it: per (batch, head)
+//   scores = attention_bias + mask term + scale * Q K^T      (the bias and mask are not scaled)
+//   Y = softmax(scores over every key) V
+// The mask term is mask_filter_value where the int32 mask hides a key (a finite value: a query
+// that sees no key gets the probabilities of no mask, as in ONNX Runtime) and 0 elsewhere; causal
+// attention gives the keys after a query's own position the lowest float instead.
+//
+// Attention projects Q, K and V with one product of the input and merged weights:
+//   QKV = input [batch, seq, in] @ weights [in, D + D + Dv] + bias,
+// columns Q | K | V with each head's contiguous; past ([2, batch, heads, past, head_size]) and the
+// new keys and values make present ([2, batch, heads, past + seq, head_size]).
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "nxrt/ep/kernel.h"
+
+namespace nxrt {
+
+// The forms of an int32 mask over the keys that ONNX Runtime's BERT attention ops read.
+enum class KeyMaskForm {
+  kNone,
+  kKeyLengths,  // [batch] (or [3 * batch + 2], whose first batch values are read): keys t < length
+  kEndStart,    // [2 * batch]: ends, then starts; keys start <= t < end
+  kRaw2D,       // [batch, total]: keys whose value is above 0
+  kRaw3D,       // [batch, sequence, total]: per query, keys whose value is above 0
+};
+
+// The form of a mask of shape `mask`, or an error naming `op` when it is none of them for those
+// sizes. `end_start`: [2 * batch] reads as ends and starts (Attention; MultiHeadAttention refuses
+// it). `dummy`: a [batch or 1, 1] mask means no mask (Attention).
+Expected<KeyMaskForm> bert_key_mask_form(std::string_view op, const Shape& mask, int64_t batch, int64_t q_seq,
+                                         int64_t total, bool end_start, bool dummy);
+
+// attention_bias [batch or 1, heads or 1, q_seq, total]: its strides (0 where broadcast), or an
+// error naming `op` when its shape differs.
+struct AttentionBiasStrides {
+  int64_t batch = 0, head = 0;
+};
+Expected<AttentionBiasStrides> bert_attention_bias_strides(std::string_view op, const Shape& bias, int64_t batch,
+                                                           int64_t heads, int64_t q_seq, int64_t total);
+
+// com.microsoft Attention's (and QAttention's) attributes.
+struct MicrosoftAttentionAttrs {
+  int64_t heads = 0;
+  bool causal = false;                // unidirectional
+  std::vector<int64_t> hidden_sizes;  // qkv_hidden_sizes, or empty: three equal thirds
+  float scale = 0.f;                  // 0: 1 / sqrt(head_size)
+  float mask_filter_value = -10000.f;
+
+  static MicrosoftAttentionAttrs of(const AttributeMap& attrs);
+};
+
+// The sizes of one run of Attention or QAttention (`op`), from input's, weights', bias' and
+// past's shapes (null: absent); an error names the shape that does not fit.
+struct MicrosoftAttentionPlan {
+  int64_t batch = 0, seq = 0, in = 0, columns = 0, hidden = 0, v_hidden = 0, past = 0;
+  int64_t head_size(const MicrosoftAttentionAttrs& a) const { return hidden / a.heads; }
+  int64_t v_head_size(const MicrosoftAttentionAttrs& a) const { return v_hidden / a.heads; }
+  float scale(const MicrosoftAttentionAttrs& a) const;
+};
+Expected<MicrosoftAttentionPlan> plan_microsoft_attention(std::string_view op, const MicrosoftAttentionAttrs& attrs,
+                                                          const Shape& input, const Shape& weights,
+                                                          const Shape* bias, const Shape* past);
+
+}  // namespace nxrt

@@ -1,0 +1,91 @@
+// The BERT attention ops' shapes (nxrt/ep/bert_attention.h).
+#include "nxrt/ep/bert_attention.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <string>
+
+namespace nxrt {
+namespace {
+
+std::unexpected<Error> bert_shape_error(std::string_view op, std::string what, std::string why) {
+  return fail(ErrorCode::kRuntime, fmt::format("{}: {}", op, what), std::move(why),
+              "give tensors of the shapes ONNX Runtime's definition of the op states");
+}
+
+}  // namespace
+
+Expected<KeyMaskForm> bert_key_mask_form(std::string_view op, const Shape& mask, int64_t batch, int64_t q_seq,
+                                         int64_t total, bool end_start, bool dummy) {
+  if (mask.size() == 1 && (mask[0] == batch || mask[0] == 3 * batch + 2)) return KeyMaskForm::kKeyLengths;
+  if (mask.size() == 1 && end_start && mask[0] == 2 * batch) return KeyMaskForm::kEndStart;
+  if (mask.size() == 2 && dummy && mask[1] == 1 && (mask[0] == batch || mask[0] == 1)) return KeyMaskForm::kNone;
+  if (mask.size() == 2 && mask[0] == batch && mask[1] == total) return KeyMaskForm::kRaw2D;
+  if (mask.size() == 3 && mask == Shape{batch, q_seq, total}) return KeyMaskForm::kRaw3D;
+  return fail(ErrorCode::kRuntime, fmt::format("{}: the mask has shape {}", op, shape_to_string(mask)),
+              fmt::format("with batch {}, {} queries and {} keys it must be [{}] (key lengths){}, [{}, {}] or [{}, {}, "
+                          "{}] (1 where a key is seen)",
+                          batch, q_seq, total, batch, end_start ? fmt::format(", [{}] (ends, then starts)", 2 * batch)
+                                                                 : std::string(),
+                          batch, total, batch, q_seq, total),
+              "give a mask of one of those shapes");
+}
+
+Expected<AttentionBiasStrides> bert_attention_bias_strides(std::string_view op, const Shape& s, int64_t batch,
+                                                           int64_t heads, int64_t q_seq, int64_t total) {
+  if (s.size() != 4 || (s[0] != batch && s[0] != 1) || (s[1] != heads && s[1] != 1) || s[2] != q_seq ||
+      s[3] != total)
+    return bert_shape_error(op, fmt::format("attention_bias has shape {}", shape_to_string(s)),
+                            fmt::format("it must be [{} or 1, {} or 1, {}, {}]", batch, heads, q_seq, total));
+  return AttentionBiasStrides{.batch = s[0] == 1 ? 0 : s[1] * q_seq * total, .head = s[1] == 1 ? 0 : q_seq * total};
+}
+
+MicrosoftAttentionAttrs MicrosoftAttentionAttrs::of(const AttributeMap& a) {
+  return {a.int_or("num_heads", 0), a.int_or("unidirectional", 0) != 0, a.ints_or("qkv_hidden_sizes", {}),
+          a.float_or("scale", 0.f), a.float_or("mask_filter_value", -10000.f)};
+}
+
+float MicrosoftAttentionPlan::scale(const MicrosoftAttentionAttrs& a) const {
+  return a.scale != 0.f ? a.scale : 1.f / std::sqrt(static_cast<float>(head_size(a)));
+}
+
+Expected<MicrosoftAttentionPlan> plan_microsoft_attention(std::string_view op, const MicrosoftAttentionAttrs& at,
+                                                          const Shape& x, const Shape& w, const Shape* bias,
+                                                          const Shape* past) {
+  MicrosoftAttentionPlan p;
+  if (x.size() != 3 || w.size() != 2 || w[0] != x[2])
+    return bert_shape_error(op,
+                            fmt::format("input has shape {} and weights {}", shape_to_string(x), shape_to_string(w)),
+                            "input is [batch, sequence, input_hidden] and weights [input_hidden, D + D + Dv]");
+  p.batch = x[0];
+  p.seq = x[1];
+  p.in = x[2];
+  p.columns = w[1];
+  if (at.hidden_sizes.empty()) {
+    p.hidden = p.v_hidden = p.columns / 3;
+  } else {
+    p.hidden = at.hidden_sizes[0];
+    p.v_hidden = at.hidden_sizes[2];
+  }
+  if (2 * p.hidden + p.v_hidden != p.columns || p.hidden % at.heads != 0 || p.v_hidden % at.heads != 0)
+    return bert_shape_error(op, fmt::format("weights has {} columns for {} heads{}", p.columns, at.heads,
+                                            at.hidden_sizes.empty() ? std::string()
+                                                                    : fmt::format(" and qkv_hidden_sizes {} {} {}",
+                                                                                  p.hidden, p.hidden, p.v_hidden)),
+                            "the columns are Q, K and V's hidden sizes (equal thirds without qkv_hidden_sizes), each "
+                            "a multiple of num_heads");
+  if (bias && *bias != Shape{p.columns})
+    return bert_shape_error(op, fmt::format("bias has shape {}", shape_to_string(*bias)),
+                            fmt::format("bias holds one value per column of weights, [{}]", p.columns));
+  if (past) {
+    const int64_t hs = p.hidden / at.heads;
+    if (past->size() != 5 || (*past)[0] != 2 || (*past)[1] != p.batch || (*past)[2] != at.heads || (*past)[4] != hs)
+      return bert_shape_error(op, fmt::format("past has shape {}", shape_to_string(*past)),
+                              fmt::format("past is [2, {}, {}, past_sequence, {}]", p.batch, at.heads, hs));
+    p.past = (*past)[3];
+  }
+  return p;
+}
+
+}  // namespace nxrt
