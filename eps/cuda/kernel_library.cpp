@@ -1277,6 +1277,60 @@ __device__ void attention(i64 row0, i64 rows, i64 q_heads, i64 q_seq, i64 kv_hea
   }
 }
 
+// ---- Attention and MultiHeadAttention (com.microsoft; nxrt/ep/bert_attention.h) ----
+
+// One block per (batch, head, query) row, rows [row0, row0 + rows): the scores of the `total`
+// keys, scale * q.k + attention_bias (null: none; strides 0 where it broadcasts) + the mask term
+// (mask_filter where the int32 mask hides a key: mask_form 1 key lengths [batch], 2 ends then
+// starts [2 * batch], 3 raw [batch, total], 4 raw [batch, q_seq, total], > 0 keeps a key; 0 no
+// mask), the keys after past + s the lowest float when causal and q_seq > 1; `qk` (when not
+// null, [batch, heads, q_seq, total]) gets them; then the row's softmax and the weighted sum of
+// the values. Strides are [batch, head, seq] in elements (the channel stride is 1); `scores`
+// holds the chunk's [rows, total] floats.
+template <class T>
+__device__ void bert_attention(i64 row0, i64 rows, i64 batch, i64 heads, i64 q_seq, i64 total, i64 past, i64 head,
+                               i64 v_head, const T* q, Dims qs, const T* k, Dims ks, const T* v, Dims vs,
+                               int mask_form, const int* mask, const T* bias, i64 bias_batch, i64 bias_head,
+                               float scale, float mask_filter, int causal, float* scores, T* qk, T* y, Dims ys) {
+  for (i64 row = row0 + blockIdx.x; row < row0 + rows; row += gridDim.x) {
+    const i64 s = row % q_seq, h = row / q_seq % heads, b = row / (q_seq * heads);
+    const T* qr = q + b * qs.d[0] + h * qs.d[1] + s * qs.d[2];
+    float* sc = scores + (row - row0) * total;
+    float top = -inf_f();
+    for (i64 t = threadIdx.x; t < total; t += blockDim.x) {
+      const T* kr = k + b * ks.d[0] + h * ks.d[1] + t * ks.d[2];
+      float dot = 0.f;
+      for (i64 c = 0; c < head; ++c) dot += ld(qr, c) * ld(kr, c);
+      float x = dot * scale;
+      if (bias) x += ld(bias, b * bias_batch + h * bias_head + s * total + t);
+      bool hidden = false;
+      if (mask_form == 1) hidden = t >= (mask[b] > 0 ? mask[b] : 0);
+      if (mask_form == 2) hidden = t >= mask[b] || t < mask[batch + b];
+      if (mask_form == 3) hidden = mask[b * total + t] <= 0;
+      if (mask_form == 4) hidden = mask[(b * q_seq + s) * total + t] <= 0;
+      if (hidden) x += mask_filter;
+      if (causal && q_seq > 1 && t > past + s) x = -3.40282347e38f;
+      if (qk) st(qk + row * total, t, x);
+      sc[t] = x;
+      top = fmaxf(top, x);
+    }
+    top = block_reduce(top, true);
+    float sum = 0.f;
+    for (i64 t = threadIdx.x; t < total; t += blockDim.x) {
+      const float e = expf(sc[t] - top);
+      sc[t] = e;
+      sum += e;
+    }
+    const float inv = 1.f / block_reduce(sum, false);
+    for (i64 c = threadIdx.x; c < v_head; c += blockDim.x) {
+      float acc = 0.f;
+      for (i64 t = 0; t < total; ++t) acc += sc[t] * ld(v + b * vs.d[0] + h * vs.d[1] + t * vs.d[2], c);
+      st(y + b * ys.d[0] + h * ys.d[1] + s * ys.d[2], c, acc * inv);
+    }
+    __syncthreads();
+  }
+}
+
 // ---- MatMulNBits (com.microsoft; nxrt/ep/matmul_nbits.h) ----
 
 // Weight W[n][k] in float: value k % block of column n's block k / block in `b` (`bits` per value,

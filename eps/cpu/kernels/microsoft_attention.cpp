@@ -42,42 +42,13 @@ constexpr std::size_t kInputScale = 3, kWeightScale = 4, kInputZero = 6, kWeight
 using MsAttentionAttrs = MicrosoftAttentionAttrs;
 using MsAttentionPlan = MicrosoftAttentionPlan;
 
-// What both ops check: the attributes, the mask, past and present.
+// What both ops check: lib's family check, and bias and past in float.
 KernelMatch check_attention_family(const NodeContext& ctx, const MsAttentionForm& f) {
-  const MsAttentionAttrs at = MsAttentionAttrs::of(ctx.attrs());
-  const std::string_view op = f.op;
-  NXRT_REQUIRE(ctx.has_input(kAttnWeights), "{}: weights (input 1) is required", op);
   for (std::size_t i : {kAttnBias, f.past})
     NXRT_REQUIRE(!ctx.has_input(i) || ctx.input_dtype(i) == DType::kFloat32,
-                 "{}: input {} is {}; bias and past are float (as ONNX Runtime's CPU EP has them)", op, i,
+                 "{}: input {} is {}; bias and past are float (as ONNX Runtime's CPU EP has them)", f.op, i,
                  dtype_name(ctx.input_dtype(i)));
-  NXRT_REQUIRE(!ctx.has_input(f.mask) || ctx.input_dtype(f.mask) == DType::kInt32,
-               "{}: mask_index is {}; it must be int32", op, dtype_name(ctx.input_dtype(f.mask)));
-  NXRT_REQUIRE(at.heads > 0, "{}: num_heads is {}; it must be positive", op, at.heads);
-  NXRT_REQUIRE(ctx.attrs().int_or("do_rotary", 0) == 0,
-               "{}: do_rotary is not implemented by the cpu EP (nor by ONNX Runtime's CPU EP); write the model with "
-               "MultiHeadAttention and RotaryEmbedding", op);
-  const bool share_buffer_input = f.past_sequence_length && ctx.has_input(*f.past_sequence_length);
-  NXRT_REQUIRE(ctx.attrs().int_or("past_present_share_buffer", 0) == 0 ||
-                   (!ctx.has_input(f.past) && !share_buffer_input),
-               "{}: past_present_share_buffer (one buffer for past and present) is not implemented by the cpu EP", op);
-  NXRT_REQUIRE(!share_buffer_input, "{}: past_sequence_length (input {}) is not implemented by the cpu EP", op,
-               f.past_sequence_length.value_or(0));
-  NXRT_REQUIRE(at.hidden_sizes.empty() ||
-                   (at.hidden_sizes.size() == 3 && at.hidden_sizes[0] == at.hidden_sizes[1] &&
-                    std::all_of(at.hidden_sizes.begin(), at.hidden_sizes.end(),
-                                [&](int64_t d) { return d > 0 && d % at.heads == 0; })),
-               "{}: qkv_hidden_sizes must be 3 positive multiples of num_heads {}, the first two equal (Q and K)", op,
-               at.heads);
-  NXRT_REQUIRE(at.hidden_sizes.empty() || at.hidden_sizes[0] == at.hidden_sizes[2] ||
-                   (!ctx.has_input(f.past) && !ctx.has_output(1)),
-               "{}: past and present need V's hidden size equal to Q's and K's (qkv_hidden_sizes {} {} {})", op,
-               at.hidden_sizes[0], at.hidden_sizes[1], at.hidden_sizes[2]);
-  NXRT_REQUIRE(ctx.input_rank(kAttnInput).value_or(3) == 3 && ctx.input_rank(kAttnWeights).value_or(2) == 2,
-               "{}: input must be [batch, sequence, input_hidden] and weights [input_hidden, D + D + Dv]", op);
-  NXRT_REQUIRE(!ctx.has_input(f.mask) || ctx.input_rank(f.mask).value_or(1) <= 3,
-               "{}: a mask_index of rank 4 (Megatron's [batch, 1, max, max]) is not implemented by the cpu EP (nor by "
-               "ONNX Runtime's CPU EP)", op);
+  NXRT_REQUIRE_MATCH(check_microsoft_attention_family(ctx, {f.op, f.mask, f.past, f.past_sequence_length}, "cpu"));
   return KernelMatch::supported(elementwise_cost(ctx, 8));
 }
 

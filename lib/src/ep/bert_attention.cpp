@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -48,6 +49,42 @@ MicrosoftAttentionAttrs MicrosoftAttentionAttrs::of(const AttributeMap& a) {
 
 float MicrosoftAttentionPlan::scale(const MicrosoftAttentionAttrs& a) const {
   return a.scale != 0.f ? a.scale : 1.f / std::sqrt(static_cast<float>(head_size(a)));
+}
+
+KernelMatch check_microsoft_attention_family(const NodeContext& ctx, const MicrosoftAttentionInputs& f,
+                                             std::string_view ep) {
+  const MicrosoftAttentionAttrs at = MicrosoftAttentionAttrs::of(ctx.attrs());
+  const std::string_view op = f.op;
+  NXRT_REQUIRE(ctx.has_input(1), "{}: weights (input 1) is required", op);
+  NXRT_REQUIRE(!ctx.has_input(f.mask) || ctx.input_dtype(f.mask) == DType::kInt32,
+               "{}: mask_index is {}; it must be int32", op, dtype_name(ctx.input_dtype(f.mask)));
+  NXRT_REQUIRE(at.heads > 0, "{}: num_heads is {}; it must be positive", op, at.heads);
+  NXRT_REQUIRE(ctx.attrs().int_or("do_rotary", 0) == 0,
+               "{}: do_rotary is not implemented by the {} EP; write the model with MultiHeadAttention and "
+               "RotaryEmbedding",
+               op, ep);
+  const bool share_buffer_input = f.past_sequence_length && ctx.has_input(*f.past_sequence_length);
+  NXRT_REQUIRE(ctx.attrs().int_or("past_present_share_buffer", 0) == 0 ||
+                   (!ctx.has_input(f.past) && !share_buffer_input),
+               "{}: past_present_share_buffer (one buffer for past and present) is not implemented by the {} EP", op,
+               ep);
+  NXRT_REQUIRE(!share_buffer_input, "{}: past_sequence_length (input {}) is not implemented by the {} EP", op,
+               f.past_sequence_length.value_or(0), ep);
+  NXRT_REQUIRE(at.hidden_sizes.empty() ||
+                   (at.hidden_sizes.size() == 3 && at.hidden_sizes[0] == at.hidden_sizes[1] &&
+                    std::all_of(at.hidden_sizes.begin(), at.hidden_sizes.end(),
+                                [&](int64_t d) { return d > 0 && d % at.heads == 0; })),
+               "{}: qkv_hidden_sizes must be 3 positive multiples of num_heads {}, the first two equal (Q and K)", op,
+               at.heads);
+  NXRT_REQUIRE(at.hidden_sizes.empty() || at.hidden_sizes[0] == at.hidden_sizes[2] ||
+                   (!ctx.has_input(f.past) && !ctx.has_output(1)),
+               "{}: past and present need V's hidden size equal to Q's and K's (qkv_hidden_sizes {} {} {})", op,
+               at.hidden_sizes[0], at.hidden_sizes[1], at.hidden_sizes[2]);
+  NXRT_REQUIRE(ctx.input_rank(0).value_or(3) == 3 && ctx.input_rank(1).value_or(2) == 2,
+               "{}: input must be [batch, sequence, input_hidden] and weights [input_hidden, D + D + Dv]", op);
+  NXRT_REQUIRE(!ctx.has_input(f.mask) || ctx.input_rank(f.mask).value_or(1) <= 3,
+               "{}: a mask_index of rank 4 (Megatron's [batch, 1, max, max]) is not implemented by the {} EP", op, ep);
+  return KernelMatch::supported();
 }
 
 Expected<MicrosoftAttentionPlan> plan_microsoft_attention(std::string_view op, const MicrosoftAttentionAttrs& at,

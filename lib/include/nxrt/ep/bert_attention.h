@@ -13,9 +13,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string_view>
 #include <vector>
 
+#include "nxrt/ep/claim.h"
 #include "nxrt/ep/kernel.h"
 
 namespace nxrt {
@@ -53,6 +55,22 @@ struct MicrosoftAttentionAttrs {
 
   static MicrosoftAttentionAttrs of(const AttributeMap& attrs);
 };
+
+// Where Attention (mask 3, past 4, past_sequence_length 6) and QAttention (mask 5, past 8) have
+// the inputs their family check reads.
+struct MicrosoftAttentionInputs {
+  std::string_view op;
+  std::size_t mask, past;
+  std::optional<std::size_t> past_sequence_length;
+};
+
+// Declines what no EP implements of Attention and QAttention: weights missing, a mask_index not
+// int32 or of rank 4 (Megatron's), num_heads not positive, do_rotary, past_present_share_buffer
+// with a past, past_sequence_length, qkv_hidden_sizes that are not 3 multiples of num_heads with Q's
+// and K's equal (and V's too with past or present), input not [batch, seq, in] or weights not 2-D;
+// `ep` names the EP in the reasons. The EPs add their types.
+KernelMatch check_microsoft_attention_family(const NodeContext& ctx, const MicrosoftAttentionInputs& in,
+                                             std::string_view ep);
 
 // The sizes of one run of Attention or QAttention (`op`), from input's, weights', bias' and
 // past's shapes (null: absent); an error names the shape that does not fit.
