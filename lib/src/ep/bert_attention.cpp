@@ -125,4 +125,156 @@ Expected<MicrosoftAttentionPlan> plan_microsoft_attention(std::string_view op, c
   return p;
 }
 
+// ---- MultiHeadAttention ----
+
+namespace {
+
+using namespace mha_input;
+
+std::unexpected<Error> mha_misfit(std::string what, std::string why) {
+  return bert_shape_error("MultiHeadAttention", std::move(what), std::move(why));
+}
+
+}  // namespace
+
+MultiHeadAttentionAttrs MultiHeadAttentionAttrs::of(const AttributeMap& a) {
+  return {a.int_or("num_heads", 0), a.int_or("unidirectional", 0) != 0, a.float_or("scale", 0.f),
+          a.float_or("mask_filter_value", -10000.f)};
+}
+
+KernelMatch check_multi_head_attention_node(const NodeContext& ctx, std::string_view ep) {
+  const MultiHeadAttentionAttrs at = MultiHeadAttentionAttrs::of(ctx.attrs());
+  NXRT_REQUIRE(at.heads > 0, "MultiHeadAttention: num_heads is {}; it must be positive", at.heads);
+  const bool packed_qkv = ctx.input_rank(kQuery) == 5;
+  const bool packed_kv = ctx.has_input(kKey) && ctx.input_rank(kKey) == 5;
+  NXRT_REQUIRE(packed_qkv || ctx.input_rank(kQuery).value_or(3) == 3,
+               "MultiHeadAttention: query has rank {}; it must be [batch, seq, hidden] or packed QKV [batch, seq, "
+               "heads, 3, head_size]",
+               ctx.input_rank(kQuery).value_or(3));
+  NXRT_REQUIRE(packed_qkv ? !ctx.has_input(kKey) && !ctx.has_input(kValue)
+                          : ctx.has_input(kKey) && ctx.has_input(kValue) != packed_kv,
+               "MultiHeadAttention: give key and value, key alone as packed KV [batch, kv_seq, heads, 2, head_size], "
+               "or neither with packed QKV");
+  NXRT_REQUIRE(!(packed_qkv || packed_kv) || !ctx.has_input(kBias),
+               "MultiHeadAttention: a bias with packed QKV or KV is not implemented by the {} EP", ep);
+  NXRT_REQUIRE(!ctx.has_input(kPastSequenceLength) && !ctx.has_input(kCacheIndirection),
+               "MultiHeadAttention: past_sequence_length (input 8) and cache_indirection (input 9), a shared past and "
+               "present buffer for beam search, are not implemented by the {} EP",
+               ep);
+  NXRT_REQUIRE(ctx.has_input(kPastKey) == ctx.has_input(kPastValue),
+               "MultiHeadAttention: past_key and past_value must be both given or both absent");
+  NXRT_REQUIRE(!ctx.has_input(kMask) || ctx.input_dtype(kMask) == DType::kInt32,
+               "MultiHeadAttention: key_padding_mask is {}; it must be int32", dtype_name(ctx.input_dtype(kMask)));
+  return KernelMatch::supported();
+}
+
+float MultiHeadAttentionPlan::scale(const MultiHeadAttentionAttrs& a) const {
+  return a.scale != 0.f ? a.scale : 1.f / std::sqrt(static_cast<float>(head_size));
+}
+
+HeadView MultiHeadAttentionPlan::query_heads() const {
+  if (layout == Layout::kPackedQkv) {
+    const int64_t row = heads * 3 * head_size;
+    return {0, seq * row, 3 * head_size, row};
+  }
+  return {0, seq * hidden, head_size, hidden};
+}
+
+HeadView MultiHeadAttentionPlan::key_heads() const {
+  switch (layout) {
+    case Layout::kPackedQkv: return {head_size, query_heads().batch, 3 * head_size, query_heads().seq};
+    case Layout::kPackedKv: return {0, kv_seq * heads * 2 * head_size, 2 * head_size, heads * 2 * head_size};
+    case Layout::kInHeads: return {0, heads * kv_seq * head_size, kv_seq * head_size, head_size};
+    default: return {0, kv_seq * hidden, head_size, hidden};
+  }
+}
+
+HeadView MultiHeadAttentionPlan::value_heads() const {
+  switch (layout) {
+    case Layout::kPackedQkv: return {2 * head_size, query_heads().batch, 3 * head_size, query_heads().seq};
+    case Layout::kPackedKv: return {head_size, key_heads().batch, key_heads().head, key_heads().seq};
+    case Layout::kInHeads: return {0, heads * kv_seq * v_head_size, kv_seq * v_head_size, v_head_size};
+    default: return {0, kv_seq * v_hidden, v_head_size, v_hidden};
+  }
+}
+
+Expected<MultiHeadAttentionPlan> plan_multi_head_attention(const MultiHeadAttentionAttrs& at,
+                                                           const MultiHeadAttentionShapes& in) {
+  using Layout = MultiHeadAttentionPlan::Layout;
+  MultiHeadAttentionPlan p;
+  const int64_t n = at.heads;
+  p.heads = n;
+  const Shape& q = *in.query;
+  if (q.size() == 5) {  // packed QKV
+    if (q[2] != n || q[3] != 3)
+      return mha_misfit(fmt::format("query has shape {} for {} heads", shape_to_string(q), n),
+                        "packed QKV is [batch, sequence, num_heads, 3, head_size]");
+    p.layout = Layout::kPackedQkv;
+    p.batch = q[0];
+    p.seq = p.kv_seq = q[1];
+    p.head_size = p.v_head_size = q[4];
+    p.hidden = p.v_hidden = n * q[4];
+  } else {
+    if (q.size() != 3 || q[2] % n != 0)
+      return mha_misfit(fmt::format("query has shape {} for {} heads", shape_to_string(q), n),
+                        "query is [batch, sequence, hidden], hidden a multiple of num_heads");
+    p.batch = q[0];
+    p.seq = q[1];
+    p.hidden = q[2];
+    p.head_size = p.hidden / n;
+    const Shape& k = *in.key;
+    const Shape empty;
+    const Shape& v = in.value ? *in.value : empty;
+    p.layout = k.size() == 5 ? Layout::kPackedKv : k.size() == 4 ? Layout::kInHeads : Layout::kSeparate;
+    if (p.layout == Layout::kPackedKv) {
+      if (k != Shape{p.batch, k[1], n, 2, p.head_size})
+        return mha_misfit(fmt::format("key has shape {} for query {}", shape_to_string(k), shape_to_string(q)),
+                          fmt::format("packed KV is [{}, kv_sequence, {}, 2, {}]", p.batch, n, p.head_size));
+      p.kv_seq = k[1];
+      p.v_head_size = p.head_size;
+      p.v_hidden = p.hidden;
+    } else if (p.layout == Layout::kInHeads) {
+      if (k != Shape{p.batch, n, k[2], p.head_size} || v.size() != 4 || v[0] != p.batch || v[1] != n || v[2] != k[2])
+        return mha_misfit(fmt::format("key has shape {} and value {}", shape_to_string(k), shape_to_string(v)),
+                          fmt::format("key and value in heads are [{}, {}, kv_sequence, {}] and [{}, {}, "
+                                      "kv_sequence, v_head_size]",
+                                      p.batch, n, p.head_size, p.batch, n));
+      p.kv_seq = k[2];
+      p.v_head_size = v[3];
+      p.v_hidden = n * p.v_head_size;
+      if (in.past_key)
+        return mha_misfit("past_key is given with key and value in heads",
+                          "key and value of shape [batch, heads, kv_sequence, head_size] are a whole cache already");
+    } else {
+      if (k.size() != 3 || k[0] != p.batch || k[2] != p.hidden || v.size() != 3 || v[0] != p.batch || v[1] != k[1] ||
+          v[2] % n != 0)
+        return mha_misfit(fmt::format("query has shape {}, key {} and value {}", shape_to_string(q), shape_to_string(k),
+                                      shape_to_string(v)),
+                          fmt::format("key is [{}, kv_sequence, {}] and value [{}, kv_sequence, Dv], Dv a multiple "
+                                      "of num_heads",
+                                      p.batch, p.hidden, p.batch));
+      p.kv_seq = k[1];
+      p.v_hidden = v[2];
+      p.v_head_size = p.v_hidden / n;
+    }
+  }
+  if (in.bias && *in.bias != Shape{2 * p.hidden + p.v_hidden})
+    return mha_misfit(fmt::format("bias has shape {}", shape_to_string(*in.bias)),
+                      fmt::format("bias holds Q's, K's and V's, [{}]", 2 * p.hidden + p.v_hidden));
+  if (in.past_key) {
+    const Shape& pk = *in.past_key;
+    const Shape& pv = *in.past_value;
+    if (pk.size() != 4 || pk != Shape{p.batch, n, pk[2], p.head_size} || pv != Shape{p.batch, n, pk[2], p.v_head_size})
+      return mha_misfit(
+          fmt::format("past_key has shape {} and past_value {}", shape_to_string(pk), shape_to_string(pv)),
+          fmt::format("they are [{}, {}, past, {}] and [{}, {}, past, {}]", p.batch, n, p.head_size, p.batch, n,
+                      p.v_head_size));
+    p.past = pk[2];
+  }
+  if (at.causal && p.seq > 1 && p.kv_seq != p.seq)
+    return mha_misfit(fmt::format("unidirectional attention of {} queries over {} new keys", p.seq, p.kv_seq),
+                      "causal attention needs as many new keys as queries (self-attention)");
+  return p;
+}
+
 }  // namespace nxrt

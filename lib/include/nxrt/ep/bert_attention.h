@@ -84,4 +84,71 @@ Expected<MicrosoftAttentionPlan> plan_microsoft_attention(std::string_view op, c
                                                           const Shape& input, const Shape& weights,
                                                           const Shape* bias, const Shape* past);
 
+// ---- MultiHeadAttention ----
+// query [batch, seq, D], key and value [batch, kv_seq, D] and [batch, kv_seq, Dv] (bias' three
+// parts added), or key and value already split into heads [batch, heads, kv_seq, head_size] (a
+// cross-attention cache: only bias' Q part is added, as ONNX Runtime reads it), or the packed forms
+// ONNX Runtime's CUDA EP reads: query [batch, seq, heads, 3, head_size] holding Q, K and V, or key
+// [batch, kv_seq, heads, 2, head_size] holding K and V (no bias with either); past_key and
+// past_value [batch, heads, past, head_size] before the new keys. Outputs: output [batch, seq, Dv],
+// present_key and present_value (past and new), qk (the scores before softmax). key_padding_mask:
+// key lengths [batch] (or [3 * batch + 2]), raw masks [batch, total] and [batch, seq, total].
+namespace mha_input {
+inline constexpr std::size_t kQuery = 0, kKey = 1, kValue = 2, kBias = 3, kMask = 4, kAttentionBias = 5,
+                             kPastKey = 6, kPastValue = 7, kPastSequenceLength = 8, kCacheIndirection = 9;
+}
+
+struct MultiHeadAttentionAttrs {
+  int64_t heads = 0;
+  bool causal = false;  // unidirectional
+  float scale = 0.f;    // 0: 1 / sqrt(head_size)
+  float mask_filter_value = -10000.f;
+
+  static MultiHeadAttentionAttrs of(const AttributeMap& attrs);
+};
+
+// Declines what no EP implements: num_heads not positive, query of rank other than 3 (or 5,
+// packed QKV), key and value given in a combination none of the forms has, a bias with packed
+// inputs, past_sequence_length and cache_indirection (beam search), past_key without past_value,
+// a key_padding_mask not int32; `ep` names the EP in the reasons. The EPs add their types.
+KernelMatch check_multi_head_attention_node(const NodeContext& ctx, std::string_view ep);
+
+// Where one of Q, K and V's heads are in the input that holds them: an element offset and strides
+// along batch, head and sequence (the channel stride is 1).
+struct HeadView {
+  int64_t offset = 0, batch = 0, head = 0, seq = 0;
+};
+
+// The sizes and layout of one run.
+struct MultiHeadAttentionPlan {
+  int64_t batch = 0, seq = 0, kv_seq = 0, past = 0, hidden = 0, v_hidden = 0, head_size = 0, v_head_size = 0;
+  enum class Layout {
+    kSeparate,  // key and value [batch, kv_seq, hidden]
+    kInHeads,   // key and value [batch, heads, kv_seq, head_size]
+    kPackedKv,  // key [batch, kv_seq, heads, 2, head_size]
+    kPackedQkv  // query [batch, seq, heads, 3, head_size]
+  };
+  Layout layout = Layout::kSeparate;
+  int64_t heads = 0;
+  int64_t total() const { return past + kv_seq; }
+  float scale(const MultiHeadAttentionAttrs& a) const;
+  // The new heads: Q in query; K in key (query when packed QKV); V in value (query or key when
+  // packed).
+  HeadView query_heads() const;
+  HeadView key_heads() const;
+  HeadView value_heads() const;
+};
+
+// The plan from the inputs' shapes (null: absent); an error names what does not fit.
+struct MultiHeadAttentionShapes {
+  const Shape* query = nullptr;
+  const Shape* key = nullptr;
+  const Shape* value = nullptr;
+  const Shape* bias = nullptr;
+  const Shape* past_key = nullptr;
+  const Shape* past_value = nullptr;
+};
+Expected<MultiHeadAttentionPlan> plan_multi_head_attention(const MultiHeadAttentionAttrs& attrs,
+                                                           const MultiHeadAttentionShapes& shapes);
+
 }  // namespace nxrt
