@@ -1331,6 +1331,12 @@ __device__ void bert_attention(i64 row0, i64 rows, i64 batch, i64 heads, i64 q_s
   }
 }
 
+// y = x + v over rows of `width` (v [width] repeated on every row), a thread per element.
+template <class T>
+__device__ void add_row_vector(i64 n, i64 width, const T* x, const T* v, T* y) {
+  for (i64 i = global_index(); i < n; i += global_stride()) st(y, i, ld(x, i) + ld(v, i % width));
+}
+
 // ---- MatMulNBits (com.microsoft; nxrt/ep/matmul_nbits.h) ----
 
 // Weight W[n][k] in float: value k % block of column n's block k / block in `b` (`bits` per value,

@@ -24,12 +24,11 @@ namespace {
 // New tokens from which a run multiplies on the GEMM (a prompt) rather than query by query.
 constexpr int64_t kGemmQueries = 16;
 
-using namespace gqa_input;
 using GqaAttrs = GroupQueryAttentionAttrs;
 using GqaPlan = GroupQueryAttentionPlan;
 
 KernelMatch check_group_query_attention(const NodeContext& ctx) {
-  const DType t = ctx.input_dtype(kQuery);
+  const DType t = ctx.input_dtype(kGqaQuery);
   NXRT_REQUIRE(t == DType::kFloat32 || t == DType::kFloat16,
                "GroupQueryAttention: query is {}; the cpu EP implements float and float16 (bfloat16 is not "
                "implemented)",
@@ -43,7 +42,7 @@ class GroupQueryAttentionKernel final : public Kernel {
   explicit GroupQueryAttentionKernel(GqaAttrs attrs) : at_(attrs) {}
 
   Expected<void> compute(KernelContext& ctx) override {
-    if (ctx.input(kQuery).dtype() == DType::kFloat16) return run<Half>(ctx);
+    if (ctx.input(kGqaQuery).dtype() == DType::kFloat16) return run<Half>(ctx);
     return run<float>(ctx);
   }
   std::string_view variant() const override { return "rows"; }
@@ -51,10 +50,11 @@ class GroupQueryAttentionKernel final : public Kernel {
  private:
   Expected<GqaPlan> plan(KernelContext& ctx) const {
     auto shape = [&](std::size_t i) { return ctx.has_input(i) ? &ctx.input(i).shape() : nullptr; };
-    const Tensor& seqlens = ctx.input(kSeqlensK);
-    const Tensor& total = ctx.input(kTotal);
+    const Tensor& seqlens = ctx.input(kGqaSeqlensK);
+    const Tensor& total = ctx.input(kGqaTotal);
     return plan_group_query_attention(
-        at_, {shape(kQuery), shape(kKey), shape(kValue), shape(kPastKey), shape(kPastValue), shape(kCos), shape(kSin)},
+        at_, {shape(kGqaQuery), shape(kGqaKey), shape(kGqaValue), shape(kGqaPastKey), shape(kGqaPastValue),
+                shape(kGqaCos), shape(kGqaSin)},
         {seqlens.data_as<int32_t>(), static_cast<std::size_t>(seqlens.numel())},
         {total.data_as<int32_t>(), static_cast<std::size_t>(total.numel())});
   }
@@ -66,7 +66,7 @@ class GroupQueryAttentionKernel final : public Kernel {
     const GqaPlan& p = *planned;
     const int64_t hs = p.head_size, q_width = p.query_width(at_);
     const int64_t kv_width = p.packed ? q_width : at_.kv_heads * hs;
-    auto out = ctx.output(0, ctx.input(kQuery).dtype(), {p.batch, p.seq, at_.heads * hs});
+    auto out = ctx.output(0, ctx.input(kGqaQuery).dtype(), {p.batch, p.seq, at_.heads * hs});
     if (!out) return std::unexpected(out.error());
     const Shape present_shape{p.batch, at_.kv_heads, p.present_rows, hs};
     // Present key and value: outputs when asked for, else scratch.
@@ -74,7 +74,7 @@ class GroupQueryAttentionKernel final : public Kernel {
     T* present[2];
     for (int i = 0; i < 2; ++i) {
       if (ctx.wants_output(1 + static_cast<std::size_t>(i))) {
-        auto t = ctx.output(1 + static_cast<std::size_t>(i), ctx.input(kQuery).dtype(), present_shape);
+        auto t = ctx.output(1 + static_cast<std::size_t>(i), ctx.input(kGqaQuery).dtype(), present_shape);
         if (!t) return std::unexpected(t.error());
         present[i] = t->template mut_as<T>();
       } else {
@@ -82,13 +82,13 @@ class GroupQueryAttentionKernel final : public Kernel {
         present[i] = scratch[i].data();
       }
     }
-    const T* query = ctx.input(kQuery).data_as<T>();
-    const T* new_kv[2] = {p.packed ? query + at_.heads * hs : ctx.input(kKey).data_as<T>(),
-                          p.packed ? query + (at_.heads + at_.kv_heads) * hs : ctx.input(kValue).data_as<T>()};
-    const T* past[2] = {ctx.has_input(kPastKey) ? ctx.input(kPastKey).data_as<T>() : nullptr,
-                        ctx.has_input(kPastValue) ? ctx.input(kPastValue).data_as<T>() : nullptr};
-    const T* cos = at_.rotary ? ctx.input(kCos).data_as<T>() : nullptr;
-    const T* sin = at_.rotary ? ctx.input(kSin).data_as<T>() : nullptr;
+    const T* query = ctx.input(kGqaQuery).data_as<T>();
+    const T* new_kv[2] = {p.packed ? query + at_.heads * hs : ctx.input(kGqaKey).data_as<T>(),
+                          p.packed ? query + (at_.heads + at_.kv_heads) * hs : ctx.input(kGqaValue).data_as<T>()};
+    const T* past[2] = {ctx.has_input(kGqaPastKey) ? ctx.input(kGqaPastKey).data_as<T>() : nullptr,
+                        ctx.has_input(kGqaPastValue) ? ctx.input(kGqaPastValue).data_as<T>() : nullptr};
+    const T* cos = at_.rotary ? ctx.input(kGqaCos).data_as<T>() : nullptr;
+    const T* sin = at_.rotary ? ctx.input(kGqaSin).data_as<T>() : nullptr;
     // Present: the cached rows, the new ones (keys rotated), zeros after.
     for (int i = 0; i < 2; ++i)
       for (int64_t b = 0; b < p.batch; ++b)

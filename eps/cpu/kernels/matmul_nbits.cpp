@@ -32,17 +32,16 @@
 namespace nxrt::cpu {
 namespace {
 
-using namespace nbits_input;
 using NBitsGeometry = MatMulNBitsGeometry;
 
 KernelMatch check_matmul_nbits(const NodeContext& ctx) {
   const NBitsGeometry g = NBitsGeometry::of(ctx.attrs());
-  const DType t = ctx.input_dtype(kA);
+  const DType t = ctx.input_dtype(kNbitsA);
   NXRT_REQUIRE(t == DType::kFloat32 || t == DType::kFloat16,
                "MatMulNBits: A is {}; the cpu EP implements float and float16 (bfloat16 is not implemented)",
                dtype_name(t));
   NXRT_REQUIRE_MATCH(check_matmul_nbits_node(ctx, "cpu"));
-  const auto a = ctx.input_static_shape(kA);
+  const auto a = ctx.input_static_shape(kNbitsA);
   Cost cost;
   if (const auto rows = a ? std::optional<int64_t>(shape_numel(*a) / g.k) : std::nullopt) {
     cost.flops = 2.0 * static_cast<double>(*rows) * static_cast<double>(g.n * g.k);
@@ -198,22 +197,23 @@ class MatMulNBitsKernel final : public Kernel {
   }
 
   Expected<void> compute(KernelContext& ctx) override {
-    const Tensor& a = ctx.input(kA);
+    const Tensor& a = ctx.input(kNbitsA);
     auto optional = [&](std::size_t i) { return ctx.has_input(i) ? &ctx.input(i) : nullptr; };
-    if (auto sizes = check_matmul_nbits_inputs(g_, matmul_nbits_sizes(a, ctx.input(kB), ctx.input(kScales),
-                                                                      optional(kZeroPoints), optional(kBias)));
-        !sizes)
-      return std::unexpected(sizes.error());
+    const MatMulNBitsSizes sizes = matmul_nbits_sizes(a, ctx.input(kNbitsB), ctx.input(kNbitsScales),
+                                                      optional(kNbitsZeroPoints), optional(kNbitsBias));
+    if (auto checked = check_matmul_nbits_inputs(g_, sizes);
+        !checked)
+      return std::unexpected(checked.error());
     std::optional<NBitsWeights> now;
     if (!weights_) {
-      auto w = NBitsWeights::read(g_, ctx.input(kB), ctx.input(kScales),
-                                  ctx.has_input(kZeroPoints) ? &ctx.input(kZeroPoints) : nullptr);
+      auto w = NBitsWeights::read(g_, ctx.input(kNbitsB), ctx.input(kNbitsScales),
+                                  ctx.has_input(kNbitsZeroPoints) ? &ctx.input(kNbitsZeroPoints) : nullptr);
       if (!w) return std::unexpected(w.error());
       now = std::move(*w);
     }
     const NBitsWeights& w = weights_ ? *weights_ : *now;
     std::vector<float> bias;
-    if (ctx.has_input(kBias)) bias = float_or_half_as_floats(ctx.input(kBias));
+    if (ctx.has_input(kNbitsBias)) bias = float_or_half_as_floats(ctx.input(kNbitsBias));
     Shape out_shape = a.shape();
     out_shape.back() = g_.n;
     auto y = ctx.output(0, a.dtype(), out_shape);
@@ -519,9 +519,9 @@ class MatMulNBitsKernel final : public Kernel {
 // B, scales and zero points read once when all are constants (else at every run).
 std::optional<NBitsWeights> constant_weights(const NodeContext& ctx, const NBitsGeometry& g) {
   std::optional<Tensor> inputs[3];
-  const std::size_t which[3] = {kB, kScales, kZeroPoints};
+  const std::size_t which[3] = {kNbitsB, kNbitsScales, kNbitsZeroPoints};
   for (int i = 0; i < 3; ++i) {
-    if (which[i] == kZeroPoints && !ctx.has_input(kZeroPoints)) continue;
+    if (which[i] == kNbitsZeroPoints && !ctx.has_input(kNbitsZeroPoints)) continue;
     const WeightHandle* handle = ctx.constant_input(which[i]);
     if (!handle) return std::nullopt;
     auto t = handle->materialize();
@@ -545,7 +545,7 @@ std::vector<KernelDef> matmul_nbits_kernels() {
                   // ONNX Runtime quantizes A at accuracy level 4 for packed or default zero points only.
                   const bool int8_allowed =
                       ctx.attrs().int_or("accuracy_level", 0) == 4 &&
-                      (!ctx.has_input(kZeroPoints) || ctx.input_dtype(kZeroPoints) == DType::kUInt8);
+                      (!ctx.has_input(kNbitsZeroPoints) || ctx.input_dtype(kNbitsZeroPoints) == DType::kUInt8);
                   return make_kernel<MatMulNBitsKernel>(g, constant_weights(ctx, g), int8_allowed);
                 }},
   };

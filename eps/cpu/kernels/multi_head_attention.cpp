@@ -14,15 +14,14 @@
 namespace nxrt::cpu {
 namespace {
 
-using namespace mha_input;
 using MhaAttrs = MultiHeadAttentionAttrs;
 using MhaPlan = MultiHeadAttentionPlan;
 
 KernelMatch check_multi_head_attention(const NodeContext& ctx) {
-  NXRT_REQUIRE(ctx.input_dtype(kQuery) == DType::kFloat32,
+  NXRT_REQUIRE(ctx.input_dtype(kMhaQuery) == DType::kFloat32,
                "MultiHeadAttention: query is {}; the cpu EP implements float (as ONNX Runtime's CPU EP does)",
-               dtype_name(ctx.input_dtype(kQuery)));
-  for (std::size_t i : {kKey, kValue, kBias, kAttentionBias, kPastKey, kPastValue})
+               dtype_name(ctx.input_dtype(kMhaQuery)));
+  for (std::size_t i : {kMhaKey, kMhaValue, kMhaBias, kMhaAttentionBias, kMhaPastKey, kMhaPastValue})
     NXRT_REQUIRE(!ctx.has_input(i) || ctx.input_dtype(i) == DType::kFloat32,
                  "MultiHeadAttention: input {} is {}; it must be float as the query", i,
                  dtype_name(ctx.input_dtype(i)));
@@ -50,13 +49,13 @@ class MultiHeadAttentionKernel final : public Kernel {
     a.scale = p.scale(at_);
     a.mask_filter_value = at_.mask_filter_value;
     a.causal = at_.causal;
-    if (ctx.has_input(kMask))
-      if (auto read = read_key_mask("MultiHeadAttention", ctx.input(kMask), false, false, a); !read) return read;
-    if (ctx.has_input(kAttentionBias))
-      if (auto read = read_attention_bias("MultiHeadAttention", ctx.input(kAttentionBias), a); !read) return read;
+    if (ctx.has_input(kMhaMask))
+      if (auto read = read_key_mask("MultiHeadAttention", ctx.input(kMhaMask), false, false, a); !read) return read;
+    if (ctx.has_input(kMhaAttentionBias))
+      if (auto read = read_attention_bias("MultiHeadAttention", ctx.input(kMhaAttentionBias), a); !read) return read;
 
     // Q (and, from [batch, kv_seq, hidden], K and V) with bias' part added.
-    const float* bias = ctx.has_input(kBias) ? ctx.input(kBias).data_as<float>() : nullptr;
+    const float* bias = ctx.has_input(kMhaBias) ? ctx.input(kMhaBias).data_as<float>() : nullptr;
     std::vector<float> biased[3];
     auto with_bias = [&](std::size_t input, int64_t offset, int64_t width) -> const float* {
       const float* data = ctx.input(input).data_as<float>();
@@ -72,17 +71,18 @@ class MultiHeadAttentionKernel final : public Kernel {
       return HeadMatrix{data + view.offset, view.batch, view.head, view.seq};
     };
     const bool packed_qkv = p.layout == Layout::kPackedQkv, separate = p.layout == Layout::kSeparate;
-    const std::size_t k_in = packed_qkv ? kQuery : kKey;
-    const std::size_t v_in = packed_qkv ? kQuery : p.layout == Layout::kPackedKv ? kKey : kValue;
-    a.q = heads_of(packed_qkv ? ctx.input(kQuery).data_as<float>() : with_bias(kQuery, 0, p.hidden), p.query_heads());
-    a.k = heads_of(separate ? with_bias(kKey, p.hidden, p.hidden) : ctx.input(k_in).data_as<float>(), p.key_heads());
-    a.v = heads_of(separate ? with_bias(kValue, 2 * p.hidden, p.v_hidden) : ctx.input(v_in).data_as<float>(),
+    const std::size_t k_in = packed_qkv ? kMhaQuery : kMhaKey;
+    const std::size_t v_in = packed_qkv ? kMhaQuery : p.layout == Layout::kPackedKv ? kMhaKey : kMhaValue;
+    a.q = heads_of(packed_qkv ? ctx.input(kMhaQuery).data_as<float>() : with_bias(kMhaQuery, 0, p.hidden),
+                   p.query_heads());
+    a.k = heads_of(separate ? with_bias(kMhaKey, p.hidden, p.hidden) : ctx.input(k_in).data_as<float>(), p.key_heads());
+    a.v = heads_of(separate ? with_bias(kMhaValue, 2 * p.hidden, p.v_hidden) : ctx.input(v_in).data_as<float>(),
                    p.value_heads());
     // Present key and value: past rows then the new ones (read from there when there is a past).
     std::vector<float> scratch[2];
     for (int i = 0; i < 2; ++i) {
       const auto out = static_cast<std::size_t>(1 + i);
-      if (!ctx.wants_output(out) && !ctx.has_input(kPastKey)) continue;
+      if (!ctx.wants_output(out) && !ctx.has_input(kMhaPastKey)) continue;
       const int64_t size = i == 0 ? p.head_size : p.v_head_size;
       const Shape shape{p.batch, n, total, size};
       float* present;
@@ -95,7 +95,7 @@ class MultiHeadAttentionKernel final : public Kernel {
         present = scratch[i].data();
       }
       const float* past =
-          ctx.has_input(kPastKey) ? ctx.input(i == 0 ? kPastKey : kPastValue).data_as<float>() : nullptr;
+          ctx.has_input(kMhaPastKey) ? ctx.input(i == 0 ? kMhaPastKey : kMhaPastValue).data_as<float>() : nullptr;
       const HeadMatrix fresh = i == 0 ? a.k : a.v;
       for (int64_t b = 0; b < p.batch; ++b)
         for (int64_t h = 0; h < n; ++h) {
@@ -124,7 +124,8 @@ class MultiHeadAttentionKernel final : public Kernel {
   Expected<MhaPlan> plan_run(const KernelContext& ctx) const {
     auto shape = [&](std::size_t i) { return ctx.has_input(i) ? &ctx.input(i).shape() : nullptr; };
     return plan_multi_head_attention(
-        at_, {shape(kQuery), shape(kKey), shape(kValue), shape(kBias), shape(kPastKey), shape(kPastValue)});
+        at_, {shape(kMhaQuery), shape(kMhaKey), shape(kMhaValue), shape(kMhaBias), shape(kMhaPastKey),
+              shape(kMhaPastValue)});
   }
 
   MhaAttrs at_;

@@ -15,25 +15,25 @@
 namespace nxrt::cuda {
 namespace {
 
-using namespace gqa_input;
 
 // Scores of at most this many (row, key) pairs per launch: 64 MiB of float scratch.
 constexpr int64_t kGqaScoresPerChunk = int64_t{1} << 24;
 
 KernelMatch check_group_query_attention(const NodeContext& ctx) {
-  NXRT_REQUIRE_MATCH(require_float(ctx, {kQuery}));
+  NXRT_REQUIRE_MATCH(require_float(ctx, {kGqaQuery}));
   return check_group_query_attention_node(ctx, "cuda");
 }
 
 // seqlens_k and total_sequence_length on the host, and the run's plan.
 Expected<GroupQueryAttentionPlan> plan_gqa_run(StepContext& ctx, const GroupQueryAttentionAttrs& attrs) {
-  auto seqlens = ctx.input_on_host(kSeqlensK);
+  auto seqlens = ctx.input_on_host(kGqaSeqlensK);
   if (!seqlens) return std::unexpected(seqlens.error());
-  auto total = ctx.input_on_host(kTotal);
+  auto total = ctx.input_on_host(kGqaTotal);
   if (!total) return std::unexpected(total.error());
   auto shape = [&](std::size_t i) { return ctx.has_input(i) ? &ctx.input(i).shape() : nullptr; };
   auto plan = plan_group_query_attention(
-      attrs, {shape(kQuery), shape(kKey), shape(kValue), shape(kPastKey), shape(kPastValue), shape(kCos), shape(kSin)},
+      attrs, {shape(kGqaQuery), shape(kGqaKey), shape(kGqaValue), shape(kGqaPastKey), shape(kGqaPastValue),
+                shape(kGqaCos), shape(kGqaSin)},
       {seqlens->data_as<int32_t>(), static_cast<std::size_t>(seqlens->numel())},
       {total->data_as<int32_t>(), static_cast<std::size_t>(total->numel())});
   if (!plan) return forward_error(std::move(plan), ctx.where());
@@ -41,7 +41,7 @@ Expected<GroupQueryAttentionPlan> plan_gqa_run(StepContext& ctx, const GroupQuer
 }
 
 Expected<void> build_group_query_attention(PlanBuilder& b, const Node& node) {
-  const DType dtype = b.graph().value(node.inputs[kQuery]).type.dtype;
+  const DType dtype = b.graph().value(node.inputs[kGqaQuery]).type.dtype;
   const std::string t(float_type(dtype));
   const std::string present_kernel = b.instantiate(
       "gqa_present", t,
@@ -84,19 +84,20 @@ Expected<void> build_group_query_attention(PlanBuilder& b, const Node& node) {
       if (!out) return std::unexpected(out.error());
       present[i] = std::move(*out);
     }
-    const void* query = dev(ctx.input(kQuery));
-    const void* seqlens = dev(ctx.input(kSeqlensK));
-    const void* cos = at.rotary ? dev(ctx.input(kCos)) : nullptr;
-    const void* sin = at.rotary ? dev(ctx.input(kSin)) : nullptr;
+    const void* query = dev(ctx.input(kGqaQuery));
+    const void* seqlens = dev(ctx.input(kGqaSeqlensK));
+    const void* cos = at.rotary ? dev(ctx.input(kGqaCos)) : nullptr;
+    const void* sin = at.rotary ? dev(ctx.input(kGqaSin)) : nullptr;
     const int64_t rotary = at.rotary ? p.rotary_dim : 0;
     const int first_prompt = p.first_prompt;
     if (present_numel > 0)
       for (std::size_t i : {0, 1}) {
         const int64_t packed_offset = (i == 0 ? at.heads : at.heads + at.kv_heads) * hs;
-        const void* fresh = p.packed ? advance(query, packed_offset, dtype) : dev(ctx.input(i == 0 ? kKey : kValue));
+        const void* fresh =
+            p.packed ? advance(query, packed_offset, dtype) : dev(ctx.input(i == 0 ? kGqaKey : kGqaValue));
         KernelArgs args;
         args.add(present_numel).add(at.kv_heads).add(p.present_rows).add(hs).add(p.seq);
-        args.ptr(ctx.has_input(kPastKey + i) ? dev(ctx.input(kPastKey + i)) : nullptr);
+        args.ptr(ctx.has_input(kGqaPastKey + i) ? dev(ctx.input(kGqaPastKey + i)) : nullptr);
         args.add(std::max<int64_t>(p.past_rows, 0));
         args.ptr(fresh).add(p.packed ? q_width : at.kv_heads * hs).ptr(seqlens).add(first_prompt);
         args.add(i == 0 ? rotary : int64_t{0}).add(int{at.interleaved}).ptr(cos).ptr(sin).ptr(dev_mut(present[i]));

@@ -14,18 +14,17 @@
 namespace nxrt::cuda {
 namespace {
 
-using namespace nbits_input;
 
 // Rows of A from which a run dequantizes W and multiplies on cuBLASLt.
 constexpr int64_t kNbitsGemvRows = 8;
 
 KernelMatch check_cuda_matmul_nbits(const NodeContext& ctx) {
-  NXRT_REQUIRE_MATCH(require_float(ctx, {kA}));
+  NXRT_REQUIRE_MATCH(require_float(ctx, {kNbitsA}));
   return check_matmul_nbits_node(ctx, "cuda");
 }
 
 Expected<void> build_matmul_nbits(PlanBuilder& b, const Node& node) {
-  const DType dtype = b.graph().value(node.inputs[kA]).type.dtype;
+  const DType dtype = b.graph().value(node.inputs[kNbitsA]).type.dtype;
   const std::string t(float_type(dtype));
   const std::string weights = "const unsigned char* b, const {0}* scales, const unsigned char* packed_zeros, "
                               "const {0}* zeros";
@@ -43,23 +42,25 @@ Expected<void> build_matmul_nbits(PlanBuilder& b, const Node& node) {
   const MatMulNBitsGeometry g = MatMulNBitsGeometry::of(node.attributes);
   b.add_step(make_step(node, "nvrtc:" + gemv, [=](StepContext& ctx) -> Expected<void> {
     auto optional = [&](std::size_t i) { return ctx.has_input(i) ? &ctx.input(i) : nullptr; };
-    const Tensor& a = ctx.input(kA);
-    if (auto sizes = check_matmul_nbits_inputs(g, matmul_nbits_sizes(a, ctx.input(kB), ctx.input(kScales),
-                                                                      optional(kZeroPoints), optional(kBias)));
-        !sizes)
-      return forward_error(std::move(sizes), ctx.where());
+    const Tensor& a = ctx.input(kNbitsA);
+    const MatMulNBitsSizes sizes = matmul_nbits_sizes(a, ctx.input(kNbitsB), ctx.input(kNbitsScales),
+                                                      optional(kNbitsZeroPoints), optional(kNbitsBias));
+    if (auto checked = check_matmul_nbits_inputs(g, sizes);
+        !checked)
+      return forward_error(std::move(checked), ctx.where());
     Shape out_shape = a.shape();
     out_shape.back() = g.n;
     auto y = ctx.output(0, dtype, out_shape);
     if (!y) return std::unexpected(y.error());
     const int64_t rows = a.numel() / g.k;
     if (rows == 0) return {};
-    const bool typed_zeros = ctx.has_input(kZeroPoints) && ctx.input(kZeroPoints).dtype() != DType::kUInt8;
-    const void* packed_zeros = ctx.has_input(kZeroPoints) && !typed_zeros ? dev(ctx.input(kZeroPoints)) : nullptr;
-    const void* zeros = typed_zeros ? dev(ctx.input(kZeroPoints)) : nullptr;
-    const void* bias = ctx.has_input(kBias) ? dev(ctx.input(kBias)) : nullptr;
+    const bool typed_zeros = ctx.has_input(kNbitsZeroPoints) && ctx.input(kNbitsZeroPoints).dtype() != DType::kUInt8;
+    const bool packed = ctx.has_input(kNbitsZeroPoints) && !typed_zeros;
+    const void* packed_zeros = packed ? dev(ctx.input(kNbitsZeroPoints)) : nullptr;
+    const void* zeros = typed_zeros ? dev(ctx.input(kNbitsZeroPoints)) : nullptr;
+    const void* bias = ctx.has_input(kNbitsBias) ? dev(ctx.input(kNbitsBias)) : nullptr;
     auto add_weights = [&](KernelArgs& args) {
-      args.ptr(dev(ctx.input(kB))).ptr(dev(ctx.input(kScales))).ptr(packed_zeros).ptr(zeros);
+      args.ptr(dev(ctx.input(kNbitsB))).ptr(dev(ctx.input(kNbitsScales))).ptr(packed_zeros).ptr(zeros);
     };
     if (rows <= kNbitsGemvRows) {
       KernelArgs args;

@@ -129,8 +129,6 @@ Expected<MicrosoftAttentionPlan> plan_microsoft_attention(std::string_view op, c
 
 namespace {
 
-using namespace mha_input;
-
 std::unexpected<Error> mha_misfit(std::string what, std::string why) {
   return bert_shape_error("MultiHeadAttention", std::move(what), std::move(why));
 }
@@ -145,26 +143,26 @@ MultiHeadAttentionAttrs MultiHeadAttentionAttrs::of(const AttributeMap& a) {
 KernelMatch check_multi_head_attention_node(const NodeContext& ctx, std::string_view ep) {
   const MultiHeadAttentionAttrs at = MultiHeadAttentionAttrs::of(ctx.attrs());
   NXRT_REQUIRE(at.heads > 0, "MultiHeadAttention: num_heads is {}; it must be positive", at.heads);
-  const bool packed_qkv = ctx.input_rank(kQuery) == 5;
-  const bool packed_kv = ctx.has_input(kKey) && ctx.input_rank(kKey) == 5;
-  NXRT_REQUIRE(packed_qkv || ctx.input_rank(kQuery).value_or(3) == 3,
+  const bool packed_qkv = ctx.input_rank(kMhaQuery) == 5;
+  const bool packed_kv = ctx.has_input(kMhaKey) && ctx.input_rank(kMhaKey) == 5;
+  NXRT_REQUIRE(packed_qkv || ctx.input_rank(kMhaQuery).value_or(3) == 3,
                "MultiHeadAttention: query has rank {}; it must be [batch, seq, hidden] or packed QKV [batch, seq, "
                "heads, 3, head_size]",
-               ctx.input_rank(kQuery).value_or(3));
-  NXRT_REQUIRE(packed_qkv ? !ctx.has_input(kKey) && !ctx.has_input(kValue)
-                          : ctx.has_input(kKey) && ctx.has_input(kValue) != packed_kv,
+               ctx.input_rank(kMhaQuery).value_or(3));
+  NXRT_REQUIRE(packed_qkv ? !ctx.has_input(kMhaKey) && !ctx.has_input(kMhaValue)
+                          : ctx.has_input(kMhaKey) && ctx.has_input(kMhaValue) != packed_kv,
                "MultiHeadAttention: give key and value, key alone as packed KV [batch, kv_seq, heads, 2, head_size], "
                "or neither with packed QKV");
-  NXRT_REQUIRE(!(packed_qkv || packed_kv) || !ctx.has_input(kBias),
+  NXRT_REQUIRE(!(packed_qkv || packed_kv) || !ctx.has_input(kMhaBias),
                "MultiHeadAttention: a bias with packed QKV or KV is not implemented by the {} EP", ep);
-  NXRT_REQUIRE(!ctx.has_input(kPastSequenceLength) && !ctx.has_input(kCacheIndirection),
+  NXRT_REQUIRE(!ctx.has_input(kMhaPastSequenceLength) && !ctx.has_input(kMhaCacheIndirection),
                "MultiHeadAttention: past_sequence_length (input 8) and cache_indirection (input 9), a shared past and "
                "present buffer for beam search, are not implemented by the {} EP",
                ep);
-  NXRT_REQUIRE(ctx.has_input(kPastKey) == ctx.has_input(kPastValue),
+  NXRT_REQUIRE(ctx.has_input(kMhaPastKey) == ctx.has_input(kMhaPastValue),
                "MultiHeadAttention: past_key and past_value must be both given or both absent");
-  NXRT_REQUIRE(!ctx.has_input(kMask) || ctx.input_dtype(kMask) == DType::kInt32,
-               "MultiHeadAttention: key_padding_mask is {}; it must be int32", dtype_name(ctx.input_dtype(kMask)));
+  NXRT_REQUIRE(!ctx.has_input(kMhaMask) || ctx.input_dtype(kMhaMask) == DType::kInt32,
+               "MultiHeadAttention: key_padding_mask is {}; it must be int32", dtype_name(ctx.input_dtype(kMhaMask)));
   return KernelMatch::supported();
 }
 

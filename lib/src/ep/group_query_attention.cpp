@@ -11,7 +11,6 @@
 namespace nxrt {
 namespace {
 
-using namespace gqa_input;
 
 std::unexpected<Error> gqa_misfit(std::string what, std::string why) {
   return fail(ErrorCode::kRuntime, fmt::format("GroupQueryAttention: {}", what), std::move(why),
@@ -44,8 +43,8 @@ std::pair<int64_t, int64_t> GroupQueryAttentionPlan::visible_keys(const GroupQue
 
 KernelMatch check_group_query_attention_node(const NodeContext& ctx, std::string_view ep) {
   const GroupQueryAttentionAttrs at = GroupQueryAttentionAttrs::of(ctx.attrs());
-  const DType t = ctx.input_dtype(kQuery);
-  for (std::size_t i : {kKey, kValue, kPastKey, kPastValue, kCos, kSin})
+  const DType t = ctx.input_dtype(kGqaQuery);
+  for (std::size_t i : {kGqaKey, kGqaValue, kGqaPastKey, kGqaPastValue, kGqaCos, kGqaSin})
     NXRT_REQUIRE(!ctx.has_input(i) || ctx.input_dtype(i) == t,
                  "GroupQueryAttention: input {} is {} and query {}; the {} EP implements a cache and rotary caches of "
                  "query's type (not quantized)",
@@ -53,14 +52,15 @@ KernelMatch check_group_query_attention_node(const NodeContext& ctx, std::string
   NXRT_REQUIRE(at.heads > 0 && at.kv_heads > 0 && at.heads % at.kv_heads == 0,
                "GroupQueryAttention: num_heads {} must be a positive multiple of kv_num_heads {}", at.heads,
                at.kv_heads);
-  NXRT_REQUIRE(ctx.has_input(kKey) == ctx.has_input(kValue),
+  NXRT_REQUIRE(ctx.has_input(kGqaKey) == ctx.has_input(kGqaValue),
                "GroupQueryAttention: key and value must be both given or both absent (packed QKV)");
-  NXRT_REQUIRE(ctx.has_input(kPastKey) == ctx.has_input(kPastValue),
+  NXRT_REQUIRE(ctx.has_input(kGqaPastKey) == ctx.has_input(kGqaPastValue),
                "GroupQueryAttention: past_key and past_value must be both given or both absent");
-  NXRT_REQUIRE(ctx.has_input(kSeqlensK) && ctx.input_dtype(kSeqlensK) == DType::kInt32 && ctx.has_input(kTotal) &&
-                   ctx.input_dtype(kTotal) == DType::kInt32,
+  NXRT_REQUIRE(ctx.has_input(kGqaSeqlensK) && ctx.input_dtype(kGqaSeqlensK) == DType::kInt32 &&
+                   ctx.has_input(kGqaTotal) &&
+                   ctx.input_dtype(kGqaTotal) == DType::kInt32,
                "GroupQueryAttention: seqlens_k (input 5) and total_sequence_length (input 6) are required, int32");
-  NXRT_REQUIRE(ctx.has_input(kCos) == ctx.has_input(kSin) && (!at.rotary || ctx.has_input(kCos)),
+  NXRT_REQUIRE(ctx.has_input(kGqaCos) == ctx.has_input(kGqaSin) && (!at.rotary || ctx.has_input(kGqaCos)),
                "GroupQueryAttention: cos_cache and sin_cache must be both given or both absent, and given with "
                "do_rotary 1");
   static constexpr const char* kDeclinedInputs[] = {"position_ids", "attention_bias", "head_sink", "k_scale",
@@ -81,8 +81,8 @@ KernelMatch check_group_query_attention_node(const NodeContext& ctx, std::string
                "the {} EP",
                ep);
   NXRT_REQUIRE(at.softcap >= 0, "GroupQueryAttention: softcap {} must not be negative", at.softcap);
-  NXRT_REQUIRE(ctx.input_rank(kQuery).value_or(3) == 3, "GroupQueryAttention: query has rank {}; it must be 3",
-               ctx.input_rank(kQuery).value_or(3));
+  NXRT_REQUIRE(ctx.input_rank(kGqaQuery).value_or(3) == 3, "GroupQueryAttention: query has rank {}; it must be 3",
+               ctx.input_rank(kGqaQuery).value_or(3));
   return KernelMatch::supported();
 }
 

@@ -8,7 +8,6 @@
 
 namespace nxrt {
 
-using namespace nbits_input;
 
 MatMulNBitsGeometry MatMulNBitsGeometry::of(const AttributeMap& attrs) {
   return {attrs.int_or("K", 0), attrs.int_or("N", 0), attrs.int_or("bits", 4), attrs.int_or("block_size", 0)};
@@ -16,21 +15,21 @@ MatMulNBitsGeometry MatMulNBitsGeometry::of(const AttributeMap& attrs) {
 
 KernelMatch check_matmul_nbits_node(const NodeContext& ctx, std::string_view ep) {
   const MatMulNBitsGeometry g = MatMulNBitsGeometry::of(ctx.attrs());
-  const DType t = ctx.input_dtype(kA);
-  NXRT_REQUIRE(ctx.input_dtype(kB) == DType::kUInt8, "MatMulNBits: B is {}; it must be uint8",
-               dtype_name(ctx.input_dtype(kB)));
-  NXRT_REQUIRE(ctx.input_dtype(kScales) == t, "MatMulNBits: scales are {} and A {}; they must be one type",
-               dtype_name(ctx.input_dtype(kScales)), dtype_name(t));
-  NXRT_REQUIRE(!ctx.has_input(kZeroPoints) || ctx.input_dtype(kZeroPoints) == DType::kUInt8 ||
-                   ctx.input_dtype(kZeroPoints) == t,
+  const DType t = ctx.input_dtype(kNbitsA);
+  NXRT_REQUIRE(ctx.input_dtype(kNbitsB) == DType::kUInt8, "MatMulNBits: B is {}; it must be uint8",
+               dtype_name(ctx.input_dtype(kNbitsB)));
+  NXRT_REQUIRE(ctx.input_dtype(kNbitsScales) == t, "MatMulNBits: scales are {} and A {}; they must be one type",
+               dtype_name(ctx.input_dtype(kNbitsScales)), dtype_name(t));
+  NXRT_REQUIRE(!ctx.has_input(kNbitsZeroPoints) || ctx.input_dtype(kNbitsZeroPoints) == DType::kUInt8 ||
+                   ctx.input_dtype(kNbitsZeroPoints) == t,
                "MatMulNBits: zero_points are {}; they must be uint8 (packed) or A's type {}",
-               dtype_name(ctx.input_dtype(kZeroPoints)), dtype_name(t));
-  NXRT_REQUIRE(!ctx.has_input(kGroupIndex),
+               dtype_name(ctx.input_dtype(kNbitsZeroPoints)), dtype_name(t));
+  NXRT_REQUIRE(!ctx.has_input(kNbitsGroupIndex),
                "MatMulNBits: g_idx (input 4, deprecated) is not implemented by the {} EP; quantize the weights "
                "again without act-order (g_idx) reordering",
                ep);
-  NXRT_REQUIRE(!ctx.has_input(kBias) || ctx.input_dtype(kBias) == t, "MatMulNBits: the bias is {} and A {}",
-               dtype_name(ctx.input_dtype(kBias)), dtype_name(t));
+  NXRT_REQUIRE(!ctx.has_input(kNbitsBias) || ctx.input_dtype(kNbitsBias) == t, "MatMulNBits: the bias is {} and A {}",
+               dtype_name(ctx.input_dtype(kNbitsBias)), dtype_name(t));
   NXRT_REQUIRE(g.k > 0 && g.n > 0, "MatMulNBits: attributes K {} and N {} must both be given and positive", g.k,
                g.n);
   NXRT_REQUIRE(g.bits == 2 || g.bits == 4 || g.bits == 8,
@@ -41,23 +40,23 @@ KernelMatch check_matmul_nbits_node(const NodeContext& ctx, std::string_view ep)
                "MatMulNBits: weight_prepacked {} means B is in a CUDA kernel's layout; the {} EP reads the "
                "standard layout (weight_prepacked 0)",
                ctx.attrs().int_or("weight_prepacked", 0), ep);
-  const auto a = ctx.input_static_shape(kA);
+  const auto a = ctx.input_static_shape(kNbitsA);
   NXRT_REQUIRE(!a || (!a->empty() && a->back() == g.k), "MatMulNBits: A has shape {}; its last dimension must be K {}",
                a ? shape_to_string(*a) : "", g.k);
   auto count_is = [&](std::size_t i, int64_t want) {
     const auto shape = ctx.has_input(i) ? ctx.input_static_shape(i) : std::nullopt;
     return !shape || shape_numel(*shape) == want;
   };
-  NXRT_REQUIRE(count_is(kB, g.n * g.blocks() * g.block_bytes()),
+  NXRT_REQUIRE(count_is(kNbitsB, g.n * g.blocks() * g.block_bytes()),
                "MatMulNBits: B must hold N x ceil(K / block_size) x block_size * bits / 8 = {} x {} x {} bytes", g.n,
                g.blocks(), g.block_bytes());
-  NXRT_REQUIRE(count_is(kScales, g.n * g.blocks()), "MatMulNBits: scales must hold N x ceil(K / block_size) = {} x {}",
-               g.n, g.blocks());
-  const bool packed_zeros = ctx.input_dtype(kZeroPoints) == DType::kUInt8;
-  NXRT_REQUIRE(count_is(kZeroPoints, g.n * (packed_zeros ? g.zero_bytes() : g.blocks())),
+  NXRT_REQUIRE(count_is(kNbitsScales, g.n * g.blocks()),
+               "MatMulNBits: scales must hold N x ceil(K / block_size) = {} x {}", g.n, g.blocks());
+  const bool packed_zeros = ctx.input_dtype(kNbitsZeroPoints) == DType::kUInt8;
+  NXRT_REQUIRE(count_is(kNbitsZeroPoints, g.n * (packed_zeros ? g.zero_bytes() : g.blocks())),
                "MatMulNBits: zero_points must hold {} x {} {}", g.n, packed_zeros ? g.zero_bytes() : g.blocks(),
                packed_zeros ? "bytes (packed as B is)" : "values (one per block)");
-  NXRT_REQUIRE(count_is(kBias, g.n), "MatMulNBits: the bias must hold N = {} values", g.n);
+  NXRT_REQUIRE(count_is(kNbitsBias, g.n), "MatMulNBits: the bias must hold N = {} values", g.n);
   return KernelMatch::supported();
 }
 

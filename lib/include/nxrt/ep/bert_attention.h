@@ -93,10 +93,9 @@ Expected<MicrosoftAttentionPlan> plan_microsoft_attention(std::string_view op, c
 // past_value [batch, heads, past, head_size] before the new keys. Outputs: output [batch, seq, Dv],
 // present_key and present_value (past and new), qk (the scores before softmax). key_padding_mask:
 // key lengths [batch] (or [3 * batch + 2]), raw masks [batch, total] and [batch, seq, total].
-namespace mha_input {
-inline constexpr std::size_t kQuery = 0, kKey = 1, kValue = 2, kBias = 3, kMask = 4, kAttentionBias = 5,
-                             kPastKey = 6, kPastValue = 7, kPastSequenceLength = 8, kCacheIndirection = 9;
-}
+inline constexpr std::size_t kMhaQuery = 0, kMhaKey = 1, kMhaValue = 2, kMhaBias = 3, kMhaMask = 4,
+                             kMhaAttentionBias = 5, kMhaPastKey = 6, kMhaPastValue = 7, kMhaPastSequenceLength = 8,
+                             kMhaCacheIndirection = 9;
 
 struct MultiHeadAttentionAttrs {
   int64_t heads = 0;

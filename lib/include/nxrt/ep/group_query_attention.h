@@ -32,10 +32,8 @@
 namespace nxrt {
 
 // The inputs' positions.
-namespace gqa_input {
-inline constexpr std::size_t kQuery = 0, kKey = 1, kValue = 2, kPastKey = 3, kPastValue = 4, kSeqlensK = 5,
-                             kTotal = 6, kCos = 7, kSin = 8;
-}
+inline constexpr std::size_t kGqaQuery = 0, kGqaKey = 1, kGqaValue = 2, kGqaPastKey = 3, kGqaPastValue = 4,
+                             kGqaSeqlensK = 5, kGqaTotal = 6, kGqaCos = 7, kGqaSin = 8;
 
 struct GroupQueryAttentionAttrs {
   int64_t heads = 0, kv_heads = 0, local_window = -1;

@@ -19,9 +19,8 @@
 namespace nxrt {
 
 // The inputs' positions.
-namespace nbits_input {
-inline constexpr std::size_t kA = 0, kB = 1, kScales = 2, kZeroPoints = 3, kGroupIndex = 4, kBias = 5;
-}
+inline constexpr std::size_t kNbitsA = 0, kNbitsB = 1, kNbitsScales = 2, kNbitsZeroPoints = 3, kNbitsGroupIndex = 4,
+                             kNbitsBias = 5;
 
 // The attributes' geometry of the quantized weight.
 struct MatMulNBitsGeometry {
