@@ -1890,4 +1890,48 @@ TEST_CASE("cuda runs opset 24's Swish, TensorScatter and Attention's nonpad_kv_s
                1e-5, 1e-5);
   checks.run();
 }
+
+// ONNX Runtime's contrib ops in the forms and types that testdata/com_microsoft (ORT's CPU EP's
+// outputs) leaves out, against the cpu EP: MultiHeadAttention's packed QKV and KV and its qk
+// output; Attention, GroupQueryAttention and SkipLayerNormalization in float16 or bfloat16 (ORT's
+// CPU EP has float only); MatMulNBits through cuBLASLt (more than 8 rows) and unpacked as it
+// multiplies, in float16 with a bias.
+TEST_CASE("cuda runs ONNX Runtime's contrib ops in the forms and types its CPU outputs leave out", "[cuda]") {
+  HostChecks checks;
+  auto ms = [](std::string op, std::vector<Tensor> inputs, AttributeMap a, std::size_t outputs = 1) {
+    return NodeSpec{.op_type = std::move(op), .domain = "com.microsoft", .opset = 1, .inputs = std::move(inputs),
+                    .attrs = std::move(a), .outputs = outputs};
+  };
+  const int64_t heads = 2, hs = 4, hidden = heads * hs;
+  const AttributeMap two_heads = attrs({{"num_heads", heads}});
+  const Tensor q = random_tensor({2, 3, hidden}, 601), k = random_tensor({2, 3, hidden}, 602);
+  const Tensor v = random_tensor({2, 3, hidden}, 603);
+  checks.add(ms("MultiHeadAttention", {random_tensor({2, 3, heads, 3, hs}, 604)}, two_heads));
+  checks.add(ms("MultiHeadAttention", {q, random_tensor({2, 5, heads, 2, hs}, 605)}, two_heads));
+  checks.add(ms("MultiHeadAttention", {q, k, v, random_tensor({3 * hidden}, 606)},
+                attrs({{"num_heads", heads}, {"unidirectional", int64_t{1}}}), 4));
+  const Tensor lengths = Tensor::from_vector<int32_t>({2}, {3, 2});
+  checks.add_f16(ms("Attention", {q, random_tensor({hidden, 3 * hidden}, 607), random_tensor({3 * hidden}, 608),
+                                  lengths},
+                    two_heads, 2));
+  const Tensor gqa_q = random_tensor({1, 4, hidden}, 609), gqa_kv = random_tensor({1, 4, hs}, 610);
+  checks.add_bf16(ms("GroupQueryAttention",
+                     {gqa_q, gqa_kv, random_tensor({1, 4, hs}, 611), Tensor(), Tensor(),
+                      Tensor::from_vector<int32_t>({1}, {3}), Tensor::from_vector<int32_t>({}, {4})},
+                     attrs({{"num_heads", heads}, {"kv_num_heads", int64_t{1}}}), 3));
+  checks.add_bf16(ms("SkipLayerNormalization",
+                     {q, k, random_tensor({hidden}, 612), random_tensor({hidden}, 613), random_tensor({hidden}, 614)},
+                     attrs({{"epsilon", 1e-5f}})));
+  // MatMulNBits: K 40 in blocks of 16 (the last one short), N 6, 4 bits, packed zero points.
+  const AttributeMap nbits = attrs({{"K", int64_t{40}}, {"N", int64_t{6}}, {"bits", int64_t{4}},
+                                    {"block_size", int64_t{16}}});
+  const Tensor weights = cast(random_tensor({6, 3, 8}, 615, 0, 255), DType::kUInt8);
+  const Tensor scales = random_tensor({18}, 616, 0.01f, 0.1f);
+  const Tensor zeros = cast(random_tensor({6, 2}, 617, 0, 255), DType::kUInt8);
+  for (int64_t rows : {2, 12})
+    checks.add_f16(ms("MatMulNBits", {random_tensor({rows, 40}, 618), weights, scales, zeros, Tensor(),
+                                      random_tensor({6}, 619)},
+                      nbits));
+  checks.run();
+}
 #endif  // NXRT_HAVE_CUDA
