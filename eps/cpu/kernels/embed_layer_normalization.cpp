@@ -1,94 +1,33 @@
-// ONNX Runtime's com.microsoft EmbedLayerNormalization, the embedding layer its transformer
-// optimizer fuses in BERT-like models: per token (b, s)
-//   e = word_embedding[input_ids[b, s]] + position_embedding[p] (+ segment_embedding[g])
-//   output = (e - mean(e)) / sqrt(variance(e) + epsilon) * gamma + beta
-// where p is position_ids[b or 0, s] when given ([batch, seq] or [1, seq]), else s, and g is
-// segment_ids[b, s] (0 without segment_ids, as ONNX Runtime reads it). Optional outputs:
-// mask_index (int32 [batch]: how many of mask[b, :] are exactly 1, as ONNX Runtime counts; zeros
-// without a mask) and embedding_sum (e). Ids are int32, the tables, gamma and beta one type
-// (float or float16, computed in float, statistics in double); epsilon defaults to 1e-12. An id
-// outside its table is an error naming it.
+// ONNX Runtime's com.microsoft EmbedLayerNormalization (what it computes, and its claim check and
+// run plan, in nxrt/ep/embed_layer_normalization.h): float and float16, computed in float,
+// statistics in double. An id outside its table is an error naming it, before any output is
+// written.
 #include <fmt/format.h>
 
 #include "common/elementwise.h"
 #include "common/kernel_util.h"
 #include "common/row_norm.h"
 #include "kernels/kernels.h"
+#include "nxrt/ep/embed_layer_normalization.h"
 
 namespace nxrt::cpu {
 namespace {
 
-constexpr std::size_t kInputIds = 0, kSegmentIds = 1, kWordTable = 2, kPositionTable = 3, kSegmentTable = 4,
-                      kGamma = 5, kBeta = 6, kMask = 7, kPositionIds = 8;
+using EmbedPlan = EmbedLayerNormalizationPlan;
 
 KernelMatch check_embed_layer_norm(const NodeContext& ctx) {
-  const DType t = ctx.input_dtype(kWordTable);
+  const DType t = ctx.input_dtype(kEmbedWordTable);
   NXRT_REQUIRE(t == DType::kFloat32 || t == DType::kFloat16,
                "EmbedLayerNormalization: word_embedding is {}; the cpu EP implements float and float16", dtype_name(t));
-  NXRT_REQUIRE(ctx.has_input(kPositionTable) && ctx.has_input(kGamma),
-               "EmbedLayerNormalization: position_embedding (input 3) and gamma (input 5) are required");
-  for (std::size_t i : {kPositionTable, kSegmentTable, kGamma, kBeta})
-    NXRT_REQUIRE(!ctx.has_input(i) || ctx.input_dtype(i) == t,
-                 "EmbedLayerNormalization: input {} is {} and word_embedding {}; they must be one type", i,
-                 dtype_name(ctx.input_dtype(i)), dtype_name(t));
-  for (std::size_t i : {kInputIds, kSegmentIds, kMask, kPositionIds})
-    NXRT_REQUIRE(!ctx.has_input(i) || ctx.input_dtype(i) == DType::kInt32,
-                 "EmbedLayerNormalization: input {} is {}; ids and the mask are int32", i,
-                 dtype_name(ctx.input_dtype(i)));
-  NXRT_REQUIRE(!ctx.has_input(kSegmentIds) || ctx.has_input(kSegmentTable),
-               "EmbedLayerNormalization: segment_ids (input 1) is given without segment_embedding (input 4); give "
-               "both or neither");
-  for (std::size_t i : {kInputIds, kSegmentIds, kMask, kPositionIds, kWordTable, kPositionTable, kSegmentTable})
-    NXRT_REQUIRE(!ctx.has_input(i) || ctx.input_rank(i).value_or(2) == 2,
-                 "EmbedLayerNormalization: input {} has rank {}; ids, the mask and the tables are 2-D", i,
-                 ctx.input_rank(i).value_or(2));
+  NXRT_REQUIRE_MATCH(check_embed_layer_normalization_node(ctx));
   return KernelMatch::supported(elementwise_cost(ctx, 8));
 }
 
-// The sizes of one run, checked against each other.
-struct EmbedPlan {
-  int64_t batch = 0, seq = 0, hidden = 0;
-  bool position_ids_per_batch = false;
-};
-
-std::unexpected<Error> embed_error(std::string what, std::string why) {
-  return fail(ErrorCode::kRuntime, fmt::format("EmbedLayerNormalization: {}", what), std::move(why),
-              "give tensors of the shapes ONNX Runtime's definition of the op states");
-}
-
 Expected<EmbedPlan> plan_embedding(const KernelContext& ctx) {
-  EmbedPlan p;
-  const Shape& ids = ctx.input(kInputIds).shape();
-  const Shape& words = ctx.input(kWordTable).shape();
-  if (ids.size() != 2) return embed_error(fmt::format("input_ids has shape {}", shape_to_string(ids)),
-                                          "input_ids is [batch, sequence]");
-  if (words.size() != 2) return embed_error(fmt::format("word_embedding has shape {}", shape_to_string(words)),
-                                            "word_embedding is [vocabulary, hidden]");
-  p.batch = ids[0];
-  p.seq = ids[1];
-  p.hidden = words[1];
-  for (std::size_t i : {kSegmentIds, kMask})
-    if (ctx.has_input(i) && ctx.input(i).shape() != ids)
-      return embed_error(fmt::format("input {} has shape {} and input_ids {}", i,
-                                     shape_to_string(ctx.input(i).shape()), shape_to_string(ids)),
-                         "segment_ids and mask have input_ids' shape");
-  for (std::size_t i : {kPositionTable, kSegmentTable})
-    if (ctx.has_input(i) && (ctx.input(i).shape().size() != 2 || ctx.input(i).shape()[1] != p.hidden))
-      return embed_error(fmt::format("input {} has shape {}", i, shape_to_string(ctx.input(i).shape())),
-                         fmt::format("the embedding tables are [rows, {}], as word_embedding", p.hidden));
-  for (std::size_t i : {kGamma, kBeta})
-    if (ctx.has_input(i) && ctx.input(i).shape() != Shape{p.hidden})
-      return embed_error(fmt::format("input {} has shape {}", i, shape_to_string(ctx.input(i).shape())),
-                         fmt::format("gamma and beta are [{}], one value per hidden element", p.hidden));
-  if (ctx.has_input(kPositionIds)) {
-    const Shape& pos = ctx.input(kPositionIds).shape();
-    if (pos.size() != 2 || (pos[0] != p.batch && pos[0] != 1) || pos[1] != p.seq)
-      return embed_error(fmt::format("position_ids has shape {} for input_ids {}", shape_to_string(pos),
-                                     shape_to_string(ids)),
-                         "position_ids is [batch, sequence] or [1, sequence]");
-    p.position_ids_per_batch = pos[0] == p.batch && p.batch != 1;
-  }
-  return p;
+  auto shape = [&](std::size_t i) { return ctx.has_input(i) ? &ctx.input(i).shape() : nullptr; };
+  return plan_embed_layer_normalization({shape(kEmbedInputIds), shape(kEmbedSegmentIds), shape(kEmbedWordTable),
+                                         shape(kEmbedPositionTable), shape(kEmbedSegmentTable), shape(kEmbedGamma),
+                                         shape(kEmbedBeta), shape(kEmbedMask), shape(kEmbedPositionIds)});
 }
 
 // The row ids[i] of a table of `rows`, or an error naming the input, the token and the value.
@@ -109,7 +48,7 @@ class EmbedLayerNormKernel final : public Kernel {
   Expected<void> compute(KernelContext& ctx) override {
     auto plan = plan_embedding(ctx);
     if (!plan) return std::unexpected(plan.error());
-    if (ctx.input(kWordTable).dtype() == DType::kFloat16) return run<Half>(ctx, *plan);
+    if (ctx.input(kEmbedWordTable).dtype() == DType::kFloat16) return run<Half>(ctx, *plan);
     return run<float>(ctx, *plan);
   }
   std::string_view variant() const override { return "rows"; }
@@ -126,13 +65,14 @@ class EmbedLayerNormKernel final : public Kernel {
     TokenRows rows{std::vector<int64_t>(static_cast<std::size_t>(tokens)),
                    std::vector<int64_t>(static_cast<std::size_t>(tokens)),
                    std::vector<int64_t>(static_cast<std::size_t>(tokens), -1)};
-    const int32_t* words = ctx.input(kInputIds).data_as<int32_t>();
-    const int32_t* segments = ctx.has_input(kSegmentIds) ? ctx.input(kSegmentIds).data_as<int32_t>() : nullptr;
-    const int32_t* positions = ctx.has_input(kPositionIds) ? ctx.input(kPositionIds).data_as<int32_t>() : nullptr;
-    const int64_t word_rows = ctx.input(kWordTable).shape()[0];
-    const int64_t position_rows = ctx.input(kPositionTable).shape()[0];
-    const bool segment_table = ctx.has_input(kSegmentTable);
-    const int64_t segment_rows = segment_table ? ctx.input(kSegmentTable).shape()[0] : 0;
+    const int32_t* words = ctx.input(kEmbedInputIds).data_as<int32_t>();
+    auto ids_of = [&](std::size_t i) { return ctx.has_input(i) ? ctx.input(i).data_as<int32_t>() : nullptr; };
+    const int32_t* segments = ids_of(kEmbedSegmentIds);
+    const int32_t* positions = ids_of(kEmbedPositionIds);
+    const int64_t word_rows = ctx.input(kEmbedWordTable).shape()[0];
+    const int64_t position_rows = ctx.input(kEmbedPositionTable).shape()[0];
+    const bool segment_table = ctx.has_input(kEmbedSegmentTable);
+    const int64_t segment_rows = segment_table ? ctx.input(kEmbedSegmentTable).shape()[0] : 0;
     const std::vector<int32_t> own_positions = [&] {
       std::vector<int32_t> v(static_cast<std::size_t>(p.seq));
       for (int64_t s = 0; s < p.seq; ++s) v[static_cast<std::size_t>(s)] = static_cast<int32_t>(s);
@@ -150,9 +90,7 @@ class EmbedLayerNormKernel final : public Kernel {
       if (!position) return std::unexpected(position.error());
       rows.position[at] = *position;
       if (!segment_table) continue;
-      if (!segments) {
-        if (segment_rows < 1) return embed_error("segment_embedding has no rows", "without segment_ids, every token "
-                                                 "adds segment_embedding's first row");
+      if (!segments) {  // the plan checked that the table has a first row
         rows.segment[at] = 0;
         continue;
       }
@@ -167,7 +105,7 @@ class EmbedLayerNormKernel final : public Kernel {
   Expected<void> run(KernelContext& ctx, const EmbedPlan& p) const {
     auto rows = token_rows(ctx, p);
     if (!rows) return std::unexpected(rows.error());
-    const DType t = ctx.input(kWordTable).dtype();
+    const DType t = ctx.input(kEmbedWordTable).dtype();
     const Shape out_shape{p.batch, p.seq, p.hidden};
     auto y = ctx.output(0, t, out_shape);
     if (!y) return std::unexpected(y.error());
@@ -175,7 +113,7 @@ class EmbedLayerNormKernel final : public Kernel {
       auto mask_index = ctx.output(1, DType::kInt32, {p.batch});
       if (!mask_index) return std::unexpected(mask_index.error());
       int32_t* counts = mask_index->mut_as<int32_t>();
-      const int32_t* mask = ctx.has_input(kMask) ? ctx.input(kMask).data_as<int32_t>() : nullptr;
+      const int32_t* mask = ctx.has_input(kEmbedMask) ? ctx.input(kEmbedMask).data_as<int32_t>() : nullptr;
       for (int64_t b = 0; b < p.batch; ++b) {
         counts[b] = 0;
         if (mask)
@@ -188,12 +126,12 @@ class EmbedLayerNormKernel final : public Kernel {
       if (!sum) return std::unexpected(sum.error());
       sum_out = sum->template mut_as<T>();
     }
-    const std::vector<float> gamma = float_or_half_as_floats(ctx.input(kGamma));
+    const std::vector<float> gamma = float_or_half_as_floats(ctx.input(kEmbedGamma));
     const std::vector<float> beta =
-        ctx.has_input(kBeta) ? float_or_half_as_floats(ctx.input(kBeta)) : std::vector<float>{};
-    const T* words = ctx.input(kWordTable).data_as<T>();
-    const T* positions = ctx.input(kPositionTable).data_as<T>();
-    const T* segments = ctx.has_input(kSegmentTable) ? ctx.input(kSegmentTable).data_as<T>() : nullptr;
+        ctx.has_input(kEmbedBeta) ? float_or_half_as_floats(ctx.input(kEmbedBeta)) : std::vector<float>{};
+    const T* words = ctx.input(kEmbedWordTable).data_as<T>();
+    const T* positions = ctx.input(kEmbedPositionTable).data_as<T>();
+    const T* segments = ctx.has_input(kEmbedSegmentTable) ? ctx.input(kEmbedSegmentTable).data_as<T>() : nullptr;
     T* out = y->template mut_as<T>();
     const int64_t h = p.hidden;
     ctx.parallel().for_range(p.batch * p.seq, std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(h, 1)),
