@@ -1148,6 +1148,66 @@ __device__ __forceinline__ float skip_sum(const T* x, i64 base, const T* skip, i
   return ld(x, base + c) + ld(skip, skip_base + c) + (bias ? ld(bias, c) : 0.f);
 }
 
+// ONNX Runtime's EmbedLayerNormalization (nxrt/ep/embed_layer_normalization.h): one block per token
+// of `tokens` ([batch, seq]): e = the word row of its id + the position row (its position id,
+// from a row of `seq` ids shared by the batch unless `ids_per_batch`, or s without them) + the
+// segment row (its segment id, or 0 without segment_ids) when there is a segment table; an id
+// outside its table adds zeros (the cpu EP reports it). y = (e - mean) / sqrt(variance + eps) ·
+// gamma (+ beta), statistics in float; `sum_out` (when not null) gets e.
+template <class T>
+__device__ __forceinline__ float embed_row_value(const T* table, i64 rows, int id, i64 hidden, i64 c) {
+  return table && id >= 0 && id < rows ? ld(table, id * hidden + c) : 0.f;
+}
+template <class T>
+__device__ __forceinline__ float embedding_sum(const T* words, i64 word_rows, int word, const T* positions,
+                                               i64 position_rows, int position, const T* segments, i64 segment_rows,
+                                               int segment, i64 hidden, i64 c) {
+  return embed_row_value(words, word_rows, word, hidden, c) +
+         embed_row_value(positions, position_rows, position, hidden, c) +
+         embed_row_value(segments, segment_rows, segment, hidden, c);
+}
+template <class T>
+__device__ void embed_layer_norm(i64 tokens, i64 seq, i64 hidden, const int* ids, const int* segment_ids,
+                                 const int* position_ids, int ids_per_batch, const T* words, i64 word_rows,
+                                 const T* positions, i64 position_rows, const T* segments, i64 segment_rows,
+                                 const T* gamma, const T* beta, float eps, T* y, T* sum_out) {
+  for (i64 token = blockIdx.x; token < tokens; token += gridDim.x) {
+    const i64 b = token / seq, s = token % seq;
+    const int word = ids[token], segment = segment_ids ? segment_ids[token] : 0;
+    const int position = position_ids ? position_ids[(ids_per_batch ? b * seq : 0) + s] : (int)s;
+    float total = 0.f;
+    for (i64 c = threadIdx.x; c < hidden; c += blockDim.x)
+      total += embedding_sum(words, word_rows, word, positions, position_rows, position, segments, segment_rows,
+                             segment, hidden, c);
+    const float mean = block_reduce(total, false) / (float)hidden;
+    float q = 0.f;
+    for (i64 c = threadIdx.x; c < hidden; c += blockDim.x) {
+      const float d = embedding_sum(words, word_rows, word, positions, position_rows, position, segments,
+                                    segment_rows, segment, hidden, c) - mean;
+      q += d * d;
+    }
+    const float inv = 1.f / sqrtf(block_reduce(q, false) / (float)hidden + eps);
+    for (i64 c = threadIdx.x; c < hidden; c += blockDim.x) {
+      const float e = embedding_sum(words, word_rows, word, positions, position_rows, position, segments,
+                                    segment_rows, segment, hidden, c);
+      const float v = (e - mean) * inv * ld(gamma, c);
+      st(y, token * hidden + c, beta ? v + ld(beta, c) : v);
+      if (sum_out) st(sum_out, token * hidden + c, e);
+    }
+  }
+}
+
+// EmbedLayerNormalization's mask_index: per batch entry (a thread each), how many of its `seq`
+// mask values are exactly 1 (I: int).
+template <class I>
+__device__ void embed_mask_index(i64 batch, i64 seq, const I* mask, I* out) {
+  for (i64 b = global_index(); b < batch; b += global_stride()) {
+    I count = 0;
+    for (i64 s = 0; s < seq; ++s) count += mask[b * seq + s] == 1;
+    out[b] = count;
+  }
+}
+
 // ONNX Runtime's SkipLayerNormalization and (`simplified`) SkipSimplifiedLayerNormalization: one
 // block per row of `cols`. sum = x + skip (its row r % skip_rows: skip repeats over the leading
 // dims) + bias, in float; y = (sum - mean) / sqrt(variance + eps) · gamma (+ beta), the mean 0

@@ -13,7 +13,8 @@ Expected<std::shared_ptr<const OpTable>> make_op_table() {
                       quantize_ops, grid_sample_ops, select_ops, recurrent_ops, loss_ops,
                       integer_matmul_ops, integer_conv_ops, det_ops, roi_align_ops, max_roi_pool_ops, deform_conv_ops,
                       reverse_sequence_ops, training_ops, random_ops, transformer_ops,
-                      microsoft_activation_ops, microsoft_normalization_ops, microsoft_attention_ops,
+                      microsoft_activation_ops, microsoft_normalization_ops, embed_layer_normalization_ops,
+                      microsoft_attention_ops,
                       group_query_attention_ops, matmul_nbits_ops})
     for (CudaOpDef& op : family()) {
       const OpKey key = op.def.key;

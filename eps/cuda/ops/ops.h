@@ -123,6 +123,7 @@ std::vector<CudaOpDef> transformer_ops();   // RMSNormalization (and SimplifiedL
 // ONNX Runtime's contrib ops (com.microsoft), as its transformer optimizer writes them:
 std::vector<CudaOpDef> microsoft_activation_ops();    // Gelu, FastGelu, BiasGelu, QuickGelu
 std::vector<CudaOpDef> microsoft_normalization_ops(); // SkipLayerNormalization, SkipSimplifiedLayerNormalization
+std::vector<CudaOpDef> embed_layer_normalization_ops(); // EmbedLayerNormalization
 std::vector<CudaOpDef> microsoft_attention_ops();     // Attention, MultiHeadAttention
 std::vector<CudaOpDef> group_query_attention_ops();   // GroupQueryAttention
 std::vector<CudaOpDef> matmul_nbits_ops();            // MatMulNBits
