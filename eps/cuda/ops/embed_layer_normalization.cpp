@@ -29,8 +29,8 @@ Expected<void> build_embed_layer_norm(PlanBuilder& b, const Node& node) {
                   t),
       "tokens, seq, hidden, ids, segment_ids, position_ids, ids_per_batch, words, word_rows, positions, "
       "position_rows, segments, segment_rows, gamma, beta, eps, y, sum_out");
-  const std::string count_kernel = b.instantiate("embed_mask_index", "int", "i64 batch, i64 seq, const int* mask, int* out",
-                                                 "batch, seq, mask, out");
+  const std::string count_kernel = b.instantiate(
+      "embed_mask_index", "int", "i64 batch, i64 seq, const int* mask, int* out", "batch, seq, mask, out");
   const float eps = node.attributes.float_or("epsilon", 1e-12f);
   b.add_step(make_step(node, "nvrtc:" + kernel, [=](StepContext& ctx) -> Expected<void> {
     auto shape = [&](std::size_t i) { return ctx.has_input(i) ? &ctx.input(i).shape() : nullptr; };
