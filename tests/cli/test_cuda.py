@@ -15,7 +15,7 @@ import onnx
 import onnx.numpy_helper
 from onnx import TensorProto, helper
 
-from test_cli import DATA, TempDirTest, nxrt
+from test_cli import DATA, ROOT, TempDirTest, nxrt
 from test_onednn import checksum
 
 
@@ -271,6 +271,31 @@ class CudaTargetArch(TempDirTest):
             self.assertTrue(any(s.startswith("nvrtc:chain_") for s in header["steps"]), header["steps"])
             self.assertIn(b"\x7fELF", data)
             self.assertIn(b".target sm_90", data)
+
+    def test_onnx_runtime_transformer_models_compile_whole_for_the_target(self):
+        # A BERT encoder as ORT's transformer optimizer writes it (EmbedLayerNormalization,
+        # Attention, SkipLayerNormalization, BiasGelu) and two decoder layers as ORT GenAI's model
+        # builder writes int4 models (SimplifiedLayerNormalization, SkipSimplifiedLayerNormalization,
+        # MatMulNBits, GroupQueryAttention with its rotary embedding and KV cache): one cuda
+        # partition each, its steps the contrib ops' kernels.
+        models = {"bert": ("make-encoder-bench-model.py", "--form", "fused", "--layers", "2", "--hidden", "64",
+                           "--heads", "4", "--ffn", "128", "--seq", "12", "--vocab", "100"),
+                  "genai": ("make-decoder-bench-model.py", "--genai", "--seq", "4", "--past", "3")}
+        expected_steps = {
+            "bert": ("nvrtc:embed_layer_norm", "nvrtc:skip_layer_norm", "cublasLt+nvrtc:bert_attention"),
+            "genai": ("nvrtc:rms_norm", "nvrtc:skip_layer_norm", "nvrtc:nbits_gemv", "nvrtc:gqa_attention")}
+        for name, (script, *args) in models.items():
+            path = self.tmp / f"{name}.onnx"
+            subprocess.run(["/usr/bin/python3", ROOT / "scripts" / script, *args, "--out", path], check=True,
+                           capture_output=True)
+            report = explain_json(path, "--ep", "cuda,cpu", "--target-arch", "sm_90")
+            self.assertEqual({n["placed_ep"] for n in report["nodes"]}, {"cuda"}, name)
+            model = onnx.load(str(self.compile(path)))
+            self.assertEqual([n.op_type for n in model.graph.node], ["EPContext"], name)
+            attrs = {a.name: helper.get_attribute_value(a) for a in model.graph.node[0].attribute}
+            header, _ = read_blob(self.tmp / attrs["ep_cache_context"].decode())
+            for step in expected_steps[name]:
+                self.assertTrue(any(s.startswith(step) for s in header["steps"]), (name, step, header["steps"]))
 
     def test_tampered_and_truncated_blobs_are_refused(self):
         out = self.compile(DATA / "mlp" / "model.onnx", "--embed")
