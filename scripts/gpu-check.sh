@@ -24,7 +24,8 @@
 # (not with --bundle: they test the host stand-ins and need a compiler; CI runs them) and
 # tests/cli/test_cuda.py; compute-sanitizer's memcheck, racecheck and initcheck over a slice
 # of the backend suite (when it is installed); the conformance suite with --ep cuda,cpu against the cpu ratchet
-# (its figure is printed); nxrt bench with --ep cuda,cpu and --ep onednn,cpu on each model,
+# (its figure is printed); ORT's contrib-op cases in testdata/com_microsoft that pass on the host
+# build of the kernels (tests/conformance/cuda_on_host_passing.txt); nxrt bench with --ep cuda,cpu and --ep onednn,cpu on each model,
 # side by side. The Python for the tests is $NXRT_PYTHON, else the first of
 # /usr/bin/python3 and python3 that has numpy and onnx.
 # Exit status: 0 when every step passed, 1 otherwise (all steps run either way), 2 when it
@@ -168,6 +169,20 @@ if ((conformance)); then
     --check tests/conformance/cpu_passing.txt --exclude tests/conformance/cpu_not_passing.tsv "$data" 2>&1 | tail -20
   [[ ${PIPESTATUS[0]} -eq 0 ]] || status=1
 fi
+
+# ONNX Runtime's contrib ops (testdata/com_microsoft, ORT 1.30's outputs) that pass on the host
+# build of the cuda EP's kernels, now on the GPU.
+step "ONNX Runtime's contrib-op cases with --ep cuda,cpu"
+mapfile -t ms_cases < <(grep '^com_microsoft/' tests/conformance/cuda_on_host_passing.txt)
+ms_failed=0
+for c in "${ms_cases[@]}"; do
+  if ! "$nxrt" run -q --test-dir "testdata/$c" --ep cuda,cpu >"$out/ms-case.log" 2>&1; then
+    echo "failed: $c: $(tail -3 "$out/ms-case.log" | tr '\n' ' ')"
+    ms_failed=$((ms_failed + 1))
+  fi
+done
+echo "$((${#ms_cases[@]} - ms_failed)) of ${#ms_cases[@]} contrib-op cases pass with --ep cuda,cpu"
+((ms_failed == 0)) || status=1
 
 step "bench: --ep cuda,cpu next to --ep onednn,cpu ($runs runs)"
 mapfile -t files < <(find "$models" -maxdepth 1 -name '*.onnx' 2>/dev/null | sort)

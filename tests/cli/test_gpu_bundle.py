@@ -65,8 +65,10 @@ class GpuBundle(TempDirTest):
                               "--no-conformance", "--models", self.tmp / "no-models", "--runs", 2)
         self.assertEqual(rc, 0, f"{out}\n{err}")
         self.assertIn("nxrt: nxrt ", out)  # the MANIFEST
-        for step in ["== libraries", "== nxrt list-eps", "== CLI tests: tests/cli/test_cuda.py", "== bench"]:
+        for step in ["== libraries", "== nxrt list-eps", "== CLI tests: tests/cli/test_cuda.py",
+                     "== ONNX Runtime's contrib-op cases with --ep cuda,cpu", "== bench"]:
             self.assertIn(step, out)
+        self.assertRegex(out, r"\n(\d+) of \1 contrib-op cases pass with --ep cuda,cpu\n")
         self.assertIn("OK (skipped=", out)
         self.assertIn("== compute-sanitizer: memcheck, racecheck and initcheck with --ep cuda,cpu\nskipped: the cuda EP is "
                       "unavailable", out)
