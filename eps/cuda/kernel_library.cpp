@@ -1443,6 +1443,40 @@ __device__ void nbits_gemv(i64 rows, i64 n_cols, i64 k, i64 blocks, i64 block, i
     }
 }
 
+// ---- GatherBlockQuantized (com.microsoft; nxrt/ep/gather_block_quantized.h) ----
+
+// Value k of a quantized row: `kind` 0 packs 8 / bits values per byte (low bits first), 1 holds
+// one int4 per byte (sign-extended), 2 one uint4 per byte.
+__device__ __forceinline__ int gbq_value(const unsigned char* row, i64 k, int kind, int bits) {
+  if (kind == 1) return (int)(signed char)row[k];
+  if (kind == 2 || bits == 8) return row[k];
+  const i64 per_byte = 8 / bits;
+  return (row[k / per_byte] >> (k % per_byte * bits)) & ((1 << bits) - 1);
+}
+
+// A thread per output element: output row r (of `width` values) is data's row index * slab + r %
+// slab, the index indices[r / slab] (I: int or i64; negative ones count from the end; one outside
+// the table gives zeros, where the cpu EP reports it), dequantized with its block's scale and
+// zero point (`default_zero` without zero points).
+template <class T, class I>
+__device__ void gather_block_quantized(i64 n, i64 width, i64 slab, i64 table, i64 elements, i64 blocks,
+                                       i64 zero_elements, i64 block, int bits, int kind, int default_zero,
+                                       const unsigned char* data, const I* indices, const T* scales,
+                                       const unsigned char* zeros, T* y) {
+  for (i64 i = global_index(); i < n; i += global_stride()) {
+    const i64 r = i / width, k = i % width;
+    i64 index = (i64)indices[r / slab];
+    if (index < 0) index += table;
+    if (index < 0 || index >= table) {
+      st(y, i, 0.f);
+      continue;
+    }
+    const i64 row = index * slab + r % slab, blk = k / block;
+    const int zero = zeros ? gbq_value(zeros + row * zero_elements, blk, kind, bits) : default_zero;
+    st(y, i, (float)(gbq_value(data + row * elements, k, kind, bits) - zero) * ld(scales, row * blocks + blk));
+  }
+}
+
 // ---- GroupQueryAttention (com.microsoft; nxrt/ep/group_query_attention.h) ----
 
 // Entry b's cached rows: none in a first prompt, else its length (seqlens_k[b] + 1) less the

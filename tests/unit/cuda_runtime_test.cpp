@@ -1895,7 +1895,7 @@ TEST_CASE("cuda runs opset 24's Swish, TensorScatter and Attention's nonpad_kv_s
 // outputs) leaves out, against the cpu EP: MultiHeadAttention's packed QKV and KV and its qk
 // output; Attention, GroupQueryAttention and SkipLayerNormalization in float16 or bfloat16 (ORT's
 // CPU EP has float only); MatMulNBits through cuBLASLt (more than 8 rows) and unpacked as it
-// multiplies, in float16 with a bias.
+// multiplies, in float16 with a bias; GatherBlockQuantized in bfloat16 with int64 indices.
 TEST_CASE("cuda runs ONNX Runtime's contrib ops in the forms and types its CPU outputs leave out", "[cuda]") {
   HostChecks checks;
   auto ms = [](std::string op, std::vector<Tensor> inputs, AttributeMap a, std::size_t outputs = 1) {
@@ -1932,6 +1932,12 @@ TEST_CASE("cuda runs ONNX Runtime's contrib ops in the forms and types its CPU o
     checks.add_f16(ms("MatMulNBits", {random_tensor({rows, 40}, 618), weights, scales, zeros, Tensor(),
                                       random_tensor({6}, 619)},
                       nbits));
+  // GatherBlockQuantized: a 4-bit table of 5 rows of 32 values (blocks of 16), int64 indices
+  // counting from the end too, scales in bfloat16.
+  checks.add_bf16(ms("GatherBlockQuantized",
+                     {cast(random_tensor({5, 16}, 620, 0, 255), DType::kUInt8), test::int64s({4, -1, 0, -5}),
+                      random_tensor({5, 2}, 621, 0.01f, 0.1f), cast(random_tensor({5, 1}, 622, 0, 255), DType::kUInt8)},
+                     attrs({{"block_size", int64_t{16}}})));
   checks.run();
 }
 #endif  // NXRT_HAVE_CUDA

@@ -15,7 +15,7 @@ Expected<std::shared_ptr<const OpTable>> make_op_table() {
                       reverse_sequence_ops, training_ops, random_ops, transformer_ops,
                       microsoft_activation_ops, microsoft_normalization_ops, embed_layer_normalization_ops,
                       microsoft_attention_ops,
-                      group_query_attention_ops, matmul_nbits_ops})
+                      group_query_attention_ops, matmul_nbits_ops, gather_block_quantized_ops})
     for (CudaOpDef& op : family()) {
       const OpKey key = op.def.key;
       if (op.elementwise) table->elementwise.emplace(key, std::move(*op.elementwise));

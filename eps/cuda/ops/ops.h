@@ -127,6 +127,7 @@ std::vector<CudaOpDef> embed_layer_normalization_ops(); // EmbedLayerNormalizati
 std::vector<CudaOpDef> microsoft_attention_ops();     // Attention, MultiHeadAttention
 std::vector<CudaOpDef> group_query_attention_ops();   // GroupQueryAttention
 std::vector<CudaOpDef> matmul_nbits_ops();            // MatMulNBits
+std::vector<CudaOpDef> gather_block_quantized_ops();  // GatherBlockQuantized
 
 // Every family's table, registered into one OpTable.
 Expected<std::shared_ptr<const OpTable>> make_op_table();
