@@ -849,23 +849,46 @@ __device__ void dynamic_quantize(i64 n, const X* x, const float* scale, const un
 // int32, each zero point a scalar (count 1), one per row of A / column of B, or null.
 // MatMulInteger (y_scale null) stores acc; QLinearMatMul stores
 // saturate(round_half_even(acc · sa[m] · sb[n] / y_scale) + y_zp) into [lo, hi].
+// The int32 sum of output element i of such a product.
+template <class TA, class TB>
+__device__ __forceinline__ int integer_dot(i64 i, i64 m, i64 n, i64 k, i64 stride_a, i64 stride_b, const TA* a,
+                                           const TB* b, const TA* za, i64 za_count, const TB* zb, i64 zb_count) {
+  const i64 col = i % n, row = (i / n) % m, at = i / (m * n);
+  const int az = za ? (int)za[za_count == 1 ? 0 : row] : 0, bz = zb ? (int)zb[zb_count == 1 ? 0 : col] : 0;
+  const TA* ar = a + at * stride_a + row * k;
+  const TB* bc = b + at * stride_b + col;
+  int acc = 0;
+  for (i64 l = 0; l < k; ++l) acc += ((int)ar[l] - az) * ((int)bc[l * n] - bz);
+  return acc;
+}
+
 template <class TA, class TB, class TY>
 __device__ void matmul_integer(i64 batch, i64 m, i64 n, i64 k, i64 stride_a, i64 stride_b, const TA* a, const TB* b,
                                const TA* za, i64 za_count, const TB* zb, i64 zb_count, const float* sa, i64 sa_count,
                                const float* sb, i64 sb_count, const float* y_scale, const TY* y_zp, int lo, int hi, TY* y) {
   for (i64 i = global_index(); i < batch * m * n; i += global_stride()) {
-    const i64 col = i % n, row = (i / n) % m, at = i / (m * n);
-    const int az = za ? (int)za[za_count == 1 ? 0 : row] : 0, bz = zb ? (int)zb[zb_count == 1 ? 0 : col] : 0;
-    const TA* ar = a + at * stride_a + row * k;
-    const TB* bc = b + at * stride_b + col;
-    int acc = 0;
-    for (i64 l = 0; l < k; ++l) acc += ((int)ar[l] - az) * ((int)bc[l * n] - bz);
+    const i64 col = i % n, row = (i / n) % m;
+    const int acc = integer_dot(i, m, n, k, stride_a, stride_b, a, b, za, za_count, zb, zb_count);
     if (!y_scale) {
       y[i] = (TY)acc;
       continue;
     }
     const float scale = sa[sa_count == 1 ? 0 : row] * sb[sb_count == 1 ? 0 : col] / *y_scale;
     y[i] = (TY)fminf(fmaxf(rintf((float)acc * scale) + (float)*y_zp, (float)lo), (float)hi);
+  }
+}
+
+// ONNX Runtime's MatMulIntegerToFloat and DynamicQuantizeMatMul: the same int32 sums, scaled to
+// float by a_scale (one value) times b_scale (one, or one per column), plus bias[col] when
+// given.
+template <class TA, class TB>
+__device__ void matmul_integer_to_float(i64 batch, i64 m, i64 n, i64 k, i64 stride_a, i64 stride_b, const TA* a,
+                                        const TB* b, const TA* za, const TB* zb, i64 zb_count, const float* sa,
+                                        const float* sb, i64 sb_count, const float* bias, float* y) {
+  for (i64 i = global_index(); i < batch * m * n; i += global_stride()) {
+    const i64 col = i % n;
+    const int acc = integer_dot(i, m, n, k, stride_a, stride_b, a, b, za, 1, zb, zb_count);
+    y[i] = (float)acc * (*sa * sb[sb_count == 1 ? 0 : col]) + (bias ? bias[col] : 0.f);
   }
 }
 

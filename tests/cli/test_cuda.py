@@ -274,15 +274,19 @@ class CudaTargetArch(TempDirTest):
 
     def test_onnx_runtime_transformer_models_compile_whole_for_the_target(self):
         # A BERT encoder as ORT's transformer optimizer writes it (EmbedLayerNormalization,
-        # Attention, SkipLayerNormalization, BiasGelu) and two decoder layers as ORT GenAI's model
+        # Attention, SkipLayerNormalization, BiasGelu), the same quantized as quantize_dynamic and
+        # ORT's load-time fusions leave it (QAttention, DynamicQuantizeMatMul), and two decoder
+        # layers as ORT GenAI's model
         # builder writes int4 models (SimplifiedLayerNormalization, SkipSimplifiedLayerNormalization,
         # MatMulNBits, GroupQueryAttention with its rotary embedding and KV cache): one cuda
         # partition each, its steps the contrib ops' kernels.
-        models = {"bert": ("make-encoder-bench-model.py", "--form", "fused", "--layers", "2", "--hidden", "64",
-                           "--heads", "4", "--ffn", "128", "--seq", "12", "--vocab", "100"),
+        bert = ("make-encoder-bench-model.py", "--layers", "2", "--hidden", "64", "--heads", "4", "--ffn", "128",
+                "--seq", "12", "--vocab", "100", "--form")
+        models = {"bert": (*bert, "fused"), "bert_int8": (*bert, "int8"),
                   "genai": ("make-decoder-bench-model.py", "--genai", "--seq", "4", "--past", "3")}
         expected_steps = {
             "bert": ("nvrtc:embed_layer_norm", "nvrtc:skip_layer_norm", "cublasLt+nvrtc:bert_attention"),
+            "bert_int8": ("nvrtc:matmul_integer_to_float", "nvrtc:dynamic_quantize"),
             "genai": ("nvrtc:rms_norm", "nvrtc:skip_layer_norm", "nvrtc:nbits_gemv", "nvrtc:gqa_attention")}
         for name, (script, *args) in models.items():
             path = self.tmp / f"{name}.onnx"

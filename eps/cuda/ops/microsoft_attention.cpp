@@ -1,6 +1,7 @@
-// ONNX Runtime's com.microsoft Attention and MultiHeadAttention (nxrt/ep/bert_attention.h, which
-// plans their runs). Attention: Q, K and V from one cuBLASLt product of the input and the merged
-// weights into scratch (the bias broadcast into it first). MultiHeadAttention: Q, K and V where
+// ONNX Runtime's com.microsoft Attention, QAttention and MultiHeadAttention (nxrt/ep/bert_attention.h,
+// which plans their runs). Attention: Q, K and V from one cuBLASLt product of the input and the
+// merged weights into scratch (the bias broadcast into it first); QAttention: from one integer
+// product scaled to float (matmul_integer_to_float). MultiHeadAttention: Q, K and V where
 // their form holds them (bias' parts added into scratch). Then past and the new keys and values
 // are copied into present when there is a past or present is asked for, and a block per (batch,
 // head, query) row attends over every key (kernel_library's bert_attention: attention_bias, the
@@ -116,64 +117,132 @@ Expected<Tensor> present_or_scratch(StepContext& ctx, std::size_t output, DType 
   return ctx.scratch(static_cast<std::size_t>(shape_numel(shape)) * dtype_size(dtype));
 }
 
-// ---- Attention ----
+// ---- Attention and QAttention ----
 
-constexpr std::size_t kMsInput = 0, kMsWeights = 1, kMsBias = 2, kMsMask = 3, kMsPast = 4, kMsAttentionBias = 5;
-constexpr MicrosoftAttentionInputs kMsAttentionInputs{"Attention", kMsMask, kMsPast, 6};
+constexpr std::size_t kMsInput = 0, kMsWeights = 1, kMsBias = 2;
+constexpr std::size_t kQaInputScale = 3, kQaWeightScale = 4, kQaInputZero = 6, kQaWeightZero = 7;  // QAttention's
+// Where each op has its mask and past (and Attention its attention_bias, input 5).
+constexpr MicrosoftAttentionInputs kMsAttentionInputs{"Attention", 3, 4, 6};
+constexpr MicrosoftAttentionInputs kQAttentionInputs{"QAttention", 5, 8, std::nullopt};
+constexpr std::size_t kMsAttentionBias = 5;
 
 KernelMatch check_cuda_microsoft_attention(const NodeContext& ctx) {
-  NXRT_REQUIRE_MATCH(require_float(ctx, {kMsInput, kMsWeights, kMsBias, kMsPast, kMsAttentionBias}));
+  NXRT_REQUIRE_MATCH(require_float(ctx, {kMsInput, kMsWeights, kMsBias, kMsAttentionInputs.past, kMsAttentionBias}));
   return check_microsoft_attention_family(ctx, kMsAttentionInputs, "cuda");
 }
 
+// QAttention (what ONNX Runtime's quantize_dynamic makes of Attention): input and weight uint8 or
+// int8, one input scale and zero point, weight scales and zero points one or one per column; the
+// bias, past and output float.
+KernelMatch check_cuda_qattention(const NodeContext& ctx) {
+  NXRT_REQUIRE_MATCH(require_quantized(ctx, kMsInput, "input"));
+  NXRT_REQUIRE_MATCH(require_quantized(ctx, kMsWeights, "weight"));
+  NXRT_REQUIRE_MATCH(require_scalar_or_vector(ctx, kQaInputScale, "input_scale", DType::kFloat32));
+  NXRT_REQUIRE_MATCH(require_scalar_or_vector(ctx, kQaWeightScale, "weight_scale", DType::kFloat32));
+  NXRT_REQUIRE_MATCH(require_scalar_or_vector(ctx, kQaInputZero, "input_zero_point", ctx.input_dtype(kMsInput)));
+  NXRT_REQUIRE_MATCH(require_scalar_or_vector(ctx, kQaWeightZero, "weight_zero_point", ctx.input_dtype(kMsWeights)));
+  for (std::size_t i : {kMsBias, kQAttentionInputs.past})
+    NXRT_REQUIRE(!ctx.has_input(i) || ctx.input_dtype(i) == DType::kFloat32,
+                 "QAttention: input {} is {}; bias and past are float", i, dtype_name(ctx.input_dtype(i)));
+  return check_microsoft_attention_family(ctx, kQAttentionInputs, "cuda");
+}
+
+// QAttention's projection: QKV = (input - zero)(weight - zero) · input_scale · weight_scale +
+// bias, on matmul_integer_to_float (integer_matmul.cpp's kernel).
+std::string qattention_projection_kernel(PlanBuilder& b, const Node& node) {
+  const std::string ta(quantized_type(b.graph().value(node.inputs[kMsInput]).type.dtype));
+  const std::string tb(quantized_type(b.graph().value(node.inputs[kMsWeights]).type.dtype));
+  return b.instantiate(
+      "matmul_integer_to_float", fmt::format("{}, {}", ta, tb),
+      fmt::format("i64 batch, i64 m, i64 n, i64 k, i64 stride_a, i64 stride_b, const {0}* a, const {1}* b, "
+                  "const {0}* za, const {1}* zb, i64 zb_count, const float* sa, const float* sb, i64 sb_count, "
+                  "const float* bias, float* y",
+                  ta, tb),
+      "batch, m, n, k, stride_a, stride_b, a, b, za, zb, zb_count, sa, sb, sb_count, bias, y");
+}
+
+Expected<void> project_quantized(StepContext& ctx, const std::string& kernel, const MicrosoftAttentionPlan& p,
+                                 void* qkv) {
+  if (ctx.input(kQaInputScale).numel() != 1 || (ctx.has_input(kQaInputZero) && ctx.input(kQaInputZero).numel() != 1))
+    return fail(ErrorCode::kRuntime, fmt::format("{}: input_scale or input_zero_point has several values", ctx.where()),
+                "the input is quantized with one scale and zero point", "give one value each");
+  const char* how = "give one value, or one per column of weight";
+  auto scale = scalar_or_vector(ctx, kQaWeightScale, p.columns, "weight_scale", how);
+  if (!scale) return std::unexpected(scale.error());
+  auto zero = scalar_or_vector(ctx, kQaWeightZero, p.columns, "weight_zero_point", how);
+  if (!zero) return std::unexpected(zero.error());
+  const int64_t tokens = p.batch * p.seq;
+  KernelArgs args;
+  args.add(int64_t{1}).add(tokens).add(p.columns).add(p.in).add(int64_t{0}).add(int64_t{0});
+  args.ptr(dev(ctx.input(kMsInput))).ptr(dev(ctx.input(kMsWeights)));
+  args.ptr(ctx.has_input(kQaInputZero) ? dev(ctx.input(kQaInputZero)) : nullptr).ptr(zero->data).add(zero->count);
+  args.ptr(dev(ctx.input(kQaInputScale))).ptr(scale->data).add(scale->count);
+  args.ptr(ctx.has_input(kMsBias) ? dev(ctx.input(kMsBias)) : nullptr).ptr(qkv);
+  return ctx.launch(kernel, tokens * p.columns, args);
+}
+
+// QKV = input @ weights (+ bias, broadcast into it first) on cuBLASLt.
+Expected<void> project_float(StepContext& ctx, const std::string& copy, DType dtype, const MicrosoftAttentionPlan& p,
+                             void* qkv) {
+  const int64_t tokens = p.batch * p.seq;
+  const bool with_bias = ctx.has_input(kMsBias);
+  if (with_bias && tokens > 0) {
+    const Shape rows{tokens, p.columns};
+    if (auto done = strided_copy(ctx, copy, rows, Shape{0, 1}, 0, dev(ctx.input(kMsBias)), contiguous_strides(rows), 0,
+                                 qkv);
+        !done)
+      return done;
+  }
+  MatmulProblem product;
+  product.dtype = dtype;
+  product.m = tokens, product.n = p.columns, product.k = p.in;
+  product.beta = with_bias ? 1.f : 0.f;
+  product.a = dev(ctx.input(kMsInput)), product.b = dev(ctx.input(kMsWeights)), product.d = qkv;
+  return run_matmul(ctx, product);
+}
+
 Expected<void> build_microsoft_attention(PlanBuilder& b, const Node& node) {
-  const DType dtype = b.graph().value(node.inputs[kMsInput]).type.dtype;
+  const bool quantized = node.op_type == "QAttention";
+  const MicrosoftAttentionInputs in = quantized ? kQAttentionInputs : kMsAttentionInputs;
+  // QAttention computes in float; Attention in its input's type.
+  const DType dtype = quantized ? DType::kFloat32 : b.graph().value(node.inputs[kMsInput]).type.dtype;
   const std::string kernel = bert_attention_kernel(b, dtype);
   const std::string copy = strided_copy_kernel(b, dtype);
+  const std::string projection = quantized ? qattention_projection_kernel(b, node) : std::string();
   const MicrosoftAttentionAttrs at = MicrosoftAttentionAttrs::of(node.attributes);
-  b.add_step(make_step(node, "cublasLt+nvrtc:" + kernel, [=](StepContext& ctx) -> Expected<void> {
+  const std::string label = (quantized ? "nvrtc:" + projection : std::string("cublasLt")) + "+nvrtc:" + kernel;
+  b.add_step(make_step(node, label, [=](StepContext& ctx) -> Expected<void> {
     auto shape = [&](std::size_t i) { return ctx.has_input(i) ? &ctx.input(i).shape() : nullptr; };
-    auto planned = plan_microsoft_attention("Attention", at, ctx.input(kMsInput).shape(), ctx.input(kMsWeights).shape(),
-                                            shape(kMsBias), shape(kMsPast));
+    auto planned = plan_microsoft_attention(in.op, at, ctx.input(kMsInput).shape(), ctx.input(kMsWeights).shape(),
+                                            shape(kMsBias), shape(in.past));
     if (!planned) return forward_error(std::move(planned), ctx.where());
     const MicrosoftAttentionPlan& p = *planned;
     BertAttentionRun r;
     r.batch = p.batch, r.heads = at.heads, r.q_seq = p.seq, r.total = p.past + p.seq, r.past = p.past;
     r.head_size = p.head_size(at), r.v_head_size = p.v_head_size(at);
     r.scale = p.scale(at), r.mask_filter = at.mask_filter_value, r.causal = at.causal;
-    if (ctx.has_input(kMsMask)) {
-      auto form = bert_key_mask_form("Attention", ctx.input(kMsMask).shape(), p.batch, p.seq, r.total, true, true);
+    if (ctx.has_input(in.mask)) {
+      auto form = bert_key_mask_form(in.op, ctx.input(in.mask).shape(), p.batch, p.seq, r.total, true, true);
       if (!form) return forward_error(std::move(form), ctx.where());
       r.mask_form = *form;
-      if (r.mask_form != KeyMaskForm::kNone) r.mask = dev(ctx.input(kMsMask));
+      if (r.mask_form != KeyMaskForm::kNone) r.mask = dev(ctx.input(in.mask));
     }
-    if (ctx.has_input(kMsAttentionBias)) {
-      auto strides = bert_attention_bias_strides("Attention", ctx.input(kMsAttentionBias).shape(), p.batch, at.heads,
-                                                 p.seq, r.total);
+    if (!quantized && ctx.has_input(kMsAttentionBias)) {
+      auto strides = bert_attention_bias_strides(in.op, ctx.input(kMsAttentionBias).shape(), p.batch, at.heads, p.seq,
+                                                 r.total);
       if (!strides) return forward_error(std::move(strides), ctx.where());
       r.bias = dev(ctx.input(kMsAttentionBias)), r.bias_strides = *strides;
     }
     auto y = ctx.output(0, dtype, {p.batch, p.seq, p.v_hidden});
     if (!y) return std::unexpected(y.error());
     r.y = dev_mut(*y), r.ys = bert_strides(p.seq * p.v_hidden, r.v_head_size, p.v_hidden);
-    // QKV = input @ weights (+ bias, broadcast into it first): one row of columns per token.
-    const int64_t tokens = p.batch * p.seq;
-    auto qkv = ctx.scratch(static_cast<std::size_t>(tokens * p.columns) * dtype_size(dtype));
+    // QKV: one row of columns per token.
+    auto qkv = ctx.scratch(static_cast<std::size_t>(p.batch * p.seq * p.columns) * dtype_size(dtype));
     if (!qkv) return std::unexpected(qkv.error());
-    const bool with_bias = ctx.has_input(kMsBias);
-    if (with_bias && tokens > 0) {
-      const Shape rows{tokens, p.columns};
-      if (auto done = strided_copy(ctx, copy, rows, Shape{0, 1}, 0, dev(ctx.input(kMsBias)), contiguous_strides(rows),
-                                   0, dev_mut(*qkv));
-          !done)
-        return done;
-    }
-    MatmulProblem product;
-    product.dtype = dtype;
-    product.m = tokens, product.n = p.columns, product.k = p.in;
-    product.beta = with_bias ? 1.f : 0.f;
-    product.a = dev(ctx.input(kMsInput)), product.b = dev(ctx.input(kMsWeights)), product.d = dev_mut(*qkv);
-    if (auto done = run_matmul(ctx, product); !done) return done;
+    if (auto done = quantized ? project_quantized(ctx, projection, p, dev_mut(*qkv))
+                              : project_float(ctx, copy, dtype, p, dev_mut(*qkv));
+        !done)
+      return done;
     // Q, K and V's heads in QKV's columns.
     const HeadView q_view{0, p.seq * p.columns, r.head_size, p.columns};
     const HeadView k_view{p.hidden, p.seq * p.columns, r.head_size, p.columns};
@@ -184,14 +253,14 @@ Expected<void> build_microsoft_attention(PlanBuilder& b, const Node& node) {
     // With a past or a present output: past and the new keys and values in present
     // ([2, batch, heads, total, head_size], V's head size equal to K's there).
     Tensor present;
-    if (ctx.has_input(kMsPast) || ctx.wants_output(1)) {
+    if (ctx.has_input(in.past) || ctx.wants_output(1)) {
       auto out = present_or_scratch(ctx, 1, dtype, {2, p.batch, at.heads, r.total, r.head_size});
       if (!out) return std::unexpected(out.error());
       present = std::move(*out);
       const Shape half_shape{p.batch, at.heads, r.total, r.head_size};
       const int64_t half = shape_numel(half_shape), past_half = p.batch * at.heads * p.past * r.head_size;
       for (int64_t kv = 0; kv < 2; ++kv) {
-        const void* past = ctx.has_input(kMsPast) ? advance(dev(ctx.input(kMsPast)), kv * past_half, dtype) : nullptr;
+        const void* past = ctx.has_input(in.past) ? advance(dev(ctx.input(in.past)), kv * past_half, dtype) : nullptr;
         if (auto done = fill_present(ctx, copy, half_shape, p.past, past, dev(*qkv), kv == 0 ? k_view : v_view,
                                      advance(dev_mut(present), kv * half, dtype));
             !done)
@@ -310,6 +379,7 @@ Expected<void> build_multi_head_attention(PlanBuilder& b, const Node& node) {
 
 std::vector<CudaOpDef> microsoft_attention_ops() {
   return {make_microsoft_op("Attention", check_cuda_microsoft_attention, build_microsoft_attention),
+          make_microsoft_op("QAttention", check_cuda_qattention, build_microsoft_attention),
           make_microsoft_op("MultiHeadAttention", check_cuda_multi_head_attention, build_multi_head_attention)};
 }
 

@@ -106,7 +106,8 @@ std::vector<CudaOpDef> signal_ops();        // DFT, STFT, HannWindow, HammingWin
 std::vector<CudaOpDef> topk_ops();          // TopK
 std::vector<CudaOpDef> einsum_ops();        // Einsum (one or two inputs)
 std::vector<CudaOpDef> quantize_ops();      // QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear
-std::vector<CudaOpDef> integer_matmul_ops(); // MatMulInteger, QLinearMatMul
+std::vector<CudaOpDef> integer_matmul_ops(); // MatMulInteger, QLinearMatMul, com.microsoft MatMulIntegerToFloat and
+                                            // DynamicQuantizeMatMul
 std::vector<CudaOpDef> integer_conv_ops();  // ConvInteger, QLinearConv
 std::vector<CudaOpDef> det_ops();           // Det
 std::vector<CudaOpDef> roi_align_ops();     // RoiAlign
@@ -124,7 +125,7 @@ std::vector<CudaOpDef> transformer_ops();   // RMSNormalization (and SimplifiedL
 std::vector<CudaOpDef> microsoft_activation_ops();    // Gelu, FastGelu, BiasGelu, QuickGelu
 std::vector<CudaOpDef> microsoft_normalization_ops(); // SkipLayerNormalization, SkipSimplifiedLayerNormalization
 std::vector<CudaOpDef> embed_layer_normalization_ops(); // EmbedLayerNormalization
-std::vector<CudaOpDef> microsoft_attention_ops();     // Attention, MultiHeadAttention
+std::vector<CudaOpDef> microsoft_attention_ops();     // Attention, QAttention, MultiHeadAttention
 std::vector<CudaOpDef> group_query_attention_ops();   // GroupQueryAttention
 std::vector<CudaOpDef> matmul_nbits_ops();            // MatMulNBits
 std::vector<CudaOpDef> gather_block_quantized_ops();  // GatherBlockQuantized
