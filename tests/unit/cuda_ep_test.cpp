@@ -304,6 +304,58 @@ TEST_CASE("cuda claims the transformer ops of opsets 23 and 24, naming what it d
         "TensorScatter: axis 0 of a rank-4 past_cache must name a dim after the batch (dim 0)");
 }
 
+TEST_CASE("cuda claims ONNX Runtime's contrib ops, naming what it declines", "[cuda]") {
+  test::GraphBuilder b;
+  b.input("x", DType::kFloat16, {2, 3, 8});
+  b.input("w", DType::kFloat16, {8, 24});
+  b.input("kv", DType::kFloat16, {2, 3, 4});
+  b.input("q32", DType::kFloat32, {2, 3, 8});
+  b.input("lengths", DType::kInt32, {2});
+  b.input("total", DType::kInt32, {});
+  b.input("positions", DType::kInt64, {2, 3});
+  b.input("packed", DType::kUInt8, {6, 1, 8});
+  b.input("scales", DType::kFloat32, {6});
+  auto node = [&](const std::string& name, const std::string& op, std::initializer_list<std::string> inputs,
+                  AttributeMap attributes) {
+    const NodeId id = b.node(name, op, inputs, {name + "_y"});
+    Node& n = b.graph.nodes[static_cast<std::size_t>(id)];
+    n.domain = "com.microsoft", n.opset = 1, n.attributes = std::move(attributes);
+    return id;
+  };
+  const AttributeMap two_heads = test::attrs({{"num_heads", int64_t{2}}});
+  const AttributeMap gqa_heads = test::attrs({{"num_heads", int64_t{2}}, {"kv_num_heads", int64_t{1}}});
+  const AttributeMap nbits = test::attrs({{"K", int64_t{8}}, {"N", int64_t{6}}, {"block_size", int64_t{16}}});
+  const NodeId attention = node("attention", "Attention", {"x", "w"}, two_heads);
+  const NodeId rotary_attention = node("rotary_attention", "Attention", {"x", "w"},
+                                       test::attrs({{"num_heads", int64_t{2}}, {"do_rotary", int64_t{1}}}));
+  const NodeId gqa = node("gqa", "GroupQueryAttention", {"x", "kv", "kv", "", "", "lengths", "total"}, gqa_heads);
+  const NodeId gqa_positions = node("gqa_positions", "GroupQueryAttention",
+                                    {"x", "kv", "kv", "", "", "lengths", "total", "", "", "positions"}, gqa_heads);
+  const NodeId mha = node("mha", "MultiHeadAttention", {"q32", "q32", "q32"}, two_heads);
+  const NodeId mha_beam = node("mha_beam", "MultiHeadAttention", {"q32", "q32", "q32", "", "", "", "", "", "total"},
+                               two_heads);
+  const NodeId matmul_nbits = node("matmul_nbits", "MatMulNBits", {"q32", "packed", "scales"}, nbits);
+  const NodeId nbits_3 = node("nbits_3", "MatMulNBits", {"q32", "packed", "scales"},
+                              test::attrs({{"K", int64_t{8}}, {"N", int64_t{6}}, {"block_size", int64_t{16}},
+                                           {"bits", int64_t{3}}}));
+  b.finish();
+  auto ep = cuda_for("sm_90");
+  for (NodeId id : {attention, gqa, mha, matmul_nbits}) {
+    INFO(b.graph.node(id).name);
+    CHECK(claim_reason(*ep, b.graph, id) == "claimed");
+  }
+  CHECK(claim_reason(*ep, b.graph, rotary_attention) ==
+        "Attention: do_rotary is not implemented by the cuda EP; write the model with MultiHeadAttention and "
+        "RotaryEmbedding");
+  CHECK(claim_reason(*ep, b.graph, gqa_positions) ==
+        "GroupQueryAttention: position_ids (input 9) is not implemented by the cuda EP");
+  CHECK(claim_reason(*ep, b.graph, mha_beam) ==
+        "MultiHeadAttention: past_sequence_length (input 8) and cache_indirection (input 9), a shared past and present "
+        "buffer for beam search, are not implemented by the cuda EP");
+  CHECK(claim_reason(*ep, b.graph, nbits_3) ==
+        "MatMulNBits: bits 3; the cuda EP implements 2, 4 and 8 (those ONNX Runtime supports)");
+}
+
 TEST_CASE("cuda claims QuantizeLinear-23 and DequantizeLinear-23, naming the precision or output type it lacks", "[cuda]") {
   test::GraphBuilder b;
   b.input("x", DType::kFloat32, {2, 3});
