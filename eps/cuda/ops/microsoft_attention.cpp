@@ -72,13 +72,13 @@ struct BertAttentionRun {
   KernelDims ys{};
 };
 
-// The run's rows in chunks whose scores fit kBertScoresPerChunk.
+// The run's rows in chunks whose scores fit kBertScoresPerChunk (Y, of `y_bytes`, zeros when
+// there is no key).
 Expected<void> launch_bert_attention(StepContext& ctx, const std::string& kernel, const BertAttentionRun& r,
-                                     DType dtype, std::size_t y_bytes) {
+                                     std::size_t y_bytes) {
   const int64_t rows = r.batch * r.heads * r.q_seq;
   if (rows == 0 || r.v_head_size == 0) return {};
-  if (r.total == 0) return ctx.zero(r.y, y_bytes);  // no key to attend to
-  (void)dtype;
+  if (r.total == 0) return ctx.zero(r.y, y_bytes);
   const int64_t chunk = std::max<int64_t>(1, kBertScoresPerChunk / r.total);
   auto scores = ctx.scratch(static_cast<std::size_t>(std::min(chunk, rows) * r.total) * sizeof(float));
   if (!scores) return std::unexpected(scores.error());
@@ -269,7 +269,7 @@ Expected<void> build_microsoft_attention(PlanBuilder& b, const Node& node) {
       r.k = dev(present), r.v = advance(dev(present), half, dtype);
       r.ks = r.vs = bert_strides(at.heads * r.total * r.head_size, r.total * r.head_size, r.head_size);
     }
-    return launch_bert_attention(ctx, kernel, r, dtype, static_cast<std::size_t>(y->numel()) * dtype_size(dtype));
+    return launch_bert_attention(ctx, kernel, r, static_cast<std::size_t>(y->numel()) * dtype_size(dtype));
   }));
   return {};
 }
@@ -370,7 +370,7 @@ Expected<void> build_multi_head_attention(PlanBuilder& b, const Node& node) {
       (i == 0 ? r.k : r.v) = dev(present[i]);
       (i == 0 ? r.ks : r.vs) = bert_strides(at.heads * r.total * size, r.total * size, size);
     }
-    return launch_bert_attention(ctx, kernel, r, dtype, static_cast<std::size_t>(y->numel()) * dtype_size(dtype));
+    return launch_bert_attention(ctx, kernel, r, static_cast<std::size_t>(y->numel()) * dtype_size(dtype));
   }));
   return {};
 }
