@@ -325,6 +325,39 @@ class OrtSavedFusions(TempDirTest):
                 self.assertExit((rc, out, err), 4)  # nodes no EP claims
                 self.assertIn("'conv' (com.microsoft::FusedConv, opset 1):\n      onednn: FusedConv: "
                               "com.microsoft::FusedConv (opset 1) is not implemented by the onednn EP", err)
+        # explain-claims says why the pass kept the node (and exits 4: it cannot be placed).
+        rc, out, err = nxrt("explain-claims", self.tmp / "softplus.onnx")
+        self.assertExit((rc, out, err), 4)
+        self.assertIn("expand-ort-fusions: kept 'conv' (com.microsoft::FusedConv, opset 1) as it is: its activation "
+                      "'Softplus' is not one expand-ort-fusions writes as a standard op (Relu, Tanh, Sigmoid, "
+                      "LeakyRelu, HardSigmoid, Clip with its two bounds); no EP runs it", out)
+
+    def test_fused_gemm_reads_its_activation_parameters_by_name(self):
+        # HardSigmoid's alpha and beta from activation_alpha and activation_beta; a beta without an
+        # alpha (ONNX Runtime refuses the node) keeps the node, saying so.
+        x = np.linspace(-4, 4, 12, dtype=np.float32).reshape(3, 4)
+        for attrs, expected in (({"activation_alpha": 0.3, "activation_beta": 0.4}, np.clip(0.3 * x + 0.4, 0, 1)),
+                                ({"activation_beta": 0.4}, None)):
+            node = helper.make_node("FusedGemm", ["x", "i"], ["y"], name="fc", domain="com.microsoft",
+                                    activation="HardSigmoid", **attrs)
+            graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 4])],
+                                      [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3, 4])],
+                                      [onnx.numpy_helper.from_array(np.eye(4, dtype=np.float32), "i")])
+            model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17),
+                                                            helper.make_opsetid("com.microsoft", 1)])
+            path = self.tmp / "gemm.onnx"
+            onnx.save(model, str(path))
+            np.save(self.tmp / "x.npy", x)
+            rc, out, err = nxrt("run", path, "--input", f"x={self.tmp / 'x.npy'}", "--output-dir", self.tmp / "out",
+                                "--ep", "cpu", "-q")
+            if expected is None:
+                self.assertExit((rc, out, err), 4)
+                rc, out, _ = nxrt("explain-claims", path, "--ep", "cpu")
+                self.assertIn("kept 'fc' (com.microsoft::FusedGemm, opset 1) as it is: activation_beta is given "
+                              "without activation_alpha (ONNX Runtime refuses it too)", out)
+            else:
+                self.assertExit((rc, out, err), 0)
+                np.testing.assert_allclose(np.load(self.tmp / "out" / "y.npy"), expected, rtol=1e-6, atol=1e-7)
 
 
 if __name__ == "__main__":

@@ -8,8 +8,8 @@ namespace nxrt {
 namespace {
 
 // The standard node of an activation FusedConv or FusedGemm names, reading `in` and writing
-// `out`; nullopt for an activation this pass does not know. `params` are its parameters
-// (FusedConv's activation_params; FusedGemm's activation_alpha, _beta and _gamma).
+// `out`; nullopt for an activation this pass does not know. `params` are its parameters in
+// order (FusedConv's activation_params; FusedGemm's activation_alpha and activation_beta).
 struct ActivationNode {
   std::string op;
   AttributeMap attributes;
@@ -41,12 +41,15 @@ class Expander {
   explicit Expander(Graph& graph)
       : g_(graph), opset_(graph.opset_imports.contains("") ? graph.opset_imports.at("") : 0) {}
 
-  // The standard nodes for `node`, or empty when it is not one of the three (or cannot be
-  // expanded: an unknown activation, a batch transpose, no ai.onnx import, a scalar (Clip's
-  // bounds, alpha) of a type other than float and double). Each form is checked before any value
-  // is added to the graph.
+  // The standard nodes for `node`, or empty when it is not one of the three or cannot be
+  // expanded (`change` then says why: an unknown activation, a batch transpose, no ai.onnx
+  // import, a scalar (Clip's bounds, alpha) of a type other than float and double). Each form is
+  // checked before any value is added to the graph.
   std::vector<Node> expand(const Node& node, std::string& change) {
-    if (node.domain != "com.microsoft" || opset_ == 0 || node.outputs.empty() || node.outputs[0] == kNoValue) return {};
+    if (node.domain != "com.microsoft" || node.outputs.empty() || node.outputs[0] == kNoValue) return {};
+    const bool fused = node.op_type == "FusedConv" || node.op_type == "FusedGemm" || node.op_type == "FusedMatMul";
+    if (fused && opset_ == 0)
+      return keep(node, "the model imports no ai.onnx opset to write its standard ops in", change);
     if (node.op_type == "FusedConv") return conv_or_gemm(node, "Conv", change);
     if (node.op_type == "FusedGemm") return conv_or_gemm(node, "Gemm", change);
     if (node.op_type == "FusedMatMul") return matmul(node, change);
@@ -79,6 +82,12 @@ class Expander {
     return id;
   }
 
+  // No nodes for `node`, which stays as it is; `change` says why (no EP runs the fused op itself).
+  static std::vector<Node> keep(const Node& node, std::string_view why, std::string& change) {
+    change = fmt::format("kept {} as it is: {}; no EP runs it", node.describe(), why);
+    return {};
+  }
+
   Node standard(const Node& from, std::string suffix, std::string op, std::vector<ValueId> inputs,
                 std::vector<ValueId> outputs, AttributeMap attributes = {}) {
     Node n;
@@ -98,17 +107,27 @@ class Expander {
     std::vector<float> params;
     if (conv) {
       params = node.attributes.get_floats("activation_params").value_or(std::vector<float>{});
-    } else {
-      for (const char* p : {"activation_alpha", "activation_beta", "activation_gamma"})
-        if (auto v = node.attributes.get_float(p)) params.push_back(*v);
+    } else {  // by name: alpha, then beta (ONNX Runtime refuses a beta without an alpha)
+      const auto alpha = node.attributes.get_float("activation_alpha");
+      const auto beta = node.attributes.get_float("activation_beta");
+      if (beta && !alpha)
+        return keep(node, "activation_beta is given without activation_alpha (ONNX Runtime refuses it too)", change);
+      for (const auto& v : {alpha, beta})
+        if (v) params.push_back(*v);
     }
     std::optional<ActivationNode> act;
     if (!activation.empty()) {
       act = activation_node(activation, params);
-      if (!act) return {};
+      if (!act)
+        return keep(node,
+                    fmt::format("its activation '{}' is not one expand-ort-fusions writes as a standard op (Relu, "
+                                "Tanh, Sigmoid, LeakyRelu, HardSigmoid, Clip with its two bounds)",
+                                activation),
+                    change);
     }
     const ValueId out = node.outputs[0];
-    if (act && !act->clip.empty() && !takes_scalar(out)) return {};
+    if (act && !act->clip.empty() && !takes_scalar(out))
+      return keep(node, "Clip's bounds are written for float and double outputs only", change);
     std::vector<ValueId> clip_bounds;
     if (act && !act->clip.empty())
       for (int i = 0; i < 2; ++i)
@@ -140,15 +159,19 @@ class Expander {
   // FusedMatMul (A, B): alpha * op(A) op(B), op swapping the last two dims (transA, transB).
   std::vector<Node> matmul(const Node& node, std::string& change) {
     const AttributeMap& a = node.attributes;
-    if (a.int_or("transBatchA", 0) != 0 || a.int_or("transBatchB", 0) != 0 || node.inputs.size() != 2) return {};
+    if (a.int_or("transBatchA", 0) != 0 || a.int_or("transBatchB", 0) != 0)
+      return keep(node, "transBatchA and transBatchB (batch transposes) are not expanded", change);
+    if (node.inputs.size() != 2) return keep(node, "it does not have two inputs", change);
     const float alpha = a.float_or("alpha", 1.f);
     const ValueId out = node.outputs[0];
     const bool trans[2] = {a.int_or("transA", 0) != 0, a.int_or("transB", 0) != 0};
     for (int i = 0; i < 2; ++i) {
       const auto& shape = g_.value(node.inputs[i]).type.shape;
-      if (trans[i] && (!shape || shape->size() < 2)) return {};  // the transpose needs the rank
+      if (trans[i] && (!shape || shape->size() < 2))
+        return keep(node, fmt::format("input {}'s rank is unknown, which its transpose needs", i), change);
     }
-    if (alpha != 1.f && !takes_scalar(out)) return {};
+    if (alpha != 1.f && !takes_scalar(out))
+      return keep(node, "alpha is written for float and double outputs only", change);
     std::vector<Node> nodes;
     std::vector<ValueId> operands = node.inputs;
     for (int i = 0; i < 2; ++i) {
@@ -185,21 +208,23 @@ class Expander {
 
 Expected<std::vector<std::string>> ExpandOrtFusions::run(Graph& graph) const {
   std::vector<std::string> changes;
+  bool expanded = false;
   Expander expander(graph);
   std::vector<Node> nodes;
   nodes.reserve(graph.nodes.size());
   for (Node& node : graph.nodes) {
     std::string change;
     std::vector<Node> standard = expander.expand(node, change);
+    if (!change.empty()) changes.push_back(std::move(change));  // expanded, or kept and why
     if (standard.empty()) {
       nodes.push_back(std::move(node));
       continue;
     }
-    changes.push_back(std::move(change));
+    expanded = true;
     for (Node& n : standard) nodes.push_back(std::move(n));
   }
   graph.nodes = std::move(nodes);  // (every node moved there, expanded or not)
-  if (changes.empty()) return changes;
+  if (!expanded) return changes;
   for (std::size_t i = 0; i < graph.nodes.size(); ++i) graph.nodes[i].id = static_cast<NodeId>(i);
   graph.rebuild_links();
   return changes;
