@@ -264,6 +264,29 @@ class OnednnEp(TempDirTest):
         rc, out, err = nxrt("run", path, "--input", f"x={xin}", "--compare-ep", "cpu")
         self.assertEqual(rc, 0, out + err)
 
+    def test_layer_normalization_before_opset_17_runs_on_onednn(self):
+        """ONNX Runtime's optimizer writes LayerNormalization into opset 11 to 16 models (ORT
+        registers it in the ONNX domain from version 1): oneDNN takes it there too."""
+        x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 5, 16])
+        y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 5, 16])
+        rng = np.random.default_rng(7)
+        inits = [onnx.numpy_helper.from_array(rng.uniform(0.5, 1.5, 16).astype(np.float32), "gamma"),
+                 onnx.numpy_helper.from_array(rng.uniform(-0.5, 0.5, 16).astype(np.float32), "beta")]
+        node = helper.make_node("LayerNormalization", ["x", "gamma", "beta"], ["y"], name="ln", axis=-1,
+                                epsilon=1e-5)
+        path = self.tmp / "ln13.onnx"
+        model = helper.make_model(helper.make_graph([node], "ln", [x], [y], inits),
+                                  opset_imports=[helper.make_opsetid("", 13)])
+        model.ir_version = 8
+        onnx.save(model, str(path))
+        rc, out, err = nxrt("explain-claims", path)
+        self.assertEqual(rc, 0, err)
+        self.assertRegex(out, r"ln +LayerNormalization-13 +onednn +onednn_0 ")
+        xin = self.tmp / "xl.npy"
+        np.save(xin, rng.uniform(-2, 2, (2, 5, 16)).astype(np.float32))
+        rc, out, err = nxrt("run", path, "--input", f"x={xin}", "--compare-ep", "cpu", "--rtol", "1e-4", "--atol", "1e-5")
+        self.assertEqual(rc, 0, out + err)
+
     def check_native_convolutions(self, path, x_shape, variants):
         """`path` agrees with the cpu EP, its steps ran on `variants` (node -> profile name) where
         oneDNN blocks channels by 8 (AVX2), and its EPContext model gives the same output (up to

@@ -239,7 +239,9 @@ std::vector<OnednnOpDef> normalization_ops() {
       {{{"", "BatchNormalization", 15}, 0, check_batch_norm, {}}, lower_batch_norm},
       {{{"", "LRN", 1}, 12, check_lrn, {}}, lower_lrn},
       {{{"", "LRN", 13}, 0, check_lrn, {}}, lower_lrn},
-      {{{"", "LayerNormalization", 17}, 0, check_layer_norm, {}}, lower_layer_norm},
+      // From opset 1: ONNX Runtime registers LayerNormalization in the ONNX domain from version 1
+      // (ONNX defined it in 17, the same op); its optimizer writes it into opset 11 to 16 models.
+      {{{"", "LayerNormalization", 1}, 0, check_layer_norm, {}}, lower_layer_norm},
   };
 }
 
