@@ -284,7 +284,8 @@ class OnednnEp(TempDirTest):
         self.assertRegex(out, r"ln +LayerNormalization-13 +onednn +onednn_0 ")
         xin = self.tmp / "xl.npy"
         np.save(xin, rng.uniform(-2, 2, (2, 5, 16)).astype(np.float32))
-        rc, out, err = nxrt("run", path, "--input", f"x={xin}", "--compare-ep", "cpu", "--rtol", "1e-4", "--atol", "1e-5")
+        rc, out, err = nxrt("run", path, "--input", f"x={xin}", "--compare-ep", "cpu", "--rtol", "1e-4",
+                            "--atol", "1e-5")
         self.assertEqual(rc, 0, out + err)
 
     def check_native_convolutions(self, path, x_shape, variants):
