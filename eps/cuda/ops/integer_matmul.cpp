@@ -137,14 +137,7 @@ Expected<void> build_integer_to_float(PlanBuilder& b, const Node& node) {
   const IntegerToFloatInputs in = IntegerToFloatInputs::of(node);
   const Graph& g = b.graph();
   const DType a_type = in.dynamic ? DType::kUInt8 : g.value(node.inputs[0]).type.dtype;
-  const std::string ta(quantized_type(a_type)), tb(quantized_type(g.value(node.inputs[1]).type.dtype));
-  const std::string kernel = b.instantiate(
-      "matmul_integer_to_float", fmt::format("{}, {}", ta, tb),
-      fmt::format("i64 batch, i64 m, i64 n, i64 k, i64 stride_a, i64 stride_b, const {0}* a, const {1}* b, "
-                  "const {0}* za, const {1}* zb, i64 zb_count, const float* sa, const float* sb, i64 sb_count, "
-                  "const float* bias, float* y",
-                  ta, tb),
-      "batch, m, n, k, stride_a, stride_b, a, b, za, zb, zb_count, sa, sb, sb_count, bias, y");
+  const std::string kernel = integer_to_float_kernel(b, a_type, g.value(node.inputs[1]).type.dtype);
   const std::string range = b.instantiate("dynamic_quantize_params", "float",
                                           "i64 n, const float* x, float* scale, unsigned char* zero_point",
                                           "n, x, scale, zero_point");
@@ -220,6 +213,17 @@ Expected<void> build_integer_to_float(PlanBuilder& b, const Node& node) {
 }
 
 }  // namespace
+
+std::string integer_to_float_kernel(PlanBuilder& b, DType a, DType w) {
+  const std::string ta(quantized_type(a)), tb(quantized_type(w));
+  return b.instantiate(
+      "matmul_integer_to_float", fmt::format("{}, {}", ta, tb),
+      fmt::format("i64 batch, i64 m, i64 n, i64 k, i64 stride_a, i64 stride_b, const {0}* a, const {1}* b, "
+                  "const {0}* za, const {1}* zb, i64 zb_count, const float* sa, const float* sb, i64 sb_count, "
+                  "const float* bias, float* y",
+                  ta, tb),
+      "batch, m, n, k, stride_a, stride_b, a, b, za, zb, zb_count, sa, sb, sb_count, bias, y");
+}
 
 std::vector<CudaOpDef> integer_matmul_ops() {
   std::vector<CudaOpDef> ops;

@@ -148,19 +148,7 @@ KernelMatch check_cuda_qattention(const NodeContext& ctx) {
 }
 
 // QAttention's projection: QKV = (input - zero)(weight - zero) · input_scale · weight_scale +
-// bias, on matmul_integer_to_float (integer_matmul.cpp's kernel).
-std::string qattention_projection_kernel(PlanBuilder& b, const Node& node) {
-  const std::string ta(quantized_type(b.graph().value(node.inputs[kMsInput]).type.dtype));
-  const std::string tb(quantized_type(b.graph().value(node.inputs[kMsWeights]).type.dtype));
-  return b.instantiate(
-      "matmul_integer_to_float", fmt::format("{}, {}", ta, tb),
-      fmt::format("i64 batch, i64 m, i64 n, i64 k, i64 stride_a, i64 stride_b, const {0}* a, const {1}* b, "
-                  "const {0}* za, const {1}* zb, i64 zb_count, const float* sa, const float* sb, i64 sb_count, "
-                  "const float* bias, float* y",
-                  ta, tb),
-      "batch, m, n, k, stride_a, stride_b, a, b, za, zb, zb_count, sa, sb, sb_count, bias, y");
-}
-
+// bias, on integer_to_float_kernel's kernel.
 Expected<void> project_quantized(StepContext& ctx, const std::string& kernel, const MicrosoftAttentionPlan& p,
                                  void* qkv) {
   if (ctx.input(kQaInputScale).numel() != 1 || (ctx.has_input(kQaInputZero) && ctx.input(kQaInputZero).numel() != 1))
@@ -208,7 +196,11 @@ Expected<void> build_microsoft_attention(PlanBuilder& b, const Node& node) {
   const DType dtype = quantized ? DType::kFloat32 : b.graph().value(node.inputs[kMsInput]).type.dtype;
   const std::string kernel = bert_attention_kernel(b, dtype);
   const std::string copy = strided_copy_kernel(b, dtype);
-  const std::string projection = quantized ? qattention_projection_kernel(b, node) : std::string();
+  const Graph& g = b.graph();
+  const std::string projection =
+      quantized ? integer_to_float_kernel(b, g.value(node.inputs[kMsInput]).type.dtype,
+                                          g.value(node.inputs[kMsWeights]).type.dtype)
+                : std::string();
   const MicrosoftAttentionAttrs at = MicrosoftAttentionAttrs::of(node.attributes);
   const std::string label = (quantized ? "nvrtc:" + projection : std::string("cublasLt")) + "+nvrtc:" + kernel;
   b.add_step(make_step(node, label, [=](StepContext& ctx) -> Expected<void> {

@@ -147,6 +147,11 @@ Expected<const void*> expand_matmul_operand(StepContext& ctx, const std::string&
                                             DType dtype, const Shape& batch, const Shape& out_batch, int64_t rows,
                                             int64_t cols, std::vector<Tensor>& keep);
 
+// The kernel of MatMulIntegerToFloat, DynamicQuantizeMatMul and QAttention's projection
+// (integer_matmul.cpp) for operands of int8 or uint8 `a` and `w`: int32 sums of
+// zero-point-shifted products scaled to float, plus a bias per column.
+std::string integer_to_float_kernel(PlanBuilder& builder, DType a, DType w);
+
 // Softmax (mode 0), LogSoftmax (1) or Hardmax (2) of each (outer, inner) row of `axis`
 // elements with stride `inner`: a thread per row for short axes, a block per row for long ones
 // (normalization.cpp). Both kernels are instantiated when the plan is built.
