@@ -23,11 +23,11 @@
 # Steps: nxrt list-eps (stops when cuda is unavailable, with its reason); the [cuda] unit tests
 # (not with --bundle: they test the host stand-ins and need a compiler; CI runs them) and
 # tests/cli/test_cuda.py; compute-sanitizer's memcheck, racecheck and initcheck over a slice
-# of the backend suite (when it is installed); the conformance suite with --ep cuda,cpu against the cpu ratchet
-# (its figure is printed); ORT's contrib-op cases in testdata/com_microsoft that pass on the host
-# build of the kernels (tests/conformance/cuda_on_host_passing.txt); nxrt bench with --ep cuda,cpu and --ep onednn,cpu on each model,
-# side by side. The Python for the tests is $NXRT_PYTHON, else the first of
-# /usr/bin/python3 and python3 that has numpy and onnx.
+# of the backend suite (when it is installed); the conformance suite with --ep cuda,cpu against
+# the cpu ratchet (its figure is printed); ORT's contrib-op cases in testdata/com_microsoft that
+# pass on the host build of the kernels (tests/conformance/cuda_on_host_passing.txt); nxrt bench
+# with --ep cuda,cpu and --ep onednn,cpu on each model, side by side. The Python for the tests is
+# $NXRT_PYTHON, else the first of /usr/bin/python3 and python3 that has numpy and onnx.
 # Exit status: 0 when every step passed, 1 otherwise (all steps run either way), 2 when it
 # cannot start (no nxrt, bundle or Python).
 set -uo pipefail

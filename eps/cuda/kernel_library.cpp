@@ -1426,8 +1426,9 @@ __device__ void add_row_vector(i64 n, i64 width, const T* x, const T* v, T* y) {
 // a byte's low bits first), less its zero point (typed `zeros`, or `packed_zeros` packed as b
 // is, or 2^(bits - 1) without either), times its scale.
 template <class T>
-__device__ __forceinline__ float nbits_weight(const unsigned char* b, const T* scales, const unsigned char* packed_zeros,
-                                              const T* zeros, i64 n, i64 k, i64 blocks, i64 block, int bits) {
+__device__ __forceinline__ float nbits_weight(const unsigned char* b, const T* scales,
+                                              const unsigned char* packed_zeros, const T* zeros, i64 n, i64 k,
+                                              i64 blocks, i64 block, int bits) {
   const i64 blk = k / block, j = k % block, fields = 8 / bits;
   const unsigned mask = (1u << bits) - 1u;
   const unsigned q = (b[(n * blocks + blk) * (block * bits / 8) + j / fields] >> (j % fields * bits)) & mask;

@@ -1214,7 +1214,8 @@ TEST_CASE("cuda DynamicQuantizeLinear, MatMulInteger and QLinearMatMul run on th
   checks.add({.op_type = "MatMulInteger", .opset = 10,
               .inputs = {bytes({4, 6}, 408, i8), bytes({3, 6, 5}, 409, u8), bytes({4}, 410, i8)}});
   // Batch dims that broadcast partly on both sides: both operands copied out with [2, 3].
-  checks.add({.op_type = "MatMulInteger", .opset = 10, .inputs = {bytes({2, 1, 4, 6}, 419, u8), bytes({3, 6, 5}, 420, u8)}});
+  checks.add({.op_type = "MatMulInteger", .opset = 10,
+              .inputs = {bytes({2, 1, 4, 6}, 419, u8), bytes({3, 6, 5}, 420, u8)}});
   const Tensor a_scale = random_tensor({}, 411, 0.01f, 0.05f), b_scale = random_tensor({5}, 412, 0.01f, 0.05f);
   const Tensor y_scale = random_tensor({}, 413, 0.05f, 0.1f);
   for (DType out : {u8, i8})

@@ -108,8 +108,9 @@ Expected<void> build_rotary_embedding(PlanBuilder& b, const Node& node) {
     const bool with_ids = ctx.has_input(in.position_ids());
     const Shape& cos = ctx.input(in.cos()).shape();
     const Shape& sin = ctx.input(in.sin()).shape();
-    auto p = in.microsoft ? plan_microsoft_rotary_embedding(attrs, x.shape(), ctx.input(1).shape(), cos, sin)
-                          : plan_rotary_embedding(attrs, x.shape(), cos, sin, with_ids ? &ctx.input(3).shape() : nullptr);
+    const Shape* ids = with_ids ? &ctx.input(in.position_ids()).shape() : nullptr;
+    auto p = in.microsoft ? plan_microsoft_rotary_embedding(attrs, x.shape(), *ids, cos, sin)
+                          : plan_rotary_embedding(attrs, x.shape(), cos, sin, ids);
     if (!p) return std::unexpected(p.error());
     auto y = ctx.output(0, dtype, x.shape());
     if (!y) return std::unexpected(y.error());
