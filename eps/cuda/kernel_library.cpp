@@ -1111,16 +1111,24 @@ __device__ void softmax_short(i64 outer, i64 axis, i64 inner, const T* x, T* y, 
   }
 }
 
-// The mean of a block's row of `cols` elements from `base`, and 1/sqrt(variance + eps), in A
-// (float, or double for LayerNormalization's stash_type 11).
+// The mean of a block's row of `cols` values (value(c), in A: float, or double for stash_type
+// 11), and 1/sqrt(variance + eps); with `centered` false the mean is 0 and the variance the mean
+// square (RMS normalization). Every thread of the block calls it.
+template <class A, class F>
+__device__ void row_moments_of(F value, i64 cols, float eps, bool centered, A& mean, A& inv) {
+  A s = 0;
+  if (centered)
+    for (i64 c = threadIdx.x; c < cols; c += blockDim.x) s += value(c);
+  mean = centered ? block_reduce(s, false) / (A)cols : (A)0;
+  A q = 0;
+  for (i64 c = threadIdx.x; c < cols; c += blockDim.x) { A d = value(c) - mean; q += d * d; }
+  inv = (A)1 / vsqrt(block_reduce(q, false) / (A)cols + (A)eps);
+}
+
+// row_moments_of a row of `cols` elements of x from `base`.
 template <class T, class A>
 __device__ void row_moments(const T* x, i64 base, i64 cols, float eps, A& mean, A& inv) {
-  A s = 0;
-  for (i64 c = threadIdx.x; c < cols; c += blockDim.x) s += (A)ld(x, base + c);
-  mean = block_reduce(s, false) / (A)cols;
-  A q = 0;
-  for (i64 c = threadIdx.x; c < cols; c += blockDim.x) { A d = (A)ld(x, base + c) - mean; q += d * d; }
-  inv = (A)1 / vsqrt(block_reduce(q, false) / (A)cols + (A)eps);
+  row_moments_of([&](i64 c) { return (A)ld(x, base + c); }, cols, eps, true, mean, inv);
 }
 
 // One block per row of `cols`; scale/bias broadcast over rows (bias may be null). The row's
@@ -1157,9 +1165,8 @@ template <class T, class A>
 __device__ void rms_norm(i64 rows, i64 cols, const T* x, const T* scale, float eps, T* y) {
   for (i64 row = blockIdx.x; row < rows; row += gridDim.x) {
     const i64 base = row * cols;
-    A q = 0;
-    for (i64 c = threadIdx.x; c < cols; c += blockDim.x) { A v = (A)ld(x, base + c); q += v * v; }
-    const A inv = (A)1 / vsqrt(block_reduce(q, false) / (A)cols + (A)eps);
+    A mean, inv;
+    row_moments_of([&](i64 c) { return (A)ld(x, base + c); }, cols, eps, false, mean, inv);
     for (i64 c = threadIdx.x; c < cols; c += blockDim.x)
       st(y, base + c, round_as(y, (A)ld(x, base + c) * inv) * ld(scale, c));
   }
@@ -1198,21 +1205,14 @@ __device__ void embed_layer_norm(i64 tokens, i64 seq, i64 hidden, const int* ids
     const i64 b = token / seq, s = token % seq;
     const int word = ids[token], segment = segment_ids ? segment_ids[token] : 0;
     const int position = position_ids ? position_ids[(ids_per_batch ? b * seq : 0) + s] : (int)s;
-    float total = 0.f;
-    for (i64 c = threadIdx.x; c < hidden; c += blockDim.x)
-      total += embedding_sum(words, word_rows, word, positions, position_rows, position, segments, segment_rows,
-                             segment, hidden, c);
-    const float mean = block_reduce(total, false) / (float)hidden;
-    float q = 0.f;
+    auto e_at = [&](i64 c) {
+      return embedding_sum(words, word_rows, word, positions, position_rows, position, segments, segment_rows,
+                           segment, hidden, c);
+    };
+    float mean, inv;
+    row_moments_of(e_at, hidden, eps, true, mean, inv);
     for (i64 c = threadIdx.x; c < hidden; c += blockDim.x) {
-      const float d = embedding_sum(words, word_rows, word, positions, position_rows, position, segments,
-                                    segment_rows, segment, hidden, c) - mean;
-      q += d * d;
-    }
-    const float inv = 1.f / sqrtf(block_reduce(q, false) / (float)hidden + eps);
-    for (i64 c = threadIdx.x; c < hidden; c += blockDim.x) {
-      const float e = embedding_sum(words, word_rows, word, positions, position_rows, position, segments,
-                                    segment_rows, segment, hidden, c);
+      const float e = e_at(c);
       const float v = (e - mean) * inv * ld(gamma, c);
       st(y, token * hidden + c, beta ? v + ld(beta, c) : v);
       if (sum_out) st(sum_out, token * hidden + c, e);
@@ -1242,16 +1242,9 @@ __device__ void skip_layer_norm(i64 rows, i64 cols, i64 skip_rows, const T* x, c
                                 float* inv_out, T* sum_out) {
   for (i64 row = blockIdx.x; row < rows; row += gridDim.x) {
     const i64 base = row * cols, skip_base = row % skip_rows * cols;
-    float s = 0.f;
-    if (!simplified)
-      for (i64 c = threadIdx.x; c < cols; c += blockDim.x) s += skip_sum(x, base, skip, skip_base, bias, c);
-    const float mean = simplified ? 0.f : block_reduce(s, false) / (float)cols;
-    float q = 0.f;
-    for (i64 c = threadIdx.x; c < cols; c += blockDim.x) {
-      const float d = skip_sum(x, base, skip, skip_base, bias, c) - mean;
-      q += d * d;
-    }
-    const float inv = 1.f / sqrtf(block_reduce(q, false) / (float)cols + eps);
+    float mean, inv;
+    row_moments_of([&](i64 c) { return skip_sum(x, base, skip, skip_base, bias, c); }, cols, eps, !simplified, mean,
+                   inv);
     if (threadIdx.x == 0) {
       if (mean_out) mean_out[row] = mean;
       if (inv_out) inv_out[row] = inv;
@@ -1263,6 +1256,20 @@ __device__ void skip_layer_norm(i64 rows, i64 cols, i64 skip_rows, const T* x, c
       if (sum_out) st(sum_out, base + c, sum);
     }
   }
+}
+
+// Channel c of the head at `x` rotated by a cache row (`cos_row` and `sin_row`, rotary / 2 values
+// each; null: a position outside the caches, whose rotated channels are 0), in float: the first
+// `rotary` channels in pairs (i, i + rotary / 2), or (2i, 2i + 1) when `interleaved`; the others
+// as they are.
+template <class T>
+__device__ float rotated_channel(const T* x, i64 c, i64 rotary, int interleaved, const T* cos_row, const T* sin_row) {
+  if (c >= rotary) return ld(x, c);
+  const i64 half = rotary / 2, pair = interleaved ? c / 2 : c % half;
+  const bool first = interleaved ? c % 2 == 0 : c < half;
+  const i64 a = interleaved ? 2 * pair : pair, b = interleaved ? 2 * pair + 1 : pair + half;
+  const float cs = cos_row ? ld(cos_row, pair) : 0.f, sn = sin_row ? ld(sin_row, pair) : 0.f;
+  return first ? cs * ld(x, a) - sn * ld(x, b) : sn * ld(x, a) + cs * ld(x, b);
 }
 
 // RotaryEmbedding: one thread per element of X ([batch, seq, heads, head] through the strides).
@@ -1279,15 +1286,11 @@ __device__ void rotary_embedding(i64 n, i64 seq, i64 heads, i64 head, i64 rotary
   for (i64 i = global_index(); i < n; i += global_stride()) {
     const i64 c = i % head, rest = i / head, h = rest % heads, token = rest / heads;
     const i64 base = token / seq * batch_stride + token % seq * seq_stride + h * head_stride;
-    if (c >= rotary) { st(y, base + c, ld(x, base + c)); continue; }
-    const i64 pair = interleaved ? c / 2 : c % half;
-    const bool first = interleaved ? c % 2 == 0 : c < half;
-    const i64 a = interleaved ? 2 * pair : pair, b = interleaved ? 2 * pair + 1 : pair + half;
     const i64 row = !position_ids ? token : first_position_only ? position_ids[0] + token % seq : position_ids[token];
-    float cs = 0.f, sn = 0.f;
-    if (row >= 0 && row < cache_rows) { cs = ld(cos_cache, row * half + pair); sn = ld(sin_cache, row * half + pair); }
-    const float xa = ld(x, base + a), xb = ld(x, base + b);
-    st(y, base + c, first ? cs * xa - sn * xb : sn * xa + cs * xb);
+    const bool cached = row >= 0 && row < cache_rows;
+    st(y, base + c,
+       rotated_channel(x + base, c, rotary, interleaved, cached ? cos_cache + row * half : (const T*)0,
+                       cached ? sin_cache + row * half : (const T*)0));
   }
 }
 
@@ -1509,19 +1512,6 @@ __device__ __forceinline__ i64 gqa_cached(const int* seqlens, i64 b, i64 seq, in
   return first_prompt ? 0 : (i64)seqlens[b] + 1 - seq;
 }
 
-// Channel c of the head at `x` rotated at `position`, in float: the first `rotary` channels in
-// pairs (i, i + rotary / 2), or (2i, 2i + 1) when `interleaved`; the others as they are.
-template <class T>
-__device__ float gqa_rotated(const T* x, i64 c, i64 position, i64 rotary, int interleaved, const T* cos_cache,
-                             const T* sin_cache) {
-  if (c >= rotary) return ld(x, c);
-  const i64 half = rotary / 2, pair = interleaved ? c / 2 : c % half;
-  const bool first = interleaved ? c % 2 == 0 : c < half;
-  const i64 a = interleaved ? 2 * pair : pair, b = interleaved ? 2 * pair + 1 : pair + half;
-  const float cs = ld(cos_cache, position * half + pair), sn = ld(sin_cache, position * half + pair);
-  return first ? cs * ld(x, a) - sn * ld(x, b) : sn * ld(x, a) + cs * ld(x, b);
-}
-
 // present ([batch, kv_heads, rows, head]), a thread per element: entry b's cached rows from
 // `past` ([batch, kv_heads, past_rows, head]), its `seq` new ones from `fresh` (token t's heads
 // at fresh + t * fresh_stride; rotated at their positions when `rotary` > 0: the keys), zeros
@@ -1537,7 +1527,8 @@ __device__ void gqa_present(i64 n, i64 kv_heads, i64 rows, i64 head, i64 seq, co
       st(present, i, ld(past, (bh * past_rows + r) * head + c));
     } else if (r < cached + seq) {
       const T* src = fresh + (b * seq + r - cached) * fresh_stride + h * head;
-      st(present, i, rotary > 0 ? gqa_rotated(src, c, r, rotary, interleaved, cos_cache, sin_cache) : ld(src, c));
+      const i64 at = r * (rotary / 2);  // the cache row of position r (rotary 0: no rotation)
+      st(present, i, rotated_channel(src, c, rotary, interleaved, cos_cache + at, sin_cache + at));
     } else {
       st(present, i, 0.f);
     }
@@ -1553,7 +1544,9 @@ __device__ void gqa_rotate_query(i64 n, i64 heads, i64 head, i64 seq, const T* q
   for (i64 i = global_index(); i < n; i += global_stride()) {
     const i64 c = i % head, h = i / head % heads, token = i / head / heads;
     const i64 position = gqa_cached(seqlens, token / seq, seq, first_prompt) + token % seq;
-    st(out, i, gqa_rotated(q + token * q_stride + h * head, c, position, rotary, interleaved, cos_cache, sin_cache));
+    const i64 at = position * (rotary / 2);
+    const T* row = q + token * q_stride + h * head;
+    st(out, i, rotated_channel(row, c, rotary, interleaved, cos_cache + at, sin_cache + at));
   }
 }
 
