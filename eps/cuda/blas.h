@@ -75,7 +75,7 @@ class MatmulPlans {
 // One batch stride per side serves a side whose batch dims are the output's, or all 1. A side
 // that broadcasts only some of them ([1,3] against [2,3], or [2,1] against [1,3]) is marked
 // `expand_*`: its stride in `problem` is then that of a copy with the output's batch dims
-// (expand_matmul_operand, ops/op_util.h), which the caller makes before the product.
+// (expand_partial_batches, ops/op_util.h), which the caller makes before the product.
 struct MatmulShape {
   MatmulProblem problem;
   Shape output;

@@ -65,18 +65,10 @@ Expected<void> build_integer_matmul(PlanBuilder& b, const Node& node) {
     std::vector<Tensor> expanded;
     const void* a_data = dev(ctx.input(a_in));
     const void* b_data = dev(ctx.input(b_in));
-    if (shape->expand_a) {
-      auto copy = expand_matmul_operand(ctx, expand, a_data, ctx.input(a_in).dtype(), shape->batch_a, shape->batch, p.m,
-                                        p.k, expanded);
-      if (!copy) return std::unexpected(copy.error());
-      a_data = *copy;
-    }
-    if (shape->expand_b) {
-      auto copy = expand_matmul_operand(ctx, expand, b_data, ctx.input(b_in).dtype(), shape->batch_b, shape->batch, p.k,
-                                        p.n, expanded);
-      if (!copy) return std::unexpected(copy.error());
-      b_data = *copy;
-    }
+    if (auto done = expand_partial_batches(ctx, expand, *shape, ctx.input(a_in).dtype(), a_data,
+                                           ctx.input(b_in).dtype(), b_data, expanded);
+        !done)
+      return done;
     // Per tensor, per row of A or per column of B.
     auto vector = [&](std::size_t i, int64_t covers, std::string_view what) {
       return scalar_or_vector(ctx, i, covers, what, "give one value, or one per row of A / column of B");
@@ -192,17 +184,9 @@ Expected<void> build_integer_to_float(PlanBuilder& b, const Node& node) {
       a_zero = ctx.has_input(4) ? dev(ctx.input(4)) : nullptr;
     }
     const void* b_data = dev(ctx.input(1));
-    if (shape->expand_a) {
-      auto copy = expand_matmul_operand(ctx, expand, a_data, a_type, shape->batch_a, shape->batch, p.m, p.k, scratch);
-      if (!copy) return std::unexpected(copy.error());
-      a_data = *copy;
-    }
-    if (shape->expand_b) {
-      auto copy = expand_matmul_operand(ctx, expand, b_data, ctx.input(1).dtype(), shape->batch_b, shape->batch, p.k,
-                                        p.n, scratch);
-      if (!copy) return std::unexpected(copy.error());
-      b_data = *copy;
-    }
+    if (auto done = expand_partial_batches(ctx, expand, *shape, a_type, a_data, ctx.input(1).dtype(), b_data, scratch);
+        !done)
+      return done;
     KernelArgs args;
     args.add(p.batch).add(p.m).add(p.n).add(p.k).add(p.stride_a).add(p.stride_b).ptr(a_data).ptr(b_data);
     args.ptr(a_zero).ptr(b_zero->data).add(b_zero->count).ptr(a_scale).ptr(b_scale->data).add(b_scale->count);

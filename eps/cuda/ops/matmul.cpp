@@ -25,16 +25,7 @@ Expected<void> build_matmul(PlanBuilder& b, const Node& node) {
     p.dtype = dtype;
     p.a = dev(ctx.input(0)), p.b = dev(ctx.input(1)), p.d = dev_mut(*y);
     std::vector<Tensor> expanded;  // operands whose batch broadcasts partly, copied out
-    if (p.batch > 0 && p.m * p.n > 0 && shape->expand_a) {
-      auto a = expand_matmul_operand(ctx, expand, p.a, dtype, shape->batch_a, shape->batch, p.m, p.k, expanded);
-      if (!a) return std::unexpected(a.error());
-      p.a = *a;
-    }
-    if (p.batch > 0 && p.m * p.n > 0 && shape->expand_b) {
-      auto bb = expand_matmul_operand(ctx, expand, p.b, dtype, shape->batch_b, shape->batch, p.k, p.n, expanded);
-      if (!bb) return std::unexpected(bb.error());
-      p.b = *bb;
-    }
+    if (auto done = expand_partial_batches(ctx, expand, *shape, dtype, p.a, dtype, p.b, expanded); !done) return done;
     return run_matmul(ctx, p);
   }));
   return {};

@@ -193,9 +193,12 @@ Expected<void> strided_copy(StepContext& ctx, const std::string& kernel, const S
   return ctx.launch(kernel, n, args);
 }
 
-Expected<const void*> expand_matmul_operand(StepContext& ctx, const std::string& copy_kernel, const void* data,
-                                            DType dtype, const Shape& batch, const Shape& out_batch, int64_t rows,
-                                            int64_t cols, std::vector<Tensor>& keep) {
+namespace {
+
+// One operand of `rows` x `cols` matrices with batch dims `batch`, copied with `out_batch`'s.
+Expected<const void*> expand_operand(StepContext& ctx, const std::string& copy_kernel, const void* data, DType dtype,
+                                     const Shape& batch, const Shape& out_batch, int64_t rows, int64_t cols,
+                                     std::vector<Tensor>& keep) {
   Shape shape = out_batch;
   shape.push_back(rows);
   shape.push_back(cols);
@@ -211,6 +214,26 @@ Expected<const void*> expand_matmul_operand(StepContext& ctx, const std::string&
     return std::unexpected(r.error());
   keep.push_back(std::move(*copy));
   return dev(keep.back());
+}
+
+}  // namespace
+
+Expected<void> expand_partial_batches(StepContext& ctx, const std::string& copy_kernel, const MatmulShape& shape,
+                                      DType a_type, const void*& a, DType b_type, const void*& b,
+                                      std::vector<Tensor>& keep) {
+  const MatmulProblem& p = shape.problem;
+  if (p.batch * p.m * p.n == 0) return {};
+  if (shape.expand_a) {
+    auto copy = expand_operand(ctx, copy_kernel, a, a_type, shape.batch_a, shape.batch, p.m, p.k, keep);
+    if (!copy) return std::unexpected(copy.error());
+    a = *copy;
+  }
+  if (shape.expand_b) {
+    auto copy = expand_operand(ctx, copy_kernel, b, b_type, shape.batch_b, shape.batch, p.k, p.n, keep);
+    if (!copy) return std::unexpected(copy.error());
+    b = *copy;
+  }
+  return {};
 }
 
 }  // namespace nxrt::cuda

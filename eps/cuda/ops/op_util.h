@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "blas.h"
 #include "kernel_library.h"
 #include "nxrt/ep/claim.h"
 #include "nxrt/ep/kernel.h"
@@ -139,13 +140,14 @@ std::string strided_copy_kernel(PlanBuilder& builder, DType dtype);
 Expected<void> strided_copy(StepContext& ctx, const std::string& kernel, const Shape& shape, const Shape& in_strides,
                             int64_t in_off, const void* in, const Shape& out_strides, int64_t out_off, void* out);
 
-// A MatMul operand of `rows` x `cols` matrices whose batch dims `batch` broadcast only partly to
-// `out_batch` (MatmulShape's expand_a / expand_b): copied into scratch with `out_batch`'s dims,
-// each matrix repeated where `batch` has a 1. Returns the copy's data; `keep` holds it until
-// the product is on the stream.
-Expected<const void*> expand_matmul_operand(StepContext& ctx, const std::string& copy_kernel, const void* data,
-                                            DType dtype, const Shape& batch, const Shape& out_batch, int64_t rows,
-                                            int64_t cols, std::vector<Tensor>& keep);
+// The operands `a` (of `a_type`) and `b` of `shape`'s product where MatmulShape marks one whose
+// batch dims broadcast only partly (expand_a / expand_b): copied into scratch with the output's
+// batch dims, each matrix repeated where its own batch has a 1, and the pointer moved to the
+// copy; `keep` holds the copies until the product is on the stream. `copy_kernel` is
+// strided_copy_kernel's for the operands' element size. An empty product copies nothing.
+Expected<void> expand_partial_batches(StepContext& ctx, const std::string& copy_kernel, const MatmulShape& shape,
+                                      DType a_type, const void*& a, DType b_type, const void*& b,
+                                      std::vector<Tensor>& keep);
 
 // The kernel of MatMulIntegerToFloat, DynamicQuantizeMatMul and QAttention's projection
 // (integer_matmul.cpp) for operands of int8 or uint8 `a` and `w`: int32 sums of
