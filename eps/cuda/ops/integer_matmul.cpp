@@ -130,13 +130,7 @@ Expected<void> build_integer_to_float(PlanBuilder& b, const Node& node) {
   const Graph& g = b.graph();
   const DType a_type = in.dynamic ? DType::kUInt8 : g.value(node.inputs[0]).type.dtype;
   const std::string kernel = integer_to_float_kernel(b, a_type, g.value(node.inputs[1]).type.dtype);
-  const std::string range = b.instantiate("dynamic_quantize_params", "float",
-                                          "i64 n, const float* x, float* scale, unsigned char* zero_point",
-                                          "n, x, scale, zero_point");
-  const std::string quantize = b.instantiate(
-      "dynamic_quantize", "float",
-      "i64 n, const float* x, const float* scale, const unsigned char* zero_point, unsigned char* y",
-      "n, x, scale, zero_point, y");
+  const DynamicQuantizeKernels quantize = dynamic_quantize_kernels(b);
   const std::string expand = strided_copy_kernel(b, a_type);  // int8 or uint8: bytes
   b.add_step(make_step(node, "nvrtc:" + kernel, [=](StepContext& ctx) -> Expected<void> {
     const std::string_view op = node.op_type;
@@ -166,12 +160,10 @@ Expected<void> build_integer_to_float(PlanBuilder& b, const Node& node) {
         if (!t) return std::unexpected(t.error());
         scratch.push_back(std::move(*t));
       }
-      KernelArgs find;
-      find.add(n).ptr(a_data).ptr(dev_mut(scratch[0])).ptr(dev_mut(scratch[1]));
-      if (auto r = ctx.launch_rows(range, 1, kRowBlockThreads, find); !r) return r;
-      KernelArgs args;
-      args.add(n).ptr(a_data).ptr(dev(scratch[0])).ptr(dev(scratch[1])).ptr(dev_mut(scratch[2]));
-      if (auto r = ctx.launch(quantize, n, args); !r) return r;
+      if (auto r = dynamic_quantize(ctx, quantize, n, a_data, dev_mut(scratch[0]), dev_mut(scratch[1]),
+                                    dev_mut(scratch[2]));
+          !r)
+        return r;
       a_scale = dev(scratch[0]), a_zero = dev(scratch[1]), a_data = dev(scratch[2]);
     } else {
       for (std::size_t i : {2, 4})

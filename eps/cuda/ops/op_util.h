@@ -149,6 +149,16 @@ Expected<void> expand_partial_batches(StepContext& ctx, const std::string& copy_
                                       DType a_type, const void*& a, DType b_type, const void*& b,
                                       std::vector<Tensor>& keep);
 
+// DynamicQuantizeLinear of `n` floats at `x` on the device (quantize.cpp): one block finds their
+// range and writes the uint8 scale and zero point, a second kernel quantizes `x` into `y` with
+// them, read on the device (no sync).
+struct DynamicQuantizeKernels {
+  std::string range, quantize;
+};
+DynamicQuantizeKernels dynamic_quantize_kernels(PlanBuilder& builder);
+Expected<void> dynamic_quantize(StepContext& ctx, const DynamicQuantizeKernels& kernels, int64_t n, const void* x,
+                                void* scale, void* zero_point, void* y);
+
 // The kernel of MatMulIntegerToFloat, DynamicQuantizeMatMul and QAttention's projection
 // (integer_matmul.cpp) for operands of int8 or uint8 `a` and `w`: int32 sums of
 // zero-point-shifted products scaled to float, plus a bias per column.

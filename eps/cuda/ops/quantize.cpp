@@ -177,34 +177,40 @@ KernelMatch check_dynamic_quantize(const NodeContext& ctx) {
   return KernelMatch::supported();
 }
 
-// One block finds the range and writes the scale and zero point; a second kernel quantizes
-// with them, read on the device (no sync).
 Expected<void> build_dynamic_quantize(PlanBuilder& b, const Node& node) {
-  const std::string params = b.instantiate("dynamic_quantize_params", "float",
-                                           "i64 n, const float* x, float* scale, unsigned char* zero_point",
-                                           "n, x, scale, zero_point");
-  const std::string quantize = b.instantiate(
-      "dynamic_quantize", "float",
-      "i64 n, const float* x, const float* scale, const unsigned char* zero_point, unsigned char* y", "n, x, scale, zero_point, y");
-  b.add_step(make_step(node, "nvrtc:" + quantize, [=](StepContext& ctx) -> Expected<void> {
+  const DynamicQuantizeKernels kernels = dynamic_quantize_kernels(b);
+  b.add_step(make_step(node, "nvrtc:" + kernels.quantize, [=](StepContext& ctx) -> Expected<void> {
     const Tensor& x = ctx.input(0);
     auto y = ctx.output(0, DType::kUInt8, x.shape());
     auto scale = ctx.output(1, DType::kFloat32, {});
     auto zero_point = ctx.output(2, DType::kUInt8, {});
     for (auto* out : {&y, &scale, &zero_point})
       if (!*out) return std::unexpected(out->error());
-    KernelArgs range;
-    range.add(x.numel()).ptr(dev(x)).ptr(dev_mut(*scale)).ptr(dev_mut(*zero_point));
-    if (auto r = ctx.launch_rows(params, 1, kRowBlockThreads, range); !r) return r;
-    if (x.numel() == 0) return {};
-    KernelArgs args;
-    args.add(x.numel()).ptr(dev(x)).ptr(dev(*scale)).ptr(dev(*zero_point)).ptr(dev_mut(*y));
-    return ctx.launch(quantize, x.numel(), args);
+    return dynamic_quantize(ctx, kernels, x.numel(), dev(x), dev_mut(*scale), dev_mut(*zero_point), dev_mut(*y));
   }));
   return {};
 }
 
 }  // namespace
+
+DynamicQuantizeKernels dynamic_quantize_kernels(PlanBuilder& b) {
+  return {b.instantiate("dynamic_quantize_params", "float",
+                        "i64 n, const float* x, float* scale, unsigned char* zero_point", "n, x, scale, zero_point"),
+          b.instantiate("dynamic_quantize", "float",
+                        "i64 n, const float* x, const float* scale, const unsigned char* zero_point, unsigned char* y",
+                        "n, x, scale, zero_point, y")};
+}
+
+Expected<void> dynamic_quantize(StepContext& ctx, const DynamicQuantizeKernels& kernels, int64_t n, const void* x,
+                                void* scale, void* zero_point, void* y) {
+  KernelArgs range;
+  range.add(n).ptr(x).ptr(scale).ptr(zero_point);
+  if (auto r = ctx.launch_rows(kernels.range, 1, kRowBlockThreads, range); !r) return r;
+  if (n == 0) return {};
+  KernelArgs args;
+  args.add(n).ptr(x).ptr(scale).ptr(zero_point).ptr(y);
+  return ctx.launch(kernels.quantize, n, args);
+}
 
 std::vector<CudaOpDef> quantize_ops() {
   std::vector<CudaOpDef> ops;
