@@ -15,10 +15,6 @@
 namespace nxrt::cuda {
 namespace {
 
-
-// Scores of at most this many (row, key) pairs per launch: 64 MiB of float scratch.
-constexpr int64_t kGqaScoresPerChunk = int64_t{1} << 24;
-
 KernelMatch check_group_query_attention(const NodeContext& ctx) {
   NXRT_REQUIRE_MATCH(require_float(ctx, {kGqaQuery}));
   return check_group_query_attention_node(ctx, "cuda");
@@ -79,8 +75,7 @@ Expected<void> build_group_query_attention(PlanBuilder& b, const Node& node) {
     const int64_t present_numel = shape_numel(present_shape);
     Tensor present[2];
     for (std::size_t i : {0, 1}) {
-      auto out = ctx.wants_output(1 + i) ? ctx.output(1 + i, dtype, present_shape)
-                                         : ctx.scratch(static_cast<std::size_t>(present_numel) * dtype_size(dtype));
+      auto out = output_or_scratch(ctx, 1 + i, dtype, present_shape);
       if (!out) return std::unexpected(out.error());
       present[i] = std::move(*out);
     }
@@ -120,7 +115,7 @@ Expected<void> build_group_query_attention(PlanBuilder& b, const Node& node) {
       q = dev(rotated), q_stride = at.heads * hs;
     }
     const int64_t keys = std::max<int64_t>(p.present_rows, 1);
-    const int64_t chunk = std::max<int64_t>(1, kGqaScoresPerChunk / keys);
+    const int64_t chunk = std::max<int64_t>(1, kAttentionScoresPerChunk / keys);
     auto scores = ctx.scratch(static_cast<std::size_t>(std::min(chunk, rows) * keys) * sizeof(float));
     if (!scores) return std::unexpected(scores.error());
     for (int64_t row0 = 0; row0 < rows; row0 += chunk) {

@@ -20,9 +20,6 @@
 namespace nxrt::cuda {
 namespace {
 
-// Scores of at most this many (row, key) pairs per launch: 64 MiB of float scratch.
-constexpr int64_t kBertScoresPerChunk = int64_t{1} << 24;
-
 KernelDims bert_strides(int64_t batch, int64_t head, int64_t seq) {
   return to_kernel_dims(std::vector<int64_t>{batch, head, seq});
 }
@@ -72,14 +69,14 @@ struct BertAttentionRun {
   KernelDims ys{};
 };
 
-// The run's rows in chunks whose scores fit kBertScoresPerChunk (Y, of `y_bytes`, zeros when
-// there is no key).
+// The run's rows in chunks whose scores fit kAttentionScoresPerChunk (Y, of `y_bytes`, zeros
+// when there is no key).
 Expected<void> launch_bert_attention(StepContext& ctx, const std::string& kernel, const BertAttentionRun& r,
                                      std::size_t y_bytes) {
   const int64_t rows = r.batch * r.heads * r.q_seq;
   if (rows == 0 || r.v_head_size == 0) return {};
   if (r.total == 0) return ctx.zero(r.y, y_bytes);
-  const int64_t chunk = std::max<int64_t>(1, kBertScoresPerChunk / r.total);
+  const int64_t chunk = std::max<int64_t>(1, kAttentionScoresPerChunk / r.total);
   auto scores = ctx.scratch(static_cast<std::size_t>(std::min(chunk, rows) * r.total) * sizeof(float));
   if (!scores) return std::unexpected(scores.error());
   for (int64_t row0 = 0; row0 < rows; row0 += chunk) {
@@ -109,12 +106,6 @@ Expected<void> fill_present(StepContext& ctx, const std::string& copy, const Sha
   return strided_copy(ctx, copy, Shape{batch, heads, present_shape[2] - past, size},
                       Shape{fresh.batch, fresh.head, fresh.seq, 1}, fresh.offset, data, out_strides, past * size,
                       present);
-}
-
-// A present output when asked for, else scratch of its size.
-Expected<Tensor> present_or_scratch(StepContext& ctx, std::size_t output, DType dtype, const Shape& shape) {
-  if (ctx.wants_output(output)) return ctx.output(output, dtype, shape);
-  return ctx.scratch(static_cast<std::size_t>(shape_numel(shape)) * dtype_size(dtype));
 }
 
 // ---- Attention and QAttention ----
@@ -246,7 +237,7 @@ Expected<void> build_microsoft_attention(PlanBuilder& b, const Node& node) {
     // ([2, batch, heads, total, head_size], V's head size equal to K's there).
     Tensor present;
     if (ctx.has_input(in.past) || ctx.wants_output(1)) {
-      auto out = present_or_scratch(ctx, 1, dtype, {2, p.batch, at.heads, r.total, r.head_size});
+      auto out = output_or_scratch(ctx, 1, dtype, {2, p.batch, at.heads, r.total, r.head_size});
       if (!out) return std::unexpected(out.error());
       present = std::move(*out);
       const Shape half_shape{p.batch, at.heads, r.total, r.head_size};
@@ -351,7 +342,7 @@ Expected<void> build_multi_head_attention(PlanBuilder& b, const Node& node) {
       if (!ctx.wants_output(1 + i) && !ctx.has_input(kMhaPastKey)) continue;
       const int64_t size = i == 0 ? p.head_size : p.v_head_size;
       const Shape present_shape{p.batch, at.heads, r.total, size};
-      auto out = present_or_scratch(ctx, 1 + i, dtype, present_shape);
+      auto out = output_or_scratch(ctx, 1 + i, dtype, present_shape);
       if (!out) return std::unexpected(out.error());
       present[i] = std::move(*out);
       const void* past = ctx.has_input(kMhaPastKey) ? dev(ctx.input(i == 0 ? kMhaPastKey : kMhaPastValue)) : nullptr;

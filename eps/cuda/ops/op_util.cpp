@@ -193,6 +193,11 @@ Expected<void> strided_copy(StepContext& ctx, const std::string& kernel, const S
   return ctx.launch(kernel, n, args);
 }
 
+Expected<Tensor> output_or_scratch(StepContext& ctx, std::size_t i, DType dtype, const Shape& shape) {
+  if (ctx.wants_output(i)) return ctx.output(i, dtype, shape);
+  return ctx.scratch(static_cast<std::size_t>(shape_numel(shape)) * dtype_size(dtype));
+}
+
 namespace {
 
 // One operand of `rows` x `cols` matrices with batch dims `batch`, copied with `out_batch`'s.

@@ -149,6 +149,14 @@ Expected<void> expand_partial_batches(StepContext& ctx, const std::string& copy_
                                       DType a_type, const void*& a, DType b_type, const void*& b,
                                       std::vector<Tensor>& keep);
 
+// The attention kernels' scores (floats) of at most this many (row, key) pairs per launch: 64 MiB
+// of scratch; longer runs go in chunks of rows.
+inline constexpr int64_t kAttentionScoresPerChunk = int64_t{1} << 24;
+
+// Output `i` when it is asked for, else scratch of its size (a step that needs the values either
+// way: an attention op's present key and value).
+Expected<Tensor> output_or_scratch(StepContext& ctx, std::size_t i, DType dtype, const Shape& shape);
+
 // DynamicQuantizeLinear of `n` floats at `x` on the device (quantize.cpp): one block finds their
 // range and writes the uint8 scale and zero point, a second kernel quantizes `x` into `y` with
 // them, read on the device (no sync).

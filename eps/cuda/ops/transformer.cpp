@@ -132,8 +132,6 @@ KernelMatch check_attention(const NodeContext& ctx) {
   return require_float(ctx, {0, 1, 2});
 }
 
-// Scores of at most this many (row, key) pairs per launch: 64 MiB of float scratch.
-constexpr int64_t kScoresPerChunk = int64_t{1} << 24;
 
 KernelDims head_strides(const HeadStrides& s) { return to_kernel_dims(std::vector<int64_t>{s.batch, s.head, s.seq}); }
 
@@ -187,7 +185,7 @@ Expected<void> build_attention(PlanBuilder& b, const Node& node) {
     }
     const int64_t rows = p->batch * p->q_heads * p->q_seq;
     if (rows == 0 || p->v_head_size == 0) return {};
-    const int64_t chunk = std::max<int64_t>(1, kScoresPerChunk / std::max<int64_t>(p->total_seq, 1));
+    const int64_t chunk = std::max<int64_t>(1, kAttentionScoresPerChunk / std::max<int64_t>(p->total_seq, 1));
     auto scores = ctx.scratch(static_cast<std::size_t>(std::min(chunk, rows) * std::max<int64_t>(p->total_seq, 1)) *
                               sizeof(float));
     if (!scores) return std::unexpected(scores.error());
