@@ -69,6 +69,27 @@ struct BertAttentionRun {
   KernelDims ys{};
 };
 
+// The int32 key mask (input `mask`, when the node has it) and attention_bias (input `bias`, when
+// given) into `r`, whose sizes are set: their forms and strides for those sizes, or an error
+// naming `op`. `attention_forms`: a [2 * batch] mask holds ends and starts and a [batch or 1, 1]
+// one means no mask (Attention's and QAttention's mask_index).
+Expected<void> read_mask_and_bias(StepContext& ctx, std::string_view op, std::size_t mask,
+                                  std::optional<std::size_t> bias, bool attention_forms, BertAttentionRun& r) {
+  if (ctx.has_input(mask)) {
+    auto form = bert_key_mask_form(op, ctx.input(mask).shape(), r.batch, r.q_seq, r.total, attention_forms,
+                                   attention_forms);
+    if (!form) return forward_error(std::move(form), ctx.where());
+    r.mask_form = *form;
+    if (r.mask_form != KeyMaskForm::kNone) r.mask = dev(ctx.input(mask));
+  }
+  if (bias && ctx.has_input(*bias)) {
+    auto strides = bert_attention_bias_strides(op, ctx.input(*bias).shape(), r.batch, r.heads, r.q_seq, r.total);
+    if (!strides) return forward_error(std::move(strides), ctx.where());
+    r.bias = dev(ctx.input(*bias)), r.bias_strides = *strides;
+  }
+  return {};
+}
+
 // The run's rows in chunks whose scores fit kAttentionScoresPerChunk (Y, of `y_bytes`, zeros
 // when there is no key).
 Expected<void> launch_bert_attention(StepContext& ctx, const std::string& kernel, const BertAttentionRun& r,
@@ -204,18 +225,8 @@ Expected<void> build_microsoft_attention(PlanBuilder& b, const Node& node) {
     r.batch = p.batch, r.heads = at.heads, r.q_seq = p.seq, r.total = p.past + p.seq, r.past = p.past;
     r.head_size = p.head_size(at), r.v_head_size = p.v_head_size(at);
     r.scale = p.scale(at), r.mask_filter = at.mask_filter_value, r.causal = at.causal;
-    if (ctx.has_input(in.mask)) {
-      auto form = bert_key_mask_form(in.op, ctx.input(in.mask).shape(), p.batch, p.seq, r.total, true, true);
-      if (!form) return forward_error(std::move(form), ctx.where());
-      r.mask_form = *form;
-      if (r.mask_form != KeyMaskForm::kNone) r.mask = dev(ctx.input(in.mask));
-    }
-    if (!quantized && ctx.has_input(kMsAttentionBias)) {
-      auto strides = bert_attention_bias_strides(in.op, ctx.input(kMsAttentionBias).shape(), p.batch, at.heads, p.seq,
-                                                 r.total);
-      if (!strides) return forward_error(std::move(strides), ctx.where());
-      r.bias = dev(ctx.input(kMsAttentionBias)), r.bias_strides = *strides;
-    }
+    const auto attention_bias = quantized ? std::nullopt : std::optional<std::size_t>(kMsAttentionBias);
+    if (auto read = read_mask_and_bias(ctx, in.op, in.mask, attention_bias, true, r); !read) return read;
     auto y = ctx.output(0, dtype, {p.batch, p.seq, p.v_hidden});
     if (!y) return std::unexpected(y.error());
     r.y = dev_mut(*y), r.ys = bert_strides(p.seq * p.v_hidden, r.v_head_size, p.v_hidden);
@@ -286,18 +297,8 @@ Expected<void> build_multi_head_attention(PlanBuilder& b, const Node& node) {
     r.batch = p.batch, r.heads = at.heads, r.q_seq = p.seq, r.total = p.total(), r.past = p.past;
     r.head_size = p.head_size, r.v_head_size = p.v_head_size;
     r.scale = p.scale(at), r.mask_filter = at.mask_filter_value, r.causal = at.causal;
-    if (ctx.has_input(kMhaMask)) {
-      auto form = bert_key_mask_form("MultiHeadAttention", ctx.input(kMhaMask).shape(), p.batch, p.seq, r.total, false,
-                                     false);
-      if (!form) return forward_error(std::move(form), ctx.where());
-      r.mask_form = *form, r.mask = dev(ctx.input(kMhaMask));
-    }
-    if (ctx.has_input(kMhaAttentionBias)) {
-      auto strides = bert_attention_bias_strides("MultiHeadAttention", ctx.input(kMhaAttentionBias).shape(), p.batch,
-                                                 at.heads, p.seq, r.total);
-      if (!strides) return forward_error(std::move(strides), ctx.where());
-      r.bias = dev(ctx.input(kMhaAttentionBias)), r.bias_strides = *strides;
-    }
+    if (auto read = read_mask_and_bias(ctx, "MultiHeadAttention", kMhaMask, kMhaAttentionBias, false, r); !read)
+      return read;
     auto y = ctx.output(0, dtype, {p.batch, p.seq, p.v_hidden});
     if (!y) return std::unexpected(y.error());
     r.y = dev_mut(*y), r.ys = bert_strides(p.seq * p.v_hidden, p.v_head_size, p.v_hidden);
