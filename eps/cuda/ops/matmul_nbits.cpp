@@ -76,12 +76,8 @@ Expected<void> build_matmul_nbits(PlanBuilder& b, const Node& node) {
     add_weights(args);
     args.ptr(dev_mut(*w));
     if (auto r = ctx.launch(dequantize, g.n * g.k, args); !r) return r;
-    if (bias) {  // the bias in every row of Y, which the product then adds to (beta 1)
-      const Shape y_rows{rows, g.n};
-      if (auto r = strided_copy(ctx, expand, y_rows, Shape{0, 1}, 0, bias, contiguous_strides(y_rows), 0, dev_mut(*y));
-          !r)
-        return r;
-    }
+    if (bias)  // the bias in every row of Y, which the product then adds to (beta 1)
+      if (auto r = broadcast_rows(ctx, expand, bias, rows, g.n, dev_mut(*y)); !r) return r;
     MatmulProblem p;
     p.dtype = dtype;
     p.trans_b = true;

@@ -186,13 +186,8 @@ Expected<void> project_float(StepContext& ctx, const std::string& copy, DType dt
                              void* qkv) {
   const int64_t tokens = p.batch * p.seq;
   const bool with_bias = ctx.has_input(kMsBias);
-  if (with_bias && tokens > 0) {
-    const Shape rows{tokens, p.columns};
-    if (auto done = strided_copy(ctx, copy, rows, Shape{0, 1}, 0, dev(ctx.input(kMsBias)), contiguous_strides(rows), 0,
-                                 qkv);
-        !done)
-      return done;
-  }
+  if (with_bias)
+    if (auto done = broadcast_rows(ctx, copy, dev(ctx.input(kMsBias)), tokens, p.columns, qkv); !done) return done;
   MatmulProblem product;
   product.dtype = dtype;
   product.m = tokens, product.n = p.columns, product.k = p.in;

@@ -193,6 +193,12 @@ Expected<void> strided_copy(StepContext& ctx, const std::string& kernel, const S
   return ctx.launch(kernel, n, args);
 }
 
+Expected<void> broadcast_rows(StepContext& ctx, const std::string& copy_kernel, const void* row, int64_t rows,
+                              int64_t cols, void* out) {
+  const Shape shape{rows, cols};
+  return strided_copy(ctx, copy_kernel, shape, Shape{0, 1}, 0, row, contiguous_strides(shape), 0, out);
+}
+
 Expected<Tensor> output_or_scratch(StepContext& ctx, std::size_t i, DType dtype, const Shape& shape) {
   if (ctx.wants_output(i)) return ctx.output(i, dtype, shape);
   return ctx.scratch(static_cast<std::size_t>(shape_numel(shape)) * dtype_size(dtype));

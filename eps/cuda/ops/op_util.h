@@ -140,6 +140,11 @@ std::string strided_copy_kernel(PlanBuilder& builder, DType dtype);
 Expected<void> strided_copy(StepContext& ctx, const std::string& kernel, const Shape& shape, const Shape& in_strides,
                             int64_t in_off, const void* in, const Shape& out_strides, int64_t out_off, void* out);
 
+// Each of `rows` rows of `cols` elements at `out` a copy of the row at `row` (a bias that a
+// product then adds to, beta 1); `copy_kernel` is strided_copy_kernel's for the element size.
+Expected<void> broadcast_rows(StepContext& ctx, const std::string& copy_kernel, const void* row, int64_t rows,
+                              int64_t cols, void* out);
+
 // The operands `a` (of `a_type`) and `b` of `shape`'s product where MatmulShape marks one whose
 // batch dims broadcast only partly (expand_a / expand_b): copied into scratch with the output's
 // batch dims, each matrix repeated where its own batch has a 1, and the pointer moved to the
