@@ -128,4 +128,9 @@ TEST_CASE("GroupQueryAttention declines what the cpu EP does not implement, and 
   CHECK_THAT(too_long.error().render(), Catch::Matchers::Contains(
                                             "GroupQueryAttention: seqlens_k[0] is 8 with 3 new tokens, a cache of 0 rows "
                                             "and total_sequence_length 3"));
+  // A value of another shape than key's, named (a claim without static shapes cannot see it).
+  auto wrong_value = run_on_cpu(gqa(q, k, random_tensor({1, 2, kKvHeads * kHead}, 3), {}, {3}, 3));
+  REQUIRE_FALSE(wrong_value);
+  CHECK_THAT(wrong_value.error().render(),
+             Catch::Matchers::Contains("GroupQueryAttention: value has shape [1,2,32]"));
 }

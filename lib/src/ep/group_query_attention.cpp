@@ -104,16 +104,16 @@ Expected<GroupQueryAttentionPlan> plan_group_query_attention(const GroupQueryAtt
   p.head_size = q[2] / columns;
   const Shape kv_shape{p.batch, p.seq, at.kv_heads * p.head_size};
   if (!p.packed)
-    for (const Shape* s : {in.key, in.value})
+    for (auto [name, s] : {std::pair{"key", in.key}, std::pair{"value", in.value}})
       if (*s != kv_shape)
-        return gqa_misfit(fmt::format("key or value has shape {}", shape_to_string(*s)),
+        return gqa_misfit(fmt::format("{} has shape {}", name, shape_to_string(*s)),
                           fmt::format("key and value must be {}", shape_to_string(kv_shape)));
   if (in.past_key) {
     p.past_rows = in.past_key->size() == 4 ? (*in.past_key)[2] : -1;
     const Shape past{p.batch, at.kv_heads, p.past_rows, p.head_size};
-    for (const Shape* s : {in.past_key, in.past_value})
+    for (auto [name, s] : {std::pair{"past_key", in.past_key}, std::pair{"past_value", in.past_value}})
       if (*s != past)
-        return gqa_misfit(fmt::format("past_key or past_value has shape {}", shape_to_string(*s)),
+        return gqa_misfit(fmt::format("{} has shape {}", name, shape_to_string(*s)),
                           "past_key and past_value must be [batch, kv_num_heads, rows, head_size], both of one shape");
   }
   if (total.size() != 1 || std::cmp_not_equal(seqlens.size(), p.batch))
