@@ -201,8 +201,7 @@ class MatMulNBitsKernel final : public Kernel {
     auto optional = [&](std::size_t i) { return ctx.has_input(i) ? &ctx.input(i) : nullptr; };
     const MatMulNBitsSizes sizes = matmul_nbits_sizes(a, ctx.input(kNbitsB), ctx.input(kNbitsScales),
                                                       optional(kNbitsZeroPoints), optional(kNbitsBias));
-    if (auto checked = check_matmul_nbits_inputs(g_, sizes);
-        !checked)
+    if (auto checked = check_matmul_nbits_inputs(g_, sizes); !checked)
       return std::unexpected(checked.error());
     std::optional<NBitsWeights> now;
     if (!weights_) {

@@ -45,8 +45,7 @@ Expected<void> build_matmul_nbits(PlanBuilder& b, const Node& node) {
     const Tensor& a = ctx.input(kNbitsA);
     const MatMulNBitsSizes sizes = matmul_nbits_sizes(a, ctx.input(kNbitsB), ctx.input(kNbitsScales),
                                                       optional(kNbitsZeroPoints), optional(kNbitsBias));
-    if (auto checked = check_matmul_nbits_inputs(g, sizes);
-        !checked)
+    if (auto checked = check_matmul_nbits_inputs(g, sizes); !checked)
       return forward_error(std::move(checked), ctx.where());
     Shape out_shape = a.shape();
     out_shape.back() = g.n;
