@@ -23,13 +23,6 @@ KernelMatch check_embed_layer_norm(const NodeContext& ctx) {
   return KernelMatch::supported(elementwise_cost(ctx, 8));
 }
 
-Expected<EmbedPlan> plan_embedding(const KernelContext& ctx) {
-  auto shape = [&](std::size_t i) { return ctx.has_input(i) ? &ctx.input(i).shape() : nullptr; };
-  return plan_embed_layer_normalization({shape(kEmbedInputIds), shape(kEmbedSegmentIds), shape(kEmbedWordTable),
-                                         shape(kEmbedPositionTable), shape(kEmbedSegmentTable), shape(kEmbedGamma),
-                                         shape(kEmbedBeta), shape(kEmbedMask), shape(kEmbedPositionIds)});
-}
-
 // The row ids[i] of a table of `rows`, or an error naming the input, the token and the value.
 Expected<int64_t> table_row(const int32_t* ids, int64_t i, int64_t seq, int64_t rows, std::string_view input,
                             std::string_view table) {
@@ -46,7 +39,7 @@ class EmbedLayerNormKernel final : public Kernel {
   explicit EmbedLayerNormKernel(float epsilon) : epsilon_(epsilon) {}
 
   Expected<void> compute(KernelContext& ctx) override {
-    auto plan = plan_embedding(ctx);
+    auto plan = plan_embed_layer_normalization(EmbedLayerNormalizationShapes::of(ctx));
     if (!plan) return std::unexpected(plan.error());
     if (ctx.input(kEmbedWordTable).dtype() == DType::kFloat16) return run<Half>(ctx, *plan);
     return run<float>(ctx, *plan);

@@ -48,20 +48,10 @@ class GroupQueryAttentionKernel final : public Kernel {
   std::string_view variant() const override { return "rows"; }
 
  private:
-  Expected<GqaPlan> plan(KernelContext& ctx) const {
-    auto shape = [&](std::size_t i) { return ctx.has_input(i) ? &ctx.input(i).shape() : nullptr; };
-    const Tensor& seqlens = ctx.input(kGqaSeqlensK);
-    const Tensor& total = ctx.input(kGqaTotal);
-    return plan_group_query_attention(
-        at_, {shape(kGqaQuery), shape(kGqaKey), shape(kGqaValue), shape(kGqaPastKey), shape(kGqaPastValue),
-                shape(kGqaCos), shape(kGqaSin)},
-        {seqlens.data_as<int32_t>(), static_cast<std::size_t>(seqlens.numel())},
-        {total.data_as<int32_t>(), static_cast<std::size_t>(total.numel())});
-  }
-
   template <class T>
   Expected<void> run(KernelContext& ctx) const {
-    auto planned = plan(ctx);
+    auto planned = plan_group_query_attention(at_, GroupQueryAttentionShapes::of(ctx), ctx.input(kGqaSeqlensK),
+                                              ctx.input(kGqaTotal));
     if (!planned) return std::unexpected(planned.error());
     const GqaPlan& p = *planned;
     const int64_t hs = p.head_size, q_width = p.query_width(at_);

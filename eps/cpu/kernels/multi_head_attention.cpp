@@ -34,7 +34,7 @@ class MultiHeadAttentionKernel final : public Kernel {
   explicit MultiHeadAttentionKernel(MhaAttrs attrs) : at_(attrs) {}
 
   Expected<void> compute(KernelContext& ctx) override {
-    auto plan = plan_run(ctx);
+    auto plan = plan_multi_head_attention(at_, MultiHeadAttentionShapes::of(ctx));
     if (!plan) return std::unexpected(plan.error());
     const MhaPlan& p = *plan;
     const int64_t total = p.total(), n = at_.heads;
@@ -121,13 +121,6 @@ class MultiHeadAttentionKernel final : public Kernel {
   std::string_view variant() const override { return "gemm"; }
 
  private:
-  Expected<MhaPlan> plan_run(const KernelContext& ctx) const {
-    auto shape = [&](std::size_t i) { return ctx.has_input(i) ? &ctx.input(i).shape() : nullptr; };
-    return plan_multi_head_attention(
-        at_, {shape(kMhaQuery), shape(kMhaKey), shape(kMhaValue), shape(kMhaBias), shape(kMhaPastKey),
-              shape(kMhaPastValue)});
-  }
-
   MhaAttrs at_;
 };
 

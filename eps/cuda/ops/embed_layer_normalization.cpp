@@ -33,11 +33,7 @@ Expected<void> build_embed_layer_norm(PlanBuilder& b, const Node& node) {
       "embed_mask_index", "int", "i64 batch, i64 seq, const int* mask, int* out", "batch, seq, mask, out");
   const float eps = node.attributes.float_or("epsilon", 1e-12f);
   b.add_step(make_step(node, "nvrtc:" + kernel, [=](StepContext& ctx) -> Expected<void> {
-    auto shape = [&](std::size_t i) { return ctx.has_input(i) ? &ctx.input(i).shape() : nullptr; };
-    auto planned = plan_embed_layer_normalization(
-        {shape(kEmbedInputIds), shape(kEmbedSegmentIds), shape(kEmbedWordTable), shape(kEmbedPositionTable),
-         shape(kEmbedSegmentTable), shape(kEmbedGamma), shape(kEmbedBeta), shape(kEmbedMask),
-         shape(kEmbedPositionIds)});
+    auto planned = plan_embed_layer_normalization(EmbedLayerNormalizationShapes::of(ctx));
     if (!planned) return forward_error(std::move(planned), ctx.where());
     const EmbedLayerNormalizationPlan& p = *planned;
     const Shape out_shape{p.batch, p.seq, p.hidden};

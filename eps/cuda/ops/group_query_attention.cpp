@@ -26,12 +26,7 @@ Expected<GroupQueryAttentionPlan> plan_gqa_run(StepContext& ctx, const GroupQuer
   if (!seqlens) return std::unexpected(seqlens.error());
   auto total = ctx.input_on_host(kGqaTotal);
   if (!total) return std::unexpected(total.error());
-  auto shape = [&](std::size_t i) { return ctx.has_input(i) ? &ctx.input(i).shape() : nullptr; };
-  auto plan = plan_group_query_attention(
-      attrs, {shape(kGqaQuery), shape(kGqaKey), shape(kGqaValue), shape(kGqaPastKey), shape(kGqaPastValue),
-                shape(kGqaCos), shape(kGqaSin)},
-      {seqlens->data_as<int32_t>(), static_cast<std::size_t>(seqlens->numel())},
-      {total->data_as<int32_t>(), static_cast<std::size_t>(total->numel())});
+  auto plan = plan_group_query_attention(attrs, GroupQueryAttentionShapes::of(ctx), *seqlens, *total);
   if (!plan) return forward_error(std::move(plan), ctx.where());
   return plan;
 }

@@ -282,10 +282,7 @@ Expected<void> build_multi_head_attention(PlanBuilder& b, const Node& node) {
                                              "n, width, x, v, y");
   const MultiHeadAttentionAttrs at = MultiHeadAttentionAttrs::of(node.attributes);
   b.add_step(make_step(node, "nvrtc:" + kernel, [=](StepContext& ctx) -> Expected<void> {
-    auto shape = [&](std::size_t i) { return ctx.has_input(i) ? &ctx.input(i).shape() : nullptr; };
-    auto planned = plan_multi_head_attention(
-        at, {shape(kMhaQuery), shape(kMhaKey), shape(kMhaValue), shape(kMhaBias), shape(kMhaPastKey),
-              shape(kMhaPastValue)});
+    auto planned = plan_multi_head_attention(at, MultiHeadAttentionShapes::of(ctx));
     if (!planned) return forward_error(std::move(planned), ctx.where());
     const MultiHeadAttentionPlan& p = *planned;
     BertAttentionRun r;

@@ -88,8 +88,11 @@ KernelMatch check_group_query_attention_node(const NodeContext& ctx, std::string
 
 Expected<GroupQueryAttentionPlan> plan_group_query_attention(const GroupQueryAttentionAttrs& at,
                                                              const GroupQueryAttentionShapes& in,
-                                                             std::span<const int32_t> seqlens,
-                                                             std::span<const int32_t> total) {
+                                                             const Tensor& seqlens_k,
+                                                             const Tensor& total_sequence_length) {
+  const std::span<const int32_t> seqlens(seqlens_k.data_as<int32_t>(), static_cast<std::size_t>(seqlens_k.numel()));
+  const std::span<const int32_t> total(total_sequence_length.data_as<int32_t>(),
+                                       static_cast<std::size_t>(total_sequence_length.numel()));
   GroupQueryAttentionPlan p;
   const Shape& q = *in.query;
   if (q.size() != 3)

@@ -146,6 +146,14 @@ struct MultiHeadAttentionShapes {
   const Shape* bias = nullptr;
   const Shape* past_key = nullptr;
   const Shape* past_value = nullptr;
+
+  // A run's, from any context with has_input(i) and input(i) (the EPs' kernel and step contexts).
+  template <class Context>
+  static MultiHeadAttentionShapes of(const Context& ctx) {
+    auto shape = [&](std::size_t i) { return ctx.has_input(i) ? &ctx.input(i).shape() : nullptr; };
+    return {shape(kMhaQuery), shape(kMhaKey),     shape(kMhaValue),
+            shape(kMhaBias),  shape(kMhaPastKey), shape(kMhaPastValue)};
+  }
 };
 Expected<MultiHeadAttentionPlan> plan_multi_head_attention(const MultiHeadAttentionAttrs& attrs,
                                                            const MultiHeadAttentionShapes& shapes);

@@ -44,6 +44,15 @@ struct EmbedLayerNormalizationShapes {
   const Shape* beta = nullptr;
   const Shape* mask = nullptr;
   const Shape* position_ids = nullptr;
+
+  // A run's, from any context with has_input(i) and input(i) (the EPs' kernel and step contexts).
+  template <class Context>
+  static EmbedLayerNormalizationShapes of(const Context& ctx) {
+    auto shape = [&](std::size_t i) { return ctx.has_input(i) ? &ctx.input(i).shape() : nullptr; };
+    return {shape(kEmbedInputIds), shape(kEmbedSegmentIds), shape(kEmbedWordTable),
+            shape(kEmbedPositionTable), shape(kEmbedSegmentTable), shape(kEmbedGamma),
+            shape(kEmbedBeta), shape(kEmbedMask), shape(kEmbedPositionIds)};
+  }
 };
 Expected<EmbedLayerNormalizationPlan> plan_embed_layer_normalization(const EmbedLayerNormalizationShapes& shapes);
 

@@ -28,6 +28,7 @@
 
 #include "nxrt/ep/claim.h"
 #include "nxrt/ep/kernel.h"
+#include "nxrt/ep/tensor.h"
 
 namespace nxrt {
 
@@ -69,7 +70,8 @@ struct GroupQueryAttentionPlan {
 KernelMatch check_group_query_attention_node(const NodeContext& ctx, std::string_view ep);
 
 // The plan from the inputs' shapes (null: absent) and the values of seqlens_k and
-// total_sequence_length; an error names what does not fit and what it must be.
+// total_sequence_length (int32 tensors on the host); an error names what does not fit and what
+// it must be.
 struct GroupQueryAttentionShapes {
   const Shape* query = nullptr;
   const Shape* key = nullptr;
@@ -78,10 +80,18 @@ struct GroupQueryAttentionShapes {
   const Shape* past_value = nullptr;
   const Shape* cos = nullptr;
   const Shape* sin = nullptr;
+
+  // A run's, from any context with has_input(i) and input(i) (the EPs' kernel and step contexts).
+  template <class Context>
+  static GroupQueryAttentionShapes of(const Context& ctx) {
+    auto shape = [&](std::size_t i) { return ctx.has_input(i) ? &ctx.input(i).shape() : nullptr; };
+    return {shape(kGqaQuery), shape(kGqaKey),  shape(kGqaValue), shape(kGqaPastKey), shape(kGqaPastValue),
+            shape(kGqaCos),   shape(kGqaSin)};
+  }
 };
 Expected<GroupQueryAttentionPlan> plan_group_query_attention(const GroupQueryAttentionAttrs& attrs,
                                                              const GroupQueryAttentionShapes& shapes,
-                                                             std::span<const int32_t> seqlens_k,
-                                                             std::span<const int32_t> total_sequence_length);
+                                                             const Tensor& seqlens_k,
+                                                             const Tensor& total_sequence_length);
 
 }  // namespace nxrt
