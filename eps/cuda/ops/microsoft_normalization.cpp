@@ -38,10 +38,7 @@ Expected<void> build_skip_layer_norm(PlanBuilder& b, const Node& node) {
                   t),
       "rows, cols, skip_rows, x, skip, gamma, beta, bias, eps, simplified, y, mean_out, inv_out, sum_out");
   b.add_step(make_step(node, "nvrtc:" + kernel, [=](StepContext& ctx) -> Expected<void> {
-    std::vector<const Shape*> vectors;
-    for (std::size_t i : form.vectors()) vectors.push_back(ctx.has_input(i) ? &ctx.input(i).shape() : nullptr);
-    if (auto shapes = check_skip_norm_shapes(form, ctx.input(0).shape(), ctx.input(1).shape(), vectors); !shapes)
-      return forward_error(std::move(shapes), ctx.where());
+    if (auto shapes = check_skip_norm_shapes(form, ctx); !shapes) return forward_error(std::move(shapes), ctx.where());
     const Tensor& x = ctx.input(0);
     const Shape& s = x.shape();
     const int64_t cols = s.back(), rows = cols ? x.numel() / cols : 0;

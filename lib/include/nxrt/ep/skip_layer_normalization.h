@@ -39,5 +39,13 @@ KernelMatch check_skip_norm_node(const NodeContext& ctx);
 // skip its trailing dims, the vectors one value per hidden element; an error names the input.
 Expected<void> check_skip_norm_shapes(SkipNormForm form, const Shape& input, const Shape& skip,
                                       const std::vector<const Shape*>& vectors);
+// The same for a run, from any context with has_input(i) and input(i) (the EPs' kernel and step
+// contexts).
+template <class Context>
+Expected<void> check_skip_norm_shapes(SkipNormForm form, const Context& ctx) {
+  std::vector<const Shape*> vectors;
+  for (std::size_t i : form.vectors()) vectors.push_back(ctx.has_input(i) ? &ctx.input(i).shape() : nullptr);
+  return check_skip_norm_shapes(form, ctx.input(0).shape(), ctx.input(1).shape(), vectors);
+}
 
 }  // namespace nxrt
