@@ -65,8 +65,7 @@ void plan_case(Case& c) {
   c.model = std::move(*model);
   // As a session does before claiming: Constant nodes become initializers, and ONNX Runtime's
   // FusedConv, FusedGemm and FusedMatMul become the standard ops they fuse.
-  for (const OptimizerPass* pass : {static_cast<const OptimizerPass*>(&kConstantToInitializer),
-                                    static_cast<const OptimizerPass*>(&kExpandOrtFusions)})
+  for (const OptimizerPass* pass : std::array<const OptimizerPass*, 2>{&kConstantToInitializer, &kExpandOrtFusions})
     if (auto done = pass->run(*c.model->graph); !done) {
       c.result = "fail: " + done.error().what;
       return;
