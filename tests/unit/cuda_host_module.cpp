@@ -142,7 +142,9 @@ Expected<void> run_compiler(const std::string& command, const fs::path& log, std
   return fail(ErrorCode::kRuntime, std::string(what), output.substr(0, 4000));
 }
 
-constexpr const char* kCompile = NXRT_HOST_CXX " -std=c++20 -O0 -fPIC -pthread -w";
+// No _FORTIFY_SOURCE (some compilers define it): its longjmp refuses the jumps between fiber
+// stacks that cuda_on_host.h makes.
+constexpr const char* kCompile = NXRT_HOST_CXX " -std=c++20 -O0 -U_FORTIFY_SOURCE -fPIC -pthread -w";
 
 // cuda_on_host.h and the kernel library (the start of every module), precompiled once per
 // process: a module then compiles in a third of the time.

@@ -2,17 +2,33 @@
 // plan's module (eps/cuda/kernel_library.cpp and the generated kernels) with the host compiler
 // after this file, and run its kernels without a GPU (cuda_host_module.h).
 //
-// A launch runs its blocks one after another and the threads of a block at once, one
-// std::thread each, so __syncthreads and warp shuffles behave as on a GPU. Blocks never run
-// at the same time, so a `__shared__` array is a static: one per block, as on a GPU.
+// A launch runs its blocks one after another, and the threads of a block as fibers on the
+// launching thread: each runs until it waits at a barrier (__syncthreads, or a warp shuffle's
+// exchange) or ends, then the next one runs; a barrier opens once every thread it waits for
+// has reached it or ended. So __syncthreads and shuffles behave as on a GPU, and a thread that
+// reads what others write without waiting for them reads it before they write it, every time
+// rather than by chance. Blocks never run at the same time, so a `__shared__` array is a
+// static: one per block, as on a GPU. One launch runs at a time.
+//
+// A fiber starts with makecontext/setcontext and then switches with _setjmp/_longjmp, which
+// keep the signal mask as it is: swapcontext makes a system call at every switch, and with it
+// the switches took nearly all of the host conformance suite's run time (15 times this).
+// (cuda_host_module.cpp compiles modules without _FORTIFY_SOURCE, whose longjmp refuses to
+// jump to another stack.)
 #pragma once
 
-#include <barrier>
+#include <sys/mman.h>
+#include <setjmp.h>
+#include <ucontext.h>
+
+#include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <memory>
-#include <thread>
 #include <vector>
 
 #define NXRT_CUDA_ON_HOST 1
@@ -28,11 +44,119 @@ struct dim3 {
 
 namespace nxrt_on_host {
 
-inline thread_local dim3 thread_index, block_index;
-inline dim3 block_dim, grid_dim;
-inline std::barrier<>* block_barrier = nullptr;
-inline std::vector<std::unique_ptr<std::barrier<>>> warp_barriers;
-inline double warp_lanes[32][32];  // [warp][lane], for shuffles (of float or double)
+inline dim3 thread_index, block_index, block_dim, grid_dim;  // of the fiber running now
+inline double warp_lanes[2][32][32];  // [exchange][warp][lane], for shuffles (of float or double)
+
+inline unsigned long long barrier_events = 0;  // arrivals and drops: a round without any is stuck
+
+// A barrier for `expected` threads; `phase` counts its openings.
+struct Barrier {
+  unsigned expected = 0, arrived = 0, phase = 0;
+  void arrive() {
+    ++barrier_events;
+    if (++arrived >= expected) open();
+  }
+  void open() {
+    arrived = 0;
+    ++phase;
+  }
+  void drop() {  // a thread that ended no longer holds the barrier shut
+    ++barrier_events;
+    --expected;
+    if (arrived > 0 && arrived >= expected) open();
+  }
+};
+
+// One fiber per thread of the block; its stack has a guard page below it, so an overflow
+// faults instead of writing over the next fiber's stack.
+struct Fiber {
+  static constexpr std::size_t kGuard = 4096, kStack = 256 * 1024;
+  ucontext_t start{};  // where it begins
+  jmp_buf waiting{};   // where it waits, once started
+  bool started = false, ended = false;
+  char* memory = nullptr;
+  Fiber() {
+    void* m = ::mmap(nullptr, kGuard + kStack, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                     -1, 0);
+    if (m == MAP_FAILED || ::mprotect(m, kGuard, PROT_NONE) != 0) {
+      std::fputs("cuda_on_host: cannot map a fiber stack\n", stderr);
+      std::abort();
+    }
+    memory = static_cast<char*>(m);
+  }
+  Fiber(const Fiber&) = delete;
+  Fiber& operator=(const Fiber&) = delete;
+  ~Fiber() { ::munmap(memory, kGuard + kStack); }
+};
+
+inline jmp_buf scheduler;  // where run_block waits for the fiber running now
+inline std::vector<std::unique_ptr<Fiber>> fibers;  // by thread index; kept from launch to launch
+inline Barrier block_barrier;
+inline std::vector<Barrier> warp_barriers;
+inline void (*running_kernel)(void**) = nullptr;
+inline void** running_args = nullptr;
+
+// Hands the launching thread back to the scheduler, which runs the block's next fiber.
+inline void yield() {
+  if (_setjmp(fibers[thread_index.x]->waiting) == 0) _longjmp(scheduler, 1);
+}
+
+inline void wait_at(Barrier& barrier) {
+  const unsigned phase = barrier.phase;
+  barrier.arrive();
+  while (barrier.phase == phase) yield();
+}
+
+inline void fiber_main() {
+  running_kernel(running_args);
+  const unsigned t = thread_index.x;
+  fibers[t]->ended = true;
+  block_barrier.drop();
+  warp_barriers[t / 32].drop();
+  _longjmp(scheduler, 1);
+}
+
+// Runs fiber `f` until it waits or ends.
+inline void resume(Fiber& f) {
+  if (_setjmp(scheduler) != 0) return;  // the fiber yielded or ended
+  if (f.started) _longjmp(f.waiting, 1);
+  f.started = true;
+  ::setcontext(&f.start);
+}
+
+// Runs block `b` of the launch: every fiber from the start, then round after round each one
+// not ended, until all have. A round in which no thread reaches a barrier or ends would repeat
+// forever (threads of the block wait at different barriers): that aborts, naming the kernel's
+// block.
+inline void run_block(unsigned b, unsigned threads) {
+  block_index = {b};
+  block_barrier = {threads};
+  warp_barriers.assign((threads + 31) / 32, {});
+  for (unsigned w = 0; w < warp_barriers.size(); ++w) warp_barriers[w].expected = std::min(32u, threads - 32 * w);
+  for (unsigned t = 0; t < threads; ++t) {
+    Fiber& f = *fibers[t];
+    ::getcontext(&f.start);
+    f.start.uc_stack = {f.memory + Fiber::kGuard, 0, Fiber::kStack};
+    f.start.uc_link = nullptr;
+    ::makecontext(&f.start, fiber_main, 0);
+    f.ended = false;
+    f.started = false;
+  }
+  for (unsigned running = threads; running > 0;) {
+    running = 0;
+    const auto events_before = barrier_events;
+    for (unsigned t = 0; t < threads; ++t) {
+      if (fibers[t]->ended) continue;
+      thread_index = {t};
+      resume(*fibers[t]);
+      running += fibers[t]->ended ? 0 : 1;
+    }
+    if (running > 0 && barrier_events == events_before) {
+      std::fprintf(stderr, "cuda_on_host: block %u's threads wait at different barriers for ever\n", b);
+      std::abort();
+    }
+  }
+}
 
 }  // namespace nxrt_on_host
 
@@ -48,7 +172,7 @@ inline float rsqrtf(float v) { return 1.f / std::sqrt(v); }
 inline float half_to_float(unsigned short h) { return static_cast<float>(std::bit_cast<_Float16>(h)); }
 inline unsigned short float_to_half(float v) { return std::bit_cast<unsigned short>(static_cast<_Float16>(v)); }
 
-// The threads of a block run at once, so these are real atomics.
+// One fiber runs at a time, so a compare-and-swap never races; the builtin says what it does.
 inline unsigned atomicCAS(unsigned* address, unsigned compare, unsigned value) {
   __atomic_compare_exchange_n(address, &compare, value, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
   return compare;
@@ -58,18 +182,20 @@ inline unsigned long long atomicCAS(unsigned long long* address, unsigned long l
   return compare;
 }
 
-inline void __syncthreads() { nxrt_on_host::block_barrier->arrive_and_wait(); }
+inline void __syncthreads() { nxrt_on_host::wait_at(nxrt_on_host::block_barrier); }
 
-// Every lane of the warp calls it (the kernels shuffle with a full mask only).
+// Every lane of the warp calls it (the kernels shuffle with a full mask only). Shuffles
+// alternate between two exchanges, so one wait each suffices: a lane that writes into an
+// exchange again has passed the next shuffle's wait, which every lane reached after reading.
 template <class V>
 V __shfl_xor_sync(unsigned /*mask*/, V v, int lane_mask) {
   using namespace nxrt_on_host;
   const unsigned lane = thread_index.x & 31, warp = thread_index.x >> 5;
-  warp_lanes[warp][lane] = v;
-  warp_barriers[warp]->arrive_and_wait();
-  const auto other = static_cast<V>(warp_lanes[warp][lane ^ static_cast<unsigned>(lane_mask)]);
-  warp_barriers[warp]->arrive_and_wait();
-  return other;
+  Barrier& barrier = warp_barriers[warp];
+  auto& exchange = warp_lanes[barrier.phase & 1][warp];
+  exchange[lane] = v;
+  wait_at(barrier);
+  return static_cast<V>(exchange[lane ^ static_cast<unsigned>(lane_mask)]);
 }
 
 // Called by the test through dlsym: runs `kernel` (an argument-array entry point the test
@@ -78,18 +204,8 @@ extern "C" void nxrt_on_host_launch(void (*kernel)(void**), unsigned blocks, uns
   using namespace nxrt_on_host;
   grid_dim = {blocks};
   block_dim = {threads};
-  for (unsigned b = 0; b < blocks; ++b) {
-    std::barrier<> barrier(threads);
-    block_barrier = &barrier;
-    warp_barriers.clear();
-    for (unsigned w = 0; w < (threads + 31) / 32; ++w)
-      warp_barriers.push_back(std::make_unique<std::barrier<>>(std::min(32u, threads - 32 * w)));
-    std::vector<std::jthread> team;
-    for (unsigned t = 0; t < threads; ++t)
-      team.emplace_back([=] {
-        block_index = {b};
-        thread_index = {t};
-        kernel(args);
-      });
-  }
+  running_kernel = kernel;
+  running_args = args;
+  while (fibers.size() < threads) fibers.push_back(std::make_unique<Fiber>());
+  for (unsigned b = 0; b < blocks; ++b) run_block(b, threads);
 }
