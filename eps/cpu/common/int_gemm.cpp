@@ -492,6 +492,56 @@ void store_tile(const IntGemmOutput& c, int64_t i0, int64_t rows, int64_t j0, in
   for (int64_t r = 0; r < rows; ++r) store_row(c, i0 + r, j0, tile + r * kIntStrip, count, sums[r], zeros[r], z);
 }
 
+// C = A'.B' corrected (store_tile), over the threads: task t multiplies B's strip
+// t / row_blocks by A's block of rows t % row_blocks, so neighbouring tasks share a strip of B,
+// which stays in cache while A's blocks stream.
+void multiply_tiles(int64_t m, int64_t quads, const UnsignedRows& rows, const PackedIntB& b, const IntGemmOutput& c,
+                    IntZeroPoints a_zero, uint32_t a_shift, const ZeroPointTerms& z, const Parallel& parallel) {
+  const int64_t n = b.n(), strips = (n + kIntStrip - 1) / kIntStrip;
+  const int64_t row_blocks = (m + kIntRowBlock - 1) / kIntRowBlock;
+  parallel.for_range(strips * row_blocks, 1, [&](int64_t t0, int64_t t1) {
+    alignas(64) IntTile tile;
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t s = t / row_blocks, block = t % row_blocks;
+      const int64_t j0 = s * kIntStrip, nr = std::min(kIntStrip, n - j0);
+      const int64_t block_end = std::min(m, (block + 1) * kIntRowBlock);
+      for (int64_t i0 = block * kIntRowBlock; i0 < block_end; i0 += kIntMr) {
+        const int64_t mr = std::min<int64_t>(kIntMr, block_end - i0);
+        kDotTiles[static_cast<std::size_t>(mr - 1)](quads, rows.data + i0 * rows.ld, rows.ld, b.strip(s), tile);
+        store_tile(c, i0, mr, j0, nr, &tile[0][0], rows.sums.data(), a_zero, a_shift, z);
+      }
+    }
+  });
+}
+
+#if defined(NXRT_INT_GEMM_AMX)
+// multiply_tiles with AMX's tile products, for at least 16 rows.
+void multiply_tiles_amx(int64_t m, int64_t quads, const UnsignedRows& rows, const PackedIntB& b, const IntGemmOutput& c,
+                        IntZeroPoints a_zero, uint32_t a_shift, const ZeroPointTerms& z, const Parallel& parallel) {
+  const int64_t n = b.n(), strips = (n + kIntStrip - 1) / kIntStrip;
+  const int64_t row_blocks = (m + kIntRowBlock - 1) / kIntRowBlock;
+  static_assert(kIntStrip == 32, "an AMX step covers a strip with two B tiles");
+  parallel.for_range(strips * row_blocks, 1, [&](int64_t t0, int64_t t1) {
+    // The tiles are this thread's until released; another library may configure them
+    // differently between our tasks.
+    static const AmxConfig config;
+    _tile_loadconfig(&config);
+    alignas(64) int32_t block[kRowAlign][kIntStrip];
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t s = t / row_blocks, row_block = t % row_blocks;
+      const int64_t j0 = s * kIntStrip, nr = std::min(kIntStrip, n - j0);
+      const int64_t block_end = std::min(m, (row_block + 1) * kIntRowBlock);
+      for (int64_t i0 = row_block * kIntRowBlock; i0 < block_end; i0 += kRowAlign) {
+        amx_block(quads / kQuadAlign, rows.block(i0), rows.ld, b.strip(s), &block[0][0]);
+        store_tile(c, i0, std::min(kRowAlign, block_end - i0), j0, nr, &block[0][0], rows.sums.data(), a_zero,
+                   a_shift, z);
+      }
+    }
+    _tile_release();
+  });
+}
+#endif
+
 }  // namespace
 
 template <class TB>
@@ -607,46 +657,10 @@ void int_gemm(int64_t m, const TA* a, int64_t lda, IntZeroPoints a_zero, const P
 #endif
   // A's row sums meet only B's zero points.
   const UnsignedRows& rows = unsigned_rows(m, a, lda, k, quads * 4, !z.b_zeros_all_zero, parallel);
-  const int64_t strips = (n + kIntStrip - 1) / kIntStrip;
-  const int64_t row_blocks = (m + kIntRowBlock - 1) / kIntRowBlock;
-  // Neighbouring tasks share a strip of B, which stays in cache while A's blocks stream.
 #if defined(NXRT_INT_GEMM_AMX)
-  if (m >= 16 && amx_granted()) {
-    static_assert(kIntStrip == 32, "an AMX step covers a strip with two B tiles");
-    parallel.for_range(strips * row_blocks, 1, [&](int64_t t0, int64_t t1) {
-      // The tiles are this thread's until released; another library may configure them
-      // differently between our tasks.
-      static const AmxConfig config;
-      _tile_loadconfig(&config);
-      alignas(64) int32_t block[kRowAlign][kIntStrip];
-      for (int64_t t = t0; t < t1; ++t) {
-        const int64_t s = t / row_blocks, row_block = t % row_blocks;
-        const int64_t j0 = s * kIntStrip, nr = std::min(kIntStrip, n - j0);
-        const int64_t block_end = std::min(m, (row_block + 1) * kIntRowBlock);
-        for (int64_t i0 = row_block * kIntRowBlock; i0 < block_end; i0 += kRowAlign) {
-          amx_block(quads / kQuadAlign, rows.block(i0), rows.ld, b.strip(s), &block[0][0]);
-          store_tile(c, i0, std::min(kRowAlign, block_end - i0), j0, nr, &block[0][0], rows.sums.data(), a_zero,
-                     a_shift, z);
-        }
-      }
-      _tile_release();
-    });
-    return;
-  }
+  if (m >= 16 && amx_granted()) return multiply_tiles_amx(m, quads, rows, b, c, a_zero, a_shift, z, parallel);
 #endif
-  parallel.for_range(strips * row_blocks, 1, [&](int64_t t0, int64_t t1) {
-    alignas(64) IntTile tile;
-    for (int64_t t = t0; t < t1; ++t) {
-      const int64_t s = t / row_blocks, block = t % row_blocks;
-      const int64_t j0 = s * kIntStrip, nr = std::min(kIntStrip, n - j0);
-      const int64_t block_end = std::min(m, (block + 1) * kIntRowBlock);
-      for (int64_t i0 = block * kIntRowBlock; i0 < block_end; i0 += kIntMr) {
-        const int64_t mr = std::min<int64_t>(kIntMr, block_end - i0);
-        kDotTiles[static_cast<std::size_t>(mr - 1)](quads, rows.data + i0 * rows.ld, rows.ld, b.strip(s), tile);
-        store_tile(c, i0, mr, j0, nr, &tile[0][0], rows.sums.data(), a_zero, a_shift, z);
-      }
-    }
-  });
+  multiply_tiles(m, quads, rows, b, c, a_zero, a_shift, z, parallel);
 }
 
 template PackedIntB PackedIntB::pack<uint8_t>(const uint8_t*, int64_t, bool, int64_t, int64_t);
