@@ -161,12 +161,18 @@ Expected<const fs::path*> precompiled_prelude() {
   return &dir.path();
 }
 
+bool launches_on_threads = false;  // while a LaunchOnThreads lives
+
 }  // namespace
+
+LaunchOnThreads::LaunchOnThreads() { launches_on_threads = true; }
+LaunchOnThreads::~LaunchOnThreads() { launches_on_threads = false; }
 
 struct HostModule::Library {
   TempDir dir;
   void* handle = nullptr;
-  void (*launch)(void (*)(void**), unsigned, unsigned, void**) = nullptr;
+  using Launcher = void (*)(void (*)(void**), unsigned, unsigned, void**);
+  Launcher on_fibers = nullptr, on_threads = nullptr;  // cuda_on_host.h's two launches
   ~Library() {
     if (handle) ::dlclose(handle);
   }
@@ -198,8 +204,9 @@ Expected<std::vector<std::unique_ptr<HostModule>>> HostModule::compile_all(const
     return std::unexpected(r.error());
   lib->handle = ::dlopen(library_path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!lib->handle) return fail(ErrorCode::kRuntime, "cannot load the host modules", ::dlerror());
-  lib->launch = reinterpret_cast<decltype(lib->launch)>(::dlsym(lib->handle, "nxrt_on_host_launch"));
-  if (!lib->launch) return fail(ErrorCode::kRuntime, "the host modules have no nxrt_on_host_launch");
+  lib->on_fibers = reinterpret_cast<Library::Launcher>(::dlsym(lib->handle, "nxrt_on_host_launch"));
+  lib->on_threads = reinterpret_cast<Library::Launcher>(::dlsym(lib->handle, "nxrt_on_host_launch_on_threads"));
+  if (!lib->on_fibers || !lib->on_threads) return fail(ErrorCode::kRuntime, "the host modules have no launchers");
   std::vector<std::unique_ptr<HostModule>> modules;
   for (std::size_t i = 0; i < sources.size(); ++i)
     modules.push_back(std::unique_ptr<HostModule>(new HostModule(lib, fmt::format("m{}__", i))));
@@ -216,7 +223,7 @@ Expected<void> HostModule::launch(std::string_view name, unsigned blocks, unsign
   const std::string symbol = fmt::format("{}{}__args", prefix_, name);
   auto* kernel = reinterpret_cast<void (*)(void**)>(::dlsym(library_->handle, symbol.c_str()));
   if (!kernel) return fail(ErrorCode::kRuntime, fmt::format("the module has no kernel '{}'", name));
-  library_->launch(kernel, blocks, threads, args);
+  (launches_on_threads ? library_->on_threads : library_->on_fibers)(kernel, blocks, threads, args);
   return {};
 }
 

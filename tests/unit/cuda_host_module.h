@@ -42,6 +42,18 @@ class HostModule {
   std::string prefix_;  // of the module's entry points in the library: "m3__"
 };
 
+// While one lives, launches run each block's threads on host threads at once instead of as
+// fibers (cuda_on_host.h): for kernels whose threads contend through atomics, where a
+// read-modify-write that is not atomic loses updates only then. Those kernels must not wait
+// at a barrier.
+class LaunchOnThreads {
+ public:
+  LaunchOnThreads();
+  ~LaunchOnThreads();
+  LaunchOnThreads(const LaunchOnThreads&) = delete;
+  LaunchOnThreads& operator=(const LaunchOnThreads&) = delete;
+};
+
 // `t` as an upload to the device leaves it: contiguous, in a block aligned to 256 bytes as
 // cuMemAlloc's are (cuBLASLt's algorithms may assume it; the host cuBLASLt checks). `t` itself
 // when it already is.

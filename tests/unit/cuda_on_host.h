@@ -10,6 +10,11 @@
 // rather than by chance. Blocks never run at the same time, so a `__shared__` array is a
 // static: one per block, as on a GPU. One launch runs at a time.
 //
+// Fibers never interrupt one another, so a read-modify-write that is not atomic never loses an
+// update among them. nxrt_on_host_launch_on_threads runs a block's threads on host threads at
+// once instead, for the kernels whose threads contend through atomics (and never wait at a
+// barrier).
+//
 // A fiber starts with makecontext/setcontext and then switches with _setjmp/_longjmp, which
 // keep the signal mask as it is: swapcontext makes a system call at every switch, and with it
 // the switches took nearly all of the host conformance suite's run time (15 times this).
@@ -29,6 +34,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <thread>
 #include <vector>
 
 #define NXRT_CUDA_ON_HOST 1
@@ -44,7 +50,9 @@ struct dim3 {
 
 namespace nxrt_on_host {
 
-inline dim3 thread_index, block_index, block_dim, grid_dim;  // of the fiber running now
+inline thread_local dim3 thread_index;  // of the fiber or host thread running now
+inline dim3 block_index, block_dim, grid_dim;
+inline bool on_threads = false;  // in nxrt_on_host_launch_on_threads
 inline double warp_lanes[2][32][32];  // [exchange][warp][lane], for shuffles (of float or double)
 
 inline unsigned long long barrier_events = 0;  // arrivals and drops: a round without any is stuck
@@ -102,6 +110,10 @@ inline void yield() {
 }
 
 inline void wait_at(Barrier& barrier) {
+  if (on_threads) {
+    std::fputs("cuda_on_host: a kernel launched on host threads waits at a barrier; launch it on fibers\n", stderr);
+    std::abort();
+  }
   const unsigned phase = barrier.phase;
   barrier.arrive();
   while (barrier.phase == phase) yield();
@@ -208,4 +220,24 @@ extern "C" void nxrt_on_host_launch(void (*kernel)(void**), unsigned blocks, uns
   running_args = args;
   while (fibers.size() < threads) fibers.push_back(std::make_unique<Fiber>());
   for (unsigned b = 0; b < blocks; ++b) run_block(b, threads);
+}
+
+// Runs `kernel` as nxrt_on_host_launch does, but each block's threads on host threads of their
+// own, all at once, so their atomics contend as on a GPU.
+extern "C" void nxrt_on_host_launch_on_threads(void (*kernel)(void**), unsigned blocks, unsigned threads,
+                                               void** args) {
+  using namespace nxrt_on_host;
+  grid_dim = {blocks};
+  block_dim = {threads};
+  on_threads = true;
+  for (unsigned b = 0; b < blocks; ++b) {
+    block_index = {b};
+    std::vector<std::jthread> team;
+    for (unsigned t = 0; t < threads; ++t)
+      team.emplace_back([=] {
+        thread_index = {t};
+        kernel(args);
+      });
+  }
+  on_threads = false;
 }

@@ -756,8 +756,7 @@ TEST_CASE("cuda ScatterND and ScatterElements combine duplicate indices atomical
   }
   for (const char* reduction : {"max", "min"})
     checks.add({.op_type = "ScatterND", .opset = 18, .inputs = {x, rows, updates}, .attrs = reduce(reduction)});
-  // Many updates to a few elements at once (the host runs a block's threads concurrently, as a
-  // GPU does): 64 per element of a [1, 4] tensor. float16 neighbours share a 32-bit word, int8
+  // Many updates to a few elements: 64 per element of a [1, 4] tensor. float16 neighbours share a 32-bit word, int8
   // ones a byte each of one; every sum and product here is exact (integers wrap in both EPs).
   std::vector<int64_t> cycle, values;
   for (int64_t i = 0; i < 256; ++i) cycle.push_back(i % 4), values.push_back(i % 7 - 3);
@@ -769,22 +768,28 @@ TEST_CASE("cuda ScatterND and ScatterElements combine duplicate indices atomical
       checks.add({.op_type = "ScatterElements", .opset = 18, .inputs = {cast(start, t), idx, cast(small, t)},
                   .attrs = attrs({{"axis", int64_t{1}}, {"reduction", std::string(reduction)}})},
                  0, 0);
-  // Enough updates that each host thread makes about a thousand while others run: int32
-  // elements, and int16 ones sharing 32-bit words. A plain read-modify-write in place of the
-  // atomic loses updates here in about half the runs (the host threads overlap only partly).
-  std::vector<int64_t> many_at(131072), ones(131072, 1);
-  for (std::size_t i = 0; i < many_at.size(); ++i) many_at[i] = static_cast<int64_t>(i % 4);
-  const Tensor many = test::int64s(many_at).reshaped({1, 131072});
-  for (DType t : {DType::kInt32, DType::kInt16})
-    checks.add({.op_type = "ScatterElements", .opset = 16, .inputs = {cast(start, t), many, cast(test::int64s(ones).reshaped({1, 131072}), t)},
-                .attrs = attrs({{"axis", int64_t{1}}, {"reduction", std::string("add")}})},
-               0, 0);
   const Tensor halves = cast(cast(small, DType::kFloat32), DType::kFloat16);
   for (const char* reduction : {"add", "max"})
     checks.add({.op_type = "ScatterElements", .opset = 18, .inputs = {cast(cast(start, DType::kFloat32), DType::kFloat16), idx, halves},
                 .attrs = attrs({{"axis", int64_t{-1}}, {"reduction", std::string(reduction)}})},
                0, 0);
   checks.run();
+  {
+    // Each block's threads at once on host threads (fibers never interrupt one another), with
+    // enough updates that each makes about a thousand while others run: int32 elements, and
+    // int16 ones sharing 32-bit words. A plain read-modify-write in place of the atomic loses
+    // updates here in about half the runs (the host threads overlap only partly).
+    test::LaunchOnThreads contend;
+    std::vector<int64_t> many_at(131072), ones(131072, 1);
+    for (std::size_t i = 0; i < many_at.size(); ++i) many_at[i] = static_cast<int64_t>(i % 4);
+    const Tensor many = test::int64s(many_at).reshaped({1, 131072});
+    for (DType t : {DType::kInt32, DType::kInt16})
+      checks.add({.op_type = "ScatterElements", .opset = 16,
+                  .inputs = {cast(start, t), many, cast(test::int64s(ones).reshaped({1, 131072}), t)},
+                  .attrs = attrs({{"axis", int64_t{1}}, {"reduction", std::string("add")}})},
+                 0, 0);
+    checks.run();
+  }
 
   // Declines: a reduction the opset does not define, and one on bool data.
   auto decline = [&](NodeSpec spec) {
