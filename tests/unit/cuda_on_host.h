@@ -3,12 +3,14 @@
 // after this file, and run its kernels without a GPU (cuda_host_module.h).
 //
 // A launch runs its blocks one after another, and the threads of a block as fibers on the
-// launching thread: each runs until it waits at a barrier (__syncthreads, or a warp shuffle's
-// exchange) or ends, then the next one runs; a barrier opens once every thread it waits for
-// has reached it or ended. So __syncthreads and shuffles behave as on a GPU, and a thread that
-// reads what others write without waiting for them reads it before they write it, every time
-// rather than by chance. Blocks never run at the same time, so a `__shared__` array is a
-// static: one per block, as on a GPU. One launch runs at a time.
+// launching thread: the lowest thread that can run runs until it waits at a barrier
+// (__syncthreads, or a warp shuffle's exchange) or ends; a barrier opens once every thread it
+// waits for has reached it or ended. So __syncthreads and shuffles behave as on a GPU, and a
+// missing __syncthreads shows every time rather than by chance: a thread that reads what
+// later ones write reads it before they write it, and a warp that overwrites shared memory
+// later warps still have to read does so before they read it. Blocks never run at the same
+// time, so a `__shared__` array is a static: one per block, as on a GPU. One launch runs at a
+// time.
 //
 // Fibers never interrupt one another, so a read-modify-write that is not atomic never loses an
 // update among them. nxrt_on_host_launch_on_threads runs a block's threads on host threads at
@@ -55,21 +57,21 @@ inline dim3 block_index, block_dim, grid_dim;
 inline bool on_threads = false;  // in nxrt_on_host_launch_on_threads
 inline double warp_lanes[2][32][32];  // [exchange][warp][lane], for shuffles (of float or double)
 
-inline unsigned long long barrier_events = 0;  // arrivals and drops: a round without any is stuck
+// The lowest thread index a barrier's opening lets run again since the scheduler last looked.
+inline unsigned lowest_woken = ~0u;
 
-// A barrier for `expected` threads; `phase` counts its openings.
+// A barrier for `expected` threads from thread `first` on; `phase` counts its openings.
 struct Barrier {
-  unsigned expected = 0, arrived = 0, phase = 0;
+  unsigned expected = 0, first = 0, arrived = 0, phase = 0;
   void arrive() {
-    ++barrier_events;
     if (++arrived >= expected) open();
   }
   void open() {
     arrived = 0;
     ++phase;
+    lowest_woken = std::min(lowest_woken, first);
   }
   void drop() {  // a thread that ended no longer holds the barrier shut
-    ++barrier_events;
     --expected;
     if (arrived > 0 && arrived >= expected) open();
   }
@@ -82,6 +84,8 @@ struct Fiber {
   ucontext_t start{};  // where it begins
   jmp_buf waiting{};   // where it waits, once started
   bool started = false, ended = false;
+  const Barrier* waiting_at = nullptr;  // and its phase then: the fiber runs again once it moved on
+  unsigned waiting_phase = 0;
   char* memory = nullptr;
   Fiber() {
     void* m = ::mmap(nullptr, kGuard + kStack, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
@@ -95,6 +99,7 @@ struct Fiber {
   Fiber(const Fiber&) = delete;
   Fiber& operator=(const Fiber&) = delete;
   ~Fiber() { ::munmap(memory, kGuard + kStack); }
+  bool can_run() const { return !ended && (!waiting_at || waiting_at->phase != waiting_phase); }
 };
 
 inline jmp_buf scheduler;  // where run_block waits for the fiber running now
@@ -116,7 +121,12 @@ inline void wait_at(Barrier& barrier) {
   }
   const unsigned phase = barrier.phase;
   barrier.arrive();
-  while (barrier.phase == phase) yield();
+  if (barrier.phase != phase) return;  // the last to arrive
+  Fiber& self = *fibers[thread_index.x];
+  self.waiting_at = &barrier;
+  self.waiting_phase = phase;
+  yield();
+  self.waiting_at = nullptr;
 }
 
 inline void fiber_main() {
@@ -136,38 +146,38 @@ inline void resume(Fiber& f) {
   ::setcontext(&f.start);
 }
 
-// Runs block `b` of the launch: every fiber from the start, then round after round each one
-// not ended, until all have. A round in which no thread reaches a barrier or ends would repeat
-// forever (threads of the block wait at different barriers): that aborts, naming the kernel's
-// block.
+// Runs block `b` of the launch, always resuming the lowest thread that can run: a warp runs
+// as far ahead of the next ones as its own barriers let it, so a thread that writes shared
+// memory others still have to read, without a __syncthreads between, writes it before they
+// read it. When no thread can run and some have not ended, they wait at different barriers
+// for ever: that aborts, naming the block.
 inline void run_block(unsigned b, unsigned threads) {
   block_index = {b};
-  block_barrier = {threads};
-  warp_barriers.assign((threads + 31) / 32, {});
-  for (unsigned w = 0; w < warp_barriers.size(); ++w) warp_barriers[w].expected = std::min(32u, threads - 32 * w);
+  block_barrier = {threads, 0};
+  warp_barriers.clear();
+  for (unsigned w = 0; 32 * w < threads; ++w) warp_barriers.push_back({std::min(32u, threads - 32 * w), 32 * w});
   for (unsigned t = 0; t < threads; ++t) {
     Fiber& f = *fibers[t];
     ::getcontext(&f.start);
     f.start.uc_stack = {f.memory + Fiber::kGuard, 0, Fiber::kStack};
     f.start.uc_link = nullptr;
     ::makecontext(&f.start, fiber_main, 0);
-    f.ended = false;
-    f.started = false;
+    f.started = f.ended = false;
+    f.waiting_at = nullptr;
   }
-  for (unsigned running = threads; running > 0;) {
-    running = 0;
-    const auto events_before = barrier_events;
-    for (unsigned t = 0; t < threads; ++t) {
-      if (fibers[t]->ended) continue;
-      thread_index = {t};
-      resume(*fibers[t]);
-      running += fibers[t]->ended ? 0 : 1;
-    }
-    if (running > 0 && barrier_events == events_before) {
+  for (unsigned t = 0;;) {
+    while (t < threads && !fibers[t]->can_run()) ++t;
+    if (t == threads) break;
+    lowest_woken = ~0u;
+    thread_index = {t};
+    resume(*fibers[t]);
+    t = std::min(t + 1, lowest_woken);
+  }
+  for (unsigned t = 0; t < threads; ++t)
+    if (!fibers[t]->ended) {
       std::fprintf(stderr, "cuda_on_host: block %u's threads wait at different barriers for ever\n", b);
       std::abort();
     }
-  }
 }
 
 }  // namespace nxrt_on_host
