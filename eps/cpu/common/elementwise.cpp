@@ -13,21 +13,6 @@ std::vector<float> float_or_half_as_floats(const Tensor& t) {
   return out;
 }
 
-namespace {
-
-// y[r][j] += bias[j] for rows [r0, r1) of n columns. (Its own function, so the loop vectorizes.)
-void add_bias_rows(float* __restrict y, int64_t n, int64_t r0, int64_t r1, const float* __restrict bias) {
-  for (int64_t r = r0; r < r1; ++r)
-    for (int64_t j = 0; j < n; ++j) y[r * n + j] += bias[j];
-}
-
-}  // namespace
-
-void add_bias_to_rows(float* y, int64_t rows, int64_t n, const float* bias, const Parallel& parallel) {
-  parallel.for_range(rows, std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(n, 1)),
-                     [&](int64_t r0, int64_t r1) { add_bias_rows(y, n, r0, r1, bias); });
-}
-
 LegacyBroadcast LegacyBroadcast::from(const NodeContext& ctx) {
   LegacyBroadcast l;
   if (ctx.opset() >= 7) return l;

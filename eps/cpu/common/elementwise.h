@@ -41,9 +41,6 @@ using FloatHalfTypes = TypeList<float, double, Half>;
 
 // The elements of a float or float16 tensor as floats (float16 exactly widened).
 std::vector<float> float_or_half_as_floats(const Tensor& t);
-
-// y[r][j] += bias[j] for the rows of y ([rows, n]), in parallel over rows.
-void add_bias_to_rows(float* y, int64_t rows, int64_t n, const float* bias, const Parallel& parallel);
 using SignedTypes = TypeList<float, double, Half, int8_t, int16_t, int32_t, int64_t>;
 using AllNumericTypes =
     TypeList<float, double, Half, int8_t, uint8_t, int16_t, uint16_t, int32_t, uint32_t, int64_t, uint64_t>;

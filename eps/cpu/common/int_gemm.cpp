@@ -402,16 +402,28 @@ inline void for_each_sum(const int32_t* dot, int64_t count, int64_t j0, uint32_t
   for_each_sum(dot, count, j0, row_sum, a_zero, z, [out](int64_t j, int32_t sum) { out[j] = sum; });
 }
 
-// The same sums as floats times their column's scale (`scale` per column, else `scale[0]`).
+// The same sums as floats times their column's scale (`scale` per column, else `scale[0]`),
+// plus their column's bias when `bias` is set.
 [[gnu::always_inline]] inline void store_scaled_row(const int32_t* dot, int64_t count, int64_t j0, uint32_t row_sum,
                                                     uint32_t a_zero, const ZeroPointTerms& z, const float* scale,
-                                                    bool per_column, float* out) {
+                                                    bool per_column, const float* bias, float* out) {
+  if (bias && per_column) {
+    for_each_sum(dot, count, j0, row_sum, a_zero, z, [out, scale, bias](int64_t j, int32_t sum) {
+      out[j] = static_cast<float>(sum) * scale[j] + bias[j];
+    });
+    return;
+  }
   if (per_column) {
     for_each_sum(dot, count, j0, row_sum, a_zero, z,
                  [out, scale](int64_t j, int32_t sum) { out[j] = static_cast<float>(sum) * scale[j]; });
     return;
   }
   const float s = scale[0];
+  if (bias) {
+    for_each_sum(dot, count, j0, row_sum, a_zero, z,
+                 [out, s, bias](int64_t j, int32_t sum) { out[j] = static_cast<float>(sum) * s + bias[j]; });
+    return;
+  }
   for_each_sum(dot, count, j0, row_sum, a_zero, z,
                [out, s](int64_t j, int32_t sum) { out[j] = static_cast<float>(sum) * s; });
 }
@@ -425,7 +437,7 @@ inline void for_each_sum(const int32_t* dot, int64_t count, int64_t j0, uint32_t
     return;
   }
   store_scaled_row(dot, count, j0, row_sum, a_zero, z, c.per_column ? c.scale + j0 : c.scale, c.per_column,
-                   c.scaled + i * c.ld + j0);
+                   c.float_bias ? c.float_bias + j0 : nullptr, c.scaled + i * c.ld + j0);
 }
 
 int32_t zero_point_at(IntZeroPoints zero, int64_t i) {

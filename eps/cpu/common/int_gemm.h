@@ -60,8 +60,9 @@ class PackedIntB {
 // per row (column).
 using IntZeroPoints = std::span<const int32_t>;
 
-// Where the product goes: the int32 sums; floats, each sum times its column's scale
-// (MatMulInteger, Cast and Mul in one pass, the sums never stored); or uint8 or int8 values
+// Where the product goes: the int32 sums; floats, each sum times its column's scale, plus its
+// column's bias where one is given (MatMulInteger, Cast, Mul and Add in one pass, the sums
+// never stored); or uint8 or int8 values
 // requantized per column (a QLinearConv's output, channels-last or, transposed, as planes).
 // Exactly one of `sums`, `scaled` and `quantized` is set, with leading dimension `ld`.
 // Transposed outputs put element (i, j) at [j * ld + i] (a convolution's pixels-by-channels
@@ -77,11 +78,13 @@ struct IntGemmOutput {
   bool quantized_signed = false;
   const int32_t* bias = nullptr;  // requantized: added to column j's sums first, when set
   float zero = 0;                 // requantized: the output's zero point
+  const float* float_bias = nullptr;  // scaled: added to column j after the scale, when set
 
   static IntGemmOutput int32(int32_t* c, int64_t ld) { return {.sums = c, .ld = ld}; }
   static IntGemmOutput int32_transposed(int32_t* c, int64_t ld) { return {.sums = c, .ld = ld, .transposed = true}; }
-  static IntGemmOutput scaled_float(float* y, int64_t ld, const float* scale, bool per_column) {
-    return {.scaled = y, .scale = scale, .per_column = per_column, .ld = ld};
+  static IntGemmOutput scaled_float(float* y, int64_t ld, const float* scale, bool per_column,
+                                    const float* bias = nullptr) {
+    return {.scaled = y, .scale = scale, .per_column = per_column, .ld = ld, .float_bias = bias};
   }
   // y[i * ld + j] = saturate(round_half_even((sum(i, j) + bias[j]) * scale[j]) + zero): a
   // convolution's pixels by channels as they are (channels-last).

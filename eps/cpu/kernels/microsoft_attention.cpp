@@ -226,7 +226,9 @@ class QAttentionKernel final : public Kernel {
     auto workspace = qkv_pool_.take();
     std::vector<float>& qkv = *workspace;
     qkv.resize(static_cast<std::size_t>(p.batch * p.seq * p.columns));
-    const IntGemmOutput out = IntGemmOutput::scaled_float(qkv.data(), p.columns, scales.data(), scales.size() > 1);
+    const float* bias = ctx.has_input(kAttnBias) ? ctx.input(kAttnBias).data_as<float>() : nullptr;
+    const IntGemmOutput out =
+        IntGemmOutput::scaled_float(qkv.data(), p.columns, scales.data(), scales.size() > 1, bias);
     const DType wt = ctx.input(kAttnWeights).dtype();
     const std::vector<int32_t> w_zero =
         wt == DType::kUInt8 ? qattention_zero_points<uint8_t>(ctx, kWeightZero)
@@ -240,8 +242,6 @@ class QAttentionKernel final : public Kernel {
     else
       int_gemm<int8_t>(p.batch * p.seq, ctx.input(kAttnInput).data_as<int8_t>(), p.in,
                        qattention_zero_points<int8_t>(ctx, kInputZero), weights, w_zero, out, ctx.parallel());
-    if (ctx.has_input(kAttnBias))
-      add_bias_to_rows(qkv.data(), p.batch * p.seq, p.columns, ctx.input(kAttnBias).data_as<float>(), ctx.parallel());
     return attend_projected(ctx, kQAttention, at_, p, qkv.data());
   }
 

@@ -519,29 +519,23 @@ class IntegerToFloatKernel final : public IntMatMulBase {
       for (std::size_t j = 0; j < scales.size(); ++j) scales[j] = a_scale * b_scale.data_as<float>()[j];
       return scales;
     };
-    std::vector<float> scales;
-    Expected<void> done;
     if (dynamic_) {
       const Tensor& a = ctx.input(0);
       auto quantized = a_bytes_.take();
       quantized->resize(static_cast<std::size_t>(a.numel()));
       const DynamicQuantization q = dynamic_quantize(a.data_as<float>(), a.numel(), quantized->data(), ctx.parallel());
-      scales = scales_for(q.scale);
+      const std::vector<float> scales = scales_for(q.scale);
       const IntGemmOutput out =
-          IntGemmOutput::scaled_float(y->mut_as<float>(), plan->n, scales.data(), scales.size() > 1);
-      done = sums_of<uint8_t>(ctx, op, *plan, quantized->data(), {q.zero}, 1, b_zero_in, out);
-    } else {
-      const Tensor& a_scale = ctx.input(2);
-      if (a_scale.numel() != 1)
-        return fail(ErrorCode::kRuntime, fmt::format("{}: a_scale (input 2) has {} values", op, a_scale.numel()),
-                    "the cpu EP implements one scale for all of A", "give a_scale one value");
-      scales = scales_for(*a_scale.data_as<float>());
-      done = sums(ctx, op, *plan, 0, 1, 4, b_zero_in,
-                  IntGemmOutput::scaled_float(y->mut_as<float>(), plan->n, scales.data(), scales.size() > 1));
+          IntGemmOutput::scaled_float(y->mut_as<float>(), plan->n, scales.data(), scales.size() > 1, bias);
+      return sums_of<uint8_t>(ctx, op, *plan, quantized->data(), {q.zero}, 1, b_zero_in, out);
     }
-    if (!done || !bias) return done;
-    add_bias_to_rows(y->mut_as<float>(), plan->n > 0 ? y->numel() / plan->n : 0, plan->n, bias, ctx.parallel());
-    return {};
+    const Tensor& a_scale = ctx.input(2);
+    if (a_scale.numel() != 1)
+      return fail(ErrorCode::kRuntime, fmt::format("{}: a_scale (input 2) has {} values", op, a_scale.numel()),
+                  "the cpu EP implements one scale for all of A", "give a_scale one value");
+    const std::vector<float> scales = scales_for(*a_scale.data_as<float>());
+    return sums(ctx, op, *plan, 0, 1, 4, b_zero_in,
+                IntGemmOutput::scaled_float(y->mut_as<float>(), plan->n, scales.data(), scales.size() > 1, bias));
   }
 
  private:
