@@ -72,13 +72,18 @@ namespace {
 // vpdpbusd: kVectors vectors of 16 columns per row.
 constexpr int kVectors = kIntStrip / 16;
 
+// Every loop over the accumulators is unrolled: only then do they stay in registers (g++ left
+// a loop of 12 x 2 in memory, loading and storing each accumulator around every vpdpbusd).
 template <int R>
 void dot_tile(int64_t quads, const uint8_t* a, int64_t lda, const int8_t* b, IntTile& tile) {
   __m512i acc[R][kVectors];
+#pragma GCC unroll 12
   for (int r = 0; r < R; ++r)
+#pragma GCC unroll 2
     for (int v = 0; v < kVectors; ++v) acc[r][v] = _mm512_setzero_si512();
   for (int64_t q = 0; q < quads; ++q) {
     __m512i bv[kVectors];
+#pragma GCC unroll 2
     for (int v = 0; v < kVectors; ++v) bv[v] = _mm512_loadu_si512(b + 64 * v);
     b += kStripBytes;
 #pragma GCC unroll 12
@@ -86,10 +91,13 @@ void dot_tile(int64_t quads, const uint8_t* a, int64_t lda, const int8_t* b, Int
       int32_t quad;
       std::memcpy(&quad, a + r * lda + q * 4, sizeof quad);
       const __m512i av = _mm512_set1_epi32(quad);
+#pragma GCC unroll 2
       for (int v = 0; v < kVectors; ++v) acc[r][v] = _mm512_dpbusd_epi32(acc[r][v], av, bv[v]);
     }
   }
+#pragma GCC unroll 12
   for (int r = 0; r < R; ++r)
+#pragma GCC unroll 2
     for (int v = 0; v < kVectors; ++v) _mm512_storeu_si512(&tile[r][16 * v], acc[r][v]);
 }
 
