@@ -79,9 +79,8 @@ class AttentionKernel final : public Kernel {
   explicit AttentionKernel(AttentionAttrs attrs) : attrs_(attrs) {}
 
   Expected<void> compute(KernelContext& ctx) override {
-    auto shape = [&](std::size_t i) { return ctx.has_input(i) ? &ctx.input(i).shape() : nullptr; };
-    auto plan = plan_attention(attrs_, ctx.input(0).shape(), ctx.input(1).shape(), ctx.input(2).shape(), shape(3),
-                               shape(4), shape(5), shape(6));
+    auto plan = plan_attention(attrs_, ctx.input(0).shape(), ctx.input(1).shape(), ctx.input(2).shape(),
+                               given_shape(ctx, 3), given_shape(ctx, 4), given_shape(ctx, 5), given_shape(ctx, 6));
     if (!plan) return std::unexpected(std::move(plan.error()));
     if (plan->nonpad_lengths)
       if (auto valid = check_nonpad_lengths(*plan, ctx.input(6).data_as<int64_t>()); !valid) return valid;

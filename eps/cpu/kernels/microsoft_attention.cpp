@@ -83,9 +83,8 @@ std::unexpected<Error> ms_attention_error(std::string_view op, std::string what,
 
 Expected<MsAttentionPlan> plan_attention_run(const KernelContext& ctx, const MsAttentionForm& f,
                                              const MsAttentionAttrs& at) {
-  auto shape = [&](std::size_t i) { return ctx.has_input(i) ? &ctx.input(i).shape() : nullptr; };
   return plan_microsoft_attention(f.op, at, ctx.input(kAttnInput).shape(), ctx.input(kAttnWeights).shape(),
-                                  shape(kAttnBias), shape(f.past));
+                                  given_shape(ctx, kAttnBias), given_shape(ctx, f.past));
 }
 
 // The attention over projected Q, K and V (`qkv`: one row of the columns per token, the bias

@@ -102,7 +102,7 @@ class RotaryEmbeddingKernel final : public Kernel {
   explicit RotaryEmbeddingKernel(AttributeMap attrs) : attrs_(std::move(attrs)) {}
 
   Expected<void> compute(KernelContext& ctx) override {
-    const Shape* ids = ctx.has_input(3) ? &ctx.input(3).shape() : nullptr;
+    const Shape* ids = given_shape(ctx, 3);
     auto plan = plan_rotary_embedding(attrs_, ctx.input(0).shape(), ctx.input(1).shape(), ctx.input(2).shape(), ids);
     if (!plan) return std::unexpected(std::move(plan.error()));
     const int64_t* positions = ids ? ctx.input(3).data_as<int64_t>() : nullptr;

@@ -30,7 +30,7 @@ class TensorScatterKernel final : public Kernel {
     const Tensor& cache = ctx.input(0);
     const Tensor& update = ctx.input(1);
     const bool indexed = ctx.has_input(2);
-    auto p = plan_tensor_scatter(attrs_, cache.shape(), update.shape(), indexed ? &ctx.input(2).shape() : nullptr);
+    auto p = plan_tensor_scatter(attrs_, cache.shape(), update.shape(), given_shape(ctx, 2));
     if (!p) return std::unexpected(std::move(p.error()));
     const int64_t* write = indexed ? ctx.input(2).data_as<int64_t>() : nullptr;
     for (int64_t b = 0; b < p->batch; ++b) {

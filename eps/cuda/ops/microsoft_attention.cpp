@@ -211,9 +211,8 @@ Expected<void> build_microsoft_attention(PlanBuilder& b, const Node& node) {
   const MicrosoftAttentionAttrs at = MicrosoftAttentionAttrs::of(node.attributes);
   const std::string label = (quantized ? "nvrtc:" + projection : std::string("cublasLt")) + "+nvrtc:" + kernel;
   b.add_step(make_step(node, label, [=](StepContext& ctx) -> Expected<void> {
-    auto shape = [&](std::size_t i) { return ctx.has_input(i) ? &ctx.input(i).shape() : nullptr; };
     auto planned = plan_microsoft_attention(in.op, at, ctx.input(kMsInput).shape(), ctx.input(kMsWeights).shape(),
-                                            shape(kMsBias), shape(in.past));
+                                            given_shape(ctx, kMsBias), given_shape(ctx, in.past));
     if (!planned) return forward_error(std::move(planned), ctx.where());
     const MicrosoftAttentionPlan& p = *planned;
     BertAttentionRun r;

@@ -108,7 +108,7 @@ Expected<void> build_rotary_embedding(PlanBuilder& b, const Node& node) {
     const bool with_ids = ctx.has_input(in.position_ids());
     const Shape& cos = ctx.input(in.cos()).shape();
     const Shape& sin = ctx.input(in.sin()).shape();
-    const Shape* ids = with_ids ? &ctx.input(in.position_ids()).shape() : nullptr;
+    const Shape* ids = given_shape(ctx, in.position_ids());
     auto p = in.microsoft ? plan_microsoft_rotary_embedding(attrs, x.shape(), *ids, cos, sin)
                           : plan_rotary_embedding(attrs, x.shape(), cos, sin, ids);
     if (!p) return std::unexpected(p.error());
@@ -132,7 +132,6 @@ KernelMatch check_attention(const NodeContext& ctx) {
   return require_float(ctx, {0, 1, 2});
 }
 
-
 KernelDims head_strides(const HeadStrides& s) { return to_kernel_dims(std::vector<int64_t>{s.batch, s.head, s.seq}); }
 
 Expected<void> build_attention(PlanBuilder& b, const Node& node) {
@@ -150,9 +149,8 @@ Expected<void> build_attention(PlanBuilder& b, const Node& node) {
   const std::string copy = strided_copy_kernel(b, dtype);
   const AttentionAttrs attrs = AttentionAttrs::of(node.attributes);
   b.add_step(make_step(node, "nvrtc:" + kernel, [=](StepContext& ctx) -> Expected<void> {
-    auto shape = [&](std::size_t i) { return ctx.has_input(i) ? &ctx.input(i).shape() : nullptr; };
-    auto p = plan_attention(attrs, ctx.input(0).shape(), ctx.input(1).shape(), ctx.input(2).shape(), shape(3), shape(4),
-                            shape(5), shape(6));
+    auto p = plan_attention(attrs, ctx.input(0).shape(), ctx.input(1).shape(), ctx.input(2).shape(),
+                            given_shape(ctx, 3), given_shape(ctx, 4), given_shape(ctx, 5), given_shape(ctx, 6));
     if (!p) return std::unexpected(p.error());
     auto y = ctx.output(0, dtype, p->y_shape);
     if (!y) return std::unexpected(y.error());
@@ -231,7 +229,7 @@ Expected<void> build_tensor_scatter(PlanBuilder& b, const Node& node) {
     const Tensor& cache = ctx.input(0);
     const Tensor& update = ctx.input(1);
     const bool indexed = ctx.has_input(2);
-    auto p = plan_tensor_scatter(attrs, cache.shape(), update.shape(), indexed ? &ctx.input(2).shape() : nullptr);
+    auto p = plan_tensor_scatter(attrs, cache.shape(), update.shape(), given_shape(ctx, 2));
     if (!p) return std::unexpected(p.error());
     auto y = ctx.output(0, dtype, cache.shape());
     if (!y) return std::unexpected(y.error());

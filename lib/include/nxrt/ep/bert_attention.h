@@ -150,9 +150,8 @@ struct MultiHeadAttentionShapes {
   // A run's, from any context with has_input(i) and input(i) (the EPs' kernel and step contexts).
   template <class Context>
   static MultiHeadAttentionShapes of(const Context& ctx) {
-    auto shape = [&](std::size_t i) { return ctx.has_input(i) ? &ctx.input(i).shape() : nullptr; };
-    return {shape(kMhaQuery), shape(kMhaKey),     shape(kMhaValue),
-            shape(kMhaBias),  shape(kMhaPastKey), shape(kMhaPastValue)};
+    return {given_shape(ctx, kMhaQuery), given_shape(ctx, kMhaKey),     given_shape(ctx, kMhaValue),
+            given_shape(ctx, kMhaBias),  given_shape(ctx, kMhaPastKey), given_shape(ctx, kMhaPastValue)};
   }
 };
 Expected<MultiHeadAttentionPlan> plan_multi_head_attention(const MultiHeadAttentionAttrs& attrs,

@@ -48,10 +48,11 @@ struct EmbedLayerNormalizationShapes {
   // A run's, from any context with has_input(i) and input(i) (the EPs' kernel and step contexts).
   template <class Context>
   static EmbedLayerNormalizationShapes of(const Context& ctx) {
-    auto shape = [&](std::size_t i) { return ctx.has_input(i) ? &ctx.input(i).shape() : nullptr; };
-    return {shape(kEmbedInputIds), shape(kEmbedSegmentIds), shape(kEmbedWordTable),
-            shape(kEmbedPositionTable), shape(kEmbedSegmentTable), shape(kEmbedGamma),
-            shape(kEmbedBeta), shape(kEmbedMask), shape(kEmbedPositionIds)};
+    return {given_shape(ctx, kEmbedInputIds),     given_shape(ctx, kEmbedSegmentIds),
+            given_shape(ctx, kEmbedWordTable),    given_shape(ctx, kEmbedPositionTable),
+            given_shape(ctx, kEmbedSegmentTable), given_shape(ctx, kEmbedGamma),
+            given_shape(ctx, kEmbedBeta),         given_shape(ctx, kEmbedMask),
+            given_shape(ctx, kEmbedPositionIds)};
   }
 };
 Expected<EmbedLayerNormalizationPlan> plan_embed_layer_normalization(const EmbedLayerNormalizationShapes& shapes);

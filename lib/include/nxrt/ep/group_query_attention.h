@@ -84,9 +84,9 @@ struct GroupQueryAttentionShapes {
   // A run's, from any context with has_input(i) and input(i) (the EPs' kernel and step contexts).
   template <class Context>
   static GroupQueryAttentionShapes of(const Context& ctx) {
-    auto shape = [&](std::size_t i) { return ctx.has_input(i) ? &ctx.input(i).shape() : nullptr; };
-    return {shape(kGqaQuery), shape(kGqaKey),  shape(kGqaValue), shape(kGqaPastKey), shape(kGqaPastValue),
-            shape(kGqaCos),   shape(kGqaSin)};
+    return {given_shape(ctx, kGqaQuery),   given_shape(ctx, kGqaKey),       given_shape(ctx, kGqaValue),
+            given_shape(ctx, kGqaPastKey), given_shape(ctx, kGqaPastValue), given_shape(ctx, kGqaCos),
+            given_shape(ctx, kGqaSin)};
   }
 };
 Expected<GroupQueryAttentionPlan> plan_group_query_attention(const GroupQueryAttentionAttrs& attrs,

@@ -125,6 +125,14 @@ class KernelContext {
   virtual std::shared_ptr<const Parallel> shared_parallel() const = 0;
 };
 
+// Input i's shape, or null when it is not given, from any context with has_input(i) and input(i)
+// (the cpu EP's KernelContext, the cuda EP's StepContext): what the run plans take for optional
+// inputs.
+template <class Context>
+const Shape* given_shape(const Context& ctx, std::size_t i) {
+  return ctx.has_input(i) ? &ctx.input(i).shape() : nullptr;
+}
+
 class Kernel {
  public:
   virtual ~Kernel() = default;

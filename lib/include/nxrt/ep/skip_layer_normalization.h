@@ -44,7 +44,7 @@ Expected<void> check_skip_norm_shapes(SkipNormForm form, const Shape& input, con
 template <class Context>
 Expected<void> check_skip_norm_shapes(SkipNormForm form, const Context& ctx) {
   std::vector<const Shape*> vectors;
-  for (std::size_t i : form.vectors()) vectors.push_back(ctx.has_input(i) ? &ctx.input(i).shape() : nullptr);
+  for (std::size_t i : form.vectors()) vectors.push_back(given_shape(ctx, i));
   return check_skip_norm_shapes(form, ctx.input(0).shape(), ctx.input(1).shape(), vectors);
 }
 
