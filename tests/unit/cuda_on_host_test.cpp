@@ -38,7 +38,8 @@ TEST_CASE("cuda_on_host: a block whose threads wait at different barriers aborts
   ::close(pipe_ends[1]);
   std::string err;
   char buffer[256];
-  for (ssize_t n; (n = ::read(pipe_ends[0], buffer, sizeof buffer)) > 0;) err.append(buffer, static_cast<std::size_t>(n));
+  for (ssize_t n; (n = ::read(pipe_ends[0], buffer, sizeof buffer)) > 0;)
+    err.append(buffer, static_cast<std::size_t>(n));
   ::close(pipe_ends[0]);
   int status = 0;
   REQUIRE(::waitpid(child, &status, 0) == child);
