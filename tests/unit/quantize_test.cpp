@@ -307,6 +307,7 @@ TEST_CASE("ConvInteger matches a direct loop for groups, pads, strides and dilat
       {1, 2, 2, 2, 90, 90, 3, 3, 3, 1, 1},    // depthwise at stride 3: one output row at a time
       {2, 24, 24, 24, 9, 9, 3, 3, 1, 1, 1},   // depthwise on small planes: channels-last, a vector and a tail
       {1, 17, 17, 17, 14, 14, 3, 3, 2, 2, 2},  // the same, strided and dilated
+      {2, 40, 40, 40, 9, 10, 3, 3, 1, 1, 1},   // channels-last, two blocks of 16 for vpdpbusd and a tail
   };
   for (std::size_t i = 0; i < cases.size(); ++i) {
     INFO("case " << i);
@@ -314,6 +315,75 @@ TEST_CASE("ConvInteger matches a direct loop for groups, pads, strides and dilat
     check_conv_integer<int8_t, uint8_t>(cases[i], i % 2 == 1, rng);
     // W computed at run time: packed on every run instead of once.
     check_conv_integer<uint8_t, uint8_t>(cases[i], i % 2 == 0, rng, false);
+  }
+}
+
+TEST_CASE("ConvInteger depthwise channels-last over one to three spatial dims matches a direct loop",
+          "[cpu][quantize]") {
+  std::mt19937 rng(23);
+  struct Case {
+    Shape x, kernel;
+    ints strides, dilations, pads;
+  };
+  const std::vector<Case> cases = {
+      {{2, 40, 23}, {5}, {2}, {1}, {2, 1}},                                 // 1-D: one kernel row of two quads
+      {{1, 48, 5, 6, 7}, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1, 1, 1, 1}},  // 3-D: nine kernel rows
+      {{1, 33, 7, 6, 5}, {2, 3, 2}, {2, 1, 2}, {2, 2, 1}, {1, 2, 0, 1, 0, 1}},  // strided, dilated in depth
+  };
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    INFO("case " << i);
+    const Case& c = cases[i];
+    const int64_t channels = c.x[1];
+    const std::size_t rank = c.kernel.size();
+    Shape ws = {channels, 1};
+    ws.insert(ws.end(), c.kernel.begin(), c.kernel.end());
+    const Tensor x = random_ints<uint8_t>(c.x, rng);
+    const Tensor w = random_ints<int8_t>(ws, rng);
+    const Tensor xz = random_ints<uint8_t>({}, rng);
+    // Zero points of W that keep W - w_zp in int8 (vpdpbusd's blocks), except in the last case.
+    const std::vector<int8_t> zeros(static_cast<std::size_t>(channels));
+    const Tensor wz =
+        i + 1 < cases.size() ? Tensor::from_vector<int8_t>({channels}, zeros) : random_ints<int8_t>({channels}, rng);
+    auto y = run_on_cpu({.op_type = "ConvInteger",
+                         .opset = 10,
+                         .inputs = {x, w, xz, wz},
+                         .constant = {false, true, false, true},
+                         .attrs = attrs({{"group", channels},
+                                         {"strides", c.strides},
+                                         {"dilations", c.dilations},
+                                         {"pads", c.pads}})});
+    REQUIRE(y);
+    // The direct loop, over three dims (the leading ones of size 1 where there are fewer).
+    std::array<int64_t, 3> in{1, 1, 1}, k{1, 1, 1}, out{1, 1, 1}, s{1, 1, 1}, d{1, 1, 1}, p{0, 0, 0};
+    Shape ys = {c.x[0], channels};
+    for (std::size_t q = 0; q < rank; ++q) {
+      const std::size_t at = 3 - rank + q;
+      in[at] = c.x[2 + q], k[at] = c.kernel[q], s[at] = c.strides[q], d[at] = c.dilations[q], p[at] = c.pads[q];
+      out[at] = (in[at] + c.pads[q] + c.pads[rank + q] - d[at] * (k[at] - 1) - 1) / s[at] + 1;
+      ys.push_back(out[at]);
+    }
+    std::vector<int32_t> expected;
+    const int32_t x_zp = *xz.data_as<uint8_t>();
+    for (int64_t n = 0; n < c.x[0]; ++n)
+      for (int64_t ch = 0; ch < channels; ++ch)
+        for (int64_t o0 = 0; o0 < out[0]; ++o0)
+          for (int64_t o1 = 0; o1 < out[1]; ++o1)
+            for (int64_t o2 = 0; o2 < out[2]; ++o2) {
+              int32_t sum = 0;
+              for (int64_t a = 0; a < k[0]; ++a)
+                for (int64_t b = 0; b < k[1]; ++b)
+                  for (int64_t e = 0; e < k[2]; ++e) {
+                    const int64_t i0 = o0 * s[0] - p[0] + a * d[0], i1 = o1 * s[1] - p[1] + b * d[1];
+                    const int64_t i2 = o2 * s[2] - p[2] + e * d[2];
+                    if (i0 < 0 || i0 >= in[0] || i1 < 0 || i1 >= in[1] || i2 < 0 || i2 >= in[2]) continue;
+                    const int64_t at = (((n * channels + ch) * in[0] + i0) * in[1] + i1) * in[2] + i2;
+                    const int32_t xv = x.data_as<uint8_t>()[at];
+                    const int32_t wv = w.data_as<int8_t>()[((ch * k[0] + a) * k[1] + b) * k[2] + e];
+                    sum += (xv - x_zp) * (wv - wz.data_as<int8_t>()[ch]);
+                  }
+              expected.push_back(sum);
+            }
+    check_equal((*y)[0], Tensor::from_vector<int32_t>(ys, std::move(expected)));
   }
 }
 
@@ -422,6 +492,9 @@ TEST_CASE("QLinearConv reads X and writes Y channels-last where the cpu EP's lay
       {1, 48, 48, 48, 9, 11, 3, 3, 1, 1, 1},    // depthwise, a pair of vectors and one more
       {1, 20, 20, 20, 9, 9, 5, 5, 2, 1, 2},     // depthwise 5x5: a vector and a tail of 4 channels
       {1, 7, 7, 7, 8, 8, 3, 3, 1, 3, 3},        // depthwise, no whole vector, taps mostly in the padding
+      {1, 32, 32, 32, 12, 13, 3, 3, 1, 2, 2},   // depthwise, dilated: input rows kept over five output rows
+      {1, 16, 16, 16, 20, 19, 3, 3, 3, 1, 1},   // depthwise, stride 3: input rows no later row reads
+      {1, 16, 16, 16, 9, 10, 2, 6, 1, 1, 1},    // depthwise 2x6: two quads per kernel row, the second half
   };
   for (std::size_t i = 0; i < cases.size(); ++i)
     for (const cpu::ChannelsLast layout : {cpu::ChannelsLast{true, true}, cpu::ChannelsLast{true, false},

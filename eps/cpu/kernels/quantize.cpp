@@ -18,6 +18,7 @@
 #include "common/channels_last.h"
 #include "common/elementwise.h"
 #include "common/gemm.h"
+#include "common/int_depthwise.h"
 #include "common/int_gemm.h"
 #include "common/kernel_util.h"
 #include "common/requantize.h"
@@ -980,150 +981,6 @@ inline void add_neighbour_taps(const int16_t* const* srcs, const int32_t* weight
   for (int64_t e = 0; e < taps; ++e) add_tap(srcs[e], 1, weights[e], count, acc);
 }
 
-// W of a channels-last depthwise convolution as its kernel multiplies it: by tap, then channel,
-// minus W's zero points, and per channel -x_zp times its weights' sum to start the sums from (so
-// each tap multiplies X as it is, and a tap in the padding, reading x_zp, adds nothing).
-// Where AVX-512 VNNI and VBMI are built and every weight fits int8, the same for vpdpbusd too:
-// taps in quads, each a 64-byte vector of 16 channels' four weights, for X moved to uint8 (int8
-// X plus 128) with its start.
-struct DepthwiseWeights {
-  int32_t x_zero = 0;  // the x_zp the starts take out
-  int64_t taps = 0, channels = 0;
-  std::vector<int32_t> by_tap, start;
-  int64_t quads = 0, blocks = 0;  // vpdpbusd: quads of taps (padded with zero weights), blocks of 16 channels
-  AlignedBuffer<int8_t> quad_weights;  // [quad][block][channel of the block][tap of the quad]
-  std::vector<int32_t> quad_start;     // per channel of the blocks
-
-  template <class TX, class TW>
-  DepthwiseWeights(const TW* w, const std::vector<int32_t>& w_zero, TX x_zp, int64_t taps_, int64_t channels_)
-      : x_zero(x_zp), taps(taps_), channels(channels_), by_tap(static_cast<std::size_t>(taps * channels)),
-        start(static_cast<std::size_t>(channels)) {
-    bool fits_int8 = true;
-    for (int64_t c = 0; c < channels; ++c) {
-      const int32_t wz = w_zero.empty() ? 0 : w_zero[w_zero.size() == 1 ? 0 : static_cast<std::size_t>(c)];
-      for (int64_t t = 0; t < taps; ++t) {
-        const int32_t v = static_cast<int32_t>(w[c * taps + t]) - wz;
-        by_tap[static_cast<std::size_t>(t * channels + c)] = v;
-        start[static_cast<std::size_t>(c)] -= static_cast<int32_t>(x_zp) * v;
-        fits_int8 = fits_int8 && v >= -128 && v <= 127;
-      }
-    }
-#if defined(__AVX512VNNI__) && defined(__AVX512VBMI__)
-    if (!fits_int8 || channels < 16) return;
-    quads = (taps + 3) / 4;
-    blocks = channels / 16;
-    quad_weights.resize(static_cast<std::size_t>(quads * blocks * 64));
-    std::fill(quad_weights.data(), quad_weights.data() + quad_weights.size(), int8_t{0});
-    quad_start.resize(static_cast<std::size_t>(blocks * 16));
-    const int32_t unsigned_zero = static_cast<int32_t>(x_zp) + (std::is_signed_v<TX> ? 128 : 0);
-    for (int64_t c = 0; c < blocks * 16; ++c)
-      for (int64_t t = 0; t < taps; ++t) {
-        const int32_t v = by_tap[static_cast<std::size_t>(t * channels + c)];
-        quad_weights.data()[((t / 4 * blocks + c / 16) * 16 + c % 16) * 4 + t % 4] =
-            static_cast<int8_t>(v);
-        quad_start[static_cast<std::size_t>(c)] -= unsigned_zero * v;
-      }
-#else
-    (void)fits_int8;
-#endif
-  }
-};
-
-#if defined(__AVX512VNNI__) && defined(__AVX512VBMI__)
-// acc[c] for the channels of w's blocks from `src` (taps padded to whole quads), a quad of taps
-// at a time: four 16-byte loads into one vector, interleaved so that each channel's four taps
-// are neighbours (vpermb), then one vpdpbusd per quad.
-template <class TX, class Emit>
-void depthwise_pixel_quads(const TX* const* src, const DepthwiseWeights& w, Emit&& emit) {
-  static constexpr auto kInterleave = [] {
-    std::array<uint8_t, 64> index{};
-    for (int t = 0; t < 4; ++t)
-      for (int c = 0; c < 16; ++c) index[static_cast<std::size_t>(4 * c + t)] = static_cast<uint8_t>(16 * t + c);
-    return index;
-  }();
-  const __m512i interleave = _mm512_loadu_si512(kInterleave.data());
-  const __m512i to_unsigned = _mm512_set1_epi8(static_cast<char>(0x80));
-  auto load = [](const TX* p) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)); };
-  for (int64_t b = 0; b < w.blocks; ++b) {
-    __m512i sum = _mm512_loadu_si512(w.quad_start.data() + 16 * b);
-    for (int64_t q = 0; q < w.quads; ++q) {
-      const TX* const* s = src + 4 * q;
-      const int64_t c = 16 * b;
-      __m512i x = _mm512_zextsi128_si512(load(s[0] + c));
-      x = _mm512_inserti32x4(x, load(s[1] + c), 1);
-      x = _mm512_inserti32x4(x, load(s[2] + c), 2);
-      x = _mm512_inserti32x4(x, load(s[3] + c), 3);
-      x = _mm512_maskz_permutexvar_epi8(~__mmask64{0}, interleave, x);  // (zero-masked: see requantize_lanes)
-      if constexpr (std::is_signed_v<TX>) x = _mm512_xor_si512(x, to_unsigned);
-      sum = _mm512_dpbusd_epi32(sum, x, _mm512_loadu_si512(w.quad_weights.data() + (q * w.blocks + b) * 64));
-    }
-    emit(b, sum);  // block b's sums
-  }
-}
-#endif
-
-// The channels from `c` on of depthwise_pixel, without quads.
-template <class TX>
-void depthwise_pixel_from(const TX* const* src, const DepthwiseWeights& w, int64_t c, int32_t* acc) {
-  const int64_t taps = w.taps, channels = w.channels;
-  const int32_t* by_tap = w.by_tap.data();
-#if defined(__AVX512F__)
-  for (; c + 16 <= channels; c += 16) {
-    __m512i sum = _mm512_loadu_si512(w.start.data() + c);
-    for (int64_t t = 0; t < taps; ++t) {
-      const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src[t] + c));
-      const __m512i x = std::is_signed_v<TX> ? _mm512_maskz_cvtepi8_epi32(0xffff, bytes)
-                                             : _mm512_maskz_cvtepu8_epi32(0xffff, bytes);
-      sum = _mm512_add_epi32(sum, _mm512_mullo_epi32(x, _mm512_loadu_si512(by_tap + t * channels + c)));
-    }
-    _mm512_storeu_si512(acc + c, sum);
-  }
-#endif
-  for (; c < channels; ++c) {
-    int32_t sum = w.start[static_cast<std::size_t>(c)];
-    for (int64_t t = 0; t < taps; ++t) sum += static_cast<int32_t>(src[t][c]) * by_tap[t * channels + c];
-    acc[c] = sum;
-  }
-}
-
-// acc[c] = start[c] + sum over taps t of src[t][c] * w[t][c] for the channels of one output
-// pixel (X, W and the sums channels-last): whole blocks of 16 channels by vpdpbusd where w has
-// quads, then with AVX-512 sixteen channels at a time in a vector register over every tap, then
-// the rest one by one.
-template <class TX>
-void depthwise_pixel(const TX* const* src, const DepthwiseWeights& w, int32_t* acc) {
-  int64_t c = 0;
-#if defined(__AVX512VNNI__) && defined(__AVX512VBMI__)
-  if (w.quads > 0) {
-    depthwise_pixel_quads(src, w, [acc](int64_t b, __m512i sum) { _mm512_storeu_si512(acc + 16 * b, sum); });
-    c = w.blocks * 16;
-  }
-#endif
-  depthwise_pixel_from(src, w, c, acc);
-}
-
-// One output pixel of depthwise_pixel requantized into `out` (Q, channels-last): its blocks of
-// quads straight from their registers, the other channels through `acc`.
-template <class TX, class Q>
-void depthwise_pixel_requantized(const TX* const* src, const DepthwiseWeights& w, const ConvRequantization& r,
-                                 int32_t* acc, Q* out) {
-  int64_t c = 0;
-#if defined(__AVX512VNNI__) && defined(__AVX512VBMI__)
-  if (w.quads > 0) {
-    const RequantizeVectors<Q> requantize(r.zero);
-    depthwise_pixel_quads(src, w, [&](int64_t b, __m512i sum) {
-      const int64_t first = 16 * b;
-      const __m512i biased = r.bias ? _mm512_add_epi32(sum, _mm512_loadu_si512(r.bias + first)) : sum;
-      requantize.store(biased, _mm512_loadu_ps(r.scale + first), out + first, 0xffff);
-    });
-    c = w.blocks * 16;
-    if (c == w.channels) return;
-  }
-#endif
-  depthwise_pixel_from(src, w, c, acc);
-  requantize_row(acc + c, r.bias ? r.bias + c : nullptr, r.scale + c, r.zero, w.channels - c, out + c);
-}
-
 // Planes of at most this many outputs are convolved channels-last even when X and Y are planes
 // (see int_depthwise).
 constexpr int64_t kSmallDepthwisePlane = 28 * 28;
@@ -1136,13 +993,11 @@ struct PreparedConvWeights {
   std::optional<DepthwiseWeights> depthwise;
 };
 
-// A depthwise convolution of one output channel per input channel, channels-last: every output
-// pixel adds its taps across all channels in vectors. X is channels-last as the plan says, or
+// A depthwise convolution of one output channel per input channel, channels-last
+// (depthwise_rows), over the output rows in parallel. X is channels-last as the plan says, or
 // turned so per image; the sums go to `y` (int32 planes) or, given `requantize`, are
-// requantized across the channels into Y, channels-last or (turned back per image) as planes.
-// x_zp is taken out of the sums once per channel, so each tap multiplies X as it is; a tap in
-// the padding reads a pixel of x_zp, which then adds nothing. W is prepared here unless
-// `prepared` holds it.
+// requantized across the channels into Y, channels-last or (turned back per image) as planes. W
+// is prepared here unless `prepared` holds it.
 template <class TX, class TW>
 void int_depthwise_channels_last(const IntConvPlan& p, const TX* x, const TW* w, int32_t x_zp,
                                  const std::vector<int32_t>& w_zero, const PreparedConvWeights& prepared, int32_t* y,
@@ -1152,19 +1007,12 @@ void int_depthwise_channels_last(const IntConvPlan& p, const TX* x, const TW* w,
   const int64_t channels = p.channels, taps = dd.kernel * dh.kernel * dw.kernel;
   std::optional<DepthwiseWeights> prepared_now;
   const std::optional<DepthwiseWeights>& ready = prepared.depthwise;
-  if (!ready || ready->x_zero != x_zp || ready->taps != taps || ready->channels != channels)
-    prepared_now.emplace(w, w_zero, static_cast<TX>(x_zp), taps, channels);
+  if (!ready || !ready->fit(x_zp, p.window, channels))
+    prepared_now.emplace(w, w_zero, static_cast<TX>(x_zp), dd.kernel * dh.kernel, dw.kernel, channels);
   const DepthwiseWeights& weights = prepared_now ? *prepared_now : *ready;
-  // Taps past the last, up to a whole quad for vpdpbusd, read the padding with weight 0.
-  const int64_t src_count = weights.quads > 0 ? weights.quads * 4 : taps;
-  const std::vector<TX> padding(static_cast<std::size_t>(channels), static_cast<TX>(x_zp));
   AlignedBuffer<TX> xt(static_cast<std::size_t>(p.layout.x ? 0 : in_size * channels));
   AlignedBuffer<uint8_t> yt(static_cast<std::size_t>(requantize && !p.layout.y ? out_size * channels : 0));
   const int64_t rows = dd.out * dh.out;
-  // The outputs [inner_first, inner_end) of a row whose taps all lie inside the input's row.
-  const int64_t inner_first = std::min(dw.out, (dw.pad_begin + dw.stride - 1) / dw.stride);
-  const int64_t last_start = dw.in - 1 - (dw.kernel - 1) * dw.dilation + dw.pad_begin;  // of an inner window
-  const int64_t inner_end = last_start < 0 ? inner_first : std::clamp(last_start / dw.stride + 1, inner_first, dw.out);
   for (int64_t n = 0; n < p.batch; ++n) {
     const TX* xn = x + n * channels * in_size;
     if (!p.layout.x) {
@@ -1173,51 +1021,19 @@ void int_depthwise_channels_last(const IntConvPlan& p, const TX* x, const TW* w,
       });
       xn = xt.data();
     }
-    uint8_t* yn = nullptr;  // requantized Y of this image, channels-last
-    if (requantize)
-      yn = p.layout.y ? static_cast<uint8_t*>(requantize->y) + n * out_size * channels : yt.data();
+    DepthwiseOutput out;
+    if (requantize) {
+      out.requantized = p.layout.y ? static_cast<uint8_t*>(requantize->y) + n * out_size * channels : yt.data();
+      out.is_signed = requantize->is_signed;
+      out.scale = requantize->scale;
+      out.bias = requantize->bias;
+      out.zero = requantize->zero;
+    } else {
+      out.planes = y + n * channels * out_size;
+      out.plane = out_size;
+    }
     parallel.for_range(rows, std::max<int64_t>(1, 16384 / (dw.out * channels * taps)), [&](int64_t r0, int64_t r1) {
-      std::vector<const TX*> src(static_cast<std::size_t>(src_count), padding.data());
-      std::vector<int64_t> step(static_cast<std::size_t>(src_count));  // from one output's tap to the next one's
-      std::vector<const TX*> kernel_rows(static_cast<std::size_t>(dd.kernel * dh.kernel));  // null in the padding
-      std::vector<int32_t> acc(static_cast<std::size_t>(channels));
-      for (int64_t row = r0; row < r1; ++row) {
-        const int64_t od = row / dh.out, oh = row % dh.out;
-        for (int64_t a = 0; a < dd.kernel; ++a)
-          for (int64_t b = 0; b < dh.kernel; ++b) {
-            const int64_t id = od * dd.stride - dd.pad_begin + a * dd.dilation;
-            const int64_t ih = oh * dh.stride - dh.pad_begin + b * dh.dilation;
-            const bool inside = id >= 0 && id < dd.in && ih >= 0 && ih < dh.in;
-            const auto r = static_cast<std::size_t>(a * dh.kernel + b);
-            kernel_rows[r] = inside ? xn + (id * dh.in + ih) * dw.in * channels : nullptr;
-            for (int64_t e = 0; e < dw.kernel; ++e)
-              step[r * static_cast<std::size_t>(dw.kernel) + static_cast<std::size_t>(e)] =
-                  inside ? dw.stride * channels : 0;
-          }
-        for (int64_t ow = 0; ow < dw.out; ++ow) {
-          if (ow > inner_first && ow < inner_end) {  // every tap one stride on from the last output's
-            for (std::size_t t = 0; t < src.size(); ++t) src[t] += step[t];
-          } else {
-            std::size_t t = 0;
-            for (const TX* kernel_row : kernel_rows)
-              for (int64_t e = 0; e < dw.kernel; ++e) {
-                const int64_t iw = ow * dw.stride - dw.pad_begin + e * dw.dilation;
-                src[t++] = kernel_row && iw >= 0 && iw < dw.in ? kernel_row + iw * channels : padding.data();
-              }
-          }
-          const int64_t o = row * dw.out + ow;
-          if (requantize && requantize->is_signed) {
-            depthwise_pixel_requantized(src.data(), weights, *requantize, acc.data(),
-                                        reinterpret_cast<int8_t*>(yn + o * channels));
-          } else if (requantize) {
-            depthwise_pixel_requantized(src.data(), weights, *requantize, acc.data(), yn + o * channels);
-          } else {
-            depthwise_pixel(src.data(), weights, acc.data());
-            for (int64_t c = 0; c < channels; ++c)
-              y[(n * channels + c) * out_size + o] = acc[static_cast<std::size_t>(c)];
-          }
-        }
-      }
+      depthwise_rows(p.window, xn, weights, out, r0, r1);
     });
     if (requantize && !p.layout.y)
       transpose_bytes(yt.data(), channels, out_size, channels,
@@ -1483,7 +1299,7 @@ PreparedConvWeights prepare_conv_weights(const NodeContext& ctx, std::size_t w, 
   const bool pointwise = taps == 1 && std::ranges::all_of(attrs.strides, [](int64_t v) { return v == 1; }) &&
                          std::ranges::all_of(attrs.pads, [](int64_t v) { return v == 0; });
   const bool depthwise = is_depthwise(group, s[1]);
-  if ((pointwise && !requantized && !depthwise) || (depthwise && s[0] != group)) return prepared;
+  if ((pointwise && !requantized && !depthwise) || (depthwise && (s[0] != group || taps == 0))) return prepared;
   auto t = weights->materialize();
   if (!t) return prepared;  // prepared at run time instead, where a read error reaches the user
   if (!depthwise) {
@@ -1503,7 +1319,7 @@ PreparedConvWeights prepare_conv_weights(const NodeContext& ctx, std::size_t w, 
     std::vector<int32_t> w_zp;
     if (w_zero->defined()) w_zp.assign(w_zero->data_as<TW>(), w_zero->data_as<TW>() + w_zero->numel());
     if (w_zp.size() > 1 && static_cast<int64_t>(w_zp.size()) != s[0]) return {};  // an error at run time
-    prepared.depthwise.emplace(t->data_as<TW>(), w_zp, x_zp, taps, s[0]);
+    prepared.depthwise.emplace(t->data_as<TW>(), w_zp, x_zp, taps / s.back(), s.back(), s[0]);
     return {};
   });
   return prepared;
