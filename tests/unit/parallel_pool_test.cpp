@@ -1,9 +1,11 @@
 // The cpu EP's pools (make_parallel_pool's, and ThreadPool): every index once, chunks of at
-// least the grain, nested and concurrent callers, and a chunk's exception reaching the caller.
+// least the grain, nested and concurrent callers, chunks left by a busy thread taken by the
+// others, and a chunk's exception reaching the caller.
 #include "common/parallel_pool.h"
 
 #include <atomic>
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -50,6 +52,21 @@ void check_pool(const Parallel& pool) {
     });
   for (auto& c : callers) c.join();
   CHECK(total == 4 * 20 * 1000);
+
+  // A chunk that waits until every other chunk has run does not stop them: the other threads
+  // take what is left of the waiting thread's chunks as well as their own.
+  std::atomic<int> done = 0;
+  std::atomic<bool> waited_out = false;
+  pool.for_range(8, 1, [&](int64_t b, int64_t) {
+    if (b != 0) {
+      ++done;
+      return;
+    }
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (done < 7 && !waited_out) waited_out = std::chrono::steady_clock::now() > give_up;
+  });
+  CHECK_FALSE(waited_out);
+  CHECK(done == 7);
 }
 
 }  // namespace

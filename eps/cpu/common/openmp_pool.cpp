@@ -1,10 +1,13 @@
-// The OpenMP team behind OpenMpPool: a dynamic schedule over the chunks.
+// The OpenMP team behind OpenMpPool: each thread starts on a share of the chunks of its own, then
+// takes what is left of the others'.
 #include "common/openmp_pool.h"
 
 #include <omp.h>
 
 #include <algorithm>
+#include <atomic>
 #include <exception>
+#include <memory>
 
 #include "common/parallel_pool.h"
 
@@ -28,13 +31,25 @@ void OpenMpPool::for_range(int64_t n, int64_t grain, const std::function<void(in
   // An exception may not leave an OpenMP region: the first one is carried out of it.
   std::exception_ptr failure;
   const int team_size = static_cast<int>(std::min<int64_t>(threads_, chunks));
-#pragma omp parallel for schedule(dynamic, 1) num_threads(team_size)
-  for (int64_t c = 0; c < chunks; ++c) {
-    try {
-      fn(c * chunk, std::min(n, (c + 1) * chunk));
-    } catch (...) {
+  const auto shares = std::make_unique<Share[]>(static_cast<std::size_t>(team_size));
+  for (int t = 0; t < team_size; ++t) {
+    shares[static_cast<std::size_t>(t)].next = chunks * t / team_size;
+    shares[static_cast<std::size_t>(t)].end = chunks * (t + 1) / team_size;
+  }
+#pragma omp parallel num_threads(team_size)
+  {
+    // This thread's share first, then what is left of the others'.
+    const int me = omp_get_thread_num();
+    for (int k = 0; k < team_size; ++k) {
+      Share& share = shares[static_cast<std::size_t>((me + k) % team_size)];
+      for (int64_t c = share.next.fetch_add(1); c < share.end; c = share.next.fetch_add(1)) {
+        try {
+          fn(c * chunk, std::min(n, (c + 1) * chunk));
+        } catch (...) {
 #pragma omp critical(nxrt_openmp_pool_failure)
-      if (!failure) failure = std::current_exception();
+          if (!failure) failure = std::current_exception();
+        }
+      }
     }
   }
   if (failure) std::rethrow_exception(failure);
