@@ -1199,11 +1199,18 @@ void int_conv(const IntConvPlan& p, const TX* x, const TW* w, int32_t x_zp, cons
       });
       xt = turned.data();
     }
-    // Chunks of output pixels, each unrolled and multiplied while its rows are in cache.
-    const int64_t chunks = (out_size + kPixelChunk - 1) / kPixelChunk;
+    // Chunks of output pixels, each unrolled and multiplied while its rows are in cache: at most
+    // kPixelChunk long, and, where there are as many as threads, a multiple of the threads of
+    // equal length (784 pixels on two threads: four chunks of 196, where chunks of 256 left one
+    // thread 512 pixels and the other 272).
+    const int64_t threads = par.threads();
+    int64_t chunks = (out_size + kPixelChunk - 1) / kPixelChunk;
+    if (chunks >= threads) chunks = (chunks + threads - 1) / threads * threads;
+    const int64_t chunk_pixels = std::max<int64_t>(1, (out_size + chunks - 1) / std::max<int64_t>(chunks, 1));
+    chunks = (out_size + chunk_pixels - 1) / chunk_pixels;
     // Unrolls chunk `chunk` into `unrolled` (split over `chunk_par`) and multiplies it by W.
     auto run_chunk = [&](int64_t chunk, TX* unrolled, const Parallel& chunk_par) {
-      const int64_t p0 = chunk * kPixelChunk, p1 = std::min(out_size, p0 + kPixelChunk);
+      const int64_t p0 = chunk * chunk_pixels, p1 = std::min(out_size, p0 + chunk_pixels);
       const TX* rows = xt + p0 * xt_ld;  // a pointwise window is its pixel's channels
       if (!rows_as_they_are) {
         chunk_par.for_range(p1 - p0, 16, [&](int64_t q0, int64_t q1) {
@@ -1223,16 +1230,16 @@ void int_conv(const IntConvPlan& p, const TX* x, const TW* w, int32_t x_zp, cons
                chunk_par);
     };
     thread_local AlignedBuffer<TX> unrolled;  // each worker's own; rows of a whole number of lines start on one
-    if (chunks < par.threads()) {
+    if (chunks < threads) {
       // Fewer chunks than threads (a 14x14 or 7x7 layer): one chunk after the other, each
       // split over the threads (the GEMM by strips of W's columns).
-      if (!rows_as_they_are) unrolled.resize(static_cast<std::size_t>(kPixelChunk * row_depth));
+      if (!rows_as_they_are) unrolled.resize(static_cast<std::size_t>(chunk_pixels * row_depth));
       for (int64_t chunk = 0; chunk < chunks; ++chunk) run_chunk(chunk, unrolled.data(), par);
       return;
     }
     par.for_range(chunks, 1, [&](int64_t c0, int64_t c1) {
       AlignedBuffer<TX>& mine = unrolled;  // this worker's (see above)
-      if (!rows_as_they_are) mine.resize(static_cast<std::size_t>(kPixelChunk * row_depth));
+      if (!rows_as_they_are) mine.resize(static_cast<std::size_t>(chunk_pixels * row_depth));
       const SerialParallel serial;
       for (int64_t chunk = c0; chunk < c1; ++chunk) run_chunk(chunk, mine.data(), serial);
     });
