@@ -13,7 +13,8 @@
 # MODEL is an .onnx file or the name of one in .cache/bench-models (scripts/export-bench-models.sh
 # puts them there). Each block is a fresh process: session creation, first inference, warm-up,
 # then timed runs. ORT runs with intraOpNumThreads=N, interOpNumThreads=1, graph optimization
-# level all, sequential execution. ORT is installed with npm into .cache/ort-node on first use.
+# level all, sequential execution; each run's outputs are garbage-collected, untimed, before the
+# next (ort_runner.mjs says why). ORT is installed with npm into .cache/ort-node on first use.
 # nxrt is $NXRT_BUILD_DIR/cli/nxrt (default build/cli/nxrt).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -95,7 +96,7 @@ run_block() {
     "$nxrt" bench "$model" --threads "$threads" --runs "$n" --warmup "$warmup" --json -q \
       "${ep_args[@]}" "${input_args[@]}" >"$out" 2>"$out.err" || rc=$?
   else
-    node scripts/bench/ort_runner.mjs --ort-dir "$ort_dir" --model "$model" --threads "$threads" \
+    node --expose-gc scripts/bench/ort_runner.mjs --ort-dir "$ort_dir" --model "$model" --threads "$threads" \
       --runs "$n" --warmup "$warmup" "${input_args[@]}" >"$out" 2>"$out.err" || rc=$?
   fi
   if ((rc)); then
