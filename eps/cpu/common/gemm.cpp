@@ -249,7 +249,7 @@ void gemm(int64_t m, int64_t n, int64_t k, float alpha, const GemmOperand& a, co
       int64_t b_stride;
       if (b.packed) {
         b_base = b.packed->strip(jc / kNr) + pc * kNr;
-        b_stride = k * kNr;
+        b_stride = b.packed->depth() * kNr;
       } else {
         float* buf = thread_buffer(b_block_buffer, static_cast<std::size_t>(nc_strips * kNr * kc));
         parallel.for_range(nc_strips, 8, [&](int64_t s0, int64_t s1) {
@@ -271,7 +271,7 @@ void gemm(int64_t m, int64_t n, int64_t k, float alpha, const GemmOperand& a, co
           int64_t a_stride;
           if (a.packed) {
             a_base = a.packed->strip(s_begin) + pc * kMr;
-            a_stride = k * kMr;
+            a_stride = a.packed->depth() * kMr;
           } else {
             float* buf = thread_buffer(a_block_buffer, static_cast<std::size_t>((s_end - s_begin) * kMr * kc));
             pack_strips(a.data, a.ld, depth_major(GemmSide::kA, a.trans), 0, m, s_begin, s_end, pc, kc, kMr, buf);

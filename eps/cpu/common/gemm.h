@@ -73,7 +73,9 @@ inline constexpr double kSmallGemm = 1 << 18;
 
 // C (m x n, leading dimension ldc) = alpha * op(A) * op(B) + beta * C. With beta == 0, C
 // is only written (it may hold garbage or NaN). A packed operand must have been packed for
-// the same side with matching m/n and k. Splits the work over `parallel`.
+// the same side, with at least m (A) or n (B) rows or columns and at least depth k: the product
+// reads its first ones (attention packs each head's keys once, and each block of queries
+// multiplies by the keys it sees). Splits the work over `parallel`.
 void gemm(int64_t m, int64_t n, int64_t k, float alpha, const GemmOperand& a, const GemmOperand& b, float beta,
           float* c, int64_t ldc, const Parallel& parallel);
 
