@@ -1,6 +1,6 @@
 // The cpu EP's pools (make_parallel_pool's, and ThreadPool): every index once, chunks of at
 // least the grain, nested and concurrent callers, chunks left by a busy thread taken by the
-// others, and a chunk's exception reaching the caller.
+// others, and a chunk's exception reaching the caller; all of it also inside hold_threads.
 #include "common/parallel_pool.h"
 
 #include <atomic>
@@ -32,6 +32,23 @@ void check_covers(const Parallel& pool, int64_t n, int64_t grain) {
   for (int64_t i = 0; i < n; ++i) REQUIRE(visits[static_cast<std::size_t>(i)] == 1);
 }
 
+// A chunk that waits until every other chunk has run does not stop them: the other threads
+// take what is left of the waiting thread's chunks as well as their own.
+void check_chunks_shared(const Parallel& pool) {
+  std::atomic<int> done = 0;
+  std::atomic<bool> waited_out = false;
+  pool.for_range(8, 1, [&](int64_t b, int64_t) {
+    if (b != 0) {
+      ++done;
+      return;
+    }
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (done < 7 && !waited_out) waited_out = std::chrono::steady_clock::now() > give_up;
+  });
+  CHECK_FALSE(waited_out);
+  CHECK(done == 7);
+}
+
 void check_pool(const Parallel& pool) {
   for (int64_t n : {0, 1, 7, 100, 10007}) check_covers(pool, n, 1);
   check_covers(pool, 10007, 1000);
@@ -53,20 +70,40 @@ void check_pool(const Parallel& pool) {
   for (auto& c : callers) c.join();
   CHECK(total == 4 * 20 * 1000);
 
-  // A chunk that waits until every other chunk has run does not stop them: the other threads
-  // take what is left of the waiting thread's chunks as well as their own.
-  std::atomic<int> done = 0;
-  std::atomic<bool> waited_out = false;
-  pool.for_range(8, 1, [&](int64_t b, int64_t) {
-    if (b != 0) {
-      ++done;
-      return;
-    }
-    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    while (done < 7 && !waited_out) waited_out = std::chrono::steady_clock::now() > give_up;
+  check_chunks_shared(pool);
+}
+
+// Inside hold_threads (where OpenMpPool's team waits for the loops) loops behave as outside it:
+// they cover their range, share their chunks with the waiting threads (also after a pause long
+// enough for those to sleep), run inline when nested, and pass exceptions on; a loop on another
+// thread meanwhile runs alone; the body's own exception reaches the caller.
+void check_held_pool(const Parallel& pool) {
+  bool ran = false;
+  pool.hold_threads([&] {
+    for (int64_t n : {0, 1, 7, 100, 10007}) check_covers(pool, n, 1);
+    check_chunks_shared(pool);
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    check_chunks_shared(pool);
+    std::atomic<int64_t> inner = 0;
+    pool.for_range(8, 1, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) pool.for_range(100, 1, [&](int64_t ib, int64_t ie) { inner += ie - ib; });
+    });
+    CHECK(inner == 800);
+    pool.hold_threads([&] { check_covers(pool, 1000, 1); });
+    std::thread other([&] { check_covers(pool, 1000, 1); });
+    check_covers(pool, 1000, 1);
+    other.join();
+    CHECK_THROWS_WITH(pool.for_range(64, 1,
+                                     [](int64_t b, int64_t) {
+                                       if (b >= 32) throw std::runtime_error("chunk failed");
+                                     }),
+                      "chunk failed");
+    check_covers(pool, 1000, 1);
+    ran = true;
   });
-  CHECK_FALSE(waited_out);
-  CHECK(done == 7);
+  CHECK(ran);
+  CHECK_THROWS_WITH(pool.hold_threads([] { throw std::runtime_error("body failed"); }), "body failed");
+  pool.hold_threads([&] { check_chunks_shared(pool); });
 }
 
 }  // namespace
@@ -75,21 +112,26 @@ TEST_CASE("the cpu EP's pool covers every index once, nested and from several th
   const auto pool = make_parallel_pool(3);
   CHECK(pool->threads() == 3);
   check_pool(*pool);
+  check_held_pool(*pool);
   CHECK(make_parallel_pool(0)->threads() >= 1);
 }
 
 TEST_CASE("ThreadPool covers every index once, nested and from several threads", "[cpu][parallel]") {
   const ThreadPool pool(3);
   check_pool(pool);
+  check_held_pool(pool);
 }
 
-TEST_CASE("an exception in a chunk of the cpu EP's pool reaches the caller", "[cpu][parallel]") {
+TEST_CASE("an exception in a chunk of the cpu EP's pools reaches the caller", "[cpu][parallel]") {
   const auto pool = make_parallel_pool(2);
-  CHECK_THROWS_WITH(pool->for_range(64, 1,
-                                    [](int64_t b, int64_t) {
-                                      if (b >= 32) throw std::runtime_error("chunk failed");
-                                    }),
-                    "chunk failed");
-  // The pool still works afterwards.
-  check_covers(*pool, 1000, 1);
+  const ThreadPool thread_pool(2);
+  for (const Parallel* p : {static_cast<const Parallel*>(pool.get()), static_cast<const Parallel*>(&thread_pool)}) {
+    CHECK_THROWS_WITH(p->for_range(64, 1,
+                                   [](int64_t b, int64_t) {
+                                     if (b >= 32) throw std::runtime_error("chunk failed");
+                                   }),
+                      "chunk failed");
+    // The pool still works afterwards.
+    check_covers(*p, 1000, 1);
+  }
 }

@@ -4,7 +4,6 @@
 // while after each oneDNN partition.
 #pragma once
 
-#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <mutex>
@@ -20,20 +19,28 @@ class OpenMpPool final : public Parallel {
 
   int threads() const override { return threads_; }
   // Chunks as ThreadPool cuts them (the same boundaries, so results do not depend on the pool);
-  // the calling thread leads the OpenMP team. Thread t of T starts on the t-th of T runs of
-  // consecutive chunks, then helps with the others' runs where chunks are left: kernels that
-  // split a tensor alike step after step so find most of their values in their own core's
-  // cache (where threads took chunks as they came, MobileNetV2's layers moved most of their
-  // values between the cores). While one caller's team runs, other callers run their chunks
+  // the calling thread takes part. Thread t of T starts on the t-th of T runs of consecutive
+  // chunks, then helps with the others' runs where chunks are left: kernels that split a tensor
+  // alike step after step so find most of their values in their own core's cache (where threads
+  // took chunks as they came, MobileNetV2's layers moved most of their values between the
+  // cores). Inside hold_threads the waiting team takes the call; elsewhere it starts an OpenMP
+  // team of its own. While one caller holds or runs the team, other callers run their chunks
   // alone, and so does a call from inside a chunk.
   void for_range(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) const override;
+  // Starts an OpenMP team once for the whole body; its threads wait for the body's for_range
+  // calls, spinning for a while and then sleeping. Starting a team per call costs more than
+  // many a small step takes (3.5 us on a 2-core VM, where a waiting thread takes a loop in 0.8).
+  void hold_threads(const std::function<void()>& body) const override;
 
  private:
-  // A run of chunks: the next one to take, and the end.
-  struct alignas(64) Share {
-    std::atomic<int64_t> next{0};
-    int64_t end = 0;
+  class Team;
+  // The team this thread holds, and for which pool.
+  struct Held {
+    const OpenMpPool* pool = nullptr;
+    Team* team = nullptr;
+    int helpers = 0;  // its threads past the holder
   };
+  static thread_local Held held_;
 
   int threads_;
   mutable std::mutex team_;  // held by the caller whose chunks the team runs

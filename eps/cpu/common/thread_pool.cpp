@@ -2,6 +2,8 @@
 #include "common/thread_pool.h"
 
 #include <algorithm>
+#include <exception>
+#include <utility>
 
 #include "common/parallel_pool.h"
 
@@ -38,11 +40,15 @@ void ThreadPool::drain(std::unique_lock<std::mutex>& lock) const {
     job_.next = end;
     const auto* fn = job_.fn;
     lock.unlock();
-    {
+    std::exception_ptr failure;
+    try {
       InChunk guard;
       (*fn)(begin, end);
+    } catch (...) {
+      failure = std::current_exception();
     }
     lock.lock();
+    if (failure && !job_.failure) job_.failure = failure;
     if (--job_.remaining == 0) done_.notify_all();
   }
 }
@@ -80,11 +86,13 @@ void ThreadPool::for_range(int64_t n, int64_t grain,
   job_.chunk = chunk;
   job_.next = 0;
   job_.remaining = (n + chunk - 1) / chunk;
+  job_.failure = nullptr;
   ++job_.generation;
   wake_.notify_all();
   drain(lock);
   done_.wait(lock, [&] { return job_.remaining == 0; });
   job_.fn = nullptr;
+  if (job_.failure) std::rethrow_exception(std::exchange(job_.failure, nullptr));
 }
 
 }  // namespace nxrt::cpu

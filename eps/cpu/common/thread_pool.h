@@ -3,6 +3,7 @@
 
 #include <condition_variable>
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <mutex>
 #include <thread>
@@ -23,6 +24,7 @@ class ThreadPool final : public Parallel {
   int threads() const override { return static_cast<int>(workers_.size()) + 1; }
   // The calling thread takes part; chunks are handed out dynamically. Callers on several
   // threads at once are safe: while the workers serve one, the others run their chunks alone.
+  // A chunk's exception (the first) reaches the caller once every chunk has run.
   void for_range(int64_t n, int64_t grain,
                  const std::function<void(int64_t, int64_t)>& fn) const override;
 
@@ -34,6 +36,7 @@ class ThreadPool final : public Parallel {
     int64_t next = 0;       // next chunk start, guarded by mutex_
     int64_t remaining = 0;  // chunks not yet finished
     uint64_t generation = 0;
+    std::exception_ptr failure;  // the first a chunk threw, guarded by mutex_
   };
   void worker_loop();
   // Takes chunks of the current job until none are left; returns with mutex_ held.

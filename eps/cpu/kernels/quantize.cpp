@@ -1150,8 +1150,9 @@ void int_conv(const IntConvPlan& p, const TX* x, const TW* w, int32_t x_zp, cons
   const bool pointwise = is_pointwise(p.window);
   const bool depthwise = is_depthwise(p.group, group_in);
   // A small convolution runs on the calling thread alone: split over threads, the fork and
-  // join (3.5 us on a 2-core AMD EPYC VM), and its values moving between the cores' caches,
-  // cost more than they save. (MobileNetV2's 14x14 and 7x7 layers ran slower on two threads than
+  // join (3.5 us for a new OpenMP team on a 2-core AMD EPYC VM, 0.8 for a held one), and its
+  // values moving between the cores' caches, cost more than they save (with the held team,
+  // quartering these thresholds gained nothing). (MobileNetV2's 14x14 and 7x7 layers ran slower on two threads than
   // on one; with each thread multiplying the pixels it unrolled, its GEMM ones of 4 to 16
   // million multiply-adds no longer do: 14x14 64 -> 384 channels, 0.047 -> 0.034 ms.)
   const int64_t outputs = p.batch * out_size;

@@ -240,26 +240,34 @@ Expected<std::vector<RuntimeValue>> KernelPartition::run(std::span<const Runtime
     st.step_us.assign(st.steps.size(), 0.0);
     st.step_start.assign(st.steps.size(), 0.0);
   }
-  for (std::size_t i = 0; i < st.steps.size(); ++i) {
-    const Step& step = st.steps[i];
-    StepContext ctx(step, slots, *st.pool, st.parallel, written);
-    const auto start = st.profiling ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
-    auto r = step.kernel->compute(ctx);
-    if (st.profiling) {
-      st.step_us[i] = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
-      st.step_start[i] = std::chrono::duration<double, std::micro>(start.time_since_epoch()).count();
+  auto run_steps = [&]() -> Expected<void> {
+    for (std::size_t i = 0; i < st.steps.size(); ++i) {
+      const Step& step = st.steps[i];
+      StepContext ctx(step, slots, *st.pool, st.parallel, written);
+      const auto start = st.profiling ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
+      auto r = step.kernel->compute(ctx);
+      if (st.profiling) {
+        st.step_us[i] = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
+        st.step_start[i] = std::chrono::duration<double, std::micro>(start.time_since_epoch()).count();
+      }
+      if (!r)
+        return forward_error(std::move(r), fmt::format("running {} on the {} EP", describe_step(step), st.ep_name));
+      for (std::size_t o = 0; o < step.outputs.size(); ++o) {
+        const int s = step.outputs[o];
+        if (s >= 0 && !ctx.written(o))
+          return fail(ErrorCode::kRuntime,
+                      fmt::format("{} produced no value for its output {}", step.node->describe(), o),
+                      fmt::format("the {} kernel '{}' did not set it", st.ep_name, step.kernel->variant()),
+                      "report this as a bug in the kernel");
+      }
+      for (int s : step.release) slots[static_cast<std::size_t>(s)] = RuntimeValue();
     }
-    if (!r) return forward_error(std::move(r), fmt::format("running {} on the {} EP", describe_step(step), st.ep_name));
-    for (std::size_t o = 0; o < step.outputs.size(); ++o) {
-      const int s = step.outputs[o];
-      if (s >= 0 && !ctx.written(o))
-        return fail(ErrorCode::kRuntime,
-                    fmt::format("{} produced no value for its output {}", step.node->describe(), o),
-                    fmt::format("the {} kernel '{}' did not set it", st.ep_name, step.kernel->variant()),
-                    "report this as a bug in the kernel");
-    }
-    for (int s : step.release) slots[static_cast<std::size_t>(s)] = RuntimeValue();
-  }
+    return {};
+  };
+  // The steps run with the pool's threads held, so that each step's parallel loops find them ready.
+  Expected<void> ran;
+  st.parallel->hold_threads([&] { ran = run_steps(); });
+  if (!ran) return std::unexpected(ran.error());
   std::vector<RuntimeValue> outputs;
   outputs.reserve(st.output_slots.size());
   for (int s : st.output_slots) outputs.push_back(slots[static_cast<std::size_t>(s)]);

@@ -90,6 +90,10 @@ class Parallel {
   // concurrently; returns when every chunk has run.
   virtual void for_range(int64_t n, int64_t grain,
                          const std::function<void(int64_t, int64_t)>& fn) const = 0;
+  // Runs body on the calling thread while the pool's threads wait for its for_range calls,
+  // where a pool whose threads take long to start (OpenMP's) starts them once for the body
+  // instead of once per call. A partition's steps run in one. Plain pools just run body.
+  virtual void hold_threads(const std::function<void()>& body) const { body(); }
 };
 
 // Runs every chunk inline; for tests and single-threaded use.
