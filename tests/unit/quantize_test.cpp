@@ -306,6 +306,7 @@ TEST_CASE("ConvInteger matches a direct loop for groups, pads, strides and dilat
       {2, 4, 4, 4, 60, 64, 2, 5, 2, 1, 2},    // depthwise 2x5 at stride 2: taps in both phases
       {1, 2, 2, 2, 90, 90, 3, 3, 3, 1, 1},    // depthwise at stride 3: one output row at a time
       {2, 24, 24, 24, 9, 9, 3, 3, 1, 1, 1},   // depthwise on small planes: channels-last, a vector and a tail
+      {1, 36, 36, 36, 30, 31, 3, 3, 1, 1, 1},  // depthwise on planes over 28x28: channels-last with vpdpbusd
       {1, 17, 17, 17, 14, 14, 3, 3, 2, 2, 2},  // the same, strided and dilated
       {2, 40, 40, 40, 9, 10, 3, 3, 1, 1, 1},   // channels-last, two blocks of 16 for vpdpbusd and a tail
   };
@@ -465,6 +466,9 @@ TEST_CASE("QLinearConv requantizes the sums of a direct loop, in the GEMM's epil
       {1, 20, 20, 20, 9, 9, 3, 3, 1, 1, 1},   // the same, requantized a vector of channels and a tail
       {1, 3, 3, 3, 61, 61, 3, 3, 2, 1, 1},    // depthwise at stride 2 on a larger plane: by stride phases
       {2, 20, 20, 20, 30, 30, 3, 3, 1, 1, 1},  // depthwise at stride 1, one flat pass per plane
+      {1, 40, 40, 40, 30, 29, 3, 3, 1, 1, 1},  // depthwise, planes over 28x28 of two vpdpbusd blocks and a
+                                               // tail: turned channels-last where vpdpbusd is built
+      {2, 32, 32, 32, 61, 60, 3, 3, 2, 1, 1},  // the same at stride 2, two images
   };
   for (std::size_t i = 0; i < cases.size(); ++i) {
     INFO("case " << i);
