@@ -17,6 +17,7 @@
 #include <cmath>
 
 #include "common/bert_attention.h"
+#include "common/broadcast.h"
 #include "common/elementwise.h"
 #include "common/gemm.h"
 #include "common/int_gemm.h"
@@ -161,8 +162,12 @@ class MicrosoftAttentionKernel final : public Kernel {
     qkv.resize(static_cast<std::size_t>(p.batch * p.seq * p.columns));
     const bool with_bias = ctx.has_input(kAttnBias);
     if (with_bias)
-      for (int64_t r = 0; r < p.batch * p.seq; ++r)
-        std::copy_n(ctx.input(kAttnBias).data_as<float>(), p.columns, qkv.data() + r * p.columns);
+      ctx.parallel().for_range(p.batch * p.seq, std::max<int64_t>(1, kElementwiseGrain / p.columns),
+                               [&](int64_t r0, int64_t r1) {
+                                 for (int64_t r = r0; r < r1; ++r)
+                                   std::copy_n(ctx.input(kAttnBias).data_as<float>(), p.columns,
+                                               qkv.data() + r * p.columns);
+                               });
     const GemmOperand weights = packed_weights_.empty()
                                     ? GemmOperand::matrix(ctx.input(kAttnWeights).data_as<float>(), p.columns)
                                     : GemmOperand::of(packed_weights_.front());
