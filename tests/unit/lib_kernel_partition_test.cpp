@@ -1,4 +1,5 @@
-// KernelPartition with the real cpu EP: results, buffer release and reuse across runs.
+// KernelPartition with the real cpu EP: results, buffer release and reuse across runs, and which
+// runs hold the pool's threads.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -139,4 +140,49 @@ TEST_CASE("KernelPartition::build fails for a node the registry declines", "[lib
   CHECK(kp.error().code == ErrorCode::kUnclaimed);
   CHECK(kp.error().what == "the cpu EP cannot build a kernel for 'sin' (ai.onnx::Sin, opset 17)");
   CHECK(kp.error().why == "Sin: input 0 has type int32; the cpu EP supports float, double, float16 for Sin");
+}
+
+namespace {
+
+// A pool that runs every chunk inline, reports each for_range call as a parallel loop while
+// `counting`, and counts the runs that held its threads.
+class CountingPool final : public Parallel {
+ public:
+  int threads() const override { return 2; }
+  void for_range(int64_t n, int64_t, const std::function<void(int64_t, int64_t)>& fn) const override {
+    if (counting) ++loops;
+    if (n > 0) fn(0, n);
+  }
+  void hold_threads(const std::function<void()>& body) const override {
+    ++holds;
+    body();
+  }
+  int64_t parallel_loops() const override { return loops; }
+
+  bool counting = false;
+  mutable int64_t loops = 0, holds = 0;
+};
+
+}  // namespace
+
+TEST_CASE("KernelPartition holds the pool's threads where the last run had two parallel loops or more",
+          "[lib][kernel_partition][parallel]") {
+  auto ep = make_cpu();
+  const auto& cpu = static_cast<const cpu::CpuProvider&>(*ep);
+  Chain chain(false);
+  const auto pool = std::make_shared<CountingPool>();
+  auto kp = KernelPartition::build(chain.partition, cpu.registry(), "cpu", pool);
+  REQUIRE(kp);
+  const Tensor x = Tensor::from_vector<float>({4}, {-2, -0.5f, 0, 3});
+  const auto run = [&] { REQUIRE((*kp)->run(std::vector<RuntimeValue>{x})); };
+  run();  // the first run holds them
+  CHECK(pool->holds == 1);
+  run();  // no parallel loop in the first: not held
+  CHECK(pool->holds == 1);
+  pool->counting = true;
+  run();  // still not held, but Relu, Neg and Abs each ran a loop
+  CHECK(pool->holds == 1);
+  REQUIRE(pool->loops == 3);
+  run();
+  CHECK(pool->holds == 2);
 }

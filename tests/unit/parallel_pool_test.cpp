@@ -135,3 +135,30 @@ TEST_CASE("an exception in a chunk of the cpu EP's pools reaches the caller", "[
     check_covers(*p, 1000, 1);
   }
 }
+
+TEST_CASE("the cpu EP's pool counts the calling thread's loops that ran on several threads, or none",
+          "[cpu][parallel]") {
+  const auto pool = make_parallel_pool(3);
+  const auto count = [](std::atomic<int64_t>& sum) { return [&sum](int64_t b, int64_t e) { sum += e - b; }; };
+  std::atomic<int64_t> sum = 0;
+  const int64_t start = pool->parallel_loops();
+  pool->for_range(1000, 1, count(sum));
+  if (pool->parallel_loops() == start) {  // a pool that does not count (ThreadPool)
+    CHECK(ThreadPool(3).parallel_loops() == 0);
+    return;
+  }
+  CHECK(pool->parallel_loops() == start + 1);
+  pool->for_range(10, 100, count(sum));  // one chunk: on the calling thread alone
+  CHECK(pool->parallel_loops() == start + 1);
+  pool->hold_threads([&] {
+    pool->for_range(1000, 1, count(sum));
+    pool->for_range(4, 1, [&](int64_t b, int64_t e) {  // the loops inside its chunks run inline
+      for (int64_t i = b; i < e; ++i) pool->for_range(100, 1, count(sum));
+    });
+  });
+  CHECK(pool->parallel_loops() == start + 3);
+  std::thread other([&] { pool->for_range(1000, 1, [](int64_t, int64_t) {}); });  // another thread's
+  other.join();
+  CHECK(pool->parallel_loops() == start + 3);
+  CHECK(sum == 1000 + 10 + 1000 + 4 * 100);
+}

@@ -153,6 +153,7 @@ class OpenMpPool::Team {
 };
 
 thread_local OpenMpPool::Held OpenMpPool::held_;
+thread_local int64_t OpenMpPool::loops_ = 0;
 
 OpenMpPool::OpenMpPool(int threads) : threads_(threads > 0 ? threads : std::max(1, omp_get_num_procs())) {}
 
@@ -186,6 +187,7 @@ void OpenMpPool::for_range(int64_t n, int64_t grain, const std::function<void(in
   if (threads_ == 1 || chunk >= n) return fn(0, n);
   if (held_.pool == this) {  // this thread holds the team: it takes the loop unless busy with one
     if (held_.helpers == 0 || held_.team->in_loop()) return fn(0, n);
+    ++loops_;
     return held_.team->run(n, chunk, held_.helpers, fn);
   }
   if (omp_in_parallel()) return fn(0, n);
@@ -200,6 +202,7 @@ void OpenMpPool::for_range(int64_t n, int64_t grain, const std::function<void(in
   FirstFailure failure;
   const ChunkLoop loop{&fn, n, chunk, chunks, team, runs.get(), &failure};
   loop.cut();
+  ++loops_;
 #pragma omp parallel num_threads(team)
   loop.work(omp_get_thread_num());
   failure.rethrow();

@@ -31,6 +31,7 @@ class OpenMpPool final : public Parallel {
   // calls, spinning for a while and then sleeping. Starting a team per call costs more than
   // many a small step takes (3.5 us on a 2-core VM, where a waiting thread takes a loop in 0.8).
   void hold_threads(const std::function<void()>& body) const override;
+  int64_t parallel_loops() const override { return loops_; }
 
  private:
   class Team;
@@ -41,6 +42,7 @@ class OpenMpPool final : public Parallel {
     int helpers = 0;  // its threads past the holder
   };
   static thread_local Held held_;
+  static thread_local int64_t loops_;  // this thread's for_range calls that ran on a team
 
   int threads_;
   mutable std::mutex team_;  // held by the caller whose chunks the team runs

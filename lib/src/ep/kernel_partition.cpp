@@ -5,6 +5,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <map>
 #include <unordered_map>
@@ -24,6 +25,7 @@ struct KernelPartition::State {
   std::vector<std::pair<int, Tensor>> constants;   // initializers, materialized once
   std::shared_ptr<BufferPool> pool = std::make_shared<BufferPool>();
   bool profiling = false;
+  std::atomic<bool> hold_threads{true};  // whether runs hold the pool's threads (see run)
   std::vector<double> step_us;     // per step, of the last profiled run
   std::vector<double> step_start;  // per step, µs on the steady clock, of the last profiled run
 };
@@ -264,9 +266,17 @@ Expected<std::vector<RuntimeValue>> KernelPartition::run(std::span<const Runtime
     }
     return {};
   };
-  // The steps run with the pool's threads held, so that each step's parallel loops find them ready.
+  // The steps run with the pool's threads held, so that each step's parallel loops find them
+  // ready, where the last run had two parallel loops or more: holding costs about what starting
+  // the threads for one loop does (a partition of small steps ran slower held).
   Expected<void> ran;
-  st.parallel->hold_threads([&] { ran = run_steps(); });
+  const int64_t loops_before = st.parallel->parallel_loops();
+  if (st.hold_threads.load(std::memory_order_relaxed)) {
+    st.parallel->hold_threads([&] { ran = run_steps(); });
+  } else {
+    ran = run_steps();
+  }
+  st.hold_threads.store(st.parallel->parallel_loops() - loops_before >= 2, std::memory_order_relaxed);
   if (!ran) return std::unexpected(ran.error());
   std::vector<RuntimeValue> outputs;
   outputs.reserve(st.output_slots.size());

@@ -92,8 +92,11 @@ class Parallel {
                          const std::function<void(int64_t, int64_t)>& fn) const = 0;
   // Runs body on the calling thread while the pool's threads wait for its for_range calls,
   // where a pool whose threads take long to start (OpenMP's) starts them once for the body
-  // instead of once per call. A partition's steps run in one. Plain pools just run body.
+  // instead of once per call. Plain pools just run body.
   virtual void hold_threads(const std::function<void()>& body) const { body(); }
+  // How many for_range calls made on the calling thread so far ran on several threads (for a
+  // caller to tell whether holding the threads pays); 0 where the pool does not count them.
+  virtual int64_t parallel_loops() const { return 0; }
 };
 
 // Runs every chunk inline; for tests and single-threaded use.
