@@ -185,18 +185,20 @@ void OpenMpPool::for_range(int64_t n, int64_t grain, const std::function<void(in
   if (n <= 0) return;
   const int64_t chunk = pool_chunk_length(n, grain, threads());
   if (threads_ == 1 || chunk >= n) return fn(0, n);
-  if (held_.pool == this) {  // this thread holds the team: it takes the loop unless busy with one
-    if (held_.helpers == 0 || held_.team->in_loop()) return fn(0, n);
+  const int64_t chunks = (n + chunk - 1) / chunk;
+  // The same chunks on this thread alone (where OpenMP gave no other thread, or another caller has them).
+  const auto alone = [&] {
+    for (int64_t c = 0; c < chunks; ++c) fn(c * chunk, std::min(n, (c + 1) * chunk));
+  };
+  if (held_.pool == this) {  // this thread holds the team: it takes the loop unless inside one
+    if (held_.team->in_loop()) return fn(0, n);
+    if (held_.helpers == 0) return alone();
     ++loops_;
     return held_.team->run(n, chunk, held_.helpers, fn);
   }
   if (omp_in_parallel()) return fn(0, n);
-  const int64_t chunks = (n + chunk - 1) / chunk;
   std::unique_lock lock(team_, std::try_to_lock);
-  if (!lock) {
-    for (int64_t c = 0; c < chunks; ++c) fn(c * chunk, std::min(n, (c + 1) * chunk));
-    return;
-  }
+  if (!lock) return alone();
   const int team = static_cast<int>(std::min<int64_t>(threads_, chunks));
   const auto runs = std::make_unique<ChunkRun[]>(static_cast<std::size_t>(team));
   FirstFailure failure;
