@@ -1051,8 +1051,8 @@ void int_depthwise_channels_last(const IntConvPlan& p, const TX* x, const TW* w,
 // go to `y`, or, given `requantize` instead, requantized to QLinearConv's Y. Convolutions of one
 // output channel per input channel go channels-last instead where the planes are small, or
 // where W is prepared for vpdpbusd in two blocks of 16 channels or more: then the turns of X and
-// Y cost less than the planes' passes take longer (144 channels of 56x56, 0.28 -> 0.18 ms; 96
-// of 112x112 at stride 2, 0.32 -> 0.17), where 16 channels of 224x224 go faster as planes.
+// Y cost less than the planes' passes take longer (144 channels of 56x56, 0.28 -> 0.15 ms; 96
+// of 112x112 at stride 2, 0.32 -> 0.16), where 16 channels of 224x224 go faster as planes.
 template <class TX, class TW>
 void int_depthwise(const IntConvPlan& p, const TX* x, const TW* w, int32_t x_zp, const std::vector<int32_t>& w_zero,
                    const PreparedConvWeights& prepared, int32_t* y, const ConvRequantization* requantize,
@@ -1161,10 +1161,10 @@ void int_conv(const IntConvPlan& p, const TX* x, const TW* w, int32_t x_zp, cons
   const bool depthwise = is_depthwise(p.group, group_in);
   // A small convolution runs on the calling thread alone: split over threads, the fork and
   // join (3.5 us for a new OpenMP team on a 2-core AMD EPYC VM, 0.8 for a held one), and its
-  // values moving between the cores' caches, cost more than they save (with the held team,
-  // quartering these thresholds gained nothing). (MobileNetV2's 14x14 and 7x7 layers ran slower on two threads than
-  // on one; with each thread multiplying the pixels it unrolled, its GEMM ones of 4 to 16
-  // million multiply-adds no longer do: 14x14 64 -> 384 channels, 0.047 -> 0.034 ms.)
+  // values moving between the cores' caches, cost more than they save. (MobileNetV2's 14x14 and
+  // 7x7 layers ran slower on two threads than on one; with each thread multiplying the pixels it
+  // unrolled, its GEMM ones of 4 to 16 million multiply-adds no longer do: 14x14 64 -> 384
+  // channels, 0.047 -> 0.034 ms. With the held team, quartering these thresholds gained nothing.)
   const int64_t outputs = p.batch * out_size;
   const double macs = static_cast<double>(outputs * p.out_channels) * static_cast<double>(depth);
   const bool small = depthwise ? outputs * p.out_channels < kParallelDepthwiseOutputs
