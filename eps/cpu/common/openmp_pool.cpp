@@ -15,7 +15,9 @@
 #include "common/parallel_pool.h"
 
 namespace nxrt::cpu {
-namespace {
+// Not in an anonymous namespace: OpenMpPool::Team (declared in the header) has members of these
+// types, which g++ warns about in unity builds where their namespace is anonymous.
+namespace omp_chunks {
 
 // How long a held thread spins for the next loop before it sleeps: longer than the gap between
 // most steps, short enough not to keep a core busy through a long single-threaded step.
@@ -73,17 +75,17 @@ struct ChunkLoop {
   }
 };
 
-}  // namespace
+}  // namespace omp_chunks
 
 // The threads of a held OpenMP team past the first: each waits for the next loop (a new epoch),
 // does its part and reports it finished; the holder posts the loops and does its part too.
 class OpenMpPool::Team {
  public:
-  explicit Team(int threads) : runs_(std::make_unique<ChunkRun[]>(static_cast<std::size_t>(threads))) {}
+  explicit Team(int threads) : runs_(std::make_unique<omp_chunks::ChunkRun[]>(static_cast<std::size_t>(threads))) {}
 
   // On the holding thread, with `helpers` threads serving.
   void run(int64_t n, int64_t chunk, int helpers, const std::function<void(int64_t, int64_t)>& fn) {
-    FirstFailure failure;
+    omp_chunks::FirstFailure failure;
     const int64_t chunks = (n + chunk - 1) / chunk;
     loop_ = {&fn, n, chunk, chunks, static_cast<int>(std::min<int64_t>(helpers + 1, chunks)), runs_.get(), &failure};
     loop_.cut();
@@ -128,7 +130,7 @@ class OpenMpPool::Team {
   // Spins until the epoch passes `seen`, then sleeps (a sleeper counts itself first, so that
   // post() knows to wake it; wait() returns at once where the epoch moved on in between).
   uint32_t next_epoch(uint32_t seen) {
-    const auto sleep_at = std::chrono::steady_clock::now() + kSpinBeforeSleep;
+    const auto sleep_at = std::chrono::steady_clock::now() + omp_chunks::kSpinBeforeSleep;
     for (int spins = 1;; ++spins) {
       const uint32_t e = epoch_.load(std::memory_order_acquire);
       if (e != seen) return e;
@@ -142,11 +144,11 @@ class OpenMpPool::Team {
     }
   }
 
-  std::unique_ptr<ChunkRun[]> runs_;
+  std::unique_ptr<omp_chunks::ChunkRun[]> runs_;
   bool in_loop_ = false;  // the holder is running a chunk (its loops then run inline)
   // The loop, written before the epoch that announces it; one cache line for the helpers to fetch.
   alignas(64) std::atomic<uint32_t> epoch_{0};
-  ChunkLoop loop_{};
+  omp_chunks::ChunkLoop loop_{};
   alignas(64) std::atomic<int> finished_{0};
   alignas(64) std::atomic<int> sleepers_{0};
   std::atomic<bool> stopping_{false};
@@ -200,9 +202,9 @@ void OpenMpPool::for_range(int64_t n, int64_t grain, const std::function<void(in
   std::unique_lock lock(team_, std::try_to_lock);
   if (!lock) return alone();
   const int team = static_cast<int>(std::min<int64_t>(threads_, chunks));
-  const auto runs = std::make_unique<ChunkRun[]>(static_cast<std::size_t>(team));
-  FirstFailure failure;
-  const ChunkLoop loop{&fn, n, chunk, chunks, team, runs.get(), &failure};
+  const auto runs = std::make_unique<omp_chunks::ChunkRun[]>(static_cast<std::size_t>(team));
+  omp_chunks::FirstFailure failure;
+  const omp_chunks::ChunkLoop loop{&fn, n, chunk, chunks, team, runs.get(), &failure};
   loop.cut();
   ++loops_;
 #pragma omp parallel num_threads(team)
