@@ -83,10 +83,11 @@ class OpenMpPool::Team {
  public:
   explicit Team(int threads) : runs_(std::make_unique<omp_chunks::ChunkRun[]>(static_cast<std::size_t>(threads))) {}
 
-  // On the holding thread, with `helpers` threads serving.
-  void run(int64_t n, int64_t chunk, int helpers, const std::function<void(int64_t, int64_t)>& fn) {
+  // On the holding thread: `chunks` chunks of `chunk` items over [0, n), with the team's other
+  // threads (OpenMP may have given fewer than asked for).
+  void run(int64_t n, int64_t chunk, int64_t chunks, const std::function<void(int64_t, int64_t)>& fn) {
     omp_chunks::FirstFailure failure;
-    const int64_t chunks = (n + chunk - 1) / chunk;
+    const int helpers = omp_get_num_threads() - 1;
     loop_ = {&fn, n, chunk, chunks, static_cast<int>(std::min<int64_t>(helpers + 1, chunks)), runs_.get(), &failure};
     loop_.cut();
     finished_.store(0, std::memory_order_relaxed);
@@ -168,7 +169,7 @@ void OpenMpPool::hold_threads(const std::function<void()>& body) const {
 #pragma omp parallel num_threads(threads_)
   {
     if (omp_get_thread_num() == 0) {
-      held_ = {this, &team, omp_get_num_threads() - 1};
+      held_ = {this, &team};
       try {
         body();
       } catch (...) {
@@ -194,9 +195,9 @@ void OpenMpPool::for_range(int64_t n, int64_t grain, const std::function<void(in
   };
   if (held_.pool == this) {  // this thread holds the team: it takes the loop unless inside one
     if (held_.team->in_loop()) return fn(0, n);
-    if (held_.helpers == 0) return alone();
+    if (omp_get_num_threads() == 1) return alone();  // OpenMP gave the team no other thread
     ++loops_;
-    return held_.team->run(n, chunk, held_.helpers, fn);
+    return held_.team->run(n, chunk, chunks, fn);
   }
   if (omp_in_parallel()) return fn(0, n);
   std::unique_lock lock(team_, std::try_to_lock);

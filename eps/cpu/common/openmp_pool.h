@@ -39,7 +39,6 @@ class OpenMpPool final : public Parallel {
   struct Held {
     const OpenMpPool* pool = nullptr;
     Team* team = nullptr;
-    int helpers = 0;  // its threads past the holder
   };
   static thread_local Held held_;
   static thread_local int64_t loops_;  // this thread's for_range calls that ran on a team

@@ -161,13 +161,13 @@ class MicrosoftAttentionKernel final : public Kernel {
     std::vector<float>& qkv = *workspace;
     qkv.resize(static_cast<std::size_t>(p.batch * p.seq * p.columns));
     const bool with_bias = ctx.has_input(kAttnBias);
-    if (with_bias)
-      ctx.parallel().for_range(p.batch * p.seq, std::max<int64_t>(1, kElementwiseGrain / p.columns),
-                               [&](int64_t r0, int64_t r1) {
-                                 for (int64_t r = r0; r < r1; ++r)
-                                   std::copy_n(ctx.input(kAttnBias).data_as<float>(), p.columns,
-                                               qkv.data() + r * p.columns);
-                               });
+    if (with_bias) {
+      const float* bias = ctx.input(kAttnBias).data_as<float>();
+      const int64_t grain = std::max<int64_t>(1, kElementwiseGrain / p.columns);
+      ctx.parallel().for_range(p.batch * p.seq, grain, [&](int64_t r0, int64_t r1) {
+        for (int64_t r = r0; r < r1; ++r) std::copy_n(bias, p.columns, qkv.data() + r * p.columns);
+      });
+    }
     const GemmOperand weights = packed_weights_.empty()
                                     ? GemmOperand::matrix(ctx.input(kAttnWeights).data_as<float>(), p.columns)
                                     : GemmOperand::of(packed_weights_.front());
