@@ -157,12 +157,15 @@ class TapSources {
 // quad's four taps, a channel's four side by side, as uint8. Taps in the padding or past the
 // kernel's width read x_zp. Each row is interleaved once and kept while later output rows read
 // it: row (id, ih) in slot (id mod depth span, ih mod height span), where the spans are the
-// kernel's extents (dilated), so that no two kernel rows of one output row share a slot.
+// kernel's extents (dilated), so that no two kernel rows of one output row share a slot. The
+// slots live in `storage`, which the caller keeps between calls: allocated per call, the 126 KiB
+// of 144 channels 56 wide were fresh pages in some runs, 31 page faults that took 0.35 ms.
 template <class TX>
 class InterleavedRows {
  public:
-  InterleavedRows(const Window3& window, const TX* x, const DepthwiseWeights& w, const TX* padding)
-      : window_(window), x_(x), w_(w), padding_(padding) {
+  InterleavedRows(const Window3& window, const TX* x, const DepthwiseWeights& w, const TX* padding,
+                  AlignedBuffer<uint8_t>& storage)
+      : window_(window), x_(x), w_(w), padding_(padding), data_(storage) {
     const auto& [dd, dh, dw] = window;
     span_d_ = (dd.kernel - 1) * dd.dilation + 1;
     span_h_ = (dh.kernel - 1) * dh.dilation + 1;
@@ -231,7 +234,7 @@ class InterleavedRows {
   const TX* padding_;
   int64_t span_d_ = 1, span_h_ = 1, row_bytes_ = 0;
   std::vector<int64_t> tags_;  // per slot, the row it holds (id * height + ih), or -1
-  AlignedBuffer<uint8_t> data_;
+  AlignedBuffer<uint8_t>& data_;
 };
 #endif
 
@@ -261,7 +264,8 @@ void rows_into(const Window3& window, const TX* x, const DepthwiseWeights& w, co
   std::vector<const uint8_t*> rows(static_cast<std::size_t>(kernel_rows));  // an output row's kernel rows
   std::vector<int32_t> starts(static_cast<std::size_t>(blocks * 16));      // quad_start plus the bias
   if (blocks > 0) {
-    interleaved.emplace(window, x, w, padding.data());
+    thread_local AlignedBuffer<uint8_t> interleaved_storage;  // this thread's, kept (see InterleavedRows)
+    interleaved.emplace(window, x, w, padding.data(), interleaved_storage);
     first_by_taps = blocks * 16;
     for (int64_t c = 0; c < first_by_taps; ++c)
       starts[static_cast<std::size_t>(c)] =
