@@ -48,6 +48,14 @@ double peak_rss_mib() {
   return static_cast<double>(usage.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB on Linux
 }
 
+// The process's page faults so far, minor and major: a run that faults maps memory afresh
+// (allocations returned to the system between runs), which on some machines costs more than the work.
+int64_t page_faults() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_minflt + usage.ru_majflt;
+}
+
 // One EP list under test: its session and what its runs measured.
 struct Candidate {
   std::string label;  // "onednn,cpu"
@@ -56,6 +64,7 @@ struct Candidate {
   double first_ms = 0;
   std::vector<double> samples;
   double wall_s = 0;  // --concurrency: time of the measured requests, all threads together
+  int64_t page_faults = 0;  // during the timed runs
   Outputs reference;  // --concurrency: the first (serial) run's outputs
   std::vector<double> partition_us;
   StepTotals steps;
@@ -76,6 +85,7 @@ class Bench {
   Expected<void> check_concurrency_flags() const;
   Expected<void> run_concurrent(Candidate& c, const EnoughFn& enough);
   double throughput(const Candidate& c) const;
+  double faults_per_run(const Candidate& c) const;
   bool timed_enough(int rounds, Clock::time_point start) const;
   nlohmann::ordered_json candidate_json(const Candidate& c) const;
   void print_one(const Candidate& c) const;
@@ -175,9 +185,11 @@ Expected<void> Bench::measure() {
   if (f_.concurrency > 1) {
     progress_.set(fmt::format("bench {}: timing on {} threads", f_.model, f_.concurrency));
     Candidate& c = candidates_.front();
+    const int64_t faults_before = page_faults();
     auto r = run_concurrent(c, [this](int64_t started, Clock::time_point start) {
       return timed_enough(static_cast<int>(std::min<int64_t>(started, INT32_MAX)), start);
     });
+    c.page_faults = page_faults() - faults_before;
     rounds_ = static_cast<int>(c.samples.size());
     return r;
   }
@@ -188,9 +200,11 @@ Expected<void> Bench::measure() {
     for (std::size_t k = 0; k < candidates_.size(); ++k) {
       Candidate& c = candidates_[k];
       RunStats stats;
+      const int64_t faults_before = page_faults();
       const auto t0 = Clock::now();
       auto r = c.session->run(inputs_, &stats);
       const auto t1 = Clock::now();
+      c.page_faults += page_faults() - faults_before;
       if (!r) return std::unexpected(r.error());
       c.samples.push_back(ms_between(t0, t1));
       for (std::size_t p = 0; p < c.partition_us.size(); ++p) c.partition_us[p] += stats.partition_us[p];
@@ -210,6 +224,10 @@ double Bench::throughput(const Candidate& c) const {
   return 1000.0 / latency_stats(c.samples).mean;
 }
 
+double Bench::faults_per_run(const Candidate& c) const {
+  return c.samples.empty() ? 0 : static_cast<double>(c.page_faults) / static_cast<double>(c.samples.size());
+}
+
 nlohmann::ordered_json Bench::candidate_json(const Candidate& c) const {
   const LatencyStats s = latency_stats(c.samples);
   nlohmann::ordered_json json = {
@@ -227,6 +245,7 @@ nlohmann::ordered_json Bench::candidate_json(const Candidate& c) const {
       {"cv", s.cv},
       {"throughput_per_s", throughput(c)},
       {"peak_rss_mib", peak_rss_mib()},
+      {"page_faults_per_run", faults_per_run(c)},
       {"samples_ms", c.samples}};
   if (f_.concurrency > 1) {
     json["wall_s"] = c.wall_s;
@@ -268,6 +287,7 @@ void Bench::print_one(const Candidate& c) const {
   if (f_.concurrency > 1)
     fmt::print("  outputs           identical to the serial run, bit for bit, in all {} runs\n", runs);
   fmt::print("  peak RSS          {:10.1f} MiB\n", peak_rss_mib());
+  fmt::print("  page faults       {:10.1f} per run\n", faults_per_run(c));
   if (!f_.profile) return;
   Table parts({"PARTITION", "EP", "NODES", "MEAN", "SHARE"});
   double total_us = 0;
@@ -305,6 +325,9 @@ void Bench::print_comparison() const {
   row("max", [&](const Candidate&, const LatencyStats& s) { return ms(s.max); });
   row("variation (CV)", [](const Candidate&, const LatencyStats& s) { return fmt::format("{:.1f} %", 100 * s.cv); });
   row("throughput", [](const Candidate&, const LatencyStats& s) { return fmt::format("{:.1f}/s", 1000.0 / s.mean); });
+  row("page faults per run", [&](const Candidate& c, const LatencyStats&) {
+    return fmt::format("{:.1f}", faults_per_run(c));
+  });
   const double base = latency_stats(candidates_.front().samples).p50;
   row("median ratio", [&](const Candidate&, const LatencyStats& s) { return fmt::format("{:.3f}", s.p50 / base); });
   fmt::print("{}", t.render());

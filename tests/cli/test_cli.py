@@ -402,14 +402,17 @@ class Bench(TempDirTest):
         self.assertEqual(len(r["profile"]), 1)
         self.assertEqual(len(r["samples_ms"]), 5)
         self.assertEqual(sorted(r["samples_ms"])[2], lat["median"])
+        self.assertGreaterEqual(r["page_faults_per_run"], 0)
         self.assertEqual([s["op"] for s in r["steps"]], ["MatMul", "Add", "Relu", "MatMul", "Add", "Softmax"])
         self.assertTrue(all(s["ep"] == "cpu" and s["mean_ms"] >= 0 for s in r["steps"]))
 
     def test_table(self):
         rc, out, err = nxrt("bench", DATA / "cnn/model.onnx", "-n", "3", "-q")
         self.assertEqual(rc, 0, err)
-        for word in ["session creation", "first inference", "median", "p90", "p99", "throughput", "peak RSS"]:
+        for word in ["session creation", "first inference", "median", "p90", "p99", "throughput", "peak RSS",
+                     "page faults"]:
             self.assertIn(word, out)
+        self.assertRegex(out, r"page faults +[0-9]+\.[0-9] per run")
 
 
 class ManPages(TempDirTest):
