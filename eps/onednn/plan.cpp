@@ -117,7 +117,7 @@ Expected<std::vector<RuntimeValue>> Plan::run_on(Execution& e, std::span<const R
     RuntimeValue& out = outputs[static_cast<std::size_t>(index)];
     if (!out.is_tensor()) {
       const Dims& d = output_dims_[static_cast<std::size_t>(index)];
-      out = Tensor(Storage::allocate_host(DType::kFloat32, shape_numel(d)), DType::kFloat32, Shape(d.begin(), d.end()));
+      out = outputs_->allocate(DType::kFloat32, Shape(d.begin(), d.end()));  // every element written by a step
     }
     e.memories[static_cast<std::size_t>(view)].set_data_handle(out.tensor().mut().data());
   }

@@ -14,6 +14,7 @@
 
 #include "dnnl_util.h"
 #include "native/native_kernel.h"
+#include "nxrt/ep/buffer_pool.h"
 #include "nxrt/ep/provider.h"
 
 namespace nxrt::onednn {
@@ -88,6 +89,7 @@ class Plan {
   void give_back(std::unique_ptr<Execution> execution);
   std::mutex idle_mutex_;
   std::vector<std::unique_ptr<Execution>> idle_;
+  std::shared_ptr<BufferPool> outputs_ = std::make_shared<BufferPool>();  // the runs' output tensors, recycled
 };
 
 }  // namespace nxrt::onednn

@@ -6,6 +6,7 @@
 #include <limits>
 #include <numeric>
 
+#include "nxrt/ep/buffer_pool.h"
 #include "nxrt/ep/tensor.h"
 
 using namespace nxrt;
@@ -243,4 +244,26 @@ TEST_CASE("an empty tensor whose other dimensions multiply past int64 has satura
   CHECK(t.view().strides[0] == std::numeric_limits<int64_t>::max());
   CHECK(t.view().strides[1] == int64_t{1} << 40);
   CHECK(t.view().is_contiguous());
+}
+
+TEST_CASE("BufferPool gives a dropped tensor's block to the next tensor of its size", "[lib][tensor]") {
+  auto pool = std::make_shared<BufferPool>();
+  const void* block = nullptr;
+  {
+    Tensor t = pool->allocate(DType::kFloat32, {1000});
+    block = t.data();
+    CHECK(reinterpret_cast<std::uintptr_t>(block) % 64 == 0);
+  }
+  Tensor again = pool->allocate(DType::kInt32, {1000});  // 4000 bytes, as before
+  CHECK(again.data() == block);
+  CHECK(again.shape() == Shape{1000});
+  Tensor busy = pool->allocate(DType::kFloat32, {1000});  // the block is taken: another one
+  CHECK(busy.data() != block);
+  Tensor larger = pool->allocate(DType::kFloat32, {1001});
+  CHECK(larger.data() != block);
+  // A tensor outliving its pool frees its own block (sanitizer builds see a leak or a double free).
+  Tensor survivor = pool->allocate(DType::kFloat32, {16});
+  pool.reset();
+  survivor.mut_as<float>()[15] = 1.f;
+  CHECK(survivor.data_as<float>()[15] == 1.f);
 }

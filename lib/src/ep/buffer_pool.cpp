@@ -1,5 +1,5 @@
 // Size-keyed recycling of 64-byte aligned host blocks.
-#include "buffer_pool.h"
+#include "nxrt/ep/buffer_pool.h"
 
 #include <cstdlib>
 #include <new>

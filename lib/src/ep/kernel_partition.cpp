@@ -11,7 +11,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "buffer_pool.h"
+#include "nxrt/ep/buffer_pool.h"
+
 
 namespace nxrt {
 

@@ -1,4 +1,7 @@
-// BufferPool: host blocks recycled by size, so a freed intermediate's memory is reused.
+// BufferPool: host blocks recycled by size, so that a freed tensor's memory serves the next
+// tensor of that size: a partition's outputs and intermediates, allocated in every run, come
+// from memory the process already has instead of fresh pages (a page fault each) and calls to
+// the system.
 #pragma once
 
 #include <cstddef>
