@@ -8,6 +8,9 @@
 #     --rounds N       blocks per engine, run alternately nxrt, ORT, nxrt, ORT... (default: 4)
 #     --warmup N       untimed runs at the start of each block (default: 3)
 #     --ep LIST        EPs for nxrt, comma separated (default: nxrt's own default)
+#     --cpus LIST      run both engines on these CPUs only (taskset -c LIST, e.g. 1 or 0-1); on
+#                      a VM whose CPUs run at different speeds (one 30-50% slower here at times), it
+#                      keeps a block's speed from depending on where the system put its process
 #     --json           print the results as JSON
 #
 # MODEL is an .onnx file or the name of one in .cache/bench-models (scripts/export-bench-models.sh
@@ -25,6 +28,7 @@ runs=20
 rounds=4
 warmup=3
 ep=
+cpus=
 json=0
 models=()
 python=/usr/bin/python3  # Debian's interpreter, which has numpy and python3-onnx
@@ -36,12 +40,13 @@ usage() { awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0" 
 is_count() { [[ $1 =~ ^[0-9]+$ ]] && (($1 >= $2)); }
 while (($#)); do
   case $1 in
-    --threads|--runs|--rounds|--warmup|--ep) [[ $# -ge 2 ]] || usage ;;&
+    --threads|--runs|--rounds|--warmup|--ep|--cpus) [[ $# -ge 2 ]] || usage ;;&
     --threads) threads_list=$2; shift 2 ;;
     --runs) runs=$2; shift 2 ;;
     --rounds) rounds=$2; shift 2 ;;
     --warmup) warmup=$2; shift 2 ;;
     --ep) ep=$2; shift 2 ;;
+    --cpus) cpus=$2; shift 2 ;;
     --json) json=1; shift ;;
     -h|--help) usage ;;
     -*) echo "bench-vs-ort: unknown option $1" >&2; usage ;;
@@ -85,6 +90,13 @@ manifest=$work/manifest.tsv
 : >"$manifest"
 ep_args=()
 [[ -z $ep ]] || ep_args=(--ep "$ep")
+pin=()
+if [[ -n $cpus ]]; then
+  command -v taskset >/dev/null || die "--cpus needs taskset (apt-get install util-linux)"
+  taskset -c "$cpus" true 2>/dev/null ||
+    die "--cpus $cpus: taskset refuses it; give CPUs this machine has, e.g. 0 or 0-$(($(nproc) - 1))"
+  pin=(taskset -c "$cpus")
+fi
 
 # run_block ENGINE MODEL_PATH LABEL THREADS RUNS OUT INPUT_SPEC...
 run_block() {
@@ -93,10 +105,10 @@ run_block() {
   local input_args=() spec rc=0
   for spec in "$@"; do input_args+=(--input "$spec"); done
   if [[ $engine == nxrt ]]; then
-    "$nxrt" bench "$model" --threads "$threads" --runs "$n" --warmup "$warmup" --json -q \
+    "${pin[@]}" "$nxrt" bench "$model" --threads "$threads" --runs "$n" --warmup "$warmup" --json -q \
       "${ep_args[@]}" "${input_args[@]}" >"$out" 2>"$out.err" || rc=$?
   else
-    node --expose-gc scripts/bench/ort_runner.mjs --ort-dir "$ort_dir" --model "$model" --threads "$threads" \
+    "${pin[@]}" node --expose-gc scripts/bench/ort_runner.mjs --ort-dir "$ort_dir" --model "$model" --threads "$threads" \
       --runs "$n" --warmup "$warmup" "${input_args[@]}" >"$out" 2>"$out.err" || rc=$?
   fi
   if ((rc)); then
@@ -125,4 +137,4 @@ done
 
 json_flag=()
 ((json == 0)) || json_flag=(--json)
-"$python" scripts/bench/bench_tool.py report "$manifest" "${json_flag[@]}"
+"$python" scripts/bench/bench_tool.py report "$manifest" --cpus "$cpus" "${json_flag[@]}"

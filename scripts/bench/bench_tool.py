@@ -101,7 +101,7 @@ def load_block(engine, path):
             "peak_rss_mib": raw["peak_rss_mib"]}
 
 
-def report(manifest_path, as_json):
+def report(manifest_path, as_json, cpus):
     groups = defaultdict(lambda: {"nxrt": [], "ort": []})
     extra = {}
     with open(manifest_path) as f:
@@ -126,7 +126,7 @@ def report(manifest_path, as_json):
     baseline = median_of(extra.get("ort_node_baseline_rss_mib", []))
     if as_json:
         print(json.dumps({"ort_version": extra.get("ort_version"), "nxrt_eps": extra.get("nxrt_eps"),
-                          "ort_node_baseline_rss_mib": baseline,
+                          "ort_node_baseline_rss_mib": baseline, "cpus": cpus or None,
                           "statistic": "pooled" if nxrt_pooled else "median_of_block_statistics",
                           "rows": rows}, indent=2))
         return
@@ -143,6 +143,8 @@ def report(manifest_path, as_json):
         print("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))).rstrip())
     first = rows[0]
     print(f"\nnxrt EPs: {','.join(extra.get('nxrt_eps') or [])}; ORT {extra.get('ort_version')} CPU EP (Node.js).")
+    if cpus:
+        print(f"Both engines ran on CPU(s) {cpus} only (taskset -c {cpus}).")
     print(f"{first['nxrt']['runs']} timed runs per engine per row, in {first['nxrt']['blocks']} alternating "
           "blocks (one process each);", end=" ")
     if nxrt_pooled:
@@ -164,11 +166,12 @@ def main():
     p = sub.add_parser("report")
     p.add_argument("manifest")
     p.add_argument("--json", action="store_true")
+    p.add_argument("--cpus", default="", help="the CPUs both engines were pinned to, if any")
     args = parser.parse_args()
     if args.command == "inputs":
         write_inputs(args.model, args.dir, args.seed)
     else:
-        report(args.manifest, args.json)
+        report(args.manifest, args.json, args.cpus)
 
 
 if __name__ == "__main__":
