@@ -121,7 +121,7 @@ Storage::~Storage() {
   if (deleter_) deleter_(data_);
 }
 
-std::shared_ptr<Storage> Storage::allocate_host(DType dtype, int64_t numel) {
+std::shared_ptr<Storage> Storage::allocate_host(DType dtype, int64_t numel, bool zeroed) {
   const std::size_t esize = dtype_size(dtype);
   const std::size_t count = static_cast<std::size_t>(std::max<int64_t>(numel, 0));
   if (esize != 0 && count > (std::numeric_limits<std::size_t>::max() - 64) / esize) throw std::bad_alloc();
@@ -138,7 +138,10 @@ std::shared_ptr<Storage> Storage::allocate_host(DType dtype, int64_t numel) {
       std::free(q);
     });
   }
-  std::memset(p, 0, alloc);
+  if (zeroed)
+    std::memset(p, 0, alloc);
+  else
+    std::memset(static_cast<char*>(p) + bytes, 0, alloc - bytes);
   return std::make_shared<Storage>(p, bytes, kHostDevice, [](void* q) { std::free(q); });
 }
 
@@ -157,9 +160,12 @@ Tensor Tensor::empty(DType dtype, Shape shape) {
 }
 
 Tensor Tensor::from_bytes(DType dtype, Shape shape, std::span<const std::byte> bytes) {
-  Tensor t = empty(dtype, std::move(shape));
+  const int64_t numel = shape_numel(shape);
+  Tensor t(Storage::allocate_host(dtype, numel, false), dtype, std::move(shape));
   const std::size_t n = std::min(bytes.size(), t.nbytes());
-  if (n > 0) std::memcpy(t.storage_->data(), bytes.data(), n);
+  auto* data = static_cast<std::byte*>(t.storage_->data());
+  if (n > 0) std::memcpy(data, bytes.data(), n);
+  std::memset(data + n, 0, t.nbytes() - n);  // what `bytes` leaves out
   return t;
 }
 
@@ -213,7 +219,8 @@ std::vector<int64_t> Tensor::to_int64_vector() const {
 }
 
 Tensor copy_to_contiguous(const TensorView& src) {
-  Tensor dst = Tensor::empty(src.dtype, src.shape);
+  // Every element is written below (strings are constructed by the allocation).
+  Tensor dst(Storage::allocate_host(src.dtype, src.numel(), false), src.dtype, src.shape);
   const int64_t n = src.numel();
   if (n <= 0) return dst;
   const std::size_t esize = dtype_size(src.dtype);

@@ -85,8 +85,10 @@ class Storage {
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
 
-  // Host allocation, zero-filled; strings are default-constructed.
-  static std::shared_ptr<Storage> allocate_host(DType dtype, int64_t numel);
+  // Host allocation, zero-filled unless `zeroed` is false (for callers that write every element
+  // at once: the fill would be a second pass over fresh memory); strings are default-constructed.
+  // The bytes past the last element, up to the next 64, are zero either way.
+  static std::shared_ptr<Storage> allocate_host(DType dtype, int64_t numel, bool zeroed = true);
 
   void* data() const { return data_; }
   std::size_t bytes() const { return bytes_; }
