@@ -33,7 +33,7 @@ int list_eps(const ListEpsFlags& flags) {
   std::string op_lists;
   for (const EpFactory& factory : ep_factories()) {
     // One thread: list-eps only enumerates, it runs nothing.
-    auto ep = factory.create(EpConfig{1, {}});
+    auto ep = factory.create(EpConfig{1, {}, nullptr});
     if (!ep) {
       table.add({factory.name, "unavailable: " + ep.error().what, "-", "-", "-", "-", "0"});
       json.push_back({{"name", factory.name}, {"available", false}, {"reason", ep.error().what}});

@@ -37,6 +37,7 @@ Expected<std::unique_ptr<ExecutionProvider>> CpuProvider::create(const EpConfig&
   if (auto r = ep->registry_.add_all(all_kernels()); !r)
     return forward_error(std::move(r), "registering the cpu EP's kernels");
   ep->pool_ = make_parallel_pool(config.threads);
+  ep->buffers_ = config.host_buffers;
   ep->info_ = EpInfo{
       .name = "cpu",
       .version = kVersion,
@@ -73,7 +74,7 @@ Expected<std::vector<FusedStep>> own_steps(const Partition& partition) {
 Expected<std::unique_ptr<CompiledPartition>> CpuProvider::compile(const Partition& partition) {
   auto fused = own_steps(partition);
   if (!fused) return std::unexpected(std::move(fused.error()));
-  auto kp = KernelPartition::build(partition, registry_, info_.name, pool_, {}, std::move(*fused));
+  auto kp = KernelPartition::build(partition, registry_, info_.name, pool_, {}, std::move(*fused), buffers_);
   if (!kp) return std::unexpected(kp.error());
   return std::unique_ptr<CompiledPartition>(std::move(*kp));
 }
@@ -149,7 +150,7 @@ Expected<std::unique_ptr<CompiledPartition>> CpuProvider::load_context(const EpC
                 "recompile the model with nxrt compile-epcontext");
   auto fused = own_steps(inner);
   if (!fused) return forward_error(std::move(fused), fmt::format("restoring {}", where));
-  auto kp = KernelPartition::build(inner, registry_, info_.name, pool_, blob->packed, std::move(*fused));
+  auto kp = KernelPartition::build(inner, registry_, info_.name, pool_, blob->packed, std::move(*fused), buffers_);
   if (!kp) return forward_error(std::move(kp), fmt::format("restoring {}", where));
   return std::unique_ptr<CompiledPartition>(std::make_unique<RestoredPartition>(std::move(owned), std::move(*kp)));
 }

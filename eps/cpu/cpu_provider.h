@@ -31,6 +31,7 @@ class CpuProvider final : public ExecutionProvider, public ContextCapable {
   EpInfo info_;
   OpRegistry registry_;
   std::shared_ptr<const Parallel> pool_;
+  std::shared_ptr<BufferPool> buffers_;  // EpConfig::host_buffers
 };
 
 // "x86_64-avx512f", "x86_64-avx2", "x86_64", "aarch64": what compiled plans depend on.

@@ -58,7 +58,7 @@ Expected<Plan*> OnednnPartition::plan_for(const std::vector<Dims>& input_dims) {
     builder.begin(f);
     if (auto r = lower->second(builder, f); !r) return forward_error(std::move(r), where);
   }
-  auto plan = builder.finish();
+  auto plan = builder.finish(setup_.buffers);
   if (!plan) return forward_error(std::move(plan), where);
   if (plans_.empty()) packed_ = builder.packed_initializers();
   plans_.emplace_back(input_dims, std::move(*plan));

@@ -23,6 +23,7 @@ struct PartitionSetup {
   std::shared_ptr<const Lowerings> lowerings;
   int threads = 0;                    // 0: oneDNN's default (every core)
   std::shared_ptr<TuningCache> tuning_cache;  // shared by the EP's partitions
+  std::shared_ptr<BufferPool> buffers;        // the runs' output tensors (EpConfig::host_buffers)
   Partition partition;                // its graph outlives this partition (or `keep_alive` holds it)
   std::shared_ptr<const void> keep_alive;
   PreparedWeights restored;           // restored blobs: the prepared weights

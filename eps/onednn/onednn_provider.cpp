@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "context_blob.h"
+#include "nxrt/ep/buffer_pool.h"
 #include "nxrt/ep/epcontext.h"
 #include "nxrt/model/partition_model.h"
 #include "nxrt/version.h"
@@ -38,6 +39,7 @@ Expected<std::unique_ptr<ExecutionProvider>> OnednnProvider::create(const EpConf
   if (!engine) return std::unexpected(std::move(engine.error()));
   ep->engine_ = std::move(*engine);
   ep->threads_ = config.threads;
+  ep->buffers_ = config.host_buffers ? config.host_buffers : std::make_shared<BufferPool>();
   ep->info_ = EpInfo{
       .name = "onednn",
       .version = fmt::format("{} (oneDNN {})", kVersion, onednn_version()),
@@ -69,6 +71,7 @@ PartitionSetup OnednnProvider::setup_for(const Partition& partition) const {
   s.lowerings = lowerings_;
   s.threads = threads_;
   s.tuning_cache = tuning_cache_;
+  s.buffers = buffers_;
   s.partition = partition;
   return s;
 }

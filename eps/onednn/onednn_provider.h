@@ -34,6 +34,7 @@ class OnednnProvider final : public ExecutionProvider, public ContextCapable {
   std::shared_ptr<Lowerings> lowerings_;
   dnnl::engine engine_;
   int threads_ = 0;
+  std::shared_ptr<BufferPool> buffers_;  // EpConfig::host_buffers, or the EP's own
   std::shared_ptr<TuningCache> tuning_cache_ = std::make_shared<TuningCache>();
 };
 

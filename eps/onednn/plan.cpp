@@ -27,14 +27,16 @@ struct Plan::Execution {
 };
 
 Plan::Plan(dnnl::engine engine, std::vector<Buffer> buffers, std::vector<View> views, std::vector<Step> steps,
-           std::vector<Dims> output_dims, PreparedWeights weights, Implementations implementations)
+           std::vector<Dims> output_dims, PreparedWeights weights, Implementations implementations,
+           std::shared_ptr<BufferPool> outputs)
     : engine_(std::move(engine)),
       buffers_(std::move(buffers)),
       views_(std::move(views)),
       steps_(std::move(steps)),
       output_dims_(std::move(output_dims)),
       weights_(std::move(weights)),
-      implementations_(std::move(implementations)) {
+      implementations_(std::move(implementations)),
+      outputs_(outputs ? std::move(outputs) : std::make_shared<BufferPool>()) {
   for (std::size_t v = 0; v < views_.size(); ++v) {
     const Buffer& b = buffers_[root_buffer(static_cast<int>(v)).first];
     if (b.kind == Buffer::Kind::kInput) input_views_.emplace_back(b.boundary_index, static_cast<int>(v));

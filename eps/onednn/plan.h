@@ -60,7 +60,8 @@ using Implementations = std::map<std::string, std::string>;
 class Plan {
  public:
   Plan(dnnl::engine engine, std::vector<Buffer> buffers, std::vector<View> views, std::vector<Step> steps,
-       std::vector<Dims> output_dims, PreparedWeights weights, Implementations implementations);
+       std::vector<Dims> output_dims, PreparedWeights weights, Implementations implementations,
+       std::shared_ptr<BufferPool> outputs);
 
   ~Plan();
   // Safe to call from several threads at once; `profile` (step times) only from one.
@@ -89,7 +90,7 @@ class Plan {
   void give_back(std::unique_ptr<Execution> execution);
   std::mutex idle_mutex_;
   std::vector<std::unique_ptr<Execution>> idle_;
-  std::shared_ptr<BufferPool> outputs_ = std::make_shared<BufferPool>();  // the runs' output tensors, recycled
+  std::shared_ptr<BufferPool> outputs_;  // where the runs' output tensors come from
 };
 
 }  // namespace nxrt::onednn

@@ -431,7 +431,7 @@ std::set<ValueId> PlanBuilder::packed_initializers() const {
   return out;
 }
 
-Expected<std::unique_ptr<Plan>> PlanBuilder::finish() {
+Expected<std::unique_ptr<Plan>> PlanBuilder::finish(std::shared_ptr<BufferPool> outputs) {
   current_ = nullptr;
   std::vector<Dims> output_dims;
   for (std::size_t k = 0; k < partition_.outputs.size(); ++k) {
@@ -504,7 +504,8 @@ Expected<std::unique_ptr<Plan>> PlanBuilder::finish() {
   }
   try {
     return std::make_unique<Plan>(engine_, std::move(buffers_), std::move(views_), std::move(steps_),
-                                  std::move(output_dims), std::move(prepared_), std::move(choices_));
+                                  std::move(output_dims), std::move(prepared_), std::move(choices_),
+                                  std::move(outputs));
   } catch (const dnnl::error& e) {
     return fail(ErrorCode::kRuntime, fmt::format("cannot create the memory of partition '{}'", partition_.name),
                 fmt_dnnl_error(e));

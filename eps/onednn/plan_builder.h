@@ -154,7 +154,7 @@ class PlanBuilder {
   void begin(const FusedOp& op);
 
   // Every partition output exists: the plan, its arena placed by lifetime.
-  Expected<std::unique_ptr<Plan>> finish();
+  Expected<std::unique_ptr<Plan>> finish(std::shared_ptr<BufferPool> outputs);
   // Initializers that only prepared weights read: the blob's model may leave them out.
   std::set<ValueId> packed_initializers() const;
 

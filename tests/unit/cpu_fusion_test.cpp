@@ -29,7 +29,7 @@ struct ScaledMatMulInteger {
   };
 
   explicit ScaledMatMulInteger(Options o) {
-    auto created = nxrt::cpu::CpuProvider::create(nxrt::EpConfig{1, {}});
+    auto created = nxrt::cpu::CpuProvider::create(nxrt::EpConfig{1, {}, nullptr});
     if (!created) throw std::runtime_error(created.error().render());
     ep = std::move(*created);
     b.input("a", DType::kUInt8, {3, 5});
@@ -176,7 +176,7 @@ namespace {
 // also makes the sigmoids a graph output.
 struct TimesSigmoid {
   TimesSigmoid(bool s_first, bool s_is_output, DType dtype = DType::kFloat32) {
-    auto created = nxrt::cpu::CpuProvider::create(nxrt::EpConfig{1, {}});
+    auto created = nxrt::cpu::CpuProvider::create(nxrt::EpConfig{1, {}, nullptr});
     if (!created) throw std::runtime_error(created.error().render());
     ep = std::move(*created);
     b.input("x", dtype, {2, 37});
@@ -273,7 +273,7 @@ struct QdqAdd {
   };
 
   explicit QdqAdd(Options o) : options(o) {
-    auto created = nxrt::cpu::CpuProvider::create(nxrt::EpConfig{1, {}});
+    auto created = nxrt::cpu::CpuProvider::create(nxrt::EpConfig{1, {}, nullptr});
     if (!created) throw std::runtime_error(created.error().render());
     ep = std::move(*created);
     const Shape shape = {2, 3, 50};

@@ -37,7 +37,7 @@ struct QuantizedBlock {
   };
 
   explicit QuantizedBlock(Options o) : options(o) {
-    auto created = nxrt::cpu::CpuProvider::create(nxrt::EpConfig{2, {}});
+    auto created = nxrt::cpu::CpuProvider::create(nxrt::EpConfig{2, {}, nullptr});
     if (!created) throw std::runtime_error(created.error().render());
     ep = std::move(*created);
     b.input("x", DType::kUInt8, {2, 8, 9, 10});

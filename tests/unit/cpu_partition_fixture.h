@@ -13,7 +13,7 @@ namespace nxrt::test {
 
 struct CpuAddReluPartition {
   CpuAddReluPartition() {
-    auto created = cpu::CpuProvider::create(EpConfig{1, {}});
+    auto created = cpu::CpuProvider::create(EpConfig{1, {}, nullptr});
     if (!created) throw std::runtime_error(created.error().render());
     ep = std::move(*created);
     b.input("x");

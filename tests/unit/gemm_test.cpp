@@ -194,7 +194,7 @@ struct PackedModel {
     partition.name = "cpu_0";
     partition.nodes = {0, 1, 2};
     compute_boundary(b.graph, partition);
-    auto ep = CpuProvider::create(EpConfig{2, {}});
+    auto ep = CpuProvider::create(EpConfig{2, {}, nullptr});
     if (!ep) throw std::runtime_error(ep.error().render());
     cpu = std::move(*ep);
   }

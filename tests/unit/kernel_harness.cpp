@@ -75,7 +75,7 @@ std::unique_ptr<ExecutionProvider> make_ep(std::string_view name, int threads) {
   if (ep_factories().empty()) register_builtin_eps();
   const EpFactory* factory = find_ep_factory(name);
   if (!factory) throw std::runtime_error(fmt::format("no EP named '{}' in this build", name));
-  auto ep = factory->create(EpConfig{threads, {}});
+  auto ep = factory->create(EpConfig{threads, {}, nullptr});
   if (!ep) throw std::runtime_error(ep.error().render());
   return std::move(*ep);
 }

@@ -7,6 +7,7 @@
 #include "cpu/cpu_provider.h"
 #include "kernel_harness.h"
 #include "lib_test_util.h"
+#include "nxrt/ep/buffer_pool.h"
 #include "nxrt/ep/kernel_partition.h"
 #include "nxrt/session/claims.h"
 
@@ -16,7 +17,7 @@ using namespace nxrt::test;
 namespace {
 
 std::unique_ptr<ExecutionProvider> make_cpu() {
-  auto ep = cpu::CpuProvider::create(EpConfig{1, {}});
+  auto ep = cpu::CpuProvider::create(EpConfig{1, {}, nullptr});
   if (!ep) throw std::runtime_error(ep.error().render());
   return std::move(*ep);
 }
@@ -185,4 +186,44 @@ TEST_CASE("KernelPartition holds the pool's threads where the last run had two p
   REQUIRE(pool->loops == 3);
   run();
   CHECK(pool->holds == 2);
+}
+
+TEST_CASE("The cpu EP's partitions take their tensors from EpConfig::host_buffers", "[lib][kernel_partition]") {
+  // Two partitions of one Relu each (x -> y, then y -> z), as a session would have around another EP's.
+  GraphBuilder b;
+  b.input("x", DType::kFloat32, {4096});
+  b.node("first", "Relu", {"x"}, {"y"}, DType::kFloat32, {4096});
+  b.node("second", "Relu", {"y"}, {"z"}, DType::kFloat32, {4096});
+  b.output("z");
+  b.finish();
+  auto partition = [&](NodeId node, std::string name) {
+    Partition p;
+    p.graph = &b.graph;
+    p.ep = "cpu";
+    p.name = std::move(name);
+    p.nodes = {node};
+    compute_boundary(b.graph, p);
+    return p;
+  };
+  const Partition first = partition(0, "cpu_0"), second = partition(1, "cpu_1");
+  auto shared = std::make_shared<BufferPool>();
+  auto ep = cpu::CpuProvider::create(EpConfig{1, {}, shared});
+  REQUIRE(ep);
+  auto run_first = (*ep)->compile(first);
+  auto run_second = (*ep)->compile(second);
+  REQUIRE(run_first);
+  REQUIRE(run_second);
+  const Tensor x = Tensor::from_vector<float>({4096}, std::vector<float>(4096, -1.f));
+  auto y = (*run_first)->run(std::vector<RuntimeValue>{x});
+  REQUIRE(y);
+  const void* block = (*y)[0].tensor().data();
+  auto z = (*run_second)->run(*y);  // y read: z cannot have its block
+  REQUIRE(z);
+  CHECK((*z)[0].tensor().data() != block);
+  y->clear();  // y's block goes back to the shared pool ...
+  const std::vector<float> elsewhere(4096, 1.f);  // (where malloc would have handed it to this vector)
+  auto again = (*run_second)->run(std::vector<RuntimeValue>{x});
+  REQUIRE(again);
+  CHECK((*again)[0].tensor().data() == block);  // ... and serves the other partition's output
+  CHECK(compare_tensors((*again)[0], Tensor::from_vector<float>({4096}, std::vector<float>(4096, 0.f))) == "");
 }

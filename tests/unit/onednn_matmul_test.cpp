@@ -7,6 +7,7 @@
 #include "builtin_eps.h"
 #include "kernel_harness.h"
 #include "lib_test_util.h"
+#include "nxrt/ep/buffer_pool.h"
 #include "nxrt/ep/provider.h"
 #include "nxrt/ep/registry.h"
 
@@ -32,10 +33,11 @@ NodeSpec gemm(int64_t m, int64_t k, int64_t n, AttributeMap a, std::optional<Sha
   return s;
 }
 
-// Every node of `g` compiled as one partition on `ep`.
-Expected<std::unique_ptr<CompiledPartition>> compile_graph(std::string_view ep, const Graph& g) {
+// Every node of `g` compiled as one partition on `ep`, its tensors from `buffers` (null: its own).
+Expected<std::unique_ptr<CompiledPartition>> compile_graph(std::string_view ep, const Graph& g,
+                                                           std::shared_ptr<BufferPool> buffers = nullptr) {
   if (ep_factories().empty()) register_builtin_eps();
-  auto provider = find_ep_factory(ep)->create(EpConfig{2, {}});
+  auto provider = find_ep_factory(ep)->create(EpConfig{2, {}, std::move(buffers)});
   if (!provider) return std::unexpected(provider.error());
   Partition p;
   p.graph = &g;
@@ -219,7 +221,8 @@ TEST_CASE("onednn gives a dropped output's memory to the next run's output", "[o
   gb.node("product", "MatMul", {"a", "b"}, {"y"}, DType::kFloat32, {64, 512});
   gb.output("y");
   const Graph& g = gb.finish();
-  auto compiled = compile_graph("onednn", g);
+  auto shared = std::make_shared<BufferPool>();  // a session's, shared with its other host EPs
+  auto compiled = compile_graph("onednn", g, shared);
   INFO((compiled ? std::string() : compiled.error().render()));
   REQUIRE(compiled);
   const std::vector<RuntimeValue> feeds = {random_tensor({64, 256}, 1)};
@@ -239,6 +242,8 @@ TEST_CASE("onednn gives a dropped output's memory to the next run's output", "[o
   REQUIRE(third);
   CHECK((*third)[0].tensor().data() == block);  // ... but the block stayed with the partition for its next run
   CHECK(compare_tensors((*third)[0].tensor(), kept, 0, 0) == "");
+  third->clear();
+  CHECK(shared->allocate(DType::kFloat32, {64, 512}).data() == block);  // it is the shared pool's
 }
 
 }  // namespace nxrt::test

@@ -19,7 +19,7 @@ Tensor scalar(float v) { return Tensor::from_vector<float>({}, {v}); }
 
 std::unique_ptr<ExecutionProvider> make_ep(std::string_view ep) {
   if (ep_factories().empty()) register_builtin_eps();
-  auto provider = find_ep_factory(ep)->create(EpConfig{2, {}});
+  auto provider = find_ep_factory(ep)->create(EpConfig{2, {}, nullptr});
   REQUIRE(provider);
   return std::move(*provider);
 }

@@ -24,7 +24,7 @@ struct KernelPartition::State {
   std::vector<int> input_slots;                    // per boundary input
   std::vector<int> output_slots;                   // per boundary output
   std::vector<std::pair<int, Tensor>> constants;   // initializers, materialized once
-  std::shared_ptr<BufferPool> pool = std::make_shared<BufferPool>();
+  std::shared_ptr<BufferPool> pool;  // outputs and intermediates
   bool profiling = false;
   std::atomic<bool> hold_threads{true};  // whether runs hold the pool's threads (see run)
   std::vector<double> step_us;     // per step, of the last profiled run
@@ -141,12 +141,14 @@ Expected<std::unique_ptr<KernelPartition>> KernelPartition::build(const Partitio
                                                                   const OpRegistry& registry, std::string ep_name,
                                                                   std::shared_ptr<const Parallel> parallel,
                                                                   const PackedStates& packed,
-                                                                  std::vector<FusedStep> fused) {
+                                                                  std::vector<FusedStep> fused,
+                                                                  std::shared_ptr<BufferPool> buffers) {
   const Graph& graph = *partition.graph;
   std::unique_ptr<KernelPartition> kp(new KernelPartition());
   State& st = *kp->state_;
   st.ep_name = std::move(ep_name);
   st.parallel = std::move(parallel);
+  st.pool = buffers ? std::move(buffers) : std::make_shared<BufferPool>();
 
   std::unordered_map<ValueId, int> slot_of;
   auto slot = [&](ValueId v) {

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "epcontext_node.h"
+#include "nxrt/ep/buffer_pool.h"
 #include "nxrt/ir/passes.h"
 
 namespace nxrt {
@@ -123,7 +124,9 @@ Expected<RuntimeValue> to_host(const RuntimeValue& value, ExecutionProvider& ep)
 
 }  // namespace
 
-Expected<EpRegistry> create_eps(const std::vector<std::string>& names, const EpConfig& config) {
+Expected<EpRegistry> create_eps(const std::vector<std::string>& names, const EpConfig& given) {
+  EpConfig config = given;
+  if (!config.host_buffers) config.host_buffers = std::make_shared<BufferPool>();
   EpRegistry registry;
   std::set<std::string> seen;
   for (const auto& name : names) {

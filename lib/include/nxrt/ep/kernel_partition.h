@@ -26,13 +26,15 @@ struct FusedStep {
 // A kernel per member node, in the partition's order; `parallel` must outlive the result.
 // `packed` optionally supplies each node's pre-packed state (by node name), e.g. from an
 // EPContext blob; kernels that support it skip their packing step. `fused` steps replace
-// their members: each runs where its last member would.
+// their members: each runs where its last member would. Outputs and intermediates come from
+// `buffers` (EpConfig::host_buffers), or from a pool of the partition's own where it is null.
 class KernelPartition final : public CompiledPartition {
  public:
   static Expected<std::unique_ptr<KernelPartition>> build(const Partition& partition, const OpRegistry& registry,
                                                           std::string ep_name, std::shared_ptr<const Parallel> parallel,
                                                           const PackedStates& packed = {},
-                                                          std::vector<FusedStep> fused = {});
+                                                          std::vector<FusedStep> fused = {},
+                                                          std::shared_ptr<BufferPool> buffers = nullptr);
   ~KernelPartition() override;
 
   Expected<std::vector<RuntimeValue>> run(std::span<const RuntimeValue> inputs) override;

@@ -33,9 +33,14 @@ struct EpInfo {
   uint32_t ort_api_version = 0;  // the ONNX Runtime API version a plugin EP asked for
 };
 
+class BufferPool;
+
 struct EpConfig {
   int threads = 0;  // 0: one per core
   std::map<std::string, std::string> options;
+  // Host memory for the tensors of runs, shared by the host EPs of one session (a block one
+  // partition frees serves the next partition's output); null: each partition keeps its own.
+  std::shared_ptr<BufferPool> host_buffers;
 };
 
 // A convex group of nodes of one graph placed on one EP (ARCHITECTURE.md §3.6).
