@@ -267,3 +267,23 @@ TEST_CASE("BufferPool gives a dropped tensor's block to the next tensor of its s
   survivor.mut_as<float>()[15] = 1.f;
   CHECK(survivor.data_as<float>()[15] == 1.f);
 }
+
+TEST_CASE("BufferPool gives a smaller tensor a free block up to twice its size", "[lib][tensor]") {
+  auto pool = std::make_shared<BufferPool>();
+  const void* block = nullptr;
+  {
+    Tensor t = pool->allocate(DType::kUInt8, {8000});
+    block = t.data();
+  }
+  {
+    Tensor small = pool->allocate(DType::kUInt8, {3000});  // 8000 is more than twice 3008: not this block
+    CHECK(small.data() != block);
+  }
+  {
+    Tensor half = pool->allocate(DType::kUInt8, {4000});  // within twice: the block
+    CHECK(half.data() == block);
+    CHECK(half.nbytes() == 4000);
+  }
+  Tensor whole = pool->allocate(DType::kUInt8, {8000});  // returned whole, it fits 8000 again
+  CHECK(whole.data() == block);
+}
