@@ -16,12 +16,25 @@
 namespace nxrt::cpu {
 namespace {
 
+// The `half` pairs of one head rotated: channel x1[i * step] with x2[i * step] by the angle
+// whose cosine and sine are c[i] and s[i]. Y is another tensor than X.
+template <class T, int64_t Step>
+void rotate_pairs(int64_t half, const T* __restrict x1, const T* __restrict x2, const T* __restrict c,
+                  const T* __restrict s, T* __restrict y1, T* __restrict y2) {
+  using C = ComputeType<T>;
+  for (int64_t i = 0; i < half; ++i) {
+    const C a = static_cast<C>(x1[i * Step]), b = static_cast<C>(x2[i * Step]);
+    const C ci = static_cast<C>(c[i]), si = static_cast<C>(s[i]);
+    y1[i * Step] = static_cast<T>(ci * a - si * b);
+    y2[i * Step] = static_cast<T>(si * a + ci * b);
+  }
+}
+
 // Y = X rotated: token t of the plan (batch-major) takes row rows[t] of the caches (rows[t] = t
 // without a row list).
 template <class T>
 void rotate(const Parallel& parallel, const RotaryEmbeddingPlan& p, const T* in, const T* cos, const T* sin,
             const int64_t* rows, T* out) {
-  using C = ComputeType<T>;
   const int64_t half = p.half();
   // One task per (batch, token, head): its cache row, then each pair, then the copied tail.
   const int64_t grain = std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(p.head_size, 1));
@@ -36,13 +49,11 @@ void rotate(const Parallel& parallel, const RotaryEmbeddingPlan& p, const T* in,
                          const int64_t base = b * p.batch_stride + s * p.seq_stride + h * p.head_stride;
                          const T* xh = in + base;
                          T* yh = out + base;
-                         for (int64_t i = 0; i < half; ++i) {
-                           const int64_t first = p.first_of_pair(i), second = p.second_of_pair(i);
-                           const C x1 = static_cast<C>(xh[first]), x2 = static_cast<C>(xh[second]);
-                           const C ci = static_cast<C>(c[i]), si = static_cast<C>(sn[i]);
-                           yh[first] = static_cast<T>(ci * x1 - si * x2);
-                           yh[second] = static_cast<T>(si * x1 + ci * x2);
-                         }
+                         // The halves side by side (vectors), or each pair's two channels neighbours.
+                         if (p.interleaved)
+                           rotate_pairs<T, 2>(half, xh, xh + 1, c, sn, yh, yh + 1);
+                         else
+                           rotate_pairs<T, 1>(half, xh, xh + half, c, sn, yh, yh + half);
                          for (int64_t i = p.rotary_dim; i < p.head_size; ++i) yh[i] = xh[i];
                        }
                      });
