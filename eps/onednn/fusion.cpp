@@ -133,6 +133,27 @@ class Fuser {
     return std::nullopt;
   }
 
+  // SiLU (Swish) reading `cur`: Sigmoid(cur) and Mul(cur, that), when they are cur's only
+  // readers and the Sigmoid's only reader is the Mul. Returns the two nodes.
+  std::optional<std::pair<const Node*, const Node*>> silu_reading(ValueId cur) const {
+    const Value& val = g_.value(cur);
+    if (val.is_graph_output || boundary_outputs_.contains(cur) || val.consumers.size() != 2) return std::nullopt;
+    auto available = [&](NodeId n) {
+      return position_.contains(n) && !absorbed_.contains(n) && !in_pattern_.contains(n);
+    };
+    for (NodeId s : val.consumers) {
+      const Node& sig = g_.node(s);
+      if (!is_node(sig, "Sigmoid") || sig.outputs.size() != 1 || !available(s)) continue;
+      const Node* mul = sole_consumer(sig.outputs[0]);
+      if (!mul || !is_node(*mul, "Mul") || mul->outputs.size() != 1 || mul->inputs.size() != 2) continue;
+      const bool reads_both = (mul->inputs[0] == cur && mul->inputs[1] == sig.outputs[0]) ||
+                              (mul->inputs[1] == cur && mul->inputs[0] == sig.outputs[0]);
+      const NodeId other = val.consumers[0] == s ? val.consumers[1] : val.consumers[0];
+      if (reads_both && other == mul->id) return std::pair{&sig, mul};
+    }
+    return std::nullopt;
+  }
+
   bool can_fold_bn(const Node& conv, const Node& bn) const {
     if (!is_node(bn, "BatchNormalization") || bn.outputs.size() > 1 || bn.inputs.size() < 5) return false;
     if (!is_constant_(conv.inputs[1]) || (conv.inputs.size() > 2 && conv.inputs[2] != kNoValue && !is_constant_(conv.inputs[2])))
@@ -176,6 +197,13 @@ class Fuser {
         absorbed_.insert(m.members.begin(), m.members.end());
         f.members.insert(f.members.end(), m.members.begin(), m.members.end());
         cur = m.output;
+        continue;
+      }
+      if (auto silu = silu_reading(cur)) {
+        const auto [sigmoid, mul] = *silu;
+        f.post_ops.push_back({PostOp::Kind::kEltwise, sigmoid->id, {{algorithm::eltwise_swish, 1.0f, 0}}, kNoValue});
+        absorb(f, *sigmoid, cur);
+        absorb(f, *mul, cur);
         continue;
       }
       const Node* next = sole_consumer(cur);

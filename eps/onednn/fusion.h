@@ -1,6 +1,7 @@
 // Groups a partition's nodes into fused steps: BatchNormalization folded into the Conv before
-// it, Add and activations after Conv/MatMul/Gemm as oneDNN post-ops, and the written-out
-// LayerNormalization and Gelu subgraphs (patterns.h) as one step each.
+// it, Add and activations after Conv/MatMul/Gemm as oneDNN post-ops (x * Sigmoid(x), SiLU, as
+// one swish), and the written-out LayerNormalization and Gelu subgraphs (patterns.h) as one
+// step each.
 #pragma once
 
 #include <functional>

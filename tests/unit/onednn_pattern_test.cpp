@@ -224,6 +224,40 @@ TEST_CASE("onednn fuses a Gelu after MatMul and its bias as a post-op", "[onednn
   CHECK(steps[0].nodes.size() == 7);
 }
 
+TEST_CASE("onednn fuses x * Sigmoid(x) (SiLU) after MatMul as a swish post-op", "[onednn]") {
+  const bool sigmoid_first = GENERATE(false, true);  // Mul(x, s) or Mul(s, x)
+  GraphBuilder gb;
+  gb.input("a", DType::kFloat32, {6, 8});
+  gb.constant("w", random_tensor({8, 16}, 3));
+  gb.node("matmul", "MatMul", {"a", "w"}, {"x"}, DType::kFloat32, {6, 16});
+  gb.node("sigmoid", "Sigmoid", {"x"}, {"s"}, DType::kFloat32, {6, 16});
+  if (sigmoid_first)
+    gb.node("silu", "Mul", {"s", "x"}, {"y"}, DType::kFloat32, {6, 16});
+  else
+    gb.node("silu", "Mul", {"x", "s"}, {"y"}, DType::kFloat32, {6, 16});
+  gb.output("y");
+  const Graph& g = gb.finish();
+  const auto steps = check_against_cpu(g, random_tensor({6, 8}, 5));
+  REQUIRE(steps.size() == 1);
+  CHECK(steps[0].nodes == std::vector<std::string>{"matmul", "sigmoid", "silu"});
+}
+
+TEST_CASE("onednn keeps Sigmoid and Mul apart where the product is not x * Sigmoid(x) alone", "[onednn]") {
+  // The Sigmoid's output is read by another node too: it must exist on its own.
+  GraphBuilder gb;
+  gb.input("a", DType::kFloat32, {6, 8});
+  gb.constant("w", random_tensor({8, 16}, 3));
+  gb.node("matmul", "MatMul", {"a", "w"}, {"x"}, DType::kFloat32, {6, 16});
+  gb.node("sigmoid", "Sigmoid", {"x"}, {"s"}, DType::kFloat32, {6, 16});
+  gb.node("silu", "Mul", {"x", "s"}, {"m"}, DType::kFloat32, {6, 16});
+  gb.node("sum", "Add", {"m", "s"}, {"y"}, DType::kFloat32, {6, 16});
+  gb.output("y");
+  const Graph& g = gb.finish();
+  const auto steps = check_against_cpu(g, random_tensor({6, 8}, 5));
+  REQUIRE(steps.size() >= 2);
+  CHECK(steps[0].nodes == std::vector<std::string>{"matmul"});
+}
+
 TEST_CASE("onednn claims Erf, ReduceMean and Pow only inside their patterns", "[onednn]") {
   SECTION("alone") {
     NodeSpec erf{.op_type = "Erf", .opset = 13};
