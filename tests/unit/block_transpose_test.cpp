@@ -1,5 +1,5 @@
 // transpose_bytes and transpose_words against the definition, for sizes around their blocks
-// (16 x 16 bytes, 4 x 4 words) and with leading dimensions wider than the matrices.
+// (16 x 16 and 16 x 64 bytes, 4 x 4 words) and with leading dimensions wider than the matrices.
 #include "common/block_transpose.h"
 
 #include <fmt/format.h>
@@ -9,8 +9,8 @@
 #include <vector>
 
 TEST_CASE("transpose_bytes swaps rows and columns of every size", "[cpu][block_transpose]") {
-  for (int64_t rows : {1, 15, 16, 17, 33, 64})
-    for (int64_t cols : {1, 7, 16, 31, 48}) {
+  for (int64_t rows : {1, 5, 12, 15, 16, 17, 33, 64})
+    for (int64_t cols : {1, 7, 16, 31, 48, 64, 79, 128, 150}) {
       const int64_t src_ld = cols + 5, dst_ld = rows + 3;
       std::vector<uint8_t> src(static_cast<std::size_t>(rows * src_ld));
       for (std::size_t i = 0; i < src.size(); ++i) src[i] = static_cast<uint8_t>(i * 31 + 7);

@@ -1,11 +1,14 @@
 // transpose_bytes: 16 x 16 blocks through four rounds of SSE2 unpacks (bytes, then pairs,
-// quads and halves), the edges one byte at a time; up to four rows into dense columns by one
-// permute per 16 columns where AVX-512 VBMI is built. transpose_words: 4 x 4 blocks through two
-// rounds (words, then pairs), the edges one word at a time.
+// quads and halves), the edges one byte at a time; where AVX-512 VBMI is built, 16 x 64 blocks
+// through the same rounds on 512-bit vectors (four 16 x 16 blocks side by side, one per 128-bit
+// lane), up to four rows into dense columns by one permute per 16 columns, and other counts of
+// rows below 16 through the 16 x 16 rounds with zeros for the missing rows. transpose_words:
+// 4 x 4 blocks through two rounds (words, then pairs), the edges one word at a time.
 #include "common/block_transpose.h"
 
-#if defined(__AVX512VBMI__) && defined(__AVX512BW__)
+#if defined(__AVX512VBMI__) && defined(__AVX512BW__) && defined(__AVX512VL__)
 #include <immintrin.h>
+#define NXRT_TRANSPOSE_AVX512 1
 #elif defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -24,9 +27,9 @@ void transpose_scalar(const T* src, int64_t src_ld, int64_t i0, int64_t i1, int6
 // One 16 x 16 block. After round 1 each 16-bit lane holds column j of two rows, after round 2
 // each 32-bit lane column j of four, after round 3 each 64-bit lane column j of eight; round 4
 // joins rows 0-7 and 8-15 of each column.
-void transpose_16x16(const uint8_t* src, int64_t src_ld, uint8_t* dst, int64_t dst_ld) {
-  __m128i r[16];
-  for (int i = 0; i < 16; ++i) r[i] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i * src_ld));
+// `store(j, v)` gets column j's 16 values.
+template <class Store>
+[[gnu::always_inline]] inline void transpose_16x16_rows(const __m128i (&r)[16], Store store) {
   __m128i pairs[16];  // [2a]: columns 0-7 of rows 2a, 2a+1; [2a + 1]: columns 8-15
   for (int a = 0; a < 8; ++a) {
     pairs[2 * a] = _mm_unpacklo_epi8(r[2 * a], r[2 * a + 1]);
@@ -47,10 +50,15 @@ void transpose_16x16(const uint8_t* src, int64_t src_ld, uint8_t* dst, int64_t d
       halves[8 * c + 2 * q + 1] = _mm_unpackhi_epi32(quads[8 * c + q], quads[8 * c + 4 + q]);
     }
   for (int m = 0; m < 8; ++m) {
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + 2 * m * dst_ld), _mm_unpacklo_epi64(halves[m], halves[8 + m]));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + (2 * m + 1) * dst_ld),
-                     _mm_unpackhi_epi64(halves[m], halves[8 + m]));
+    store(2 * m, _mm_unpacklo_epi64(halves[m], halves[8 + m]));
+    store(2 * m + 1, _mm_unpackhi_epi64(halves[m], halves[8 + m]));
   }
+}
+
+void transpose_16x16(const uint8_t* src, int64_t src_ld, uint8_t* dst, int64_t dst_ld) {
+  __m128i r[16];
+  for (int i = 0; i < 16; ++i) r[i] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i * src_ld));
+  transpose_16x16_rows(r, [&](int j, __m128i v) { _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + j * dst_ld), v); });
 }
 
 // One 4 x 4 block of words: after round 1 each 64-bit lane holds column j of two rows; round 2
@@ -79,7 +87,64 @@ void transpose_blocks(const T* src, int64_t src_ld, int64_t rows, int64_t cols, 
   transpose_scalar(src, src_ld, 0, full_rows, full_cols, cols, dst, dst_ld);
 }
 
-#if defined(__AVX512VBMI__) && defined(__AVX512BW__)
+#if defined(NXRT_TRANSPOSE_AVX512)
+// Fewer than 16 rows (a register tile of the int8 GEMM turned into planes), 16 columns at a
+// time: the missing rows are zeros in the vectors, and each column is stored `rows` bytes long;
+// the last columns one by one.
+void transpose_short_rows(const uint8_t* src, int64_t src_ld, int64_t rows, int64_t cols, uint8_t* dst,
+                          int64_t dst_ld) {
+  const auto stored = static_cast<__mmask16>((1u << rows) - 1);
+  int64_t j = 0;
+  for (; j + 16 <= cols; j += 16) {
+    __m128i r[16];
+    for (int i = 0; i < 16; ++i)
+      r[i] = i < rows ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i * src_ld + j)) : _mm_setzero_si128();
+    transpose_16x16_rows(r, [&](int c, __m128i v) { _mm_mask_storeu_epi8(dst + (j + c) * dst_ld, stored, v); });
+  }
+  transpose_scalar(src, src_ld, 0, rows, j, cols, dst, dst_ld);
+}
+
+// One block of 16 rows x 64 columns: transpose_16x16's rounds, each on four blocks at once (the
+// unpacks work within 128-bit lanes), then each lane's rows stored where their columns go. (The
+// 32- and 64-bit unpacks and the extracts are the zero-masked forms: GCC 12 warns of the plain
+// forms' undefined start.)
+void transpose_16x64(const uint8_t* src, int64_t src_ld, uint8_t* dst, int64_t dst_ld) {
+  constexpr __mmask16 kAll16 = 0xffff;
+  __m512i r[16];
+  for (int i = 0; i < 16; ++i) r[i] = _mm512_loadu_si512(src + i * src_ld);
+  __m512i pairs[16];
+  for (int a = 0; a < 8; ++a) {
+    pairs[2 * a] = _mm512_unpacklo_epi8(r[2 * a], r[2 * a + 1]);
+    pairs[2 * a + 1] = _mm512_unpackhi_epi8(r[2 * a], r[2 * a + 1]);
+  }
+  __m512i quads[16];
+  for (int b = 0; b < 4; ++b) {
+    const __m512i low0 = pairs[4 * b], high0 = pairs[4 * b + 1], low1 = pairs[4 * b + 2], high1 = pairs[4 * b + 3];
+    quads[4 * b] = _mm512_unpacklo_epi16(low0, low1);
+    quads[4 * b + 1] = _mm512_unpackhi_epi16(low0, low1);
+    quads[4 * b + 2] = _mm512_unpacklo_epi16(high0, high1);
+    quads[4 * b + 3] = _mm512_unpackhi_epi16(high0, high1);
+  }
+  __m512i halves[16];
+  for (int c = 0; c < 2; ++c)
+    for (int q = 0; q < 4; ++q) {
+      halves[8 * c + 2 * q] = _mm512_maskz_unpacklo_epi32(kAll16, quads[8 * c + q], quads[8 * c + 4 + q]);
+      halves[8 * c + 2 * q + 1] = _mm512_maskz_unpackhi_epi32(kAll16, quads[8 * c + q], quads[8 * c + 4 + q]);
+    }
+  // Lane l of output row m holds column 16 l + m's 16 values.
+  const auto store = [&](int m, __m512i v) {
+    const auto row = [&](int column) { return reinterpret_cast<__m128i*>(dst + column * dst_ld); };
+    _mm_storeu_si128(row(m), _mm512_maskz_extracti32x4_epi32(0xf, v, 0));
+    _mm_storeu_si128(row(16 + m), _mm512_maskz_extracti32x4_epi32(0xf, v, 1));
+    _mm_storeu_si128(row(32 + m), _mm512_maskz_extracti32x4_epi32(0xf, v, 2));
+    _mm_storeu_si128(row(48 + m), _mm512_maskz_extracti32x4_epi32(0xf, v, 3));
+  };
+  for (int m = 0; m < 8; ++m) {
+    store(2 * m, _mm512_maskz_unpacklo_epi64(0xff, halves[m], halves[8 + m]));
+    store(2 * m + 1, _mm512_maskz_unpackhi_epi64(0xff, halves[m], halves[8 + m]));
+  }
+}
+
 // Up to four rows into dense columns (dst_ld == rows: a few planes of 8-bit values into
 // channels-last pixels, as an image's three colour planes): sixteen columns at a time, each
 // row's 16 bytes in a lane of one vector, interleaved by vpermb; the last columns one by one.
@@ -105,13 +170,22 @@ void interleave_few_rows(const uint8_t* src, int64_t src_ld, int64_t rows, int64
 }  // namespace
 
 void transpose_bytes(const uint8_t* src, int64_t src_ld, int64_t rows, int64_t cols, uint8_t* dst, int64_t dst_ld) {
-#if defined(__AVX512VBMI__) && defined(__AVX512BW__)
+#if defined(NXRT_TRANSPOSE_AVX512)
   if (rows <= 4 && dst_ld == rows) {
     interleave_few_rows(src, src_ld, rows, cols, dst);
     return;
   }
-#endif
-#if defined(__SSE2__)
+  // Whole 16-row bands: 16 x 64 blocks, then 16 x 16 blocks and the last columns; then the rows
+  // past the last band.
+  const int64_t full_rows = rows / 16 * 16, wide_cols = cols / 64 * 64;
+  for (int64_t j = 0; j < wide_cols; j += 64)
+    for (int64_t i = 0; i < full_rows; i += 16)
+      transpose_16x64(src + i * src_ld + j, src_ld, dst + j * dst_ld + i, dst_ld);
+  transpose_blocks(src + wide_cols, src_ld, full_rows, cols - wide_cols, dst + wide_cols * dst_ld, dst_ld, 16,
+                   transpose_16x16);
+  if (rows > full_rows)
+    transpose_short_rows(src + full_rows * src_ld, src_ld, rows - full_rows, cols, dst + full_rows, dst_ld);
+#elif defined(__SSE2__)
   transpose_blocks(src, src_ld, rows, cols, dst, dst_ld, 16, transpose_16x16);
 #else
   transpose_scalar(src, src_ld, 0, rows, 0, cols, dst, dst_ld);
