@@ -108,8 +108,8 @@ run_block() {
     "${pin[@]}" "$nxrt" bench "$model" --threads "$threads" --runs "$n" --warmup "$warmup" --json -q \
       "${ep_args[@]}" "${input_args[@]}" >"$out" 2>"$out.err" || rc=$?
   else
-    "${pin[@]}" node --expose-gc scripts/bench/ort_runner.mjs --ort-dir "$ort_dir" --model "$model" --threads "$threads" \
-      --runs "$n" --warmup "$warmup" "${input_args[@]}" >"$out" 2>"$out.err" || rc=$?
+    "${pin[@]}" node --expose-gc scripts/bench/ort_runner.mjs --ort-dir "$ort_dir" --model "$model" \
+      --threads "$threads" --runs "$n" --warmup "$warmup" "${input_args[@]}" >"$out" 2>"$out.err" || rc=$?
   fi
   if ((rc)); then
     cat "$out.err" >&2

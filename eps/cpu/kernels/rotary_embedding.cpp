@@ -16,7 +16,7 @@
 namespace nxrt::cpu {
 namespace {
 
-// The `half` pairs of one head rotated: channel x1[i * step] with x2[i * step] by the angle
+// The `half` pairs of one head rotated: channel x1[i * Step] with x2[i * Step] by the angle
 // whose cosine and sine are c[i] and s[i]. Y is another tensor than X.
 template <class T, int64_t Step>
 void rotate_pairs(int64_t half, const T* __restrict x1, const T* __restrict x2, const T* __restrict c,
