@@ -24,41 +24,57 @@ void transpose_scalar(const T* src, int64_t src_ld, int64_t i0, int64_t i1, int6
 }
 
 #if defined(__SSE2__)
-// One 16 x 16 block. After round 1 each 16-bit lane holds column j of two rows, after round 2
-// each 32-bit lane column j of four, after round 3 each 64-bit lane column j of eight; round 4
-// joins rows 0-7 and 8-15 of each column.
-// `store(j, v)` gets column j's 16 values.
-template <class Store>
-[[gnu::always_inline]] inline void transpose_16x16_rows(const __m128i (&r)[16], Store store) {
-  __m128i pairs[16];  // [2a]: columns 0-7 of rows 2a, 2a+1; [2a + 1]: columns 8-15
+// The unpacks of 128-bit vectors, for transpose_rounds.
+struct SseUnpacks {
+  using V = __m128i;
+  static V lo8(V a, V b) { return _mm_unpacklo_epi8(a, b); }
+  static V hi8(V a, V b) { return _mm_unpackhi_epi8(a, b); }
+  static V lo16(V a, V b) { return _mm_unpacklo_epi16(a, b); }
+  static V hi16(V a, V b) { return _mm_unpackhi_epi16(a, b); }
+  static V lo32(V a, V b) { return _mm_unpacklo_epi32(a, b); }
+  static V hi32(V a, V b) { return _mm_unpackhi_epi32(a, b); }
+  static V lo64(V a, V b) { return _mm_unpacklo_epi64(a, b); }
+  static V hi64(V a, V b) { return _mm_unpackhi_epi64(a, b); }
+};
+
+// 16 x 16 blocks of bytes, one in each 128-bit lane of the vectors r[0..15] (row i in r[i]).
+// After round 1 each 16-bit lane holds column j of two rows, after round 2 each 32-bit lane
+// column j of four, after round 3 each 64-bit lane column j of eight; round 4 joins rows 0-7 and
+// 8-15 of each column, and `store(j, v)` gets the vector of columns j.
+template <class U, class Store>
+[[gnu::always_inline]] inline void transpose_rounds(const typename U::V (&r)[16], Store store) {
+  using V = typename U::V;
+  V pairs[16];  // [2a]: columns 0-7 of rows 2a, 2a+1; [2a + 1]: columns 8-15
   for (int a = 0; a < 8; ++a) {
-    pairs[2 * a] = _mm_unpacklo_epi8(r[2 * a], r[2 * a + 1]);
-    pairs[2 * a + 1] = _mm_unpackhi_epi8(r[2 * a], r[2 * a + 1]);
+    pairs[2 * a] = U::lo8(r[2 * a], r[2 * a + 1]);
+    pairs[2 * a + 1] = U::hi8(r[2 * a], r[2 * a + 1]);
   }
-  __m128i quads[16];  // [4b + q]: columns 4q to 4q + 3 of rows 4b to 4b + 3
+  V quads[16];  // [4b + q]: columns 4q to 4q + 3 of rows 4b to 4b + 3
   for (int b = 0; b < 4; ++b) {
-    const __m128i low0 = pairs[4 * b], high0 = pairs[4 * b + 1], low1 = pairs[4 * b + 2], high1 = pairs[4 * b + 3];
-    quads[4 * b] = _mm_unpacklo_epi16(low0, low1);
-    quads[4 * b + 1] = _mm_unpackhi_epi16(low0, low1);
-    quads[4 * b + 2] = _mm_unpacklo_epi16(high0, high1);
-    quads[4 * b + 3] = _mm_unpackhi_epi16(high0, high1);
+    const V low0 = pairs[4 * b], high0 = pairs[4 * b + 1], low1 = pairs[4 * b + 2], high1 = pairs[4 * b + 3];
+    quads[4 * b] = U::lo16(low0, low1);
+    quads[4 * b + 1] = U::hi16(low0, low1);
+    quads[4 * b + 2] = U::lo16(high0, high1);
+    quads[4 * b + 3] = U::hi16(high0, high1);
   }
-  __m128i halves[16];  // [8c + m]: columns 2m and 2m + 1 of rows 8c to 8c + 7
+  V halves[16];  // [8c + m]: columns 2m and 2m + 1 of rows 8c to 8c + 7
   for (int c = 0; c < 2; ++c)
     for (int q = 0; q < 4; ++q) {
-      halves[8 * c + 2 * q] = _mm_unpacklo_epi32(quads[8 * c + q], quads[8 * c + 4 + q]);
-      halves[8 * c + 2 * q + 1] = _mm_unpackhi_epi32(quads[8 * c + q], quads[8 * c + 4 + q]);
+      halves[8 * c + 2 * q] = U::lo32(quads[8 * c + q], quads[8 * c + 4 + q]);
+      halves[8 * c + 2 * q + 1] = U::hi32(quads[8 * c + q], quads[8 * c + 4 + q]);
     }
   for (int m = 0; m < 8; ++m) {
-    store(2 * m, _mm_unpacklo_epi64(halves[m], halves[8 + m]));
-    store(2 * m + 1, _mm_unpackhi_epi64(halves[m], halves[8 + m]));
+    store(2 * m, U::lo64(halves[m], halves[8 + m]));
+    store(2 * m + 1, U::hi64(halves[m], halves[8 + m]));
   }
 }
 
 void transpose_16x16(const uint8_t* src, int64_t src_ld, uint8_t* dst, int64_t dst_ld) {
   __m128i r[16];
   for (int i = 0; i < 16; ++i) r[i] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i * src_ld));
-  transpose_16x16_rows(r, [&](int j, __m128i v) { _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + j * dst_ld), v); });
+  transpose_rounds<SseUnpacks>(r, [&](int j, __m128i v) {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + j * dst_ld), v);
+  });
 }
 
 // One 4 x 4 block of words: after round 1 each 64-bit lane holds column j of two rows; round 2
@@ -99,50 +115,38 @@ void transpose_short_rows(const uint8_t* src, int64_t src_ld, int64_t rows, int6
     __m128i r[16];
     for (int i = 0; i < 16; ++i)
       r[i] = i < rows ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i * src_ld + j)) : _mm_setzero_si128();
-    transpose_16x16_rows(r, [&](int c, __m128i v) { _mm_mask_storeu_epi8(dst + (j + c) * dst_ld, stored, v); });
+    transpose_rounds<SseUnpacks>(r, [&](int c, __m128i v) { _mm_mask_storeu_epi8(dst + (j + c) * dst_ld, stored, v); });
   }
   transpose_scalar(src, src_ld, 0, rows, j, cols, dst, dst_ld);
 }
 
-// One block of 16 rows x 64 columns: transpose_16x16's rounds, each on four blocks at once (the
-// unpacks work within 128-bit lanes), then each lane's rows stored where their columns go. (The
-// 32- and 64-bit unpacks and the extracts are the zero-masked forms: GCC 12 warns of the plain
-// forms' undefined start.)
+// The unpacks of 512-bit vectors, which work within 128-bit lanes: four 16 x 16 blocks at once.
+// (The 32- and 64-bit ones are the zero-masked forms: GCC 12 warns of the plain forms' undefined
+// start.)
+struct Avx512Unpacks {
+  using V = __m512i;
+  static V lo8(V a, V b) { return _mm512_unpacklo_epi8(a, b); }
+  static V hi8(V a, V b) { return _mm512_unpackhi_epi8(a, b); }
+  static V lo16(V a, V b) { return _mm512_unpacklo_epi16(a, b); }
+  static V hi16(V a, V b) { return _mm512_unpackhi_epi16(a, b); }
+  static V lo32(V a, V b) { return _mm512_maskz_unpacklo_epi32(0xffff, a, b); }
+  static V hi32(V a, V b) { return _mm512_maskz_unpackhi_epi32(0xffff, a, b); }
+  static V lo64(V a, V b) { return _mm512_maskz_unpacklo_epi64(0xff, a, b); }
+  static V hi64(V a, V b) { return _mm512_maskz_unpackhi_epi64(0xff, a, b); }
+};
+
+// One block of 16 rows x 64 columns: the rounds on four 16 x 16 blocks side by side, then lane
+// l of the vector of columns m stored as column 16 l + m.
 void transpose_16x64(const uint8_t* src, int64_t src_ld, uint8_t* dst, int64_t dst_ld) {
-  constexpr __mmask16 kAll16 = 0xffff;
   __m512i r[16];
   for (int i = 0; i < 16; ++i) r[i] = _mm512_loadu_si512(src + i * src_ld);
-  __m512i pairs[16];
-  for (int a = 0; a < 8; ++a) {
-    pairs[2 * a] = _mm512_unpacklo_epi8(r[2 * a], r[2 * a + 1]);
-    pairs[2 * a + 1] = _mm512_unpackhi_epi8(r[2 * a], r[2 * a + 1]);
-  }
-  __m512i quads[16];
-  for (int b = 0; b < 4; ++b) {
-    const __m512i low0 = pairs[4 * b], high0 = pairs[4 * b + 1], low1 = pairs[4 * b + 2], high1 = pairs[4 * b + 3];
-    quads[4 * b] = _mm512_unpacklo_epi16(low0, low1);
-    quads[4 * b + 1] = _mm512_unpackhi_epi16(low0, low1);
-    quads[4 * b + 2] = _mm512_unpacklo_epi16(high0, high1);
-    quads[4 * b + 3] = _mm512_unpackhi_epi16(high0, high1);
-  }
-  __m512i halves[16];
-  for (int c = 0; c < 2; ++c)
-    for (int q = 0; q < 4; ++q) {
-      halves[8 * c + 2 * q] = _mm512_maskz_unpacklo_epi32(kAll16, quads[8 * c + q], quads[8 * c + 4 + q]);
-      halves[8 * c + 2 * q + 1] = _mm512_maskz_unpackhi_epi32(kAll16, quads[8 * c + q], quads[8 * c + 4 + q]);
-    }
-  // Lane l of output row m holds column 16 l + m's 16 values.
-  const auto store = [&](int m, __m512i v) {
-    const auto row = [&](int column) { return reinterpret_cast<__m128i*>(dst + column * dst_ld); };
-    _mm_storeu_si128(row(m), _mm512_maskz_extracti32x4_epi32(0xf, v, 0));
-    _mm_storeu_si128(row(16 + m), _mm512_maskz_extracti32x4_epi32(0xf, v, 1));
-    _mm_storeu_si128(row(32 + m), _mm512_maskz_extracti32x4_epi32(0xf, v, 2));
-    _mm_storeu_si128(row(48 + m), _mm512_maskz_extracti32x4_epi32(0xf, v, 3));
-  };
-  for (int m = 0; m < 8; ++m) {
-    store(2 * m, _mm512_maskz_unpacklo_epi64(0xff, halves[m], halves[8 + m]));
-    store(2 * m + 1, _mm512_maskz_unpackhi_epi64(0xff, halves[m], halves[8 + m]));
-  }
+  transpose_rounds<Avx512Unpacks>(r, [&](int m, __m512i v) {
+    const auto column = [&](int j) { return reinterpret_cast<__m128i*>(dst + j * dst_ld); };
+    _mm_storeu_si128(column(m), _mm512_maskz_extracti32x4_epi32(0xf, v, 0));
+    _mm_storeu_si128(column(16 + m), _mm512_maskz_extracti32x4_epi32(0xf, v, 1));
+    _mm_storeu_si128(column(32 + m), _mm512_maskz_extracti32x4_epi32(0xf, v, 2));
+    _mm_storeu_si128(column(48 + m), _mm512_maskz_extracti32x4_epi32(0xf, v, 3));
+  });
 }
 
 // Up to four rows into dense columns (dst_ld == rows: a few planes of 8-bit values into
