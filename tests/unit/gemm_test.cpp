@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <random>
+#include <tuple>
 #include <vector>
 
 #include "common/gemm.h"
@@ -136,6 +137,23 @@ TEST_CASE("gemm with k == 0 or alpha == 0 only scales C", "[cpu][gemm]") {
   c = {std::nanf(""), 1, 2, 3};
   gemm(2, 2, 0, 1, GemmOperand::matrix(nullptr, 0), GemmOperand::matrix(nullptr, 2), 0, c.data(), 2, serial);
   CHECK(c == std::vector<float>{0, 0, 0, 0});
+}
+
+TEST_CASE("repack_b packs another B into a packed matrix's memory, of any shape", "[cpu][gemm]") {
+  std::mt19937 rng(5);
+  SerialParallel serial;
+  PackedMatrix packed = PackedMatrix::pack_b(nullptr, 0, false, 0, 0);
+  // Growing, then shrinking (the memory kept, the shape the new one's), then a transposed B.
+  for (const auto& [n, k, trans] : {std::tuple{37, 29, false}, {9, 5, false}, {40, 64, true}}) {
+    const Problem p(11, n, k, false, trans, 1, 0, rng);
+    packed.repack_b(p.b.data(), p.ldb, trans, p.k, p.n);
+    CHECK(packed.outer() == p.n);
+    CHECK(packed.depth() == p.k);
+    std::vector<float> c = p.c;
+    gemm(p.m, p.n, p.k, 1, GemmOperand::matrix(p.a.data(), p.lda), GemmOperand::of(packed), 0, c.data(), p.ldc,
+         serial);
+    CHECK(check_result(p, c, p.expected()) == "");
+  }
 }
 
 TEST_CASE("packed operands survive a round trip through bytes and reject other shapes", "[cpu][gemm]") {

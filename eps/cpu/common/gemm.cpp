@@ -229,6 +229,14 @@ PackedMatrix PackedMatrix::pack_b(const float* b, int64_t ldb, bool trans, int64
   return p;
 }
 
+void PackedMatrix::repack_b(const float* b, int64_t ldb, bool trans, int64_t k, int64_t n) {
+  side_ = GemmSide::kB;
+  outer_ = n;
+  depth_ = k;
+  data_.resize(static_cast<std::size_t>(ceil_div(n, kNr) * kNr * k));
+  pack_strips(b, ldb, depth_major(GemmSide::kB, trans), 0, n, 0, ceil_div(n, kNr), 0, k, kNr, data_.data());
+}
+
 void gemm(int64_t m, int64_t n, int64_t k, float alpha, const GemmOperand& a, const GemmOperand& b, float beta,
           float* c, int64_t ldc, const Parallel& parallel) {
   if (m <= 0 || n <= 0) return;

@@ -32,6 +32,10 @@ class PackedMatrix {
   // op(B) is k x n: B is k x n (leading dimension ldb) or, transposed, n x k.
   static PackedMatrix pack_b(const float* b, int64_t ldb, bool trans, int64_t k, int64_t n);
 
+  // pack_b into this matrix's memory, grown only where it is too small: for operands packed in
+  // every run (an Attention's keys and values), which would otherwise be fresh pages each time.
+  void repack_b(const float* b, int64_t ldb, bool trans, int64_t k, int64_t n);
+
   // Room for a packed operand whose producer writes the strips itself (im2col does);
   // the lanes past `outer` in the last strip must be written as zeros too.
   static PackedMatrix allocate(GemmSide side, int64_t outer, int64_t depth);

@@ -64,6 +64,15 @@ struct KeyOperand {
   }
 };
 
+// `packed` = B (k x n) packed, in the memory `packed` already has where it has some.
+inline void pack_into(std::optional<PackedMatrix>& packed, const float* b, int64_t ldb, bool trans, int64_t k,
+                      int64_t n) {
+  if (packed)
+    packed->repack_b(b, ldb, trans, k, n);
+  else
+    packed = PackedMatrix::pack_b(b, ldb, trans, k, n);
+}
+
 // Softmax of one row in place; a row whose every score is -inf (all keys masked) becomes NaN,
 // as the op's definition (softmax over no finite score) gives.
 template <class C>
@@ -201,9 +210,13 @@ class AttentionKernel final : public Kernel {
     const Parallel& parallel = ctx.parallel();
     // Every batch's and key/value head's K and V, shared by the query heads of its group and by
     // every block of query rows (packed per block and head, the packing took a third of a causal
-    // Attention's time over 128 tokens).
-    std::vector<KeyOperand<C>> k_of(static_cast<std::size_t>(p.batch * p.kv_heads));
-    std::vector<KeyOperand<C>> v_of(k_of.size());
+    // Attention's time over 128 tokens). Packed into the calling thread's operands of the last
+    // run, whose memory the packs reuse (new memory per run faulted its pages in every time).
+    thread_local std::vector<KeyOperand<C>> k_operands, v_operands;
+    std::vector<KeyOperand<C>>& k_of = k_operands;  // this thread's (in the loop, each worker's own)
+    std::vector<KeyOperand<C>>& v_of = v_operands;
+    k_of.resize(static_cast<std::size_t>(p.batch * p.kv_heads));
+    v_of.resize(k_of.size());
     parallel.for_range(static_cast<int64_t>(k_of.size()), 1, [&](int64_t i0, int64_t i1) {
       for (int64_t i = i0; i < i1; ++i) {
         const int64_t b = i / p.kv_heads, kh = i % p.kv_heads;
@@ -212,8 +225,8 @@ class AttentionKernel final : public Kernel {
         ki.rows = k.at(b, kh), ki.ld = k.strides.seq;
         vi.rows = v.at(b, kh), vi.ld = v.strides.seq;
         if constexpr (std::is_same_v<C, float>) {
-          ki.packed = PackedMatrix::pack_b(ki.rows, ki.ld, true, p.head_size, keys);
-          vi.packed = PackedMatrix::pack_b(vi.rows, vi.ld, false, keys, p.v_head_size);
+          pack_into(ki.packed, ki.rows, ki.ld, true, p.head_size, keys);
+          pack_into(vi.packed, vi.rows, vi.ld, false, keys, p.v_head_size);
         }
       }
     });
