@@ -224,8 +224,8 @@ PackedMatrix PackedMatrix::pack_a(const float* a, int64_t lda, bool trans, int64
 }
 
 PackedMatrix PackedMatrix::pack_b(const float* b, int64_t ldb, bool trans, int64_t k, int64_t n) {
-  PackedMatrix p(GemmSide::kB, n, k);
-  pack_strips(b, ldb, depth_major(GemmSide::kB, trans), 0, n, 0, ceil_div(n, kNr), 0, k, kNr, p.data_.data());
+  PackedMatrix p(GemmSide::kB, 0, 0);
+  p.repack_b(b, ldb, trans, k, n);
   return p;
 }
 
